@@ -8,7 +8,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "arrayflow", version, about = "Instance-wise array dataflow and maximal static expansion")]
+#[command(
+    name = "arrayflow",
+    version,
+    about = "Instance-wise array dataflow and maximal static expansion"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -53,7 +57,11 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
         }
     };
     match cli.command {}

@@ -156,7 +156,13 @@ impl ProgramBuilder {
         Ok(ArrayId(self.program.arrays.len() as u32 - 1))
     }
 
-    fn counter(&mut self, name: String, kind: CounterKind, generated: bool, span: Span) -> CounterId {
+    fn counter(
+        &mut self,
+        name: String,
+        kind: CounterKind,
+        generated: bool,
+        span: Span,
+    ) -> CounterId {
         self.program.counters.push(Counter {
             name,
             kind,
@@ -175,7 +181,13 @@ impl ProgramBuilder {
         Ok(())
     }
 
-    pub fn begin_for(&mut self, name: &str, lo: Expr, hi: Expr, step: i64) -> Result<CounterId, BuildError> {
+    pub fn begin_for(
+        &mut self,
+        name: &str,
+        lo: Expr,
+        hi: Expr,
+        step: i64,
+    ) -> Result<CounterId, BuildError> {
         self.begin_for_at(name, lo, hi, step, false, Span::NONE)
     }
 
@@ -206,7 +218,13 @@ impl ProgramBuilder {
         Ok(counter)
     }
 
-    fn condition(&mut self, name: Option<&str>, cond: Cond, span: Span, generate: fn(CondId) -> String) -> Condition {
+    fn condition(
+        &mut self,
+        name: Option<&str>,
+        cond: Cond,
+        span: Span,
+        generate: fn(CondId) -> String,
+    ) -> Condition {
         let id = CondId(self.conds);
         self.conds += 1;
         Condition {
@@ -223,7 +241,12 @@ impl ProgramBuilder {
         self.begin_while_at(name, cond, Span::NONE)
     }
 
-    pub fn begin_while_at(&mut self, name: Option<&str>, cond: Cond, span: Span) -> Result<CounterId, BuildError> {
+    pub fn begin_while_at(
+        &mut self,
+        name: Option<&str>,
+        cond: Cond,
+        span: Span,
+    ) -> Result<CounterId, BuildError> {
         let cond = self.condition(name, cond, span, generated_while_name);
         let counter = self.counter(cond.name.clone(), CounterKind::While, cond.generated, span);
         self.push(Frame::While(While {
@@ -239,7 +262,12 @@ impl ProgramBuilder {
         self.begin_if_at(name, cond, Span::NONE)
     }
 
-    pub fn begin_if_at(&mut self, name: Option<&str>, cond: Cond, span: Span) -> Result<CondId, BuildError> {
+    pub fn begin_if_at(
+        &mut self,
+        name: Option<&str>,
+        cond: Cond,
+        span: Span,
+    ) -> Result<CondId, BuildError> {
         let c = self.condition(name, cond, span, generated_cond_name);
         let id = c.id;
         self.push(Frame::If {
@@ -254,12 +282,23 @@ impl ProgramBuilder {
     }
 
     /// Closes the current branch of the innermost `if` and opens an `elsif`.
-    pub fn elsif(&mut self, name: Option<&str>, cond: Cond, span: Span) -> Result<CondId, BuildError> {
+    pub fn elsif(
+        &mut self,
+        name: Option<&str>,
+        cond: Cond,
+        span: Span,
+    ) -> Result<CondId, BuildError> {
         let c = self.condition(name, cond, span, generated_cond_name);
         let id = c.id;
         let body = std::mem::take(&mut self.body);
         match self.stack.last_mut() {
-            Some((Frame::If { node, in_else: false }, _)) => {
+            Some((
+                Frame::If {
+                    node,
+                    in_else: false,
+                },
+                _,
+            )) => {
                 node.branches.last_mut().expect("an if has a branch").1 = body;
                 node.branches.push((c, Vec::new()));
                 Ok(id)
@@ -282,7 +321,10 @@ impl ProgramBuilder {
 
     /// Closes the innermost open loop or `if`.
     pub fn end(&mut self) -> Result<(), BuildError> {
-        let (frame, outer) = self.stack.pop().ok_or(BuildError::Nesting("`end` with nothing open"))?;
+        let (frame, outer) = self
+            .stack
+            .pop()
+            .ok_or(BuildError::Nesting("`end` with nothing open"))?;
         let body = std::mem::replace(&mut self.body, outer);
         let node = match frame {
             Frame::For(mut f) => {
@@ -321,7 +363,13 @@ impl ProgramBuilder {
     }
 
     /// `label: target = value` (or `target op= value`).
-    pub fn assign(&mut self, label: Option<&str>, target: Access, op: Option<BinOp>, value: Expr) -> Result<StmtId, BuildError> {
+    pub fn assign(
+        &mut self,
+        label: Option<&str>,
+        target: Access,
+        op: Option<BinOp>,
+        value: Expr,
+    ) -> Result<StmtId, BuildError> {
         Ok(self.assign_at(label, false, target, op, value, Span::NONE))
     }
 
@@ -338,11 +386,23 @@ impl ProgramBuilder {
     }
 
     /// `label: func(args);`
-    pub fn call(&mut self, label: Option<&str>, func: &str, args: Vec<Expr>) -> Result<StmtId, BuildError> {
+    pub fn call(
+        &mut self,
+        label: Option<&str>,
+        func: &str,
+        args: Vec<Expr>,
+    ) -> Result<StmtId, BuildError> {
         Ok(self.call_at(label, false, func, args, Span::NONE))
     }
 
-    pub fn call_at(&mut self, label: Option<&str>, copy: bool, func: &str, args: Vec<Expr>, span: Span) -> StmtId {
+    pub fn call_at(
+        &mut self,
+        label: Option<&str>,
+        copy: bool,
+        func: &str,
+        args: Vec<Expr>,
+        span: Span,
+    ) -> StmtId {
         let kind = StmtKind::Call {
             func: func.to_string(),
             args,

@@ -72,7 +72,10 @@ pub fn expr(e: &Expr, env: &mut impl Env) -> Result<i64, EvalError> {
             env.read(a, &subs)
         }
         ExprKind::Call(f, args) => {
-            let vals = args.iter().map(|a| expr(a, env)).collect::<Result<Vec<_>, _>>()?;
+            let vals = args
+                .iter()
+                .map(|a| expr(a, env))
+                .collect::<Result<Vec<_>, _>>()?;
             env.call(f, &vals, e.span)
         }
         ExprKind::Neg(x) => Ok(expr(x, env)?.wrapping_neg()),

@@ -520,3 +520,84 @@ fn walk_conditions<'a>(nodes: &'a [Node], out: &mut Vec<&'a Condition>) {
         }
     }
 }
+
+/// Where an operation's accesses come from: a statement, or the test of a
+/// condition (whose reads are reported under the condition's name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub enum Site {
+    Stmt(StmtId),
+    Cond(CondId),
+}
+
+/// An operation: one instance of a site, named by its iteration vector (the
+/// counters of the loops around it, outermost first; a `while` counter counts
+/// trips from 0). A `while` condition's test before trip k has k as its last
+/// entry.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct Operation {
+    pub site: Site,
+    pub iter: Vec<i64>,
+}
+
+impl Program {
+    /// The name a site goes by in every output: a statement's label or a
+    /// condition's name.
+    pub fn site_name(&self, site: Site) -> String {
+        match site {
+            Site::Stmt(s) => self.stmts()[s.index()].label.clone(),
+            Site::Cond(c) => self.conditions()[c.index()].name.clone(),
+        }
+    }
+
+    /// Concrete parameter values, indexed by `ParamId`: the overrides given,
+    /// else the declared defaults. Errors name an unknown parameter, a
+    /// parameter with no value, or an assumption the values break.
+    pub fn param_values(&self, overrides: &[(String, i64)]) -> Result<Vec<i64>, String> {
+        for (name, _) in overrides {
+            if self.param(name).is_none() {
+                return Err(format!(
+                    "`--param {name}=...`: the program declares no parameter `{name}`"
+                ));
+            }
+        }
+        let mut values = Vec::with_capacity(self.params.len());
+        for p in &self.params {
+            let given = overrides
+                .iter()
+                .rev()
+                .find(|(n, _)| *n == p.name)
+                .map(|&(_, v)| v);
+            match given.or(p.default) {
+                Some(v) => values.push(v),
+                None => {
+                    return Err(format!(
+                        "parameter `{}` has no default; give it a value with `--param {}=INT`",
+                        p.name, p.name
+                    ))
+                }
+            }
+        }
+        for (k, a) in self.assumptions.iter().enumerate() {
+            let mut env = eval::StaticEnv {
+                params: &values,
+                counters: &[],
+            };
+            match eval::cond(a, &mut env) {
+                Ok(true) => {}
+                Ok(false) => {
+                    return Err(format!(
+                        "the parameter values break assumption {} of the program",
+                        k + 1
+                    ))
+                }
+                Err(_) => {
+                    return Err(format!(
+                        "assumption {} cannot be evaluated at these parameter values",
+                        k + 1
+                    ))
+                }
+            }
+        }
+        Ok(values)
+    }
+}
