@@ -1,0 +1,13 @@
+// Compound assignments (`A[i] += e`): one access instance both reads and
+// writes its cell. It reads first, so it enters the walk as a reader, from
+// the latest write before it (prev_write never names itself); as a write it
+// is must or may by its subscripts, and must.rs or may.rs applies.
+ascent::ascent_source! {
+    /// Updates read before they write.
+    dataflow_update:
+
+    // Loaded per batch, like `read`.
+    relation update(Acc, Op);
+
+    reader(x, o) <-- update(x, o);
+}

@@ -1,0 +1,189 @@
+//! Acceptance: σ of the three examples of the maximal static expansion paper
+//! (shared/papers/maximal-static-expansion.txt, section 2) equals the paper's
+//! formulas (1) to (4) evaluated at the given sizes. The expected sets are
+//! enumerated here from the formulas, never taken from the engine.
+
+use arrayflow::dataflow::{analyze, Config, Flow, Sources};
+use arrayflow::model::builder::{e, ProgramBuilder};
+use arrayflow::model::{CmpOp, Cond, Operation, Program, Site, StmtId};
+use std::collections::BTreeMap;
+
+fn config(n: i64, max_trips: u32) -> Config {
+    Config {
+        params: vec![("N".to_string(), n)],
+        max_trips,
+        ..Config::default()
+    }
+}
+
+fn op(program: &Program, label: &str, iter: &[i64]) -> Operation {
+    let s = program
+        .stmts()
+        .iter()
+        .find(|s| s.label == label)
+        .map(|s| s.id)
+        .unwrap_or(StmtId(u32::MAX));
+    Operation {
+        site: Site::Stmt(s),
+        iter: iter.to_vec(),
+    }
+}
+
+/// Every read of the flow, as a map.
+fn reads(flow: &Flow) -> BTreeMap<(Operation, usize), Sources> {
+    flow.iter()
+        .map(|r| ((r.operation(), r.access()), r.sources()))
+        .collect()
+}
+
+fn sources(mut writes: Vec<Operation>, initial: bool) -> Sources {
+    writes.sort();
+    Sources { writes, initial }
+}
+
+/// Example 1 (Figure 1), as in shared/design/language.md.
+pub fn example1() -> Program {
+    let mut b = ProgramBuilder::new();
+    let n = b.param("N", Some(5)).unwrap();
+    let x = b.scalar("x").unwrap();
+    b.begin_for("i", e::int(1), e::param(n), 1).unwrap();
+    b.assign(Some("T"), e::access(x, vec![]), None, e::unknown())
+        .unwrap();
+    b.begin_while(None, Cond::Unknown).unwrap();
+    let fx = e::call("f", vec![e::read(x, vec![])]);
+    b.assign(Some("S"), e::access(x, vec![]), None, fx).unwrap();
+    b.end().unwrap();
+    b.call(Some("R"), "use", vec![e::read(x, vec![])]).unwrap();
+    b.end().unwrap();
+    b.finish().unwrap()
+}
+
+/// Example 2 (Figure 4).
+pub fn example2() -> Program {
+    let mut b = ProgramBuilder::new();
+    let n = b.param("N", Some(4)).unwrap();
+    let four_n_1 = e::sub(e::mul(e::int(4), e::param(n)), e::int(1));
+    let a = b.array("A", vec![(e::int(1), four_n_1)]).unwrap();
+    let two_n = || e::mul(e::int(2), e::param(n));
+    let i = b.begin_for("i", e::int(1), two_n(), 1).unwrap();
+    let j = b.begin_for("j", e::int(1), two_n(), 1).unwrap();
+    let sub = || e::add(e::sub(e::counter(i), e::counter(j)), two_n());
+    b.begin_if(None, Cond::Unknown).unwrap();
+    let rhs = e::call("f", vec![e::read(a, vec![sub()])]);
+    b.assign(Some("S"), e::access(a, vec![sub()]), None, rhs)
+        .unwrap();
+    b.end().unwrap();
+    b.begin_if(None, e::cmp(CmpOp::Eq, e::counter(j), e::param(n)))
+        .unwrap();
+    let t = e::access(a, vec![e::add(e::counter(i), e::param(n))]);
+    b.assign(Some("T"), t, None, e::unknown()).unwrap();
+    b.end().unwrap();
+    b.end().unwrap();
+    b.end().unwrap();
+    b.finish().unwrap()
+}
+
+/// Example 3 (Figure 7.a).
+pub fn example3() -> Program {
+    let mut b = ProgramBuilder::new();
+    let n = b.param("N", Some(5)).unwrap();
+    let a = b.array("A", vec![(e::int(1), e::param(n))]).unwrap();
+    let i = b.begin_for("i", e::int(1), e::param(n), 1).unwrap();
+    let j = b.begin_for("j", e::int(1), e::param(n), 1).unwrap();
+    b.assign(
+        Some("T"),
+        e::access(a, vec![e::counter(j)]),
+        None,
+        e::unknown(),
+    )
+    .unwrap();
+    b.end().unwrap();
+    let foo = e::call("foo", vec![e::counter(i)]);
+    b.assign(Some("S"), e::access(a, vec![foo]), None, e::unknown())
+        .unwrap();
+    let bar = e::call("bar", vec![e::counter(i)]);
+    b.call(Some("R"), "use", vec![e::read(a, vec![bar])])
+        .unwrap();
+    b.end().unwrap();
+    b.finish().unwrap()
+}
+
+#[test]
+fn example1_formulas_1_and_2() {
+    let (n, k) = (5, 3);
+    let p = example1();
+    let flow = analyze(&p, &config(n, k)).unwrap();
+    let mut expected = BTreeMap::new();
+    for i in 1..=n {
+        // Formula (1), for every trip the bound allows: w < max_trips.
+        for w in 0..i64::from(k) {
+            let src = if w > 0 {
+                vec![op(&p, "S", &[i, w - 1])]
+            } else {
+                vec![op(&p, "T", &[i])]
+            };
+            expected.insert((op(&p, "S", &[i, w]), 0), sources(src, false));
+        }
+        // Formula (2): {<i,T>} ∪ {<i,w,S> : w >= 0}, w < max_trips.
+        let mut src = vec![op(&p, "T", &[i])];
+        src.extend((0..i64::from(k)).map(|w| op(&p, "S", &[i, w])));
+        expected.insert((op(&p, "R", &[i]), 0), sources(src, false));
+    }
+    assert_eq!(reads(&flow), expected);
+    assert_eq!(flow.params(), &[("N".to_string(), 5)]);
+}
+
+#[test]
+fn example2_formula_3() {
+    let n = 4;
+    let p = example2();
+    let flow = analyze(&p, &config(n, 4)).unwrap();
+    let mut expected = BTreeMap::new();
+    // T reads nothing; S reads A[i-j+2N] (access 0).
+    for i in 1..=2 * n {
+        for j in 1..=2 * n {
+            let diagonal = |lo_j: i64| {
+                (1..=2 * n)
+                    .flat_map(move |i2| (lo_j..j).map(move |j2| (i2, j2)))
+                    .filter(move |&(i2, j2)| i2 - j2 == i - j)
+            };
+            let mut src: Vec<Operation> = Vec::new();
+            let mut ts = Vec::new();
+            if j <= n {
+                src.extend(diagonal(1).map(|(i2, j2)| op(&p, "S", &[i2, j2])));
+            } else {
+                src.extend(diagonal(n + 1).map(|(i2, j2)| op(&p, "S", &[i2, j2])));
+                ts.extend(
+                    (1..=i)
+                        .filter(|&i2| i2 == i - j + n)
+                        .map(|i2| op(&p, "T", &[i2, n])),
+                );
+            }
+            // T always runs (its condition is static), so it kills the
+            // initial value exactly when formula (3) lists a T.
+            let initial = ts.is_empty();
+            src.extend(ts);
+            expected.insert((op(&p, "S", &[i, j]), 0), sources(src, initial));
+        }
+    }
+    let got = reads(&flow);
+    assert_eq!(got, expected);
+    // The case the issue singles out: S at j = 1 reads the initial value only.
+    let first = &got[&(op(&p, "S", &[3, 1]), 0)];
+    assert!(first.initial && first.writes.is_empty());
+}
+
+#[test]
+fn example3_formula_4() {
+    let n = 4;
+    let p = example3();
+    let flow = analyze(&p, &config(n, 4)).unwrap();
+    let mut expected = BTreeMap::new();
+    for i in 1..=n {
+        // Formula (4): {<i,S>} ∪ {<i,j,T> : 1 <= j <= N}.
+        let mut src = vec![op(&p, "S", &[i])];
+        src.extend((1..=n).map(|j| op(&p, "T", &[i, j])));
+        expected.insert((op(&p, "R", &[i]), 0), sources(src, false));
+    }
+    assert_eq!(reads(&flow), expected);
+}
