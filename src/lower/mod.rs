@@ -19,18 +19,35 @@
 mod warnings;
 
 use crate::diagnostics::{has_errors, Diagnostic, FileId};
-use crate::model::builder::{BuildError, ProgramBuilder};
+use crate::model::builder::{BuildError, ProgramBuilder, MAX_DEPTH};
 use crate::model::*;
 use crate::syntax::ast::{self, Item};
 use lasso::Spur;
 use std::collections::HashMap;
 
+/// The largest source accepted: spans are 32-bit byte offsets.
+pub const MAX_SOURCE: usize = u32::MAX as usize;
+
 /// Parses and checks `source`. Returns the program when there is no error,
 /// and every diagnostic (errors and warnings) in source order per phase.
 pub fn compile(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>) {
+    if source.len() > MAX_SOURCE {
+        let d = Diagnostic::error(
+            "E0007",
+            format!(
+                "the file is {} bytes; the limit is {MAX_SOURCE}",
+                source.len()
+            ),
+        )
+        .primary(file, Span::NONE, "too large")
+        .note("source positions are 32-bit byte offsets");
+        return (None, vec![d]);
+    }
     let (tree, mut diags) = crate::syntax::parse(source, file);
+    by_position(&mut diags);
     let syntax_ok = !has_errors(&diags);
-    let (program, more) = lower(&tree, file);
+    let (program, mut more) = lower(&tree, file);
+    by_position(&mut more);
     diags.extend(more);
     if has_errors(&diags) {
         return (None, diags);
@@ -39,6 +56,11 @@ pub fn compile(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>)
         diags.extend(warnings::check(&program, file));
     }
     (Some(program), diags)
+}
+
+/// Sorts diagnostics by where their first label starts (stable).
+fn by_position(diags: &mut [Diagnostic]) {
+    diags.sort_by_key(|d| d.labels.first().map_or(0, |l| l.span.start));
 }
 
 /// Checks a syntax tree and lowers it. The program is only meaningful when
@@ -123,14 +145,18 @@ impl<'a> Lowerer<'a> {
     /// Parameters first (ranges and assumptions use them), then arrays and
     /// assumptions, all from the top level.
     fn declarations(&mut self, items: &[Item]) {
-        for item in items {
+        // Misplaced declarations count too (E0009 is reported once, by
+        // `block`), so that their uses do not also say "undeclared".
+        let mut all = Vec::new();
+        collect_declarations(items, &mut all);
+        for item in &all {
             if let Item::Param(decls, _) = item {
                 for d in decls {
                     self.param(d);
                 }
             }
         }
-        for item in items {
+        for item in all {
             match item {
                 Item::Array(elem, decls, _) => {
                     for d in decls {
@@ -289,7 +315,15 @@ impl<'a> Lowerer<'a> {
         self.scope.iter().rev().find(|c| c.sym == sym).copied()
     }
 
+    /// A block past the depth limit was reported and emptied by the parser.
+    fn too_deep(&self) -> bool {
+        self.b.depth() >= MAX_DEPTH
+    }
+
     fn for_loop(&mut self, f: &ast::For) {
+        if self.too_deep() {
+            return;
+        }
         let lower = self.bound(&f.lower, "a loop bound");
         let upper = self.bound(&f.upper, "a loop bound");
         let step = match &f.step {
@@ -384,6 +418,9 @@ impl<'a> Lowerer<'a> {
     }
 
     fn while_loop(&mut self, w: &ast::While) {
+        if self.too_deep() {
+            return;
+        }
         let name = w.name.map(|n| {
             let text = self.text(n);
             self.site_name(text, n.span);
@@ -445,6 +482,9 @@ impl<'a> Lowerer<'a> {
     }
 
     fn if_stmt(&mut self, i: &ast::If) {
+        if self.too_deep() {
+            return;
+        }
         for (k, br) in i.branches.iter().enumerate() {
             let name = self.cond_name(br.name);
             let cond = self.cond(&br.cond);
@@ -532,20 +572,22 @@ impl<'a> Lowerer<'a> {
             }
             Some((Global::Array(id, dims), first)) => {
                 if dims != subscripts.len() {
-                    let d = Diagnostic::error(
-                        "E0102",
+                    let msg = if dims == 0 {
+                        format!("`{text}` is a scalar and takes no subscripts")
+                    } else {
                         format!(
                             "`{text}` has {} but is used with {}",
                             plural(dims, "dimension"),
                             plural(subscripts.len(), "subscript")
-                        ),
-                    )
-                    .primary(
-                        self.file,
-                        span,
-                        format!("{} here", plural(subscripts.len(), "subscript")),
-                    )
-                    .secondary(self.file, first, "declared here");
+                        )
+                    };
+                    let d = Diagnostic::error("E0102", msg)
+                        .primary(
+                            self.file,
+                            span,
+                            format!("{} here", plural(subscripts.len(), "subscript")),
+                        )
+                        .secondary(self.file, first, "declared here");
                     self.error(d);
                     return None;
                 }
@@ -647,6 +689,26 @@ impl<'a> Lowerer<'a> {
                 self.error(d);
                 Cond::Unknown
             }
+        }
+    }
+}
+
+/// Every declaration, in source order, at any depth.
+fn collect_declarations<'t>(items: &'t [Item], out: &mut Vec<&'t Item>) {
+    for item in items {
+        match item {
+            Item::Stmt(ast::Stmt::For(f)) => collect_declarations(&f.body, out),
+            Item::Stmt(ast::Stmt::While(w)) => collect_declarations(&w.body, out),
+            Item::Stmt(ast::Stmt::If(i)) => {
+                for b in &i.branches {
+                    collect_declarations(&b.body, out);
+                }
+                if let Some(e) = &i.otherwise {
+                    collect_declarations(e, out);
+                }
+            }
+            Item::Stmt(_) => {}
+            decl => out.push(decl),
         }
     }
 }

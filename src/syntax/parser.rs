@@ -38,6 +38,7 @@ pub fn parse(source: &str, file: FileId) -> (File, Vec<Diagnostic>) {
         depth: 0,
         edepth: 0,
         consumed: 0,
+        garbage: None,
     };
     let items = p.items(Block::Top);
     let diags = p.diags;
@@ -87,6 +88,9 @@ struct Parser<'s> {
     edepth: u32,
     /// Tokens consumed so far, to prove progress.
     consumed: u64,
+    /// The last run of unexpected characters, to silence the parse error it
+    /// causes right after it.
+    garbage: Option<Span>,
 }
 
 /// Infix operators: (left binding power, right binding power).
@@ -135,6 +139,7 @@ impl<'s> Parser<'s> {
                     .primary(self.file, t.span, "no token starts with this")
                     .note("names are letters, digits and `_`; comments start with `#` or `//`");
                 self.report(d);
+                self.garbage = Some(t.span);
                 continue;
             }
             self.ahead.push_back(t);
@@ -212,6 +217,13 @@ impl<'s> Parser<'s> {
     fn report(&mut self, d: Diagnostic) {
         if self.gave_up {
             return;
+        }
+        if d.code == "E0002" {
+            if let (Some(g), Some(next)) = (self.garbage, self.ahead.front()) {
+                if g.start >= self.prev.end && g.end <= next.span.start {
+                    return; // caused by the characters just reported
+                }
+            }
         }
         if d.is_error() {
             self.errors += 1;
@@ -608,7 +620,8 @@ impl<'s> Parser<'s> {
     }
 
     /// `do` or `doall` after a `for` header; `then` after a condition.
-    fn header_end(&mut self, what: &str, accept: &[&str]) -> Option<bool> {
+    /// `report` is false when the header already had an error.
+    fn header_end(&mut self, what: &str, accept: &[&str], report: bool) -> Option<bool> {
         let t = self.peek_at(0);
         for (k, word) in accept.iter().enumerate() {
             let hit = match *word {
@@ -621,8 +634,10 @@ impl<'s> Parser<'s> {
                 return Some(k == 1);
             }
         }
-        self.expected(what);
-        // Resynchronise on the header's end, without crossing a statement.
+        if report {
+            self.expected(what);
+        }
+        // Resynchronise on the header's end, without leaving its line.
         loop {
             let t = self.peek_at(0);
             let hit = match t.tok {
@@ -635,10 +650,7 @@ impl<'s> Parser<'s> {
                 self.bump();
                 return Some(parallel);
             }
-            if t.tok == Tok::Semi
-                || starts_item(t.tok)
-                || (t.tok == Tok::Ident && self.on_new_line())
-            {
+            if starts_item(t.tok) || self.on_new_line() {
                 return None;
             }
             self.bump();
@@ -647,9 +659,21 @@ impl<'s> Parser<'s> {
 
     fn for_loop(&mut self) -> For {
         let start = self.bump().span;
-        let counter = self.expect_name("a loop counter");
+        let counter = if self.at(Tok::Ident) {
+            let t = self.bump();
+            Some(self.intern(t.span))
+        } else {
+            let found = self.found();
+            let span = self.span();
+            let d = Diagnostic::error("E0002", format!("expected a loop counter, found {found}"))
+                .primary(self.file, span, "expected a counter name")
+                .note("a loop reads `for i = 1 to N do ... end`");
+            self.report(d);
+            None
+        };
         let mut parallel = false;
         let (mut lower, mut upper, mut step) = (Expr::error(start), Expr::error(start), None);
+        let accept = ["do", "doall"];
         if counter.is_some() && self.expect(Tok::Assign).is_some() {
             lower = self.expr();
             if self.expect(Tok::To).is_some() {
@@ -658,13 +682,13 @@ impl<'s> Parser<'s> {
                     step = Some(self.expr());
                 }
                 parallel = self
-                    .header_end("`do` or `doall`", &["do", "doall"])
+                    .header_end("`do` or `doall`", &accept, true)
                     .unwrap_or(false);
             } else {
-                self.header_end("`do`", &["do", "doall"]);
+                self.header_end("`do`", &accept, false);
             }
         } else {
-            self.header_end("`do`", &["do", "doall"]);
+            self.header_end("`do`", &accept, false);
         }
         let header = start.to(self.prev);
         let body = self.block(Block::For, start);
@@ -695,7 +719,7 @@ impl<'s> Parser<'s> {
         let start = self.bump().span;
         let name = self.cond_name();
         let cond = self.expr();
-        self.header_end("`do`", &["do"]);
+        self.header_end("`do`", &["do"], true);
         let header = start.to(self.prev);
         let body = self.block(Block::While, start);
         let end = self.end_block(Block::While, start);
@@ -711,7 +735,7 @@ impl<'s> Parser<'s> {
     fn branch(&mut self, start: Span) -> Branch {
         let name = self.cond_name();
         let cond = self.expr();
-        self.header_end("`then`", &["then"]);
+        self.header_end("`then`", &["then"], true);
         let header = start.to(self.prev);
         let body = self.block(Block::If, start);
         Branch {
@@ -852,6 +876,16 @@ impl<'s> Parser<'s> {
                             "`=`"
                         };
                         self.expected(what);
+                        if let Some(kw) = near_keyword(self.text(name.span)) {
+                            if let Some(d) = self.diags.last_mut() {
+                                d.labels.push(crate::diagnostics::Label {
+                                    file: self.file,
+                                    span: name.span,
+                                    message: format!("did you mean `{kw}`?"),
+                                    primary: false,
+                                });
+                            }
+                        }
                         self.sync();
                         return None;
                     }
@@ -1070,5 +1104,64 @@ impl<'s> Parser<'s> {
                 Expr::error(Span::new(t.span.start as usize, t.span.start as usize))
             }
         }
+    }
+}
+
+/// A keyword the misspelt `word` is probably meant to be: one edit away
+/// (two for long keywords), counting a swap of neighbours as one edit.
+fn near_keyword(word: &str) -> Option<&'static str> {
+    const KEYWORDS: [&str; 13] = [
+        "param", "assume", "real", "int", "array", "for", "while", "if", "then", "elsif", "else",
+        "end", "step",
+    ];
+    if word.len() < 2 {
+        return None;
+    }
+    KEYWORDS.into_iter().find(|kw| {
+        let limit = if kw.len() >= 5 { 2 } else { 1 };
+        edit_distance(word, kw) <= limit
+    })
+}
+
+/// Optimal string alignment distance (Levenshtein plus adjacent swaps).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a.len().abs_diff(b.len()) > 2 {
+        return usize::MAX;
+    }
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn misspelt_keywords_are_recognised() {
+        assert_eq!(near_keyword("fro"), Some("for"));
+        assert_eq!(near_keyword("ned"), Some("end"));
+        assert_eq!(near_keyword("whiel"), Some("while"));
+        assert_eq!(near_keyword("x"), None);
+        assert_eq!(near_keyword("A"), None);
+        assert_eq!(near_keyword("tmp"), None);
     }
 }
