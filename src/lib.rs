@@ -2,4 +2,8 @@
 //! expansion for loop programs. See `docs/architecture.md` for the map.
 
 pub mod cli;
+pub mod diagnostics;
+pub mod lower;
 pub mod model;
+pub mod print;
+pub mod syntax;
