@@ -3,5 +3,9 @@
 
 pub mod cli;
 pub mod dataflow;
+pub mod diagnostics;
 pub mod facts;
+pub mod lower;
 pub mod model;
+pub mod print;
+pub mod syntax;
