@@ -5,6 +5,7 @@
 //! or I/O errors.
 
 pub mod check;
+pub mod flow;
 pub mod fmt;
 
 use crate::diagnostics::{has_errors, FileId, SourceFiles};
@@ -30,6 +31,8 @@ pub enum Command {
     Check(check::Args),
     /// Print a `.loop` file in canonical form.
     Fmt(fmt::Args),
+    /// The possible sources of every read (σ), at concrete sizes.
+    Flow(flow::Args),
 }
 
 /// `--format text|json`.
@@ -78,6 +81,7 @@ pub fn main() -> ExitCode {
     match &cli.command {
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
+        Command::Flow(a) => flow::run(a),
     }
 }
 

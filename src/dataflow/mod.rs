@@ -8,6 +8,7 @@
 //! costs a few bytes per read instance.
 
 mod engine;
+pub mod render;
 mod rules;
 
 pub use crate::facts::{Config, LowerError as DataflowError, DEFAULT_MAX_INSTANCES};
@@ -127,6 +128,13 @@ impl Flow {
     /// Every read, in execution order of its operation, then access order.
     pub fn iter(&self) -> impl Iterator<Item = Read<'_>> {
         (0..self.slots.len() as u32).map(|slot| Read { flow: self, slot })
+    }
+
+    /// Every read, sorted by operation (site, then iteration vector), then
+    /// access index: the order of every output.
+    pub fn sorted(&self) -> impl Iterator<Item = Read<'_>> {
+        let (_, order) = self.by_site.get_or_init(|| self.index_by_site());
+        order.iter().map(move |&slot| Read { flow: self, slot })
     }
 
     /// The read of access `access` of operation `op`, if `op` is a potential

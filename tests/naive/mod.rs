@@ -94,13 +94,16 @@ enum Lit {
     Runs(CondId, Vec<i64>, i64),
 }
 
+/// A cell: array id and index.
+type Cell = (u32, Vec<i64>);
+
 struct NOp {
     op: Operation,
     guard: Vec<Lit>,
     /// Cells each read access may read, by access index.
-    reads: Vec<Vec<(u32, Vec<i64>)>>,
+    reads: Vec<Vec<Cell>>,
     /// Cells written, and whether it is a must-write.
-    write: Option<(Vec<(u32, Vec<i64>)>, bool)>,
+    write: Option<(Vec<Cell>, bool)>,
 }
 
 struct Walk<'p> {
@@ -129,7 +132,7 @@ impl<'p> Walk<'p> {
         eval::cond(&c.cond, &mut env).expect("static condition")
     }
 
-    fn cells(&self, a: &Access) -> (Vec<(u32, Vec<i64>)>, bool) {
+    fn cells(&self, a: &Access) -> (Vec<Cell>, bool) {
         let decl = self.program.array_decl(a.array);
         let mut sets: Vec<Vec<i64>> = Vec::new();
         for (d, s) in a.subscripts.iter().enumerate() {
@@ -278,9 +281,9 @@ pub fn sigma(
     };
     w.block(&program.body, &[]);
 
-    let mut cells: HashMap<(u32, Vec<i64>), u32> = HashMap::new();
+    let mut cells: HashMap<Cell, u32> = HashMap::new();
     let mut conds: HashMap<(CondId, Vec<i64>), u32> = HashMap::new();
-    let mut cell = |c: &(u32, Vec<i64>)| {
+    let mut cell = |c: &Cell| {
         let n = cells.len() as u32;
         *cells.entry(c.clone()).or_insert(n)
     };
