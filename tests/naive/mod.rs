@@ -340,3 +340,49 @@ pub fn sigma(
     }
     out
 }
+
+/// The last writer of every read, by simulating the potential operations in
+/// execution order with a last-writer table: σ exactly, for programs whose
+/// conditions are all static and whose accesses are all affine.
+pub fn last_writer(
+    program: &Program,
+    params: &[(String, i64)],
+    max_trips: u32,
+) -> BTreeMap<(Operation, usize), Sources> {
+    let mut w = Walk {
+        program,
+        params: program.param_values(params).expect("parameter values"),
+        counters: vec![0; program.counters.len()],
+        iter: Vec::new(),
+        max_trips,
+        ops: Vec::new(),
+    };
+    w.block(&program.body, &[]);
+    let mut last: HashMap<Cell, Operation> = HashMap::new();
+    let mut out = BTreeMap::new();
+    for o in &w.ops {
+        assert!(
+            o.guard.is_empty(),
+            "only for programs without unknown conditions"
+        );
+        for (a, cells) in o.reads.iter().enumerate() {
+            let mut s = Sources::default();
+            for c in cells {
+                match last.get(c) {
+                    Some(op) => s.writes.push(op.clone()),
+                    None => s.initial = true,
+                }
+            }
+            s.writes.sort();
+            s.writes.dedup();
+            out.insert((o.op.clone(), a), s);
+        }
+        if let Some((cells, must)) = &o.write {
+            assert!(*must, "only for must-writes");
+            for c in cells {
+                last.insert(c.clone(), o.op.clone());
+            }
+        }
+    }
+    out
+}
