@@ -2,7 +2,7 @@
 // it yields. Input relations are those of src/facts/mod.rs; `facts` is the
 // lowered `Facts`, looked up by key (an index join on its first column).
 // The kinds' rule files (must.rs, may.rs, update.rs) say when the walk goes
-// on past a write (`step`) and who reads (`reader`). docs/rules.md proves
+// on past a write (`step`) and where other readers start it. docs/rules.md proves
 // that `source` and `initial` are exactly the definition of issue 3.
 ascent::ascent_source! {
     /// The walk, the sources, the initial value.
@@ -17,9 +17,7 @@ ascent::ascent_source! {
     relation closure(Op, Lit);
     relation cond_lit(Op, u32, bool);
 
-    // reader(X, O): X reads its cell in operation O (from the kinds).
-    relation reader(Acc, Op);
-    // visit(X, O, W, N): walking back from reader X, write W (or NONE, the
+    // visit(X, O, W, N): walking back from reader X (a read, or an update), write W (or NONE, the
     // initial value) is reached after N steps.
     relation visit(Acc, Op, Acc, u32);
     // step(X, O, W, N): the walk from X goes on past the visited write W
@@ -33,10 +31,8 @@ ascent::ascent_source! {
     relation source(Acc, Acc);
     relation initial(Acc);
 
-    reader(x, o) <-- read(x, o);
-
-    // The walk starts at the latest write of the cell before the reader.
-    visit(x, o, w, 0) <-- reader(x, o), ctx(c), let w = c.facts.prev(*x);
+    // The walk starts at the latest write of the cell before the read.
+    visit(x, o, w, 0) <-- read(x, o), ctx(c), let w = c.facts.prev(*x);
 
     // It goes on to the write `link` names: the one before the writes this
     // write hides (must) or simply the one before (may).

@@ -9,5 +9,6 @@ ascent::ascent_source! {
     // Loaded per batch, like `read`.
     relation update(Acc, Op);
 
-    reader(x, o) <-- update(x, o);
+    // It starts the walk like a read: at the latest write before it.
+    visit(x, o, w, 0) <-- update(x, o), ctx(c), let w = c.facts.prev(*x);
 }

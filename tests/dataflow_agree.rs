@@ -2,6 +2,7 @@
 //! definition on random programs. ARRAYFLOW_CASES sets the number of cases.
 
 mod gen;
+#[allow(dead_code)]
 mod naive;
 
 use arrayflow::dataflow::{analyze, Config, Flow, Sources};

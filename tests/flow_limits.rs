@@ -2,11 +2,15 @@
 //! paths on kernels big enough to reach them.
 
 #[allow(dead_code)]
+mod kernels;
+#[allow(dead_code)]
 mod naive;
+
+use kernels::{guarded_scalar, matmul};
 
 use arrayflow::dataflow::{analyze, Config, DataflowError, Flow, Sources};
 use arrayflow::model::builder::{e, ProgramBuilder};
-use arrayflow::model::{BinOp, Cond, Operation, Program, Site, StmtId};
+use arrayflow::model::{Cond, Operation, Site, StmtId};
 use std::collections::BTreeMap;
 
 fn reads(flow: &Flow) -> BTreeMap<(Operation, usize), Sources> {
@@ -20,49 +24,6 @@ fn sized(n: i64) -> Config {
         params: vec![("N".to_string(), n)],
         ..Config::default()
     }
-}
-
-/// `for i: if ... then S: x = ...; end; R: use(x); end` — R(i) may read
-/// every earlier S and the initial value: quadratic output.
-fn guarded_scalar() -> Program {
-    let mut b = ProgramBuilder::new();
-    let n = b.param("N", Some(4)).unwrap();
-    let x = b.scalar("x").unwrap();
-    b.begin_for("i", e::int(1), e::param(n), 1).unwrap();
-    b.begin_if(None, Cond::Unknown).unwrap();
-    b.assign(Some("S"), e::access(x, vec![]), None, e::unknown())
-        .unwrap();
-    b.end().unwrap();
-    b.call(Some("R"), "use", vec![e::read(x, vec![])]).unwrap();
-    b.end().unwrap();
-    b.finish().unwrap()
-}
-
-/// C[i][j] += A[i][k] * B[k][j].
-fn matmul() -> Program {
-    let mut b = ProgramBuilder::new();
-    let n = b.param("N", Some(4)).unwrap();
-    let dims = || vec![(e::int(0), e::sub(e::param(n), e::int(1))); 2];
-    let (a, bb, c) = (
-        b.array("A", dims()).unwrap(),
-        b.array("B", dims()).unwrap(),
-        b.array("C", dims()).unwrap(),
-    );
-    let last = || e::sub(e::param(n), e::int(1));
-    let i = b.begin_for("i", e::int(0), last(), 1).unwrap();
-    let j = b.begin_for("j", e::int(0), last(), 1).unwrap();
-    let k = b.begin_for("k", e::int(0), last(), 1).unwrap();
-    let (i, j, k) = (e::counter(i), e::counter(j), e::counter(k));
-    let rhs = e::mul(
-        e::read(a, vec![i.clone(), k.clone()]),
-        e::read(bb, vec![k, j.clone()]),
-    );
-    b.assign(Some("S"), e::access(c, vec![i, j]), Some(BinOp::Add), rhs)
-        .unwrap();
-    b.end().unwrap();
-    b.end().unwrap();
-    b.end().unwrap();
-    b.finish().unwrap()
 }
 
 #[test]

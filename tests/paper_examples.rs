@@ -3,9 +3,12 @@
 //! formulas (1) to (4) evaluated at the given sizes. The expected sets are
 //! enumerated here from the formulas, never taken from the engine.
 
+#[allow(dead_code)]
+mod kernels;
+
 use arrayflow::dataflow::{analyze, Config, Flow, Sources};
-use arrayflow::model::builder::{e, ProgramBuilder};
-use arrayflow::model::{CmpOp, Cond, Operation, Program, Site, StmtId};
+use arrayflow::model::{Operation, Program, Site, StmtId};
+use kernels::{example1, example2, example3};
 use std::collections::BTreeMap;
 
 fn config(n: i64, max_trips: u32) -> Config {
@@ -39,73 +42,6 @@ fn reads(flow: &Flow) -> BTreeMap<(Operation, usize), Sources> {
 fn sources(mut writes: Vec<Operation>, initial: bool) -> Sources {
     writes.sort();
     Sources { writes, initial }
-}
-
-/// Example 1 (Figure 1), as in shared/design/language.md.
-pub fn example1() -> Program {
-    let mut b = ProgramBuilder::new();
-    let n = b.param("N", Some(5)).unwrap();
-    let x = b.scalar("x").unwrap();
-    b.begin_for("i", e::int(1), e::param(n), 1).unwrap();
-    b.assign(Some("T"), e::access(x, vec![]), None, e::unknown())
-        .unwrap();
-    b.begin_while(None, Cond::Unknown).unwrap();
-    let fx = e::call("f", vec![e::read(x, vec![])]);
-    b.assign(Some("S"), e::access(x, vec![]), None, fx).unwrap();
-    b.end().unwrap();
-    b.call(Some("R"), "use", vec![e::read(x, vec![])]).unwrap();
-    b.end().unwrap();
-    b.finish().unwrap()
-}
-
-/// Example 2 (Figure 4).
-pub fn example2() -> Program {
-    let mut b = ProgramBuilder::new();
-    let n = b.param("N", Some(4)).unwrap();
-    let four_n_1 = e::sub(e::mul(e::int(4), e::param(n)), e::int(1));
-    let a = b.array("A", vec![(e::int(1), four_n_1)]).unwrap();
-    let two_n = || e::mul(e::int(2), e::param(n));
-    let i = b.begin_for("i", e::int(1), two_n(), 1).unwrap();
-    let j = b.begin_for("j", e::int(1), two_n(), 1).unwrap();
-    let sub = || e::add(e::sub(e::counter(i), e::counter(j)), two_n());
-    b.begin_if(None, Cond::Unknown).unwrap();
-    let rhs = e::call("f", vec![e::read(a, vec![sub()])]);
-    b.assign(Some("S"), e::access(a, vec![sub()]), None, rhs)
-        .unwrap();
-    b.end().unwrap();
-    b.begin_if(None, e::cmp(CmpOp::Eq, e::counter(j), e::param(n)))
-        .unwrap();
-    let t = e::access(a, vec![e::add(e::counter(i), e::param(n))]);
-    b.assign(Some("T"), t, None, e::unknown()).unwrap();
-    b.end().unwrap();
-    b.end().unwrap();
-    b.end().unwrap();
-    b.finish().unwrap()
-}
-
-/// Example 3 (Figure 7.a).
-pub fn example3() -> Program {
-    let mut b = ProgramBuilder::new();
-    let n = b.param("N", Some(5)).unwrap();
-    let a = b.array("A", vec![(e::int(1), e::param(n))]).unwrap();
-    let i = b.begin_for("i", e::int(1), e::param(n), 1).unwrap();
-    let j = b.begin_for("j", e::int(1), e::param(n), 1).unwrap();
-    b.assign(
-        Some("T"),
-        e::access(a, vec![e::counter(j)]),
-        None,
-        e::unknown(),
-    )
-    .unwrap();
-    b.end().unwrap();
-    let foo_i = e::call("foo", vec![e::counter(i)]);
-    b.assign(Some("S"), e::access(a, vec![foo_i]), None, e::unknown())
-        .unwrap();
-    let bar = e::call("bar", vec![e::counter(i)]);
-    b.call(Some("R"), "use", vec![e::read(a, vec![bar])])
-        .unwrap();
-    b.end().unwrap();
-    b.finish().unwrap()
 }
 
 type Expected = BTreeMap<(Operation, usize), Sources>;

@@ -135,6 +135,7 @@ pub(super) fn evaluate(facts: Facts, max_visits: u64) -> Result<Flow, DataflowEr
         batch.add(&facts, x);
     }
     flush(&facts, &mut batch, &mut col, &mut flow, slot_done, NONE)?;
+    flow.stats.walk_steps = col.visits;
     flow.adopt(facts);
     Ok(flow)
 }
@@ -150,6 +151,8 @@ fn flush(
 ) -> Result<usize, DataflowError> {
     if batch.len() > 0 {
         let out = run(facts, batch, FUEL);
+        flow.stats.runs += 1;
+        flow.stats.read_instances += batch.len() as u64;
         col.charge(facts, out.visits, batch)?;
         let mut redo: Vec<Acc> = out.exhausted.iter().map(|&(x,)| x).collect();
         redo.sort_unstable();
@@ -160,6 +163,7 @@ fn flush(
             one.add(facts, x);
             let fuel = u32::try_from(col.max.saturating_sub(col.visits)).unwrap_or(u32::MAX - 1);
             let out = run(facts, &one, fuel);
+            flow.stats.runs += 1;
             col.charge(facts, out.visits, &one)?;
             if !out.exhausted.is_empty() {
                 return Err(col.over(facts, &one));

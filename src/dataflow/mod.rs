@@ -36,10 +36,24 @@ pub struct Sources {
     pub initial: bool,
 }
 
+/// Sizes of one analysis, for budgets and benchmarks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Access instances the lowering made (what `max_instances` bounds).
+    pub access_instances: u64,
+    /// Reader access instances (pure reads and updates).
+    pub read_instances: u64,
+    /// Writes the rules' walks visited (what bounds their work).
+    pub walk_steps: u64,
+    /// Runs of the rules (batches, and walks run again on their own).
+    pub runs: u64,
+}
+
 /// σ for every read of a program: each read instance, named by its operation
 /// and access index, with its sources.
 #[derive(Debug)]
 pub struct Flow {
+    stats: Stats,
     params: Vec<(String, i64)>,
     max_trips: u32,
     n_stmts: u32,
@@ -62,6 +76,10 @@ impl Flow {
     /// An empty flow over the operations of `facts`, taking their side tables.
     fn start(facts: &Facts) -> Flow {
         Flow {
+            stats: Stats {
+                access_instances: facts.n_accs() as u64,
+                ..Stats::default()
+            },
             params: facts.params.clone(),
             max_trips: facts.max_trips,
             n_stmts: facts.n_stmts,
@@ -105,6 +123,10 @@ impl Flow {
             self.src_start.push(self.src.len() as u32);
         }
         pairs.clear();
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.stats
     }
 
     /// The parameter values the analysis used, in declaration order.

@@ -298,6 +298,17 @@ fn may_cells(
     }
 }
 
+impl Update {
+    /// The kind that finds the cells: by the target's subscripts.
+    fn cells(access: &Access) -> &'static dyn AccessLowering {
+        if access.is_affine() {
+            &AffineMust
+        } else {
+            &RangeMay
+        }
+    }
+}
+
 impl AccessLowering for Update {
     fn name(&self) -> &'static str {
         "compound read-then-write"
@@ -306,11 +317,7 @@ impl AccessLowering for Update {
         kind == AccessKind::Update
     }
     fn count(&self, access: &Access, cells: &CellTable) -> u64 {
-        if access.is_affine() {
-            AffineMust.count(access, cells)
-        } else {
-            RangeMay.count(access, cells)
-        }
+        Update::cells(access).count(access, cells)
     }
     fn emit(
         &self,
@@ -321,10 +328,6 @@ impl AccessLowering for Update {
     ) -> Result<(), LowerError> {
         // One instance per cell that both reads and writes it: the rules read
         // through it before they write (rules/update.rs).
-        if access.is_affine() {
-            AffineMust.emit(access, kind, at, sink)
-        } else {
-            RangeMay.emit(access, kind, at, sink)
-        }
+        Update::cells(access).emit(access, kind, at, sink)
     }
 }

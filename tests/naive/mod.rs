@@ -265,12 +265,8 @@ impl<'p> Walk<'p> {
     }
 }
 
-/// σ of every read by the definition: (operation, access) ↦ sources.
-pub fn sigma(
-    program: &Program,
-    params: &[(String, i64)],
-    max_trips: u32,
-) -> BTreeMap<(Operation, usize), Sources> {
+/// The potential operations in execution order, with guards and cells.
+fn enumerate(program: &Program, params: &[(String, i64)], max_trips: u32) -> Vec<NOp> {
     let mut w = Walk {
         program,
         params: program.param_values(params).expect("parameter values"),
@@ -280,6 +276,16 @@ pub fn sigma(
         ops: Vec::new(),
     };
     w.block(&program.body, &[]);
+    w.ops
+}
+
+/// σ of every read by the definition: (operation, access) ↦ sources.
+pub fn sigma(
+    program: &Program,
+    params: &[(String, i64)],
+    max_trips: u32,
+) -> BTreeMap<(Operation, usize), Sources> {
+    let ops = enumerate(program, params, max_trips);
 
     let mut cells: HashMap<Cell, u32> = HashMap::new();
     let mut conds: HashMap<(CondId, Vec<i64>), u32> = HashMap::new();
@@ -288,7 +294,7 @@ pub fn sigma(
         *cells.entry(c.clone()).or_insert(n)
     };
     let mut rt = rules::Crepe::new();
-    for (id, o) in w.ops.iter().enumerate() {
+    for (id, o) in ops.iter().enumerate() {
         let id = id as u32;
         rt.extend([rules::Op(id)]);
         for l in &o.guard {
@@ -318,19 +324,19 @@ pub fn sigma(
     let (source, initial) = rt.run();
 
     let mut out: BTreeMap<(Operation, usize), Sources> = BTreeMap::new();
-    for o in &w.ops {
+    for o in &ops {
         for a in 0..o.reads.len() {
             out.insert((o.op.clone(), a), Sources::default());
         }
     }
     for rules::Source(r, a, s) in source {
-        let key = (w.ops[r as usize].op.clone(), a as usize);
+        let key = (ops[r as usize].op.clone(), a as usize);
         if let Some(e) = out.get_mut(&key) {
-            e.writes.push(w.ops[s as usize].op.clone());
+            e.writes.push(ops[s as usize].op.clone());
         }
     }
     for rules::Initial(r, a) in initial {
-        if let Some(e) = out.get_mut(&(w.ops[r as usize].op.clone(), a as usize)) {
+        if let Some(e) = out.get_mut(&(ops[r as usize].op.clone(), a as usize)) {
             e.initial = true;
         }
     }
@@ -349,18 +355,10 @@ pub fn last_writer(
     params: &[(String, i64)],
     max_trips: u32,
 ) -> BTreeMap<(Operation, usize), Sources> {
-    let mut w = Walk {
-        program,
-        params: program.param_values(params).expect("parameter values"),
-        counters: vec![0; program.counters.len()],
-        iter: Vec::new(),
-        max_trips,
-        ops: Vec::new(),
-    };
-    w.block(&program.body, &[]);
+    let ops = enumerate(program, params, max_trips);
     let mut last: HashMap<Cell, Operation> = HashMap::new();
     let mut out = BTreeMap::new();
-    for o in &w.ops {
+    for o in &ops {
         assert!(
             o.guard.is_empty(),
             "only for programs without unknown conditions"
