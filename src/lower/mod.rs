@@ -22,6 +22,7 @@ use crate::diagnostics::{has_errors, Diagnostic, FileId};
 use crate::model::builder::{BuildError, ProgramBuilder, MAX_DEPTH};
 use crate::model::*;
 use crate::syntax::ast::{self, Item};
+use crate::syntax::parser::MAX_ERRORS;
 use lasso::Spur;
 use std::collections::HashMap;
 
@@ -76,6 +77,7 @@ pub fn lower(tree: &ast::File, file: FileId) -> (Program, Vec<Diagnostic>) {
         closed: HashMap::new(),
         sites: HashMap::new(),
         counters: 0,
+        errors: 0,
     };
     l.declarations(&tree.items);
     l.block(&tree.items, true);
@@ -110,6 +112,7 @@ struct Lowerer<'a> {
     sites: HashMap<String, Span>,
     /// Counters created so far (the next one's id).
     counters: u32,
+    errors: usize,
 }
 
 /// Generated site names look like `_S12`, `_C3`, `_W1`.
@@ -130,8 +133,21 @@ impl<'a> Lowerer<'a> {
         self.tree.names.resolve(&n.sym)
     }
 
+    /// Records an error; past [`MAX_ERRORS`] they are counted, not kept.
     fn error(&mut self, d: Diagnostic) {
-        self.diags.push(d);
+        self.errors += 1;
+        if self.errors <= MAX_ERRORS {
+            self.diags.push(d);
+        } else if self.errors == MAX_ERRORS + 1 {
+            let at = d.labels.first().map_or(Span::NONE, |l| l.span);
+            self.diags.push(
+                Diagnostic::error(
+                    "E0008",
+                    format!("too many errors; only the first {MAX_ERRORS} are shown"),
+                )
+                .primary(self.file, at, "more errors from here on"),
+            );
+        }
     }
 
     fn build_error(&mut self, e: BuildError, span: Span) {

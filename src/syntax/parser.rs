@@ -39,6 +39,7 @@ pub fn parse(source: &str, file: FileId) -> (File, Vec<Diagnostic>) {
         edepth: 0,
         consumed: 0,
         garbage: None,
+        eof_reported: false,
     };
     let items = p.items(Block::Top);
     let diags = p.diags;
@@ -91,6 +92,8 @@ struct Parser<'s> {
     /// The last run of unexpected characters, to silence the parse error it
     /// causes right after it.
     garbage: Option<Span>,
+    /// A missing `end` at the end of the file was reported.
+    eof_reported: bool,
 }
 
 /// Infix operators: (left binding power, right binding power).
@@ -489,12 +492,22 @@ impl<'s> Parser<'s> {
             }
             return last;
         }
+        // At the end of the file every open block lacks its `end`: say so
+        // once, at the innermost.
+        if self.eof_reported {
+            return self.prev;
+        }
         let eof = self.span();
-        let d = Diagnostic::error("E0003", format!("this `{}` has no `end`", kind.keyword()))
+        let open = self.depth + 1;
+        let mut d = Diagnostic::error("E0003", format!("this `{}` has no `end`", kind.keyword()))
             .primary(self.file, opener, "opened here")
             .secondary(self.file, eof, "expected `end` before this")
             .note("every `for`, `while` and `if` closes with `end`");
+        if open > 1 {
+            d = d.note(format!("{open} blocks are open at the end of the file"));
+        }
         self.report(d);
+        self.eof_reported = self.at(Tok::Eof);
         self.prev
     }
 
@@ -1133,8 +1146,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        d[0][j] = j;
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {
