@@ -1002,22 +1002,22 @@ impl<'s> Parser<'s> {
             self.bump();
             let rhs = self.expr_bp(r_bp);
             let span = lhs.span.to(rhs.span);
-            let (l, r) = (Box::new(lhs), Box::new(rhs));
-            let kind = match tok {
-                Tok::Or => ExprKind::Or(l, r),
-                Tok::And => ExprKind::And(l, r),
-                Tok::EqEq => ExprKind::Cmp(CmpOp::Eq, l, r),
-                Tok::Ne => ExprKind::Cmp(CmpOp::Ne, l, r),
-                Tok::Lt => ExprKind::Cmp(CmpOp::Lt, l, r),
-                Tok::Le => ExprKind::Cmp(CmpOp::Le, l, r),
-                Tok::Gt => ExprKind::Cmp(CmpOp::Gt, l, r),
-                Tok::Ge => ExprKind::Cmp(CmpOp::Ge, l, r),
-                Tok::Plus => ExprKind::Binary(BinOp::Add, l, r),
-                Tok::Minus => ExprKind::Binary(BinOp::Sub, l, r),
-                Tok::Star => ExprKind::Binary(BinOp::Mul, l, r),
-                Tok::Slash => ExprKind::Binary(BinOp::Div, l, r),
-                _ => ExprKind::Binary(BinOp::Rem, l, r),
+            let op = match tok {
+                Tok::Or => Infix::Or,
+                Tok::And => Infix::And,
+                Tok::EqEq => Infix::Cmp(CmpOp::Eq),
+                Tok::Ne => Infix::Cmp(CmpOp::Ne),
+                Tok::Lt => Infix::Cmp(CmpOp::Lt),
+                Tok::Le => Infix::Cmp(CmpOp::Le),
+                Tok::Gt => Infix::Cmp(CmpOp::Gt),
+                Tok::Ge => Infix::Cmp(CmpOp::Ge),
+                Tok::Plus => Infix::Bin(BinOp::Add),
+                Tok::Minus => Infix::Bin(BinOp::Sub),
+                Tok::Star => Infix::Bin(BinOp::Mul),
+                Tok::Slash => Infix::Bin(BinOp::Div),
+                _ => Infix::Bin(BinOp::Rem),
             };
+            let kind = ExprKind::Infix(op, Box::new([lhs, rhs]));
             lhs = Expr::node(kind, span);
             if lhs.height > MAX_EXPR_DEPTH {
                 // A long operator chain: report once, keep reading flat.
