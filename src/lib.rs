@@ -2,4 +2,6 @@
 //! expansion for loop programs. See `docs/architecture.md` for the map.
 
 pub mod cli;
+pub mod hash;
+pub mod interp;
 pub mod model;
