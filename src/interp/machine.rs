@@ -335,14 +335,13 @@ impl<'p> Machine<'p> {
             StmtKind::Assign { target, op, value } => {
                 let subs = eval::subscripts(target, self)?;
                 let cell = self.cell(target, &subs)?;
-                let old = match op {
-                    Some(_) => Some(self.load(target, cell)),
-                    None => None,
-                };
-                let v = eval::expr(value, self)?;
-                let new = match (op, old) {
-                    (Some(op), Some(old)) => eval::binary(*op, old, v, value.span)?,
-                    _ => v,
+                let new = match op {
+                    Some(op) => {
+                        let old = self.load(target, cell);
+                        let v = eval::expr(value, self)?;
+                        eval::binary(*op, old, v, value.span)?
+                    }
+                    None => eval::expr(value, self)?,
                 };
                 let me = Writer::Op(self.op_index());
                 // A copy of a plain read passes the value's origin on.
