@@ -2,6 +2,7 @@
 //! expansion for loop programs. See `docs/architecture.md` for the map.
 
 pub mod cli;
+pub mod equiv;
 pub mod hash;
 pub mod interp;
 pub mod model;
