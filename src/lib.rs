@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod equiv;
+pub mod gen;
 pub mod hash;
 pub mod interp;
 pub mod model;
