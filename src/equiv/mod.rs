@@ -179,15 +179,7 @@ impl<'p> Side<'p> {
 
     /// A writer's name, with the `@copy` statement that moved it if any.
     fn writer(&self, run: &Run, writer: Writer, origin: Writer) -> String {
-        let name = |w| {
-            run.op(w)
-                .map_or("initial".to_string(), |o| self.names.op(o))
-        };
-        if writer == origin {
-            name(origin)
-        } else {
-            format!("{} (copied by {})", name(origin), name(writer))
-        }
+        interp::output::writer_text(run, &self.names, writer, origin)
     }
 }
 

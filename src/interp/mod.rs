@@ -13,6 +13,7 @@
 
 mod machine;
 mod memory;
+pub mod output;
 #[cfg(test)]
 mod tests;
 

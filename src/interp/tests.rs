@@ -327,6 +327,16 @@ fn copies_are_untraced_and_pass_the_origin_on() {
     assert_eq!(name(&r, &names, read.writer), "C");
     assert_eq!(name(&r, &names, read.origin), "T");
     assert_eq!(read.value, r.arrays[0].cells[0].value);
+    let o = opts(&p, 0);
+    let text = output::text(&p, &o, &r);
+    let line = format!("  R read 0 = {} from T (copied by C)\n", read.value);
+    assert!(text.contains(&line), "{text}");
+    assert!(text.contains(&format!("  y = {} from T (copied by C)\n", read.value)));
+    let j = output::json(&p, &o, &r);
+    assert_eq!(j["reads"][0]["writer"]["site"], "C");
+    assert_eq!(j["reads"][0]["origin"]["site"], "T");
+    assert_eq!(j["arrays"][0]["cells"][0]["writer"]["site"], "T");
+    assert!(j["arrays"][0]["cells"][0].get("origin").is_none());
 }
 
 #[test]
