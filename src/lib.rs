@@ -2,8 +2,12 @@
 //! expansion for loop programs. See `docs/architecture.md` for the map.
 
 pub mod cli;
+pub mod diagnostics;
 pub mod equiv;
 pub mod gen;
 pub mod hash;
 pub mod interp;
+pub mod lower;
 pub mod model;
+pub mod print;
+pub mod syntax;
