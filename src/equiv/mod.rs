@@ -342,7 +342,10 @@ fn compare_reads(
                 if s.value != r.value {
                     return Ok(Some(Mismatch {
                         seed,
-                        what: format!("{} (B: {})", what(sa, ra, r), what(sb, rb, s)),
+                        what: match (what(sa, ra, r), what(sb, rb, s)) {
+                            (x, y) if x == y => x,
+                            (x, y) => format!("{x} (B: {y})"),
+                        },
                         expected: Some(expected),
                         actual: Some(Seen {
                             value: s.value,
