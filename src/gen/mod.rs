@@ -130,6 +130,9 @@ struct Scope {
     counter: CounterId,
     iv: Iv,
     kind: LoopKind,
+    /// Whether source text can name the counter (an unnamed `while` has a
+    /// generated name, which is reserved).
+    named: bool,
 }
 
 struct Limits {
@@ -348,6 +351,7 @@ impl<'o> Gen<'o> {
             counter,
             iv,
             kind: LoopKind::For,
+            named: true,
         });
         self.block(depth);
         self.scope.pop();
@@ -364,6 +368,7 @@ impl<'o> Gen<'o> {
             counter,
             iv: Iv::point(0),
             kind: LoopKind::While,
+            named: name.is_some(),
         });
         self.block(depth);
         self.scope.pop();
@@ -476,15 +481,18 @@ impl<'o> Gen<'o> {
         let whiles: Vec<CounterId> = self
             .scope
             .iter()
-            .filter(|s| s.kind == LoopKind::While)
+            .filter(|s| s.kind == LoopKind::While && s.named)
             .map(|s| s.counter)
             .collect();
         let base = match self.rng.below(6) {
             // A call: reduced into the range by the interpreter.
             0 => return self.call(1),
             // A quotient, fitted like an affine subscript.
-            1 => {
+            1 if !counters.is_empty() => {
                 let terms = self.terms();
+                if terms.is_constant() {
+                    return fit(&terms, Iv::point(0), lo, hi, &mut self.rng);
+                }
                 let k = self.rng.range(2, 3);
                 let iv = self.interval(&terms);
                 let q = Iv {
@@ -507,10 +515,12 @@ impl<'o> Gen<'o> {
                 Expr::new(crate::model::ExprKind::Access(a), Span::NONE)
             }
         };
-        e::add(
-            e::bin(BinOp::Rem, base, affine_expr(&extent)),
-            affine_expr(&lower),
-        )
+        let rem = e::bin(BinOp::Rem, base, affine_expr(&extent));
+        if lower.is_constant() {
+            add_constant(rem, lower.constant)
+        } else {
+            e::add(rem, affine_expr(&lower))
+        }
     }
 
     fn call(&mut self, depth: usize) -> Expr {
@@ -585,7 +595,11 @@ impl<'o> Gen<'o> {
                 e::cmp(op, l, r)
             }
             _ => {
-                let l = self.terms();
+                let mut l = self.terms();
+                if l.is_constant() {
+                    // A comparison of constants decides nothing.
+                    l = self.param_affine(0);
+                }
                 let c = self.rng.range(-1, 4);
                 let r = affine_expr(&Affine::constant(c));
                 e::cmp(op, affine_expr(&l), r)
@@ -613,9 +627,13 @@ fn offset(x: Expr, iv: Iv, lo: i64, hi: i64, rng: &mut SplitMix64) -> Expr {
     if iv.width() > hi - lo {
         return affine_expr(&Affine::constant(rng.range(lo, hi)));
     }
-    let c = rng.range(lo - iv.lo, hi - iv.hi);
+    add_constant(x, rng.range(lo - iv.lo, hi - iv.hi))
+}
+
+/// `x + c`, `x - |c|` or `x`.
+fn add_constant(x: Expr, c: i64) -> Expr {
     match c.cmp(&0) {
-        std::cmp::Ordering::Less => e::sub(x, e::int(-c)),
+        std::cmp::Ordering::Less => e::sub(x, e::int(c.unsigned_abs() as i64)),
         std::cmp::Ordering::Equal => x,
         std::cmp::Ordering::Greater => e::add(x, e::int(c)),
     }
@@ -647,11 +665,9 @@ pub fn affine_expr(a: &Affine) -> Expr {
             None => e::neg(term(t)),
         });
     }
-    match (acc, c.cmp(&0)) {
-        (None, std::cmp::Ordering::Less) => e::neg(e::int(c.unsigned_abs() as i64)),
-        (None, _) => e::int(c),
-        (Some(x), std::cmp::Ordering::Equal) => x,
-        (Some(x), std::cmp::Ordering::Less) => e::sub(x, e::int(c.unsigned_abs() as i64)),
-        (Some(x), std::cmp::Ordering::Greater) => e::add(x, e::int(c)),
+    match acc {
+        None if c < 0 => e::neg(e::int(c.unsigned_abs() as i64)),
+        None => e::int(c),
+        Some(x) => add_constant(x, c),
     }
 }
