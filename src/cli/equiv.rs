@@ -39,21 +39,22 @@ pub fn run(args: &Args) -> ExitCode {
         (Ok(a), Ok(b)) => (a, b),
         (Err(c), _) | (_, Err(c)) => return c,
     };
-    let o = EquivOptions {
+    let mut o = EquivOptions {
         params: args.sizes.params.clone(),
         seeds: args.seeds,
-        max_trips: args.sizes.max_trips,
-        max_steps: args.limits.max_steps,
-        max_cells: args.limits.max_cells,
-        reverse: args.order.reverse.clone(),
-        shuffle: args.order.shuffle.clone(),
-        shuffle_parallel: !args.in_order,
+        ..EquivOptions::default()
     };
+    o.run.max_trips = args.sizes.max_trips;
+    o.run.max_steps = args.limits.max_steps;
+    o.run.max_cells = args.limits.max_cells;
+    o.run.reverse = args.order.reverse.clone();
+    o.run.shuffle = args.order.shuffle.clone();
+    o.run.shuffle_parallel = !args.in_order;
     match equiv(&a.program, &b.program, &o) {
         Ok(Verdict::Agree(agreement)) => {
             println!(
                 "equivalent on {} seeds (max-trips {}): {} reads and {} cells compared",
-                agreement.seeds, o.max_trips, agreement.reads, agreement.cells
+                agreement.seeds, o.run.max_trips, agreement.reads, agreement.cells
             );
             ExitCode::SUCCESS
         }

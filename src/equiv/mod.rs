@@ -20,14 +20,9 @@ pub struct EquivOptions {
     pub params: Vec<(String, i64)>,
     /// Seeds `0..seeds` are tried.
     pub seeds: u64,
-    pub max_trips: u32,
-    pub max_steps: u64,
-    pub max_cells: u64,
-    /// Loops of B (by counter name) run in reverse or shuffled order.
-    pub reverse: Vec<String>,
-    pub shuffle: Vec<String>,
-    /// Shuffle the `doall` loops of B.
-    pub shuffle_parallel: bool,
+    /// Trips, budgets, and the loop order of B (A always runs in program
+    /// order). Its `params` and `seed` are set per program and per seed.
+    pub run: Options,
 }
 
 impl Default for EquivOptions {
@@ -35,12 +30,10 @@ impl Default for EquivOptions {
         EquivOptions {
             params: Vec::new(),
             seeds: 50,
-            max_trips: 4,
-            max_steps: interp::DEFAULT_MAX_STEPS,
-            max_cells: interp::DEFAULT_MAX_CELLS,
-            reverse: Vec::new(),
-            shuffle: Vec::new(),
-            shuffle_parallel: true,
+            run: Options {
+                shuffle_parallel: true,
+                ..Options::new(Vec::new())
+            },
         }
     }
 }
@@ -146,14 +139,12 @@ impl<'p> Side<'p> {
                 span: Span::NONE,
                 in_b,
             })?;
-        let mut options = Options::new(params);
-        options.max_trips = o.max_trips;
-        options.max_steps = o.max_steps;
-        options.max_cells = o.max_cells;
-        if in_b {
-            options.reverse = o.reverse.clone();
-            options.shuffle = o.shuffle.clone();
-            options.shuffle_parallel = o.shuffle_parallel;
+        let mut options = o.run.clone();
+        options.params = params;
+        if !in_b {
+            options.reverse.clear();
+            options.shuffle.clear();
+            options.shuffle_parallel = false;
         }
         Ok(Side {
             program,

@@ -3,6 +3,7 @@
 //! fixture tests (tests/equiv.rs) do the same from `.loop` files.
 
 use super::*;
+use crate::interp::tests::example1;
 use crate::model::builder::{e, ProgramBuilder};
 use crate::model::{Cond, Span};
 
@@ -17,22 +18,6 @@ enum Variant {
     WrongCopy,
 }
 
-fn example1() -> Program {
-    let mut b = ProgramBuilder::new();
-    let n = b.param("N", Some(5)).unwrap();
-    let x = b.scalar("x").unwrap();
-    b.begin_for("i", e::int(1), e::param(n), 1).unwrap();
-    b.assign(Some("T"), e::access(x, vec![]), None, e::unknown())
-        .unwrap();
-    b.begin_while(None, Cond::Unknown).unwrap();
-    let fx = e::call("f", vec![e::read(x, vec![])]);
-    b.assign(Some("S"), e::access(x, vec![]), None, fx).unwrap();
-    b.end().unwrap();
-    b.call(Some("R"), "use", vec![e::read(x, vec![])]).unwrap();
-    b.end().unwrap();
-    b.finish().unwrap()
-}
-
 fn expanded(v: Variant) -> Program {
     let mut b = ProgramBuilder::new();
     let n = b.param("N", Some(5)).unwrap();
@@ -44,7 +29,7 @@ fn expanded(v: Variant) -> Program {
     let xi = || vec![e::counter(i)];
     b.assign(Some("T"), e::access(xe, xi()), None, e::unknown())
         .unwrap();
-    b.begin_while(None, Cond::Unknown).unwrap();
+    b.begin_while(Some("w"), Cond::Unknown).unwrap();
     let fx = e::call("f", vec![e::read(xe, xi())]);
     b.assign(Some("S"), e::access(xe, xi()), None, fx).unwrap();
     b.end().unwrap();

@@ -15,7 +15,7 @@ mod machine;
 mod memory;
 pub mod output;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use memory::{Cell, Contents};
 

@@ -12,7 +12,7 @@ fn opts(program: &Program, seed: u64) -> Options {
 }
 
 /// Example 1 of the maximal static expansion paper (Figure 1).
-fn example1() -> Program {
+pub(crate) fn example1() -> Program {
     let mut b = ProgramBuilder::new();
     let n = b.param("N", Some(5)).unwrap();
     let x = b.scalar("x").unwrap();
