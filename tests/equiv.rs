@@ -176,3 +176,18 @@ fn run_cli_reports_out_of_range_and_budget() {
     assert_eq!(out.status.code(), Some(2));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn derived_condition_names_parse_and_print_back() {
+    let p = parse(Path::new("fixtures/equiv/mse-example2.expanded.loop"));
+    let names: Vec<&str> = p.conditions().iter().map(|c| c.name.as_str()).collect();
+    for want in ["_C1.1", "_C1.2", "_C1.3", "_C1.4"] {
+        assert!(names.contains(&want), "{names:?}");
+    }
+    let text = arrayflow::print::program(&p);
+    assert!(text.contains("if [_C1.3] ... then"), "{text}");
+    let mut files = SourceFiles::new();
+    let id = files.add("printed.loop", text);
+    let (again, _) = arrayflow::lower::compile(files.source(id), id);
+    assert_eq!(again, Some(p));
+}
