@@ -326,7 +326,11 @@ impl<'p> Machine<'p> {
     }
 
     fn stmt(&mut self, s: &'p Stmt) -> Result<(), RunError> {
-        self.begin(Site::Stmt(s.id), !s.copy, s.span)?;
+        self.begin(
+            Site::Stmt(s.id),
+            !s.copy || self.options.trace_copies,
+            s.span,
+        )?;
         self.exec(s).map_err(|e| self.eval_error(e))
     }
 

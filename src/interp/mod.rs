@@ -44,6 +44,9 @@ pub struct Options {
     pub shuffle: Vec<String>,
     /// Also shuffle every `doall` loop.
     pub shuffle_parallel: bool,
+    /// Trace the reads of `@copy` statements too (for `verify`, which checks
+    /// every read against σ).
+    pub trace_copies: bool,
 }
 
 pub const DEFAULT_MAX_STEPS: u64 = 1_000_000;
@@ -60,6 +63,7 @@ impl Options {
             reverse: Vec::new(),
             shuffle: Vec::new(),
             shuffle_parallel: false,
+            trace_copies: false,
         }
     }
 }

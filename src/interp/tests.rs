@@ -337,6 +337,13 @@ fn copies_are_untraced_and_pass_the_origin_on() {
     assert_eq!(j["reads"][0]["origin"]["site"], "T");
     assert_eq!(j["arrays"][0]["cells"][0]["writer"]["site"], "T");
     assert!(j["arrays"][0]["cells"][0].get("origin").is_none());
+    // `verify` traces copies too: the copy reads x, written by T.
+    let mut o = opts(&p, 0);
+    o.trace_copies = true;
+    let r = run(&p, &o).unwrap();
+    assert_eq!(r.reads.len(), 2);
+    assert_eq!(name(&r, &names, r.reads[0].writer), "T");
+    assert_eq!(names.op(&r.ops[r.reads[0].op as usize]), "C");
 }
 
 #[test]
