@@ -4,7 +4,11 @@
 pub mod cli;
 pub mod dataflow;
 pub mod diagnostics;
+pub mod equiv;
 pub mod facts;
+pub mod gen;
+pub mod hash;
+pub mod interp;
 pub mod lower;
 pub mod model;
 pub mod print;

@@ -5,8 +5,11 @@
 //! or I/O errors.
 
 pub mod check;
+pub mod equiv;
 pub mod flow;
 pub mod fmt;
+pub mod gen;
+pub mod run;
 
 use crate::diagnostics::{has_errors, FileId, SourceFiles};
 use crate::model::Program;
@@ -33,6 +36,14 @@ pub enum Command {
     Fmt(fmt::Args),
     /// The possible sources of every read (σ), at concrete sizes.
     Flow(flow::Args),
+    /// Run a program: every read with its value and writer, then the final
+    /// contents of every array.
+    Run(run::Args),
+    /// Check that a transformed program B reads and leaves the same values as
+    /// the original A.
+    Equiv(equiv::Args),
+    /// Print a random valid program.
+    Gen(gen::Args),
 }
 
 /// `--format text|json`.
@@ -82,6 +93,9 @@ pub fn main() -> ExitCode {
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
         Command::Flow(a) => flow::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Equiv(a) => equiv::run(a),
+        Command::Gen(a) => gen::run(a),
     }
 }
 

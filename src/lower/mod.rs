@@ -22,7 +22,8 @@ use crate::diagnostics::{has_errors, Diagnostic, FileId};
 use crate::model::builder::{BuildError, ProgramBuilder, MAX_DEPTH};
 use crate::model::*;
 use crate::syntax::ast::{self, Item};
-use lasso::Spur;
+use crate::syntax::parser::MAX_ERRORS;
+use lasso::{Key, Spur};
 use std::collections::HashMap;
 
 /// The largest source accepted: spans are 32-bit byte offsets.
@@ -71,16 +72,44 @@ pub fn lower(tree: &ast::File, file: FileId) -> (Program, Vec<Diagnostic>) {
         file,
         diags: Vec::new(),
         b: ProgramBuilder::new(),
-        globals: HashMap::new(),
+        globals: SymMap::new(tree),
         scope: Vec::new(),
-        closed: HashMap::new(),
+        closed: SymMap::new(tree),
         sites: HashMap::new(),
         counters: 0,
+        errors: 0,
     };
     l.declarations(&tree.items);
     l.block(&tree.items, true);
     let program = l.b.finish().unwrap_or_default();
     (program, l.diags)
+}
+
+/// A map keyed by interned names: a vector indexed by the key, since every
+/// name of the file is interned already.
+struct SymMap<T> {
+    slots: Vec<Option<T>>,
+}
+
+impl<T> SymMap<T> {
+    fn new(tree: &ast::File) -> SymMap<T> {
+        SymMap {
+            slots: std::iter::repeat_with(|| None)
+                .take(tree.names.len())
+                .collect(),
+        }
+    }
+    fn get(&self, k: &Spur) -> Option<&T> {
+        self.slots.get(k.into_usize()).and_then(Option::as_ref)
+    }
+    fn contains_key(&self, k: &Spur) -> bool {
+        self.get(k).is_some()
+    }
+    fn insert(&mut self, k: Spur, v: T) {
+        if let Some(slot) = self.slots.get_mut(k.into_usize()) {
+            *slot = Some(v);
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -101,15 +130,16 @@ struct Lowerer<'a> {
     file: FileId,
     diags: Vec<Diagnostic>,
     b: ProgramBuilder,
-    globals: HashMap<Spur, (Global, Span)>,
+    globals: SymMap<(Global, Span)>,
     /// Counters in scope, innermost last.
     scope: Vec<InScope>,
     /// Counters of loops already closed, for "used outside its loop".
-    closed: HashMap<Spur, Span>,
+    closed: SymMap<Span>,
     /// Statement labels and condition names.
     sites: HashMap<String, Span>,
     /// Counters created so far (the next one's id).
     counters: u32,
+    errors: usize,
 }
 
 /// Generated site names look like `_S12`, `_C3`, `_W1`.
@@ -130,8 +160,21 @@ impl<'a> Lowerer<'a> {
         self.tree.names.resolve(&n.sym)
     }
 
+    /// Records an error; past [`MAX_ERRORS`] they are counted, not kept.
     fn error(&mut self, d: Diagnostic) {
-        self.diags.push(d);
+        self.errors += 1;
+        if self.errors <= MAX_ERRORS {
+            self.diags.push(d);
+        } else if self.errors == MAX_ERRORS + 1 {
+            let at = d.labels.first().map_or(Span::NONE, |l| l.span);
+            self.diags.push(
+                Diagnostic::error(
+                    "E0008",
+                    format!("too many errors; only the first {MAX_ERRORS} are shown"),
+                )
+                .primary(self.file, at, "more errors from here on"),
+            );
+        }
     }
 
     fn build_error(&mut self, e: BuildError, span: Span) {
@@ -659,10 +702,11 @@ impl<'a> Lowerer<'a> {
                 ExprKind::Call(self.text(*f).to_string(), args)
             }
             K::Neg(x) => ExprKind::Neg(Box::new(self.value(x))),
-            K::Binary(op, l, r) => {
+            K::Infix(ast::Infix::Bin(op), lr) => {
+                let [l, r] = &**lr;
                 ExprKind::Binary(*op, Box::new(self.value(l)), Box::new(self.value(r)))
             }
-            K::Cmp(..) | K::And(..) | K::Or(..) | K::Not(..) => {
+            K::Infix(..) | K::Not(..) => {
                 let d = Diagnostic::error("E0010", "expected a value, found a condition")
                     .primary(self.file, e.span, "this is a condition")
                     .note("conditions only stand after `if`, `elsif`, `while` and `assume`");
@@ -678,9 +722,15 @@ impl<'a> Lowerer<'a> {
         use ast::ExprKind as K;
         match &e.kind {
             K::Unknown | K::Error => Cond::Unknown,
-            K::Cmp(op, l, r) => Cond::Cmp(*op, self.value(l), self.value(r)),
-            K::And(a, b) => Cond::And(Box::new(self.cond(a)), Box::new(self.cond(b))),
-            K::Or(a, b) => Cond::Or(Box::new(self.cond(a)), Box::new(self.cond(b))),
+            K::Infix(ast::Infix::Cmp(op), lr) => {
+                Cond::Cmp(*op, self.value(&lr[0]), self.value(&lr[1]))
+            }
+            K::Infix(ast::Infix::And, lr) => {
+                Cond::And(Box::new(self.cond(&lr[0])), Box::new(self.cond(&lr[1])))
+            }
+            K::Infix(ast::Infix::Or, lr) => {
+                Cond::Or(Box::new(self.cond(&lr[0])), Box::new(self.cond(&lr[1])))
+            }
             K::Not(a) => Cond::Not(Box::new(self.cond(a))),
             _ => {
                 let d = Diagnostic::error("E0010", "expected a condition, found a value")

@@ -139,6 +139,15 @@ pub struct CallStmt {
     pub span: Span,
 }
 
+/// The binary operators: arithmetic, comparisons, `and`, `or`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Infix {
+    Bin(BinOp),
+    Cmp(CmpOp),
+    And,
+    Or,
+}
+
 #[derive(Clone, Debug)]
 pub struct Expr {
     pub kind: ExprKind,
@@ -159,10 +168,8 @@ pub enum ExprKind {
     /// `...`: an unknown value or an unknown condition.
     Unknown,
     Neg(Box<Expr>),
-    Binary(BinOp, Box<Expr>, Box<Expr>),
-    Cmp(CmpOp, Box<Expr>, Box<Expr>),
-    And(Box<Expr>, Box<Expr>),
-    Or(Box<Expr>, Box<Expr>),
+    /// A binary operator with its two operands (one allocation for both).
+    Infix(Infix, Box<[Expr; 2]>),
     Not(Box<Expr>),
     /// Something the parser could not read (already reported).
     Error,
@@ -188,10 +195,7 @@ impl Expr {
                 xs.iter().map(|x| x.height).max().unwrap_or(0)
             }
             ExprKind::Neg(x) | ExprKind::Not(x) => x.height,
-            ExprKind::Binary(_, l, r)
-            | ExprKind::Cmp(_, l, r)
-            | ExprKind::And(l, r)
-            | ExprKind::Or(l, r) => l.height.max(r.height),
+            ExprKind::Infix(_, lr) => lr[0].height.max(lr[1].height),
             _ => 0,
         };
         Expr { kind, span, height }

@@ -39,6 +39,7 @@ pub fn parse(source: &str, file: FileId) -> (File, Vec<Diagnostic>) {
         edepth: 0,
         consumed: 0,
         garbage: None,
+        eof_reported: false,
     };
     let items = p.items(Block::Top);
     let diags = p.diags;
@@ -91,6 +92,8 @@ struct Parser<'s> {
     /// The last run of unexpected characters, to silence the parse error it
     /// causes right after it.
     garbage: Option<Span>,
+    /// A missing `end` at the end of the file was reported.
+    eof_reported: bool,
 }
 
 /// Infix operators: (left binding power, right binding power).
@@ -489,12 +492,22 @@ impl<'s> Parser<'s> {
             }
             return last;
         }
+        // At the end of the file every open block lacks its `end`: say so
+        // once, at the innermost.
+        if self.eof_reported {
+            return self.prev;
+        }
         let eof = self.span();
-        let d = Diagnostic::error("E0003", format!("this `{}` has no `end`", kind.keyword()))
+        let open = self.depth + 1;
+        let mut d = Diagnostic::error("E0003", format!("this `{}` has no `end`", kind.keyword()))
             .primary(self.file, opener, "opened here")
             .secondary(self.file, eof, "expected `end` before this")
             .note("every `for`, `while` and `if` closes with `end`");
+        if open > 1 {
+            d = d.note(format!("{open} blocks are open at the end of the file"));
+        }
         self.report(d);
+        self.eof_reported = self.at(Tok::Eof);
         self.prev
     }
 
@@ -705,10 +718,19 @@ impl<'s> Parser<'s> {
         }
     }
 
-    /// `[name]` after `while`, `if` or `elsif`.
+    /// `[name]` after `while`, `if` or `elsif`; the name may be derived,
+    /// `[c.2]`, for a version of condition `c` (docs/interpreter.md).
     fn cond_name(&mut self) -> CondName {
         let open = self.eat(Tok::LBracket)?;
-        let name = self.expect_name("a name in brackets");
+        let name = self.expect_name("a name in brackets").and_then(|n| {
+            let mut text = self.text(n.span).to_string();
+            self.versions(&mut text, "in a condition name")?;
+            let sym = self.names.get_or_intern(&text);
+            Some(Name {
+                sym,
+                span: n.span.to(self.prev),
+            })
+        });
         if !self.close(Tok::RBracket, open.span) {
             return None;
         }
@@ -911,19 +933,25 @@ impl<'s> Parser<'s> {
     fn label(&mut self) -> Option<Label> {
         let first = self.bump().span;
         let mut text = self.text(first).to_string();
+        self.versions(&mut text, "in a label")?;
+        let span = first.to(self.prev);
+        self.expect(Tok::Colon)?;
+        Some(Label { text, span })
+    }
+
+    /// A derived-version suffix `.1.2`, appended to `text`.
+    fn versions(&mut self, text: &mut String, what: &str) -> Option<()> {
         while self.eat(Tok::Dot).is_some() {
             if self.at(Tok::Int) {
                 let t = self.bump();
                 text.push('.');
                 text.push_str(self.text(t.span));
             } else {
-                self.expected("a version number after `.` in a label");
+                self.expected(&format!("a version number after `.` {what}"));
                 return None;
             }
         }
-        let span = first.to(self.prev);
-        self.expect(Tok::Colon)?;
-        Some(Label { text, span })
+        Some(())
     }
 
     /// Comma-separated expressions up to the closing `close`.
@@ -989,22 +1017,22 @@ impl<'s> Parser<'s> {
             self.bump();
             let rhs = self.expr_bp(r_bp);
             let span = lhs.span.to(rhs.span);
-            let (l, r) = (Box::new(lhs), Box::new(rhs));
-            let kind = match tok {
-                Tok::Or => ExprKind::Or(l, r),
-                Tok::And => ExprKind::And(l, r),
-                Tok::EqEq => ExprKind::Cmp(CmpOp::Eq, l, r),
-                Tok::Ne => ExprKind::Cmp(CmpOp::Ne, l, r),
-                Tok::Lt => ExprKind::Cmp(CmpOp::Lt, l, r),
-                Tok::Le => ExprKind::Cmp(CmpOp::Le, l, r),
-                Tok::Gt => ExprKind::Cmp(CmpOp::Gt, l, r),
-                Tok::Ge => ExprKind::Cmp(CmpOp::Ge, l, r),
-                Tok::Plus => ExprKind::Binary(BinOp::Add, l, r),
-                Tok::Minus => ExprKind::Binary(BinOp::Sub, l, r),
-                Tok::Star => ExprKind::Binary(BinOp::Mul, l, r),
-                Tok::Slash => ExprKind::Binary(BinOp::Div, l, r),
-                _ => ExprKind::Binary(BinOp::Rem, l, r),
+            let op = match tok {
+                Tok::Or => Infix::Or,
+                Tok::And => Infix::And,
+                Tok::EqEq => Infix::Cmp(CmpOp::Eq),
+                Tok::Ne => Infix::Cmp(CmpOp::Ne),
+                Tok::Lt => Infix::Cmp(CmpOp::Lt),
+                Tok::Le => Infix::Cmp(CmpOp::Le),
+                Tok::Gt => Infix::Cmp(CmpOp::Gt),
+                Tok::Ge => Infix::Cmp(CmpOp::Ge),
+                Tok::Plus => Infix::Bin(BinOp::Add),
+                Tok::Minus => Infix::Bin(BinOp::Sub),
+                Tok::Star => Infix::Bin(BinOp::Mul),
+                Tok::Slash => Infix::Bin(BinOp::Div),
+                _ => Infix::Bin(BinOp::Rem),
             };
+            let kind = ExprKind::Infix(op, Box::new([lhs, rhs]));
             lhs = Expr::node(kind, span);
             if lhs.height > MAX_EXPR_DEPTH {
                 // A long operator chain: report once, keep reading flat.
@@ -1133,8 +1161,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        d[0][j] = j;
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {
