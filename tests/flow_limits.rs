@@ -187,3 +187,59 @@ fn cli_reports_budget_errors_with_exit_code_1() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn loops_without_instances_cannot_spin() {
+    // An outer loop of 10^15 trips whose inner loop is always empty: the
+    // iterations are bounded by the budget too.
+    let mut b = ProgramBuilder::new();
+    let x = b.scalar("x").unwrap();
+    b.begin_for("i", e::int(1), e::int(1_000_000_000_000_000), 1)
+        .unwrap();
+    b.begin_for("j", e::int(1), e::int(0), 1).unwrap();
+    b.assign(None, e::access(x, vec![]), None, e::unknown())
+        .unwrap();
+    b.end().unwrap();
+    b.end().unwrap();
+    // A loop with nothing that touches memory is skipped whatever its range.
+    b.begin_for("k", e::int(1), e::int(1_000_000_000_000_000), 1)
+        .unwrap();
+    b.begin_if(None, Cond::Unknown).unwrap();
+    b.end().unwrap();
+    b.end().unwrap();
+    b.call(Some("R"), "use", vec![e::read(x, vec![])]).unwrap();
+    let p = b.finish().unwrap();
+    let config = Config {
+        max_instances: 10_000,
+        ..Config::default()
+    };
+    match analyze(&p, &config) {
+        Err(DataflowError::Budget {
+            unit, site, count, ..
+        }) => {
+            assert_eq!(
+                (unit, site.as_str(), count),
+                ("loop iterations", "i", 10_001)
+            );
+        }
+        other => panic!("expected an iteration budget error, got {other:?}"),
+    }
+    // Without the first loop the program is cheap.
+    let mut b = ProgramBuilder::new();
+    let x = b.scalar("x").unwrap();
+    b.begin_for("k", e::int(1), e::int(1_000_000_000_000_000), 1)
+        .unwrap();
+    b.begin_if(None, Cond::Unknown).unwrap();
+    b.end().unwrap();
+    b.end().unwrap();
+    b.call(Some("R"), "use", vec![e::read(x, vec![])]).unwrap();
+    let flow = analyze(&b.finish().unwrap(), &config).unwrap();
+    let all: Vec<_> = reads(&flow).into_values().collect();
+    assert_eq!(
+        all,
+        vec![Sources {
+            writes: vec![],
+            initial: true
+        }]
+    );
+}

@@ -22,6 +22,7 @@ struct Plan<'p> {
 }
 
 struct Lowerer<'p> {
+    program: &'p Program,
     config: &'p Config,
     params: Vec<i64>,
     counters: Vec<i64>,
@@ -34,6 +35,9 @@ struct Lowerer<'p> {
     scratch: Vec<i64>,
     cells: CellTable,
     count: u64,
+    /// Loop iterations entered, bounded like access instances so that a loop
+    /// whose body makes no instances cannot spin for ever.
+    iterations: u64,
     facts: Facts,
 }
 
@@ -111,6 +115,7 @@ pub fn lower(program: &Program, config: &Config) -> Result<Facts, LowerError> {
         ..Facts::default()
     };
     let mut l = Lowerer {
+        program,
         config,
         counters: vec![0; program.counters.len()],
         params,
@@ -123,6 +128,7 @@ pub fn lower(program: &Program, config: &Config) -> Result<Facts, LowerError> {
         scratch: Vec::new(),
         cells: CellTable::new(&dims),
         count: 0,
+        iterations: 0,
         facts,
     };
     l.block(&program.body)?;
@@ -130,6 +136,41 @@ pub fn lower(program: &Program, config: &Config) -> Result<Facts, LowerError> {
 }
 
 impl<'p> Lowerer<'p> {
+    /// Whether anything in `nodes` accesses memory: subtrees that do not are
+    /// skipped, whatever their loops' ranges.
+    fn touches(&self, nodes: &[Node]) -> bool {
+        nodes.iter().any(|n| match n {
+            Node::Stmt(s) => !self.stmt_plans[s.id.index()].is_empty(),
+            Node::For(f) => self.touches(&f.body),
+            Node::While(w) => {
+                !self.cond_plans[w.cond.id.index()].is_empty() || self.touches(&w.body)
+            }
+            Node::If(i) => {
+                i.branches
+                    .iter()
+                    .any(|(c, b)| !self.cond_plans[c.id.index()].is_empty() || self.touches(b))
+                    || i.otherwise.as_ref().is_some_and(|b| self.touches(b))
+            }
+        })
+    }
+
+    /// Counts one loop iteration against the budget.
+    fn iteration(&mut self, name: &str, span: Span) -> Result<(), LowerError> {
+        self.iterations += 1;
+        let max = self.config.max_instances;
+        if self.iterations > max {
+            return Err(LowerError::Budget {
+                unit: "loop iterations",
+                site: name.to_string(),
+                span,
+                count: self.iterations,
+                max,
+                params: self.facts.params.clone(),
+            });
+        }
+        Ok(())
+    }
+
     fn block(&mut self, nodes: &'p [Node]) -> Result<(), LowerError> {
         for n in nodes {
             match n {
@@ -150,12 +191,18 @@ impl<'p> Lowerer<'p> {
     }
 
     fn for_loop(&mut self, f: &'p For) -> Result<(), LowerError> {
+        if !self.touches(&f.body) {
+            return Ok(());
+        }
+        let program = self.program;
+        let name = &program.counter_decl(f.counter).name;
         let lo = self.point().affine(&f.lower.affine, f.lower.expr.span)?;
         let hi = self.point().affine(&f.upper.affine, f.upper.expr.span)?;
         let c = f.counter.index();
         self.iter.push(lo);
         let mut v = lo;
         while v <= hi {
+            self.iteration(name, f.span)?;
             self.counters[c] = v;
             if let Some(last) = self.iter.last_mut() {
                 *last = v;
@@ -209,6 +256,9 @@ impl<'p> Lowerer<'p> {
     }
 
     fn while_loop(&mut self, w: &'p While) -> Result<(), LowerError> {
+        if self.cond_plans[w.cond.id.index()].is_empty() && !self.touches(&w.body) {
+            return Ok(());
+        }
         let c = w.counter.index();
         let unknown = !w.cond.cond.is_static();
         let inst = if unknown {
@@ -221,6 +271,7 @@ impl<'p> Lowerer<'p> {
         let saved = self.scope;
         self.iter.push(0);
         for trip in 0..self.config.max_trips {
+            self.iteration(&w.cond.name, w.span)?;
             let k = i64::from(trip);
             self.counters[c] = k;
             if let Some(last) = self.iter.last_mut() {
@@ -242,6 +293,14 @@ impl<'p> Lowerer<'p> {
     }
 
     fn if_node(&mut self, i: &'p If) -> Result<(), LowerError> {
+        let any = i
+            .branches
+            .iter()
+            .any(|(c, b)| !self.cond_plans[c.id.index()].is_empty() || self.touches(b))
+            || i.otherwise.as_ref().is_some_and(|b| self.touches(b));
+        if !any {
+            return Ok(());
+        }
         let saved = self.scope;
         let mut taken = false;
         for (c, body) in &i.branches {

@@ -130,8 +130,9 @@ pub enum LowerError {
     Params(String),
     /// The budget of access instances was exceeded.
     Budget {
-        /// What was counted: "access instances", or "walk steps" (writes the
-        /// rules visited).
+        /// What was counted: "access instances", "loop iterations", or
+        /// "walk steps" (writes the rules visited). Each is bounded by
+        /// `max_instances`.
         unit: &'static str,
         /// Label of the statement (or name of the condition) whose accesses went over.
         site: String,
