@@ -203,7 +203,7 @@ impl Collector {
             .map(|&(_, o)| o)
             .max()
             .unwrap_or(0);
-        let site = facts.op_site.get(op as usize).copied();
+        let site = facts.op_site.get(op as usize).map(|_| facts.site(op));
         LowerError::Budget {
             unit: "walk steps",
             site: site.map_or_else(String::new, |s| {
@@ -227,7 +227,7 @@ impl Collector {
         for &(x, w) in source {
             if keep(&x) {
                 let o = facts.op(w);
-                let site = facts.site_index(facts.op_site[o as usize]) as u64;
+                let site = u64::from(facts.op_site[o as usize]);
                 self.pairs
                     .push((facts.acc_slot[x as usize], site << 32 | u64::from(o)));
             }

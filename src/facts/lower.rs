@@ -132,7 +132,19 @@ pub fn lower(program: &Program, config: &Config) -> Result<Facts, LowerError> {
         facts,
     };
     l.block(&program.body)?;
-    Ok(l.facts)
+    let mut f = l.facts;
+    // Growth headroom would otherwise stay allocated while the rules run.
+    f.op_site.shrink_to_fit();
+    f.op_iter_start.shrink_to_fit();
+    f.iters.shrink_to_fit();
+    f.op_scope.shrink_to_fit();
+    f.acc_op.shrink_to_fit();
+    f.acc_role.shrink_to_fit();
+    f.acc_prev.shrink_to_fit();
+    f.acc_link.shrink_to_fit();
+    f.acc_slot.shrink_to_fit();
+    f.slots.shrink_to_fit();
+    Ok(f)
 }
 
 impl<'p> Lowerer<'p> {
@@ -375,9 +387,19 @@ impl<'p> Lowerer<'p> {
         }
         let f = &mut self.facts;
         let op = f.op_site.len() as u32;
-        f.op_site.push(site);
+        f.op_site.push(f.site_index(site) as u32);
         f.iters.extend_from_slice(&self.iter);
-        f.op_iter_start.push(f.iters.len() as u64);
+        let Ok(end) = u32::try_from(f.iters.len()) else {
+            return Err(LowerError::Budget {
+                unit: "iteration-vector entries",
+                site: name.to_string(),
+                span,
+                count: f.iters.len() as u64,
+                max: u64::from(u32::MAX),
+                params: f.params.clone(),
+            });
+        };
+        f.op_iter_start.push(end);
         f.op_scope.push(self.scope);
         let slot_base = f.slots.len() as u32;
         let n_reads = plans.iter().filter(|p| p.kind.reads()).count() as u32;

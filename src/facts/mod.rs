@@ -201,9 +201,10 @@ pub struct Facts {
     pub site_names: Vec<String>,
 
     // Operations.
-    pub op_site: Vec<Site>,
+    /// The site of each operation, as a site index (see [`Facts::site_index`]).
+    pub op_site: Vec<u32>,
     /// `op_iter(O)` is `iters[op_iter_start[O]..op_iter_start[O + 1]]`.
-    pub op_iter_start: Vec<u64>,
+    pub op_iter_start: Vec<u32>,
     pub iters: Vec<i64>,
     /// Innermost scope of the operation's guard, or NONE for an empty guard.
     pub op_scope: Vec<u32>,
@@ -236,6 +237,10 @@ impl Facts {
 
     pub fn n_accs(&self) -> usize {
         self.acc_op.len()
+    }
+
+    pub fn site(&self, op: u32) -> Site {
+        self.site_of_index(self.op_site[op as usize] as usize)
     }
 
     pub fn op_iter(&self, op: u32) -> &[i64] {
