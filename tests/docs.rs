@@ -40,7 +40,11 @@ fn every_example_gives_its_code() {
                 "while ... do\n".repeat(201),
                 "end\n".repeat(201)
             )),
-            "E0006" => Some(format!("real x;\nx = {}1{};\n", "(".repeat(300), ")".repeat(300))),
+            "E0006" => Some(format!(
+                "real x;\nx = {}1{};\n",
+                "(".repeat(300),
+                ")".repeat(300)
+            )),
             "E0008" => Some("y = 1;\n".repeat(150)),
             _ => None,
         };
@@ -48,7 +52,10 @@ fn every_example_gives_its_code() {
             continue;
         };
         let got = codes(&source);
-        assert!(got.contains(&code.as_str()), "{code}: got {got:?} for\n{source}");
+        assert!(
+            got.contains(&code.as_str()),
+            "{code}: got {got:?} for\n{source}"
+        );
         checked += 1;
     }
     assert!(checked >= 26, "only {checked} examples");

@@ -263,7 +263,17 @@ impl Reach<'_> {
         }
     }
 
+    /// Whether every statement of `body` (ids `range`) has been reached, so
+    /// running it again can show nothing new.
+    fn all_reached(&self, range: Option<(usize, usize)>) -> bool {
+        range.is_none_or(|(a, b)| self.reached[a..=b].iter().all(|&r| r))
+    }
+
     fn for_loop(&mut self, f: &For) {
+        let range = id_range(&f.body);
+        if range.is_none() {
+            return;
+        }
         let (Some(lo), Some(hi)) = (self.eval(&f.lower.expr), self.eval(&f.upper.expr)) else {
             return;
         };
@@ -272,7 +282,7 @@ impl Reach<'_> {
         while v <= hi && !self.done() && self.tick() {
             self.counters[c] = v;
             self.nodes(&f.body);
-            if !self.guards[c] {
+            if !self.guards[c] || self.all_reached(range) {
                 break; // the counter's value changes nothing
             }
             match v.checked_add(f.step) {
@@ -283,6 +293,7 @@ impl Reach<'_> {
     }
 
     fn while_loop(&mut self, w: &While) {
+        let range = id_range(&w.body);
         let c = w.counter.index();
         let static_cond = w.cond.cond.is_static();
         let mut k = 0;
@@ -292,7 +303,7 @@ impl Reach<'_> {
                 return;
             }
             self.nodes(&w.body);
-            if !self.guards[c] {
+            if !self.guards[c] || self.all_reached(range) {
                 return; // every trip runs the same statements
             }
             k += 1;
@@ -304,4 +315,34 @@ impl Reach<'_> {
             }
         }
     }
+}
+
+/// The ids of the first and last statements in `nodes` (statements are
+/// numbered in textual order, so a subtree's ids are contiguous).
+fn id_range(nodes: &[Node]) -> Option<(usize, usize)> {
+    fn first(nodes: &[Node]) -> Option<usize> {
+        nodes.iter().find_map(|n| match n {
+            Node::Stmt(s) => Some(s.id.index()),
+            Node::For(f) => first(&f.body),
+            Node::While(w) => first(&w.body),
+            Node::If(i) => i
+                .branches
+                .iter()
+                .find_map(|(_, b)| first(b))
+                .or_else(|| i.otherwise.as_deref().and_then(first)),
+        })
+    }
+    fn last(nodes: &[Node]) -> Option<usize> {
+        nodes.iter().rev().find_map(|n| match n {
+            Node::Stmt(s) => Some(s.id.index()),
+            Node::For(f) => last(&f.body),
+            Node::While(w) => last(&w.body),
+            Node::If(i) => i
+                .otherwise
+                .as_deref()
+                .and_then(last)
+                .or_else(|| i.branches.iter().rev().find_map(|(_, b)| last(b))),
+        })
+    }
+    Some((first(nodes)?, last(nodes)?))
 }
