@@ -25,20 +25,31 @@ pub fn check(p: &Program, file: FileId) -> Vec<Diagnostic> {
 fn unread(p: &Program, stmts: &[&Stmt], file: FileId, out: &mut Vec<Diagnostic>) {
     let mut read = vec![false; p.arrays.len()];
     let mut first_write: Vec<Option<Span>> = vec![None; p.arrays.len()];
+    // One buffer for the reads of every statement and condition.
+    let mut reads = Vec::new();
     for s in stmts {
-        for a in s.accesses() {
-            let i = a.access.array.index();
-            if a.kind.reads() {
-                read[i] = true;
+        match &s.kind {
+            StmtKind::Assign { target, op, value } => {
+                let i = target.array.index();
+                if first_write[i].is_none() {
+                    first_write[i] = Some(target.span);
+                }
+                if op.is_some() {
+                    read[i] = true;
+                }
+                target.collect_subscript_reads(&mut reads);
+                value.collect_reads(&mut reads);
             }
-            if a.kind.writes() && first_write[i].is_none() {
-                first_write[i] = Some(a.access.span);
-            }
+            StmtKind::Call { args, .. } => args.iter().for_each(|a| a.collect_reads(&mut reads)),
+        }
+        for a in reads.drain(..) {
+            read[a.access.array.index()] = true;
         }
     }
     for c in p.conditions() {
-        for a in c.reads() {
-            read[a.array.index()] = true;
+        c.cond.collect_reads(&mut reads);
+        for a in reads.drain(..) {
+            read[a.access.array.index()] = true;
         }
     }
     for (i, array) in p.arrays.iter().enumerate() {
