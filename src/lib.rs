@@ -3,6 +3,10 @@
 
 pub mod cli;
 pub mod diagnostics;
+pub mod equiv;
+pub mod gen;
+pub mod hash;
+pub mod interp;
 pub mod lower;
 pub mod model;
 pub mod print;

@@ -5,7 +5,10 @@
 //! or I/O errors.
 
 pub mod check;
+pub mod equiv;
 pub mod fmt;
+pub mod gen;
+pub mod run;
 
 use crate::diagnostics::{has_errors, FileId, SourceFiles};
 use crate::model::Program;
@@ -30,6 +33,14 @@ pub enum Command {
     Check(check::Args),
     /// Print a `.loop` file in canonical form.
     Fmt(fmt::Args),
+    /// Run a program: every read with its value and writer, then the final
+    /// contents of every array.
+    Run(run::Args),
+    /// Check that a transformed program B reads and leaves the same values as
+    /// the original A.
+    Equiv(equiv::Args),
+    /// Print a random valid program.
+    Gen(gen::Args),
 }
 
 /// `--format text|json`.
@@ -78,6 +89,9 @@ pub fn main() -> ExitCode {
     match &cli.command {
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Equiv(a) => equiv::run(a),
+        Command::Gen(a) => gen::run(a),
     }
 }
 

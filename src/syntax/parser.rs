@@ -741,10 +741,19 @@ impl<'s> Parser<'s> {
         }
     }
 
-    /// `[name]` after `while`, `if` or `elsif`.
+    /// `[name]` after `while`, `if` or `elsif`; the name may be derived,
+    /// `[c.2]`, for a version of condition `c` (docs/interpreter.md).
     fn cond_name(&mut self) -> CondName {
         let open = self.eat(Tok::LBracket)?;
-        let name = self.expect_name("a name in brackets");
+        let name = self.expect_name("a name in brackets").and_then(|n| {
+            let mut text = self.text(n.span).to_string();
+            self.versions(&mut text, "in a condition name")?;
+            let sym = self.names.get_or_intern(&text);
+            Some(Name {
+                sym,
+                span: n.span.to(self.prev),
+            })
+        });
         if !self.close(Tok::RBracket, open.span) {
             return None;
         }
@@ -947,19 +956,25 @@ impl<'s> Parser<'s> {
     fn label(&mut self) -> Option<Label> {
         let first = self.bump().span;
         let mut text = self.text(first).to_string();
+        self.versions(&mut text, "in a label")?;
+        let span = first.to(self.prev);
+        self.expect(Tok::Colon)?;
+        Some(Label { text, span })
+    }
+
+    /// A derived-version suffix `.1.2`, appended to `text`.
+    fn versions(&mut self, text: &mut String, what: &str) -> Option<()> {
         while self.eat(Tok::Dot).is_some() {
             if self.at(Tok::Int) {
                 let t = self.bump();
                 text.push('.');
                 text.push_str(self.text(t.span));
             } else {
-                self.expected("a version number after `.` in a label");
+                self.expected(&format!("a version number after `.` {what}"));
                 return None;
             }
         }
-        let span = first.to(self.prev);
-        self.expect(Tok::Colon)?;
-        Some(Label { text, span })
+        Some(())
     }
 
     /// Comma-separated expressions up to the closing `close`.
