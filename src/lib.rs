@@ -13,3 +13,4 @@ pub mod lower;
 pub mod model;
 pub mod print;
 pub mod syntax;
+pub mod verify;

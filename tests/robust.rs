@@ -240,3 +240,24 @@ fn a_100_mb_file_is_checked() {
     let program = program.expect("valid");
     assert!(program.stmts().len() > 1_000_000);
 }
+
+#[test]
+fn the_deepest_valid_program_is_handled() {
+    // 200 nested loops around an expression 211 levels deep (a chain of 150
+    // sums over 60 nested negations, parsed 121 calls deep): valid, and it is
+    // checked, printed and parsed again (in `check`) without overflow.
+    let depth = arrayflow::model::builder::MAX_DEPTH;
+    let expr = format!("{}x{}", "-(".repeat(60), ")".repeat(60));
+    let source = format!(
+        "real x;\n{}x = {expr} + {};\nuse(x);\n{}",
+        (0..depth)
+            .map(|k| format!("for i{k} = 1 to 1 do\n"))
+            .collect::<String>(),
+        (0..150)
+            .map(|k| format!("i{k}"))
+            .collect::<Vec<_>>()
+            .join(" + "),
+        "end\n".repeat(depth)
+    );
+    assert_eq!(codes(&source), Vec::<&str>::new());
+}

@@ -10,6 +10,7 @@ pub mod flow;
 pub mod fmt;
 pub mod gen;
 pub mod run;
+pub mod verify;
 
 use crate::diagnostics::{has_errors, FileId, SourceFiles};
 use crate::model::Program;
@@ -34,8 +35,6 @@ pub enum Command {
     Check(check::Args),
     /// Print a `.loop` file in canonical form.
     Fmt(fmt::Args),
-    /// The possible sources of every read (σ), at concrete sizes.
-    Flow(flow::Args),
     /// Run a program: every read with its value and writer, then the final
     /// contents of every array.
     Run(run::Args),
@@ -44,6 +43,10 @@ pub enum Command {
     Equiv(equiv::Args),
     /// Print a random valid program.
     Gen(gen::Args),
+    /// The possible sources of every read (σ), at concrete sizes.
+    Flow(flow::Args),
+    /// Check σ against runs: every read's actual writer must be a source.
+    Verify(verify::Args),
 }
 
 /// `--format text|json`.
@@ -92,10 +95,11 @@ pub fn main() -> ExitCode {
     match &cli.command {
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
-        Command::Flow(a) => flow::run(a),
         Command::Run(a) => run::run(a),
         Command::Equiv(a) => equiv::run(a),
         Command::Gen(a) => gen::run(a),
+        Command::Flow(a) => flow::run(a),
+        Command::Verify(a) => verify::run(a),
     }
 }
 

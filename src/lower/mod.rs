@@ -21,7 +21,7 @@ mod warnings;
 use crate::diagnostics::{has_errors, Diagnostic, FileId};
 use crate::model::builder::{BuildError, ProgramBuilder, MAX_DEPTH};
 use crate::model::*;
-use crate::syntax::ast::{self, Item};
+use crate::syntax::ast::{self, Item, NameHasher};
 use crate::syntax::parser::MAX_ERRORS;
 use lasso::{Key, Spur};
 use std::collections::HashMap;
@@ -59,6 +59,11 @@ pub fn compile(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>)
     (Some(program), diags)
 }
 
+#[doc(hidden)]
+pub fn warnings_for(p: &Program, file: FileId) -> usize {
+    warnings::check(p, file).len()
+}
+
 /// Sorts diagnostics by where their first label starts (stable).
 fn by_position(diags: &mut [Diagnostic]) {
     diags.sort_by_key(|d| d.labels.first().map_or(0, |l| l.span.start));
@@ -75,7 +80,7 @@ pub fn lower(tree: &ast::File, file: FileId) -> (Program, Vec<Diagnostic>) {
         globals: SymMap::new(tree),
         scope: Vec::new(),
         closed: SymMap::new(tree),
-        sites: HashMap::new(),
+        sites: HashMap::with_hasher(NameHasher),
         counters: 0,
         errors: 0,
     };
@@ -136,7 +141,7 @@ struct Lowerer<'a> {
     /// Counters of loops already closed, for "used outside its loop".
     closed: SymMap<Span>,
     /// Statement labels and condition names.
-    sites: HashMap<String, Span>,
+    sites: HashMap<&'a str, Span, NameHasher>,
     /// Counters created so far (the next one's id).
     counters: u32,
     errors: usize,
@@ -297,7 +302,7 @@ impl<'a> Lowerer<'a> {
 
     // ---- statements ---------------------------------------------------
 
-    fn block(&mut self, items: &[Item], top: bool) {
+    fn block(&mut self, items: &'a [Item], top: bool) {
         for item in items {
             match item {
                 Item::Stmt(s) => self.stmt(s),
@@ -313,7 +318,7 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn site_name(&mut self, text: &str, span: Span) {
+    fn site_name(&mut self, text: &'a str, span: Span) {
         if reserved(text) {
             let d = Diagnostic::error("E0113", format!("`{text}` is a reserved name"))
                 .primary(self.file, span, "reserved")
@@ -329,10 +334,10 @@ impl<'a> Lowerer<'a> {
             self.error(d);
             return;
         }
-        self.sites.insert(text.to_string(), span);
+        self.sites.insert(text, span);
     }
 
-    fn stmt(&mut self, s: &ast::Stmt) {
+    fn stmt(&mut self, s: &'a ast::Stmt) {
         match s {
             ast::Stmt::For(f) => self.for_loop(f),
             ast::Stmt::While(w) => self.while_loop(w),
@@ -342,16 +347,15 @@ impl<'a> Lowerer<'a> {
                 let label = self.prefix(&c.prefix);
                 let args = c.args.iter().map(|a| self.value(a)).collect();
                 let func = self.text(c.func);
-                self.b
-                    .call_at(label.as_deref(), c.prefix.copy, func, args, c.span);
+                self.b.call_at(label, c.prefix.copy, func, args, c.span);
             }
         }
     }
 
-    fn prefix(&mut self, p: &ast::Prefix) -> Option<String> {
+    fn prefix(&mut self, p: &'a ast::Prefix) -> Option<&'a str> {
         let l = p.label.as_ref()?;
         self.site_name(&l.text, l.span);
-        Some(l.text.clone())
+        Some(&l.text)
     }
 
     fn counter_in_scope(&self, sym: Spur) -> Option<InScope> {
@@ -363,7 +367,7 @@ impl<'a> Lowerer<'a> {
         self.b.depth() >= MAX_DEPTH
     }
 
-    fn for_loop(&mut self, f: &ast::For) {
+    fn for_loop(&mut self, f: &'a ast::For) {
         if self.too_deep() {
             return;
         }
@@ -460,7 +464,7 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn while_loop(&mut self, w: &ast::While) {
+    fn while_loop(&mut self, w: &'a ast::While) {
         if self.too_deep() {
             return;
         }
@@ -524,7 +528,7 @@ impl<'a> Lowerer<'a> {
         })
     }
 
-    fn if_stmt(&mut self, i: &ast::If) {
+    fn if_stmt(&mut self, i: &'a ast::If) {
         if self.too_deep() {
             return;
         }
@@ -552,13 +556,13 @@ impl<'a> Lowerer<'a> {
         self.end(i.span);
     }
 
-    fn assign(&mut self, a: &ast::Assign) {
+    fn assign(&mut self, a: &'a ast::Assign) {
         let label = self.prefix(&a.prefix);
         let target = self.access(a.target, &a.subscripts, a.target_span, true);
         let value = self.value(&a.value);
         if let Some(target) = target {
             self.b
-                .assign_at(label.as_deref(), a.prefix.copy, target, a.op, value, a.span);
+                .assign_at(label, a.prefix.copy, target, a.op, value, a.span);
         }
     }
 

@@ -14,7 +14,6 @@ use crate::diagnostics::{Diagnostic, FileId};
 use crate::model::builder::MAX_DEPTH;
 use crate::model::{BinOp, CmpOp, ElemType, Span};
 use lasso::Rodeo;
-use std::collections::VecDeque;
 
 /// The deepest an expression may nest (parentheses, operators, subscripts).
 pub const MAX_EXPR_DEPTH: u32 = 256;
@@ -29,9 +28,13 @@ pub fn parse(source: &str, file: FileId) -> (File, Vec<Diagnostic>) {
         src: source,
         file,
         lexer: Lexer::new(source),
-        ahead: VecDeque::new(),
+        cur: Token {
+            tok: Tok::Eof,
+            span: Span::NONE,
+        },
+        next: None,
         prev: Span::NONE,
-        names: Rodeo::new(),
+        names: Rodeo::with_hasher(NameHasher),
         diags: Vec::new(),
         errors: 0,
         gave_up: false,
@@ -41,6 +44,7 @@ pub fn parse(source: &str, file: FileId) -> (File, Vec<Diagnostic>) {
         garbage: None,
         eof_reported: false,
     };
+    p.cur = p.lex();
     let items = p.items(Block::Top);
     let diags = p.diags;
     (
@@ -76,10 +80,12 @@ struct Parser<'s> {
     src: &'s str,
     file: FileId,
     lexer: Lexer<'s>,
-    ahead: VecDeque<Token>,
+    /// The next token, and the one after it once looked at.
+    cur: Token,
+    next: Option<Token>,
     /// The last token consumed.
     prev: Span,
-    names: Rodeo,
+    names: Rodeo<lasso::Spur, NameHasher>,
     diags: Vec<Diagnostic>,
     errors: usize,
     gave_up: bool,
@@ -132,33 +138,45 @@ fn starts_item(tok: Tok) -> bool {
 impl<'s> Parser<'s> {
     // ---- tokens -------------------------------------------------------
 
-    fn fill(&mut self, n: usize) {
-        while self.ahead.len() <= n {
-            let t = self.lexer.next_token();
-            if t.tok == Tok::Error {
-                let text: String = self.src[t.span.range()].chars().take(16).collect();
-                let shown = text.escape_debug().to_string();
-                let d = Diagnostic::error("E0001", format!("unexpected characters `{shown}`"))
-                    .primary(self.file, t.span, "no token starts with this")
-                    .note("names are letters, digits and `_`; comments start with `#` or `//`");
-                self.report(d);
-                self.garbage = Some(t.span);
-                continue;
-            }
-            self.ahead.push_back(t);
+    fn eof(&self) -> Token {
+        let end = self.src.len();
+        Token {
+            tok: Tok::Eof,
+            span: Span::new(end, end),
         }
     }
 
-    fn peek_at(&mut self, n: usize) -> Token {
-        if self.gave_up {
-            let end = self.src.len();
-            return Token {
-                tok: Tok::Eof,
-                span: Span::new(end, end),
-            };
+    /// The next token from the lexer, reporting and skipping unexpected
+    /// characters.
+    fn lex(&mut self) -> Token {
+        loop {
+            if self.gave_up {
+                return self.eof();
+            }
+            let t = self.lexer.next_token();
+            if t.tok != Tok::Error {
+                return t;
+            }
+            let text: String = self.src[t.span.range()].chars().take(16).collect();
+            let shown = text.escape_debug().to_string();
+            let d = Diagnostic::error("E0001", format!("unexpected characters `{shown}`"))
+                .primary(self.file, t.span, "no token starts with this")
+                .note("names are letters, digits and `_`; comments start with `#` or `//`");
+            self.report(d);
+            self.garbage = Some(t.span);
         }
-        self.fill(n);
-        self.ahead[n]
+    }
+
+    /// The next token (`n == 0`) or the one after it (`n == 1`).
+    fn peek_at(&mut self, n: usize) -> Token {
+        if n == 0 {
+            return self.cur;
+        }
+        if self.next.is_none() && self.cur.tok != Tok::Eof {
+            let t = self.lex();
+            self.next = Some(t);
+        }
+        self.next.unwrap_or(self.cur)
     }
 
     fn peek(&mut self) -> Tok {
@@ -170,9 +188,12 @@ impl<'s> Parser<'s> {
     }
 
     fn bump(&mut self) -> Token {
-        let t = self.peek_at(0);
+        let t = self.cur;
         if t.tok != Tok::Eof {
-            self.ahead.pop_front();
+            self.cur = match self.next.take() {
+                Some(n) => n,
+                None => self.lex(),
+            };
             self.prev = t.span;
             self.consumed += 1;
         }
@@ -222,8 +243,8 @@ impl<'s> Parser<'s> {
             return;
         }
         if d.code == "E0002" {
-            if let (Some(g), Some(next)) = (self.garbage, self.ahead.front()) {
-                if g.start >= self.prev.end && g.end <= next.span.start {
+            if let Some(g) = self.garbage {
+                if g.start >= self.prev.end && g.end <= self.cur.span.start {
                     return; // caused by the characters just reported
                 }
             }
@@ -232,6 +253,8 @@ impl<'s> Parser<'s> {
             self.errors += 1;
             if self.errors > MAX_ERRORS {
                 self.gave_up = true;
+                self.cur = self.eof();
+                self.next = None;
                 let at = d.labels.first().map_or(Span::NONE, |l| l.span);
                 self.diags.push(
                     Diagnostic::error(
