@@ -166,19 +166,24 @@ impl<'p> Lowerer<'p> {
         })
     }
 
+    /// The error for a budget `max` of `unit` that `name` took to `count`.
+    fn over(&self, unit: &'static str, name: &str, span: Span, count: u64, max: u64) -> LowerError {
+        LowerError::Budget {
+            unit,
+            site: name.to_string(),
+            span,
+            count,
+            max,
+            params: self.facts.params.clone(),
+        }
+    }
+
     /// Counts one loop iteration against the budget.
     fn iteration(&mut self, name: &str, span: Span) -> Result<(), LowerError> {
         self.iterations += 1;
         let max = self.config.max_instances;
         if self.iterations > max {
-            return Err(LowerError::Budget {
-                unit: "loop iterations",
-                site: name.to_string(),
-                span,
-                count: self.iterations,
-                max,
-                params: self.facts.params.clone(),
-            });
+            return Err(self.over("loop iterations", name, span, self.iterations, max));
         }
         Ok(())
     }
@@ -376,29 +381,17 @@ impl<'p> Lowerer<'p> {
         self.count = self.count.saturating_add(n);
         let max = self.config.max_instances.min(u64::from(NONE) - 1);
         if self.count > max {
-            return Err(LowerError::Budget {
-                unit: "access instances",
-                site: name.to_string(),
-                span,
-                count: self.count,
-                max,
-                params: self.facts.params.clone(),
-            });
+            return Err(self.over("access instances", name, span, self.count, max));
         }
+        let entries = self.facts.iters.len() + self.iter.len();
+        let Ok(end) = u32::try_from(entries) else {
+            let max = u64::from(u32::MAX);
+            return Err(self.over("iteration-vector entries", name, span, entries as u64, max));
+        };
         let f = &mut self.facts;
         let op = f.op_site.len() as u32;
         f.op_site.push(f.site_index(site) as u32);
         f.iters.extend_from_slice(&self.iter);
-        let Ok(end) = u32::try_from(f.iters.len()) else {
-            return Err(LowerError::Budget {
-                unit: "iteration-vector entries",
-                site: name.to_string(),
-                span,
-                count: f.iters.len() as u64,
-                max: u64::from(u32::MAX),
-                params: f.params.clone(),
-            });
-        };
         f.op_iter_start.push(end);
         f.op_scope.push(self.scope);
         let slot_base = f.slots.len() as u32;
