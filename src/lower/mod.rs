@@ -59,11 +59,6 @@ pub fn compile(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>)
     (Some(program), diags)
 }
 
-#[doc(hidden)]
-pub fn warnings_for(p: &Program, file: FileId) -> usize {
-    warnings::check(p, file).len()
-}
-
 /// Sorts diagnostics by where their first label starts (stable).
 fn by_position(diags: &mut [Diagnostic]) {
     diags.sort_by_key(|d| d.labels.first().map_or(0, |l| l.span.start));
