@@ -280,7 +280,12 @@ impl<'s> Parser<'s> {
     }
 
     /// "expected X, found Y" at the next token.
+    /// When the next token starts a new line, the thing is missing at the
+    /// end of the previous one, so the error points there.
     fn expected(&mut self, what: &str) {
+        if self.on_new_line() && self.consumed > 0 {
+            return self.expected_after(what);
+        }
         let found = self.found();
         let span = self.span();
         let d = Diagnostic::error("E0002", format!("expected {what}, found {found}")).primary(
@@ -288,6 +293,16 @@ impl<'s> Parser<'s> {
             span,
             format!("expected {what}"),
         );
+        self.report(d);
+    }
+
+    /// "expected X" right after the last token read.
+    fn expected_after(&mut self, what: &str) {
+        let found = self.found();
+        let after = Span::new(self.prev.end as usize, self.prev.end as usize);
+        let d = Diagnostic::error("E0002", format!("expected {what}, found {found}"))
+            .primary(self.file, after, format!("expected {what} here"))
+            .secondary(self.file, self.prev, "after this");
         self.report(d);
     }
 
@@ -321,12 +336,7 @@ impl<'s> Parser<'s> {
         if self.eat(Tok::Semi).is_some() {
             return;
         }
-        let found = self.found();
-        let after = Span::new(self.prev.end as usize, self.prev.end as usize);
-        let d = Diagnostic::error("E0002", format!("expected `;`, found {found}"))
-            .primary(self.file, after, "expected `;` here")
-            .secondary(self.file, self.prev, "after this");
-        self.report(d);
+        self.expected_after("`;`");
         if !(self.on_new_line() || starts_item(self.peek())) {
             self.sync();
         }
