@@ -2,8 +2,10 @@
 //! expansion for loop programs. See `docs/architecture.md` for the map.
 
 pub mod cli;
+pub mod dataflow;
 pub mod diagnostics;
 pub mod equiv;
+pub mod facts;
 pub mod gen;
 pub mod hash;
 pub mod interp;
@@ -11,3 +13,4 @@ pub mod lower;
 pub mod model;
 pub mod print;
 pub mod syntax;
+pub mod verify;

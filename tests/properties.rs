@@ -74,3 +74,47 @@ fn the_interpreter_never_panics() {
         }
     }
 }
+
+/// Property 4: σ is sound. Every read of a run of a generated program is
+/// written by one of its sources in σ (or reads an initial value σ allows).
+#[test]
+fn verify_finds_no_violation() {
+    for (seed, p) in programs() {
+        let mut o = Options::new(p.param_values(&[]).unwrap());
+        o.max_trips = 3;
+        let report = arrayflow::verify::verify(&p, &[], &o, 2)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        if let Some(v) = report.violations.first() {
+            panic!("seed {seed}: {v}\n{}", arrayflow::print::program(&p));
+        }
+    }
+}
+
+/// Property 5: σ is exact on static control programs (affine subscripts and
+/// conditions, no `while`): every executed read's σ is exactly its actual
+/// writer (or exactly the initial value).
+#[test]
+fn sigma_is_exact_on_static_control_programs() {
+    use arrayflow::dataflow::{analyze, Config};
+    for seed in 0..cases() {
+        let p = generate(seed, &GenOptions::static_control(size(seed)));
+        let flow = analyze(&p, &Config::default()).unwrap();
+        let o = Options::new(p.param_values(&[]).unwrap());
+        let run = run(&p, &o).unwrap();
+        for r in &run.reads {
+            let op = &run.ops[r.op as usize];
+            let s = flow.sources(op, r.access as usize).unwrap();
+            match run.op(r.writer) {
+                None => assert!(
+                    s.initial && s.writes.is_empty(),
+                    "seed {seed}: {op:?} {s:?}"
+                ),
+                Some(w) => assert!(
+                    !s.initial && s.writes == vec![w.clone()],
+                    "seed {seed}: {op:?} read {} from {w:?}, σ = {s:?}",
+                    r.access
+                ),
+            }
+        }
+    }
+}

@@ -6,9 +6,11 @@
 
 pub mod check;
 pub mod equiv;
+pub mod flow;
 pub mod fmt;
 pub mod gen;
 pub mod run;
+pub mod verify;
 
 use crate::diagnostics::{has_errors, FileId, SourceFiles};
 use crate::model::Program;
@@ -41,6 +43,10 @@ pub enum Command {
     Equiv(equiv::Args),
     /// Print a random valid program.
     Gen(gen::Args),
+    /// The possible sources of every read (σ), at concrete sizes.
+    Flow(flow::Args),
+    /// Check σ against runs: every read's actual writer must be a source.
+    Verify(verify::Args),
 }
 
 /// `--format text|json`.
@@ -92,6 +98,8 @@ pub fn main() -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Equiv(a) => equiv::run(a),
         Command::Gen(a) => gen::run(a),
+        Command::Flow(a) => flow::run(a),
+        Command::Verify(a) => verify::run(a),
     }
 }
 
