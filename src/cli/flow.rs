@@ -3,8 +3,9 @@
 //! sizes. Exit 0 on success, 1 when the program has errors or the analysis
 //! cannot run at these sizes (a budget exceeded, say), 2 on usage or I/O errors.
 
-use super::{load, Format, Sizes};
+use super::{load_with, Format, Sizes};
 use crate::dataflow::{self, Config, DataflowError, DEFAULT_MAX_INSTANCES};
+use crate::db::resolve::{file_flow, FileFlowError};
 use crate::diagnostics::Diagnostic;
 use std::io::Write;
 use std::path::PathBuf;
@@ -27,22 +28,23 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    let loaded = match load(&args.file) {
-        Ok(l) => l,
-        Err(code) => return code,
-    };
     let config = Config {
         params: args.sizes.params.clone(),
         max_trips: args.sizes.max_trips,
         max_instances: args.max_instances,
     };
-    let flow = match dataflow::analyze(&loaded.program, &config) {
+    let loaded = match load_with(&args.file, config) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let flow = match file_flow(&loaded.db, loaded.source) {
         Ok(f) => f,
-        Err(e) => {
-            let d = diagnostic(&e, loaded.file);
-            eprint!("{}", loaded.files.render(&d));
+        Err(FileFlowError::Analysis(d)) => {
+            let d = &super::in_file(&[d], loaded.file)[0];
+            eprint!("{}", loaded.files.render(d));
             return ExitCode::from(1);
         }
+        Err(FileFlowError::Invalid) => return ExitCode::from(1),
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

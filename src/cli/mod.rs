@@ -103,11 +103,14 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// A program loaded by [`load`], with the source its spans point into.
+/// A program loaded by [`load`], with the source its spans point into and the
+/// analysis database it was loaded through.
 pub struct Loaded {
     pub program: Program,
     pub files: SourceFiles,
     pub file: FileId,
+    pub db: crate::db::Database,
+    pub source: crate::db::SourceFile,
 }
 
 /// Reads, parses and checks one `.loop` file: what every command that takes
@@ -115,19 +118,45 @@ pub struct Loaded {
 /// stderr. A file that cannot be read gives `Err(2)`; a program with errors
 /// gives `Err(1)`; the caller returns that code.
 pub fn load(path: &Path) -> Result<Loaded, ExitCode> {
-    let source = read_source(path).ok_or(ExitCode::from(2))?;
+    load_with(path, crate::dataflow::Config::default())
+}
+
+/// [`load`] into a database with these analysis settings.
+pub fn load_with(path: &Path, config: crate::dataflow::Config) -> Result<Loaded, ExitCode> {
+    let text = read_source(path).ok_or(ExitCode::from(2))?;
+    let db = crate::db::Database::new(config);
+    let name = path.display().to_string();
+    let source = db.add_file(name.clone(), text);
     let mut files = SourceFiles::new();
-    let file = files.add(path.display().to_string(), source);
-    let (program, diags) = crate::lower::compile(files.source(file), file);
+    let file = files.add(name, source.text(&db).clone());
+    let parsed = crate::db::parse(&db, source);
+    let diags = in_file(&parsed.diagnostics, file);
     eprint!("{}", files.render_all(&diags));
-    match program {
+    match &parsed.program {
         Some(program) if !has_errors(&diags) => Ok(Loaded {
-            program,
+            program: program.clone(),
             files,
             file,
+            db,
+            source,
         }),
         _ => Err(ExitCode::from(1)),
     }
+}
+
+/// Diagnostics of the database (which point into `db::FILE`) pointing into
+/// `file` of a [`SourceFiles`] set instead.
+pub fn in_file(
+    diags: &[crate::diagnostics::Diagnostic],
+    file: FileId,
+) -> Vec<crate::diagnostics::Diagnostic> {
+    let mut diags = diags.to_vec();
+    for d in &mut diags {
+        for l in &mut d.labels {
+            l.file = file;
+        }
+    }
+    diags
 }
 
 /// The text of a source file, or `None` after printing why it cannot be

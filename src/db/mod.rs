@@ -1,0 +1,478 @@
+//! The incremental analysis database (salsa).
+//!
+//! Inputs: [`SourceFile`] (path and text) and the singleton [`Settings`]
+//! (parameter values, `while` trips, the budget). Tracked queries, cheapest
+//! first:
+//!
+//! - [`parse`]: the whole front end (`lower::compile`) on one file: the
+//!   program and its diagnostics. Re-runs on every edit of the file (it is
+//!   linear and fast).
+//! - [`kernels`]: the file cut into kernels ([`kernel`]), each a salsa
+//!   tracked struct whose `program` field is the kernel's local program.
+//!   Re-runs on every edit; unchanged kernels keep an equal field, so what
+//!   was computed from them stays valid.
+//! - [`kernel_flow`]: σ of one kernel (its local program with entry writes
+//!   and exit reads, [`kernel::augment`]). Re-runs only when that kernel's
+//!   text, the declarations or the settings change.
+//! - [`kernel_loops`]: the flow dependences each loop of a kernel carries.
+//! - [`analysis_diagnostics`], [`remarks`]: per file, from all of the above,
+//!   in the file's ids and positions.
+//!
+//! Per-kernel results hold only local ids and relative spans; the per-file
+//! steps translate them with the kernel's [`Placement`]. σ across kernels is
+//! put together by [`resolve`] (an entry write stands for whatever reaches the
+//! kernel's start, found in the earlier kernels' exit reads).
+
+pub mod ide;
+pub mod kernel;
+pub mod resolve;
+
+pub use kernel::{KernelProgram, Placement};
+
+use crate::dataflow::{self, Config, DataflowError, Flow};
+use crate::diagnostics::{Diagnostic, FileId};
+use crate::model::{ArrayId, CounterId, Program, Site, Span};
+use kernel::{Augmented, EXIT};
+use salsa::Setter;
+
+/// One source file.
+#[salsa::input]
+pub struct SourceFile {
+    #[returns(ref)]
+    pub path: String,
+    #[returns(ref)]
+    pub text: String,
+}
+
+/// The sizes and limits of every bounded analysis of the database.
+#[salsa::input(singleton)]
+pub struct Settings {
+    /// Parameter values; parameters not listed take their default.
+    #[returns(ref)]
+    pub params: Vec<(String, i64)>,
+    #[returns(copy)]
+    pub max_trips: u32,
+    /// The most access instances one kernel's analysis may create.
+    #[returns(copy)]
+    pub max_instances: u64,
+}
+
+/// Diagnostics of [`parse`] and of the per-file steps point into this file id.
+pub const FILE: FileId = FileId(0);
+
+/// The database.
+#[salsa::db]
+#[derive(Clone)]
+pub struct Database {
+    storage: salsa::Storage<Self>,
+}
+
+#[salsa::db]
+impl salsa::Database for Database {}
+
+impl Default for Database {
+    fn default() -> Database {
+        Database::with_storage(salsa::Storage::default(), Config::default())
+    }
+}
+
+impl Database {
+    /// A database with these settings.
+    pub fn new(config: Config) -> Database {
+        Database::with_storage(salsa::Storage::default(), config)
+    }
+
+    /// A database whose salsa events (query executions, cancellation
+    /// checks) go to `callback`.
+    pub fn with_events(
+        config: Config,
+        callback: Box<dyn Fn(salsa::Event) + Send + Sync + 'static>,
+    ) -> Database {
+        Database::with_storage(salsa::Storage::new(Some(callback)), config)
+    }
+
+    fn with_storage(storage: salsa::Storage<Database>, config: Config) -> Database {
+        let db = Database { storage };
+        Settings::new(&db, config.params, config.max_trips, config.max_instances);
+        db
+    }
+
+    /// Adds a file.
+    pub fn add_file(&self, path: impl Into<String>, text: impl Into<String>) -> SourceFile {
+        SourceFile::new(self, path.into(), text.into())
+    }
+
+    /// Replaces a file's text (a new revision: stale computations on other
+    /// handles are cancelled).
+    pub fn set_text(&mut self, file: SourceFile, text: String) {
+        file.set_text(self).to(text);
+    }
+
+    pub fn config(&self) -> Config {
+        let s = Settings::get(self);
+        Config {
+            params: s.params(self).clone(),
+            max_trips: s.max_trips(self),
+            max_instances: s.max_instances(self),
+        }
+    }
+
+    /// Changes the settings; only the fields that differ become new input.
+    pub fn configure(&mut self, config: Config) {
+        let s = Settings::get(self);
+        if *s.params(self) != config.params {
+            s.set_params(self).to(config.params);
+        }
+        if s.max_trips(self) != config.max_trips {
+            s.set_max_trips(self).to(config.max_trips);
+        }
+        if s.max_instances(self) != config.max_instances {
+            s.set_max_instances(self).to(config.max_instances);
+        }
+    }
+}
+
+/// A file after the front end.
+pub struct Parsed {
+    /// The program, when the file has no error.
+    pub program: Option<Program>,
+    /// Errors and warnings of the front end, pointing into [`FILE`].
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Parses and checks a file. Never backdated: its diagnostics hold absolute
+/// positions, which change with edits that leave the program equal.
+#[salsa::tracked(no_eq)]
+pub fn parse(db: &dyn salsa::Database, file: SourceFile) -> Parsed {
+    let (program, diagnostics) = crate::lower::compile(file.text(db), FILE);
+    Parsed {
+        program,
+        diagnostics,
+    }
+}
+
+/// One kernel of a file.
+#[salsa::tracked]
+pub struct Kernel<'db> {
+    #[tracked]
+    #[returns(ref)]
+    pub program: KernelProgram,
+    #[tracked]
+    #[returns(copy)]
+    pub place: Placement,
+}
+
+/// The kernels of a valid file, in order (none when the file has errors).
+#[salsa::tracked]
+pub fn kernels(db: &dyn salsa::Database, file: SourceFile) -> Vec<Kernel<'_>> {
+    let Some(program) = &parse(db, file).program else {
+        return Vec::new();
+    };
+    kernel::split(program)
+        .into_iter()
+        .map(|p| Kernel::new(db, p.program, p.place))
+        .collect()
+}
+
+/// σ of one kernel, on its augmented local program.
+pub struct KernelFlow {
+    pub augmented: Augmented,
+    pub result: Result<Flow, DataflowError>,
+}
+
+/// σ of one kernel: depends on its local program and the settings only.
+#[salsa::tracked(no_eq)]
+pub fn kernel_flow<'db>(db: &'db dyn salsa::Database, kernel: Kernel<'db>) -> KernelFlow {
+    let local = &kernel.program(db).program;
+    let config = settings(db);
+    let (program, augmented) = kernel::augment(local);
+    let result = match local.param_values(&config.params) {
+        Ok(values) => {
+            let extra = synthetic_instances(local, &augmented, &values);
+            let run = |more: u64| {
+                let inner = Config {
+                    max_instances: config.max_instances.saturating_add(more),
+                    ..config.clone()
+                };
+                dataflow::analyze(&program, &inner)
+            };
+            let entry = extra.entry_cells.max(extra.entry_iterations);
+            match run(entry) {
+                // The kernel fit; only the exit reads went over.
+                Err(DataflowError::Budget { ref site, .. }) if site.starts_with(EXIT) => {
+                    let exit = extra.exit_cells.max(extra.exit_iterations);
+                    run(entry.saturating_add(exit).saturating_mul(2))
+                }
+                r => r,
+            }
+            .map_err(|e| extra.restore(e, config.max_instances))
+        }
+        Err(m) => Err(DataflowError::Params(m)),
+    };
+    KernelFlow { augmented, result }
+}
+
+fn settings(db: &dyn salsa::Database) -> Config {
+    match Settings::try_get(db) {
+        Some(s) => Config {
+            params: s.params(db).clone(),
+            max_trips: s.max_trips(db),
+            max_instances: s.max_instances(db),
+        },
+        None => Config::default(),
+    }
+}
+
+/// What the entry writes and exit reads add to a kernel's counts, so that
+/// the budget bounds the kernel's own instances.
+struct Synthetic {
+    entry_cells: u64,
+    entry_iterations: u64,
+    exit_cells: u64,
+    exit_iterations: u64,
+}
+
+impl Synthetic {
+    /// A budget error in the kernel's terms: counts without the entry
+    /// writes before it, and the budget the user gave.
+    fn restore(&self, e: DataflowError, max: u64) -> DataflowError {
+        match e {
+            DataflowError::Budget {
+                unit,
+                site,
+                span,
+                count,
+                params,
+                ..
+            } => {
+                let before = match unit {
+                    "access instances" => self.entry_cells,
+                    "loop iterations" => self.entry_iterations,
+                    _ => 0,
+                };
+                DataflowError::Budget {
+                    unit,
+                    site,
+                    span,
+                    count: count.saturating_sub(before),
+                    max,
+                    params,
+                }
+            }
+            e => e,
+        }
+    }
+}
+
+fn synthetic_instances(p: &Program, aug: &Augmented, values: &[i64]) -> Synthetic {
+    let size = |a: ArrayId| -> (u64, u64) {
+        let mut cells = 1u64;
+        let mut iterations = 0u64;
+        for r in &p.array_decl(a).dims {
+            let at = |b: &crate::model::Bound| {
+                let mut env = crate::model::eval::StaticEnv {
+                    params: values,
+                    counters: &[],
+                };
+                crate::model::eval::expr(&b.expr, &mut env).unwrap_or(0)
+            };
+            let n = at(&r.hi).saturating_sub(at(&r.lo)).saturating_add(1).max(0) as u64;
+            cells = cells.saturating_mul(n);
+            iterations = iterations.saturating_add(cells);
+        }
+        (cells, iterations)
+    };
+    let sum = |arrays: &[ArrayId]| {
+        arrays.iter().fold((0u64, 0u64), |(c, i), &a| {
+            let (c2, i2) = size(a);
+            (c.saturating_add(c2), i.saturating_add(i2))
+        })
+    };
+    let (entry_cells, entry_iterations) = sum(&aug.entry);
+    let (exit_cells, exit_iterations) = sum(&aug.exit);
+    Synthetic {
+        entry_cells,
+        entry_iterations,
+        exit_cells,
+        exit_iterations,
+    }
+}
+
+/// A flow dependence a loop carries, at the analysed sizes: some read of
+/// `array` by `to` in one iteration of the loop may read a value `from` wrote
+/// in an earlier iteration (`distance` iterations before, from `min` to `max`)
+/// of the same instance of the loops around it. Local ids.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Carried {
+    pub array: ArrayId,
+    pub from: Site,
+    pub to: Site,
+    pub min: i64,
+    pub max: i64,
+}
+
+/// One loop of a kernel with the flow dependences it carries. Local ids.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopFlow {
+    pub counter: CounterId,
+    /// Claimed parallel (`doall`).
+    pub doall: bool,
+    pub carried: Vec<Carried>,
+}
+
+/// The loops of a kernel and the flow dependences each carries (empty when
+/// σ could not be computed).
+#[salsa::tracked]
+pub fn kernel_loops<'db>(db: &'db dyn salsa::Database, kernel: Kernel<'db>) -> Vec<LoopFlow> {
+    let kf = kernel_flow(db, kernel);
+    let local = &kernel.program(db).program;
+    match &kf.result {
+        Ok(flow) => resolve::carried(local, &kf.augmented, flow),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Analysis errors of a file: bad parameter values once, then each
+/// kernel's budget or evaluation error, in the file's positions and names.
+#[salsa::tracked(no_eq)]
+pub fn analysis_diagnostics(db: &dyn salsa::Database, file: SourceFile) -> Vec<Diagnostic> {
+    let Some(program) = &parse(db, file).program else {
+        return Vec::new();
+    };
+    let config = settings(db);
+    if let Err(m) = program.param_values(&config.params) {
+        return vec![Diagnostic::error("E0301", m)];
+    }
+    let mut out = Vec::new();
+    for &k in kernels(db, file) {
+        if let Err(e) = &kernel_flow(db, k).result {
+            out.push(kernel_error(program, k.program(db), k.place(db), e));
+        }
+    }
+    out
+}
+
+/// A kernel's analysis error as a diagnostic of the file.
+pub fn kernel_error(
+    program: &Program,
+    local: &KernelProgram,
+    place: Placement,
+    e: &DataflowError,
+) -> Diagnostic {
+    let global_name = |name: &str| -> String {
+        let local = &local.program;
+        let site = local
+            .stmts()
+            .iter()
+            .find(|s| s.label == name)
+            .map(|s| Site::Stmt(s.id))
+            .or_else(|| {
+                local
+                    .conditions()
+                    .iter()
+                    .find(|c| c.name == name)
+                    .map(|c| Site::Cond(c.id))
+            });
+        match site {
+            Some(s) => program.site_name(place.global_site(s)),
+            None => name.to_string(),
+        }
+    };
+    let e = match e {
+        DataflowError::Budget {
+            unit,
+            site,
+            span,
+            count,
+            max,
+            params,
+        } => DataflowError::Budget {
+            unit,
+            site: global_name(site),
+            span: place.absolute(*span),
+            count: *count,
+            max: *max,
+            params: params.clone(),
+        },
+        DataflowError::Eval { what, span } => {
+            let mut what = what.clone();
+            // The message names a condition by its local name.
+            if let (Some(a), Some(b)) = (
+                what.find('`'),
+                what[what.find('`').unwrap_or(0) + 1..].find('`'),
+            ) {
+                let name = what[a + 1..a + 1 + b].to_string();
+                what.replace_range(a + 1..a + 1 + b, &global_name(&name));
+            }
+            DataflowError::Eval {
+                what,
+                span: place.absolute(*span),
+            }
+        }
+        e => e.clone(),
+    };
+    crate::cli::flow::diagnostic(&e, FILE)
+}
+
+/// How much a remark matters to an editor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Information,
+    Hint,
+}
+
+/// An analysis remark: not a problem, a fact about the program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Remark {
+    pub level: Level,
+    pub span: Span,
+    pub message: String,
+}
+
+/// The remarks of a file: for every loop, the flow dependences it carries at
+/// the analysed sizes, or that it carries none.
+#[salsa::tracked(no_eq)]
+pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
+    let Some(program) = &parse(db, file).program else {
+        return Vec::new();
+    };
+    let sizes = ide::sizes(&settings(db), program);
+    let mut out = Vec::new();
+    for &k in kernels(db, file) {
+        let place = k.place(db);
+        for l in kernel_loops(db, k) {
+            let counter = place.global_counter(l.counter);
+            let span = ide::loop_span(program, counter);
+            let name = &program.counter_decl(counter).name;
+            if l.carried.is_empty() {
+                out.push(Remark {
+                    level: Level::Hint,
+                    span,
+                    message: format!(
+                        "loop {name} carries no flow dependence ({sizes}): \
+                         only storage reuse can keep its iterations apart"
+                    ),
+                });
+            }
+            for c in &l.carried {
+                let message = format!(
+                    "loop {name} carries a flow dependence on {} ({} → {}, {}) ({sizes})",
+                    program.array_decl(c.array).name,
+                    program.site_name(place.global_site(c.from)),
+                    program.site_name(place.global_site(c.to)),
+                    ide::distance(c.min, c.max),
+                );
+                out.push(Remark {
+                    level: Level::Information,
+                    span,
+                    message: if l.doall {
+                        format!("{message}; it is marked doall")
+                    } else {
+                        message
+                    },
+                });
+            }
+        }
+    }
+    out
+}
