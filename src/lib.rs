@@ -11,6 +11,7 @@ pub mod gen;
 pub mod hash;
 pub mod interp;
 pub mod lower;
+pub mod lsp;
 pub mod model;
 pub mod print;
 pub mod syntax;

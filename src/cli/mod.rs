@@ -9,6 +9,7 @@ pub mod equiv;
 pub mod flow;
 pub mod fmt;
 pub mod gen;
+pub mod lsp;
 pub mod run;
 pub mod verify;
 
@@ -47,6 +48,8 @@ pub enum Command {
     Flow(flow::Args),
     /// Check σ against runs: every read's actual writer must be a source.
     Verify(verify::Args),
+    /// Run the language server on stdin and stdout (docs/editors.md).
+    Lsp(lsp::Args),
 }
 
 /// `--format text|json`.
@@ -100,6 +103,7 @@ pub fn main() -> ExitCode {
         Command::Gen(a) => gen::run(a),
         Command::Flow(a) => flow::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Lsp(a) => lsp::run(a),
     }
 }
 

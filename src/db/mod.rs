@@ -449,14 +449,14 @@ pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
                     level: Level::Hint,
                     span,
                     message: format!(
-                        "loop {name} carries no flow dependence ({sizes}): \
+                        "loop {name} carries no flow dependence {sizes}: \
                          only storage reuse can keep its iterations apart"
                     ),
                 });
             }
             for c in &l.carried {
                 let message = format!(
-                    "loop {name} carries a flow dependence on {} ({} → {}, {}) ({sizes})",
+                    "loop {name} carries a flow dependence on {} ({} → {}, {}) {sizes}",
                     program.array_decl(c.array).name,
                     program.site_name(place.global_site(c.from)),
                     program.site_name(place.global_site(c.to)),

@@ -1,0 +1,550 @@
+//! `arrayflow lsp` as a child process, spoken to over its pipes. Every wait
+//! has a timeout, so a hung server fails the test instead of hanging CI.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    inbox: Receiver<Value>,
+    /// Messages received while waiting for something else.
+    seen: Vec<Value>,
+    next_id: i64,
+}
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/fixtures/papers/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+fn uri(name: &str) -> String {
+    format!("file:///work/{name}")
+}
+
+impl Client {
+    fn start() -> Client {
+        Client::start_with(json!({}))
+    }
+
+    fn start_with(options: Value) -> Client {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_arrayflow"))
+            .arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start arrayflow lsp");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stdout);
+            loop {
+                let mut len = None;
+                let mut line = String::new();
+                loop {
+                    line.clear();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let l = line.trim();
+                    if l.is_empty() {
+                        break;
+                    }
+                    if let Some(v) = l.strip_prefix("Content-Length:") {
+                        len = v.trim().parse::<usize>().ok();
+                    }
+                }
+                let mut body = vec![0; len.expect("a Content-Length header")];
+                if r.read_exact(&mut body).is_err() {
+                    return;
+                }
+                let v: Value = serde_json::from_slice(&body).expect("the server sends JSON");
+                if tx.send(v).is_err() {
+                    return;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut c = Client {
+            child,
+            stdin,
+            inbox: rx,
+            seen: Vec::new(),
+            next_id: 1,
+        };
+        let id = c.request(
+            "initialize",
+            json!({
+                "processId": null,
+                "rootUri": null,
+                "capabilities": {},
+                "initializationOptions": options,
+            }),
+        );
+        let r = c.response(id);
+        assert!(
+            r["result"]["capabilities"]["hoverProvider"] == json!(true),
+            "{r}"
+        );
+        assert_eq!(
+            r["result"]["capabilities"]["textDocumentSync"]["change"],
+            json!(2),
+            "incremental sync"
+        );
+        c.notify("initialized", json!({}));
+        c
+    }
+
+    fn send_raw(&mut self, body: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        write!(stdin, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
+        stdin.write_all(body).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, v: Value) {
+        self.send_raw(v.to_string().as_bytes());
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// The first message (seen before or arriving within the timeout) that
+    /// satisfies `want`.
+    fn wait(&mut self, what: &str, want: impl Fn(&Value) -> bool) -> Value {
+        if let Some(k) = self.seen.iter().position(&want) {
+            return self.seen.remove(k);
+        }
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.inbox.recv_timeout(left) {
+                Ok(v) if want(&v) => return v,
+                Ok(v) => self.seen.push(v),
+                Err(RecvTimeoutError::Timeout) => panic!("timed out waiting for {what}"),
+                Err(RecvTimeoutError::Disconnected) => {
+                    panic!("the server closed while waiting for {what}")
+                }
+            }
+        }
+    }
+
+    fn response(&mut self, id: i64) -> Value {
+        self.wait(&format!("the response to {id}"), |v| v["id"] == json!(id))
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.request(method, params);
+        self.response(id)
+    }
+
+    /// The diagnostics published for `uri` at `version`.
+    fn diagnostics(&mut self, uri: &str, version: i64) -> Vec<Value> {
+        let v = self.wait(&format!("diagnostics of {uri} v{version}"), |v| {
+            v["method"] == "textDocument/publishDiagnostics"
+                && v["params"]["uri"] == uri
+                && v["params"]["version"] == json!(version)
+        });
+        v["params"]["diagnostics"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn open(&mut self, uri: &str, text: &str) {
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "loop", "version": 1, "text": text}}),
+        );
+    }
+
+    fn shutdown(mut self) {
+        let r = self.call("shutdown", Value::Null);
+        assert!(r.get("error").is_none(), "{r}");
+        self.notify("exit", Value::Null);
+        drop(self.stdin.take());
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "exit status {status}");
+                return;
+            }
+            assert!(Instant::now() < deadline, "the server did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The (line, character) of the `nth` occurrence of `needle` in `text`,
+/// plus `skip` characters.
+fn pos(text: &str, needle: &str, nth: usize, skip: usize) -> Value {
+    let at = text.match_indices(needle).nth(nth).expect("needle").0 + skip;
+    let line = text[..at].matches('\n').count();
+    let col = at - text[..at].rfind('\n').map_or(0, |k| k + 1);
+    json!({"line": line, "character": col})
+}
+
+fn messages(diags: &[Value]) -> Vec<String> {
+    diags
+        .iter()
+        .map(|d| d["message"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn a_session_on_example_1() {
+    let text = fixture("mse-example1.loop");
+    let u = uri("mse-example1.loop");
+    let mut c = Client::start();
+    c.open(&u, &text);
+    let diags = c.diagnostics(&u, 1);
+    let msgs = messages(&diags);
+    // The while loop carries the value of x from one trip to the next; i carries none.
+    assert!(
+        msgs.iter()
+            .any(|m| m.starts_with("loop _W1 carries a flow dependence on x (S → S, distance 1)")),
+        "{msgs:?}"
+    );
+    assert!(
+        msgs.iter()
+            .any(|m| m.starts_with("loop i carries no flow dependence")),
+        "{msgs:?}"
+    );
+    assert!(
+        diags.iter().all(|d| d["severity"] != json!(1)),
+        "no errors: {msgs:?}"
+    );
+
+    // Hover on R's read of x: its sources are T and S, at N=5.
+    let at = pos(&text, "R: use(x)", 0, 7);
+    let h = c.call(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": u}, "position": at}),
+    );
+    let value = h["result"]["contents"]["value"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(value.contains("**R** reads `x`"), "{value}");
+    assert!(value.contains("from T[i] or S[i, 0..3]"), "{value}");
+    assert!(value.contains("N=5"), "{value}");
+
+    // Definition: the statements T and S.
+    let d = c.call(
+        "textDocument/definition",
+        json!({"textDocument": {"uri": u}, "position": at}),
+    );
+    let lines: Vec<i64> = d["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["range"]["start"]["line"].as_i64().unwrap())
+        .collect();
+    let t_line = pos(&text, "T: x", 0, 0)["line"].as_i64().unwrap();
+    let s_line = pos(&text, "S: x", 0, 0)["line"].as_i64().unwrap();
+    assert_eq!(lines, vec![t_line, s_line], "{d}");
+
+    // Hover on T's write: R reads it.
+    let w = c.call(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": u}, "position": pos(&text, "T: x", 0, 3)}),
+    );
+    let wv = w["result"]["contents"]["value"].as_str().unwrap_or("");
+    assert!(
+        wv.contains("**T** writes `x`")
+            && wv.contains("R (access 0)")
+            && wv.contains("S (access 0)"),
+        "{wv}"
+    );
+
+    // Code lenses on both loops.
+    let lens = c.call("textDocument/codeLens", json!({"textDocument": {"uri": u}}));
+    let titles: Vec<&str> = lens["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["command"]["title"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(titles.len(), 2, "{lens}");
+    assert!(
+        titles[0].starts_with("parallel: ? → yes after expansion"),
+        "{titles:?}"
+    );
+    assert!(titles[1].starts_with("parallel: no"), "{titles:?}");
+
+    // The code action runs the summary command.
+    let actions = c.call(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": u}, "range": {"start": at, "end": at}, "context": {"diagnostics": []}}),
+    );
+    let action = &actions["result"][0];
+    assert_eq!(action["title"], "Show expansion summary");
+    let summary = c.call("workspace/executeCommand", action["command"].clone());
+    let s = summary["result"].as_str().unwrap_or("");
+    assert!(s.contains("x: written by T, S"), "{summary}");
+    c.wait("the summary shown", |v| v["method"] == "window/showMessage");
+
+    // Symbols: the parameter, the scalar, the three statements.
+    let syms = c.call(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": u}}),
+    );
+    let names: Vec<&str> = syms["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["N", "x", "T", "S", "R"]);
+
+    // An incremental edit: R also reads x + 1 … still sourced from T and S;
+    // then an error.
+    let r_at = pos(&text, "R: use(x)", 0, 8);
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": u, "version": 2},
+               "contentChanges": [{"range": {"start": r_at, "end": r_at}, "text": ", y"}]}),
+    );
+    let diags = c.diagnostics(&u, 2);
+    let msgs = messages(&diags);
+    assert!(
+        msgs.iter().any(|m| m.contains("`y` is not declared")),
+        "{msgs:?}"
+    );
+    let err = diags.iter().find(|d| d["code"] == "E0101").unwrap();
+    assert_eq!(err["range"]["start"]["line"], r_at["line"]);
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": u, "version": 3}, "contentChanges": [{"text": text}]}),
+    );
+    let diags = c.diagnostics(&u, 3);
+    assert!(diags.iter().all(|d| d["severity"] != json!(1)));
+    c.shutdown();
+}
+
+#[test]
+fn robustness_errors_get_replies_and_the_server_goes_on() {
+    let text = fixture("mse-example1.loop");
+    let u = uri("a.loop");
+    let mut c = Client::start();
+    c.open(&u, &text);
+    c.diagnostics(&u, 1);
+
+    // Malformed JSON: a parse error with a null id.
+    c.send_raw(b"{\"jsonrpc\": \"2.0\", \"id\": 99, \"method\": ");
+    let e = c.wait("the parse error", |v| v["error"]["code"] == json!(-32700));
+    assert_eq!(e["id"], Value::Null);
+    // A message that is not a JSON-RPC message, with an id.
+    c.send(json!({"jsonrpc": "2.0", "id": 98}));
+    let e = c.wait("the invalid request", |v| v["id"] == json!(98));
+    assert_eq!(e["error"]["code"], json!(-32600), "{e}");
+    // Unknown method.
+    let e = c.call("textDocument/frobnicate", json!({}));
+    assert_eq!(e["error"]["code"], json!(-32601), "{e}");
+    // Unknown notification: no reply, no crash.
+    c.notify("workspace/frobnicated", json!({}));
+    // A document never opened.
+    let e = c.call(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri("never.loop")}, "position": {"line": 0, "character": 0}}),
+    );
+    assert_eq!(e["error"]["code"], json!(-32803), "{e}");
+    // Positions outside the document.
+    for p in [
+        json!({"line": 500, "character": 0}),
+        json!({"line": 0, "character": 5000}),
+    ] {
+        let e = c.call(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": u}, "position": p}),
+        );
+        assert_eq!(e["error"]["code"], json!(-32602), "{e}");
+    }
+    // Bad parameters.
+    let e = c.call("textDocument/hover", json!({"textDocument": 7}));
+    assert_eq!(e["error"]["code"], json!(-32602), "{e}");
+    // An edit with a range outside the document is skipped, not applied.
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": u, "version": 2},
+               "contentChanges": [{"range": {"start": {"line": 900, "character": 0}, "end": {"line": 900, "character": 1}}, "text": "x"}]}),
+    );
+    let d = c.diagnostics(&u, 2);
+    assert!(d.iter().all(|d| d["severity"] != json!(1)));
+    // Still serving.
+    let h = c.call(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": u}, "position": pos(&text, "R: use(x)", 0, 7)}),
+    );
+    assert!(
+        h["result"]["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("T[i]"),
+        "{h}"
+    );
+    // A cancelled request gets an answer: its result or RequestCancelled.
+    let id = c.request("textDocument/codeLens", json!({"textDocument": {"uri": u}}));
+    c.notify("$/cancelRequest", json!({"id": id}));
+    let r = c.response(id);
+    assert!(
+        r.get("result").is_some() || r["error"]["code"] == json!(-32800),
+        "{r}"
+    );
+    c.shutdown();
+}
+
+#[test]
+fn a_thousand_rapid_edits_end_in_the_last_text() {
+    let u = uri("edits.loop");
+    let base = "param N = 4;\nreal A[0..N];\nfor i = 1 to N do\n  S: A[i] = A[i-1];\nend\n";
+    let mut c = Client::start();
+    c.open(&u, base);
+    c.diagnostics(&u, 1);
+    // Type 1,000 characters into a comment at the end, one edit each.
+    let line = base.matches('\n').count();
+    for k in 0..1000 {
+        let at = json!({"line": line, "character": k});
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": u, "version": k + 2},
+                   "contentChanges": [{"range": {"start": at, "end": at},
+                                       "text": if k == 0 { "#" } else { "x" }}]}),
+        );
+    }
+    let diags = c.diagnostics(&u, 1001);
+    let msgs = messages(&diags);
+    assert!(
+        msgs.iter()
+            .any(|m| m.starts_with("loop i carries a flow dependence on A (S → S, distance 1)")),
+        "{msgs:?}"
+    );
+    // The server kept the text: the hover still points at A[i-1].
+    let h = c.call(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": u}, "position": pos(base, "A[i-1]", 0, 0)}),
+    );
+    assert!(
+        h["result"]["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("from S[i-1]"),
+        "{h}"
+    );
+    c.shutdown();
+}
+
+#[test]
+fn over_budget_and_configuration() {
+    let text = fixture("mse-example2.loop");
+    let u = uri("ex2.loop");
+    let other = uri("ex1.loop");
+    let mut c = Client::start_with(json!({"params": {"N": 50}, "maxInstances": 100}));
+    c.open(&u, &text);
+    let diags = c.diagnostics(&u, 1);
+    let e = diags
+        .iter()
+        .find(|d| d["code"] == "E0302")
+        .expect("a budget error");
+    assert!(
+        e["message"].as_str().unwrap().contains("count to 101"),
+        "{e}"
+    );
+    // Another file is served meanwhile (with N=50 it has no such parameter).
+    c.open(&other, &fixture("mse-example1.loop"));
+    let d = c.diagnostics(&other, 1);
+    // Example 1 goes over the budget too, at its statement T.
+    let e = d
+        .iter()
+        .find(|d| d["code"] == "E0302")
+        .expect("a budget error");
+    assert!(e["message"].as_str().unwrap().contains("`T`"), "{e}");
+    // New settings: the analyses run again.
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"arrayflow": {"params": {"N": 3}, "maxInstances": 1000000}}}),
+    );
+    let d = c.wait("diagnostics at N=3", |v| {
+        v["method"] == "textDocument/publishDiagnostics"
+            && v["params"]["uri"] == u
+            && v.to_string().contains("N=3")
+    });
+    assert!(!d.to_string().contains("E0302"), "{d}");
+    c.shutdown();
+}
+
+#[test]
+fn a_50_mb_file_gets_checked_and_other_files_are_served() {
+    let u = uri("big.loop");
+    let mut big = String::from("param N = 4;\nreal A[0..N];\n");
+    let kernel = "for i = 1 to N do\n  A[i] = A[i-1] + 1;\nend\n";
+    while big.len() < 50_000_000 {
+        big.push_str(kernel);
+    }
+    big.push_str("use(A[1]);\n");
+    let mut c = Client::start();
+    c.open(&u, &big);
+    drop(big);
+    let small = uri("small.loop");
+    let text = fixture("mse-example1.loop");
+    c.open(&small, &text);
+    let h = c.call(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": small}, "position": pos(&text, "R: use(x)", 0, 7)}),
+    );
+    assert!(
+        h["result"]["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("T[i]"),
+        "{h}"
+    );
+    let diags = c.diagnostics(&u, 1);
+    assert!(
+        messages(&diags)
+            .iter()
+            .any(|m| m.contains("over the analysis limit")),
+        "{diags:?}"
+    );
+    c.shutdown();
+}
+
+#[test]
+fn exit_without_shutdown_is_an_error_exit() {
+    let mut c = Client::start();
+    c.notify("exit", Value::Null);
+    drop(c.stdin.take());
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Some(status) = c.child.try_wait().unwrap() {
+            assert_eq!(status.code(), Some(1));
+            return;
+        }
+        assert!(Instant::now() < deadline, "the server did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
