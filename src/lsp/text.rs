@@ -144,7 +144,7 @@ mod tests {
         assert!(ix.offset(text, p(7, 0), Encoding::Utf16).is_err());
         assert_eq!(ix.offset(text, p(2, 0), Encoding::Utf16), Ok(13));
         assert_eq!(ix.position(text, 11, Encoding::Utf16), p(1, 4));
-        assert_eq!(ix.position(text, 11, Encoding::Utf8), p(1, 7));
+        assert_eq!(ix.position(text, 11, Encoding::Utf8), p(1, 8));
     }
 
     #[test]
