@@ -2,4 +2,5 @@
 //! expansion for loop programs. See `docs/architecture.md` for the map.
 
 pub mod cli;
+pub mod dependence;
 pub mod model;
