@@ -63,8 +63,9 @@ impl Tester {
             return Answer::of(false, Test::Constant);
         }
         let memo = self.config.memo != MemoMode::Off;
+        let w = weights(q);
         let entry = if memo {
-            let key = eq_key(q);
+            let key = eq_key(q, &w);
             match self.gcd_table.get(&key) {
                 Some(e) => {
                     let e = e.clone();
@@ -72,14 +73,14 @@ impl Tester {
                     e
                 }
                 None => {
-                    let e = gcd_entry(q);
+                    let e = gcd_entry(q, &w);
                     self.count_gcd(&e, false);
                     self.gcd_table.insert(key, e.clone());
                     e
                 }
             }
         } else {
-            let e = gcd_entry(q);
+            let e = gcd_entry(q, &w);
             self.count_gcd(&e, false);
             e
         };
@@ -108,12 +109,13 @@ impl Tester {
     /// counted in the statistics); `None` when there are none or the numbers
     /// overflow `i64`.
     pub fn lattice(&mut self, p: &Problem) -> Option<Rc<Lattice<i64>>> {
+        let w = weights(p);
         let entry = if self.config.memo == MemoMode::Off {
-            gcd_entry(p)
+            gcd_entry(p, &w)
         } else {
             self.gcd_table
-                .entry(eq_key(p))
-                .or_insert_with(|| gcd_entry(p))
+                .entry(eq_key(p, &w))
+                .or_insert_with(|| gcd_entry(p, &w))
                 .clone()
         };
         match entry {
@@ -134,20 +136,34 @@ fn constant_differs(p: &Problem) -> bool {
         .any(|r| coeffs(r).iter().all(|&c| c == 0) && rhs(r) != 0)
 }
 
-fn gcd_entry(p: &Problem) -> GcdEntry {
-    match gcd::solve(&p.eqs) {
+/// How many inequalities mention each variable (the GCD step's pivot
+/// preference; part of its key, so answers do not depend on memo order).
+fn weights(p: &Problem) -> Vec<u32> {
+    let mut w = vec![0u32; p.n()];
+    for row in p.ineqs.iter() {
+        for (j, &c) in coeffs(row).iter().enumerate() {
+            w[j] += u32::from(c != 0);
+        }
+    }
+    w
+}
+
+fn gcd_entry(p: &Problem, w: &[u32]) -> GcdEntry {
+    match gcd::solve(&p.eqs, w) {
         Ok(None) => GcdEntry::Independent,
         Ok(Some(l)) => GcdEntry::Lattice(Rc::new(l)),
-        Err(_) => match gcd::solve(&p.eqs.widen(i128::from)) {
+        Err(_) => match gcd::solve(&p.eqs.widen(i128::from), w) {
             Ok(None) => GcdEntry::Independent,
             _ => GcdEntry::Wide,
         },
     }
 }
 
-fn eq_key(p: &Problem) -> Key {
-    let mut k = Vec::with_capacity(1 + p.eqs.raw().len());
+/// The equalities, without bounds (only how many bounds each variable has).
+fn eq_key(p: &Problem, w: &[u32]) -> Key {
+    let mut k = Vec::with_capacity(1 + w.len() + p.eqs.raw().len());
     k.push(p.n() as i64);
+    k.extend(w.iter().map(|&x| x as i64));
     k.extend_from_slice(p.eqs.raw());
     k
 }
@@ -174,7 +190,7 @@ fn solve_exact(p: &Problem, entry: &GcdEntry, limits: fourier::Limits) -> Answer
     }
     stage = Test::Gcd;
     let wide = (|| -> Checked<Answer> {
-        let Some(l) = gcd::solve(&p.eqs.widen(i128::from))? else {
+        let Some(l) = gcd::solve(&p.eqs.widen(i128::from), &weights(p))? else {
             return Ok(Answer::of(false, Test::Gcd));
         };
         let rows = l.transform(&p.ineqs.widen(i128::from))?;

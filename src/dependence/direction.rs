@@ -126,13 +126,50 @@ impl Dependence {
     }
 }
 
+/// An integer interval; `None` is unbounded on that side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Interval {
+    lo: Option<i64>,
+    hi: Option<i64>,
+}
+
 /// A component fixed during refinement.
 #[derive(Clone, Copy, Debug)]
 enum Choice {
     Sign(Dir),
-    /// A component pruned as unused: which signs are possible, and the
-    /// distance when both counters have a single value.
-    Free([bool; 3], Option<i64>),
+    /// A component pruned as unused: the interval of `x_d − x_s`, whose two
+    /// counters range over independent intervals.
+    Free(Interval),
+}
+
+impl Interval {
+    /// The part of the interval with this sign, if not empty.
+    fn with_sign(self, dir: Dir) -> Option<Interval> {
+        let (lo, hi) = match dir {
+            Dir::Plus => (Some(self.lo.map_or(1, |l| l.max(1))), self.hi),
+            Dir::Minus => (self.lo, Some(self.hi.map_or(-1, |h| h.min(-1)))),
+            Dir::Zero => (Some(0), Some(0)),
+            Dir::Star => (self.lo, self.hi),
+        };
+        let part = Interval { lo, hi };
+        let inside = |v: i64| self.lo.is_none_or(|l| l <= v) && self.hi.is_none_or(|h| v <= h);
+        let empty = match (lo, hi) {
+            (Some(l), Some(h)) => l > h,
+            _ => false,
+        };
+        (!empty && (dir != Dir::Zero || inside(0))).then_some(part)
+    }
+
+    fn single(self) -> Option<i64> {
+        match (self.lo, self.hi) {
+            (Some(l), Some(h)) if l == h => Some(l),
+            _ => None,
+        }
+    }
+
+    fn signs(self) -> [bool; 3] {
+        [Dir::Plus, Dir::Zero, Dir::Minus].map(|d| self.with_sign(d).is_some())
+    }
 }
 
 struct Leaf {
@@ -169,11 +206,16 @@ impl Tester {
         );
         let mut vectors = Vec::new();
         for leaf in &leaves {
+            let tested = if leaf.answer.exact() {
+                self.tested_distances(pair, leaf)
+            } else {
+                vec![None; leaf.choices.len()]
+            };
             for dirs in expand(&leaf.choices, pair.exclude_zero_prefix) {
-                let distance = if dirs.contains(&Dir::Star) || !leaf.answer.exact() {
-                    None
+                let distance = if leaf.answer.exact() {
+                    distance(&leaf.choices, &dirs, &tested)
                 } else {
-                    self.distance(pair, leaf)
+                    None
                 };
                 vectors.push(DirVector {
                     dirs,
@@ -228,22 +270,23 @@ impl Tester {
         }
     }
 
-    /// The leaf's distance vector when every component is constant.
-    fn distance(&mut self, pair: &PairProblem, leaf: &Leaf) -> Option<Vec<i64>> {
-        let lattice = self.lattice(&leaf.node)?;
+    /// For each tested component of an exactly dependent leaf, its distance
+    /// when it is the same for every solution.
+    fn tested_distances(&mut self, pair: &PairProblem, leaf: &Leaf) -> Vec<Option<i64>> {
+        let lattice = self.lattice(&leaf.node);
         let mut out = Vec::with_capacity(leaf.choices.len());
         for (&choice, &(s, d)) in leaf.choices.iter().zip(&pair.loops) {
             let v = match choice {
-                Choice::Free(_, c) => c?,
-                Choice::Sign(Dir::Zero) => 0,
-                Choice::Sign(_) => match lattice.difference(d, s) {
-                    Some(v) => v,
-                    None => self.pinned(pair, &leaf.node, s, d)?,
+                Choice::Free(_) => None,
+                Choice::Sign(Dir::Zero) => Some(0),
+                Choice::Sign(_) => match lattice.as_ref().and_then(|l| l.difference(d, s)) {
+                    Some(v) => Some(v),
+                    None => self.pinned(pair, &leaf.node, s, d),
                 },
             };
             out.push(v);
         }
-        Some(out)
+        out
     }
 
     /// `x_d − x_s` when the bounds pin it to one value on an (exactly)
@@ -273,30 +316,45 @@ impl Tester {
         rows.push(&buf, c0); // z - d(t) <= 0
         let limits = self.config().limits;
         let (lo, hi) = fourier::range(&rows, k, limits.max_rows).ok()??;
-        let lo = lo?;
-        if Some(lo) == hi {
+        let (lo, hi) = (lo?, hi?);
+        if lo == hi {
             return Some(lo);
         }
-        // The smallest attainable value, then nothing above it.
-        let last = hi.unwrap_or(i64::MAX).min(lo.saturating_add(2));
-        for c in lo..=last {
-            let mut at = node.clone();
-            at.add_eq(&unit2(node.n(), s, d, -1, 1), c);
-            match self.test(&at, &pair.indices).verdict {
-                Verdict::Independent => continue,
+        // The smallest attainable value by bisection (d ≤ hi holds for some
+        // solution, d ≤ lo − 1 for none), then nothing above it.
+        let (mut a, mut b) = (lo, hi);
+        while a < b {
+            let mid = a + (b - a) / 2;
+            let mut below = node.clone();
+            below.add_le(&unit2(node.n(), s, d, -1, 1), mid);
+            match self.test(&below, &pair.indices).verdict {
+                Verdict::Dependent => b = mid,
+                Verdict::Independent => a = mid + 1,
                 Verdict::Maybe(_) => return None,
-                Verdict::Dependent => {}
             }
-            let mut above = node.clone();
-            above.add_le(
-                &unit2(node.n(), s, d, 1, -1),
-                c.checked_add(1)?.checked_neg()?,
-            );
-            let a = self.test(&above, &pair.indices);
-            return (a.verdict == Verdict::Independent).then_some(c);
         }
-        None
+        let mut above = node.clone();
+        above.add_le(
+            &unit2(node.n(), s, d, 1, -1),
+            a.checked_add(1)?.checked_neg()?,
+        );
+        let verdict = self.test(&above, &pair.indices).verdict;
+        (verdict == Verdict::Independent).then_some(a)
     }
+}
+
+/// A vector's distance: every component constant (tested ones from
+/// `tested`, free ones from their interval restricted to the sign).
+fn distance(choices: &[Choice], dirs: &[Dir], tested: &[Option<i64>]) -> Option<Vec<i64>> {
+    choices
+        .iter()
+        .zip(dirs)
+        .zip(tested)
+        .map(|((c, &dir), &t)| match c {
+            Choice::Sign(_) => t,
+            Choice::Free(range) => range.with_sign(dir)?.single(),
+        })
+        .collect()
 }
 
 /// `cs·x_s + cd·x_d` as a coefficient vector.
@@ -320,7 +378,7 @@ fn constrain(node: &Problem, s: usize, d: usize, dir: Dir) -> Problem {
 }
 
 /// An unused component: both counters in no equality and only in their own
-/// bounds. Its signs follow from the two intervals.
+/// bounds, so `x_d − x_s` ranges over the difference of two intervals.
 fn free_component(p: &Problem, s: usize, d: usize) -> Option<Choice> {
     if p.eqs.iter().any(|r| r[s] != 0 || r[d] != 0) {
         return None;
@@ -336,30 +394,14 @@ fn free_component(p: &Problem, s: usize, d: usize) -> Option<Choice> {
         let v = if row[s] != 0 { s } else { d };
         b.add(v, row[v], rhs(row)).ok()?;
     }
-    let (ls, hs, ld, hd) = (b.lb[s], b.ub[s], b.lb[d], b.ub[d]);
-    let above = |hi: Option<i64>, lo: Option<i64>| match (hi, lo) {
-        (Some(h), Some(l)) => h > l,
-        _ => true,
+    let sub = |x: Option<i64>, y: Option<i64>| match (x, y) {
+        (Some(x), Some(y)) => x.checked_sub(y).map(Some),
+        _ => Some(None),
     };
-    let plus = above(hd, ls);
-    let minus = above(hs, ld);
-    let low = match (ls, ld) {
-        (Some(a), Some(b)) => Some(a.max(b)),
-        (a, b) => a.or(b),
-    };
-    let high = match (hs, hd) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
-    let zero = match (low, high) {
-        (Some(l), Some(h)) => l <= h,
-        _ => true,
-    };
-    let constant = match (ls, hs, ld, hd) {
-        (Some(a), Some(b), Some(c), Some(e)) if a == b && c == e => c.checked_sub(a),
-        _ => None,
-    };
-    Some(Choice::Free([plus, zero, minus], constant))
+    Some(Choice::Free(Interval {
+        lo: sub(b.lb[d], b.ub[s])?,
+        hi: sub(b.ub[d], b.lb[s])?,
+    }))
 }
 
 /// The direction vectors a leaf stands for: free components expanded (`*`
@@ -370,13 +412,15 @@ fn expand(choices: &[Choice], exclude: Option<usize>) -> Vec<Vec<Dir>> {
     for c in choices {
         let options: Vec<Dir> = match *c {
             Choice::Sign(d) => vec![d],
-            Choice::Free([true, true, true], _) => vec![Dir::Star],
-            Choice::Free(set, _) => [Dir::Plus, Dir::Zero, Dir::Minus]
-                .into_iter()
-                .zip(set)
-                .filter(|(_, ok)| *ok)
-                .map(|(d, _)| d)
-                .collect(),
+            Choice::Free(range) => match range.signs() {
+                [true, true, true] => vec![Dir::Star],
+                set => [Dir::Plus, Dir::Zero, Dir::Minus]
+                    .into_iter()
+                    .zip(set)
+                    .filter(|(_, ok)| *ok)
+                    .map(|(d, _)| d)
+                    .collect(),
+            },
         };
         out = out
             .into_iter()
@@ -418,19 +462,18 @@ fn expand(choices: &[Choice], exclude: Option<usize>) -> Vec<Vec<Dir>> {
 mod tests {
     use super::*;
 
+    const ANY: Interval = Interval { lo: None, hi: None };
+
     #[test]
     fn zero_prefix_is_excluded() {
-        let c = [
-            Choice::Free([true, true, true], None),
-            Choice::Sign(Dir::Zero),
-        ];
+        let c = [Choice::Free(ANY), Choice::Sign(Dir::Zero)];
         let v = expand(&c, Some(2));
         assert_eq!(
             v,
             vec![vec![Dir::Plus, Dir::Zero], vec![Dir::Minus, Dir::Zero]]
         );
         assert!(expand(&[Choice::Sign(Dir::Zero)], Some(1)).is_empty());
-        let two_stars = [Choice::Free([true; 3], None), Choice::Free([true; 3], None)];
+        let two_stars = [Choice::Free(ANY), Choice::Free(ANY)];
         let v = expand(&two_stars, Some(2));
         assert_eq!(
             v,
@@ -442,7 +485,7 @@ mod tests {
             ]
         );
         // Only the first component is constrained: (0, *) goes entirely.
-        let c = [Choice::Sign(Dir::Zero), Choice::Free([true; 3], None)];
+        let c = [Choice::Sign(Dir::Zero), Choice::Free(ANY)];
         assert!(expand(&c, Some(1)).is_empty());
         let c = [Choice::Sign(Dir::Plus), Choice::Sign(Dir::Zero)];
         assert_eq!(expand(&c, Some(2)), vec![vec![Dir::Plus, Dir::Zero]]);
@@ -457,8 +500,28 @@ mod tests {
         p.add_le(&[0, 1], 5);
         p.add_le(&[0, -1], -1);
         match free_component(&p, 0, 1) {
-            Some(Choice::Free(set, None)) => assert_eq!(set, [true, true, false]),
+            Some(Choice::Free(range)) => {
+                assert_eq!(
+                    range,
+                    Interval {
+                        lo: Some(0),
+                        hi: Some(4)
+                    }
+                );
+                assert_eq!(range.signs(), [true, true, false]);
+                assert_eq!(range.with_sign(Dir::Plus).and_then(Interval::single), None);
+            }
             other => panic!("{other:?}"),
         }
+        // Two values: + has the single distance 1.
+        let two = Interval {
+            lo: Some(-1),
+            hi: Some(1),
+        };
+        assert_eq!(two.with_sign(Dir::Plus).and_then(Interval::single), Some(1));
+        assert_eq!(
+            two.with_sign(Dir::Minus).and_then(Interval::single),
+            Some(-1)
+        );
     }
 }

@@ -80,7 +80,14 @@ impl<T: Int> Lattice<T> {
 
 /// Solves `E x = e` over the integers: `None` when there is no integer
 /// solution (the references are independent whatever the bounds).
-pub fn solve<T: Int>(eqs: &Rows<T>) -> Checked<Option<Lattice<T>>> {
+///
+/// `weights[v]` (how many inequalities mention `x_v`) steers the choice of
+/// pivots: among the columns with the smallest coefficient, an untouched
+/// column of a variable in few inequalities is expressed through the others,
+/// so the variables that stay free are the ones the bounds mention. For
+/// `i + n = i' + 2n + 1` that eliminates the unbounded `n` and leaves every
+/// bound on one variable (SVPC) instead of two.
+pub fn solve<T: Int>(eqs: &Rows<T>, weights: &[u32]) -> Checked<Option<Lattice<T>>> {
     let n = eqs.n();
     let m = eqs.len();
     if m == 0 {
@@ -98,6 +105,13 @@ pub fn solve<T: Int>(eqs: &Rows<T>) -> Checked<Option<Lattice<T>>> {
     for i in 0..n {
         u[i * n + i] = T::ONE;
     }
+    // The original variable a column still is (up to sign), if any.
+    let mut tag: Vec<Option<usize>> = (0..n).map(Some).collect();
+    let weight = |tag: &[Option<usize>], c: usize| {
+        tag[c]
+            .and_then(|v| weights.get(v).copied())
+            .unwrap_or(u32::MAX)
+    };
     let mut y: Vec<T> = Vec::with_capacity(n);
     let mut piv = 0;
     for r in 0..m {
@@ -109,9 +123,9 @@ pub fn solve<T: Int>(eqs: &Rows<T>) -> Checked<Option<Lattice<T>>> {
                 let v = h[r * n + c];
                 if !v.is_zero() {
                     nonzero += 1;
-                    let mag = v.abs()?;
-                    if p.is_none_or(|(_, best)| mag < best) {
-                        p = Some((c, mag));
+                    let key = (v.abs()?, weight(&tag, c));
+                    if p.is_none_or(|(_, best)| key < best) {
+                        p = Some((c, key));
                     }
                 }
             }
@@ -120,6 +134,7 @@ pub fn solve<T: Int>(eqs: &Rows<T>) -> Checked<Option<Lattice<T>>> {
                 if p != piv {
                     swap_cols(&mut h, n, r, p, piv);
                     swap_cols(&mut u, n, 0, p, piv);
+                    tag.swap(p, piv);
                 }
                 if h[r * n + piv].is_neg() {
                     neg_col(&mut h, n, r, piv)?;
@@ -136,6 +151,7 @@ pub fn solve<T: Int>(eqs: &Rows<T>) -> Checked<Option<Lattice<T>>> {
                 let q = hc.div_trunc(hp)?;
                 sub_col(&mut h, n, r, c, p, q)?;
                 sub_col(&mut u, n, 0, c, p, q)?;
+                tag[c] = None;
             }
         }
         // Forward substitution: the part of row r already fixed by y.
@@ -213,8 +229,8 @@ mod tests {
     #[test]
     fn single_equation_follows_the_gcd_rule() {
         // 2x + 4y = 3 has no integer solution; 2x + 4y = 6 does.
-        assert_eq!(solve(&eqs(2, &[&[2, 4, 3]])), Ok(None));
-        let l = solve(&eqs(2, &[&[2, 4, 6]])).unwrap().unwrap();
+        assert_eq!(solve(&eqs(2, &[&[2, 4, 3]]), &[]), Ok(None));
+        let l = solve(&eqs(2, &[&[2, 4, 6]]), &[]).unwrap().unwrap();
         assert_eq!(l.k, 1);
         for t in -5..=5 {
             let x: Vec<i64> = (0..2).map(|i| l.x0[i] + l.v[i] * t).collect();
@@ -225,16 +241,18 @@ mod tests {
     #[test]
     fn thesis_example_distance() {
         // a[i] = a[i - 3]: i = i' - 3 over (i, i').
-        let l = solve(&eqs(2, &[&[1, -1, -3]])).unwrap().unwrap();
+        let l = solve(&eqs(2, &[&[1, -1, -3]]), &[]).unwrap().unwrap();
         assert_eq!(l.difference(1, 0), Some(3));
     }
 
     #[test]
     fn inconsistent_system_of_two_rows() {
         // x + y = 1, x + y = 2.
-        assert_eq!(solve(&eqs(2, &[&[1, 1, 1], &[1, 1, 2]])), Ok(None));
+        assert_eq!(solve(&eqs(2, &[&[1, 1, 1], &[1, 1, 2]]), &[]), Ok(None));
         // x + y = 1, 2x + 2y = 2 is redundant but consistent.
-        let l = solve(&eqs(2, &[&[1, 1, 1], &[2, 2, 2]])).unwrap().unwrap();
+        let l = solve(&eqs(2, &[&[1, 1, 1], &[2, 2, 2]]), &[])
+            .unwrap()
+            .unwrap();
         assert_eq!(l.k, 1);
     }
 
@@ -242,7 +260,7 @@ mod tests {
     fn every_lattice_point_solves_and_the_lattice_is_complete() {
         // 3x + 5y - 7z = 1, x - z = 2, checked by enumeration of a box.
         let rows = eqs(3, &[&[3, 5, -7, 1], &[1, 0, -1, 2]]);
-        let l = solve(&rows).unwrap().unwrap();
+        let l = solve(&rows, &[]).unwrap().unwrap();
         assert_eq!(l.k, 1);
         let on_lattice = |x: &[i64]| {
             // x - x0 must be a multiple of the single column of V.
