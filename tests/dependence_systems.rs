@@ -40,8 +40,11 @@ fn linear(text: &str) -> (Vec<(usize, i64)>, i64) {
     (terms, constant)
 }
 
+/// Terms, right-hand side, and whether it is an equality.
+type Row = (Vec<(usize, i64)>, i64, bool);
+
 fn system(text: &str) -> Problem {
-    let mut rows: Vec<(Vec<(usize, i64)>, i64, bool)> = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
     let mut n = 0;
     for c in text.split(';') {
         // Split a chain on its operators, keeping them.
