@@ -3,4 +3,8 @@
 
 pub mod cli;
 pub mod dependence;
+pub mod diagnostics;
+pub mod lower;
 pub mod model;
+pub mod print;
+pub mod syntax;

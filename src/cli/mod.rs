@@ -4,7 +4,13 @@
 //! Exit codes: 0 success, 1 the input has errors (or a check failed), 2 usage
 //! or I/O errors.
 
+pub mod check;
+pub mod fmt;
+
+use crate::diagnostics::{has_errors, FileId, SourceFiles};
+use crate::model::Program;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::Path;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
@@ -19,7 +25,12 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {}
+pub enum Command {
+    /// Parse and check `.loop` files; diagnostics go to stderr.
+    Check(check::Args),
+    /// Print a `.loop` file in canonical form.
+    Fmt(fmt::Args),
+}
 
 /// `--format text|json`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -64,5 +75,60 @@ pub fn main() -> ExitCode {
             };
         }
     };
-    match cli.command {}
+    match &cli.command {
+        Command::Check(a) => check::run(a),
+        Command::Fmt(a) => fmt::run(a),
+    }
+}
+
+/// A program loaded by [`load`], with the source its spans point into.
+pub struct Loaded {
+    pub program: Program,
+    pub files: SourceFiles,
+    pub file: FileId,
+}
+
+/// Reads, parses and checks one `.loop` file: what every command that takes
+/// a program starts with. Diagnostics (warnings included) are printed to
+/// stderr. A file that cannot be read gives `Err(2)`; a program with errors
+/// gives `Err(1)`; the caller returns that code.
+pub fn load(path: &Path) -> Result<Loaded, ExitCode> {
+    let source = read_source(path).ok_or(ExitCode::from(2))?;
+    let mut files = SourceFiles::new();
+    let file = files.add(path.display().to_string(), source);
+    let (program, diags) = crate::lower::compile(files.source(file), file);
+    eprint!("{}", files.render_all(&diags));
+    match program {
+        Some(program) if !has_errors(&diags) => Ok(Loaded {
+            program,
+            files,
+            file,
+        }),
+        _ => Err(ExitCode::from(1)),
+    }
+}
+
+/// The text of a source file, or `None` after printing why it cannot be
+/// used: missing, a directory, unreadable, or not UTF-8.
+pub fn read_source(path: &Path) -> Option<String> {
+    let shown = path.display();
+    if path.is_dir() {
+        eprintln!("error: `{shown}` is a directory, not a `.loop` file");
+        return None;
+    }
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: cannot read `{shown}`: {e}");
+            return None;
+        }
+    };
+    match String::from_utf8(bytes) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            eprintln!("error: `{shown}` is not UTF-8 text (invalid byte at offset {at})");
+            None
+        }
+    }
 }

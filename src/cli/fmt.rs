@@ -1,0 +1,49 @@
+//! `arrayflow fmt FILE`: print the file in canonical form (see `print`).
+//! The comment lines at the top of the file (its header) are kept; other
+//! comments are dropped, because the program model does not hold them.
+
+use super::load;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The `.loop` file to format.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+}
+
+pub fn run(args: &Args) -> ExitCode {
+    match load(&args.file) {
+        Ok(loaded) => {
+            let header = header(loaded.files.source(loaded.file));
+            print!("{}", format_with_header(header, &loaded.program));
+            ExitCode::SUCCESS
+        }
+        Err(code) => code,
+    }
+}
+
+/// The leading comment lines of a source (blank lines between them kept).
+pub fn header(source: &str) -> &str {
+    let mut end = 0;
+    for line in source.split_inclusive('\n') {
+        let t = line.trim();
+        if t.starts_with('#') || t.starts_with("//") || t.is_empty() {
+            end += line.len();
+        } else {
+            break;
+        }
+    }
+    source[..end].trim_end()
+}
+
+/// The canonical text of a program under a header.
+pub fn format_with_header(header: &str, program: &crate::model::Program) -> String {
+    let body = crate::print::program(program);
+    if header.is_empty() {
+        body
+    } else {
+        format!("{header}\n{body}")
+    }
+}

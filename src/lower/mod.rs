@@ -1,0 +1,722 @@
+//! Semantic checks, and lowering of the syntax tree to a [`Program`] through
+//! [`ProgramBuilder`].
+//!
+//! Name resolution. Parameters and arrays (scalars included) share one global
+//! namespace and may be declared anywhere at the top level, in any order.
+//! Loop counters are scoped to their loop; a `while [w]` name is the counter
+//! of its `while` and is in scope in its condition and body. A counter may
+//! not take the name of a parameter, an array or a counter in scope, so a
+//! bare name means the same thing wherever it can be seen: the counter in
+//! scope, else the parameter, else the array. Function names (`f(x)`) are a
+//! namespace of their own: a name may be both a scalar and a function.
+//! Statement labels and condition names form the namespace of sites and must
+//! be unique; names of the form `_S1`, `_C1`, `_W1` are reserved for
+//! generated names.
+//!
+//! Lowering goes on after an error, to report as much as possible in one run;
+//! [`compile`] returns a program only when there was no error.
+
+mod warnings;
+
+use crate::diagnostics::{has_errors, Diagnostic, FileId};
+use crate::model::builder::{BuildError, ProgramBuilder, MAX_DEPTH};
+use crate::model::*;
+use crate::syntax::ast::{self, Item};
+use lasso::Spur;
+use std::collections::HashMap;
+
+/// The largest source accepted: spans are 32-bit byte offsets.
+pub const MAX_SOURCE: usize = u32::MAX as usize;
+
+/// Parses and checks `source`. Returns the program when there is no error,
+/// and every diagnostic (errors and warnings) in source order per phase.
+pub fn compile(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>) {
+    if source.len() > MAX_SOURCE {
+        let d = Diagnostic::error(
+            "E0007",
+            format!(
+                "the file is {} bytes; the limit is {MAX_SOURCE}",
+                source.len()
+            ),
+        )
+        .primary(file, Span::NONE, "too large")
+        .note("source positions are 32-bit byte offsets");
+        return (None, vec![d]);
+    }
+    let (tree, mut diags) = crate::syntax::parse(source, file);
+    by_position(&mut diags);
+    let syntax_ok = !has_errors(&diags);
+    let (program, mut more) = lower(&tree, file);
+    by_position(&mut more);
+    diags.extend(more);
+    if has_errors(&diags) {
+        return (None, diags);
+    }
+    if syntax_ok {
+        diags.extend(warnings::check(&program, file));
+    }
+    (Some(program), diags)
+}
+
+/// Sorts diagnostics by where their first label starts (stable).
+fn by_position(diags: &mut [Diagnostic]) {
+    diags.sort_by_key(|d| d.labels.first().map_or(0, |l| l.span.start));
+}
+
+/// Checks a syntax tree and lowers it. The program is only meaningful when
+/// no error was reported.
+pub fn lower(tree: &ast::File, file: FileId) -> (Program, Vec<Diagnostic>) {
+    let mut l = Lowerer {
+        tree,
+        file,
+        diags: Vec::new(),
+        b: ProgramBuilder::new(),
+        globals: HashMap::new(),
+        scope: Vec::new(),
+        closed: HashMap::new(),
+        sites: HashMap::new(),
+        counters: 0,
+    };
+    l.declarations(&tree.items);
+    l.block(&tree.items, true);
+    let program = l.b.finish().unwrap_or_default();
+    (program, l.diags)
+}
+
+#[derive(Clone, Copy)]
+enum Global {
+    Param(ParamId),
+    Array(ArrayId, usize),
+}
+
+#[derive(Clone, Copy)]
+struct InScope {
+    sym: Spur,
+    id: CounterId,
+    span: Span,
+}
+
+struct Lowerer<'a> {
+    tree: &'a ast::File,
+    file: FileId,
+    diags: Vec<Diagnostic>,
+    b: ProgramBuilder,
+    globals: HashMap<Spur, (Global, Span)>,
+    /// Counters in scope, innermost last.
+    scope: Vec<InScope>,
+    /// Counters of loops already closed, for "used outside its loop".
+    closed: HashMap<Spur, Span>,
+    /// Statement labels and condition names.
+    sites: HashMap<String, Span>,
+    /// Counters created so far (the next one's id).
+    counters: u32,
+}
+
+/// Generated site names look like `_S12`, `_C3`, `_W1`.
+fn reserved(name: &str) -> bool {
+    let b = name.as_bytes();
+    b.len() >= 3
+        && b[0] == b'_'
+        && matches!(b[1], b'S' | b'C' | b'W')
+        && b[2..].iter().all(u8::is_ascii_digit)
+}
+
+fn dummy() -> Expr {
+    Expr::int(0)
+}
+
+impl<'a> Lowerer<'a> {
+    fn text(&self, n: ast::Name) -> &'a str {
+        self.tree.names.resolve(&n.sym)
+    }
+
+    fn error(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    fn build_error(&mut self, e: BuildError, span: Span) {
+        let d = Diagnostic::error("E0099", format!("cannot build the program: {e}"))
+            .primary(self.file, span, "here");
+        self.error(d);
+    }
+
+    // ---- declarations -------------------------------------------------
+
+    /// Parameters first (ranges and assumptions use them), then arrays and
+    /// assumptions, all from the top level.
+    fn declarations(&mut self, items: &[Item]) {
+        // Misplaced declarations count too (E0009 is reported once, by
+        // `block`), so that their uses do not also say "undeclared".
+        let mut all = Vec::new();
+        collect_declarations(items, &mut all);
+        for item in &all {
+            if let Item::Param(decls, _) = item {
+                for d in decls {
+                    self.param(d);
+                }
+            }
+        }
+        for item in all {
+            match item {
+                Item::Array(elem, decls, _) => {
+                    for d in decls {
+                        self.array(*elem, d);
+                    }
+                }
+                Item::Assume(cond, _) => {
+                    let c = self.cond(cond);
+                    if !self.is_affine_cond(&c) {
+                        let d = Diagnostic::error("E0108", "an assumption must be affine")
+                            .primary(self.file, cond.span, "not affine in the parameters")
+                            .note("assumptions compare affine expressions of parameters, joined by `and`, `or`, `not`");
+                        self.error(d);
+                    }
+                    self.b.assume(c);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn is_affine_cond(&self, c: &Cond) -> bool {
+        match c {
+            Cond::Cmp(_, l, r) => Affine::from_expr(l).is_some() && Affine::from_expr(r).is_some(),
+            Cond::And(a, b) | Cond::Or(a, b) => self.is_affine_cond(a) && self.is_affine_cond(b),
+            Cond::Not(a) => self.is_affine_cond(a),
+            Cond::Unknown => false,
+        }
+    }
+
+    /// Registers a global name; false (with an error) if it is taken.
+    fn declare(&mut self, name: ast::Name, g: Global) -> bool {
+        if let Some(&(_, first)) = self.globals.get(&name.sym) {
+            let text = self.text(name);
+            let d = Diagnostic::error("E0112", format!("`{text}` is declared twice"))
+                .primary(self.file, name.span, "declared again here")
+                .secondary(self.file, first, "first declared here");
+            self.error(d);
+            return false;
+        }
+        self.globals.insert(name.sym, (g, name.span));
+        true
+    }
+
+    fn param(&mut self, d: &ast::ParamDecl) {
+        let text = self.text(d.name);
+        let default = d.default.and_then(|(v, _)| v);
+        if self.globals.contains_key(&d.name.sym) {
+            self.declare(d.name, Global::Param(ParamId(0)));
+            return;
+        }
+        match self.b.param_at(text, default, d.name.span) {
+            Ok(id) => {
+                self.declare(d.name, Global::Param(id));
+            }
+            Err(e) => self.build_error(e, d.name.span),
+        }
+    }
+
+    fn array(&mut self, elem: ElemType, d: &ast::ArrayDecl) {
+        let mut dims = Vec::new();
+        for (lo, hi) in &d.dims {
+            let lo = self.bound(lo, "a declared range");
+            let hi = self.bound(hi, "a declared range");
+            dims.push((lo, hi));
+        }
+        if self.globals.contains_key(&d.name.sym) {
+            self.declare(d.name, Global::Param(ParamId(0)));
+            return;
+        }
+        let ndims = dims.len();
+        match self.b.array_at(self.text(d.name), elem, dims, d.span) {
+            Ok(id) => {
+                self.declare(d.name, Global::Array(id, ndims));
+            }
+            Err(e) => self.build_error(e, d.span),
+        }
+    }
+
+    /// An expression that must be affine; a dummy after an error.
+    fn bound(&mut self, e: &ast::Expr, what: &str) -> Expr {
+        let x = self.value(e);
+        if matches!(e.kind, ast::ExprKind::Error) {
+            return dummy();
+        }
+        if Affine::from_expr(&x).is_none() {
+            let d = Diagnostic::error("E0108", format!("{what} must be affine"))
+                .primary(self.file, e.span, "not affine")
+                .note("affine: an integer combination of counters and parameters plus a constant, such as `2*N - i + 1`; no array elements, calls, `...`, products of variables, `/` or `%`");
+            self.error(d);
+            return dummy();
+        }
+        x
+    }
+
+    // ---- statements ---------------------------------------------------
+
+    fn block(&mut self, items: &[Item], top: bool) {
+        for item in items {
+            match item {
+                Item::Stmt(s) => self.stmt(s),
+                Item::Param(_, span) | Item::Assume(_, span) | Item::Array(_, _, span) => {
+                    if !top {
+                        let d = Diagnostic::error("E0009", "declarations must be at the top level")
+                            .primary(self.file, *span, "inside a loop or `if`")
+                            .note("move the declaration before the loops; declarations are global");
+                        self.error(d);
+                    }
+                }
+            }
+        }
+    }
+
+    fn site_name(&mut self, text: &str, span: Span) {
+        if reserved(text) {
+            let d = Diagnostic::error("E0113", format!("`{text}` is a reserved name"))
+                .primary(self.file, span, "reserved")
+                .note("names like `_S1`, `_C1` and `_W1` are generated for unnamed statements and conditions");
+            self.error(d);
+            return;
+        }
+        if let Some(&first) = self.sites.get(text) {
+            let d = Diagnostic::error("E0110", format!("the label `{text}` is used twice"))
+                .primary(self.file, span, "used again here")
+                .secondary(self.file, first, "first used here")
+                .note("statement labels and condition names must be unique");
+            self.error(d);
+            return;
+        }
+        self.sites.insert(text.to_string(), span);
+    }
+
+    fn stmt(&mut self, s: &ast::Stmt) {
+        match s {
+            ast::Stmt::For(f) => self.for_loop(f),
+            ast::Stmt::While(w) => self.while_loop(w),
+            ast::Stmt::If(i) => self.if_stmt(i),
+            ast::Stmt::Assign(a) => self.assign(a),
+            ast::Stmt::Call(c) => {
+                let label = self.prefix(&c.prefix);
+                let args = c.args.iter().map(|a| self.value(a)).collect();
+                let func = self.text(c.func);
+                self.b
+                    .call_at(label.as_deref(), c.prefix.copy, func, args, c.span);
+            }
+        }
+    }
+
+    fn prefix(&mut self, p: &ast::Prefix) -> Option<String> {
+        let l = p.label.as_ref()?;
+        self.site_name(&l.text, l.span);
+        Some(l.text.clone())
+    }
+
+    fn counter_in_scope(&self, sym: Spur) -> Option<InScope> {
+        self.scope.iter().rev().find(|c| c.sym == sym).copied()
+    }
+
+    /// A block past the depth limit was reported and emptied by the parser.
+    fn too_deep(&self) -> bool {
+        self.b.depth() >= MAX_DEPTH
+    }
+
+    fn for_loop(&mut self, f: &ast::For) {
+        if self.too_deep() {
+            return;
+        }
+        let lower = self.bound(&f.lower, "a loop bound");
+        let upper = self.bound(&f.upper, "a loop bound");
+        let step = match &f.step {
+            None => 1,
+            Some(e) => self.step(e),
+        };
+        let name = match f.counter {
+            Some(n) => {
+                self.check_counter_name(n);
+                self.text(n)
+            }
+            None => "?",
+        };
+        match self
+            .b
+            .begin_for_at(name, lower, upper, step, f.parallel, f.header)
+        {
+            Ok(id) => {
+                self.counters += 1;
+                if let Some(n) = f.counter {
+                    self.scope.push(InScope {
+                        sym: n.sym,
+                        id,
+                        span: n.span,
+                    });
+                }
+                self.block(&f.body, false);
+                if let Some(n) = f.counter {
+                    self.scope.pop();
+                    self.closed.insert(n.sym, n.span);
+                }
+                self.end(f.span);
+            }
+            Err(e) => self.build_error(e, f.header),
+        }
+    }
+
+    fn step(&mut self, e: &ast::Expr) -> i64 {
+        let x = self.value(e);
+        match Affine::from_expr(&x) {
+            Some(a) if a.is_constant() && a.constant > 0 => a.constant,
+            Some(a) if a.is_constant() => {
+                let d = Diagnostic::error("E0109", format!("step {} is not positive", a.constant))
+                    .primary(self.file, e.span, "must be at least 1")
+                    .note("loops count upwards; to count down, rewrite the subscripts");
+                self.error(d);
+                1
+            }
+            _ => {
+                if !matches!(e.kind, ast::ExprKind::Error) {
+                    let d =
+                        Diagnostic::error("E0109", "a step must be a positive integer constant")
+                            .primary(self.file, e.span, "not a constant");
+                    self.error(d);
+                }
+                1
+            }
+        }
+    }
+
+    /// A `for` counter may not hide a counter in scope, a parameter or an array.
+    fn check_counter_name(&mut self, n: ast::Name) {
+        let text = self.text(n);
+        if let Some(outer) = self.counter_in_scope(n.sym) {
+            let d = Diagnostic::error(
+                "E0105",
+                format!("the counter `{text}` shadows an outer counter"),
+            )
+            .primary(self.file, n.span, "shadows the outer one")
+            .secondary(self.file, outer.span, "outer counter")
+            .note("give the inner loop another counter name");
+            self.error(d);
+        } else if let Some(&(g, first)) = self.globals.get(&n.sym) {
+            let what = match g {
+                Global::Param(_) => "a parameter",
+                Global::Array(..) => "an array",
+            };
+            let d = Diagnostic::error(
+                "E0106",
+                format!("the counter `{text}` has the name of {what}"),
+            )
+            .primary(self.file, n.span, "this counter")
+            .secondary(self.file, first, "declared here");
+            self.error(d);
+        }
+    }
+
+    fn end(&mut self, span: Span) {
+        if let Err(e) = self.b.end() {
+            self.build_error(e, span);
+        }
+    }
+
+    fn while_loop(&mut self, w: &ast::While) {
+        if self.too_deep() {
+            return;
+        }
+        let name = w.name.map(|n| {
+            let text = self.text(n);
+            self.site_name(text, n.span);
+            self.check_while_name(n);
+            text
+        });
+        // The condition sees the loop's own counter (the trip number).
+        let id = CounterId(self.counters);
+        if let Some(n) = w.name {
+            self.scope.push(InScope {
+                sym: n.sym,
+                id,
+                span: n.span,
+            });
+        }
+        let cond = self.cond(&w.cond);
+        match self.b.begin_while_at(name, cond, w.header) {
+            Ok(_) => {
+                self.counters += 1;
+                self.block(&w.body, false);
+                self.end(w.span);
+            }
+            Err(e) => self.build_error(e, w.header),
+        }
+        if let Some(n) = w.name {
+            self.scope.pop();
+            self.closed.insert(n.sym, n.span);
+        }
+    }
+
+    fn check_while_name(&mut self, n: ast::Name) {
+        let text = self.text(n);
+        let other = if let Some(c) = self.counter_in_scope(n.sym) {
+            Some((c.span, "a counter in scope"))
+        } else {
+            self.globals.get(&n.sym).map(|&(g, span)| match g {
+                Global::Param(_) => (span, "a parameter"),
+                Global::Array(..) => (span, "an array"),
+            })
+        };
+        if let Some((span, what)) = other {
+            let d = Diagnostic::error(
+                "E0111",
+                format!("the `while` name `{text}` clashes with {what}"),
+            )
+            .primary(self.file, n.span, "this `while` name")
+            .secondary(self.file, span, "already names this")
+            .note("a `while` name is also its trip counter, so it must be free");
+            self.error(d);
+        }
+    }
+
+    fn cond_name(&mut self, n: Option<ast::Name>) -> Option<&'a str> {
+        n.map(|n| {
+            let text = self.text(n);
+            self.site_name(text, n.span);
+            text
+        })
+    }
+
+    fn if_stmt(&mut self, i: &ast::If) {
+        if self.too_deep() {
+            return;
+        }
+        for (k, br) in i.branches.iter().enumerate() {
+            let name = self.cond_name(br.name);
+            let cond = self.cond(&br.cond);
+            let r = if k == 0 {
+                self.b.begin_if_at(name, cond, br.header)
+            } else {
+                self.b.elsif(name, cond, br.header)
+            };
+            if let Err(e) = r {
+                self.build_error(e, br.header);
+                return;
+            }
+            self.block(&br.body, false);
+        }
+        if let Some(body) = &i.otherwise {
+            if let Err(e) = self.b.otherwise() {
+                self.build_error(e, i.span);
+                return;
+            }
+            self.block(body, false);
+        }
+        self.end(i.span);
+    }
+
+    fn assign(&mut self, a: &ast::Assign) {
+        let label = self.prefix(&a.prefix);
+        let target = self.access(a.target, &a.subscripts, a.target_span, true);
+        let value = self.value(&a.value);
+        if let Some(target) = target {
+            self.b
+                .assign_at(label.as_deref(), a.prefix.copy, target, a.op, value, a.span);
+        }
+    }
+
+    // ---- expressions --------------------------------------------------
+
+    /// An array access `name[subscripts]` (a scalar when there are none).
+    /// `write` says it is an assignment's target.
+    fn access(
+        &mut self,
+        name: ast::Name,
+        subs: &[ast::Expr],
+        span: Span,
+        write: bool,
+    ) -> Option<Access> {
+        let subscripts: Vec<Subscript> =
+            subs.iter().map(|s| Subscript::new(self.value(s))).collect();
+        let text = self.text(name);
+        if let Some(c) = self.counter_in_scope(name.sym) {
+            let (code, msg) = if write {
+                (
+                    "E0103",
+                    format!("cannot assign to the loop counter `{text}`"),
+                )
+            } else {
+                ("E0115", format!("`{text}` is a loop counter, not an array"))
+            };
+            let d = Diagnostic::error(code, msg)
+                .primary(
+                    self.file,
+                    span,
+                    if write {
+                        "assigned here"
+                    } else {
+                        "subscripted here"
+                    },
+                )
+                .secondary(self.file, c.span, "the counter of this loop")
+                .note("a counter only changes as its loop runs");
+            self.error(d);
+            return None;
+        }
+        match self.globals.get(&name.sym).copied() {
+            Some((Global::Param(_), first)) => {
+                let (code, msg) = if write {
+                    ("E0114", format!("cannot assign to the parameter `{text}`"))
+                } else {
+                    ("E0115", format!("`{text}` is a parameter, not an array"))
+                };
+                let d = Diagnostic::error(code, msg)
+                    .primary(self.file, span, "here")
+                    .secondary(self.file, first, "declared as a parameter here");
+                self.error(d);
+                None
+            }
+            Some((Global::Array(id, dims), first)) => {
+                if dims != subscripts.len() {
+                    let msg = if dims == 0 {
+                        format!("`{text}` is a scalar and takes no subscripts")
+                    } else {
+                        format!(
+                            "`{text}` has {} but is used with {}",
+                            plural(dims, "dimension"),
+                            plural(subscripts.len(), "subscript")
+                        )
+                    };
+                    let d = Diagnostic::error("E0102", msg)
+                        .primary(
+                            self.file,
+                            span,
+                            format!("{} here", plural(subscripts.len(), "subscript")),
+                        )
+                        .secondary(self.file, first, "declared here");
+                    self.error(d);
+                    return None;
+                }
+                Some(Access {
+                    array: id,
+                    subscripts,
+                    span,
+                })
+            }
+            None => {
+                self.undeclared(name, if subs.is_empty() { "name" } else { "array" });
+                None
+            }
+        }
+    }
+
+    fn undeclared(&mut self, name: ast::Name, what: &str) {
+        let text = self.text(name);
+        let d = if let Some(&loop_span) = self.closed.get(&name.sym) {
+            Diagnostic::error(
+                "E0104",
+                format!("the counter `{text}` is used outside its loop"),
+            )
+            .primary(self.file, name.span, "not inside that loop here")
+            .secondary(self.file, loop_span, "the loop it counts")
+        } else {
+            let hint = if what == "array" {
+                format!("declare it, e.g. `real {text}[1..N];`")
+            } else {
+                format!("declare it (`real {text};` or `param {text};`), or check the spelling")
+            };
+            Diagnostic::error("E0101", format!("`{text}` is not declared"))
+                .primary(self.file, name.span, format!("undeclared {what}"))
+                .note(hint)
+        };
+        self.error(d);
+    }
+
+    /// Lowers an expression used as a value.
+    fn value(&mut self, e: &ast::Expr) -> Expr {
+        use ast::ExprKind as K;
+        let kind = match &e.kind {
+            K::Int(Some(n)) => ExprKind::Int(*n),
+            K::Int(None) | K::Error => return dummy(),
+            K::Unknown => ExprKind::Unknown,
+            K::Name(n) => {
+                if let Some(c) = self.counter_in_scope(n.sym) {
+                    ExprKind::Counter(c.id)
+                } else {
+                    match self.globals.get(&n.sym).copied() {
+                        Some((Global::Param(p), _)) => ExprKind::Param(p),
+                        Some(_) => match self.access(*n, &[], e.span, false) {
+                            Some(a) => ExprKind::Access(a),
+                            None => return dummy(),
+                        },
+                        None => {
+                            self.undeclared(*n, "name");
+                            return dummy();
+                        }
+                    }
+                }
+            }
+            K::Index(n, subs) => match self.access(*n, subs, e.span, false) {
+                Some(a) => ExprKind::Access(a),
+                None => return dummy(),
+            },
+            K::Call(f, args) => {
+                let args = args.iter().map(|a| self.value(a)).collect();
+                ExprKind::Call(self.text(*f).to_string(), args)
+            }
+            K::Neg(x) => ExprKind::Neg(Box::new(self.value(x))),
+            K::Binary(op, l, r) => {
+                ExprKind::Binary(*op, Box::new(self.value(l)), Box::new(self.value(r)))
+            }
+            K::Cmp(..) | K::And(..) | K::Or(..) | K::Not(..) => {
+                let d = Diagnostic::error("E0010", "expected a value, found a condition")
+                    .primary(self.file, e.span, "this is a condition")
+                    .note("conditions only stand after `if`, `elsif`, `while` and `assume`");
+                self.error(d);
+                return dummy();
+            }
+        };
+        Expr::new(kind, e.span)
+    }
+
+    /// Lowers an expression used as a condition.
+    fn cond(&mut self, e: &ast::Expr) -> Cond {
+        use ast::ExprKind as K;
+        match &e.kind {
+            K::Unknown | K::Error => Cond::Unknown,
+            K::Cmp(op, l, r) => Cond::Cmp(*op, self.value(l), self.value(r)),
+            K::And(a, b) => Cond::And(Box::new(self.cond(a)), Box::new(self.cond(b))),
+            K::Or(a, b) => Cond::Or(Box::new(self.cond(a)), Box::new(self.cond(b))),
+            K::Not(a) => Cond::Not(Box::new(self.cond(a))),
+            _ => {
+                let d = Diagnostic::error("E0010", "expected a condition, found a value")
+                    .primary(self.file, e.span, "this is a value")
+                    .note("compare it, e.g. `x != 0`, or write `...` for an unknown condition");
+                self.error(d);
+                Cond::Unknown
+            }
+        }
+    }
+}
+
+/// Every declaration, in source order, at any depth.
+fn collect_declarations<'t>(items: &'t [Item], out: &mut Vec<&'t Item>) {
+    for item in items {
+        match item {
+            Item::Stmt(ast::Stmt::For(f)) => collect_declarations(&f.body, out),
+            Item::Stmt(ast::Stmt::While(w)) => collect_declarations(&w.body, out),
+            Item::Stmt(ast::Stmt::If(i)) => {
+                for b in &i.branches {
+                    collect_declarations(&b.body, out);
+                }
+                if let Some(e) = &i.otherwise {
+                    collect_declarations(e, out);
+                }
+            }
+            Item::Stmt(_) => {}
+            decl => out.push(decl),
+        }
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}

@@ -1,0 +1,1167 @@
+//! Recursive-descent parser with error recovery.
+//!
+//! One run reports every syntax error of a file: after an error the parser
+//! skips to a synchronisation point (`;`, `end`, `do`, `then`, or the start of
+//! a statement) and goes on. Recursion is bounded twice: blocks nest at most
+//! [`MAX_DEPTH`] deep and expressions at most [`MAX_EXPR_DEPTH`] (both in
+//! parser recursion and in tree height), each with its own diagnostic, and
+//! what lies beyond the limit is skipped by a loop, not by recursion. So no
+//! input can overflow the stack, here or in any later walk over the tree.
+
+use super::ast::*;
+use super::lexer::{int_value, Lexer, Tok, Token};
+use crate::diagnostics::{Diagnostic, FileId};
+use crate::model::builder::MAX_DEPTH;
+use crate::model::{BinOp, CmpOp, ElemType, Span};
+use lasso::Rodeo;
+use std::collections::VecDeque;
+
+/// The deepest an expression may nest (parentheses, operators, subscripts).
+pub const MAX_EXPR_DEPTH: u32 = 256;
+
+/// After this many errors the parser stops reading the file.
+pub const MAX_ERRORS: usize = 100;
+
+/// Parses a whole file. The tree holds everything that could be read; the
+/// diagnostics say what could not.
+pub fn parse(source: &str, file: FileId) -> (File, Vec<Diagnostic>) {
+    let mut p = Parser {
+        src: source,
+        file,
+        lexer: Lexer::new(source),
+        ahead: VecDeque::new(),
+        prev: Span::NONE,
+        names: Rodeo::new(),
+        diags: Vec::new(),
+        errors: 0,
+        gave_up: false,
+        depth: 0,
+        edepth: 0,
+        consumed: 0,
+        garbage: None,
+    };
+    let items = p.items(Block::Top);
+    let diags = p.diags;
+    (
+        File {
+            items,
+            names: p.names,
+        },
+        diags,
+    )
+}
+
+/// What kind of block is being parsed, for recovery and messages.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Block {
+    Top,
+    For,
+    While,
+    If,
+}
+
+impl Block {
+    fn keyword(self) -> &'static str {
+        match self {
+            Block::Top => "",
+            Block::For => "for",
+            Block::While => "while",
+            Block::If => "if",
+        }
+    }
+}
+
+struct Parser<'s> {
+    src: &'s str,
+    file: FileId,
+    lexer: Lexer<'s>,
+    ahead: VecDeque<Token>,
+    /// The last token consumed.
+    prev: Span,
+    names: Rodeo,
+    diags: Vec<Diagnostic>,
+    errors: usize,
+    gave_up: bool,
+    /// Open blocks.
+    depth: usize,
+    /// Expression recursion.
+    edepth: u32,
+    /// Tokens consumed so far, to prove progress.
+    consumed: u64,
+    /// The last run of unexpected characters, to silence the parse error it
+    /// causes right after it.
+    garbage: Option<Span>,
+}
+
+/// Infix operators: (left binding power, right binding power).
+fn infix(tok: Tok) -> Option<(u8, u8)> {
+    Some(match tok {
+        Tok::Or => (1, 2),
+        Tok::And => (3, 4),
+        Tok::EqEq | Tok::Ne | Tok::Lt | Tok::Le | Tok::Gt | Tok::Ge => (7, 8),
+        Tok::Plus | Tok::Minus => (9, 10),
+        Tok::Star | Tok::Slash | Tok::Percent => (11, 12),
+        _ => return None,
+    })
+}
+const NOT_BP: u8 = 5;
+const NEG_BP: u8 = 13;
+
+fn starts_item(tok: Tok) -> bool {
+    matches!(
+        tok,
+        Tok::Param
+            | Tok::Assume
+            | Tok::Real
+            | Tok::IntKw
+            | Tok::ArrayKw
+            | Tok::For
+            | Tok::While
+            | Tok::If
+            | Tok::End
+            | Tok::Elsif
+            | Tok::Else
+            | Tok::At
+            | Tok::Eof
+    )
+}
+
+impl<'s> Parser<'s> {
+    // ---- tokens -------------------------------------------------------
+
+    fn fill(&mut self, n: usize) {
+        while self.ahead.len() <= n {
+            let t = self.lexer.next_token();
+            if t.tok == Tok::Error {
+                let text: String = self.src[t.span.range()].chars().take(16).collect();
+                let shown = text.escape_debug().to_string();
+                let d = Diagnostic::error("E0001", format!("unexpected characters `{shown}`"))
+                    .primary(self.file, t.span, "no token starts with this")
+                    .note("names are letters, digits and `_`; comments start with `#` or `//`");
+                self.report(d);
+                self.garbage = Some(t.span);
+                continue;
+            }
+            self.ahead.push_back(t);
+        }
+    }
+
+    fn peek_at(&mut self, n: usize) -> Token {
+        if self.gave_up {
+            let end = self.src.len();
+            return Token {
+                tok: Tok::Eof,
+                span: Span::new(end, end),
+            };
+        }
+        self.fill(n);
+        self.ahead[n]
+    }
+
+    fn peek(&mut self) -> Tok {
+        self.peek_at(0).tok
+    }
+
+    fn span(&mut self) -> Span {
+        self.peek_at(0).span
+    }
+
+    fn bump(&mut self) -> Token {
+        let t = self.peek_at(0);
+        if t.tok != Tok::Eof {
+            self.ahead.pop_front();
+            self.prev = t.span;
+            self.consumed += 1;
+        }
+        t
+    }
+
+    fn at(&mut self, tok: Tok) -> bool {
+        self.peek() == tok
+    }
+
+    fn eat(&mut self, tok: Tok) -> Option<Token> {
+        if self.at(tok) {
+            Some(self.bump())
+        } else {
+            None
+        }
+    }
+
+    fn text(&self, span: Span) -> &'s str {
+        &self.src[span.range()]
+    }
+
+    fn at_ident(&mut self, word: &str) -> bool {
+        let t = self.peek_at(0);
+        t.tok == Tok::Ident && self.text(t.span) == word
+    }
+
+    /// Whether the next token starts a new line.
+    fn on_new_line(&mut self) -> bool {
+        let start = self.span().start as usize;
+        let from = (self.prev.end as usize).min(start);
+        self.src[from..start].contains('\n')
+    }
+
+    fn found(&mut self) -> String {
+        let t = self.peek_at(0);
+        match t.tok {
+            Tok::Ident | Tok::Int => format!("`{}`", self.text(t.span)),
+            other => other.describe().to_string(),
+        }
+    }
+
+    // ---- diagnostics --------------------------------------------------
+
+    fn report(&mut self, d: Diagnostic) {
+        if self.gave_up {
+            return;
+        }
+        if d.code == "E0002" {
+            if let (Some(g), Some(next)) = (self.garbage, self.ahead.front()) {
+                if g.start >= self.prev.end && g.end <= next.span.start {
+                    return; // caused by the characters just reported
+                }
+            }
+        }
+        if d.is_error() {
+            self.errors += 1;
+            if self.errors > MAX_ERRORS {
+                self.gave_up = true;
+                let at = d.labels.first().map_or(Span::NONE, |l| l.span);
+                self.diags.push(
+                    Diagnostic::error(
+                        "E0008",
+                        format!("too many syntax errors; stopped after {MAX_ERRORS}"),
+                    )
+                    .primary(self.file, at, "stopped reading here"),
+                );
+                return;
+            }
+        }
+        self.diags.push(d);
+    }
+
+    /// "expected X, found Y" at the next token.
+    fn expected(&mut self, what: &str) {
+        let found = self.found();
+        let span = self.span();
+        let d = Diagnostic::error("E0002", format!("expected {what}, found {found}")).primary(
+            self.file,
+            span,
+            format!("expected {what}"),
+        );
+        self.report(d);
+    }
+
+    fn expect(&mut self, tok: Tok) -> Option<Token> {
+        if let Some(t) = self.eat(tok) {
+            return Some(t);
+        }
+        self.expected(tok.describe());
+        None
+    }
+
+    fn expect_name(&mut self, what: &str) -> Option<Name> {
+        if self.at(Tok::Ident) {
+            let t = self.bump();
+            Some(self.intern(t.span))
+        } else {
+            self.expected(what);
+            None
+        }
+    }
+
+    fn intern(&mut self, span: Span) -> Name {
+        let sym = self.names.get_or_intern(&self.src[span.range()]);
+        Name { sym, span }
+    }
+
+    /// `;` at the end of a statement. When it is missing, the error points
+    /// just after what came before, and nothing is skipped if a new statement
+    /// clearly starts.
+    fn expect_semi(&mut self) {
+        if self.eat(Tok::Semi).is_some() {
+            return;
+        }
+        let found = self.found();
+        let after = Span::new(self.prev.end as usize, self.prev.end as usize);
+        let d = Diagnostic::error("E0002", format!("expected `;`, found {found}"))
+            .primary(self.file, after, "expected `;` here")
+            .secondary(self.file, self.prev, "after this");
+        self.report(d);
+        if !(self.on_new_line() || starts_item(self.peek())) {
+            self.sync();
+        }
+    }
+
+    // ---- recovery -----------------------------------------------------
+
+    /// Skips to the next synchronisation point. A `do` or `then` found on the
+    /// way opens a block, which is parsed (for its errors) and dropped.
+    fn sync(&mut self) {
+        loop {
+            let t = self.peek();
+            if t == Tok::Semi {
+                self.bump();
+                return;
+            }
+            if starts_item(t) || (t == Tok::Ident && self.on_new_line()) {
+                return;
+            }
+            if t == Tok::Do || t == Tok::Then || self.at_ident("doall") {
+                let opener = self.bump().span;
+                let kind = if t == Tok::Then {
+                    Block::If
+                } else {
+                    Block::For
+                };
+                let _ = self.block(kind, opener);
+                if kind == Block::If {
+                    self.if_tail(opener);
+                } else {
+                    self.end_block(kind, opener);
+                }
+                return;
+            }
+            self.bump();
+        }
+    }
+
+    /// Skips, without recursion, what is nested past [`MAX_DEPTH`]: up to
+    /// (not including) the `end`, `elsif` or `else` that belongs to the
+    /// block being skipped.
+    fn skip_block(&mut self) {
+        let mut open = 0usize;
+        loop {
+            match self.peek() {
+                Tok::Eof => return,
+                Tok::For | Tok::While | Tok::If => {
+                    open += 1;
+                    self.bump();
+                }
+                Tok::End => {
+                    if open == 0 {
+                        return;
+                    }
+                    open -= 1;
+                    self.bump();
+                    self.closing_keyword();
+                }
+                Tok::Elsif | Tok::Else if open == 0 => return,
+                _ => {
+                    self.bump();
+                }
+            }
+        }
+    }
+
+    /// Skips, without recursion, an expression nested past
+    /// [`MAX_EXPR_DEPTH`]: up to the bracket that closes an enclosing level,
+    /// or a `;`, `then`, `do`, `..` or `,` outside brackets.
+    fn skip_expr(&mut self) {
+        let mut open = 0usize;
+        loop {
+            match self.peek() {
+                Tok::Eof => return,
+                Tok::LParen | Tok::LBracket => open += 1,
+                Tok::RParen | Tok::RBracket => {
+                    if open == 0 {
+                        return;
+                    }
+                    open -= 1;
+                }
+                Tok::Semi
+                | Tok::Then
+                | Tok::Do
+                | Tok::DotDot
+                | Tok::Comma
+                | Tok::To
+                | Tok::Step
+                    if open == 0 =>
+                {
+                    return
+                }
+                t if open == 0 && starts_item(t) => return,
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
+    // ---- items and blocks ---------------------------------------------
+
+    /// Items up to the end of the file or to what closes `kind`.
+    fn items(&mut self, kind: Block) -> Vec<Item> {
+        let mut out = Vec::new();
+        loop {
+            let t = self.peek_at(0);
+            match t.tok {
+                Tok::Eof => return out,
+                Tok::End if kind != Block::Top => return out,
+                Tok::Elsif | Tok::Else if kind == Block::If => return out,
+                Tok::End | Tok::Elsif | Tok::Else => {
+                    let what = if kind == Block::Top {
+                        "nothing is open here".to_string()
+                    } else {
+                        format!("this is inside a `{}` loop", kind.keyword())
+                    };
+                    let word = t.tok.describe();
+                    let d = Diagnostic::error("E0002", format!("{word} does not close anything"))
+                        .primary(self.file, t.span, what);
+                    self.report(d);
+                    self.bump();
+                    if t.tok == Tok::End {
+                        self.closing_keyword();
+                        self.eat(Tok::Semi);
+                    }
+                }
+                _ => {
+                    let before = self.consumed;
+                    if let Some(item) = self.item() {
+                        out.push(item);
+                    }
+                    if self.consumed == before {
+                        // Nothing consumed: never loop on the same token.
+                        self.bump();
+                    }
+                }
+            }
+        }
+    }
+
+    /// A block body, bounded by [`MAX_DEPTH`].
+    fn block(&mut self, kind: Block, opener: Span) -> Vec<Item> {
+        if self.depth >= MAX_DEPTH {
+            let d = Diagnostic::error("E0005", format!("blocks nested more than {MAX_DEPTH} deep"))
+                .primary(self.file, opener, "this block is too deep")
+                .note(format!(
+                    "loops and `if`s may nest at most {MAX_DEPTH} deep; what is inside was skipped"
+                ));
+            self.report(d);
+            self.skip_block();
+            return Vec::new();
+        }
+        self.depth += 1;
+        let body = self.items(kind);
+        self.depth -= 1;
+        body
+    }
+
+    /// After `end`: the papers' `end for`, `end while`, `end if` (only on the
+    /// same line, so that `end` followed by a new loop stays a new loop).
+    fn closing_keyword(&mut self) -> Option<Token> {
+        if matches!(self.peek(), Tok::For | Tok::While | Tok::If) && !self.on_new_line() {
+            Some(self.bump())
+        } else {
+            None
+        }
+    }
+
+    /// The `end` of a block opened at `opener`; returns the end of the block.
+    fn end_block(&mut self, kind: Block, opener: Span) -> Span {
+        if let Some(end) = self.eat(Tok::End) {
+            let mut last = end.span;
+            if let Some(k) = self.closing_keyword() {
+                last = k.span;
+                let expected = match kind {
+                    Block::For => Tok::For,
+                    Block::While => Tok::While,
+                    _ => Tok::If,
+                };
+                if k.tok != expected {
+                    let d = Diagnostic::error(
+                        "E0002",
+                        format!(
+                            "`end {}` closes a `{}` block",
+                            self.text(k.span),
+                            kind.keyword()
+                        ),
+                    )
+                    .primary(self.file, end.span.to(k.span), "mismatched `end`")
+                    .secondary(self.file, opener, "the block opened here");
+                    self.report(d);
+                }
+            }
+            if let Some(s) = self.eat(Tok::Semi) {
+                last = s.span;
+            }
+            return last;
+        }
+        let eof = self.span();
+        let d = Diagnostic::error("E0003", format!("this `{}` has no `end`", kind.keyword()))
+            .primary(self.file, opener, "opened here")
+            .secondary(self.file, eof, "expected `end` before this")
+            .note("every `for`, `while` and `if` closes with `end`");
+        self.report(d);
+        self.prev
+    }
+
+    fn item(&mut self) -> Option<Item> {
+        let start = self.span();
+        match self.peek() {
+            Tok::Param => Some(self.param_decl()),
+            Tok::Assume => {
+                self.bump();
+                let cond = self.expr();
+                self.expect_semi();
+                Some(Item::Assume(cond, start.to(self.prev)))
+            }
+            Tok::Real | Tok::IntKw | Tok::ArrayKw => Some(self.array_decl()),
+            Tok::For => Some(Item::Stmt(Stmt::For(self.for_loop()))),
+            Tok::While => Some(Item::Stmt(Stmt::While(self.while_loop()))),
+            Tok::If => Some(Item::Stmt(Stmt::If(self.if_stmt()))),
+            Tok::Semi => {
+                let d = Diagnostic::error("E0002", "a `;` with no statement before it").primary(
+                    self.file,
+                    start,
+                    "empty statement",
+                );
+                self.report(d);
+                self.bump();
+                None
+            }
+            _ => self.simple_stmt(),
+        }
+    }
+
+    fn param_decl(&mut self) -> Item {
+        let start = self.bump().span;
+        let mut decls = Vec::new();
+        loop {
+            let Some(name) = self.expect_name("a parameter name") else {
+                self.sync();
+                return Item::Param(decls, start.to(self.prev));
+            };
+            let default = if self.eat(Tok::Assign).is_some() {
+                let at = self.span();
+                let neg = self.eat(Tok::Minus).is_some();
+                if self.at(Tok::Int) {
+                    let t = self.bump();
+                    Some((self.int_literal(t, neg, at), at.to(t.span)))
+                } else {
+                    self.expected("an integer default value");
+                    self.sync();
+                    return Item::Param(decls, start.to(self.prev));
+                }
+            } else {
+                None
+            };
+            decls.push(ParamDecl { name, default });
+            if self.eat(Tok::Comma).is_none() {
+                break;
+            }
+        }
+        self.expect_semi();
+        Item::Param(decls, start.to(self.prev))
+    }
+
+    fn array_decl(&mut self) -> Item {
+        let kw = self.bump();
+        let elem = match kw.tok {
+            Tok::IntKw => ElemType::Int,
+            Tok::ArrayKw => ElemType::Array,
+            _ => ElemType::Real,
+        };
+        let mut decls = Vec::new();
+        loop {
+            let Some(name) = self.expect_name("an array name") else {
+                self.sync();
+                return Item::Array(elem, decls, kw.span.to(self.prev));
+            };
+            let mut dims = Vec::new();
+            while let Some(open) = self.eat(Tok::LBracket) {
+                loop {
+                    let lo = self.expr();
+                    if self.expect(Tok::DotDot).is_none() {
+                        self.sync();
+                        return Item::Array(elem, decls, kw.span.to(self.prev));
+                    }
+                    let hi = self.expr();
+                    dims.push((lo, hi));
+                    if self.eat(Tok::Comma).is_none() {
+                        break;
+                    }
+                }
+                if !self.close(Tok::RBracket, open.span) {
+                    self.sync();
+                    return Item::Array(elem, decls, kw.span.to(self.prev));
+                }
+            }
+            decls.push(ArrayDecl {
+                name,
+                dims,
+                span: name.span.to(self.prev),
+            });
+            if self.eat(Tok::Comma).is_none() {
+                break;
+            }
+        }
+        self.expect_semi();
+        Item::Array(elem, decls, kw.span.to(self.prev))
+    }
+
+    /// A closing bracket; on failure the error also points at the opener.
+    fn close(&mut self, tok: Tok, open: Span) -> bool {
+        if self.eat(tok).is_some() {
+            return true;
+        }
+        let found = self.found();
+        let span = self.span();
+        let d = Diagnostic::error(
+            "E0002",
+            format!("expected {}, found {found}", tok.describe()),
+        )
+        .primary(self.file, span, format!("expected {}", tok.describe()))
+        .secondary(self.file, open, "to close this");
+        self.report(d);
+        false
+    }
+
+    /// `do` or `doall` after a `for` header; `then` after a condition.
+    /// `report` is false when the header already had an error.
+    fn header_end(&mut self, what: &str, accept: &[&str], report: bool) -> Option<bool> {
+        let t = self.peek_at(0);
+        for (k, word) in accept.iter().enumerate() {
+            let hit = match *word {
+                "do" => t.tok == Tok::Do,
+                "then" => t.tok == Tok::Then,
+                w => t.tok == Tok::Ident && self.text(t.span) == w,
+            };
+            if hit {
+                self.bump();
+                return Some(k == 1);
+            }
+        }
+        if report {
+            self.expected(what);
+        }
+        // Resynchronise on the header's end, without leaving its line.
+        loop {
+            let t = self.peek_at(0);
+            let hit = match t.tok {
+                Tok::Do | Tok::Then => true,
+                Tok::Ident => accept.contains(&self.text(t.span)),
+                _ => false,
+            };
+            if hit {
+                let parallel = t.tok == Tok::Ident;
+                self.bump();
+                return Some(parallel);
+            }
+            if starts_item(t.tok) || self.on_new_line() {
+                return None;
+            }
+            self.bump();
+        }
+    }
+
+    fn for_loop(&mut self) -> For {
+        let start = self.bump().span;
+        let counter = if self.at(Tok::Ident) {
+            let t = self.bump();
+            Some(self.intern(t.span))
+        } else {
+            let found = self.found();
+            let span = self.span();
+            let d = Diagnostic::error("E0002", format!("expected a loop counter, found {found}"))
+                .primary(self.file, span, "expected a counter name")
+                .note("a loop reads `for i = 1 to N do ... end`");
+            self.report(d);
+            None
+        };
+        let mut parallel = false;
+        let (mut lower, mut upper, mut step) = (Expr::error(start), Expr::error(start), None);
+        let accept = ["do", "doall"];
+        if counter.is_some() && self.expect(Tok::Assign).is_some() {
+            lower = self.expr();
+            if self.expect(Tok::To).is_some() {
+                upper = self.expr();
+                if self.eat(Tok::Step).is_some() {
+                    step = Some(self.expr());
+                }
+                parallel = self
+                    .header_end("`do` or `doall`", &accept, true)
+                    .unwrap_or(false);
+            } else {
+                self.header_end("`do`", &accept, false);
+            }
+        } else {
+            self.header_end("`do`", &accept, false);
+        }
+        let header = start.to(self.prev);
+        let body = self.block(Block::For, start);
+        let end = self.end_block(Block::For, start);
+        For {
+            counter,
+            lower,
+            upper,
+            step,
+            parallel,
+            body,
+            header,
+            span: start.to(end),
+        }
+    }
+
+    /// `[name]` after `while`, `if` or `elsif`.
+    fn cond_name(&mut self) -> CondName {
+        let open = self.eat(Tok::LBracket)?;
+        let name = self.expect_name("a name in brackets");
+        if !self.close(Tok::RBracket, open.span) {
+            return None;
+        }
+        name
+    }
+
+    fn while_loop(&mut self) -> While {
+        let start = self.bump().span;
+        let name = self.cond_name();
+        let cond = self.expr();
+        self.header_end("`do`", &["do"], true);
+        let header = start.to(self.prev);
+        let body = self.block(Block::While, start);
+        let end = self.end_block(Block::While, start);
+        While {
+            name,
+            cond,
+            body,
+            header,
+            span: start.to(end),
+        }
+    }
+
+    fn branch(&mut self, start: Span) -> Branch {
+        let name = self.cond_name();
+        let cond = self.expr();
+        self.header_end("`then`", &["then"], true);
+        let header = start.to(self.prev);
+        let body = self.block(Block::If, start);
+        Branch {
+            name,
+            cond,
+            body,
+            header,
+        }
+    }
+
+    fn if_stmt(&mut self) -> If {
+        let start = self.bump().span;
+        let first = self.branch(start);
+        let (branches, otherwise, end) = self.if_rest(first, start);
+        If {
+            branches,
+            otherwise,
+            span: start.to(end),
+        }
+    }
+
+    /// The `elsif`/`else` branches and the `end` of an `if`.
+    fn if_rest(&mut self, first: Branch, start: Span) -> (Vec<Branch>, Option<Vec<Item>>, Span) {
+        let mut branches = vec![first];
+        let mut otherwise = None;
+        loop {
+            match self.peek() {
+                Tok::Elsif if otherwise.is_none() => {
+                    let at = self.bump().span;
+                    branches.push(self.branch(at));
+                }
+                Tok::Else if otherwise.is_none() => {
+                    let at = self.bump().span;
+                    otherwise = Some(self.block(Block::If, at));
+                }
+                Tok::Elsif | Tok::Else => {
+                    let t = self.bump();
+                    let d =
+                        Diagnostic::error("E0002", format!("{} after `else`", t.tok.describe()))
+                            .primary(self.file, t.span, "the `else` branch must come last");
+                    self.report(d);
+                    let _ = self.block(Block::If, t.span);
+                }
+                _ => break,
+            }
+        }
+        let end = self.end_block(Block::If, start);
+        (branches, otherwise, end)
+    }
+
+    /// The rest of an `if` whose header was skipped by recovery.
+    fn if_tail(&mut self, opener: Span) {
+        let first = Branch {
+            name: None,
+            cond: Expr::error(opener),
+            body: Vec::new(),
+            header: opener,
+        };
+        let _ = self.if_rest(first, opener);
+    }
+
+    /// Assignments and calls, with their optional `@copy` and label.
+    fn simple_stmt(&mut self) -> Option<Item> {
+        let start = self.span();
+        let mut prefix = Prefix::default();
+        if let Some(at) = self.eat(Tok::At) {
+            if self.at_ident("copy") {
+                self.bump();
+                prefix.copy = true;
+            } else {
+                let found = self.found();
+                let d = Diagnostic::error(
+                    "E0002",
+                    format!("unknown annotation: expected `copy` after `@`, found {found}"),
+                )
+                .primary(
+                    self.file,
+                    at.span.to(self.span()),
+                    "the only annotation is `@copy`",
+                );
+                self.report(d);
+                if self.at(Tok::Ident) && !matches!(self.peek_at(1).tok, Tok::Colon | Tok::Dot) {
+                    self.bump();
+                }
+            }
+        }
+        if self.at(Tok::Ident) && matches!(self.peek_at(1).tok, Tok::Colon | Tok::Dot) {
+            prefix.label = self.label();
+            if prefix.label.is_none() {
+                self.sync();
+                return None;
+            }
+        }
+        if matches!(self.peek(), Tok::For | Tok::While | Tok::If) {
+            let d = Diagnostic::error(
+                "E0002",
+                "only assignments and calls take a label or `@copy`",
+            )
+            .primary(self.file, start.to(self.prev), "put this on a statement")
+            .note("name a `while` with `while [w] ...` and an `if` with `if [c] ...`");
+            self.report(d);
+            return self.item();
+        }
+        let Some(name) = self.expect_name("a statement") else {
+            self.sync();
+            return None;
+        };
+        match self.peek() {
+            Tok::LParen => {
+                let open = self.bump().span;
+                let args = self.args(Tok::RParen, open);
+                let span = start.to(self.prev);
+                self.expect_semi();
+                Some(Item::Stmt(Stmt::Call(CallStmt {
+                    prefix,
+                    func: name,
+                    args,
+                    span,
+                })))
+            }
+            _ => {
+                let mut subscripts = Vec::new();
+                while let Some(open) = self.eat(Tok::LBracket) {
+                    subscripts.extend(self.args(Tok::RBracket, open.span));
+                }
+                let target_span = name.span.to(self.prev);
+                let op = match self.peek() {
+                    Tok::Assign => None,
+                    Tok::PlusAssign => Some(BinOp::Add),
+                    Tok::MinusAssign => Some(BinOp::Sub),
+                    Tok::StarAssign => Some(BinOp::Mul),
+                    Tok::SlashAssign => Some(BinOp::Div),
+                    Tok::PercentAssign => Some(BinOp::Rem),
+                    _ => {
+                        let what = if subscripts.is_empty() {
+                            "`=`, `[` or `(`"
+                        } else {
+                            "`=`"
+                        };
+                        self.expected(what);
+                        if let Some(kw) = near_keyword(self.text(name.span)) {
+                            if let Some(d) = self.diags.last_mut() {
+                                d.labels.push(crate::diagnostics::Label {
+                                    file: self.file,
+                                    span: name.span,
+                                    message: format!("did you mean `{kw}`?"),
+                                    primary: false,
+                                });
+                            }
+                        }
+                        self.sync();
+                        return None;
+                    }
+                };
+                self.bump();
+                let value = self.expr();
+                let span = start.to(self.prev);
+                self.expect_semi();
+                Some(Item::Stmt(Stmt::Assign(Assign {
+                    prefix,
+                    target: name,
+                    subscripts,
+                    target_span,
+                    op,
+                    value,
+                    span,
+                })))
+            }
+        }
+    }
+
+    /// `S:` or a derived label `S.1.2:`.
+    fn label(&mut self) -> Option<Label> {
+        let first = self.bump().span;
+        let mut text = self.text(first).to_string();
+        while self.eat(Tok::Dot).is_some() {
+            if self.at(Tok::Int) {
+                let t = self.bump();
+                text.push('.');
+                text.push_str(self.text(t.span));
+            } else {
+                self.expected("a version number after `.` in a label");
+                return None;
+            }
+        }
+        let span = first.to(self.prev);
+        self.expect(Tok::Colon)?;
+        Some(Label { text, span })
+    }
+
+    /// Comma-separated expressions up to the closing `close`.
+    fn args(&mut self, close: Tok, open: Span) -> Vec<Expr> {
+        let mut out = Vec::new();
+        if self.eat(close).is_some() {
+            return out;
+        }
+        loop {
+            out.push(self.expr());
+            if self.eat(Tok::Comma).is_none() {
+                break;
+            }
+        }
+        if !self.close(close, open) {
+            // Skip to the closer if it is on this statement.
+            self.skip_expr();
+            self.eat(close);
+        }
+        out
+    }
+
+    // ---- expressions --------------------------------------------------
+
+    fn expr(&mut self) -> Expr {
+        self.expr_bp(0)
+    }
+
+    fn too_deep(&mut self, span: Span) -> Expr {
+        let d = Diagnostic::error(
+            "E0006",
+            format!("expression nested more than {MAX_EXPR_DEPTH} deep"),
+        )
+        .primary(self.file, span, "too deep from here on")
+        .note("split the expression, or use fewer parentheses");
+        self.report(d);
+        Expr::error(span)
+    }
+
+    fn expr_bp(&mut self, min_bp: u8) -> Expr {
+        if self.edepth >= MAX_EXPR_DEPTH {
+            let span = self.span();
+            let e = self.too_deep(span);
+            self.skip_expr();
+            return e;
+        }
+        self.edepth += 1;
+        let e = self.expr_bp_inner(min_bp);
+        self.edepth -= 1;
+        e
+    }
+
+    fn expr_bp_inner(&mut self, min_bp: u8) -> Expr {
+        let mut lhs = self.prefix();
+        loop {
+            let tok = self.peek();
+            let Some((l_bp, r_bp)) = infix(tok) else {
+                break;
+            };
+            if l_bp < min_bp {
+                break;
+            }
+            self.bump();
+            let rhs = self.expr_bp(r_bp);
+            let span = lhs.span.to(rhs.span);
+            let (l, r) = (Box::new(lhs), Box::new(rhs));
+            let kind = match tok {
+                Tok::Or => ExprKind::Or(l, r),
+                Tok::And => ExprKind::And(l, r),
+                Tok::EqEq => ExprKind::Cmp(CmpOp::Eq, l, r),
+                Tok::Ne => ExprKind::Cmp(CmpOp::Ne, l, r),
+                Tok::Lt => ExprKind::Cmp(CmpOp::Lt, l, r),
+                Tok::Le => ExprKind::Cmp(CmpOp::Le, l, r),
+                Tok::Gt => ExprKind::Cmp(CmpOp::Gt, l, r),
+                Tok::Ge => ExprKind::Cmp(CmpOp::Ge, l, r),
+                Tok::Plus => ExprKind::Binary(BinOp::Add, l, r),
+                Tok::Minus => ExprKind::Binary(BinOp::Sub, l, r),
+                Tok::Star => ExprKind::Binary(BinOp::Mul, l, r),
+                Tok::Slash => ExprKind::Binary(BinOp::Div, l, r),
+                _ => ExprKind::Binary(BinOp::Rem, l, r),
+            };
+            lhs = Expr::node(kind, span);
+            if lhs.height > MAX_EXPR_DEPTH {
+                // A long operator chain: report once, keep reading flat.
+                lhs = self.too_deep(span);
+                while let Some((l_bp, _)) = infix(self.peek()) {
+                    if l_bp < min_bp {
+                        break;
+                    }
+                    self.bump();
+                    let _ = self.prefix();
+                }
+                lhs.span = span.to(self.prev);
+            }
+        }
+        lhs
+    }
+
+    /// An integer literal, negated when `neg`; `None` when it does not fit.
+    fn int_literal(&mut self, t: Token, neg: bool, start: Span) -> Option<i64> {
+        let text = self.text(t.span);
+        let value = int_value(text).and_then(|v| {
+            let v = if neg { -(v as i128) } else { v as i128 };
+            i64::try_from(v).ok()
+        });
+        if value.is_none() {
+            let sign = if neg { "-" } else { "" };
+            let d = Diagnostic::error(
+                "E0004",
+                format!("integer literal `{sign}{text}` does not fit in 64 bits"),
+            )
+            .primary(self.file, start.to(t.span), "too large")
+            .note("integers range from -9223372036854775808 to 9223372036854775807");
+            self.report(d);
+        }
+        value
+    }
+
+    fn prefix(&mut self) -> Expr {
+        let t = self.peek_at(0);
+        match t.tok {
+            Tok::Int => {
+                self.bump();
+                let v = self.int_literal(t, false, t.span);
+                Expr::leaf(ExprKind::Int(v), t.span)
+            }
+            Tok::Ellipsis => {
+                self.bump();
+                Expr::leaf(ExprKind::Unknown, t.span)
+            }
+            Tok::Ident => {
+                self.bump();
+                let name = self.intern(t.span);
+                match self.peek() {
+                    Tok::LParen => {
+                        let open = self.bump().span;
+                        let args = self.args(Tok::RParen, open);
+                        Expr::node(ExprKind::Call(name, args), t.span.to(self.prev))
+                    }
+                    Tok::LBracket => {
+                        let mut subs = Vec::new();
+                        while let Some(open) = self.eat(Tok::LBracket) {
+                            subs.extend(self.args(Tok::RBracket, open.span));
+                        }
+                        Expr::node(ExprKind::Index(name, subs), t.span.to(self.prev))
+                    }
+                    _ => Expr::leaf(ExprKind::Name(name), t.span),
+                }
+            }
+            Tok::LParen => {
+                self.bump();
+                let mut inner = self.expr_bp(0);
+                self.close(Tok::RParen, t.span);
+                inner.span = t.span.to(self.prev);
+                inner
+            }
+            Tok::Minus => {
+                self.bump();
+                let next = self.peek_at(0);
+                if next.tok == Tok::Int {
+                    // `-5` is one literal, so `-9223372036854775808` fits.
+                    self.bump();
+                    let v = self.int_literal(next, true, t.span);
+                    return Expr::leaf(ExprKind::Int(v), t.span.to(next.span));
+                }
+                let x = self.expr_bp(NEG_BP);
+                let span = t.span.to(x.span);
+                Expr::node(ExprKind::Neg(Box::new(x)), span)
+            }
+            Tok::Not => {
+                self.bump();
+                let x = self.expr_bp(NOT_BP);
+                let span = t.span.to(x.span);
+                Expr::node(ExprKind::Not(Box::new(x)), span)
+            }
+            _ => {
+                self.expected("an expression");
+                Expr::error(Span::new(t.span.start as usize, t.span.start as usize))
+            }
+        }
+    }
+}
+
+/// A keyword the misspelt `word` is probably meant to be: one edit away
+/// (two for long keywords), counting a swap of neighbours as one edit.
+fn near_keyword(word: &str) -> Option<&'static str> {
+    const KEYWORDS: [&str; 13] = [
+        "param", "assume", "real", "int", "array", "for", "while", "if", "then", "elsif", "else",
+        "end", "step",
+    ];
+    if word.len() < 2 {
+        return None;
+    }
+    KEYWORDS.into_iter().find(|kw| {
+        let limit = if kw.len() >= 5 { 2 } else { 1 };
+        edit_distance(word, kw) <= limit
+    })
+}
+
+/// Optimal string alignment distance (Levenshtein plus adjacent swaps).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a.len().abs_diff(b.len()) > 2 {
+        return usize::MAX;
+    }
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn misspelt_keywords_are_recognised() {
+        assert_eq!(near_keyword("fro"), Some("for"));
+        assert_eq!(near_keyword("ned"), Some("end"));
+        assert_eq!(near_keyword("whiel"), Some("while"));
+        assert_eq!(near_keyword("x"), None);
+        assert_eq!(near_keyword("A"), None);
+        assert_eq!(near_keyword("tmp"), None);
+    }
+}

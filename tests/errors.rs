@@ -1,0 +1,34 @@
+//! Every malformed program in fixtures/errors/ against its expected
+//! diagnostics (tests/snapshots/errors__*.snap, each checked by hand).
+//! Files named `warn-*` are valid programs that only get warnings.
+
+use arrayflow::diagnostics::{has_errors, SourceFiles};
+use std::path::PathBuf;
+
+fn fixtures() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir("fixtures/errors")
+        .expect("fixtures/errors exists")
+        .map(|e| e.expect("readable directory").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "loop"))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn error_fixtures_match_their_snapshots() {
+    let paths = fixtures();
+    assert!(paths.len() >= 15, "only {} error fixtures", paths.len());
+    for path in paths {
+        let stem = path.file_stem().unwrap().to_string_lossy().to_string();
+        let source = std::fs::read_to_string(&path).unwrap();
+        let mut files = SourceFiles::new();
+        let id = files.add(path.display().to_string(), source);
+        let (program, diags) = arrayflow::lower::compile(files.source(id), id);
+        assert!(!diags.is_empty(), "{stem}: no diagnostic");
+        let warn_only = stem.starts_with("warn-");
+        assert_eq!(has_errors(&diags), !warn_only, "{stem}");
+        assert_eq!(program.is_some(), warn_only, "{stem}");
+        insta::assert_snapshot!(stem.clone(), files.render_all(&diags));
+    }
+}
