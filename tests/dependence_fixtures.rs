@@ -1,9 +1,8 @@
-//! The program fixtures of digest §1 against the results written by hand in
-//! tests/data/deps-fixtures.txt.
-
-mod support;
+//! The program fixtures of digest §1 (and a few of our own) against the
+//! results written by hand in tests/data/deps-fixtures.txt.
 
 use arrayflow::dependence::{analyze, Config, MemoMode, PairReport, Test, Tester};
+use arrayflow::diagnostics::{has_errors, SourceFiles};
 use arrayflow::model::Program;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -93,14 +92,36 @@ fn observed(p: &PairReport) -> Line {
     }
 }
 
-fn program(stem: &str) -> Program {
-    support::thesis::program(stem).unwrap_or_else(|| panic!("no program for {stem}"))
+/// Parses `fixtures/<name>.loop`.
+fn program(name: &str) -> Program {
+    let path = format!("fixtures/{name}.loop");
+    let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut files = SourceFiles::new();
+    let id = files.add(path.clone(), source);
+    let (program, diags) = arrayflow::lower::compile(files.source(id), id);
+    assert!(!has_errors(&diags), "{}", files.render_all(&diags));
+    program.unwrap_or_else(|| panic!("{path} did not lower"))
 }
 
 #[test]
 fn every_fixture_gives_the_digest_result() {
     let expected = expected();
-    assert!(expected.len() >= 14, "the data file lost fixtures");
+    assert!(expected.len() >= 18, "the data file lost fixtures");
+    // Every digest §1 program fixture has its expectations.
+    for entry in std::fs::read_dir("fixtures/papers").expect("fixtures/papers") {
+        let name = entry
+            .expect("entry")
+            .file_name()
+            .to_string_lossy()
+            .to_string();
+        if let Some(stem) = name
+            .strip_prefix("maydan-1.")
+            .and_then(|s| s.strip_suffix(".loop"))
+        {
+            let key = format!("papers/maydan-1.{stem}");
+            assert!(expected.contains_key(&key), "no expectations for {key}");
+        }
+    }
     for (stem, lines) in &expected {
         for memo in [MemoMode::Off, MemoMode::Simple, MemoMode::Improved] {
             let mut tester = Tester::new(Config {
@@ -132,10 +153,10 @@ fn improved_key_collapses_the_memo_examples() {
             memo,
             ..Config::default()
         });
-        analyze(&program("maydan-1.8-memo-a"), &mut t);
+        analyze(&program("papers/maydan-1.8-memo-a"), &mut t);
         let after_a = t.stats().decided[&Test::Svpc].unique;
-        analyze(&program("maydan-1.8-memo-b"), &mut t);
-        analyze(&program("maydan-1.8-memo-key"), &mut t);
+        analyze(&program("papers/maydan-1.8-memo-b"), &mut t);
+        analyze(&program("papers/maydan-1.8-memo-key"), &mut t);
         (
             after_a,
             t.stats().decided[&Test::Svpc].unique,

@@ -5,6 +5,7 @@
 //! or I/O errors.
 
 pub mod check;
+pub mod deps;
 pub mod fmt;
 
 use crate::diagnostics::{has_errors, FileId, SourceFiles};
@@ -30,6 +31,9 @@ pub enum Command {
     Check(check::Args),
     /// Print a `.loop` file in canonical form.
     Fmt(fmt::Args),
+    /// Exact affine dependence tests: every pair of references to the same
+    /// array, with directions and distances over their common loops.
+    Deps(deps::Args),
 }
 
 /// `--format text|json`.
@@ -78,6 +82,7 @@ pub fn main() -> ExitCode {
     match &cli.command {
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
+        Command::Deps(a) => deps::run(a),
     }
 }
 

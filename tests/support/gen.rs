@@ -135,7 +135,7 @@ impl Gen<'_> {
     }
 
     fn subscript(&mut self) -> Expr {
-        if self.shape.nonaffine && self.scope.len() >= 1 && self.rng.percent(8) {
+        if self.shape.nonaffine && !self.scope.is_empty() && self.rng.percent(8) {
             let x = self.scope[self.rng.range(0, self.scope.len() as i64 - 1) as usize];
             let y = self.scope[self.rng.range(0, self.scope.len() as i64 - 1) as usize];
             return e::mul(e::counter(x), e::counter(y));

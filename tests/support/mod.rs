@@ -2,7 +2,6 @@
 #![allow(dead_code)]
 
 pub mod gen;
-pub mod thesis;
 
 /// How many random cases a property test runs: `ARRAYFLOW_CASES`, else `default`.
 pub fn cases(default: u64) -> u64 {
