@@ -154,14 +154,10 @@ fn improved_key_collapses_the_memo_examples() {
             ..Config::default()
         });
         analyze(&program("papers/maydan-1.8-memo-a"), &mut t);
-        let after_a = t.stats().decided[&Test::Svpc].unique;
+        let after_a = t.stats().of(Test::Svpc).unique;
         analyze(&program("papers/maydan-1.8-memo-b"), &mut t);
         analyze(&program("papers/maydan-1.8-memo-key"), &mut t);
-        (
-            after_a,
-            t.stats().decided[&Test::Svpc].unique,
-            t.stats().clone(),
-        )
+        (after_a, t.stats().of(Test::Svpc).unique, t.stats().clone())
     };
     let (a, all, stats) = run(MemoMode::Improved);
     // The write/read problem of (b) and of the collapsed loop: no new SVPC run

@@ -17,6 +17,8 @@ pub struct Config {
 
 #[derive(Clone, Debug)]
 enum GcdEntry {
+    /// No equalities: nothing to solve.
+    Free,
     Independent,
     Lattice(Rc<Lattice<i64>>),
     /// Overflowed in `i64`: solved in `i128` each time (rare).
@@ -29,6 +31,11 @@ pub struct Tester {
     gcd_table: Table<GcdEntry>,
     exact_table: Table<Answer>,
     stats: Stats,
+    /// Reused buffers: the reduced problem and the keys are built for every
+    /// problem, hits included.
+    scratch: reduce::Scratch,
+    reduced: Problem,
+    key: Key,
 }
 
 impl Tester {
@@ -38,6 +45,9 @@ impl Tester {
             gcd_table: Table::default(),
             exact_table: Table::default(),
             stats: Stats::new(config.memo),
+            scratch: reduce::Scratch::default(),
+            reduced: Problem::new(0),
+            key: Key::new(),
         }
     }
 
@@ -50,76 +60,100 @@ impl Tester {
     }
 
     /// Does the problem have an integer solution? `indices[v]` marks loop
-    /// indices, whose bounds the improved key may drop when they are unused.
+    /// indices, whose bounds the improved key drops when they are unused.
     pub fn test(&mut self, p: &Problem, indices: &[bool]) -> Answer {
         self.stats.problems += 1;
-        let reduced = match self.config.memo {
-            MemoMode::Simple => None,
-            MemoMode::Off | MemoMode::Improved => reduce::drop_unused(p, indices),
-        };
-        let q = reduced.as_ref().unwrap_or(p);
-        if constant_differs(q) {
-            self.stats.decided(Test::Constant, false, true);
-            return Answer::of(false, Test::Constant);
+        // The improved key is the problem with unused loops projected out;
+        // that problem is then the one solved. Otherwise the problem is solved
+        // as built.
+        let mut reduced = std::mem::replace(&mut self.reduced, Problem::new(0));
+        let changed = self.config.memo == MemoMode::Improved
+            && reduce::drop_unused_into(p, indices, &mut self.scratch, &mut reduced);
+        let answer = self.answer(if changed { &reduced } else { p });
+        self.reduced = reduced;
+        answer
+    }
+
+    /// The table with bounds first: a problem found there needs no GCD step.
+    fn answer(&mut self, q: &Problem) -> Answer {
+        if self.config.memo == MemoMode::Off {
+            return self.compute(q);
         }
-        let memo = self.config.memo != MemoMode::Off;
-        let w = weights(q);
-        let entry = if memo {
-            let key = eq_key(q, &w);
-            match self.gcd_table.get(&key) {
-                Some(e) => {
-                    let e = e.clone();
-                    self.count_gcd(&e, true);
-                    e
-                }
-                None => {
-                    let e = gcd_entry(q, &w);
-                    self.count_gcd(&e, false);
-                    self.gcd_table.insert(key, e.clone());
-                    e
-                }
-            }
-        } else {
-            let e = gcd_entry(q, &w);
-            self.count_gcd(&e, false);
-            e
-        };
+        full_key(q, &mut self.key);
+        if let Some(&a) = self.exact_table.get(self.key.as_slice()) {
+            self.stats.decided(a.decided_by, true, !a.dependent());
+            return a;
+        }
+        let key = self.key.clone();
+        let a = self.compute(q);
+        self.exact_table.insert(key, a);
+        a
+    }
+
+    fn compute(&mut self, q: &Problem) -> Answer {
+        let entry = self.gcd_step(q);
         if let GcdEntry::Independent = entry {
-            self.stats.decided(Test::Gcd, false, true);
-            return Answer::of(false, Test::Gcd);
+            // Two different constants in one dimension need no test at all.
+            let by = if constant_differs(q) {
+                Test::Constant
+            } else {
+                Test::Gcd
+            };
+            self.stats.decided(by, false, true);
+            return Answer::of(false, by);
         }
-        if memo {
-            let key = full_key(q);
-            if let Some(&a) = self.exact_table.get(&key) {
-                self.stats.decided(a.decided_by, true, !a.dependent());
-                return a;
-            }
-            let a = solve_exact(q, &entry, self.config.limits);
-            self.stats.decided(a.decided_by, false, !a.dependent());
-            self.exact_table.insert(key, a);
-            a
-        } else {
-            let a = solve_exact(q, &entry, self.config.limits);
-            self.stats.decided(a.decided_by, false, !a.dependent());
-            a
+        let a = solve_exact(q, &entry, self.config.limits);
+        self.stats.decided(a.decided_by, false, !a.dependent());
+        a
+    }
+
+    /// The GCD step, through the table without bounds.
+    fn gcd_step(&mut self, q: &Problem) -> GcdEntry {
+        if q.eqs.is_empty() {
+            return GcdEntry::Free;
         }
+        let b = bounded(q);
+        if self.config.memo == MemoMode::Off {
+            let e = gcd_entry(q, b);
+            self.count_gcd(&e, false);
+            return e;
+        }
+        eq_key(q, b, &mut self.key);
+        if let Some(e) = self.gcd_table.get(self.key.as_slice()) {
+            let e = e.clone();
+            self.count_gcd(&e, true);
+            return e;
+        }
+        let e = gcd_entry(q, b);
+        self.count_gcd(&e, false);
+        self.gcd_table.insert(self.key.clone(), e.clone());
+        e
     }
 
     /// The integer solutions of the equalities (through the GCD table, not
     /// counted in the statistics); `None` when there are none or the numbers
     /// overflow `i64`.
     pub fn lattice(&mut self, p: &Problem) -> Option<Rc<Lattice<i64>>> {
-        let w = weights(p);
+        if p.eqs.is_empty() {
+            return Some(Rc::new(Lattice::identity(p.n())));
+        }
+        let b = bounded(p);
         let entry = if self.config.memo == MemoMode::Off {
-            gcd_entry(p, &w)
+            gcd_entry(p, b)
         } else {
-            self.gcd_table
-                .entry(eq_key(p, &w))
-                .or_insert_with(|| gcd_entry(p, &w))
-                .clone()
+            eq_key(p, b, &mut self.key);
+            match self.gcd_table.get(self.key.as_slice()) {
+                Some(e) => e.clone(),
+                None => {
+                    let e = gcd_entry(p, b);
+                    self.gcd_table.insert(self.key.clone(), e.clone());
+                    e
+                }
+            }
         };
         match entry {
             GcdEntry::Lattice(l) => Some(l),
+            GcdEntry::Free => Some(Rc::new(Lattice::identity(p.n()))),
             GcdEntry::Independent | GcdEntry::Wide => None,
         }
     }
@@ -136,61 +170,67 @@ fn constant_differs(p: &Problem) -> bool {
         .any(|r| coeffs(r).iter().all(|&c| c == 0) && rhs(r) != 0)
 }
 
-/// How many inequalities mention each variable (the GCD step's pivot
-/// preference; part of its key, so answers do not depend on memo order).
-fn weights(p: &Problem) -> Vec<u32> {
-    let mut w = vec![0u32; p.n()];
+/// Which variables some inequality mentions, one bit each (variables past
+/// the 64th always count as mentioned): the GCD step's pivot preference, so
+/// part of its key (answers must not depend on the order problems come in).
+fn bounded(p: &Problem) -> u64 {
+    let n = p.n();
+    let mut bits = if n >= 64 { !0u64 } else { 0 };
     for row in p.ineqs.iter() {
-        for (j, &c) in coeffs(row).iter().enumerate() {
-            w[j] += u32::from(c != 0);
+        for (j, &c) in coeffs(row).iter().enumerate().take(64) {
+            bits |= u64::from(c != 0) << j;
         }
     }
-    w
+    bits
 }
 
-fn gcd_entry(p: &Problem, w: &[u32]) -> GcdEntry {
-    match gcd::solve(&p.eqs, w) {
+fn gcd_entry(p: &Problem, bounded: u64) -> GcdEntry {
+    if p.eqs.is_empty() {
+        return GcdEntry::Free;
+    }
+    match gcd::solve(&p.eqs, bounded) {
         Ok(None) => GcdEntry::Independent,
         Ok(Some(l)) => GcdEntry::Lattice(Rc::new(l)),
-        Err(_) => match gcd::solve(&p.eqs.widen(i128::from), w) {
+        Err(_) => match gcd::solve(&p.eqs.widen(i128::from), bounded) {
             Ok(None) => GcdEntry::Independent,
             _ => GcdEntry::Wide,
         },
     }
 }
 
-/// The equalities, without bounds (only how many bounds each variable has).
-fn eq_key(p: &Problem, w: &[u32]) -> Key {
-    let mut k = Vec::with_capacity(1 + w.len() + p.eqs.raw().len());
-    k.push(p.n() as i64);
-    k.extend(w.iter().map(|&x| x as i64));
-    k.extend_from_slice(p.eqs.raw());
-    k
+/// The equalities, without bounds (only which variables have some).
+fn eq_key(p: &Problem, bounded: u64, key: &mut Key) {
+    key.clear();
+    key.push(p.n() as i64);
+    key.push(bounded as i64);
+    key.extend_from_slice(p.eqs.raw());
 }
 
-fn full_key(p: &Problem) -> Key {
-    let mut k = Vec::with_capacity(2 + p.eqs.raw().len() + p.ineqs.raw().len());
-    k.push(p.n() as i64);
-    k.push(p.eqs.len() as i64);
-    k.extend_from_slice(p.eqs.raw());
-    k.extend_from_slice(p.ineqs.raw());
-    k
+/// The whole problem.
+fn full_key(p: &Problem, key: &mut Key) {
+    key.clear();
+    key.push(p.n() as i64);
+    key.push(p.eqs.len() as i64);
+    key.extend_from_slice(p.eqs.raw());
+    key.extend_from_slice(p.ineqs.raw());
 }
 
 /// The exact tests on a problem whose equalities have integer solutions.
 fn solve_exact(p: &Problem, entry: &GcdEntry, limits: fourier::Limits) -> Answer {
     let mut stage = Test::Gcd;
-    if let GcdEntry::Lattice(l) = entry {
-        let narrow = l
+    let narrow = match entry {
+        GcdEntry::Lattice(l) => l
             .transform(&p.ineqs)
-            .and_then(|rows| cascade(rows, limits, &mut stage));
-        if let Ok(a) = narrow {
-            return a;
-        }
+            .and_then(|rows| cascade(rows, limits, &mut stage)),
+        GcdEntry::Free => cascade(p.ineqs.clone(), limits, &mut stage),
+        GcdEntry::Independent | GcdEntry::Wide => Err(super::num::Overflow),
+    };
+    if let Ok(a) = narrow {
+        return a;
     }
     stage = Test::Gcd;
     let wide = (|| -> Checked<Answer> {
-        let Some(l) = gcd::solve(&p.eqs.widen(i128::from), &weights(p))? else {
+        let Some(l) = gcd::solve(&p.eqs.widen(i128::from), bounded(p))? else {
             return Ok(Answer::of(false, Test::Gcd));
         };
         let rows = l.transform(&p.ineqs.widen(i128::from))?;
@@ -279,6 +319,18 @@ mod tests {
     }
 
     #[test]
+    fn same_equalities_other_bounds_hit_the_gcd_table() {
+        let mut t = tester(MemoMode::Improved);
+        let mut other = gcd_example();
+        other.add_le(&[1, 0], 9);
+        t.test(&gcd_example(), &[false, false]);
+        t.test(&other, &[false, false]);
+        let s = t.stats();
+        assert_eq!((s.gcd.calls, s.gcd.hits, s.gcd.unique), (2, 1, 1));
+        assert_eq!(s.of(Test::Svpc).unique, 2);
+    }
+
+    #[test]
     fn parity_is_independent_by_gcd() {
         // a[2i] vs a[2i' + 1].
         let mut p = Problem::new(2);
@@ -295,8 +347,9 @@ mod tests {
         }
         let s = t.stats();
         assert_eq!(s.problems, 3);
-        assert_eq!((s.gcd.calls, s.gcd.hits, s.gcd.unique), (3, 2, 1));
-        let svpc = s.decided[&Test::Svpc];
+        // Found in the table with bounds, the repeats skip the GCD step.
+        assert_eq!((s.gcd.calls, s.gcd.hits, s.gcd.unique), (1, 0, 1));
+        let svpc = s.of(Test::Svpc);
         assert_eq!(
             (svpc.calls, svpc.hits, svpc.unique, svpc.independent),
             (3, 2, 1, 3)

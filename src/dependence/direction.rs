@@ -295,7 +295,7 @@ impl Tester {
     fn pinned(&mut self, pair: &PairProblem, node: &Problem, s: usize, d: usize) -> Option<i64> {
         let lattice = self.lattice(node)?;
         let t = lattice.transform(&node.ineqs).ok()?;
-        let k = lattice.k;
+        let k = lattice.k();
         // Over (t, z): every row of t, plus z = x_d − x_s.
         let mut rows = Rows::<i64>::with_capacity(k + 1, t.len() + 2);
         let mut buf = vec![0i64; k + 1];
@@ -304,9 +304,9 @@ impl Tester {
             buf[k] = 0;
             rows.push(&buf, rhs(row));
         }
-        let c0 = lattice.x0[d].checked_sub(lattice.x0[s])?;
+        let c0 = lattice.x0(d).checked_sub(lattice.x0(s))?;
         for (j, c) in buf[..k].iter_mut().enumerate() {
-            *c = lattice.v[d * k + j].checked_sub(lattice.v[s * k + j])?;
+            *c = lattice.v(d, j).checked_sub(lattice.v(s, j))?;
         }
         buf[k] = -1;
         rows.push(&buf, c0.checked_neg()?); // d(t) - z <= 0

@@ -4,6 +4,7 @@
 
 use super::Test;
 use serde::Serialize;
+use serde::Serializer;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -88,18 +89,25 @@ pub struct Stats {
     pub problems: u64,
     /// The GCD step (its table is keyed without bounds).
     pub gcd: TestStats,
-    /// The test that decided, per test (their table is keyed with bounds).
-    pub decided: BTreeMap<Test, TestStats>,
+    /// The test that decided, per test in [`Test::CASCADE`] order (their
+    /// table is keyed with bounds).
+    #[serde(serialize_with = "by_name")]
+    decided: [TestStats; Test::CASCADE.len()],
+}
+
+fn by_name<S: Serializer>(d: &[TestStats; Test::CASCADE.len()], s: S) -> Result<S::Ok, S::Error> {
+    let map: BTreeMap<&str, &TestStats> = Test::CASCADE.iter().map(|t| t.name()).zip(d).collect();
+    map.serialize(s)
+}
+
+fn slot(test: Test) -> Option<usize> {
+    Test::CASCADE.iter().position(|&t| t == test)
 }
 
 impl Stats {
     pub fn new(memo: MemoMode) -> Stats {
         Stats {
             memo,
-            decided: Test::CASCADE
-                .iter()
-                .map(|&t| (t, TestStats::default()))
-                .collect(),
             ..Stats::default()
         }
     }
@@ -109,17 +117,28 @@ impl Stats {
     }
 
     pub(super) fn decided(&mut self, test: Test, hit: bool, independent: bool) {
-        self.decided
-            .entry(test)
-            .or_default()
-            .count(hit, independent);
+        if let Some(k) = slot(test) {
+            self.decided[k].count(hit, independent);
+        }
+    }
+
+    /// The counts of the test that decided.
+    pub fn of(&self, test: Test) -> TestStats {
+        slot(test).map_or_else(TestStats::default, |k| self.decided[k])
+    }
+
+    /// Every deciding test with its counts, in cascade order.
+    pub fn per_test(&self) -> impl Iterator<Item = (Test, TestStats)> + '_ {
+        Test::CASCADE
+            .iter()
+            .copied()
+            .zip(self.decided.iter().copied())
     }
 
     /// Hits over calls of the table with bounds (the exact tests).
     pub fn exact_hit_rate(&self) -> f64 {
         let (calls, hits) = self
-            .decided
-            .iter()
+            .per_test()
             .filter(|(t, _)| !matches!(t, Test::Constant | Test::Gcd))
             .fold((0, 0), |(c, h), (_, s)| (c + s.calls, h + s.hits));
         ratio(hits, calls)
@@ -140,8 +159,8 @@ impl Stats {
             100.0 * self.exact_hit_rate()
         );
         out.push_str("test              calls     hits   unique  independent\n");
-        let rows = std::iter::once(("gcd (step)", &self.gcd))
-            .chain(self.decided.iter().map(|(t, s)| (t.name(), s)));
+        let rows = std::iter::once(("gcd (step)", self.gcd))
+            .chain(self.per_test().map(|(t, s)| (t.name(), s)));
         for (name, s) in rows {
             out.push_str(&format!(
                 "{name:<16} {:>6} {:>8} {:>8} {:>12}\n",

@@ -62,6 +62,32 @@ impl<T: Int> Rows<T> {
         self.data.push(b);
     }
 
+    /// Empties the rows and sets the number of variables.
+    pub fn reset(&mut self, n: usize) {
+        self.n = n;
+        self.data.clear();
+    }
+
+    /// Appends a row of zeros (to be filled through [`Rows::last_mut`]).
+    pub fn push_zero(&mut self) {
+        self.data.resize(self.data.len() + self.n + 1, T::ZERO);
+    }
+
+    /// The last row.
+    pub fn last_mut(&mut self) -> &mut [T] {
+        let w = self.n + 1;
+        let len = self.data.len();
+        &mut self.data[len - w..]
+    }
+
+    /// `rows` rows of zeros, to be filled through [`Rows::row_mut`].
+    pub fn zeros(n: usize, rows: usize) -> Rows<T> {
+        Rows {
+            n,
+            data: vec![T::ZERO; rows * (n + 1)],
+        }
+    }
+
     /// Appends a whole row (`n` coefficients then `b`).
     pub fn push_row(&mut self, row: &[T]) {
         debug_assert_eq!(row.len(), self.n + 1);

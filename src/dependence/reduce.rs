@@ -8,98 +8,139 @@
 //! removed, so equal problems get equal keys.
 
 use super::num::Int;
-use super::problem::{coeffs, normalize_ineq, rhs, Normal, Problem, Rows};
+use super::problem::{coeffs, normalize_ineq, Normal, Problem};
+
+/// Buffers reused from one problem to the next (the improved key is built
+/// for every problem, so it must not allocate).
+#[derive(Debug, Default)]
+pub struct Scratch {
+    in_eq: Vec<bool>,
+    /// Per variable: rows with coefficient +1, with -1, with any other.
+    count: Vec<(u32, u32, u32)>,
+    cur: Vec<i64>,
+    next: Vec<i64>,
+    keep: Vec<usize>,
+}
 
 /// The reduced problem, or `None` when nothing could be dropped.
-/// `candidates[v]` marks the variables that may go (unprotected loop indices).
+/// `candidates[v]` marks the variables that may go (loop indices).
 pub fn drop_unused(p: &Problem, candidates: &[bool]) -> Option<Problem> {
+    let mut out = Problem::new(0);
+    drop_unused_into(p, candidates, &mut Scratch::default(), &mut out).then_some(out)
+}
+
+/// [`drop_unused`] into `out`; `false` (and `out` untouched) when nothing
+/// could be dropped.
+pub fn drop_unused_into(
+    p: &Problem,
+    candidates: &[bool],
+    s: &mut Scratch,
+    out: &mut Problem,
+) -> bool {
     let n = p.n();
-    let mut in_eq = vec![false; n];
+    let w = n + 1;
+    s.in_eq.clear();
+    s.in_eq.resize(n, false);
     for row in p.eqs.iter() {
         for (j, c) in coeffs(row).iter().enumerate() {
-            in_eq[j] |= *c != 0;
+            s.in_eq[j] |= *c != 0;
         }
     }
-    let mut ineqs: Option<Rows<i64>> = None;
-    let mut progress = true;
-    while progress {
-        progress = false;
-        for v in 0..n {
-            if !candidates.get(v).copied().unwrap_or(false) || in_eq[v] {
-                continue;
-            }
-            let cur = ineqs.as_ref().unwrap_or(&p.ineqs);
-            let (mut lower, mut upper, mut unit) = (0usize, 0usize, true);
-            for row in cur.iter() {
-                match row[v] {
+    // The inequalities being reduced live in `s.cur` once something changed.
+    let mut changed = false;
+    s.count.resize(n, (0, 0, 0));
+    loop {
+        let cur: &[i64] = if changed { &s.cur } else { p.ineqs.raw() };
+        s.count.iter_mut().for_each(|c| *c = (0, 0, 0));
+        for row in cur.chunks_exact(w) {
+            for (j, &c) in coeffs(row).iter().enumerate() {
+                match c {
                     0 => {}
-                    1 => upper += 1,
-                    -1 => lower += 1,
-                    _ => unit = false,
+                    1 => s.count[j].0 += 1,
+                    -1 => s.count[j].1 += 1,
+                    _ => s.count[j].2 += 1,
                 }
             }
-            if !unit || lower + upper == 0 || lower * upper > lower + upper {
-                continue;
-            }
-            if let Some(next) = project(cur, v) {
-                ineqs = Some(next);
-                progress = true;
-            }
         }
+        let eligible = (0..n).find(|&v| {
+            let (upper, lower, other) = s.count[v];
+            candidates.get(v).copied().unwrap_or(false)
+                && !s.in_eq[v]
+                && other == 0
+                && upper + lower > 0
+                && lower * upper <= lower + upper
+        });
+        let Some(v) = eligible else { break };
+        s.next.clear();
+        if !project(cur, w, v, &mut s.next) {
+            break;
+        }
+        std::mem::swap(&mut s.cur, &mut s.next);
+        changed = true;
     }
-    let changed = ineqs.is_some();
-    let ineqs = ineqs.as_ref().unwrap_or(&p.ineqs);
-    let mut used = in_eq;
-    for row in ineqs.iter() {
+    let cur: &[i64] = if changed { &s.cur } else { p.ineqs.raw() };
+    let mut used = std::mem::take(&mut s.in_eq);
+    for row in cur.chunks_exact(w) {
         for (j, c) in coeffs(row).iter().enumerate() {
             used[j] |= *c != 0;
         }
     }
-    let keep: Vec<usize> = (0..n).filter(|&j| used[j]).collect();
-    if !changed && keep.len() == n {
-        return None;
+    s.keep.clear();
+    s.keep.extend((0..n).filter(|&j| used[j]));
+    s.in_eq = used;
+    if !changed && s.keep.len() == n {
+        return false;
     }
-    let mut out = Problem::new(keep.len());
-    let mut buf = vec![0i64; keep.len()];
-    for (src, dst) in [(&p.eqs, &mut out.eqs), (ineqs, &mut out.ineqs)] {
-        for row in src.iter() {
-            for (k, &j) in keep.iter().enumerate() {
-                buf[k] = row[j];
+    let m = s.keep.len();
+    out.eqs.reset(m);
+    out.ineqs.reset(m);
+    for (src, dst) in [(p.eqs.raw(), &mut out.eqs), (cur, &mut out.ineqs)] {
+        for row in src.chunks_exact(w) {
+            dst.push_zero();
+            let to = dst.last_mut();
+            for (k, &j) in s.keep.iter().enumerate() {
+                to[k] = row[j];
             }
-            dst.push(&buf, rhs(row));
+            to[m] = row[n];
         }
     }
-    Some(out)
+    true
 }
 
-/// Eliminates `v` (all coefficients ±1); `None` on overflow.
-fn project(rows: &Rows<i64>, v: usize) -> Option<Rows<i64>> {
-    let n = rows.n();
-    let mut out = Rows::with_capacity(n, rows.len());
+/// Eliminates `v` (all coefficients ±1) from the rows of width `w` in `rows`,
+/// appending the result to `out`; `false` on overflow.
+fn project(rows: &[i64], w: usize, v: usize, out: &mut Vec<i64>) -> bool {
+    let n = w - 1;
     let mut infeasible = false;
-    for row in rows.iter().filter(|r| r[v] == 0) {
-        out.push_row(row);
+    for row in rows.chunks_exact(w).filter(|r| r[v] == 0) {
+        out.extend_from_slice(row);
     }
-    for l in rows.iter().filter(|r| r[v] == -1) {
-        for u in rows.iter().filter(|r| r[v] == 1) {
-            let mut r = Vec::with_capacity(n + 1);
+    for l in rows.chunks_exact(w).filter(|r| r[v] == -1) {
+        for u in rows.chunks_exact(w).filter(|r| r[v] == 1) {
+            let at = out.len();
             for j in 0..=n {
-                r.push(l[j].add(u[j]).ok()?);
+                match l[j].add(u[j]) {
+                    Ok(x) => out.push(x),
+                    Err(_) => return false,
+                }
             }
-            match normalize_ineq(&mut r).ok()? {
-                Normal::Constant(true) => {}
-                Normal::Constant(false) => infeasible = true,
-                Normal::Vars => out.push_row(&r),
+            match normalize_ineq(&mut out[at..]) {
+                Ok(Normal::Vars) => {}
+                Ok(Normal::Constant(true)) => out.truncate(at),
+                Ok(Normal::Constant(false)) => {
+                    out.truncate(at);
+                    infeasible = true;
+                }
+                Err(_) => return false,
             }
         }
     }
     if infeasible {
         // An empty loop: keep the contradiction as a row without variables.
-        let mut zero = vec![0i64; n];
-        zero.push(-1);
-        out.push_row(&zero);
+        out.extend(std::iter::repeat_n(0, n));
+        out.push(-1);
     }
-    Some(out)
+    true
 }
 
 #[cfg(test)]
@@ -135,7 +176,7 @@ mod tests {
         assert!(r
             .ineqs
             .iter()
-            .any(|row| coeffs(row).iter().all(|&c| c == 0) && rhs(row) < 0));
+            .any(|row| coeffs(row).iter().all(|&c| c == 0) && row[row.len() - 1] < 0));
     }
 
     #[test]

@@ -229,7 +229,7 @@ pub fn to_json(pairs: &[PairReport], stats: Option<&Stats>) -> serde_json::Value
             "gcd_hit_rate": s.gcd_hit_rate(),
             "exact_hit_rate": s.exact_hit_rate(),
             "gcd": s.gcd,
-            "decided": s.decided,
+            "decided": s.per_test().map(|(t, c)| (t.name(), c)).collect::<std::collections::BTreeMap<_, _>>(),
         });
     }
     v

@@ -66,13 +66,47 @@ pub fn test<T: Int>(rows: &Rows<T>) -> Checked<Option<bool>> {
             return Ok(None);
         }
     }
-    let mut bounds = Bounds::new(n);
+    // O(C + V): one pass over the rows, the bounds on the stack when few.
+    const SMALL: usize = 16;
+    if n <= SMALL {
+        let (mut lb, mut ub) = ([None; SMALL], [None; SMALL]);
+        tightest(rows, &mut lb[..n], &mut ub[..n])
+    } else {
+        let (mut lb, mut ub) = (vec![None; n], vec![None; n]);
+        tightest(rows, &mut lb, &mut ub)
+    }
+    .map(Some)
+}
+
+/// Keeps the tightest bound per variable; whether none ends with `lb > ub`.
+fn tightest<T: Int>(rows: &Rows<T>, lb: &mut [Option<T>], ub: &mut [Option<T>]) -> Checked<bool> {
     for row in rows.iter() {
-        if !bounds.add_row(row)? {
-            return Ok(Some(false));
+        let b = rhs(row);
+        let Some(v) = coeffs(row).iter().position(|c| !c.is_zero()) else {
+            if b.is_neg() {
+                return Ok(false);
+            }
+            continue;
+        };
+        let a = row[v];
+        if a.is_pos() {
+            let u = b.floor_div(a)?;
+            if ub[v].is_none_or(|old| u < old) {
+                ub[v] = Some(u);
+            }
+        } else {
+            let l = b.ceil_div(a)?;
+            if lb[v].is_none_or(|old| l > old) {
+                lb[v] = Some(l);
+            }
+        }
+        if let (Some(l), Some(u)) = (lb[v], ub[v]) {
+            if l > u {
+                return Ok(false);
+            }
         }
     }
-    Ok(Some(true))
+    Ok(true)
 }
 
 #[cfg(test)]
