@@ -9,10 +9,24 @@ use super::problem::{coeffs, normalize_ineq, rhs, Normal, Problem, Rows};
 use super::{acyclic, fourier, reduce, residue, svpc, Answer, Test, Verdict, Why};
 use std::rc::Rc;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Config {
     pub memo: MemoMode,
     pub limits: fourier::Limits,
+    /// The most problems direction refinement may test for one pair (the
+    /// number of direction vectors can grow as 3^loops); past it the
+    /// remaining components are `*`, conservatively.
+    pub max_direction_tests: usize,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            memo: MemoMode::default(),
+            limits: fourier::Limits::default(),
+            max_direction_tests: 1000,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -24,7 +24,7 @@ use super::cascade::Tester;
 use super::fourier;
 use super::problem::{coeffs, rhs, support, Problem, Rows};
 use super::svpc::Bounds;
-use super::{Answer, Test, Verdict};
+use super::{Answer, Test, Verdict, Why};
 use serde::{Serialize, Serializer};
 
 /// One component of a direction vector.
@@ -93,6 +93,8 @@ pub struct DirVector {
     pub dirs: Vec<Dir>,
     /// Some pair of iterations has exactly these directions (not a "maybe").
     pub exact: bool,
+    /// Why not, when not exact.
+    pub why: Option<Why>,
     /// The distance `i_dst − i_src`, when it is the same for every such pair.
     pub distance: Option<Vec<i64>>,
 }
@@ -137,6 +139,8 @@ struct Interval {
 #[derive(Clone, Copy, Debug)]
 enum Choice {
     Sign(Dir),
+    /// Not refined: the test budget ran out.
+    Unknown,
     /// A component pruned as unused: the interval of `x_d − x_s`, whose two
     /// counters range over independent intervals.
     Free(Interval),
@@ -178,6 +182,12 @@ struct Leaf {
     answer: Answer,
 }
 
+/// What refinement collects, and how many more tests it may run.
+struct Walk {
+    leaves: Vec<Leaf>,
+    budget: usize,
+}
+
 impl Tester {
     /// Whether the pair is dependent, with its direction vectors and constant
     /// distances.
@@ -194,7 +204,10 @@ impl Tester {
             .iter()
             .map(|&(s, d)| free_component(&pair.problem, s, d))
             .collect();
-        let mut leaves = Vec::new();
+        let mut walk = Walk {
+            leaves: Vec::new(),
+            budget: self.config().max_direction_tests,
+        };
         let mut choices = Vec::with_capacity(pair.loops.len());
         self.refine(
             pair,
@@ -202,12 +215,13 @@ impl Tester {
             pair.problem.clone(),
             top,
             &mut choices,
-            &mut leaves,
+            &mut walk,
         );
         let mut vectors = Vec::new();
+        let leaves = std::mem::take(&mut walk.leaves);
         for leaf in &leaves {
             let tested = if leaf.answer.exact() {
-                self.tested_distances(pair, leaf)
+                self.tested_distances(pair, leaf, &mut walk.budget)
             } else {
                 vec![None; leaf.choices.len()]
             };
@@ -217,9 +231,14 @@ impl Tester {
                 } else {
                     None
                 };
+                let why = match leaf.answer.verdict {
+                    Verdict::Maybe(why) => Some(why),
+                    _ => None,
+                };
                 vectors.push(DirVector {
                     dirs,
                     exact: leaf.answer.exact(),
+                    why,
                     distance,
                 });
             }
@@ -234,11 +253,11 @@ impl Tester {
         node: Problem,
         answer: Answer,
         choices: &mut Vec<Choice>,
-        leaves: &mut Vec<Leaf>,
+        walk: &mut Walk,
     ) {
         let k = choices.len();
         if k == pair.loops.len() {
-            leaves.push(Leaf {
+            walk.leaves.push(Leaf {
                 choices: choices.clone(),
                 node,
                 answer,
@@ -247,41 +266,60 @@ impl Tester {
         }
         if let Some(c) = free[k] {
             choices.push(c);
-            self.refine(pair, free, node, answer, choices, leaves);
+            self.refine(pair, free, node, answer, choices, walk);
             choices.pop();
             return;
         }
         let (s, d) = pair.loops[k];
         if let Some(dist) = self.lattice(&node).and_then(|l| l.difference(d, s)) {
             choices.push(Choice::Sign(Dir::of(dist)));
-            self.refine(pair, free, node, answer, choices, leaves);
+            self.refine(pair, free, node, answer, choices, walk);
             choices.pop();
             return;
         }
         for dir in [Dir::Plus, Dir::Zero, Dir::Minus] {
             let child = constrain(&node, s, d, dir);
+            if walk.budget == 0 {
+                // Out of tests: this direction and every later component
+                // may be anything.
+                let mut rest = choices.clone();
+                rest.push(Choice::Sign(dir));
+                rest.extend(free[k + 1..].iter().map(|f| f.unwrap_or(Choice::Unknown)));
+                walk.leaves.push(Leaf {
+                    choices: rest,
+                    node: child,
+                    answer: Answer::new(Verdict::Maybe(Why::DirectionCap), answer.decided_by),
+                });
+                continue;
+            }
+            walk.budget -= 1;
             let a = self.test(&child, &pair.indices);
             if a.verdict == Verdict::Independent {
                 continue;
             }
             choices.push(Choice::Sign(dir));
-            self.refine(pair, free, child, a, choices, leaves);
+            self.refine(pair, free, child, a, choices, walk);
             choices.pop();
         }
     }
 
     /// For each tested component of an exactly dependent leaf, its distance
     /// when it is the same for every solution.
-    fn tested_distances(&mut self, pair: &PairProblem, leaf: &Leaf) -> Vec<Option<i64>> {
+    fn tested_distances(
+        &mut self,
+        pair: &PairProblem,
+        leaf: &Leaf,
+        budget: &mut usize,
+    ) -> Vec<Option<i64>> {
         let lattice = self.lattice(&leaf.node);
         let mut out = Vec::with_capacity(leaf.choices.len());
         for (&choice, &(s, d)) in leaf.choices.iter().zip(&pair.loops) {
             let v = match choice {
-                Choice::Free(_) => None,
+                Choice::Free(_) | Choice::Unknown => None,
                 Choice::Sign(Dir::Zero) => Some(0),
                 Choice::Sign(_) => match lattice.as_ref().and_then(|l| l.difference(d, s)) {
                     Some(v) => Some(v),
-                    None => self.pinned(pair, &leaf.node, s, d),
+                    None => self.pinned(pair, &leaf.node, s, d, budget),
                 },
             };
             out.push(v);
@@ -292,10 +330,22 @@ impl Tester {
     /// `x_d − x_s` when the bounds pin it to one value on an (exactly)
     /// dependent node: the integer range from a Fourier–Motzkin projection,
     /// then exact tests at its low end.
-    fn pinned(&mut self, pair: &PairProblem, node: &Problem, s: usize, d: usize) -> Option<i64> {
+    fn pinned(
+        &mut self,
+        pair: &PairProblem,
+        node: &Problem,
+        s: usize,
+        d: usize,
+        budget: &mut usize,
+    ) -> Option<i64> {
         let lattice = self.lattice(node)?;
-        let t = lattice.transform(&node.ineqs).ok()?;
         let k = lattice.k();
+        // The projection costs like a test (more on wide problems).
+        if k > PINNED_MAX_VARS {
+            return None;
+        }
+        *budget = budget.checked_sub(1)?;
+        let t = lattice.transform(&node.ineqs).ok()?;
         // Over (t, z): every row of t, plus z = x_d − x_s.
         let mut rows = Rows::<i64>::with_capacity(k + 1, t.len() + 2);
         let mut buf = vec![0i64; k + 1];
@@ -324,6 +374,7 @@ impl Tester {
         // solution, d ≤ lo − 1 for none), then nothing above it.
         let (mut a, mut b) = (lo, hi);
         while a < b {
+            *budget = budget.checked_sub(1)?;
             let mid = a + (b - a) / 2;
             let mut below = node.clone();
             below.add_le(&unit2(node.n(), s, d, -1, 1), mid);
@@ -333,6 +384,7 @@ impl Tester {
                 Verdict::Maybe(_) => return None,
             }
         }
+        *budget = budget.checked_sub(1)?;
         let mut above = node.clone();
         above.add_le(
             &unit2(node.n(), s, d, 1, -1),
@@ -352,10 +404,15 @@ fn distance(choices: &[Choice], dirs: &[Dir], tested: &[Option<i64>]) -> Option<
         .zip(tested)
         .map(|((c, &dir), &t)| match c {
             Choice::Sign(_) => t,
+            Choice::Unknown => None,
             Choice::Free(range) => range.with_sign(dir)?.single(),
         })
         .collect()
 }
+
+/// Distances pinned by bounds are looked for on leaves with at most this
+/// many free variables (Fourier–Motzkin grows fast with more).
+const PINNED_MAX_VARS: usize = 16;
 
 /// `cs·x_s + cd·x_d` as a coefficient vector.
 fn unit2(n: usize, s: usize, d: usize, cs: i64, cd: i64) -> Vec<i64> {
@@ -412,6 +469,7 @@ fn expand(choices: &[Choice], exclude: Option<usize>) -> Vec<Vec<Dir>> {
     for c in choices {
         let options: Vec<Dir> = match *c {
             Choice::Sign(d) => vec![d],
+            Choice::Unknown => vec![Dir::Star],
             Choice::Free(range) => match range.signs() {
                 [true, true, true] => vec![Dir::Star],
                 set => [Dir::Plus, Dir::Zero, Dir::Minus]

@@ -102,6 +102,8 @@ pub enum Why {
     BranchCap,
     /// Fourier–Motzkin produced too many constraints.
     Blowup,
+    /// Direction refinement reached its cap on tests for one pair.
+    DirectionCap,
 }
 
 impl Why {
@@ -110,6 +112,7 @@ impl Why {
             Why::Overflow => "arithmetic overflowed 128 bits",
             Why::BranchCap => "branch and bound reached its node cap",
             Why::Blowup => "Fourier-Motzkin elimination produced too many constraints",
+            Why::DirectionCap => "direction refinement reached its cap on tests for one pair",
         }
     }
 }

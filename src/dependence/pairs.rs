@@ -290,6 +290,7 @@ pub fn build(program: &Program, src: &Reference<'_>, dst: &Reference<'_>) -> Bui
         .collect();
     let exclude = exclusive_prefix(src, dst, common.len());
     let n = b.n;
+    let mut overflow = false;
     let mut problem = Problem::new(n);
     let mut dense = vec![0i64; n];
     for (rows, is_eq) in [(&b.eqs, true), (&b.ineqs, false)] {
@@ -300,6 +301,7 @@ pub fn build(program: &Program, src: &Reference<'_>, dst: &Reference<'_>) -> Bui
             }
             // Σ terms + constant (= | ≤) 0, so the right-hand side is -constant.
             let Some(rhs) = s.constant.checked_neg() else {
+                overflow = true;
                 continue;
             };
             if is_eq {
@@ -308,6 +310,9 @@ pub fn build(program: &Program, src: &Reference<'_>, dst: &Reference<'_>) -> Bui
                 problem.add_le(&dense, rhs);
             }
         }
+    }
+    if overflow {
+        b.note("a constraint overflowed 64 bits: left out".into(), false);
     }
     let mut indices = b.indices;
     indices.resize(n, false);

@@ -15,10 +15,12 @@ use super::problem::{coeffs, normalize_ineq, Normal, Problem};
 #[derive(Debug, Default)]
 pub struct Scratch {
     in_eq: Vec<bool>,
-    /// Per variable: rows with coefficient +1, with -1, with any other.
+    /// Per variable: live rows with coefficient +1, with -1, with any other.
     count: Vec<(u32, u32, u32)>,
-    cur: Vec<i64>,
-    next: Vec<i64>,
+    rows: Vec<i64>,
+    alive: Vec<bool>,
+    lows: Vec<usize>,
+    ups: Vec<usize>,
     keep: Vec<usize>,
 }
 
@@ -27,6 +29,36 @@ pub struct Scratch {
 pub fn drop_unused(p: &Problem, candidates: &[bool]) -> Option<Problem> {
     let mut out = Problem::new(0);
     drop_unused_into(p, candidates, &mut Scratch::default(), &mut out).then_some(out)
+}
+
+/// Adds (or removes) a row's coefficients to the per-variable counts.
+fn tally(count: &mut [(u32, u32, u32)], row: &[i64], add: bool) {
+    for (j, &c) in coeffs(row).iter().enumerate() {
+        let slot = match c {
+            0 => continue,
+            1 => &mut count[j].0,
+            -1 => &mut count[j].1,
+            _ => &mut count[j].2,
+        };
+        if add {
+            *slot += 1;
+        } else {
+            *slot -= 1;
+        }
+    }
+}
+
+impl Scratch {
+    fn eligible(&self, candidates: &[bool]) -> Option<usize> {
+        (0..self.count.len()).find(|&v| {
+            let (upper, lower, other) = self.count[v];
+            candidates.get(v).copied().unwrap_or(false)
+                && !self.in_eq[v]
+                && other == 0
+                && upper + lower > 0
+                && lower * upper <= lower + upper
+        })
+    }
 }
 
 /// [`drop_unused`] into `out`; `false` (and `out` untouched) when nothing
@@ -46,43 +78,34 @@ pub fn drop_unused_into(
             s.in_eq[j] |= *c != 0;
         }
     }
-    // The inequalities being reduced live in `s.cur` once something changed.
-    let mut changed = false;
+    s.count.clear();
     s.count.resize(n, (0, 0, 0));
-    loop {
-        let cur: &[i64] = if changed { &s.cur } else { p.ineqs.raw() };
-        s.count.iter_mut().for_each(|c| *c = (0, 0, 0));
-        for row in cur.chunks_exact(w) {
-            for (j, &c) in coeffs(row).iter().enumerate() {
-                match c {
-                    0 => {}
-                    1 => s.count[j].0 += 1,
-                    -1 => s.count[j].1 += 1,
-                    _ => s.count[j].2 += 1,
-                }
-            }
-        }
-        let eligible = (0..n).find(|&v| {
-            let (upper, lower, other) = s.count[v];
-            candidates.get(v).copied().unwrap_or(false)
-                && !s.in_eq[v]
-                && other == 0
-                && upper + lower > 0
-                && lower * upper <= lower + upper
-        });
-        let Some(v) = eligible else { break };
-        s.next.clear();
-        if !project(cur, w, v, &mut s.next) {
-            break;
-        }
-        std::mem::swap(&mut s.cur, &mut s.next);
-        changed = true;
+    for row in p.ineqs.iter() {
+        tally(&mut s.count, row, true);
     }
-    let cur: &[i64] = if changed { &s.cur } else { p.ineqs.raw() };
+    let mut changed = false;
+    if s.eligible(candidates).is_some() {
+        // Rows are only ever appended; a projected row is marked dead.
+        s.rows.clear();
+        s.rows.extend_from_slice(p.ineqs.raw());
+        s.alive.clear();
+        s.alive.resize(p.ineqs.len(), true);
+        while let Some(v) = s.eligible(candidates) {
+            if !project(s, w, v) {
+                break;
+            }
+            changed = true;
+        }
+    }
+    // Columns some live row (or equality) still mentions.
     let mut used = std::mem::take(&mut s.in_eq);
-    for row in cur.chunks_exact(w) {
-        for (j, c) in coeffs(row).iter().enumerate() {
-            used[j] |= *c != 0;
+    let live = |s: &Scratch, k: usize| !changed || s.alive[k];
+    let ineqs: &[i64] = if changed { &s.rows } else { p.ineqs.raw() };
+    for (k, row) in ineqs.chunks_exact(w).enumerate() {
+        if live(s, k) {
+            for (j, c) in coeffs(row).iter().enumerate() {
+                used[j] |= *c != 0;
+            }
         }
     }
     s.keep.clear();
@@ -94,51 +117,86 @@ pub fn drop_unused_into(
     let m = s.keep.len();
     out.eqs.reset(m);
     out.ineqs.reset(m);
-    for (src, dst) in [(p.eqs.raw(), &mut out.eqs), (cur, &mut out.ineqs)] {
-        for row in src.chunks_exact(w) {
-            dst.push_zero();
-            let to = dst.last_mut();
-            for (k, &j) in s.keep.iter().enumerate() {
-                to[k] = row[j];
-            }
-            to[m] = row[n];
+    for row in p.eqs.iter() {
+        copy_kept(row, &s.keep, &mut out.eqs);
+    }
+    for (k, row) in ineqs.chunks_exact(w).enumerate() {
+        if live(s, k) {
+            copy_kept(row, &s.keep, &mut out.ineqs);
         }
     }
     true
 }
 
-/// Eliminates `v` (all coefficients ±1) from the rows of width `w` in `rows`,
-/// appending the result to `out`; `false` on overflow.
-fn project(rows: &[i64], w: usize, v: usize, out: &mut Vec<i64>) -> bool {
-    let n = w - 1;
-    let mut infeasible = false;
-    for row in rows.chunks_exact(w).filter(|r| r[v] == 0) {
-        out.extend_from_slice(row);
+fn copy_kept(row: &[i64], keep: &[usize], to: &mut super::problem::Rows<i64>) {
+    to.push_zero();
+    let dst = to.last_mut();
+    for (k, &j) in keep.iter().enumerate() {
+        dst[k] = row[j];
     }
-    for l in rows.chunks_exact(w).filter(|r| r[v] == -1) {
-        for u in rows.chunks_exact(w).filter(|r| r[v] == 1) {
-            let at = out.len();
+    dst[keep.len()] = row[row.len() - 1];
+}
+
+/// Eliminates `v` (all its coefficients ±1) from the live rows of width `w`:
+/// every lower bound plus every upper bound, appended; the originals die.
+/// `false` on overflow (nothing changed).
+fn project(s: &mut Scratch, w: usize, v: usize) -> bool {
+    let n = w - 1;
+    s.lows.clear();
+    s.ups.clear();
+    for k in 0..s.alive.len() {
+        if s.alive[k] {
+            match s.rows[k * w + v] {
+                -1 => s.lows.push(k),
+                1 => s.ups.push(k),
+                _ => {}
+            }
+        }
+    }
+    let before = s.rows.len();
+    let mut infeasible = false;
+    for &l in &s.lows {
+        for &u in &s.ups {
+            let at = s.rows.len();
             for j in 0..=n {
-                match l[j].add(u[j]) {
-                    Ok(x) => out.push(x),
-                    Err(_) => return false,
+                match s.rows[l * w + j].add(s.rows[u * w + j]) {
+                    Ok(x) => s.rows.push(x),
+                    Err(_) => {
+                        s.rows.truncate(before);
+                        return false;
+                    }
                 }
             }
-            match normalize_ineq(&mut out[at..]) {
+            match normalize_ineq(&mut s.rows[at..]) {
                 Ok(Normal::Vars) => {}
-                Ok(Normal::Constant(true)) => out.truncate(at),
+                Ok(Normal::Constant(true)) => s.rows.truncate(at),
                 Ok(Normal::Constant(false)) => {
-                    out.truncate(at);
+                    s.rows.truncate(at);
                     infeasible = true;
                 }
-                Err(_) => return false,
+                Err(_) => {
+                    s.rows.truncate(before);
+                    return false;
+                }
             }
         }
     }
     if infeasible {
         // An empty loop: keep the contradiction as a row without variables.
-        out.extend(std::iter::repeat_n(0, n));
-        out.push(-1);
+        s.rows.extend(std::iter::repeat_n(0, n));
+        s.rows.push(-1);
+    }
+    let (lows, ups) = (std::mem::take(&mut s.lows), std::mem::take(&mut s.ups));
+    for &k in lows.iter().chain(&ups) {
+        s.alive[k] = false;
+        tally(&mut s.count, &s.rows[k * w..(k + 1) * w], false);
+    }
+    (s.lows, s.ups) = (lows, ups);
+    let added = (s.rows.len() - before) / w;
+    for k in 0..added {
+        s.alive.push(true);
+        let at = before + k * w;
+        tally(&mut s.count, &s.rows[at..at + w], true);
     }
     true
 }

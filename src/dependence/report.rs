@@ -114,12 +114,13 @@ fn pair(
     let dep = tester.dependence(&built.pair);
     let dependent = dep.dependent();
     let mut notes: Vec<Note> = built.notes;
-    if let super::Verdict::Maybe(why) = dep.top.verdict {
-        if !dep.exact() {
-            notes.push(Note {
-                text: format!("conservative: {}", why.describe()),
-                exact: false,
-            });
+    for why in dep.vectors.iter().filter_map(|v| v.why) {
+        let note = Note {
+            text: format!("conservative: {}", why.describe()),
+            exact: false,
+        };
+        if !notes.contains(&note) {
+            notes.push(note);
         }
     }
     let exact = !dependent || (dep.exact() && notes.iter().all(|n| n.exact));
