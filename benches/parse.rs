@@ -1,1 +1,98 @@
-fn main() {}
+//! Parse + check throughput (issue 2): `cargo bench --bench parse`.
+//! Target: at least 20 MB/s of source on one core.
+
+use arrayflow::diagnostics::{has_errors, FileId};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use std::fmt::Write;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+// The allocator of the `arrayflow` binary, so the figure is the CLI's.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// A valid program of `stmts` statements in a realistic mix: nested loops,
+/// guards, `while`s, compound assignments, calls, affine and non-affine
+/// subscripts.
+fn program(stmts: usize) -> String {
+    let mut s = String::from(
+        "# generated for benches/parse.rs\nparam N = 8, M = 6;\nassume M <= N;\n\
+         real A[0..N, 0..M];\nreal B[0..2*N];\nreal x;\n\n",
+    );
+    let mut k = 0;
+    while k < stmts {
+        let b = k / 10;
+        let _ = write!(
+            s,
+            "for i{b} = 1 to N do\n  for j = 0 to M step 2 do\n\
+             \x20   S{k}: A[i{b}, j] = A[i{b} - 1, j] + B[j + i{b}] * 2 + f(x, i{b});\n\
+             \x20   B[i{b} + j] += A[i{b}, j] / 3;\n\
+             \x20   if j == M and i{b} > 1 then\n\
+             \x20     T{k}: A[i{b}, j] = g(A[i{b}, j], B[2 * i{b}]);\n\
+             \x20   elsif [c{k}] A[i{b}, j] > 0 then\n\
+             \x20     use(A[i{b}, j], x);\n\
+             \x20   else\n\
+             \x20     x = -x + ...;\n\
+             \x20   end\n  end\n\
+             \x20 while [w{k}] B[i{b}] > 0 do\n\
+             \x20   B[i{b}] -= 1;\n\
+             \x20   A[h(i{b}), w{k} % (M + 1)] = B[i{b}];\n\
+             \x20 end\n\
+             \x20 R{k}: use(B[N - i{b}], A[N, M]);\nend\n"
+        );
+        k += 8;
+        let _ = writeln!(s, "U{k}: x = x * 2 + B[0];\nV{k}: use(x);");
+        k += 2;
+    }
+    s
+}
+
+/// Time since an arbitrary origin.
+fn wall() -> Duration {
+    static ORIGIN: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    ORIGIN.get_or_init(Instant::now).elapsed()
+}
+
+/// CPU time this thread has run (Linux: /proc/thread-self/schedstat, in
+/// nanoseconds); wall time where that is not available.
+fn thread_cpu() -> Duration {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .map_or_else(wall, Duration::from_nanos)
+}
+
+fn bench(c: &mut Criterion) {
+    let source = program(100_000);
+    let (p, diags) = arrayflow::lower::compile(&source, FileId(0));
+    assert!(!has_errors(&diags), "the generated program is valid");
+    assert!(p.expect("valid").stmts().len() >= 100_000);
+    let mut g = c.benchmark_group("parse");
+    g.sample_size(10);
+    g.throughput(Throughput::Bytes(source.len() as u64));
+    // Wall-clock time, and this thread's CPU time: the machine is shared, so
+    // the second is the figure for "one core".
+    for (name, clock) in [
+        ("parse+check 100k statements", wall as fn() -> Duration),
+        ("parse+check 100k statements (thread CPU time)", thread_cpu),
+    ] {
+        g.bench_function(name, |b| {
+            // The caller keeps the program, so freeing it is not timed; each
+            // one is freed before the next run, so memory stays flat.
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let start = clock();
+                    let out = arrayflow::lower::compile(black_box(&source), FileId(0));
+                    total += clock().saturating_sub(start);
+                    drop(out);
+                }
+                total
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -2,9 +2,16 @@
 //! expansion for loop programs. See `docs/architecture.md` for the map.
 
 pub mod cli;
+pub mod dataflow;
 pub mod dependence;
 pub mod diagnostics;
+pub mod equiv;
+pub mod facts;
+pub mod gen;
+pub mod hash;
+pub mod interp;
 pub mod lower;
 pub mod model;
 pub mod print;
 pub mod syntax;
+pub mod verify;

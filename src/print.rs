@@ -211,10 +211,15 @@ fn write_expr(p: &Program, e: &Expr, out: &mut String) {
 }
 
 fn paren(p: &Program, e: &Expr, wrap: bool, out: &mut String) {
+    wrapped(out, wrap, |out| write_expr(p, e, out));
+}
+
+/// Writes `inner`, in parentheses when `wrap`.
+fn wrapped(out: &mut String, wrap: bool, inner: impl FnOnce(&mut String)) {
     if wrap {
         out.push('(');
     }
-    write_expr(p, e, out);
+    inner(out);
     if wrap {
         out.push(')');
     }
@@ -265,11 +270,5 @@ fn write_cond(p: &Program, c: &Cond, out: &mut String) {
 }
 
 fn cparen(p: &Program, c: &Cond, wrap: bool, out: &mut String) {
-    if wrap {
-        out.push('(');
-    }
-    write_cond(p, c, out);
-    if wrap {
-        out.push(')');
-    }
+    wrapped(out, wrap, |out| write_cond(p, c, out));
 }

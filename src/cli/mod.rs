@@ -6,7 +6,12 @@
 
 pub mod check;
 pub mod deps;
+pub mod equiv;
+pub mod flow;
 pub mod fmt;
+pub mod gen;
+pub mod run;
+pub mod verify;
 
 use crate::diagnostics::{has_errors, FileId, SourceFiles};
 use crate::model::Program;
@@ -34,6 +39,18 @@ pub enum Command {
     /// Exact affine dependence tests: every pair of references to the same
     /// array, with directions and distances over their common loops.
     Deps(deps::Args),
+    /// Run a program: every read with its value and writer, then the final
+    /// contents of every array.
+    Run(run::Args),
+    /// Check that a transformed program B reads and leaves the same values as
+    /// the original A.
+    Equiv(equiv::Args),
+    /// Print a random valid program.
+    Gen(gen::Args),
+    /// The possible sources of every read (σ), at concrete sizes.
+    Flow(flow::Args),
+    /// Check σ against runs: every read's actual writer must be a source.
+    Verify(verify::Args),
 }
 
 /// `--format text|json`.
@@ -83,6 +100,11 @@ pub fn main() -> ExitCode {
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
         Command::Deps(a) => deps::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Equiv(a) => equiv::run(a),
+        Command::Gen(a) => gen::run(a),
+        Command::Flow(a) => flow::run(a),
+        Command::Verify(a) => verify::run(a),
     }
 }
 

@@ -21,8 +21,9 @@ mod warnings;
 use crate::diagnostics::{has_errors, Diagnostic, FileId};
 use crate::model::builder::{BuildError, ProgramBuilder, MAX_DEPTH};
 use crate::model::*;
-use crate::syntax::ast::{self, Item};
-use lasso::Spur;
+use crate::syntax::ast::{self, Item, NameHasher};
+use crate::syntax::parser::MAX_ERRORS;
+use lasso::{Key, Spur};
 use std::collections::HashMap;
 
 /// The largest source accepted: spans are 32-bit byte offsets.
@@ -71,16 +72,44 @@ pub fn lower(tree: &ast::File, file: FileId) -> (Program, Vec<Diagnostic>) {
         file,
         diags: Vec::new(),
         b: ProgramBuilder::new(),
-        globals: HashMap::new(),
+        globals: SymMap::new(tree),
         scope: Vec::new(),
-        closed: HashMap::new(),
-        sites: HashMap::new(),
+        closed: SymMap::new(tree),
+        sites: HashMap::with_hasher(NameHasher),
         counters: 0,
+        errors: 0,
     };
     l.declarations(&tree.items);
     l.block(&tree.items, true);
     let program = l.b.finish().unwrap_or_default();
     (program, l.diags)
+}
+
+/// A map keyed by interned names: a vector indexed by the key, since every
+/// name of the file is interned already.
+struct SymMap<T> {
+    slots: Vec<Option<T>>,
+}
+
+impl<T> SymMap<T> {
+    fn new(tree: &ast::File) -> SymMap<T> {
+        SymMap {
+            slots: std::iter::repeat_with(|| None)
+                .take(tree.names.len())
+                .collect(),
+        }
+    }
+    fn get(&self, k: &Spur) -> Option<&T> {
+        self.slots.get(k.into_usize()).and_then(Option::as_ref)
+    }
+    fn contains_key(&self, k: &Spur) -> bool {
+        self.get(k).is_some()
+    }
+    fn insert(&mut self, k: Spur, v: T) {
+        if let Some(slot) = self.slots.get_mut(k.into_usize()) {
+            *slot = Some(v);
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -101,15 +130,16 @@ struct Lowerer<'a> {
     file: FileId,
     diags: Vec<Diagnostic>,
     b: ProgramBuilder,
-    globals: HashMap<Spur, (Global, Span)>,
+    globals: SymMap<(Global, Span)>,
     /// Counters in scope, innermost last.
     scope: Vec<InScope>,
     /// Counters of loops already closed, for "used outside its loop".
-    closed: HashMap<Spur, Span>,
+    closed: SymMap<Span>,
     /// Statement labels and condition names.
-    sites: HashMap<String, Span>,
+    sites: HashMap<&'a str, Span, NameHasher>,
     /// Counters created so far (the next one's id).
     counters: u32,
+    errors: usize,
 }
 
 /// Generated site names look like `_S12`, `_C3`, `_W1`.
@@ -130,8 +160,21 @@ impl<'a> Lowerer<'a> {
         self.tree.names.resolve(&n.sym)
     }
 
+    /// Records an error; past [`MAX_ERRORS`] they are counted, not kept.
     fn error(&mut self, d: Diagnostic) {
-        self.diags.push(d);
+        self.errors += 1;
+        if self.errors <= MAX_ERRORS {
+            self.diags.push(d);
+        } else if self.errors == MAX_ERRORS + 1 {
+            let at = d.labels.first().map_or(Span::NONE, |l| l.span);
+            self.diags.push(
+                Diagnostic::error(
+                    "E0008",
+                    format!("too many errors; only the first {MAX_ERRORS} are shown"),
+                )
+                .primary(self.file, at, "more errors from here on"),
+            );
+        }
     }
 
     fn build_error(&mut self, e: BuildError, span: Span) {
@@ -164,10 +207,11 @@ impl<'a> Lowerer<'a> {
                     }
                 }
                 Item::Assume(cond, _) => {
-                    let c = self.cond(cond);
+                    let c = self.cond(*cond);
                     if !self.is_affine_cond(&c) {
+                        let span = self.tree.expr(*cond).span;
                         let d = Diagnostic::error("E0108", "an assumption must be affine")
-                            .primary(self.file, cond.span, "not affine in the parameters")
+                            .primary(self.file, span, "not affine in the parameters")
                             .note("assumptions compare affine expressions of parameters, joined by `and`, `or`, `not`");
                         self.error(d);
                     }
@@ -219,8 +263,8 @@ impl<'a> Lowerer<'a> {
     fn array(&mut self, elem: ElemType, d: &ast::ArrayDecl) {
         let mut dims = Vec::new();
         for (lo, hi) in &d.dims {
-            let lo = self.bound(lo, "a declared range");
-            let hi = self.bound(hi, "a declared range");
+            let lo = self.bound(*lo, "a declared range");
+            let hi = self.bound(*hi, "a declared range");
             dims.push((lo, hi));
         }
         if self.globals.contains_key(&d.name.sym) {
@@ -237,8 +281,9 @@ impl<'a> Lowerer<'a> {
     }
 
     /// An expression that must be affine; a dummy after an error.
-    fn bound(&mut self, e: &ast::Expr, what: &str) -> Expr {
-        let x = self.value(e);
+    fn bound(&mut self, id: ast::ExprId, what: &str) -> Expr {
+        let x = self.value(id);
+        let e = self.tree.expr(id);
         if matches!(e.kind, ast::ExprKind::Error) {
             return dummy();
         }
@@ -254,7 +299,7 @@ impl<'a> Lowerer<'a> {
 
     // ---- statements ---------------------------------------------------
 
-    fn block(&mut self, items: &[Item], top: bool) {
+    fn block(&mut self, items: &'a [Item], top: bool) {
         for item in items {
             match item {
                 Item::Stmt(s) => self.stmt(s),
@@ -270,7 +315,7 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn site_name(&mut self, text: &str, span: Span) {
+    fn site_name(&mut self, text: &'a str, span: Span) {
         if reserved(text) {
             let d = Diagnostic::error("E0113", format!("`{text}` is a reserved name"))
                 .primary(self.file, span, "reserved")
@@ -286,10 +331,10 @@ impl<'a> Lowerer<'a> {
             self.error(d);
             return;
         }
-        self.sites.insert(text.to_string(), span);
+        self.sites.insert(text, span);
     }
 
-    fn stmt(&mut self, s: &ast::Stmt) {
+    fn stmt(&mut self, s: &'a ast::Stmt) {
         match s {
             ast::Stmt::For(f) => self.for_loop(f),
             ast::Stmt::While(w) => self.while_loop(w),
@@ -297,18 +342,17 @@ impl<'a> Lowerer<'a> {
             ast::Stmt::Assign(a) => self.assign(a),
             ast::Stmt::Call(c) => {
                 let label = self.prefix(&c.prefix);
-                let args = c.args.iter().map(|a| self.value(a)).collect();
+                let args = self.values(c.args);
                 let func = self.text(c.func);
-                self.b
-                    .call_at(label.as_deref(), c.prefix.copy, func, args, c.span);
+                self.b.call_at(label, c.prefix.copy, func, args, c.span);
             }
         }
     }
 
-    fn prefix(&mut self, p: &ast::Prefix) -> Option<String> {
+    fn prefix(&mut self, p: &'a ast::Prefix) -> Option<&'a str> {
         let l = p.label.as_ref()?;
         self.site_name(&l.text, l.span);
-        Some(l.text.clone())
+        Some(&l.text)
     }
 
     fn counter_in_scope(&self, sym: Spur) -> Option<InScope> {
@@ -320,13 +364,13 @@ impl<'a> Lowerer<'a> {
         self.b.depth() >= MAX_DEPTH
     }
 
-    fn for_loop(&mut self, f: &ast::For) {
+    fn for_loop(&mut self, f: &'a ast::For) {
         if self.too_deep() {
             return;
         }
-        let lower = self.bound(&f.lower, "a loop bound");
-        let upper = self.bound(&f.upper, "a loop bound");
-        let step = match &f.step {
+        let lower = self.bound(f.lower, "a loop bound");
+        let upper = self.bound(f.upper, "a loop bound");
+        let step = match f.step {
             None => 1,
             Some(e) => self.step(e),
         };
@@ -361,8 +405,9 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn step(&mut self, e: &ast::Expr) -> i64 {
-        let x = self.value(e);
+    fn step(&mut self, id: ast::ExprId) -> i64 {
+        let x = self.value(id);
+        let e = self.tree.expr(id);
         match Affine::from_expr(&x) {
             Some(a) if a.is_constant() && a.constant > 0 => a.constant,
             Some(a) if a.is_constant() => {
@@ -417,7 +462,7 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn while_loop(&mut self, w: &ast::While) {
+    fn while_loop(&mut self, w: &'a ast::While) {
         if self.too_deep() {
             return;
         }
@@ -436,7 +481,7 @@ impl<'a> Lowerer<'a> {
                 span: n.span,
             });
         }
-        let cond = self.cond(&w.cond);
+        let cond = self.cond(w.cond);
         match self.b.begin_while_at(name, cond, w.header) {
             Ok(_) => {
                 self.counters += 1;
@@ -481,13 +526,13 @@ impl<'a> Lowerer<'a> {
         })
     }
 
-    fn if_stmt(&mut self, i: &ast::If) {
+    fn if_stmt(&mut self, i: &'a ast::If) {
         if self.too_deep() {
             return;
         }
         for (k, br) in i.branches.iter().enumerate() {
             let name = self.cond_name(br.name);
-            let cond = self.cond(&br.cond);
+            let cond = self.cond(br.cond);
             let r = if k == 0 {
                 self.b.begin_if_at(name, cond, br.header)
             } else {
@@ -509,13 +554,14 @@ impl<'a> Lowerer<'a> {
         self.end(i.span);
     }
 
-    fn assign(&mut self, a: &ast::Assign) {
+    fn assign(&mut self, a: &'a ast::Assign) {
         let label = self.prefix(&a.prefix);
-        let target = self.access(a.target, &a.subscripts, a.target_span, true);
-        let value = self.value(&a.value);
+        let subs = self.tree.list(a.subscripts);
+        let target = self.access(a.target, subs, a.target_span, true);
+        let value = self.value(a.value);
         if let Some(target) = target {
             self.b
-                .assign_at(label.as_deref(), a.prefix.copy, target, a.op, value, a.span);
+                .assign_at(label, a.prefix.copy, target, a.op, value, a.span);
         }
     }
 
@@ -526,12 +572,14 @@ impl<'a> Lowerer<'a> {
     fn access(
         &mut self,
         name: ast::Name,
-        subs: &[ast::Expr],
+        subs: &[ast::ExprId],
         span: Span,
         write: bool,
     ) -> Option<Access> {
-        let subscripts: Vec<Subscript> =
-            subs.iter().map(|s| Subscript::new(self.value(s))).collect();
+        let subscripts: Vec<Subscript> = subs
+            .iter()
+            .map(|&s| Subscript::new(self.value(s)))
+            .collect();
         let text = self.text(name);
         if let Some(c) = self.counter_in_scope(name.sym) {
             let (code, msg) = if write {
@@ -627,10 +675,16 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Lowers an expression used as a value.
-    fn value(&mut self, e: &ast::Expr) -> Expr {
+    fn values(&mut self, list: ast::List) -> Vec<Expr> {
+        let ids = self.tree.list(list);
+        ids.iter().map(|&a| self.value(a)).collect()
+    }
+
+    fn value(&mut self, id: ast::ExprId) -> Expr {
         use ast::ExprKind as K;
-        let kind = match &e.kind {
-            K::Int(Some(n)) => ExprKind::Int(*n),
+        let e = *self.tree.expr(id);
+        let kind = match e.kind {
+            K::Int(Some(n)) => ExprKind::Int(n),
             K::Int(None) | K::Error => return dummy(),
             K::Unknown => ExprKind::Unknown,
             K::Name(n) => {
@@ -639,30 +693,30 @@ impl<'a> Lowerer<'a> {
                 } else {
                     match self.globals.get(&n.sym).copied() {
                         Some((Global::Param(p), _)) => ExprKind::Param(p),
-                        Some(_) => match self.access(*n, &[], e.span, false) {
+                        Some(_) => match self.access(n, &[], e.span, false) {
                             Some(a) => ExprKind::Access(a),
                             None => return dummy(),
                         },
                         None => {
-                            self.undeclared(*n, "name");
+                            self.undeclared(n, "name");
                             return dummy();
                         }
                     }
                 }
             }
-            K::Index(n, subs) => match self.access(*n, subs, e.span, false) {
+            K::Index(n, subs) => match self.access(n, self.tree.list(subs), e.span, false) {
                 Some(a) => ExprKind::Access(a),
                 None => return dummy(),
             },
             K::Call(f, args) => {
-                let args = args.iter().map(|a| self.value(a)).collect();
-                ExprKind::Call(self.text(*f).to_string(), args)
+                let args = self.values(args);
+                ExprKind::Call(self.text(f).to_string(), args)
             }
             K::Neg(x) => ExprKind::Neg(Box::new(self.value(x))),
-            K::Binary(op, l, r) => {
-                ExprKind::Binary(*op, Box::new(self.value(l)), Box::new(self.value(r)))
+            K::Infix(ast::Infix::Bin(op), l, r) => {
+                ExprKind::Binary(op, Box::new(self.value(l)), Box::new(self.value(r)))
             }
-            K::Cmp(..) | K::And(..) | K::Or(..) | K::Not(..) => {
+            K::Infix(..) | K::Not(..) => {
                 let d = Diagnostic::error("E0010", "expected a value, found a condition")
                     .primary(self.file, e.span, "this is a condition")
                     .note("conditions only stand after `if`, `elsif`, `while` and `assume`");
@@ -674,13 +728,18 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Lowers an expression used as a condition.
-    fn cond(&mut self, e: &ast::Expr) -> Cond {
+    fn cond(&mut self, id: ast::ExprId) -> Cond {
         use ast::ExprKind as K;
-        match &e.kind {
+        let e = *self.tree.expr(id);
+        match e.kind {
             K::Unknown | K::Error => Cond::Unknown,
-            K::Cmp(op, l, r) => Cond::Cmp(*op, self.value(l), self.value(r)),
-            K::And(a, b) => Cond::And(Box::new(self.cond(a)), Box::new(self.cond(b))),
-            K::Or(a, b) => Cond::Or(Box::new(self.cond(a)), Box::new(self.cond(b))),
+            K::Infix(ast::Infix::Cmp(op), l, r) => Cond::Cmp(op, self.value(l), self.value(r)),
+            K::Infix(ast::Infix::And, l, r) => {
+                Cond::And(Box::new(self.cond(l)), Box::new(self.cond(r)))
+            }
+            K::Infix(ast::Infix::Or, l, r) => {
+                Cond::Or(Box::new(self.cond(l)), Box::new(self.cond(r)))
+            }
             K::Not(a) => Cond::Not(Box::new(self.cond(a))),
             _ => {
                 let d = Diagnostic::error("E0010", "expected a condition, found a value")

@@ -25,20 +25,31 @@ pub fn check(p: &Program, file: FileId) -> Vec<Diagnostic> {
 fn unread(p: &Program, stmts: &[&Stmt], file: FileId, out: &mut Vec<Diagnostic>) {
     let mut read = vec![false; p.arrays.len()];
     let mut first_write: Vec<Option<Span>> = vec![None; p.arrays.len()];
+    // One buffer for the reads of every statement and condition.
+    let mut reads = Vec::new();
     for s in stmts {
-        for a in s.accesses() {
-            let i = a.access.array.index();
-            if a.kind.reads() {
-                read[i] = true;
+        match &s.kind {
+            StmtKind::Assign { target, op, value } => {
+                let i = target.array.index();
+                if first_write[i].is_none() {
+                    first_write[i] = Some(target.span);
+                }
+                if op.is_some() {
+                    read[i] = true;
+                }
+                target.collect_subscript_reads(&mut reads);
+                value.collect_reads(&mut reads);
             }
-            if a.kind.writes() && first_write[i].is_none() {
-                first_write[i] = Some(a.access.span);
-            }
+            StmtKind::Call { args, .. } => args.iter().for_each(|a| a.collect_reads(&mut reads)),
+        }
+        for a in reads.drain(..) {
+            read[a.access.array.index()] = true;
         }
     }
     for c in p.conditions() {
-        for a in c.reads() {
-            read[a.array.index()] = true;
+        c.cond.collect_reads(&mut reads);
+        for a in reads.drain(..) {
+            read[a.access.array.index()] = true;
         }
     }
     for (i, array) in p.arrays.iter().enumerate() {
@@ -263,7 +274,17 @@ impl Reach<'_> {
         }
     }
 
+    /// Whether every statement of `body` (ids `range`) has been reached, so
+    /// running it again can show nothing new.
+    fn all_reached(&self, range: Option<(usize, usize)>) -> bool {
+        range.is_none_or(|(a, b)| self.reached[a..=b].iter().all(|&r| r))
+    }
+
     fn for_loop(&mut self, f: &For) {
+        let range = id_range(&f.body);
+        if range.is_none() {
+            return;
+        }
         let (Some(lo), Some(hi)) = (self.eval(&f.lower.expr), self.eval(&f.upper.expr)) else {
             return;
         };
@@ -272,7 +293,7 @@ impl Reach<'_> {
         while v <= hi && !self.done() && self.tick() {
             self.counters[c] = v;
             self.nodes(&f.body);
-            if !self.guards[c] {
+            if !self.guards[c] || self.all_reached(range) {
                 break; // the counter's value changes nothing
             }
             match v.checked_add(f.step) {
@@ -283,6 +304,7 @@ impl Reach<'_> {
     }
 
     fn while_loop(&mut self, w: &While) {
+        let range = id_range(&w.body);
         let c = w.counter.index();
         let static_cond = w.cond.cond.is_static();
         let mut k = 0;
@@ -292,7 +314,7 @@ impl Reach<'_> {
                 return;
             }
             self.nodes(&w.body);
-            if !self.guards[c] {
+            if !self.guards[c] || self.all_reached(range) {
                 return; // every trip runs the same statements
             }
             k += 1;
@@ -304,4 +326,34 @@ impl Reach<'_> {
             }
         }
     }
+}
+
+/// The ids of the first and last statements in `nodes` (statements are
+/// numbered in textual order, so a subtree's ids are contiguous).
+fn id_range(nodes: &[Node]) -> Option<(usize, usize)> {
+    fn first(nodes: &[Node]) -> Option<usize> {
+        nodes.iter().find_map(|n| match n {
+            Node::Stmt(s) => Some(s.id.index()),
+            Node::For(f) => first(&f.body),
+            Node::While(w) => first(&w.body),
+            Node::If(i) => i
+                .branches
+                .iter()
+                .find_map(|(_, b)| first(b))
+                .or_else(|| i.otherwise.as_deref().and_then(first)),
+        })
+    }
+    fn last(nodes: &[Node]) -> Option<usize> {
+        nodes.iter().rev().find_map(|n| match n {
+            Node::Stmt(s) => Some(s.id.index()),
+            Node::For(f) => last(&f.body),
+            Node::While(w) => last(&w.body),
+            Node::If(i) => i
+                .otherwise
+                .as_deref()
+                .and_then(last)
+                .or_else(|| i.branches.iter().rev().find_map(|(_, b)| last(b))),
+        })
+    }
+    Some((first(nodes)?, last(nodes)?))
 }

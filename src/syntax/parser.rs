@@ -14,7 +14,6 @@ use crate::diagnostics::{Diagnostic, FileId};
 use crate::model::builder::MAX_DEPTH;
 use crate::model::{BinOp, CmpOp, ElemType, Span};
 use lasso::Rodeo;
-use std::collections::VecDeque;
 
 /// The deepest an expression may nest (parentheses, operators, subscripts).
 pub const MAX_EXPR_DEPTH: u32 = 256;
@@ -29,23 +28,34 @@ pub fn parse(source: &str, file: FileId) -> (File, Vec<Diagnostic>) {
         src: source,
         file,
         lexer: Lexer::new(source),
-        ahead: VecDeque::new(),
+        cur: Token {
+            tok: Tok::Eof,
+            span: Span::NONE,
+        },
+        next: None,
         prev: Span::NONE,
-        names: Rodeo::new(),
+        names: Rodeo::with_hasher(NameHasher),
         diags: Vec::new(),
         errors: 0,
         gave_up: false,
         depth: 0,
         edepth: 0,
         consumed: 0,
+        exprs: Vec::new(),
+        lists: Vec::new(),
+        scratch: Vec::new(),
         garbage: None,
+        eof_reported: false,
     };
+    p.cur = p.lex();
     let items = p.items(Block::Top);
     let diags = p.diags;
     (
         File {
             items,
             names: p.names,
+            exprs: p.exprs,
+            lists: p.lists,
         },
         diags,
     )
@@ -75,10 +85,12 @@ struct Parser<'s> {
     src: &'s str,
     file: FileId,
     lexer: Lexer<'s>,
-    ahead: VecDeque<Token>,
+    /// The next token, and the one after it once looked at.
+    cur: Token,
+    next: Option<Token>,
     /// The last token consumed.
     prev: Span,
-    names: Rodeo,
+    names: Rodeo<lasso::Spur, NameHasher>,
     diags: Vec<Diagnostic>,
     errors: usize,
     gave_up: bool,
@@ -88,9 +100,16 @@ struct Parser<'s> {
     edepth: u32,
     /// Tokens consumed so far, to prove progress.
     consumed: u64,
+    /// The expression arena and list elements of the file being built.
+    exprs: Vec<Expr>,
+    lists: Vec<ExprId>,
+    /// Lists being read, innermost on top.
+    scratch: Vec<ExprId>,
     /// The last run of unexpected characters, to silence the parse error it
     /// causes right after it.
     garbage: Option<Span>,
+    /// A missing `end` at the end of the file was reported.
+    eof_reported: bool,
 }
 
 /// Infix operators: (left binding power, right binding power).
@@ -129,33 +148,45 @@ fn starts_item(tok: Tok) -> bool {
 impl<'s> Parser<'s> {
     // ---- tokens -------------------------------------------------------
 
-    fn fill(&mut self, n: usize) {
-        while self.ahead.len() <= n {
-            let t = self.lexer.next_token();
-            if t.tok == Tok::Error {
-                let text: String = self.src[t.span.range()].chars().take(16).collect();
-                let shown = text.escape_debug().to_string();
-                let d = Diagnostic::error("E0001", format!("unexpected characters `{shown}`"))
-                    .primary(self.file, t.span, "no token starts with this")
-                    .note("names are letters, digits and `_`; comments start with `#` or `//`");
-                self.report(d);
-                self.garbage = Some(t.span);
-                continue;
-            }
-            self.ahead.push_back(t);
+    fn eof(&self) -> Token {
+        let end = self.src.len();
+        Token {
+            tok: Tok::Eof,
+            span: Span::new(end, end),
         }
     }
 
-    fn peek_at(&mut self, n: usize) -> Token {
-        if self.gave_up {
-            let end = self.src.len();
-            return Token {
-                tok: Tok::Eof,
-                span: Span::new(end, end),
-            };
+    /// The next token from the lexer, reporting and skipping unexpected
+    /// characters.
+    fn lex(&mut self) -> Token {
+        loop {
+            if self.gave_up {
+                return self.eof();
+            }
+            let t = self.lexer.next_token();
+            if t.tok != Tok::Error {
+                return t;
+            }
+            let text: String = self.src[t.span.range()].chars().take(16).collect();
+            let shown = text.escape_debug().to_string();
+            let d = Diagnostic::error("E0001", format!("unexpected characters `{shown}`"))
+                .primary(self.file, t.span, "no token starts with this")
+                .note("names are letters, digits and `_`; comments start with `#` or `//`");
+            self.report(d);
+            self.garbage = Some(t.span);
         }
-        self.fill(n);
-        self.ahead[n]
+    }
+
+    /// The next token (`n == 0`) or the one after it (`n == 1`).
+    fn peek_at(&mut self, n: usize) -> Token {
+        if n == 0 {
+            return self.cur;
+        }
+        if self.next.is_none() && self.cur.tok != Tok::Eof {
+            let t = self.lex();
+            self.next = Some(t);
+        }
+        self.next.unwrap_or(self.cur)
     }
 
     fn peek(&mut self) -> Tok {
@@ -167,9 +198,12 @@ impl<'s> Parser<'s> {
     }
 
     fn bump(&mut self) -> Token {
-        let t = self.peek_at(0);
+        let t = self.cur;
         if t.tok != Tok::Eof {
-            self.ahead.pop_front();
+            self.cur = match self.next.take() {
+                Some(n) => n,
+                None => self.lex(),
+            };
             self.prev = t.span;
             self.consumed += 1;
         }
@@ -219,8 +253,8 @@ impl<'s> Parser<'s> {
             return;
         }
         if d.code == "E0002" {
-            if let (Some(g), Some(next)) = (self.garbage, self.ahead.front()) {
-                if g.start >= self.prev.end && g.end <= next.span.start {
+            if let Some(g) = self.garbage {
+                if g.start >= self.prev.end && g.end <= self.cur.span.start {
                     return; // caused by the characters just reported
                 }
             }
@@ -229,6 +263,8 @@ impl<'s> Parser<'s> {
             self.errors += 1;
             if self.errors > MAX_ERRORS {
                 self.gave_up = true;
+                self.cur = self.eof();
+                self.next = None;
                 let at = d.labels.first().map_or(Span::NONE, |l| l.span);
                 self.diags.push(
                     Diagnostic::error(
@@ -244,7 +280,12 @@ impl<'s> Parser<'s> {
     }
 
     /// "expected X, found Y" at the next token.
+    /// When the next token starts a new line, the thing is missing at the
+    /// end of the previous one, so the error points there.
     fn expected(&mut self, what: &str) {
+        if self.on_new_line() && self.consumed > 0 {
+            return self.expected_after(what);
+        }
         let found = self.found();
         let span = self.span();
         let d = Diagnostic::error("E0002", format!("expected {what}, found {found}")).primary(
@@ -252,6 +293,16 @@ impl<'s> Parser<'s> {
             span,
             format!("expected {what}"),
         );
+        self.report(d);
+    }
+
+    /// "expected X" right after the last token read.
+    fn expected_after(&mut self, what: &str) {
+        let found = self.found();
+        let after = Span::new(self.prev.end as usize, self.prev.end as usize);
+        let d = Diagnostic::error("E0002", format!("expected {what}, found {found}"))
+            .primary(self.file, after, format!("expected {what} here"))
+            .secondary(self.file, self.prev, "after this");
         self.report(d);
     }
 
@@ -285,12 +336,7 @@ impl<'s> Parser<'s> {
         if self.eat(Tok::Semi).is_some() {
             return;
         }
-        let found = self.found();
-        let after = Span::new(self.prev.end as usize, self.prev.end as usize);
-        let d = Diagnostic::error("E0002", format!("expected `;`, found {found}"))
-            .primary(self.file, after, "expected `;` here")
-            .secondary(self.file, self.prev, "after this");
-        self.report(d);
+        self.expected_after("`;`");
         if !(self.on_new_line() || starts_item(self.peek())) {
             self.sync();
         }
@@ -489,12 +535,22 @@ impl<'s> Parser<'s> {
             }
             return last;
         }
+        // At the end of the file every open block lacks its `end`: say so
+        // once, at the innermost.
+        if self.eof_reported {
+            return self.prev;
+        }
         let eof = self.span();
-        let d = Diagnostic::error("E0003", format!("this `{}` has no `end`", kind.keyword()))
+        let open = self.depth + 1;
+        let mut d = Diagnostic::error("E0003", format!("this `{}` has no `end`", kind.keyword()))
             .primary(self.file, opener, "opened here")
             .secondary(self.file, eof, "expected `end` before this")
             .note("every `for`, `while` and `if` closes with `end`");
+        if open > 1 {
+            d = d.note(format!("{open} blocks are open at the end of the file"));
+        }
         self.report(d);
+        self.eof_reported = self.at(Tok::Eof);
         self.prev
     }
 
@@ -672,7 +728,8 @@ impl<'s> Parser<'s> {
             None
         };
         let mut parallel = false;
-        let (mut lower, mut upper, mut step) = (Expr::error(start), Expr::error(start), None);
+        let missing = self.error_expr(start);
+        let (mut lower, mut upper, mut step) = (missing, missing, None);
         let accept = ["do", "doall"];
         if counter.is_some() && self.expect(Tok::Assign).is_some() {
             lower = self.expr();
@@ -705,10 +762,19 @@ impl<'s> Parser<'s> {
         }
     }
 
-    /// `[name]` after `while`, `if` or `elsif`.
+    /// `[name]` after `while`, `if` or `elsif`; the name may be derived,
+    /// `[c.2]`, for a version of condition `c` (docs/interpreter.md).
     fn cond_name(&mut self) -> CondName {
         let open = self.eat(Tok::LBracket)?;
-        let name = self.expect_name("a name in brackets");
+        let name = self.expect_name("a name in brackets").and_then(|n| {
+            let mut text = self.text(n.span).to_string();
+            self.versions(&mut text, "in a condition name")?;
+            let sym = self.names.get_or_intern(&text);
+            Some(Name {
+                sym,
+                span: n.span.to(self.prev),
+            })
+        });
         if !self.close(Tok::RBracket, open.span) {
             return None;
         }
@@ -788,9 +854,10 @@ impl<'s> Parser<'s> {
 
     /// The rest of an `if` whose header was skipped by recovery.
     fn if_tail(&mut self, opener: Span) {
+        let cond = self.error_expr(opener);
         let first = Branch {
             name: None,
-            cond: Expr::error(opener),
+            cond,
             body: Vec::new(),
             header: opener,
         };
@@ -845,8 +912,7 @@ impl<'s> Parser<'s> {
         };
         match self.peek() {
             Tok::LParen => {
-                let open = self.bump().span;
-                let args = self.args(Tok::RParen, open);
+                let args = self.list(Tok::RParen);
                 let span = start.to(self.prev);
                 self.expect_semi();
                 Some(Item::Stmt(Stmt::Call(CallStmt {
@@ -857,10 +923,7 @@ impl<'s> Parser<'s> {
                 })))
             }
             _ => {
-                let mut subscripts = Vec::new();
-                while let Some(open) = self.eat(Tok::LBracket) {
-                    subscripts.extend(self.args(Tok::RBracket, open.span));
-                }
+                let subscripts = self.list(Tok::RBracket);
                 let target_span = name.span.to(self.prev);
                 let op = match self.peek() {
                     Tok::Assign => None,
@@ -870,7 +933,7 @@ impl<'s> Parser<'s> {
                     Tok::SlashAssign => Some(BinOp::Div),
                     Tok::PercentAssign => Some(BinOp::Rem),
                     _ => {
-                        let what = if subscripts.is_empty() {
+                        let what = if subscripts.len == 0 {
                             "`=`, `[` or `(`"
                         } else {
                             "`=`"
@@ -911,29 +974,36 @@ impl<'s> Parser<'s> {
     fn label(&mut self) -> Option<Label> {
         let first = self.bump().span;
         let mut text = self.text(first).to_string();
+        self.versions(&mut text, "in a label")?;
+        let span = first.to(self.prev);
+        self.expect(Tok::Colon)?;
+        Some(Label { text, span })
+    }
+
+    /// A derived-version suffix `.1.2`, appended to `text`.
+    fn versions(&mut self, text: &mut String, what: &str) -> Option<()> {
         while self.eat(Tok::Dot).is_some() {
             if self.at(Tok::Int) {
                 let t = self.bump();
                 text.push('.');
                 text.push_str(self.text(t.span));
             } else {
-                self.expected("a version number after `.` in a label");
+                self.expected(&format!("a version number after `.` {what}"));
                 return None;
             }
         }
-        let span = first.to(self.prev);
-        self.expect(Tok::Colon)?;
-        Some(Label { text, span })
+        Some(())
     }
 
-    /// Comma-separated expressions up to the closing `close`.
-    fn args(&mut self, close: Tok, open: Span) -> Vec<Expr> {
-        let mut out = Vec::new();
+    /// Comma-separated expressions up to the closing `close`, appended to
+    /// the scratch stack (so nested lists stay contiguous when moved).
+    fn args_onto_scratch(&mut self, close: Tok, open: Span) {
         if self.eat(close).is_some() {
-            return out;
+            return;
         }
         loop {
-            out.push(self.expr());
+            let e = self.expr();
+            self.scratch.push(e);
             if self.eat(Tok::Comma).is_none() {
                 break;
             }
@@ -943,16 +1013,82 @@ impl<'s> Parser<'s> {
             self.skip_expr();
             self.eat(close);
         }
-        out
+    }
+
+    /// Moves the scratch stack above `mark` into a list.
+    fn list_from(&mut self, mark: usize) -> List {
+        let start = self.lists.len() as u32;
+        self.lists.extend(self.scratch.drain(mark..));
+        List {
+            start,
+            len: self.lists.len() as u32 - start,
+        }
+    }
+
+    /// `(a, b)` or `[i, j][k]`: the list after an opening bracket just seen.
+    fn list(&mut self, close: Tok) -> List {
+        let mark = self.scratch.len();
+        let open = if close == Tok::RParen {
+            Tok::LParen
+        } else {
+            Tok::LBracket
+        };
+        while let Some(o) = self.eat(open) {
+            self.args_onto_scratch(close, o.span);
+            if close == Tok::RParen {
+                break;
+            }
+        }
+        self.list_from(mark)
     }
 
     // ---- expressions --------------------------------------------------
 
-    fn expr(&mut self) -> Expr {
+    fn push(&mut self, e: Expr) -> ExprId {
+        self.exprs.push(e);
+        ExprId(self.exprs.len() as u32 - 1)
+    }
+
+    fn get(&self, id: ExprId) -> &Expr {
+        &self.exprs[id.0 as usize]
+    }
+
+    fn leaf(&mut self, kind: ExprKind, span: Span) -> ExprId {
+        self.push(Expr {
+            kind,
+            span,
+            height: 1,
+        })
+    }
+
+    fn error_expr(&mut self, span: Span) -> ExprId {
+        self.leaf(ExprKind::Error, span)
+    }
+
+    /// A node over its children; the height follows from theirs.
+    fn node(&mut self, kind: ExprKind, span: Span) -> ExprId {
+        let h = |p: &Self, id: ExprId| p.get(id).height;
+        let below = match kind {
+            ExprKind::Index(_, l) | ExprKind::Call(_, l) => {
+                let ids = &self.lists[l.start as usize..(l.start + l.len) as usize];
+                ids.iter().map(|&x| h(self, x)).max().unwrap_or(0)
+            }
+            ExprKind::Neg(x) | ExprKind::Not(x) => h(self, x),
+            ExprKind::Infix(_, l, r) => h(self, l).max(h(self, r)),
+            _ => 0,
+        };
+        self.push(Expr {
+            kind,
+            span,
+            height: below + 1,
+        })
+    }
+
+    fn expr(&mut self) -> ExprId {
         self.expr_bp(0)
     }
 
-    fn too_deep(&mut self, span: Span) -> Expr {
+    fn too_deep(&mut self, span: Span) -> ExprId {
         let d = Diagnostic::error(
             "E0006",
             format!("expression nested more than {MAX_EXPR_DEPTH} deep"),
@@ -960,10 +1096,10 @@ impl<'s> Parser<'s> {
         .primary(self.file, span, "too deep from here on")
         .note("split the expression, or use fewer parentheses");
         self.report(d);
-        Expr::error(span)
+        self.error_expr(span)
     }
 
-    fn expr_bp(&mut self, min_bp: u8) -> Expr {
+    fn expr_bp(&mut self, min_bp: u8) -> ExprId {
         if self.edepth >= MAX_EXPR_DEPTH {
             let span = self.span();
             let e = self.too_deep(span);
@@ -976,7 +1112,7 @@ impl<'s> Parser<'s> {
         e
     }
 
-    fn expr_bp_inner(&mut self, min_bp: u8) -> Expr {
+    fn expr_bp_inner(&mut self, min_bp: u8) -> ExprId {
         let mut lhs = self.prefix();
         loop {
             let tok = self.peek();
@@ -988,25 +1124,24 @@ impl<'s> Parser<'s> {
             }
             self.bump();
             let rhs = self.expr_bp(r_bp);
-            let span = lhs.span.to(rhs.span);
-            let (l, r) = (Box::new(lhs), Box::new(rhs));
-            let kind = match tok {
-                Tok::Or => ExprKind::Or(l, r),
-                Tok::And => ExprKind::And(l, r),
-                Tok::EqEq => ExprKind::Cmp(CmpOp::Eq, l, r),
-                Tok::Ne => ExprKind::Cmp(CmpOp::Ne, l, r),
-                Tok::Lt => ExprKind::Cmp(CmpOp::Lt, l, r),
-                Tok::Le => ExprKind::Cmp(CmpOp::Le, l, r),
-                Tok::Gt => ExprKind::Cmp(CmpOp::Gt, l, r),
-                Tok::Ge => ExprKind::Cmp(CmpOp::Ge, l, r),
-                Tok::Plus => ExprKind::Binary(BinOp::Add, l, r),
-                Tok::Minus => ExprKind::Binary(BinOp::Sub, l, r),
-                Tok::Star => ExprKind::Binary(BinOp::Mul, l, r),
-                Tok::Slash => ExprKind::Binary(BinOp::Div, l, r),
-                _ => ExprKind::Binary(BinOp::Rem, l, r),
+            let span = self.get(lhs).span.to(self.get(rhs).span);
+            let op = match tok {
+                Tok::Or => Infix::Or,
+                Tok::And => Infix::And,
+                Tok::EqEq => Infix::Cmp(CmpOp::Eq),
+                Tok::Ne => Infix::Cmp(CmpOp::Ne),
+                Tok::Lt => Infix::Cmp(CmpOp::Lt),
+                Tok::Le => Infix::Cmp(CmpOp::Le),
+                Tok::Gt => Infix::Cmp(CmpOp::Gt),
+                Tok::Ge => Infix::Cmp(CmpOp::Ge),
+                Tok::Plus => Infix::Bin(BinOp::Add),
+                Tok::Minus => Infix::Bin(BinOp::Sub),
+                Tok::Star => Infix::Bin(BinOp::Mul),
+                Tok::Slash => Infix::Bin(BinOp::Div),
+                _ => Infix::Bin(BinOp::Rem),
             };
-            lhs = Expr::node(kind, span);
-            if lhs.height > MAX_EXPR_DEPTH {
+            lhs = self.node(ExprKind::Infix(op, lhs, rhs), span);
+            if self.get(lhs).height > MAX_EXPR_DEPTH {
                 // A long operator chain: report once, keep reading flat.
                 lhs = self.too_deep(span);
                 while let Some((l_bp, _)) = infix(self.peek()) {
@@ -1016,7 +1151,8 @@ impl<'s> Parser<'s> {
                     self.bump();
                     let _ = self.prefix();
                 }
-                lhs.span = span.to(self.prev);
+                let whole = span.to(self.prev);
+                self.exprs[lhs.0 as usize].span = whole;
             }
         }
         lhs
@@ -1042,42 +1178,39 @@ impl<'s> Parser<'s> {
         value
     }
 
-    fn prefix(&mut self) -> Expr {
+    fn prefix(&mut self) -> ExprId {
         let t = self.peek_at(0);
         match t.tok {
             Tok::Int => {
                 self.bump();
                 let v = self.int_literal(t, false, t.span);
-                Expr::leaf(ExprKind::Int(v), t.span)
+                self.leaf(ExprKind::Int(v), t.span)
             }
             Tok::Ellipsis => {
                 self.bump();
-                Expr::leaf(ExprKind::Unknown, t.span)
+                self.leaf(ExprKind::Unknown, t.span)
             }
             Tok::Ident => {
                 self.bump();
                 let name = self.intern(t.span);
                 match self.peek() {
                     Tok::LParen => {
-                        let open = self.bump().span;
-                        let args = self.args(Tok::RParen, open);
-                        Expr::node(ExprKind::Call(name, args), t.span.to(self.prev))
+                        let args = self.list(Tok::RParen);
+                        self.node(ExprKind::Call(name, args), t.span.to(self.prev))
                     }
                     Tok::LBracket => {
-                        let mut subs = Vec::new();
-                        while let Some(open) = self.eat(Tok::LBracket) {
-                            subs.extend(self.args(Tok::RBracket, open.span));
-                        }
-                        Expr::node(ExprKind::Index(name, subs), t.span.to(self.prev))
+                        let subs = self.list(Tok::RBracket);
+                        self.node(ExprKind::Index(name, subs), t.span.to(self.prev))
                     }
-                    _ => Expr::leaf(ExprKind::Name(name), t.span),
+                    _ => self.leaf(ExprKind::Name(name), t.span),
                 }
             }
             Tok::LParen => {
                 self.bump();
-                let mut inner = self.expr_bp(0);
+                let inner = self.expr_bp(0);
                 self.close(Tok::RParen, t.span);
-                inner.span = t.span.to(self.prev);
+                let span = t.span.to(self.prev);
+                self.exprs[inner.0 as usize].span = span;
                 inner
             }
             Tok::Minus => {
@@ -1087,21 +1220,21 @@ impl<'s> Parser<'s> {
                     // `-5` is one literal, so `-9223372036854775808` fits.
                     self.bump();
                     let v = self.int_literal(next, true, t.span);
-                    return Expr::leaf(ExprKind::Int(v), t.span.to(next.span));
+                    return self.leaf(ExprKind::Int(v), t.span.to(next.span));
                 }
                 let x = self.expr_bp(NEG_BP);
-                let span = t.span.to(x.span);
-                Expr::node(ExprKind::Neg(Box::new(x)), span)
+                let span = t.span.to(self.get(x).span);
+                self.node(ExprKind::Neg(x), span)
             }
             Tok::Not => {
                 self.bump();
                 let x = self.expr_bp(NOT_BP);
-                let span = t.span.to(x.span);
-                Expr::node(ExprKind::Not(Box::new(x)), span)
+                let span = t.span.to(self.get(x).span);
+                self.node(ExprKind::Not(x), span)
             }
             _ => {
                 self.expected("an expression");
-                Expr::error(Span::new(t.span.start as usize, t.span.start as usize))
+                self.error_expr(Span::new(t.span.start as usize, t.span.start as usize))
             }
         }
     }
@@ -1133,8 +1266,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        d[0][j] = j;
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {

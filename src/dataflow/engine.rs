@@ -1,0 +1,241 @@
+//! Runs the rules over the lowered facts, a batch of reads at a time.
+//!
+//! Every read is independent of every other, so the rules run on batches of
+//! reads: memory stays bounded by the batch, not by the program. The walk of
+//! each read carries fuel; a read that runs out is run again on its own with
+//! the rest of the budget, so no single batch can grow without bound.
+
+use super::{DataflowError, Flow};
+use crate::facts::{Facts, Lit, LowerError, NONE};
+
+type Acc = u32;
+type Op = u32;
+
+/// Readers per batch.
+const BATCH: usize = 1 << 13;
+/// Steps each walk may take inside a batch before it is run on its own.
+const FUEL: u32 = 64;
+
+/// The context of one run of the rules: the facts, looked up by key, and the
+/// fuel of each walk. Equal to every other context: there is one per run.
+#[derive(Clone, Copy)]
+pub(super) struct Ctx<'a> {
+    pub facts: &'a Facts,
+    /// read(X, O) and update(X, O) of the batch.
+    pub reads: &'a [(Acc, Op)],
+    pub updates: &'a [(Acc, Op)],
+    pub fuel: u32,
+}
+
+impl PartialEq for Ctx<'_> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for Ctx<'_> {}
+impl std::hash::Hash for Ctx<'_> {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
+/// The input relations of one batch.
+#[derive(Default)]
+struct Batch {
+    reads: Vec<(Acc, Op)>,
+    updates: Vec<(Acc, Op)>,
+    closure: Vec<(Op, Lit)>,
+    conds: Vec<(Op, u32, bool)>,
+    last_op: Option<Op>,
+}
+
+impl Batch {
+    fn add(&mut self, facts: &Facts, x: Acc) {
+        let o = facts.op(x);
+        if facts.is_update(x) {
+            self.updates.push((x, o));
+        } else {
+            self.reads.push((x, o));
+        }
+        if self.last_op != Some(o) {
+            self.last_op = Some(o);
+            self.closure.extend(facts.closure(o).map(|l| (o, l)));
+            self.conds
+                .extend(facts.cond_lits(o).map(|(i, b)| (o, i, b)));
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.reads.len() + self.updates.len()
+    }
+
+    fn clear(&mut self) {
+        *self = Batch::default();
+    }
+}
+
+/// What one run of the rules derived.
+struct Outcome {
+    source: Vec<(Acc, Acc)>,
+    initial: Vec<(Acc,)>,
+    exhausted: Vec<(Acc,)>,
+    visits: usize,
+}
+
+fn run<'a>(facts: &'a Facts, batch: &'a Batch, fuel: u32) -> Outcome {
+    let ctx = Ctx {
+        facts,
+        reads: &batch.reads,
+        updates: &batch.updates,
+        fuel,
+    };
+    let r = ascent::ascent_run! {
+        struct Walk<'a>;
+        include_source!(super::rules::core_rules::dataflow_core);
+        include_source!(super::rules::must::dataflow_must);
+        include_source!(super::rules::may::dataflow_may);
+        include_source!(super::rules::update::dataflow_update);
+
+        ctx(ctx);
+        closure(o, l) <-- for &(o, l) in batch.closure.iter();
+        cond_lit(o, i, b) <-- for &(o, i, b) in batch.conds.iter();
+    };
+    Outcome {
+        visits: r.visit.len(),
+        source: r.source,
+        initial: r.initial,
+        exhausted: r.exhausted,
+    }
+}
+
+/// Collects the results of the batches into a [`Flow`].
+struct Collector {
+    pairs: Vec<(u32, u64)>,
+    visits: u64,
+    max: u64,
+}
+
+/// Evaluates σ for every read of `facts`.
+pub(super) fn evaluate(facts: Facts, max_visits: u64) -> Result<Flow, DataflowError> {
+    let mut flow = Flow::start(&facts);
+    let mut col = Collector {
+        pairs: Vec::new(),
+        visits: 0,
+        max: max_visits,
+    };
+    let mut batch = Batch::default();
+    let mut slot_done = 0usize;
+    let n = facts.n_accs();
+    for x in 0..n as u32 {
+        if !facts.is_read(x) {
+            continue;
+        }
+        if batch.len() >= BATCH && batch.last_op != Some(facts.op(x)) {
+            slot_done = flush(
+                &facts,
+                &mut batch,
+                &mut col,
+                &mut flow,
+                slot_done,
+                facts.op(x),
+            )?;
+        }
+        batch.add(&facts, x);
+    }
+    flush(&facts, &mut batch, &mut col, &mut flow, slot_done, NONE)?;
+    flow.stats.walk_steps = col.visits;
+    flow.adopt(facts);
+    Ok(flow)
+}
+
+/// Runs one batch and finishes every slot of operations before `next_op`.
+fn flush(
+    facts: &Facts,
+    batch: &mut Batch,
+    col: &mut Collector,
+    flow: &mut Flow,
+    slot_done: usize,
+    next_op: Op,
+) -> Result<usize, DataflowError> {
+    if batch.len() > 0 {
+        let out = run(facts, batch, FUEL);
+        flow.stats.runs += 1;
+        flow.stats.read_instances += batch.len() as u64;
+        col.charge(facts, out.visits, batch)?;
+        let mut redo: Vec<Acc> = out.exhausted.iter().map(|&(x,)| x).collect();
+        redo.sort_unstable();
+        let keep = |x: &Acc| redo.binary_search(x).is_err();
+        col.add(facts, flow, &out.source, &out.initial, keep);
+        for &x in &redo {
+            let mut one = Batch::default();
+            one.add(facts, x);
+            let fuel = u32::try_from(col.max.saturating_sub(col.visits)).unwrap_or(u32::MAX - 1);
+            let out = run(facts, &one, fuel);
+            flow.stats.runs += 1;
+            col.charge(facts, out.visits, &one)?;
+            if !out.exhausted.is_empty() {
+                return Err(col.over(facts, &one));
+            }
+            col.add(facts, flow, &out.source, &out.initial, |_| true);
+        }
+        batch.clear();
+    }
+    let mut end = slot_done;
+    while end < facts.slots.len() && facts.slots[end].op < next_op {
+        end += 1;
+    }
+    flow.finish_slots(slot_done, end, &mut col.pairs);
+    Ok(end)
+}
+
+impl Collector {
+    fn charge(&mut self, facts: &Facts, visits: usize, batch: &Batch) -> Result<(), DataflowError> {
+        self.visits = self.visits.saturating_add(visits as u64);
+        if self.visits > self.max {
+            return Err(self.over(facts, batch));
+        }
+        Ok(())
+    }
+
+    fn over(&self, facts: &Facts, batch: &Batch) -> DataflowError {
+        let op = batch
+            .reads
+            .iter()
+            .chain(&batch.updates)
+            .map(|&(_, o)| o)
+            .max()
+            .unwrap_or(0);
+        let site = facts.op_site.get(op as usize).map(|_| facts.site(op));
+        LowerError::Budget {
+            unit: "walk steps",
+            site: site.map_or_else(String::new, |s| {
+                facts.site_names[facts.site_index(s)].clone()
+            }),
+            span: crate::model::Span::NONE,
+            count: self.visits,
+            max: self.max,
+            params: facts.params.clone(),
+        }
+    }
+
+    fn add(
+        &mut self,
+        facts: &Facts,
+        flow: &mut Flow,
+        source: &[(Acc, Acc)],
+        initial: &[(Acc,)],
+        keep: impl Fn(&Acc) -> bool,
+    ) {
+        for &(x, w) in source {
+            if keep(&x) {
+                let o = facts.op(w);
+                let site = u64::from(facts.op_site[o as usize]);
+                self.pairs
+                    .push((facts.acc_slot[x as usize], site << 32 | u64::from(o)));
+            }
+        }
+        for &(x,) in initial {
+            if keep(&x) {
+                flow.set_initial(facts.acc_slot[x as usize]);
+            }
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! Bounded-domain array dataflow: for every read of every operation, the
+//! operations that may have written the value it reads (the source function
+//! σ of the maximal static expansion paper), at concrete parameter values.
+//!
+//! [`analyze`] lowers the program into the relations of [`crate::facts`] and
+//! runs the ascent rules of `rules/` on them (docs/rules.md). The result is a
+//! [`Flow`], kept compact (dense ids, one flat array of sources) so that it
+//! costs a few bytes per read instance.
+
+mod engine;
+pub mod render;
+mod rules;
+
+pub use crate::facts::{Config, LowerError as DataflowError, DEFAULT_MAX_INSTANCES};
+
+use crate::facts::{Facts, Slot};
+use crate::model::{ArrayId, Operation, Program, Site};
+use std::sync::OnceLock;
+
+/// Computes σ for every read of `program` at the sizes of `config`.
+///
+/// Errors: bad parameter values, a bound or static condition that cannot be
+/// evaluated, or a budget exceeded: more than `config.max_instances` access
+/// instances, or more than that many steps of the rules' walk.
+pub fn analyze(program: &Program, config: &Config) -> Result<Flow, DataflowError> {
+    let facts = crate::facts::lower(program, config)?;
+    let max = config.max_instances;
+    engine::evaluate(facts, max)
+}
+
+/// The sources of one read: the writes it may read from, sorted (by
+/// `Operation`'s order), and whether it may read the initial value.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Sources {
+    pub writes: Vec<Operation>,
+    pub initial: bool,
+}
+
+/// Sizes of one analysis, for budgets and benchmarks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Access instances the lowering made (what `max_instances` bounds).
+    pub access_instances: u64,
+    /// Reader access instances (pure reads and updates).
+    pub read_instances: u64,
+    /// Writes the rules' walks visited (what bounds their work).
+    pub walk_steps: u64,
+    /// Runs of the rules (batches, and walks run again on their own).
+    pub runs: u64,
+}
+
+/// σ for every read of a program: each read instance, named by its operation
+/// and access index, with its sources.
+#[derive(Debug)]
+pub struct Flow {
+    stats: Stats,
+    params: Vec<(String, i64)>,
+    max_trips: u32,
+    n_stmts: u32,
+    site_names: Vec<String>,
+    site_arrays: Vec<Vec<ArrayId>>,
+    /// Site index of each operation (statements, then conditions).
+    op_site: Vec<u32>,
+    op_iter_start: Vec<u32>,
+    iters: Vec<i64>,
+    slots: Vec<Slot>,
+    /// Sources of slot s: `src[src_start[s]..src_start[s + 1]]`, op ids.
+    src_start: Vec<u32>,
+    src: Vec<u32>,
+    initial: Vec<u64>,
+    /// Slots grouped by site, each group in execution order (= iteration
+    /// order), for lookups.
+    by_site: OnceLock<(Vec<u32>, Vec<u32>)>,
+}
+
+impl Flow {
+    /// An empty flow over the operations of `facts`, taking their side tables.
+    fn start(facts: &Facts) -> Flow {
+        Flow {
+            stats: Stats {
+                access_instances: facts.n_accs() as u64,
+                ..Stats::default()
+            },
+            params: facts.params.clone(),
+            max_trips: facts.max_trips,
+            n_stmts: facts.n_stmts,
+            site_names: facts.site_names.clone(),
+            site_arrays: facts.site_arrays.clone(),
+            op_site: Vec::new(),
+            op_iter_start: Vec::new(),
+            iters: Vec::new(),
+            slots: Vec::new(),
+            src_start: vec![0],
+            src: Vec::new(),
+            initial: vec![0; facts.slots.len().div_ceil(64)],
+            by_site: OnceLock::new(),
+        }
+    }
+
+    /// Moves the operation tables of `facts` in once the rules are done.
+    fn adopt(&mut self, facts: Facts) {
+        self.op_site = facts.op_site;
+        self.op_iter_start = facts.op_iter_start;
+        self.iters = facts.iters;
+        self.slots = facts.slots;
+    }
+
+    fn set_initial(&mut self, slot: u32) {
+        if let Some(w) = self.initial.get_mut(slot as usize / 64) {
+            *w |= 1 << (slot % 64);
+        }
+    }
+
+    /// Closes slots `from..to`, taking their `(slot, site << 32 | op)` pairs.
+    fn finish_slots(&mut self, from: usize, to: usize, pairs: &mut Vec<(u32, u64)>) {
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut k = 0;
+        for s in from..to {
+            while k < pairs.len() && pairs[k].0 as usize == s {
+                self.src.push(pairs[k].1 as u32);
+                k += 1;
+            }
+            self.src_start.push(self.src.len() as u32);
+        }
+        pairs.clear();
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// The parameter values the analysis used, in declaration order.
+    pub fn params(&self) -> &[(String, i64)] {
+        &self.params
+    }
+
+    pub fn max_trips(&self) -> u32 {
+        self.max_trips
+    }
+
+    /// The number of reads (pairs of an operation and an access index).
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Every read, in execution order of its operation, then access order.
+    pub fn iter(&self) -> impl Iterator<Item = Read<'_>> {
+        (0..self.slots.len() as u32).map(|slot| Read { flow: self, slot })
+    }
+
+    /// Every read, sorted by operation (site, then iteration vector), then
+    /// access index: the order of every output.
+    pub fn sorted(&self) -> impl Iterator<Item = Read<'_>> {
+        let (_, order) = self.by_site.get_or_init(|| self.index_by_site());
+        order.iter().map(move |&slot| Read { flow: self, slot })
+    }
+
+    /// The read of access `access` of operation `op`, if `op` is a potential
+    /// operation with such a read.
+    pub fn get(&self, op: &Operation, access: usize) -> Option<Read<'_>> {
+        let (starts, order) = self.by_site.get_or_init(|| self.index_by_site());
+        let site = self.site_index(op.site);
+        let group = &order[*starts.get(site)? as usize..*starts.get(site + 1)? as usize];
+        let k = group
+            .binary_search_by(|&slot| {
+                let s = self.slots[slot as usize];
+                self.op_iter(s.op)
+                    .cmp(&op.iter)
+                    .then((s.access as usize).cmp(&access))
+            })
+            .ok()?;
+        Some(Read {
+            flow: self,
+            slot: group[k],
+        })
+    }
+
+    /// The sources of access `access` of operation `op`.
+    pub fn sources(&self, op: &Operation, access: usize) -> Option<Sources> {
+        self.get(op, access).map(|r| r.sources())
+    }
+
+    fn index_by_site(&self) -> (Vec<u32>, Vec<u32>) {
+        let n_sites = self.site_names.len();
+        let mut starts = vec![0u32; n_sites + 1];
+        for s in &self.slots {
+            starts[self.op_site[s.op as usize] as usize + 1] += 1;
+        }
+        for k in 0..n_sites {
+            starts[k + 1] += starts[k];
+        }
+        let mut fill = starts.clone();
+        let mut order = vec![0u32; self.slots.len()];
+        for (k, s) in self.slots.iter().enumerate() {
+            let site = self.op_site[s.op as usize] as usize;
+            order[fill[site] as usize] = k as u32;
+            fill[site] += 1;
+        }
+        (starts, order)
+    }
+
+    fn site_index(&self, site: Site) -> usize {
+        match site {
+            Site::Stmt(s) => s.index(),
+            Site::Cond(c) => self.n_stmts as usize + c.index(),
+        }
+    }
+
+    /// The name of a site in every output.
+    pub fn site_name(&self, site: Site) -> &str {
+        self.site_names
+            .get(self.site_index(site))
+            .map_or("", String::as_str)
+    }
+
+    fn site(&self, op: u32) -> Site {
+        let k = self.op_site[op as usize];
+        if k < self.n_stmts {
+            Site::Stmt(crate::model::StmtId(k))
+        } else {
+            Site::Cond(crate::model::CondId(k - self.n_stmts))
+        }
+    }
+
+    fn op_iter(&self, op: u32) -> &[i64] {
+        let o = op as usize;
+        &self.iters[self.op_iter_start[o] as usize..self.op_iter_start[o + 1] as usize]
+    }
+
+    fn operation(&self, op: u32) -> Operation {
+        Operation {
+            site: self.site(op),
+            iter: self.op_iter(op).to_vec(),
+        }
+    }
+}
+
+/// One read of a [`Flow`].
+#[derive(Clone, Copy)]
+pub struct Read<'a> {
+    flow: &'a Flow,
+    slot: u32,
+}
+
+impl<'a> Read<'a> {
+    fn slot(&self) -> Slot {
+        self.flow.slots[self.slot as usize]
+    }
+
+    pub fn site(&self) -> Site {
+        self.flow.site(self.slot().op)
+    }
+
+    pub fn iter(&self) -> &'a [i64] {
+        self.flow.op_iter(self.flow.slots[self.slot as usize].op)
+    }
+
+    pub fn operation(&self) -> Operation {
+        self.flow.operation(self.slot().op)
+    }
+
+    /// The access index: the read's position among its site's reads.
+    pub fn access(&self) -> usize {
+        self.slot().access as usize
+    }
+
+    pub fn array(&self) -> ArrayId {
+        let site = self.flow.site_index(self.site());
+        self.flow.site_arrays[site][self.access()]
+    }
+
+    pub fn initial(&self) -> bool {
+        self.flow.initial[self.slot as usize / 64] & (1 << (self.slot % 64)) != 0
+    }
+
+    /// The writes it may read from, as (site, iteration vector), sorted.
+    pub fn writes(&self) -> impl Iterator<Item = (Site, &'a [i64])> + 'a {
+        let f = self.flow;
+        let s = self.slot as usize;
+        f.src[f.src_start[s] as usize..f.src_start[s + 1] as usize]
+            .iter()
+            .map(move |&o| (f.site(o), f.op_iter(o)))
+    }
+
+    pub fn sources(&self) -> Sources {
+        Sources {
+            writes: self
+                .writes()
+                .map(|(site, iter)| Operation {
+                    site,
+                    iter: iter.to_vec(),
+                })
+                .collect(),
+            initial: self.initial(),
+        }
+    }
+}

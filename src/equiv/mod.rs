@@ -1,0 +1,428 @@
+//! Program equivalence by experiment: run an original program A and a
+//! transformed program B on the same seeds and compare what every read saw and
+//! what every array of A ends up holding.
+//!
+//! An operation of B stands for the operation of A with the same base name
+//! (`S.2` stands for `S`, see [`crate::model::base_label`]) and the same
+//! iteration vector. `@copy` statements of B have no counterpart: their reads
+//! are not compared, their writes are (through the final contents and through
+//! the values later reads see).
+
+use crate::interp::{self, Options, Read, Run, RunError, SiteNames, Writer};
+use crate::model::{base_label, Program, Site, Span};
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+
+/// How to compare.
+#[derive(Clone, Debug)]
+pub struct EquivOptions {
+    /// `--param` overrides; each applies to every program that declares it.
+    pub params: Vec<(String, i64)>,
+    /// Seeds `0..seeds` are tried.
+    pub seeds: u64,
+    /// Trips, budgets, and the loop order of B (A always runs in program
+    /// order). Its `params` and `seed` are set per program and per seed.
+    pub run: Options,
+}
+
+impl Default for EquivOptions {
+    fn default() -> Self {
+        EquivOptions {
+            params: Vec::new(),
+            seeds: 50,
+            run: Options {
+                shuffle_parallel: true,
+                ..Options::new(Vec::new())
+            },
+        }
+    }
+}
+
+/// The comparison could not be made: the programs do not fit together, or A
+/// itself fails to run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EquivError {
+    pub message: String,
+    /// Where, in the program named by `in_b`.
+    pub span: Span,
+    pub in_b: bool,
+}
+
+impl fmt::Display for EquivError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// The two programs agree on every seed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Agreement {
+    pub seeds: u64,
+    /// Reads compared, over all seeds.
+    pub reads: u64,
+    /// Array cells compared, over all seeds.
+    pub cells: u64,
+}
+
+/// A value as one side saw it, for the report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seen {
+    pub value: i64,
+    /// The writer, named in that program (`initial` for an initial value).
+    pub writer: String,
+}
+
+/// The first difference found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    pub seed: u64,
+    /// What differs: "read 0 of R[2]" or "final contents of x[3]".
+    pub what: String,
+    /// `None` when A never made this read.
+    pub expected: Option<Seen>,
+    /// `None` when B never made this read, or B's run failed.
+    pub actual: Option<Seen>,
+    /// B's run error, when B failed where A ran.
+    pub failure: Option<String>,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "mismatch on seed {}: {}", self.seed, self.what)?;
+        let side = |s: &Option<Seen>, never: &str| match s {
+            Some(s) => format!("{} written by {}", s.value, s.writer),
+            None => never.to_string(),
+        };
+        writeln!(
+            f,
+            "  expected (A): {}",
+            side(&self.expected, "A never makes this read")
+        )?;
+        match &self.failure {
+            Some(e) => writeln!(f, "  actual   (B): the run failed: {e}"),
+            None => writeln!(
+                f,
+                "  actual   (B): {}",
+                side(&self.actual, "B never makes this read")
+            ),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Agree(Agreement),
+    Differ(Mismatch),
+}
+
+/// What a read is matched by: site kind, base name, iteration vector, access.
+type Key<'a> = (bool, &'a str, &'a [i64], u32);
+
+struct Side<'p> {
+    program: &'p Program,
+    names: SiteNames,
+    options: Options,
+}
+
+impl<'p> Side<'p> {
+    fn new(program: &'p Program, o: &EquivOptions, in_b: bool) -> Result<Side<'p>, EquivError> {
+        let overrides: Vec<(String, i64)> = o
+            .params
+            .iter()
+            .filter(|(n, _)| program.param(n).is_some())
+            .cloned()
+            .collect();
+        let params = program
+            .param_values(&overrides)
+            .map_err(|message| EquivError {
+                message: format!("{}: {message}", if in_b { "B" } else { "A" }),
+                span: Span::NONE,
+                in_b,
+            })?;
+        let mut options = o.run.clone();
+        options.params = params;
+        if !in_b {
+            options.reverse.clear();
+            options.shuffle.clear();
+            options.shuffle_parallel = false;
+        }
+        Ok(Side {
+            program,
+            names: SiteNames::new(program),
+            options,
+        })
+    }
+
+    fn run(&mut self, seed: u64) -> Result<Run, RunError> {
+        self.options.seed = seed;
+        interp::run(self.program, &self.options)
+    }
+
+    fn key<'r>(&'r self, run: &'r Run, r: &Read) -> Key<'r> {
+        let op = &run.ops[r.op as usize];
+        (
+            matches!(op.site, Site::Cond(_)),
+            self.names.base(op.site),
+            &op.iter,
+            r.access,
+        )
+    }
+
+    /// A writer's name, with the `@copy` statement that moved it if any.
+    fn writer(&self, run: &Run, writer: Writer, origin: Writer) -> String {
+        interp::output::writer_text(run, &self.names, writer, origin)
+    }
+}
+
+/// Compares `a` (the original) with `b` (the transformed program).
+pub fn equiv(a: &Program, b: &Program, o: &EquivOptions) -> Result<Verdict, EquivError> {
+    for (name, _) in &o.params {
+        if a.param(name).is_none() && b.param(name).is_none() {
+            return Err(EquivError {
+                message: format!("`--param {name}=...`: neither program declares `{name}`"),
+                span: Span::NONE,
+                in_b: false,
+            });
+        }
+    }
+    let mut sa = Side::new(a, o, false)?;
+    let mut sb = Side::new(b, o, true)?;
+    match_sites(a, b)?;
+    match_arrays(&sa, &sb)?;
+    let mut total = Agreement {
+        seeds: o.seeds,
+        reads: 0,
+        cells: 0,
+    };
+    for seed in 0..o.seeds {
+        let ra = sa.run(seed).map_err(|e| EquivError {
+            message: format!("A fails on seed {seed}: {e}"),
+            span: e.span,
+            in_b: false,
+        })?;
+        let rb = match sb.run(seed) {
+            Ok(r) => r,
+            Err(e) => {
+                return Ok(Verdict::Differ(Mismatch {
+                    seed,
+                    what: "B's run".into(),
+                    expected: None,
+                    actual: None,
+                    failure: Some(e.message),
+                }))
+            }
+        };
+        if let Some(m) = compare_reads(&sa, &ra, &sb, &rb, seed)? {
+            return Ok(Verdict::Differ(m));
+        }
+        if let Some(m) = compare_contents(&sa, &ra, &sb, &rb, seed) {
+            return Ok(Verdict::Differ(m));
+        }
+        total.reads += ra.reads.len() as u64;
+        total.cells += ra.arrays.iter().map(|c| c.cells.len() as u64).sum::<u64>();
+    }
+    Ok(Verdict::Agree(total))
+}
+
+/// Every operation of B that reads must stand for an operation of A.
+fn match_sites(a: &Program, b: &Program) -> Result<(), EquivError> {
+    let stmts: HashSet<&str> = a.stmts().iter().map(|s| base_label(&s.label)).collect();
+    let conds: HashSet<&str> = a.conditions().iter().map(|c| base_label(&c.name)).collect();
+    for s in b.stmts() {
+        if !s.copy && !stmts.contains(base_label(&s.label)) {
+            return Err(EquivError {
+                message: format!(
+                    "statement `{}` of B matches no statement of A: its label must be \
+                     one of A's labels, or a derived label `{}.k` of one, or the \
+                     statement must be marked `@copy`",
+                    s.label,
+                    base_label(&s.label)
+                ),
+                span: s.span,
+                in_b: true,
+            });
+        }
+    }
+    for c in b.conditions() {
+        if !c.reads().is_empty() && !conds.contains(base_label(&c.name)) {
+            return Err(EquivError {
+                message: format!(
+                    "condition `{}` of B reads arrays but matches no condition of A: \
+                     name it after one of A's conditions (`if [c] ...`)",
+                    c.name
+                ),
+                span: c.span,
+                in_b: true,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Every array of A must exist in B with the same shape at these parameters.
+fn match_arrays(a: &Side, b: &Side) -> Result<(), EquivError> {
+    for arr in &a.program.arrays {
+        let shape = |side: &Side, id| shape_of(side.program, id, &side.options.params);
+        let Some(id_b) = b.program.array(&arr.name) else {
+            return Err(EquivError {
+                message: format!("B does not declare `{}`, which A declares", arr.name),
+                span: Span::NONE,
+                in_b: true,
+            });
+        };
+        let id_a = a.program.array(&arr.name).expect("declared in A");
+        if shape(a, id_a) != shape(b, id_b) {
+            return Err(EquivError {
+                message: format!(
+                    "B declares `{}` with other dimensions than A does at these parameters",
+                    arr.name
+                ),
+                span: b.program.array_decl(id_b).span,
+                in_b: true,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn shape_of(p: &Program, id: crate::model::ArrayId, params: &[i64]) -> Option<Vec<(i64, i64)>> {
+    let mut env = crate::model::eval::StaticEnv {
+        params,
+        counters: &[],
+    };
+    p.array_decl(id)
+        .dims
+        .iter()
+        .map(|r| {
+            let lo = crate::model::eval::expr(&r.lo.expr, &mut env).ok()?;
+            let hi = crate::model::eval::expr(&r.hi.expr, &mut env).ok()?;
+            Some((lo, hi))
+        })
+        .collect()
+}
+
+fn compare_reads(
+    sa: &Side,
+    ra: &Run,
+    sb: &Side,
+    rb: &Run,
+    seed: u64,
+) -> Result<Option<Mismatch>, EquivError> {
+    let in_a = index(sa, ra, false, seed)?;
+    let in_b = index(sb, rb, true, seed)?;
+    let what = |side: &Side, run: &Run, r: &Read| {
+        let op = &run.ops[r.op as usize];
+        format!("read {} of {}", r.access, side.names.op(op))
+    };
+    for r in &ra.reads {
+        let expected = Seen {
+            value: r.value,
+            writer: sa.writer(ra, r.writer, r.origin),
+        };
+        match in_b.get(&sa.key(ra, r)) {
+            None => {
+                return Ok(Some(Mismatch {
+                    seed,
+                    what: what(sa, ra, r),
+                    expected: Some(expected),
+                    actual: None,
+                    failure: None,
+                }))
+            }
+            Some(s) => {
+                if s.value != r.value {
+                    return Ok(Some(Mismatch {
+                        seed,
+                        what: match (what(sa, ra, r), what(sb, rb, s)) {
+                            (x, y) if x == y => x,
+                            (x, y) => format!("{x} (B: {y})"),
+                        },
+                        expected: Some(expected),
+                        actual: Some(Seen {
+                            value: s.value,
+                            writer: sb.writer(rb, s.writer, s.origin),
+                        }),
+                        failure: None,
+                    }));
+                }
+            }
+        }
+    }
+    if let Some(s) = rb.reads.iter().find(|s| !in_a.contains_key(&sb.key(rb, s))) {
+        return Ok(Some(Mismatch {
+            seed,
+            what: what(sb, rb, s),
+            expected: None,
+            actual: Some(Seen {
+                value: s.value,
+                writer: sb.writer(rb, s.writer, s.origin),
+            }),
+            failure: None,
+        }));
+    }
+    Ok(None)
+}
+
+/// The reads of a run by key; two reads with one key cannot be told apart.
+fn index<'r>(
+    side: &'r Side,
+    run: &'r Run,
+    in_b: bool,
+    seed: u64,
+) -> Result<HashMap<Key<'r>, &'r Read>, EquivError> {
+    let mut out = HashMap::with_capacity(run.reads.len());
+    for r in &run.reads {
+        if out.insert(side.key(run, r), r).is_some() {
+            let op = &run.ops[r.op as usize];
+            return Err(EquivError {
+                message: format!(
+                    "two operations of {} go by the same name {} (seed {seed}): \
+                     versions of one statement must not run at the same iteration",
+                    if in_b { "B" } else { "A" },
+                    crate::interp::format_op(side.names.base(op.site), &op.iter)
+                ),
+                span: Span::NONE,
+                in_b,
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn compare_contents(sa: &Side, ra: &Run, sb: &Side, rb: &Run, seed: u64) -> Option<Mismatch> {
+    for (arr, ca) in sa.program.arrays.iter().zip(&ra.arrays) {
+        let id_b = sb
+            .program
+            .array(&arr.name)
+            .expect("checked by match_arrays");
+        let cb = &rb.arrays[id_b.index()];
+        for (k, (x, y)) in ca.cells.iter().zip(&cb.cells).enumerate() {
+            if x.value != y.value {
+                let index = ca.index(k);
+                let cell = if index.is_empty() {
+                    arr.name.clone()
+                } else {
+                    let parts: Vec<String> = index.iter().map(i64::to_string).collect();
+                    format!("{}[{}]", arr.name, parts.join(", "))
+                };
+                return Some(Mismatch {
+                    seed,
+                    what: format!("final contents of {cell}"),
+                    expected: Some(Seen {
+                        value: x.value,
+                        writer: sa.writer(ra, x.writer, x.origin),
+                    }),
+                    actual: Some(Seen {
+                        value: y.value,
+                        writer: sb.writer(rb, y.writer, y.origin),
+                    }),
+                    failure: None,
+                });
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests;

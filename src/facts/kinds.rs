@@ -1,0 +1,333 @@
+//! Access kinds: how one access of one operation becomes access instances.
+//!
+//! Each kind is one [`AccessLowering`] implementation plus one rules file in
+//! `rules/` that says how the walk of the rules treats its instances. The
+//! lowering asks the kinds in [`KINDS`] order and uses the first that claims
+//! an access. docs/rules.md has the recipe for adding a kind.
+
+use super::{role, LowerError};
+use crate::model::{Access, AccessKind, ArrayId, CounterId, ParamId, Span, Var};
+use std::collections::HashMap;
+
+/// Concrete values at the current operation.
+pub struct Point<'a> {
+    pub params: &'a [i64],
+    pub counters: &'a [i64],
+}
+
+impl Point<'_> {
+    pub fn param(&self, p: ParamId) -> i64 {
+        self.params[p.index()]
+    }
+    pub fn counter(&self, c: CounterId) -> i64 {
+        self.counters[c.index()]
+    }
+    /// The value of an affine subscript, or an error on overflow.
+    pub fn affine(&self, a: &crate::model::Affine, span: Span) -> Result<i64, LowerError> {
+        a.eval(|v| match v {
+            Var::Param(p) => self.param(p),
+            Var::Counter(c) => self.counter(c),
+        })
+        .ok_or_else(|| LowerError::Eval {
+            what: "an affine subscript overflows 64-bit integers at these sizes".to_string(),
+            span,
+        })
+    }
+}
+
+/// Where the lowering keeps, for every cell, the latest write so far. Cells
+/// of the declared ranges are dense; cells outside them, and arrays too big to
+/// lay out densely, are numbered on first use.
+#[derive(Debug, Default)]
+pub struct CellTable {
+    arrays: Vec<Layout>,
+    /// Latest write instance of each cell (NONE before the first).
+    pub tops: Vec<u32>,
+    sparse: HashMap<(u32, Vec<i64>), u32>,
+}
+
+#[derive(Debug)]
+struct Layout {
+    base: usize,
+    lo: Vec<i64>,
+    extent: Vec<i64>,
+    dense: bool,
+}
+
+/// Arrays with more declared cells than this are numbered on use.
+const DENSE_LIMIT: u64 = 1 << 26;
+
+impl CellTable {
+    /// Lays out arrays whose declared ranges are `dims[a] = [(lo, hi), ..]`.
+    pub fn new(dims: &[Vec<(i64, i64)>]) -> CellTable {
+        let mut t = CellTable::default();
+        let mut total: u64 = 0;
+        for d in dims {
+            let lo: Vec<i64> = d.iter().map(|r| r.0).collect();
+            let extent: Vec<i64> = d
+                .iter()
+                .map(|&(l, h)| {
+                    if h < l {
+                        0
+                    } else {
+                        h.saturating_sub(l).saturating_add(1)
+                    }
+                })
+                .collect();
+            let size = extent
+                .iter()
+                .try_fold(1u64, |acc, &e| acc.checked_mul(e as u64));
+            let dense = matches!(size, Some(s) if total + s <= DENSE_LIMIT);
+            let base = total as usize;
+            if dense {
+                total += size.unwrap_or(0);
+            }
+            t.arrays.push(Layout {
+                base,
+                lo,
+                extent,
+                dense,
+            });
+        }
+        t.tops = vec![super::NONE; total as usize];
+        t
+    }
+
+    /// The declared range of dimension `d` of `array`: (lo, number of indices).
+    pub fn range(&self, array: ArrayId, d: usize) -> (i64, i64) {
+        let l = &self.arrays[array.index()];
+        (l.lo[d], l.extent[d])
+    }
+
+    /// The index into `tops` of one cell.
+    pub fn cell(&mut self, array: ArrayId, index: &[i64]) -> usize {
+        let l = &self.arrays[array.index()];
+        if l.dense {
+            let mut lin: usize = 0;
+            let mut inside = true;
+            for ((&i, &lo), &ext) in index.iter().zip(&l.lo).zip(&l.extent) {
+                let off = i.wrapping_sub(lo);
+                if i < lo || off >= ext {
+                    inside = false;
+                    break;
+                }
+                lin = lin * ext as usize + off as usize;
+            }
+            if inside {
+                return l.base + lin;
+            }
+        }
+        let next = self.tops.len() as u32;
+        let k = *self.sparse.entry((array.0, index.to_vec())).or_insert(next);
+        if k == next {
+            self.tops.push(super::NONE);
+        }
+        k as usize
+    }
+}
+
+/// What a kind emits: cells read, and cells written with their flags.
+pub struct Sink<'a> {
+    pub cells: &'a mut CellTable,
+    pub reads: &'a mut Vec<usize>,
+    pub writes: &'a mut Vec<(usize, u8)>,
+    pub scratch: &'a mut Vec<i64>,
+}
+
+impl Sink<'_> {
+    pub fn clear(&mut self) {
+        self.reads.clear();
+        self.writes.clear();
+    }
+    fn put(&mut self, kind: AccessKind, cell: usize, must: bool) {
+        let m = if must { role::MUST } else { 0 };
+        match kind {
+            AccessKind::Read => self.reads.push(cell),
+            AccessKind::Write => self.writes.push((cell, role::WRITE | m)),
+            AccessKind::Update => self.writes.push((cell, role::READ | role::WRITE | m)),
+        }
+    }
+}
+
+/// How one kind of access becomes access instances.
+pub trait AccessLowering: Sync {
+    /// The kind's name in docs and messages.
+    fn name(&self) -> &'static str;
+    /// Whether this kind lowers the access.
+    fn claims(&self, access: &Access, kind: AccessKind) -> bool;
+    /// How many access instances it makes (checked against the budget before
+    /// anything is emitted).
+    fn count(&self, access: &Access, cells: &CellTable) -> u64;
+    /// Emits its instances into `sink`.
+    fn emit(
+        &self,
+        access: &Access,
+        kind: AccessKind,
+        at: &Point,
+        sink: &mut Sink,
+    ) -> Result<(), LowerError>;
+}
+
+/// Affine subscripts: exactly one cell, a must-access. Rules: `rules/must.rs`.
+pub struct AffineMust;
+
+/// A non-affine subscript: every cell of the declared range in the non-affine
+/// dimensions, a may-access. Rules: `rules/may.rs`.
+pub struct RangeMay;
+
+/// The target of a compound assignment: reads its cell, then writes it; must
+/// or may by its subscripts. Rules: `rules/update.rs`.
+pub struct Update;
+
+/// The kinds, in the order the lowering asks them.
+pub static KINDS: [&dyn AccessLowering; 3] = [&Update, &AffineMust, &RangeMay];
+
+/// The kind that lowers an access.
+pub fn kind_of(access: &Access, kind: AccessKind) -> &'static dyn AccessLowering {
+    KINDS
+        .iter()
+        .copied()
+        .find(|k| k.claims(access, kind))
+        .unwrap_or(&RangeMay)
+}
+
+impl AccessLowering for AffineMust {
+    fn name(&self) -> &'static str {
+        "affine must-access"
+    }
+    fn claims(&self, access: &Access, _: AccessKind) -> bool {
+        access.is_affine()
+    }
+    fn count(&self, _: &Access, _: &CellTable) -> u64 {
+        1
+    }
+    fn emit(
+        &self,
+        access: &Access,
+        kind: AccessKind,
+        at: &Point,
+        sink: &mut Sink,
+    ) -> Result<(), LowerError> {
+        sink.scratch.clear();
+        for s in &access.subscripts {
+            // `claims` made sure every subscript is affine.
+            if let Some(a) = &s.affine {
+                sink.scratch.push(at.affine(a, s.expr.span)?);
+            }
+        }
+        let cell = sink.cells.cell(access.array, sink.scratch);
+        sink.put(kind, cell, true);
+        Ok(())
+    }
+}
+
+impl AccessLowering for RangeMay {
+    fn name(&self) -> &'static str {
+        "non-affine may-access"
+    }
+    fn claims(&self, access: &Access, _: AccessKind) -> bool {
+        !access.is_affine()
+    }
+    fn count(&self, access: &Access, cells: &CellTable) -> u64 {
+        access
+            .subscripts
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.affine.is_none())
+            .fold(1u64, |n, (d, _)| {
+                n.saturating_mul(cells.range(access.array, d).1 as u64)
+            })
+    }
+    fn emit(
+        &self,
+        access: &Access,
+        kind: AccessKind,
+        at: &Point,
+        sink: &mut Sink,
+    ) -> Result<(), LowerError> {
+        may_cells(access, kind, at, sink)
+    }
+}
+
+/// Emits every cell an access with some non-affine subscript may touch: the
+/// affine dimensions fixed, the others over their declared range.
+fn may_cells(
+    access: &Access,
+    kind: AccessKind,
+    at: &Point,
+    sink: &mut Sink,
+) -> Result<(), LowerError> {
+    let dims = access.subscripts.len();
+    let mut fixed = vec![None; dims];
+    let mut ranges = vec![(0i64, 0i64); dims];
+    for (d, s) in access.subscripts.iter().enumerate() {
+        match &s.affine {
+            Some(a) => fixed[d] = Some(at.affine(a, s.expr.span)?),
+            None => {
+                let (lo, ext) = sink.cells.range(access.array, d);
+                if ext == 0 {
+                    return Ok(());
+                }
+                ranges[d] = (lo, ext);
+            }
+        }
+    }
+    // Odometer over the non-affine dimensions, last dimension fastest.
+    let mut pos = vec![0i64; dims];
+    let mut index = vec![0i64; dims];
+    loop {
+        for d in 0..dims {
+            index[d] = fixed[d].unwrap_or(ranges[d].0 + pos[d]);
+        }
+        let cell = sink.cells.cell(access.array, &index);
+        sink.put(kind, cell, false);
+        let mut d = dims;
+        loop {
+            if d == 0 {
+                return Ok(());
+            }
+            d -= 1;
+            if fixed[d].is_none() {
+                pos[d] += 1;
+                if pos[d] < ranges[d].1 {
+                    break;
+                }
+                pos[d] = 0;
+            }
+        }
+    }
+}
+
+impl Update {
+    /// The kind that finds the cells: by the target's subscripts.
+    fn cells(access: &Access) -> &'static dyn AccessLowering {
+        if access.is_affine() {
+            &AffineMust
+        } else {
+            &RangeMay
+        }
+    }
+}
+
+impl AccessLowering for Update {
+    fn name(&self) -> &'static str {
+        "compound read-then-write"
+    }
+    fn claims(&self, _: &Access, kind: AccessKind) -> bool {
+        kind == AccessKind::Update
+    }
+    fn count(&self, access: &Access, cells: &CellTable) -> u64 {
+        Update::cells(access).count(access, cells)
+    }
+    fn emit(
+        &self,
+        access: &Access,
+        kind: AccessKind,
+        at: &Point,
+        sink: &mut Sink,
+    ) -> Result<(), LowerError> {
+        // One instance per cell that both reads and writes it: the rules read
+        // through it before they write (rules/update.rs).
+        Update::cells(access).emit(access, kind, at, sink)
+    }
+}

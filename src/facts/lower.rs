@@ -1,0 +1,486 @@
+//! Lowering a program at concrete sizes into the input relations.
+//!
+//! One walk over the program in execution order emits operations, guard
+//! scopes and access instances, so ids come out in execution order. A table
+//! of the latest write per cell gives `prev_write` directly, and `hop` by
+//! following `hop`/`link` back from the latest write while it lies inside the
+//! new write's innermost guard region: each write is stepped over at most once
+//! for every write that hides it, so the walk is amortised linear.
+
+use super::kinds::{kind_of, AccessLowering, CellTable, Point, Sink};
+use super::{role, Config, Facts, Instance, Lit, LowerError, Scope, Slot, NONE};
+use crate::model::eval::{self, StaticEnv};
+use crate::model::{
+    Access, AccessKind, Condition, For, If, Node, Program, Site, Span, Stmt, While,
+};
+
+/// An access of a statement or condition with the kind that lowers it.
+struct Plan<'p> {
+    access: &'p Access,
+    kind: AccessKind,
+    lowering: &'static dyn AccessLowering,
+}
+
+struct Lowerer<'p> {
+    program: &'p Program,
+    config: &'p Config,
+    params: Vec<i64>,
+    counters: Vec<i64>,
+    iter: Vec<i64>,
+    scope: u32,
+    stmt_plans: Vec<Vec<Plan<'p>>>,
+    cond_plans: Vec<Vec<Plan<'p>>>,
+    reads: Vec<usize>,
+    writes: Vec<(usize, u8)>,
+    scratch: Vec<i64>,
+    cells: CellTable,
+    count: u64,
+    /// Loop iterations entered, bounded like access instances so that a loop
+    /// whose body makes no instances cannot spin for ever.
+    iterations: u64,
+    facts: Facts,
+}
+
+/// Lowers `program` at the sizes of `config` into [`Facts`].
+pub fn lower(program: &Program, config: &Config) -> Result<Facts, LowerError> {
+    let params = program
+        .param_values(&config.params)
+        .map_err(LowerError::Params)?;
+    let point = Point {
+        params: &params,
+        counters: &[],
+    };
+    let mut dims = Vec::new();
+    for a in &program.arrays {
+        let mut d = Vec::new();
+        for r in &a.dims {
+            d.push((
+                point.affine(&r.lo.affine, r.lo.expr.span)?,
+                point.affine(&r.hi.affine, r.hi.expr.span)?,
+            ));
+        }
+        dims.push(d);
+    }
+    fn plans(accs: Vec<crate::model::AccessRef<'_>>) -> Vec<Plan<'_>> {
+        accs.into_iter()
+            .map(|a| Plan {
+                access: a.access,
+                kind: a.kind,
+                lowering: kind_of(a.access, a.kind),
+            })
+            .collect()
+    }
+    let stmt_plans = program
+        .stmts()
+        .iter()
+        .map(|s| plans(s.accesses()))
+        .collect();
+    let cond_plans = program
+        .conditions()
+        .iter()
+        .map(|c| {
+            let mut out = Vec::new();
+            c.cond.collect_reads(&mut out);
+            plans(out)
+        })
+        .collect();
+    let site_arrays = program
+        .stmts()
+        .iter()
+        .map(|s| s.reads().iter().map(|a| a.array).collect())
+        .chain(
+            program
+                .conditions()
+                .iter()
+                .map(|c| c.reads().iter().map(|a| a.array).collect()),
+        )
+        .collect();
+    let facts = Facts {
+        params: program
+            .params
+            .iter()
+            .zip(&params)
+            .map(|(p, &v)| (p.name.clone(), v))
+            .collect(),
+        max_trips: config.max_trips,
+        n_stmts: program.stmts().len() as u32,
+        site_names: program
+            .stmts()
+            .iter()
+            .map(|s| s.label.clone())
+            .chain(program.conditions().iter().map(|c| c.name.clone()))
+            .collect(),
+        op_iter_start: vec![0],
+        site_arrays,
+        ..Facts::default()
+    };
+    let mut l = Lowerer {
+        program,
+        config,
+        counters: vec![0; program.counters.len()],
+        params,
+        iter: Vec::new(),
+        scope: NONE,
+        stmt_plans,
+        cond_plans,
+        reads: Vec::new(),
+        writes: Vec::new(),
+        scratch: Vec::new(),
+        cells: CellTable::new(&dims),
+        count: 0,
+        iterations: 0,
+        facts,
+    };
+    l.block(&program.body)?;
+    let mut f = l.facts;
+    // Growth headroom would otherwise stay allocated while the rules run.
+    f.op_site.shrink_to_fit();
+    f.op_iter_start.shrink_to_fit();
+    f.iters.shrink_to_fit();
+    f.op_scope.shrink_to_fit();
+    f.acc_op.shrink_to_fit();
+    f.acc_role.shrink_to_fit();
+    f.acc_prev.shrink_to_fit();
+    f.acc_link.shrink_to_fit();
+    f.acc_slot.shrink_to_fit();
+    f.slots.shrink_to_fit();
+    Ok(f)
+}
+
+impl<'p> Lowerer<'p> {
+    /// Whether anything in `nodes` accesses memory: subtrees that do not are
+    /// skipped, whatever their loops' ranges.
+    fn touches(&self, nodes: &[Node]) -> bool {
+        nodes.iter().any(|n| match n {
+            Node::Stmt(s) => !self.stmt_plans[s.id.index()].is_empty(),
+            Node::For(f) => self.touches(&f.body),
+            Node::While(w) => {
+                !self.cond_plans[w.cond.id.index()].is_empty() || self.touches(&w.body)
+            }
+            Node::If(i) => {
+                i.branches
+                    .iter()
+                    .any(|(c, b)| !self.cond_plans[c.id.index()].is_empty() || self.touches(b))
+                    || i.otherwise.as_ref().is_some_and(|b| self.touches(b))
+            }
+        })
+    }
+
+    /// The error for a budget `max` of `unit` that `name` took to `count`.
+    fn over(&self, unit: &'static str, name: &str, span: Span, count: u64, max: u64) -> LowerError {
+        LowerError::Budget {
+            unit,
+            site: name.to_string(),
+            span,
+            count,
+            max,
+            params: self.facts.params.clone(),
+        }
+    }
+
+    /// Counts one loop iteration against the budget.
+    fn iteration(&mut self, name: &str, span: Span) -> Result<(), LowerError> {
+        self.iterations += 1;
+        let max = self.config.max_instances;
+        if self.iterations > max {
+            return Err(self.over("loop iterations", name, span, self.iterations, max));
+        }
+        Ok(())
+    }
+
+    fn block(&mut self, nodes: &'p [Node]) -> Result<(), LowerError> {
+        for n in nodes {
+            match n {
+                Node::Stmt(s) => self.stmt(s)?,
+                Node::For(f) => self.for_loop(f)?,
+                Node::While(w) => self.while_loop(w)?,
+                Node::If(i) => self.if_node(i)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn point(&self) -> Point<'_> {
+        Point {
+            params: &self.params,
+            counters: &self.counters,
+        }
+    }
+
+    fn for_loop(&mut self, f: &'p For) -> Result<(), LowerError> {
+        if !self.touches(&f.body) {
+            return Ok(());
+        }
+        let program = self.program;
+        let name = &program.counter_decl(f.counter).name;
+        let lo = self.point().affine(&f.lower.affine, f.lower.expr.span)?;
+        let hi = self.point().affine(&f.upper.affine, f.upper.expr.span)?;
+        let c = f.counter.index();
+        self.iter.push(lo);
+        let mut v = lo;
+        while v <= hi {
+            self.iteration(name, f.span)?;
+            self.counters[c] = v;
+            if let Some(last) = self.iter.last_mut() {
+                *last = v;
+            }
+            self.block(&f.body)?;
+            match v.checked_add(f.step) {
+                Some(next) => v = next,
+                None => break,
+            }
+        }
+        self.iter.pop();
+        Ok(())
+    }
+
+    fn static_cond(&self, c: &Condition) -> Result<bool, LowerError> {
+        let mut env = StaticEnv {
+            params: &self.params,
+            counters: &self.counters,
+        };
+        eval::cond(&c.cond, &mut env).map_err(|e| LowerError::Eval {
+            what: format!(
+                "condition `{}` cannot be evaluated at these sizes: {}",
+                c.name,
+                match e {
+                    eval::EvalError::DivisionByZero(_) => "division by zero".to_string(),
+                    eval::EvalError::NotStatic(_) => "it is not static".to_string(),
+                    eval::EvalError::Env(m, _) => m,
+                }
+            ),
+            span: c.span,
+        })
+    }
+
+    fn push_scope(&mut self, lit: Lit) {
+        self.facts.scopes.push(Scope {
+            parent: self.scope,
+            lit,
+            start: self.facts.acc_op.len() as u32,
+        });
+        self.scope = self.facts.scopes.len() as u32 - 1;
+    }
+
+    fn instance(&mut self, c: &Condition) -> Instance {
+        let inst = Instance {
+            cond: c.id,
+            iter_start: self.facts.inst_iters.len() as u32,
+            iter_len: self.iter.len() as u32,
+        };
+        self.facts.inst_iters.extend_from_slice(&self.iter);
+        inst
+    }
+
+    fn while_loop(&mut self, w: &'p While) -> Result<(), LowerError> {
+        if self.cond_plans[w.cond.id.index()].is_empty() && !self.touches(&w.body) {
+            return Ok(());
+        }
+        let c = w.counter.index();
+        let unknown = !w.cond.cond.is_static();
+        let inst = if unknown {
+            let i = self.instance(&w.cond);
+            self.facts.while_insts.push(i);
+            self.facts.while_insts.len() as u32 - 1
+        } else {
+            NONE
+        };
+        let saved = self.scope;
+        self.iter.push(0);
+        for trip in 0..self.config.max_trips {
+            self.iteration(&w.cond.name, w.span)?;
+            let k = i64::from(trip);
+            self.counters[c] = k;
+            if let Some(last) = self.iter.last_mut() {
+                *last = k;
+            }
+            // Test k runs when trips 0..k-1 ran: its guard still holds runs(k-1).
+            self.test(&w.cond)?;
+            if unknown {
+                self.scope = saved;
+                self.push_scope(Lit::Runs { inst, trip });
+            } else if !self.static_cond(&w.cond)? {
+                break;
+            }
+            self.block(&w.body)?;
+        }
+        self.scope = saved;
+        self.iter.pop();
+        Ok(())
+    }
+
+    fn if_node(&mut self, i: &'p If) -> Result<(), LowerError> {
+        let any = i
+            .branches
+            .iter()
+            .any(|(c, b)| !self.cond_plans[c.id.index()].is_empty() || self.touches(b))
+            || i.otherwise.as_ref().is_some_and(|b| self.touches(b));
+        if !any {
+            return Ok(());
+        }
+        let saved = self.scope;
+        let mut taken = false;
+        for (c, body) in &i.branches {
+            self.test(c)?;
+            if c.cond.is_static() {
+                if self.static_cond(c)? {
+                    self.block(body)?;
+                    taken = true;
+                    break;
+                }
+            } else {
+                let ins = self.instance(c);
+                self.facts.cond_insts.push(ins);
+                let inst = self.facts.cond_insts.len() as u32 - 1;
+                let outer = self.scope;
+                self.push_scope(Lit::Cond { inst, value: true });
+                self.block(body)?;
+                self.scope = outer;
+                self.push_scope(Lit::Cond { inst, value: false });
+            }
+        }
+        if !taken {
+            if let Some(body) = &i.otherwise {
+                self.block(body)?;
+            }
+        }
+        self.scope = saved;
+        Ok(())
+    }
+
+    fn test(&mut self, c: &'p Condition) -> Result<(), LowerError> {
+        let plans = std::mem::take(&mut self.cond_plans[c.id.index()]);
+        let r = self.op(Site::Cond(c.id), &plans, &c.name, c.span);
+        self.cond_plans[c.id.index()] = plans;
+        r
+    }
+
+    fn stmt(&mut self, s: &'p Stmt) -> Result<(), LowerError> {
+        let plans = std::mem::take(&mut self.stmt_plans[s.id.index()]);
+        let r = self.op(Site::Stmt(s.id), &plans, &s.label, s.span);
+        self.stmt_plans[s.id.index()] = plans;
+        r
+    }
+
+    /// Emits one operation: its read slots, its read instances, then its
+    /// write instances.
+    fn op(
+        &mut self,
+        site: Site,
+        plans: &[Plan<'p>],
+        name: &str,
+        span: Span,
+    ) -> Result<(), LowerError> {
+        if plans.is_empty() {
+            return Ok(());
+        }
+        let n: u64 = plans
+            .iter()
+            .map(|p| p.lowering.count(p.access, &self.cells))
+            .fold(0u64, u64::saturating_add);
+        self.count = self.count.saturating_add(n);
+        let max = self.config.max_instances.min(u64::from(NONE) - 1);
+        if self.count > max {
+            return Err(self.over("access instances", name, span, self.count, max));
+        }
+        let entries = self.facts.iters.len() + self.iter.len();
+        let Ok(end) = u32::try_from(entries) else {
+            let max = u64::from(u32::MAX);
+            return Err(self.over("iteration-vector entries", name, span, entries as u64, max));
+        };
+        let f = &mut self.facts;
+        let op = f.op_site.len() as u32;
+        f.op_site.push(f.site_index(site) as u32);
+        f.iters.extend_from_slice(&self.iter);
+        f.op_iter_start.push(end);
+        f.op_scope.push(self.scope);
+        let slot_base = f.slots.len() as u32;
+        let n_reads = plans.iter().filter(|p| p.kind.reads()).count() as u32;
+        f.slots
+            .extend((0..n_reads).map(|access| Slot { op, access }));
+        let inner_start = f.scopes.get(self.scope as usize).map_or(0, |s| s.start);
+
+        self.emit_all(op, plans, slot_base, inner_start)
+    }
+
+    /// Emits the instances of one operation: reads first, in access order;
+    /// then the write target.
+    fn emit_all(
+        &mut self,
+        op: u32,
+        plans: &[Plan<'p>],
+        slot_base: u32,
+        inner_start: u32,
+    ) -> Result<(), LowerError> {
+        let Lowerer {
+            params,
+            counters,
+            reads,
+            writes,
+            scratch,
+            cells,
+            facts: f,
+            ..
+        } = self;
+        let point = Point { params, counters };
+        let mut sink = Sink {
+            cells,
+            reads,
+            writes,
+            scratch,
+        };
+        let mut slot = slot_base;
+        let mut write_slot = NONE;
+        let mut target = None;
+        for p in plans {
+            if p.kind.writes() {
+                target = Some(p);
+                if p.kind.reads() {
+                    write_slot = slot;
+                    slot += 1;
+                }
+                continue;
+            }
+            sink.clear();
+            p.lowering.emit(p.access, p.kind, &point, &mut sink)?;
+            for &cell in sink.reads.iter() {
+                f.acc_op.push(op);
+                f.acc_role.push(role::READ);
+                f.acc_prev.push(sink.cells.tops[cell]);
+                f.acc_link.push(NONE);
+                f.acc_slot.push(slot);
+            }
+            slot += 1;
+        }
+        if let Some(p) = target {
+            sink.clear();
+            p.lowering.emit(p.access, p.kind, &point, &mut sink)?;
+            for &(cell, flags) in sink.writes.iter() {
+                let x = f.acc_op.len() as u32;
+                let top = sink.cells.tops[cell];
+                let link = if flags & role::MUST != 0 {
+                    // hop: step back over the writes inside Inner(x).
+                    let mut h = top;
+                    while h != NONE && h >= inner_start {
+                        h = f.acc_link[h as usize];
+                    }
+                    h
+                } else {
+                    top
+                };
+                f.acc_op.push(op);
+                f.acc_role.push(flags);
+                f.acc_prev
+                    .push(if flags & role::READ != 0 { top } else { NONE });
+                f.acc_link.push(link);
+                f.acc_slot.push(if flags & role::READ != 0 {
+                    write_slot
+                } else {
+                    NONE
+                });
+                sink.cells.tops[cell] = x;
+            }
+        }
+        Ok(())
+    }
+}

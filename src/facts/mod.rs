@@ -1,0 +1,372 @@
+//! The input relations of the dataflow rules, and the lowering that builds them
+//! from a [`Program`] at concrete parameter values.
+//!
+//! This is the one place that says what every input relation means (the
+//! rules in `rules/` and docs/rules.md refer to it). Notation is Datalog; ids
+//! are dense `u32`s, and every relation is stored column-wise, indexed by its
+//! first column, so that a rule looks it up in O(1).
+//!
+//! ```text
+//! Op      operation: a statement instance or a condition-test instance that
+//!         has at least one access. Ids follow the sequential execution order
+//!         ≺ (the 2d+1 schedule at the concrete sizes), so u ≺ v ⇔ u < v.
+//! Acc     access instance: one cell touched by one access of one operation.
+//!         Ids follow execution order too; within an operation, every read
+//!         instance comes before every write instance (reads happen first).
+//!         So for accesses of one cell, x is earlier than y ⇔ x < y.
+//! Cell    one element of one array (a scalar is a 0-dimensional array).
+//! Lit     a guard literal: cond(I, B) — instance I of an unknown condition
+//!         took value B; runs(J, K) — instance J of a `while` loop ran trip K.
+//! NONE    u32::MAX: "no earlier write" (the initial value).
+//!
+//! op_site(O, Site), op_iter(O, Vec<i64>)  side tables naming operation O.
+//! guard(O, L)       L ∈ G(O): the literals under which O executes.
+//! closure(O, L)     G(O) forces L: L ∈ G(O), or L = runs(J, K) and
+//!                   runs(J, K') ∈ G(O) with K' ≥ K.
+//! cond_lit(O, I, B) cond(I, B) ∈ G(O) (the literals consistency looks at).
+//! acc_op(X, O)      access instance X belongs to operation O.
+//! read(X, S)        X reads its cell; S is its read slot: the pair
+//!                   (operation, access index) it is reported under.
+//! write(X)          X writes its cell.
+//! must(X)           X is a write of exactly its cell (affine subscripts).
+//! may(X)            X is a write of some cell of a range (a non-affine
+//!                   subscript makes it a write of every cell there).
+//! update(X)         X reads its cell and then writes it (compound `+=`).
+//! prev_write(X, W)  W is the latest write instance of X's cell with W < X,
+//!                   or W = NONE when there is none. Defined for readers.
+//! hop(W, H)         for must(W): H is the latest write of W's cell before
+//!                   the first position of Inner(W), the innermost guard
+//!                   region of W (see `Scope`); NONE if there is none. All
+//!                   writes of the cell between H and W lie in Inner(W).
+//! link(W, P)        for may(W): P = prev_write(W, P).
+//! ```
+//!
+//! `hop` and `link` share one column (`acc_link`): a write has exactly one
+//! kind. The lowering is done by [`lower`]; how each kind of access becomes
+//! access instances is in [`kinds`].
+
+pub mod kinds;
+mod lower;
+
+pub use lower::lower;
+
+use crate::model::{CondId, Program, Site, Span, StmtId};
+use std::fmt;
+
+/// "No access instance": the initial value, or the end of a write chain.
+pub const NONE: u32 = u32::MAX;
+
+/// Flags of an access instance.
+pub mod role {
+    pub const READ: u8 = 1;
+    pub const WRITE: u8 = 2;
+    pub const MUST: u8 = 4;
+}
+
+/// A guard literal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Lit {
+    /// Instance `inst` of an unknown condition took value `value`.
+    Cond { inst: u32, value: bool },
+    /// Instance `inst` of a `while` loop with an unknown condition ran trip `trip`.
+    Runs { inst: u32, trip: u32 },
+}
+
+/// A node of the guard tree. An operation's guard G(O) is the literals on the
+/// path from its scope to the root. `start` is the first access-instance id
+/// of the region Sc(lit) = { O : lit ∈ closure(O) }, which is an interval of the
+/// execution order (docs/rules.md, lemma 1).
+#[derive(Clone, Copy, Debug)]
+pub struct Scope {
+    pub parent: u32,
+    pub lit: Lit,
+    pub start: u32,
+}
+
+/// An unknown-condition instance or a `while`-loop instance: which condition,
+/// and the iteration vector of its enclosing loops (`inst_iters[iter_start..]`).
+#[derive(Clone, Copy, Debug)]
+pub struct Instance {
+    pub cond: CondId,
+    pub iter_start: u32,
+    pub iter_len: u32,
+}
+
+/// One read slot: the reads of access `access` of operation `op`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    pub op: u32,
+    pub access: u32,
+}
+
+/// Concrete sizes and limits of one bounded analysis.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Parameter values given; parameters not listed take their default.
+    pub params: Vec<(String, i64)>,
+    /// The most trips any `while` loop instance may run.
+    pub max_trips: u32,
+    /// The most access instances the analysis may create.
+    pub max_instances: u64,
+}
+
+/// The default `--max-instances`.
+pub const DEFAULT_MAX_INSTANCES: u64 = 50_000_000;
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            params: Vec::new(),
+            max_trips: 4,
+            max_instances: DEFAULT_MAX_INSTANCES,
+        }
+    }
+}
+
+/// Why a program could not be lowered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LowerError {
+    /// Bad or missing parameter values (the message says which).
+    Params(String),
+    /// The budget of access instances was exceeded.
+    Budget {
+        /// What was counted: "access instances", "loop iterations", or
+        /// "walk steps" (writes the rules visited). Each is bounded by
+        /// `max_instances`.
+        unit: &'static str,
+        /// Label of the statement (or name of the condition) whose accesses went over.
+        site: String,
+        span: Span,
+        /// The count the analysis had reached with that statement.
+        count: u64,
+        max: u64,
+        /// The parameter values in force, for the message.
+        params: Vec<(String, i64)>,
+    },
+    /// A bound, subscript or static condition cannot be evaluated.
+    Eval { what: String, span: Span },
+}
+
+impl fmt::Display for LowerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LowerError::Params(m) => f.write_str(m),
+            LowerError::Budget {
+                unit,
+                site,
+                count,
+                max,
+                params,
+                ..
+            } => {
+                let sizes: Vec<String> = params.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                write!(
+                    f,
+                    "the analysis needs more than {max} {unit}: `{site}` brings the \
+                     count to {count} (at {}); lower the parameters with `--param NAME=INT` or \
+                     `--max-trips`, or raise the budget with `--max-instances`",
+                    if sizes.is_empty() {
+                        "no parameters".to_string()
+                    } else {
+                        sizes.join(", ")
+                    }
+                )
+            }
+            LowerError::Eval { what, .. } => f.write_str(what),
+        }
+    }
+}
+
+impl std::error::Error for LowerError {}
+
+impl LowerError {
+    /// Where in the source the error points, when it points somewhere.
+    pub fn span(&self) -> Option<Span> {
+        match self {
+            LowerError::Params(_) => None,
+            LowerError::Budget { span, .. } | LowerError::Eval { span, .. } => Some(*span),
+        }
+    }
+}
+
+/// The lowered relations of one program at concrete sizes (see the module
+/// documentation for their meaning).
+#[derive(Debug, Default)]
+pub struct Facts {
+    /// Parameter values used, by declaration order.
+    pub params: Vec<(String, i64)>,
+    pub max_trips: u32,
+    pub n_stmts: u32,
+    /// Name of every site, by site index (statement labels, then condition names).
+    pub site_names: Vec<String>,
+
+    // Operations.
+    /// The site of each operation, as a site index (see [`Facts::site_index`]).
+    pub op_site: Vec<u32>,
+    /// `op_iter(O)` is `iters[op_iter_start[O]..op_iter_start[O + 1]]`.
+    pub op_iter_start: Vec<u32>,
+    pub iters: Vec<i64>,
+    /// Innermost scope of the operation's guard, or NONE for an empty guard.
+    pub op_scope: Vec<u32>,
+    pub scopes: Vec<Scope>,
+    /// Condition instances (`Lit::Cond::inst`) and while instances (`Lit::Runs::inst`).
+    pub cond_insts: Vec<Instance>,
+    pub while_insts: Vec<Instance>,
+    pub inst_iters: Vec<i64>,
+
+    // Access instances.
+    pub acc_op: Vec<u32>,
+    pub acc_role: Vec<u8>,
+    /// prev_write for readers (NONE for a pure write).
+    pub acc_prev: Vec<u32>,
+    /// hop for must writes, link for may writes (NONE for a pure read).
+    pub acc_link: Vec<u32>,
+    /// The read slot of a reader (NONE for a pure write).
+    pub acc_slot: Vec<u32>,
+
+    /// Read slots, in execution order of their operation then access index.
+    pub slots: Vec<Slot>,
+    /// Array read by access `a` of site `s`: `site_arrays[site_index(s)][a]`.
+    pub site_arrays: Vec<Vec<crate::model::ArrayId>>,
+}
+
+impl Facts {
+    pub fn n_ops(&self) -> usize {
+        self.op_site.len()
+    }
+
+    pub fn n_accs(&self) -> usize {
+        self.acc_op.len()
+    }
+
+    pub fn site(&self, op: u32) -> Site {
+        self.site_of_index(self.op_site[op as usize] as usize)
+    }
+
+    pub fn op_iter(&self, op: u32) -> &[i64] {
+        let o = op as usize;
+        &self.iters[self.op_iter_start[o] as usize..self.op_iter_start[o + 1] as usize]
+    }
+
+    /// Dense index of a site: statements first, then conditions (the order of
+    /// `Site`'s `Ord`).
+    pub fn site_index(&self, site: Site) -> usize {
+        match site {
+            Site::Stmt(s) => s.index(),
+            Site::Cond(c) => self.n_stmts as usize + c.index(),
+        }
+    }
+
+    pub fn site_of_index(&self, k: usize) -> Site {
+        if k < self.n_stmts as usize {
+            Site::Stmt(StmtId(k as u32))
+        } else {
+            Site::Cond(CondId((k - self.n_stmts as usize) as u32))
+        }
+    }
+
+    pub fn op(&self, x: u32) -> u32 {
+        self.acc_op[x as usize]
+    }
+
+    pub fn prev(&self, x: u32) -> u32 {
+        self.acc_prev[x as usize]
+    }
+
+    pub fn link(&self, w: u32) -> u32 {
+        self.acc_link[w as usize]
+    }
+
+    fn has(&self, x: u32, flags: u8) -> bool {
+        self.acc_role
+            .get(x as usize)
+            .is_some_and(|r| r & flags == flags)
+    }
+
+    pub fn is_read(&self, x: u32) -> bool {
+        self.has(x, role::READ)
+    }
+
+    pub fn is_write(&self, x: u32) -> bool {
+        self.has(x, role::WRITE)
+    }
+
+    pub fn is_must(&self, x: u32) -> bool {
+        self.has(x, role::WRITE | role::MUST)
+    }
+
+    pub fn is_may(&self, x: u32) -> bool {
+        self.is_write(x) && !self.has(x, role::MUST)
+    }
+
+    pub fn is_update(&self, x: u32) -> bool {
+        self.has(x, role::READ | role::WRITE)
+    }
+
+    /// guard(O, L): the literals of G(O), innermost first.
+    pub fn guard(&self, op: u32) -> Guard<'_> {
+        Guard {
+            facts: self,
+            scope: self.op_scope[op as usize],
+        }
+    }
+
+    /// closure(O, L): every literal G(O) forces.
+    pub fn closure(&self, op: u32) -> impl Iterator<Item = Lit> + '_ {
+        self.guard(op).flat_map(|l| {
+            let n = match l {
+                Lit::Cond { .. } => 1,
+                Lit::Runs { trip, .. } => trip + 1,
+            };
+            (0..n).map(move |t| match l {
+                Lit::Runs { inst, .. } => Lit::Runs { inst, trip: t },
+                cond => cond,
+            })
+        })
+    }
+
+    /// cond_lit(O, I, B).
+    pub fn cond_lits(&self, op: u32) -> impl Iterator<Item = (u32, bool)> + '_ {
+        self.guard(op).filter_map(|l| match l {
+            Lit::Cond { inst, value } => Some((inst, value)),
+            Lit::Runs { .. } => None,
+        })
+    }
+
+    pub fn inst_iter(&self, inst: &Instance) -> &[i64] {
+        let s = inst.iter_start as usize;
+        &self.inst_iters[s..s + inst.iter_len as usize]
+    }
+
+    /// The name of a literal for messages and tests, e.g. `cond(_C1[2]) = true`.
+    pub fn describe_lit(&self, program: &Program, lit: Lit) -> String {
+        let conds = program.conditions();
+        let name = |inst: &Instance| {
+            let iter: Vec<String> = self.inst_iter(inst).iter().map(i64::to_string).collect();
+            format!("{}[{}]", conds[inst.cond.index()].name, iter.join(", "))
+        };
+        match lit {
+            Lit::Cond { inst, value } => {
+                format!("cond({}) = {value}", name(&self.cond_insts[inst as usize]))
+            }
+            Lit::Runs { inst, trip } => {
+                format!("runs({}, {trip})", name(&self.while_insts[inst as usize]))
+            }
+        }
+    }
+}
+
+/// Iterator over the literals of a guard, innermost first.
+pub struct Guard<'a> {
+    facts: &'a Facts,
+    scope: u32,
+}
+
+impl Iterator for Guard<'_> {
+    type Item = Lit;
+    fn next(&mut self) -> Option<Lit> {
+        let s = self.facts.scopes.get(self.scope as usize)?;
+        self.scope = s.parent;
+        Some(s.lit)
+    }
+}

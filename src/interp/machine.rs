@@ -1,0 +1,540 @@
+//! The execution engine: walks the model, keeps memory and the trace, and
+//! answers the evaluator's questions ([`Env`]).
+
+use super::{Cell, Contents, ErrorKind, Options, Read, Run, RunError, Writer};
+use crate::hash::{SplitMix64, StableHasher};
+use crate::model::eval::{self, Env, EvalError, StaticEnv};
+use crate::model::{
+    base_label, Access, Condition, CounterId, ExprKind, For, If, Node, Operation, ParamId, Program,
+    Site, Span, Stmt, StmtKind, While,
+};
+
+/// Hash domains: each kind of hashed value has its own, so no two kinds ever
+/// share an input.
+mod domain {
+    pub const INITIAL: u64 = 1;
+    pub const STMT_UNKNOWN: u64 = 2;
+    pub const CALL: u64 = 3;
+    pub const COND_UNKNOWN: u64 = 4;
+    pub const COND_VALUE: u64 = 5;
+    pub const SHUFFLE: u64 = 6;
+}
+
+/// The operation being executed.
+struct Current {
+    site: Site,
+    /// Index in `Machine::ops`, once the operation has read or written.
+    op: Option<u32>,
+    /// Numbers the `...` values and conditions of the operation.
+    position: u64,
+    /// Whether its reads go into the trace (not for `@copy` statements).
+    traced: bool,
+    /// The origin of the value the last read returned.
+    last_origin: Writer,
+}
+
+pub(super) struct Machine<'p> {
+    program: &'p Program,
+    options: &'p Options,
+    /// The reads of each statement and condition, in access-index order.
+    stmt_reads: Vec<Vec<&'p Access>>,
+    cond_reads: Vec<Vec<&'p Access>>,
+    /// Base labels of statements and identities of conditions.
+    stmt_base: Vec<&'p str>,
+    stmt_label: Vec<&'p str>,
+    cond_name: Vec<&'p str>,
+    reverse: Vec<bool>,
+    shuffle: Vec<bool>,
+    counters: Vec<i64>,
+    /// The counters of the loops around the current point, outermost first.
+    loops: Vec<CounterId>,
+    iter: Vec<i64>,
+    memory: Vec<Contents>,
+    ops: Vec<Operation>,
+    reads: Vec<Read>,
+    steps: u64,
+    cur: Current,
+}
+
+impl<'p> Machine<'p> {
+    pub(super) fn new(program: &'p Program, options: &'p Options) -> Result<Self, RunError> {
+        let stmts = program.stmts();
+        let conds = program.conditions();
+        let by_name = |names: &[String]| -> Vec<bool> {
+            program
+                .counters
+                .iter()
+                .map(|c| names.contains(&c.name))
+                .collect()
+        };
+        let mut m = Machine {
+            program,
+            options,
+            stmt_reads: stmts.iter().map(|s| s.reads()).collect(),
+            cond_reads: conds.iter().map(|c| c.reads()).collect(),
+            stmt_base: stmts.iter().map(|s| base_label(&s.label)).collect(),
+            stmt_label: stmts.iter().map(|s| s.label.as_str()).collect(),
+            cond_name: conds.iter().map(|c| c.name.as_str()).collect(),
+            reverse: by_name(&options.reverse),
+            shuffle: by_name(&options.shuffle),
+            counters: vec![0; program.counters.len()],
+            loops: Vec::new(),
+            iter: Vec::new(),
+            memory: Vec::new(),
+            ops: Vec::new(),
+            reads: Vec::new(),
+            steps: 0,
+            cur: Current {
+                site: Site::Stmt(crate::model::StmtId(0)),
+                op: None,
+                position: 0,
+                traced: false,
+                last_origin: Writer::Initial,
+            },
+        };
+        m.allocate()?;
+        Ok(m)
+    }
+
+    pub(super) fn run(mut self) -> Result<Run, RunError> {
+        let program = self.program;
+        self.block(&program.body)?;
+        Ok(Run {
+            ops: self.ops,
+            reads: self.reads,
+            arrays: self.memory,
+            steps: self.steps,
+        })
+    }
+
+    /// Lays out every array at the parameter values and fills it with its
+    /// initial values, which must all differ.
+    fn allocate(&mut self) -> Result<(), RunError> {
+        let mut total = 0u64;
+        let mut layouts = Vec::with_capacity(self.program.arrays.len());
+        for a in &self.program.arrays {
+            let mut dims = Vec::with_capacity(a.dims.len());
+            for r in &a.dims {
+                dims.push((
+                    self.static_value(&r.lo.expr)?,
+                    self.static_value(&r.hi.expr)?,
+                ));
+            }
+            let size = Contents::size(&dims)
+                .and_then(|n| total.checked_add(n))
+                .filter(|&t| t <= self.options.max_cells);
+            match size {
+                Some(t) => total = t,
+                None => {
+                    return Err(RunError {
+                        kind: ErrorKind::TooLarge,
+                        message: format!(
+                            "the arrays need more than {} cells at these parameter values \
+                             (array `{}` goes over); use smaller parameters or raise --max-cells",
+                            self.options.max_cells, a.name
+                        ),
+                        span: a.span,
+                    });
+                }
+            }
+            layouts.push(dims);
+        }
+        let mut all = Vec::with_capacity(total as usize);
+        for (a, dims) in self.program.arrays.iter().zip(layouts) {
+            let mut c = Contents {
+                dims,
+                cells: Vec::new(),
+            };
+            let n = Contents::size(&c.dims).unwrap_or(0) as usize;
+            c.cells = (0..n)
+                .map(|k| {
+                    let value = self.initial(&a.name, &c.index(k));
+                    all.push(value);
+                    Cell {
+                        value,
+                        writer: Writer::Initial,
+                        origin: Writer::Initial,
+                    }
+                })
+                .collect();
+            self.memory.push(c);
+        }
+        all.sort_unstable();
+        if let Some(w) = all.windows(2).find(|w| w[0] == w[1]) {
+            return Err(self.collision(w[0]));
+        }
+        Ok(())
+    }
+
+    fn collision(&self, value: i64) -> RunError {
+        let mut cells = Vec::new();
+        for (a, c) in self.program.arrays.iter().zip(&self.memory) {
+            for (k, cell) in c.cells.iter().enumerate() {
+                if cell.value == value {
+                    cells.push(format!("{}{:?}", a.name, c.index(k)));
+                }
+            }
+        }
+        RunError {
+            kind: ErrorKind::Collision,
+            message: format!(
+                "initial values of {} collide for seed {}; use another seed",
+                cells.join(" and "),
+                self.options.seed
+            ),
+            span: Span::NONE,
+        }
+    }
+
+    fn initial(&self, array: &str, index: &[i64]) -> i64 {
+        StableHasher::new(domain::INITIAL)
+            .word(self.options.seed)
+            .str(array)
+            .ints(index)
+            .finish() as i64
+    }
+
+    fn static_value(&self, e: &crate::model::Expr) -> Result<i64, RunError> {
+        let mut env = StaticEnv {
+            params: &self.options.params,
+            counters: &self.counters,
+        };
+        eval::expr(e, &mut env).map_err(|err| self.eval_error(err))
+    }
+
+    fn step(&mut self, span: Span) -> Result<(), RunError> {
+        self.steps += 1;
+        if self.steps > self.options.max_steps {
+            return Err(RunError {
+                kind: ErrorKind::StepBudget,
+                message: format!(
+                    "the run exceeded {} steps (at {}); raise --max-steps or use smaller parameters",
+                    self.options.max_steps,
+                    self.here()
+                ),
+                span,
+            });
+        }
+        Ok(())
+    }
+
+    fn block(&mut self, nodes: &'p [Node]) -> Result<(), RunError> {
+        for n in nodes {
+            match n {
+                Node::For(f) => self.for_loop(f)?,
+                Node::While(w) => self.while_loop(w)?,
+                Node::If(i) => self.if_node(i)?,
+                Node::Stmt(s) => self.stmt(s)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn for_loop(&mut self, f: &'p For) -> Result<(), RunError> {
+        let lo = self.static_value(&f.lower.expr)?;
+        let hi = self.static_value(&f.upper.expr)?;
+        let count: u128 = if hi < lo {
+            0
+        } else {
+            (hi as i128 - lo as i128) as u128 / f.step as u128 + 1
+        };
+        let c = f.counter.index();
+        let shuffled = self.shuffle[c] || (f.parallel && self.options.shuffle_parallel);
+        let order: Option<Vec<u64>> = if shuffled {
+            let left = self.options.max_steps.saturating_sub(self.steps) as u128;
+            if count > left {
+                // Every iteration costs a step: the run would stop anyway.
+                self.steps = self.options.max_steps;
+                return self.step(f.span);
+            }
+            let mut order: Vec<u64> = (0..count as u64).collect();
+            let seed = StableHasher::new(domain::SHUFFLE)
+                .word(self.options.seed)
+                .str(&self.program.counters[c].name)
+                .ints(&self.iter)
+                .finish();
+            SplitMix64::new(seed).shuffle(&mut order);
+            Some(order)
+        } else {
+            None
+        };
+        self.loops.push(f.counter);
+        self.iter.push(lo);
+        let mut k: u128 = 0;
+        while k < count {
+            let trip = match &order {
+                Some(o) => o[k as usize] as u128,
+                None if self.reverse[c] => count - 1 - k,
+                None => k,
+            };
+            // lo + trip*step <= hi, so it fits.
+            let value = (lo as i128 + trip as i128 * f.step as i128) as i64;
+            self.counters[c] = value;
+            *self.iter.last_mut().expect("pushed above") = value;
+            self.step(f.span)?;
+            self.block(&f.body)?;
+            k += 1;
+        }
+        self.iter.pop();
+        self.loops.pop();
+        Ok(())
+    }
+
+    fn while_loop(&mut self, w: &'p While) -> Result<(), RunError> {
+        let c = w.counter.index();
+        self.loops.push(w.counter);
+        self.iter.push(0);
+        for trip in 0..self.options.max_trips as i64 {
+            self.counters[c] = trip;
+            *self.iter.last_mut().expect("pushed above") = trip;
+            if !self.test(&w.cond)? {
+                break;
+            }
+            self.block(&w.body)?;
+        }
+        self.iter.pop();
+        self.loops.pop();
+        Ok(())
+    }
+
+    fn if_node(&mut self, i: &'p If) -> Result<(), RunError> {
+        for (c, body) in &i.branches {
+            if self.test(c)? {
+                return self.block(body);
+            }
+        }
+        match &i.otherwise {
+            Some(body) => self.block(body),
+            None => Ok(()),
+        }
+    }
+
+    fn begin(&mut self, site: Site, traced: bool, span: Span) -> Result<(), RunError> {
+        self.cur = Current {
+            site,
+            op: None,
+            position: 0,
+            traced,
+            last_origin: Writer::Initial,
+        };
+        self.step(span)
+    }
+
+    fn test(&mut self, c: &'p Condition) -> Result<bool, RunError> {
+        self.begin(Site::Cond(c.id), true, c.span)?;
+        eval::cond(&c.cond, self).map_err(|e| self.eval_error(e))
+    }
+
+    fn stmt(&mut self, s: &'p Stmt) -> Result<(), RunError> {
+        self.begin(
+            Site::Stmt(s.id),
+            !s.copy || self.options.trace_copies,
+            s.span,
+        )?;
+        self.exec(s).map_err(|e| self.eval_error(e))
+    }
+
+    fn exec(&mut self, s: &'p Stmt) -> Result<(), EvalError> {
+        match &s.kind {
+            StmtKind::Assign { target, op, value } => {
+                let subs = eval::subscripts(target, self)?;
+                let cell = self.cell(target, &subs)?;
+                let new = match op {
+                    Some(op) => {
+                        let old = self.load(target, cell);
+                        let v = eval::expr(value, self)?;
+                        eval::binary(*op, old, v, value.span)?
+                    }
+                    None => eval::expr(value, self)?,
+                };
+                let me = Writer::Op(self.op_index());
+                // A copy of a plain read passes the value's origin on.
+                let origin = match (&value.kind, op) {
+                    (ExprKind::Access(_), None) if s.copy => self.cur.last_origin,
+                    _ => me,
+                };
+                let (array, flat) = cell;
+                self.memory[array].cells[flat] = Cell {
+                    value: new,
+                    writer: me,
+                    origin,
+                };
+            }
+            StmtKind::Call { args, .. } => {
+                for a in args {
+                    eval::expr(a, self)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn op_index(&mut self) -> u32 {
+        if let Some(k) = self.cur.op {
+            return k;
+        }
+        // The step budget (below u32::MAX, checked by the CLI) bounds this.
+        let k = self.ops.len() as u32;
+        self.ops.push(Operation {
+            site: self.cur.site,
+            iter: self.iter.clone(),
+        });
+        self.cur.op = Some(k);
+        k
+    }
+
+    /// The cell an access touches: `(array, position)`. A subscript that is a
+    /// call is first reduced into its dimension's range; any other subscript
+    /// outside the range is an error.
+    fn cell(&self, a: &Access, subs: &[i64]) -> Result<(usize, usize), EvalError> {
+        let contents = &self.memory[a.array.index()];
+        let mut index = subs.to_vec();
+        for (k, s) in a.subscripts.iter().enumerate() {
+            let (lo, hi) = contents.dims[k];
+            if matches!(s.expr.kind, ExprKind::Call(..)) && lo <= hi {
+                let extent = hi as i128 - lo as i128 + 1;
+                index[k] = (lo as i128 + (index[k] as i128).rem_euclid(extent)) as i64;
+            }
+        }
+        match contents.offset(&index) {
+            Ok(flat) => Ok((a.array.index(), flat)),
+            Err(k) => {
+                let (lo, hi) = contents.dims[k];
+                let name = &self.program.arrays[a.array.index()].name;
+                Err(EvalError::Env(
+                    format!(
+                        "subscript {} of `{name}` is {}, outside its declared range {lo}..{hi} \
+                         (index {name}{:?})",
+                        k + 1,
+                        index[k],
+                        index
+                    ),
+                    a.subscripts[k].expr.span,
+                ))
+            }
+        }
+    }
+
+    /// Reads a cell for access `a` of the current operation and traces it.
+    fn load(&mut self, a: &Access, (array, flat): (usize, usize)) -> i64 {
+        let cell = self.memory[array].cells[flat];
+        self.cur.last_origin = cell.origin;
+        if self.cur.traced {
+            let reads = match self.cur.site {
+                Site::Stmt(s) => &self.stmt_reads[s.index()],
+                Site::Cond(c) => &self.cond_reads[c.index()],
+            };
+            let access = reads
+                .iter()
+                .position(|r| std::ptr::eq(*r, a))
+                .expect("every evaluated access is one of its site's reads")
+                as u32;
+            let op = self.op_index();
+            self.reads.push(Read {
+                op,
+                access,
+                value: cell.value,
+                writer: cell.writer,
+                origin: cell.origin,
+            });
+        }
+        cell.value
+    }
+
+    /// The name the current operation's hashed values are keyed by.
+    fn identity(&self) -> &'p str {
+        match self.cur.site {
+            Site::Stmt(s) => self.stmt_base[s.index()],
+            Site::Cond(c) => base_label(self.cond_name[c.index()]),
+        }
+    }
+
+    fn unknown_hash(&mut self, domain: u64) -> u64 {
+        let position = self.cur.position;
+        self.cur.position += 1;
+        StableHasher::new(domain)
+            .word(self.options.seed)
+            .str(self.identity())
+            .ints(&self.iter)
+            .word(position)
+            .finish()
+    }
+
+    /// "statement `S` at iteration (i=1, j=2)".
+    fn here(&self) -> String {
+        let what = match self.cur.site {
+            Site::Stmt(s) => format!("statement `{}`", self.stmt_label[s.index()]),
+            Site::Cond(c) => format!("condition `{}`", self.cond_name[c.index()]),
+        };
+        if self.loops.is_empty() {
+            return format!("{what} (outside every loop)");
+        }
+        let parts: Vec<String> = self
+            .loops
+            .iter()
+            .zip(&self.iter)
+            .map(|(c, v)| format!("{}={v}", self.program.counters[c.index()].name))
+            .collect();
+        format!("{what} at iteration ({})", parts.join(", "))
+    }
+
+    fn eval_error(&self, e: EvalError) -> RunError {
+        let (kind, message, span) = match e {
+            EvalError::DivisionByZero(span) => (
+                ErrorKind::DivisionByZero,
+                format!("division by zero in {}", self.here()),
+                span,
+            ),
+            EvalError::Env(msg, span) => (
+                ErrorKind::OutOfRange,
+                format!("{}: {msg}", self.here()),
+                span,
+            ),
+            EvalError::NotStatic(span) => (
+                ErrorKind::OutOfRange,
+                format!("{}: a bound or range is not static", self.here()),
+                span,
+            ),
+        };
+        RunError {
+            kind,
+            message,
+            span,
+        }
+    }
+}
+
+impl Env for Machine<'_> {
+    fn param(&self, p: ParamId) -> i64 {
+        self.options.params[p.index()]
+    }
+
+    fn counter(&self, c: CounterId) -> i64 {
+        self.counters[c.index()]
+    }
+
+    fn read(&mut self, access: &Access, subscripts: &[i64]) -> Result<i64, EvalError> {
+        let cell = self.cell(access, subscripts)?;
+        Ok(self.load(access, cell))
+    }
+
+    fn call(&mut self, func: &str, args: &[i64], _span: Span) -> Result<i64, EvalError> {
+        Ok(StableHasher::new(domain::CALL)
+            .word(self.options.seed)
+            .str(func)
+            .ints(args)
+            .finish() as i64)
+    }
+
+    fn unknown(&mut self, _span: Span) -> Result<i64, EvalError> {
+        let domain = match self.cur.site {
+            Site::Stmt(_) => domain::STMT_UNKNOWN,
+            Site::Cond(_) => domain::COND_VALUE,
+        };
+        Ok(self.unknown_hash(domain) as i64)
+    }
+
+    fn unknown_cond(&mut self, _span: Span) -> Result<bool, EvalError> {
+        Ok(self.unknown_hash(domain::COND_UNKNOWN) & 1 == 1)
+    }
+}

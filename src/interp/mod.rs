@@ -1,0 +1,241 @@
+//! A deterministic interpreter of [`Program`]s.
+//!
+//! Every value that is not computed by the program itself comes from a stable
+//! hash (see [`crate::hash`] and docs/interpreter.md): initial array cells,
+//! `...` values, uninterpreted calls, unknown conditions and `while` tests.
+//! Their inputs are names that a transformation keeps (array names, base
+//! statement labels, condition identities) and iteration vectors, so a
+//! program and its transformed version see the same world and their read
+//! traces can be compared ([`crate::equiv`]).
+//!
+//! Expressions are evaluated only through [`crate::model::eval`]; this module
+//! supplies memory and the hashed values through its [`Env`](crate::model::eval::Env).
+
+mod machine;
+mod memory;
+pub mod output;
+#[cfg(test)]
+pub(crate) mod tests;
+
+pub use memory::{Cell, Contents};
+
+use crate::model::{base_label, CounterKind, Operation, Program, Site, Span};
+use std::fmt;
+
+/// How to run a program.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Concrete parameter values, indexed by `ParamId` (see
+    /// [`Program::param_values`]).
+    pub params: Vec<i64>,
+    pub seed: u64,
+    /// The most trips any one `while` loop instance runs; the test before trip
+    /// `max_trips` is not evaluated.
+    pub max_trips: u32,
+    /// The most steps (statements executed, conditions tested, loop
+    /// iterations started) before the run stops.
+    pub max_steps: u64,
+    /// The most array cells all declared arrays may hold together.
+    pub max_cells: u64,
+    /// Counter names of `for` loops whose iterations run last to first.
+    pub reverse: Vec<String>,
+    /// Counter names of `for` loops whose iterations run in a seeded random
+    /// order, a new one for every instance of the loop.
+    pub shuffle: Vec<String>,
+    /// Also shuffle every `doall` loop.
+    pub shuffle_parallel: bool,
+    /// Trace the reads of `@copy` statements too (for `verify`, which checks
+    /// every read against σ).
+    pub trace_copies: bool,
+}
+
+pub const DEFAULT_MAX_STEPS: u64 = 1_000_000;
+pub const DEFAULT_MAX_CELLS: u64 = 1 << 22;
+
+impl Options {
+    pub fn new(params: Vec<i64>) -> Options {
+        Options {
+            params,
+            seed: 0,
+            max_trips: 4,
+            max_steps: DEFAULT_MAX_STEPS,
+            max_cells: DEFAULT_MAX_CELLS,
+            reverse: Vec::new(),
+            shuffle: Vec::new(),
+            shuffle_parallel: false,
+            trace_copies: false,
+        }
+    }
+}
+
+/// Who wrote a value: the initial contents, or an operation (an index into
+/// [`Run::ops`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Writer {
+    Initial,
+    Op(u32),
+}
+
+/// One executed read access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Read {
+    /// The reading operation, an index into [`Run::ops`].
+    pub op: u32,
+    /// The read's index among its site's reads (`Stmt::reads`, `Condition::reads`).
+    pub access: u32,
+    pub value: i64,
+    /// The last operation that wrote the cell (possibly a `@copy` statement).
+    pub writer: Writer,
+    /// The writer behind any chain of `@copy` statements that moved the value.
+    pub origin: Writer,
+}
+
+/// What a run produced.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// Every operation that read or wrote, in the order it first did.
+    pub ops: Vec<Operation>,
+    /// Every executed read except those of `@copy` statements, in execution
+    /// order.
+    pub reads: Vec<Read>,
+    /// Final contents, indexed by `ArrayId`.
+    pub arrays: Vec<Contents>,
+    pub steps: u64,
+}
+
+impl Run {
+    pub fn op(&self, w: Writer) -> Option<&Operation> {
+        match w {
+            Writer::Initial => None,
+            Writer::Op(k) => Some(&self.ops[k as usize]),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A subscript outside the declared range.
+    OutOfRange,
+    DivisionByZero,
+    /// `--max-steps` exceeded.
+    StepBudget,
+    /// The arrays need more cells than `--max-cells`.
+    TooLarge,
+    /// Two initial cells hashed to the same value (another seed avoids it).
+    Collision,
+    /// Inconsistent options: a loop option naming no `for` loop or one loop
+    /// twice, a wrong number of parameter values, a step budget too large.
+    BadOption,
+}
+
+/// Why a run stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunError {
+    pub kind: ErrorKind,
+    pub message: String,
+    /// Where in the source; `Span::NONE` when no one place is to blame.
+    pub span: Span,
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// Runs `program` to the end, or to the first error.
+pub fn run(program: &Program, options: &Options) -> Result<Run, RunError> {
+    check_loop_options(program, options)?;
+    machine::Machine::new(program, options)?.run()
+}
+
+fn check_loop_options(program: &Program, options: &Options) -> Result<(), RunError> {
+    let bad = |message: String| RunError {
+        kind: ErrorKind::BadOption,
+        message,
+        span: Span::NONE,
+    };
+    if options.params.len() != program.params.len() {
+        return Err(bad(format!(
+            "{} parameter values given for {} parameters",
+            options.params.len(),
+            program.params.len()
+        )));
+    }
+    if options.max_steps >= u64::from(u32::MAX) {
+        return Err(bad(format!("--max-steps must be below {}", u32::MAX)));
+    }
+    for name in options.reverse.iter().chain(&options.shuffle) {
+        let kinds: Vec<CounterKind> = program
+            .counters
+            .iter()
+            .filter(|c| c.name == *name)
+            .map(|c| c.kind)
+            .collect();
+        if kinds.is_empty() {
+            return Err(bad(format!("no loop has the counter `{name}`")));
+        }
+        if !kinds.contains(&CounterKind::For) {
+            return Err(bad(format!(
+                "`{name}` is a `while` loop; only `for` loops can be reordered"
+            )));
+        }
+    }
+    if let Some(name) = options.reverse.iter().find(|n| options.shuffle.contains(n)) {
+        return Err(bad(format!(
+            "loop `{name}` cannot be both reversed and shuffled"
+        )));
+    }
+    Ok(())
+}
+
+/// The names sites go by, computed once per program.
+#[derive(Clone, Debug)]
+pub struct SiteNames {
+    stmts: Vec<String>,
+    conds: Vec<String>,
+}
+
+impl SiteNames {
+    pub fn new(program: &Program) -> SiteNames {
+        SiteNames {
+            stmts: program.stmts().iter().map(|s| s.label.clone()).collect(),
+            conds: program
+                .conditions()
+                .iter()
+                .map(|c| c.name.clone())
+                .collect(),
+        }
+    }
+
+    /// A statement's label or a condition's name.
+    pub fn name(&self, site: Site) -> &str {
+        match site {
+            Site::Stmt(s) => &self.stmts[s.index()],
+            Site::Cond(c) => &self.conds[c.index()],
+        }
+    }
+
+    /// The name without a derived-version suffix: the identity that
+    /// transformations keep.
+    pub fn base(&self, site: Site) -> &str {
+        base_label(self.name(site))
+    }
+
+    /// `S[1, 2]`, or `S` outside every loop.
+    pub fn op(&self, op: &Operation) -> String {
+        format_op(self.name(op.site), &op.iter)
+    }
+}
+
+/// `S[1, 2]`, or `S` for an empty iteration vector.
+pub fn format_op(name: &str, iter: &[i64]) -> String {
+    if iter.is_empty() {
+        name.to_string()
+    } else {
+        let parts: Vec<String> = iter.iter().map(i64::to_string).collect();
+        format!("{name}[{}]", parts.join(", "))
+    }
+}

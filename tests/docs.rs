@@ -1,0 +1,102 @@
+//! docs/language.md is the reference: every diagnostic code the source can
+//! emit has a section there, and each section's example gives that code.
+
+use arrayflow::diagnostics::{has_errors, FileId};
+
+fn doc() -> String {
+    std::fs::read_to_string("docs/language.md").expect("docs/language.md")
+}
+
+/// (code, example) for every `### CODE ...` section; the example is the
+/// first ```loop block of the section, if any.
+fn sections(doc: &str) -> Vec<(String, Option<String>)> {
+    let mut out = Vec::new();
+    for part in doc.split("\n### ").skip(1) {
+        let code = part.split_whitespace().next().unwrap_or("").to_string();
+        let body = part.split("\n## ").next().unwrap_or("");
+        let example = body
+            .split("```loop\n")
+            .nth(1)
+            .and_then(|b| b.split("```").next())
+            .map(str::to_string);
+        out.push((code, example));
+    }
+    out
+}
+
+fn codes(source: &str) -> Vec<&'static str> {
+    let (_, diags) = arrayflow::lower::compile(source, FileId(0));
+    diags.iter().map(|d| d.code).collect()
+}
+
+#[test]
+fn every_example_gives_its_code() {
+    let doc = doc();
+    let mut checked = 0;
+    for (code, example) in sections(&doc) {
+        let generated = match code.as_str() {
+            "E0005" => Some(format!(
+                "real x;\n{}x = 1;\n{}",
+                "while ... do\n".repeat(201),
+                "end\n".repeat(201)
+            )),
+            "E0006" => Some(format!(
+                "real x;\nx = {}1{};\n",
+                "(".repeat(300),
+                ")".repeat(300)
+            )),
+            "E0008" => Some("y = 1;\n".repeat(150)),
+            _ => None,
+        };
+        let Some(source) = example.or(generated) else {
+            continue;
+        };
+        let got = codes(&source);
+        assert!(
+            got.contains(&code.as_str()),
+            "{code}: got {got:?} for\n{source}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 26, "only {checked} examples");
+}
+
+#[test]
+fn every_code_in_the_source_is_documented() {
+    let doc = doc();
+    let documented: Vec<String> = sections(&doc).into_iter().map(|(c, _)| c).collect();
+    let mut stack = vec![std::path::PathBuf::from("src")];
+    let mut found = 0;
+    while let Some(p) = stack.pop() {
+        if p.is_dir() {
+            stack.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        for (i, _) in text.match_indices("\"E0").chain(text.match_indices("\"W0")) {
+            let code = &text[i + 1..(i + 6).min(text.len())];
+            if code[1..].chars().all(|c| c.is_ascii_digit()) {
+                found += 1;
+                assert!(
+                    documented.iter().any(|d| d == code),
+                    "{code} (in {}) has no section in docs/language.md",
+                    p.display()
+                );
+            }
+        }
+    }
+    assert!(found > 20);
+}
+
+#[test]
+fn the_first_program_is_valid() {
+    let doc = doc();
+    let first = doc
+        .split("```loop\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .unwrap();
+    let (program, diags) = arrayflow::lower::compile(first, FileId(0));
+    assert!(!has_errors(&diags), "{diags:?}");
+    assert!(program.is_some());
+}
