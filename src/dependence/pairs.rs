@@ -8,9 +8,11 @@
 //! Constraints, each one necessary for both accesses to run and meet:
 //! - `for` bounds (affine in outer counters and parameters);
 //! - a `while` counter is `≥ 0` and otherwise unbounded;
-//! - `if` guards: the affine comparisons a guard implies (the condition of the
-//!   branch taken, the negations of the ones before it); other guards are
-//!   ignored;
+//! - `if` guards: the affine comparisons a static guard implies (the
+//!   condition of the branch taken, the negations of the ones before it). A
+//!   guard that reads memory (or is `...`) is unknown at analysis time as a
+//!   whole, each instance either way (language contract): it adds nothing,
+//!   and nothing is lost;
 //! - affine `assume` facts;
 //! - one equality per subscript dimension where both subscripts are affine.
 //!
@@ -26,8 +28,8 @@
 use super::direction::PairProblem;
 use super::problem::Problem;
 use crate::model::{
-    Access, AccessKind, Affine, CmpOp, Cond, Condition, CounterId, Expr, ExprKind, For, Node,
-    ParamId, Program, Site, Stmt, Var, While,
+    Access, AccessKind, Affine, CmpOp, Cond, Condition, CounterId, For, Node, ParamId, Program,
+    Site, Stmt, Var, While,
 };
 
 /// A reference's identity: its site and its position among the site's
@@ -502,7 +504,7 @@ impl Builder<'_> {
                         terms: vec![(i, -1)],
                         constant: 0,
                     });
-                    let exact = free(&w.cond.cond);
+                    let exact = !w.cond.cond.is_static();
                     self.note(
                         format!(
                             "while loop `{}`: its counter is an unbounded integer >= 0{}",
@@ -534,50 +536,48 @@ impl Builder<'_> {
     }
 
     /// Adds the affine constraints `c == positive` implies; returns whether
-    /// they say exactly when it holds (parts unknown at analysis time count
-    /// as exact: each instance may go either way).
+    /// they say exactly when it holds. A condition that reads memory (or is
+    /// `...`) is unknown at analysis time as a whole: each instance may go
+    /// either way (language contract), so it adds nothing and is exact.
     fn cond(&mut self, map: &[(CounterId, usize)], c: &Cond, positive: bool) -> bool {
-        if nonstatic_leaves(c) > 1 {
-            // Several data-dependent parts may be correlated: add what is
-            // necessary, but do not claim exactness.
-            self.necessary(map, c, positive);
-            return false;
+        if !c.is_static() {
+            return true;
         }
         self.necessary(map, c, positive)
     }
 
+    /// For a static condition: the affine comparisons it implies.
     fn necessary(&mut self, map: &[(CounterId, usize)], c: &Cond, positive: bool) -> bool {
         match c {
             Cond::Cmp(op, l, r) => {
                 let op = if positive { *op } else { negate(*op) };
-                match (Affine::from_expr(l), Affine::from_expr(r)) {
-                    (Some(la), Some(ra)) => {
-                        let diff = self
-                            .lin(map, &la)
-                            .zip(self.lin(map, &ra))
-                            .and_then(|(a, b)| a.sub(&b));
-                        let Some(diff) = diff else { return false };
-                        let zero = Sparse::default();
-                        let row = match op {
-                            CmpOp::Lt => diff.plus(1),
-                            CmpOp::Le => Some(diff),
-                            CmpOp::Gt => zero.sub(&diff).and_then(|d| d.plus(1)),
-                            CmpOp::Ge => zero.sub(&diff),
-                            CmpOp::Eq => {
-                                self.eqs.push(diff);
-                                return true;
-                            }
-                            CmpOp::Ne => return false,
-                        };
-                        match row {
-                            Some(r) => {
-                                self.ineqs.push(r);
-                                true
-                            }
-                            None => false,
-                        }
+                let (Some(la), Some(ra)) = (Affine::from_expr(l), Affine::from_expr(r)) else {
+                    // Static but not affine (a product, a division).
+                    return false;
+                };
+                let diff = self
+                    .lin(map, &la)
+                    .zip(self.lin(map, &ra))
+                    .and_then(|(a, b)| a.sub(&b));
+                let Some(diff) = diff else { return false };
+                let zero = Sparse::default();
+                let row = match op {
+                    CmpOp::Lt => diff.plus(1),
+                    CmpOp::Le => Some(diff),
+                    CmpOp::Gt => zero.sub(&diff).and_then(|d| d.plus(1)),
+                    CmpOp::Ge => zero.sub(&diff),
+                    CmpOp::Eq => {
+                        self.eqs.push(diff);
+                        return true;
                     }
-                    _ => free(c),
+                    CmpOp::Ne => return false,
+                };
+                match row {
+                    Some(r) => {
+                        self.ineqs.push(r);
+                        true
+                    }
+                    None => false,
                 }
             }
             Cond::And(a, b) if positive => {
@@ -590,43 +590,11 @@ impl Builder<'_> {
                 let y = self.necessary(map, b, false);
                 x && y
             }
-            // A disjunction: nothing is necessary; exact only when one side
-            // can always be made true.
-            Cond::And(a, b) | Cond::Or(a, b) => free(a) || free(b),
+            // A disjunction: nothing is necessary.
+            Cond::And(..) | Cond::Or(..) => false,
             Cond::Not(a) => self.necessary(map, a, !positive),
             Cond::Unknown => true,
         }
-    }
-}
-
-/// A condition unknown at analysis time and uncorrelated with anything:
-/// `...`, or one comparison that reads memory (no calls: a pure function of
-/// the counters would correlate instances).
-fn free(c: &Cond) -> bool {
-    match c {
-        Cond::Unknown => true,
-        Cond::Not(a) => free(a),
-        Cond::Cmp(_, l, r) => !c.is_static() && !has_call(l) && !has_call(r),
-        Cond::And(..) | Cond::Or(..) => false,
-    }
-}
-
-fn nonstatic_leaves(c: &Cond) -> usize {
-    match c {
-        Cond::Unknown => 1,
-        Cond::Cmp(..) => usize::from(!c.is_static()),
-        Cond::Not(a) => nonstatic_leaves(a),
-        Cond::And(a, b) | Cond::Or(a, b) => nonstatic_leaves(a) + nonstatic_leaves(b),
-    }
-}
-
-fn has_call(e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::Call(..) => true,
-        ExprKind::Neg(x) => has_call(x),
-        ExprKind::Binary(_, l, r) => has_call(l) || has_call(r),
-        ExprKind::Access(a) => a.subscripts.iter().any(|s| has_call(&s.expr)),
-        ExprKind::Int(_) | ExprKind::Param(_) | ExprKind::Counter(_) | ExprKind::Unknown => false,
     }
 }
 
