@@ -21,6 +21,11 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use gen::{Rng, Shape};
 use std::collections::BTreeMap;
 use std::hint::black_box;
+use std::time::Duration;
+
+// As the `arrayflow` binary.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Table 1 totals (per test that decided), and the corpus size.
 const MIX: [(Test, usize); 5] = [
@@ -162,6 +167,37 @@ fn fixtures() -> Vec<(String, Program)> {
     out
 }
 
+/// This thread's CPU time: the machine is shared, so wall time would
+/// measure the other sessions too.
+fn cpu() -> Duration {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
+        .map(Duration::from_nanos)
+        .unwrap_or_default()
+}
+
+/// Problems per second of thread CPU time, over passes of at least a second.
+fn rate(items: &[&Item], memo: MemoMode, warm: bool) -> f64 {
+    let mut t = tester(memo);
+    if warm {
+        for it in items {
+            t.test(&it.problem, &it.indices);
+        }
+    }
+    let (mut done, start) = (0usize, cpu());
+    while cpu() - start < Duration::from_secs(1) {
+        if !warm {
+            t = tester(memo);
+        }
+        for it in items {
+            black_box(t.test(&it.problem, &it.indices));
+        }
+        done += items.len();
+    }
+    done as f64 / (cpu() - start).as_secs_f64()
+}
+
 fn bench(c: &mut Criterion) {
     let buckets = buckets();
     eprintln!("corpus (test that decides, memo off):");
@@ -197,6 +233,32 @@ fn bench(c: &mut Criterion) {
             fixtures.len(),
             t.stats().render()
         );
+    }
+
+    eprintln!("problems per second of thread CPU time:");
+    for (name, items, memo, warm) in [
+        ("svpc, memo off", &svpc, MemoMode::Off, false),
+        ("svpc, memo improved, cold", &svpc, MemoMode::Improved, false),
+        ("svpc, memo improved, warm (all hits)", &svpc, MemoMode::Improved, true),
+        ("mix, memo off", &mix, MemoMode::Off, false),
+        ("mix, memo improved, cold", &mix, MemoMode::Improved, false),
+        ("mix, memo improved, warm (all hits)", &mix, MemoMode::Improved, true),
+    ] {
+        eprintln!("  {name:<40} {:>10.0}", rate(items, memo, warm));
+    }
+    {
+        let (mut pairs, start) = (0usize, cpu());
+        while cpu() - start < Duration::from_secs(1) {
+            let mut t = tester(MemoMode::Improved);
+            for (_, p) in &fixtures {
+                pairs += black_box(analyze(p, &mut t)).len();
+            }
+        }
+        let per_s = pairs as f64 / (cpu() - start).as_secs_f64();
+        eprintln!("  {:<40} {per_s:>10.0}", "deps on every fixture (pairs)");
+    }
+    if std::env::var_os("ARRAYFLOW_BENCH_QUICK").is_some() {
+        return;
     }
 
     let mut g = c.benchmark_group("dependence");
