@@ -177,22 +177,25 @@ fn cpu() -> Duration {
         .unwrap_or_default()
 }
 
+/// Every item through the tester once.
+fn pass(t: &mut Tester, items: &[&Item]) {
+    for it in items {
+        black_box(t.test(&it.problem, &it.indices));
+    }
+}
+
 /// Problems per second of thread CPU time, over passes of at least a second.
 fn rate(items: &[&Item], memo: MemoMode, warm: bool) -> f64 {
     let mut t = tester(memo);
     if warm {
-        for it in items {
-            t.test(&it.problem, &it.indices);
-        }
+        pass(&mut t, items);
     }
     let (mut done, start) = (0usize, cpu());
     while cpu() - start < Duration::from_secs(1) {
         if !warm {
             t = tester(memo);
         }
-        for it in items {
-            black_box(t.test(&it.problem, &it.indices));
-        }
+        pass(&mut t, items);
         done += items.len();
     }
     done as f64 / (cpu() - start).as_secs_f64()
@@ -216,9 +219,7 @@ fn bench(c: &mut Criterion) {
     }
     {
         let mut t = tester(MemoMode::Improved);
-        for it in &mix {
-            t.test(&it.problem, &it.indices);
-        }
+        pass(&mut t, &mix);
         eprintln!("mix, one cold pass, improved key:\n{}", t.stats().render());
     }
     let fixtures = fixtures();
@@ -238,11 +239,26 @@ fn bench(c: &mut Criterion) {
     eprintln!("problems per second of thread CPU time:");
     for (name, items, memo, warm) in [
         ("svpc, memo off", &svpc, MemoMode::Off, false),
-        ("svpc, memo improved, cold", &svpc, MemoMode::Improved, false),
-        ("svpc, memo improved, warm (all hits)", &svpc, MemoMode::Improved, true),
+        (
+            "svpc, memo improved, cold",
+            &svpc,
+            MemoMode::Improved,
+            false,
+        ),
+        (
+            "svpc, memo improved, warm (all hits)",
+            &svpc,
+            MemoMode::Improved,
+            true,
+        ),
         ("mix, memo off", &mix, MemoMode::Off, false),
         ("mix, memo improved, cold", &mix, MemoMode::Improved, false),
-        ("mix, memo improved, warm (all hits)", &mix, MemoMode::Improved, true),
+        (
+            "mix, memo improved, warm (all hits)",
+            &mix,
+            MemoMode::Improved,
+            true,
+        ),
     ] {
         eprintln!("  {name:<40} {:>10.0}", rate(items, memo, warm));
     }
@@ -262,58 +278,28 @@ fn bench(c: &mut Criterion) {
     }
 
     let mut g = c.benchmark_group("dependence");
-    g.throughput(Throughput::Elements(svpc.len() as u64));
-    g.bench_function("svpc/memo_off", |b| {
-        let mut t = tester(MemoMode::Off);
-        b.iter(|| {
-            for it in &svpc {
-                black_box(t.test(&it.problem, &it.indices));
-            }
-        })
-    });
-    g.bench_function("svpc/memo_improved_warm", |b| {
-        let mut t = tester(MemoMode::Improved);
-        for it in &svpc {
-            t.test(&it.problem, &it.indices);
-        }
-        b.iter(|| {
-            for it in &svpc {
-                black_box(t.test(&it.problem, &it.indices));
-            }
-        })
-    });
-    g.throughput(Throughput::Elements(mix.len() as u64));
-    g.bench_function("mix/memo_off", |b| {
-        let mut t = tester(MemoMode::Off);
-        b.iter(|| {
-            for it in &mix {
-                black_box(t.test(&it.problem, &it.indices));
-            }
-        })
-    });
-    g.bench_function("mix/memo_improved_cold", |b| {
-        b.iter_batched(
-            || tester(MemoMode::Improved),
-            |mut t| {
-                for it in &mix {
-                    black_box(t.test(&it.problem, &it.indices));
-                }
-                t
-            },
-            BatchSize::LargeInput,
-        )
-    });
-    g.bench_function("mix/memo_improved_warm", |b| {
-        let mut t = tester(MemoMode::Improved);
-        for it in &mix {
-            t.test(&it.problem, &it.indices);
-        }
-        b.iter(|| {
-            for it in &mix {
-                black_box(t.test(&it.problem, &it.indices));
-            }
-        })
-    });
+    for (name, items) in [("svpc", &svpc), ("mix", &mix)] {
+        g.throughput(Throughput::Elements(items.len() as u64));
+        g.bench_function(format!("{name}/memo_off"), |b| {
+            let mut t = tester(MemoMode::Off);
+            b.iter(|| pass(&mut t, items))
+        });
+        g.bench_function(format!("{name}/memo_improved_cold"), |b| {
+            b.iter_batched(
+                || tester(MemoMode::Improved),
+                |mut t| {
+                    pass(&mut t, items);
+                    t
+                },
+                BatchSize::LargeInput,
+            )
+        });
+        g.bench_function(format!("{name}/memo_improved_warm"), |b| {
+            let mut t = tester(MemoMode::Improved);
+            pass(&mut t, items);
+            b.iter(|| pass(&mut t, items))
+        });
+    }
     let total_pairs: usize = {
         let mut t = tester(MemoMode::Improved);
         fixtures.iter().map(|(_, p)| analyze(p, &mut t).len()).sum()

@@ -24,18 +24,21 @@ fn pair<'a>(pairs: &'a [PairReport], src: &str, dst: &str) -> &'a PairReport {
         .unwrap_or_else(|| panic!("no pair {src} -> {dst}"))
 }
 
+/// `x = x + 1` at the bottom of `depth` loops `for ik = 1 to upper`.
+fn scalar_nest(depth: usize, upper: &str) -> String {
+    let mut src = String::from("param N;\nreal x;\n");
+    for k in 0..depth {
+        src.push_str(&format!("for i{k} = 1 to {upper} do\n"));
+    }
+    src.push_str("S: x = x + 1;\n");
+    src.push_str(&"end\n".repeat(depth));
+    src
+}
+
 /// 3^25 direction vectors are possible; the refinement budget stops it.
 #[test]
 fn deep_symbolic_nest_is_capped() {
-    let depth = 25;
-    let mut src = String::from("param N;\nreal x;\n");
-    for k in 0..depth {
-        src.push_str(&format!("for i{k} = 1 to N do\n"));
-    }
-    src.push_str("S: x = x + 1;\n");
-    for _ in 0..depth {
-        src.push_str("end\n");
-    }
+    let src = scalar_nest(25, "N");
     let config = Config {
         max_direction_tests: 60,
         ..Config::default()
@@ -53,15 +56,7 @@ fn deep_symbolic_nest_is_capped() {
 #[test]
 fn deep_constant_nest_is_exact() {
     let depth = 40;
-    let mut src = String::from("real x;\n");
-    for k in 0..depth {
-        src.push_str(&format!("for i{k} = 1 to 3 do\n"));
-    }
-    src.push_str("S: x = x + 1;\n");
-    for _ in 0..depth {
-        src.push_str("end\n");
-    }
-    let pairs = deps(&src);
+    let pairs = deps(&scalar_nest(depth, "3"));
     let p = pair(&pairs, "S write", "S write");
     assert!(p.exact && p.dependent);
     // (*, ..., *) minus the zero vector: 2 * depth vectors.

@@ -106,47 +106,26 @@ fn one_sided<T: Int>(multi: &[Vec<T>], n: usize) -> Option<(usize, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn rows(n: usize, rs: &[&[i64]]) -> Rows<i64> {
-        let mut r = Rows::new(n);
-        for row in rs {
-            r.push_row(row);
-        }
-        r
-    }
-
-    /// `1 ≤ t1,t2 ≤ 10; 0 ≤ t3 ≤ 4` plus extra rows.
-    fn boxed(extra: &[&[i64]]) -> Rows<i64> {
-        let mut rs: Vec<&[i64]> = vec![
-            &[-1, 0, 0, -1],
-            &[1, 0, 0, 10],
-            &[0, -1, 0, -1],
-            &[0, 1, 0, 10],
-            &[0, 0, -1, 0],
-            &[0, 0, 1, 4],
-        ];
-        rs.extend_from_slice(extra);
-        rows(3, &rs)
-    }
+    use crate::dependence::problem::thesis_box;
 
     #[test]
     fn thesis_acyclic_example_is_dependent() {
         // t2 <= t1, t1 <= t3 + 4.
-        let r = boxed(&[&[-1, 1, 0, 0], &[1, 0, -1, 4]]);
+        let r = thesis_box(&[&[-1, 1, 0, 0], &[1, 0, -1, 4]]);
         assert_eq!(test(&r), Ok(Outcome::Dependent));
     }
 
     #[test]
     fn thesis_loop_residue_example_is_independent_already_here() {
         // t2 <= t1, 2 t1 <= 2 t3 - 7: no cycle, so the Acyclic test decides.
-        let r = boxed(&[&[-1, 1, 0, 0], &[2, 0, -2, -7]]);
+        let r = thesis_box(&[&[-1, 1, 0, 0], &[2, 0, -2, -7]]);
         assert_eq!(test(&r), Ok(Outcome::Independent));
     }
 
     #[test]
     fn a_cycle_is_stuck() {
         // t1 <= t2 and t2 <= t1 + 1: each variable bounded from both sides.
-        let r = boxed(&[&[1, -1, 0, 0], &[-1, 1, 0, 1]]);
+        let r = thesis_box(&[&[1, -1, 0, 0], &[-1, 1, 0, 1]]);
         match test(&r).unwrap() {
             Outcome::Stuck(s) => assert_eq!(s.len(), 2 + 4),
             other => panic!("{other:?}"),
@@ -156,7 +135,7 @@ mod tests {
     #[test]
     fn unbounded_side_drops_constraints() {
         // x - y <= 3 with y >= 0 only: x can go to -inf.
-        let r = rows(2, &[&[1, -1, 3], &[0, -1, 0]]);
+        let r = Rows::<i64>::from_slices(2, &[&[1, -1, 3], &[0, -1, 0]]);
         assert_eq!(test(&r), Ok(Outcome::Dependent));
     }
 }

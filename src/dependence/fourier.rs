@@ -269,18 +269,10 @@ fn satisfies<T: Int>(rows: &Rows<T>, x: &[T]) -> Checked<bool> {
 mod tests {
     use super::*;
 
-    fn rows(n: usize, rs: &[&[i64]]) -> Rows<i64> {
-        let mut r = Rows::new(n);
-        for row in rs {
-            r.push_row(row);
-        }
-        r
-    }
-
     #[test]
     fn real_infeasible_is_independent() {
         // x + y <= 1, x >= 1, y >= 1.
-        let r = rows(2, &[&[1, 1, 1], &[-1, 0, -1], &[0, -1, -1]]);
+        let r = Rows::<i64>::from_slices(2, &[&[1, 1, 1], &[-1, 0, -1], &[0, -1, -1]]);
         assert_eq!(
             test(&r, Limits::default()),
             Ok((Outcome::Independent, false))
@@ -290,7 +282,7 @@ mod tests {
     #[test]
     fn real_but_not_integer_first_variable() {
         // 1 <= 3x <= 2: x in [1/3, 2/3], no integer; normalization alone sees it.
-        let r = rows(1, &[&[3, 2], &[-3, -1]]);
+        let r = Rows::<i64>::from_slices(1, &[&[3, 2], &[-3, -1]]);
         assert_eq!(
             test(&r, Limits::default()),
             Ok((Outcome::Independent, false))
@@ -301,7 +293,7 @@ mod tests {
     fn branch_and_bound_decides_a_thin_slab() {
         // 2x - 3y = 1 in the box 0..3: x = 2, y = 1 is a solution.
         let slab = |a: i64, b: i64| {
-            rows(
+            Rows::<i64>::from_slices(
                 2,
                 &[
                     &[a, -b, 1],
@@ -327,7 +319,7 @@ mod tests {
     #[test]
     fn range_of_a_variable() {
         // 0 <= x <= 10, y = x + 2 (two rows), so y in [2, 12].
-        let r = rows(2, &[&[-1, 0, 0], &[1, 0, 10], &[1, -1, -2], &[-1, 1, 2]]);
+        let r = Rows::<i64>::from_slices(2, &[&[-1, 0, 0], &[1, 0, 10], &[1, -1, -2], &[-1, 1, 2]]);
         assert_eq!(range(&r, 1, 100), Ok(Some((Some(2), Some(12)))));
     }
 

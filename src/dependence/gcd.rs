@@ -249,19 +249,16 @@ fn sub_col<T: Int>(mat: &mut [T], n: usize, from: usize, c: usize, p: usize, q: 
 mod tests {
     use super::*;
 
-    fn eqs(n: usize, rows: &[&[i64]]) -> Rows<i64> {
-        let mut r = Rows::new(n);
-        for row in rows {
-            r.push_row(row);
-        }
-        r
-    }
-
     #[test]
     fn single_equation_follows_the_gcd_rule() {
         // 2x + 4y = 3 has no integer solution; 2x + 4y = 6 does.
-        assert_eq!(solve(&eqs(2, &[&[2, 4, 3]]), 0), Ok(None));
-        let l = solve(&eqs(2, &[&[2, 4, 6]]), 0).unwrap().unwrap();
+        assert_eq!(
+            solve(&Rows::<i64>::from_slices(2, &[&[2, 4, 3]]), 0),
+            Ok(None)
+        );
+        let l = solve(&Rows::<i64>::from_slices(2, &[&[2, 4, 6]]), 0)
+            .unwrap()
+            .unwrap();
         assert_eq!(l.k(), 1);
         for t in -5..=5 {
             let x: Vec<i64> = (0..2).map(|i| l.x0(i) + l.v(i, 0) * t).collect();
@@ -272,16 +269,21 @@ mod tests {
     #[test]
     fn thesis_example_distance() {
         // a[i] = a[i - 3]: i = i' - 3 over (i, i').
-        let l = solve(&eqs(2, &[&[1, -1, -3]]), 0).unwrap().unwrap();
+        let l = solve(&Rows::<i64>::from_slices(2, &[&[1, -1, -3]]), 0)
+            .unwrap()
+            .unwrap();
         assert_eq!(l.difference(1, 0), Some(3));
     }
 
     #[test]
     fn inconsistent_system_of_two_rows() {
         // x + y = 1, x + y = 2.
-        assert_eq!(solve(&eqs(2, &[&[1, 1, 1], &[1, 1, 2]]), 0), Ok(None));
+        assert_eq!(
+            solve(&Rows::<i64>::from_slices(2, &[&[1, 1, 1], &[1, 1, 2]]), 0),
+            Ok(None)
+        );
         // x + y = 1, 2x + 2y = 2 is redundant but consistent.
-        let l = solve(&eqs(2, &[&[1, 1, 1], &[2, 2, 2]]), 0)
+        let l = solve(&Rows::<i64>::from_slices(2, &[&[1, 1, 1], &[2, 2, 2]]), 0)
             .unwrap()
             .unwrap();
         assert_eq!(l.k(), 1);
@@ -290,7 +292,7 @@ mod tests {
     #[test]
     fn every_lattice_point_solves_and_the_lattice_is_complete() {
         // 3x + 5y - 7z = 1, x - z = 2, checked by enumeration of a box.
-        let rows = eqs(3, &[&[3, 5, -7, 1], &[1, 0, -1, 2]]);
+        let rows = Rows::<i64>::from_slices(3, &[&[3, 5, -7, 1], &[1, 0, -1, 2]]);
         let l = solve(&rows, 0).unwrap().unwrap();
         assert_eq!(l.k(), 1);
         let on_lattice = |x: &[i64]| {

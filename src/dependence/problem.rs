@@ -80,6 +80,15 @@ impl<T: Int> Rows<T> {
         &mut self.data[len - w..]
     }
 
+    /// Rows given whole (`n` coefficients then `b` each).
+    pub fn from_slices(n: usize, rows: &[&[T]]) -> Rows<T> {
+        let mut r = Rows::with_capacity(n, rows.len());
+        for row in rows {
+            r.push_row(row);
+        }
+        r
+    }
+
     /// `rows` rows of zeros, to be filled through [`Rows::row_mut`].
     pub fn zeros(n: usize, rows: usize) -> Rows<T> {
         Rows {
@@ -248,6 +257,22 @@ impl fmt::Display for Problem {
         }
         Ok(())
     }
+}
+
+/// The box of the digest's Acyclic and Loop Residue examples,
+/// `1 ≤ t1, t2 ≤ 10; 0 ≤ t3 ≤ 4`, with more rows over (t1, t2, t3).
+#[cfg(test)]
+pub(crate) fn thesis_box(extra: &[&[i64]]) -> Rows<i64> {
+    let mut rs: Vec<&[i64]> = vec![
+        &[-1, 0, 0, -1],
+        &[1, 0, 0, 10],
+        &[0, -1, 0, -1],
+        &[0, 1, 0, 10],
+        &[0, 0, -1, 0],
+        &[0, 0, 1, 4],
+    ];
+    rs.extend_from_slice(extra);
+    Rows::from_slices(3, &rs)
 }
 
 #[cfg(test)]

@@ -72,30 +72,13 @@ fn negative_cycle<T: Int>(nodes: usize, edges: &[(usize, usize, T)]) -> Checked<
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn boxed(extra: &[&[i64]]) -> Rows<i64> {
-        let mut r = Rows::new(3);
-        for row in [
-            [-1, 0, 0, -1],
-            [1, 0, 0, 10],
-            [0, -1, 0, -1],
-            [0, 1, 0, 10],
-            [0, 0, -1, 0],
-            [0, 0, 1, 4],
-        ] {
-            r.push_row(&row);
-        }
-        for row in extra {
-            r.push_row(row);
-        }
-        r
-    }
+    use crate::dependence::problem::thesis_box;
 
     #[test]
     fn thesis_loop_residue_example_is_independent() {
         // t2 <= t1, 2 t1 <= 2 t3 - 7 (cycle t1 → t3 → n0 → t1 of weight -1).
         assert_eq!(
-            test(&boxed(&[&[-1, 1, 0, 0], &[2, 0, -2, -7]])),
+            test(&thesis_box(&[&[-1, 1, 0, 0], &[2, 0, -2, -7]])),
             Ok(Some(false))
         );
     }
@@ -103,7 +86,7 @@ mod tests {
     #[test]
     fn thesis_acyclic_example_is_dependent_here_too() {
         assert_eq!(
-            test(&boxed(&[&[-1, 1, 0, 0], &[1, 0, -1, 4]])),
+            test(&thesis_box(&[&[-1, 1, 0, 0], &[1, 0, -1, 4]])),
             Ok(Some(true))
         );
     }
@@ -112,19 +95,19 @@ mod tests {
     fn tight_cycle_of_zero_weight_is_feasible() {
         // t1 <= t2, t2 <= t1: t1 = t2 is fine.
         assert_eq!(
-            test(&boxed(&[&[1, -1, 0, 0], &[-1, 1, 0, 0]])),
+            test(&thesis_box(&[&[1, -1, 0, 0], &[-1, 1, 0, 0]])),
             Ok(Some(true))
         );
         // t1 <= t2 - 1, t2 <= t1: negative cycle.
         assert_eq!(
-            test(&boxed(&[&[1, -1, 0, -1], &[-1, 1, 0, 0]])),
+            test(&thesis_box(&[&[1, -1, 0, -1], &[-1, 1, 0, 0]])),
             Ok(Some(false))
         );
     }
 
     #[test]
     fn other_shapes_do_not_apply() {
-        assert_eq!(test(&boxed(&[&[1, 2, 0, 0]])), Ok(None));
-        assert_eq!(test(&boxed(&[&[1, 1, -1, 0]])), Ok(None));
+        assert_eq!(test(&thesis_box(&[&[1, 2, 0, 0]])), Ok(None));
+        assert_eq!(test(&thesis_box(&[&[1, 1, -1, 0]])), Ok(None));
     }
 }
