@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod dataflow;
 pub mod db;
+pub mod dependence;
 pub mod diagnostics;
 pub mod equiv;
 pub mod facts;

@@ -5,6 +5,7 @@
 //! or I/O errors.
 
 pub mod check;
+pub mod deps;
 pub mod equiv;
 pub mod flow;
 pub mod fmt;
@@ -36,6 +37,9 @@ pub enum Command {
     Check(check::Args),
     /// Print a `.loop` file in canonical form.
     Fmt(fmt::Args),
+    /// Exact affine dependence tests: every pair of references to the same
+    /// array, with directions and distances over their common loops.
+    Deps(deps::Args),
     /// Run a program: every read with its value and writer, then the final
     /// contents of every array.
     Run(run::Args),
@@ -98,6 +102,7 @@ pub fn main() -> ExitCode {
     match &cli.command {
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
+        Command::Deps(a) => deps::run(a),
         Command::Run(a) => run::run(a),
         Command::Equiv(a) => equiv::run(a),
         Command::Gen(a) => gen::run(a),
