@@ -142,6 +142,7 @@ fn an_edit_in_one_kernel_reruns_only_that_kernels_analyses() {
         let log = log.lock().unwrap();
         assert_eq!(count(&log, "kernel_flow"), 10, "{log:?}");
         assert_eq!(count(&log, "kernel_loops"), 10, "{log:?}");
+        assert_eq!(count(&log, "kernel_deps"), 10, "{log:?}");
     }
     log.lock().unwrap().clear();
     // Change one statement of kernel 4: longer text, so every later
@@ -152,6 +153,7 @@ fn an_edit_in_one_kernel_reruns_only_that_kernels_analyses() {
     let log = log.lock().unwrap().clone();
     assert_eq!(count(&log, "kernel_flow"), 1, "{log:?}");
     assert_eq!(count(&log, "kernel_loops"), 1, "{log:?}");
+    assert_eq!(count(&log, "kernel_deps"), 1, "{log:?}");
     // The per-file steps run once each.
     for q in ["parse", "kernels", "analysis_diagnostics", "remarks"] {
         assert_eq!(count(&log, q), 1, "{q}: {log:?}");
@@ -195,7 +197,8 @@ fn settings_changes_rerun_every_kernel() {
         params: vec![("N".to_string(), 3)],
         ..Config::default()
     });
-    let r = db::remarks(&db, file).clone();
+    let lenses = db::ide::lenses(&db, file);
     assert_eq!(count(&log.lock().unwrap(), "kernel_flow"), 4);
-    assert!(r.iter().all(|r| r.message.contains("N=3")), "{r:?}");
+    assert_eq!(lenses.len(), 4);
+    assert!(lenses.iter().all(|(_, l)| l.contains("N=3")), "{lenses:?}");
 }

@@ -3,7 +3,7 @@
 //! into LSP types): hover, definition, code lenses, symbols, summaries.
 
 use super::resolve::{Reach, Resolver};
-use super::{kernel_flow, kernel_loops, parse, settings, Kernel, SourceFile};
+use super::{kernel_flow, parse, settings, Kernel, SourceFile};
 use crate::dataflow::assemble::Assembler;
 use crate::dataflow::Config;
 use crate::model::{AccessKind, ArrayId, CounterId, Node, Program, Site, Span};
@@ -444,7 +444,35 @@ pub fn definition(db: &dyn salsa::Database, file: SourceFile, offset: u32) -> Ve
     out
 }
 
-/// The code lens text of a loop: whether it can run in parallel.
+/// The code lens text of a loop: whether it runs in parallel as written
+/// (exact dependence tests) and after expansion (σ: no value flows between
+/// its iterations at the analysed sizes).
+fn lens_text(program: &Program, l: &super::LoopStatus, sizes: &str) -> String {
+    if l.deps.is_empty() {
+        return "parallel: yes".to_string();
+    }
+    match &l.flows {
+        Some(f) if f.is_empty() => format!(
+            "parallel: no → yes after expanding {} (no value flows between iterations {sizes})",
+            super::dep_arrays(program, &l.deps)
+        ),
+        Some(f) => {
+            let c = &f[0];
+            format!(
+                "parallel: no → no after expansion (values of {} flow {} → {}, {}, {sizes})",
+                program.array_decl(c.array).name,
+                program.site_name(c.from),
+                program.site_name(c.to),
+                distance(c.min, c.max)
+            )
+        }
+        None => format!(
+            "parallel: no ({}); after expansion: not analysed",
+            super::describe_dep(program, &l.deps[0])
+        ),
+    }
+}
+
 fn lens_for(
     db: &dyn salsa::Database,
     file: SourceFile,
@@ -452,32 +480,10 @@ fn lens_for(
     counter: CounterId,
 ) -> Option<String> {
     let sizes = sizes(&settings(db), program);
-    for &k in super::kernels(db, file) {
-        let place = k.place(db);
-        if !place.counters.contains(counter.0) {
-            continue;
-        }
-        if let Err(e) = &kernel_flow(db, k).result {
-            return Some(format!("not analysed: {e}"));
-        }
-        let l = kernel_loops(db, k)
-            .iter()
-            .find(|l| place.global_counter(l.counter) == counter)?;
-        return Some(match l.carried.first() {
-            None => format!(
-                "parallel: ? → yes after expansion (no flow dependence carried {sizes}; \
-                 memory-based dependences and static expansion not available yet)"
-            ),
-            Some(c) => format!(
-                "parallel: no → no after expansion (flow dependence on {}: {} → {}, {}, {sizes})",
-                program.array_decl(c.array).name,
-                program.site_name(place.global_site(c.from)),
-                program.site_name(place.global_site(c.to)),
-                distance(c.min, c.max)
-            ),
-        });
-    }
-    None
+    super::loop_status(db, file)
+        .iter()
+        .find(|l| l.counter == counter)
+        .map(|l| lens_text(program, l, &sizes))
 }
 
 /// One code lens per loop: its header and what the lens says.
@@ -485,12 +491,10 @@ pub fn lenses(db: &dyn salsa::Database, file: SourceFile) -> Vec<(Span, String)>
     let Some(program) = parse(db, file).program.as_ref() else {
         return Vec::new();
     };
-    (0..program.counters.len() as u32)
-        .filter_map(|c| {
-            let counter = CounterId(c);
-            let span = loop_span(program, counter);
-            Some((span, lens_for(db, file, program, counter)?))
-        })
+    let sizes = sizes(&settings(db), program);
+    super::loop_status(db, file)
+        .iter()
+        .map(|l| (loop_span(program, l.counter), lens_text(program, l, &sizes)))
         .collect()
 }
 

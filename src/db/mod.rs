@@ -14,7 +14,9 @@
 //! - [`kernel_flow`]: σ of one kernel (its local program with entry writes
 //!   and exit reads, [`kernel::augment`]). Re-runs only when that kernel's
 //!   text, the declarations or the settings change.
-//! - [`kernel_loops`]: the flow dependences each loop of a kernel carries.
+//! - [`kernel_loops`]: the flow dependences each loop of a kernel carries
+//!   by σ (value-based, at the analysed sizes); [`kernel_deps`]: the
+//!   memory-based dependences each carries, by the exact tests (symbolic).
 //! - [`analysis_diagnostics`], [`remarks`]: per file, from all of the above,
 //!   in the file's ids and positions.
 //!
@@ -23,6 +25,7 @@
 //! put together by [`resolve`] (an entry write stands for whatever reaches the
 //! kernel's start, found in the earlier kernels' exit reads).
 
+pub mod deps;
 pub mod ide;
 pub mod kernel;
 pub mod resolve;
@@ -414,6 +417,18 @@ pub fn kernel_error(
     crate::cli::flow::diagnostic(&e, FILE)
 }
 
+/// The memory-based dependences each loop of a kernel carries (local ids),
+/// by the exact dependence tests: they hold for every parameter value.
+#[salsa::tracked]
+pub fn kernel_deps<'db>(
+    db: &'db dyn salsa::Database,
+    kernel: Kernel<'db>,
+) -> Vec<(CounterId, Vec<deps::CarriedDep>)> {
+    deps::carried_by_loop(&kernel.program(db).program)
+        .into_iter()
+        .collect()
+}
+
 /// How much a remark matters to an editor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Level {
@@ -429,8 +444,104 @@ pub struct Remark {
     pub message: String,
 }
 
-/// The remarks of a file: for every loop, the flow dependences it carries at
-/// the analysed sizes, or that it carries none.
+/// The most dependences listed per loop; the rest are counted.
+const LISTED: usize = 6;
+
+/// What is known of one loop, in the file's ids.
+pub struct LoopStatus {
+    pub counter: CounterId,
+    pub doall: bool,
+    /// Memory-based dependences it carries (exact tests, symbolic).
+    pub deps: Vec<deps::CarriedDep>,
+    /// Flow dependences it carries by σ; `None` when σ failed.
+    pub flows: Option<Vec<Carried>>,
+}
+
+/// Every loop of a file with its dependences, in the file's ids.
+pub fn loop_status(db: &dyn salsa::Database, file: SourceFile) -> Vec<LoopStatus> {
+    let mut out = Vec::new();
+    for &k in kernels(db, file) {
+        let place = k.place(db);
+        let ok = kernel_flow(db, k).result.is_ok();
+        let deps = kernel_deps(db, k);
+        for l in kernel_loops_all(db, k) {
+            let global = |s: Site| place.global_site(s);
+            let deps = deps
+                .iter()
+                .find(|(c, _)| *c == l.counter)
+                .map(|(_, d)| {
+                    d.iter()
+                        .map(|d| deps::CarriedDep {
+                            from: global(d.from),
+                            to: global(d.to),
+                            ..d.clone()
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let flows = ok.then(|| {
+                l.carried
+                    .iter()
+                    .map(|c| Carried {
+                        from: global(c.from),
+                        to: global(c.to),
+                        ..c.clone()
+                    })
+                    .collect()
+            });
+            out.push(LoopStatus {
+                counter: place.global_counter(l.counter),
+                doall: l.doall,
+                deps,
+                flows,
+            });
+        }
+    }
+    out
+}
+
+/// The loops of a kernel with the flows σ finds they carry, or with none
+/// when σ failed (the loops are still listed).
+fn kernel_loops_all<'db>(db: &'db dyn salsa::Database, kernel: Kernel<'db>) -> Vec<LoopFlow> {
+    match &kernel_flow(db, kernel).result {
+        Ok(_) => kernel_loops(db, kernel).clone(),
+        Err(_) => resolve::loops(&kernel.program(db).program),
+    }
+}
+
+/// `a flow dependence on A (S → T, distance 1)`.
+pub fn describe_dep(program: &Program, d: &deps::CarriedDep) -> String {
+    let kind = match d.kind {
+        crate::dependence::Kind::Flow => "a flow",
+        crate::dependence::Kind::Anti => "an anti",
+        crate::dependence::Kind::Output => "an output",
+    };
+    let dist = match d.distance {
+        Some((a, b)) => format!(", {}", ide::distance(a, b)),
+        None => String::new(),
+    };
+    format!(
+        "{kind} dependence on {} ({} → {}{dist})",
+        program.array_decl(d.array).name,
+        program.site_name(d.from),
+        program.site_name(d.to),
+    )
+}
+
+/// The arrays of a loop's carried dependences, by name, sorted.
+pub fn dep_arrays(program: &Program, deps: &[deps::CarriedDep]) -> String {
+    let mut names: Vec<&str> = deps
+        .iter()
+        .map(|d| program.array_decl(d.array).name.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names.join(", ")
+}
+
+/// The remarks of a file: for every loop, the dependences it carries (exact
+/// tests), and whether it is parallel as written or after expansion (σ at
+/// the analysed sizes: no value flows between its iterations).
 #[salsa::tracked(no_eq)]
 pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
     let Some(program) = &parse(db, file).program else {
@@ -438,40 +549,43 @@ pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
     };
     let sizes = ide::sizes(&settings(db), program);
     let mut out = Vec::new();
-    for &k in kernels(db, file) {
-        let place = k.place(db);
-        for l in kernel_loops(db, k) {
-            let counter = place.global_counter(l.counter);
-            let span = ide::loop_span(program, counter);
-            let name = &program.counter_decl(counter).name;
-            if l.carried.is_empty() {
-                out.push(Remark {
-                    level: Level::Hint,
-                    span,
-                    message: format!(
-                        "loop {name} carries no flow dependence {sizes}: \
-                         only storage reuse can keep its iterations apart"
-                    ),
-                });
-            }
-            for c in &l.carried {
-                let message = format!(
-                    "loop {name} carries a flow dependence on {} ({} → {}, {}) {sizes}",
-                    program.array_decl(c.array).name,
-                    program.site_name(place.global_site(c.from)),
-                    program.site_name(place.global_site(c.to)),
-                    ide::distance(c.min, c.max),
-                );
-                out.push(Remark {
-                    level: Level::Information,
-                    span,
-                    message: if l.doall {
-                        format!("{message}; it is marked doall")
-                    } else {
-                        message
-                    },
-                });
-            }
+    for l in loop_status(db, file) {
+        let span = ide::loop_span(program, l.counter);
+        let name = &program.counter_decl(l.counter).name;
+        let mut push = |level, message| {
+            out.push(Remark {
+                level,
+                span,
+                message,
+            })
+        };
+        for d in l.deps.iter().take(LISTED) {
+            let doall = if l.doall { "; it is marked doall" } else { "" };
+            push(
+                Level::Information,
+                format!("loop {name} carries {}{doall}", describe_dep(program, d)),
+            );
+        }
+        if l.deps.len() > LISTED {
+            push(
+                Level::Information,
+                format!(
+                    "loop {name} carries {} more dependences",
+                    l.deps.len() - LISTED
+                ),
+            );
+        }
+        match &l.flows {
+            _ if l.deps.is_empty() => push(Level::Hint, format!("loop {name} is parallel")),
+            Some(f) if f.is_empty() => push(
+                Level::Hint,
+                format!(
+                    "after expanding {}, loop {name} is parallel: no value flows between \
+                     its iterations {sizes}",
+                    dep_arrays(program, &l.deps)
+                ),
+            ),
+            _ => {}
         }
     }
     out

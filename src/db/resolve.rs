@@ -219,9 +219,12 @@ pub fn carried(local: &Program, aug: &Augmented, flow: &Flow) -> Vec<LoopFlow> {
         };
         loops.get(k).map_or(&[], Vec::as_slice)
     };
-    let mut out: Vec<LoopFlow> = Vec::new();
-    let mut index: HashMap<CounterId, usize> = HashMap::new();
-    collect_loops(&local.body, &mut out, &mut index);
+    let mut out = self::loops(local);
+    let index: HashMap<CounterId, usize> = out
+        .iter()
+        .enumerate()
+        .map(|(k, l)| (l.counter, k))
+        .collect();
     let mut found: HashMap<(CounterId, ArrayId, Site, Site), (i64, i64)> = HashMap::new();
     for read in flow.iter() {
         let Some(to) = aug.body_site(read.site()) else {
@@ -263,34 +266,39 @@ pub fn carried(local: &Program, aug: &Augmented, flow: &Flow) -> Vec<LoopFlow> {
     out
 }
 
-fn collect_loops(nodes: &[Node], out: &mut Vec<LoopFlow>, index: &mut HashMap<CounterId, usize>) {
+/// Every loop of a program, in textual order, with no dependence yet.
+pub fn loops(p: &Program) -> Vec<LoopFlow> {
+    let mut out = Vec::new();
+    collect_loops(&p.body, &mut out);
+    out
+}
+
+fn collect_loops(nodes: &[Node], out: &mut Vec<LoopFlow>) {
     for n in nodes {
         match n {
             Node::Stmt(_) => {}
             Node::For(f) => {
-                index.insert(f.counter, out.len());
                 out.push(LoopFlow {
                     counter: f.counter,
                     doall: f.parallel,
                     carried: Vec::new(),
                 });
-                collect_loops(&f.body, out, index);
+                collect_loops(&f.body, out);
             }
             Node::While(w) => {
-                index.insert(w.counter, out.len());
                 out.push(LoopFlow {
                     counter: w.counter,
                     doall: false,
                     carried: Vec::new(),
                 });
-                collect_loops(&w.body, out, index);
+                collect_loops(&w.body, out);
             }
             Node::If(i) => {
                 for (_, b) in &i.branches {
-                    collect_loops(b, out, index);
+                    collect_loops(b, out);
                 }
                 if let Some(b) = &i.otherwise {
-                    collect_loops(b, out, index);
+                    collect_loops(b, out);
                 }
             }
         }
