@@ -21,6 +21,9 @@ pub struct CarriedDep {
     pub distance: Option<(i64, i64)>,
 }
 
+/// A carried dependence without its distance: loop, kind, array, from, to.
+type Key = (CounterId, Kind, ArrayId, Site, Site);
+
 /// The memory-based dependences every loop of a program carries, by counter.
 pub fn carried_by_loop(program: &Program) -> BTreeMap<CounterId, Vec<CarriedDep>> {
     let loops = crate::dataflow::render::site_loops(program);
@@ -43,8 +46,7 @@ pub fn carried_by_loop(program: &Program) -> BTreeMap<CounterId, Vec<CarriedDep>
         }
     };
     let mut tester = Tester::new(crate::dependence::Config::default());
-    let mut found: BTreeMap<(CounterId, Kind, ArrayId, Site, Site), Option<(i64, i64)>> =
-        BTreeMap::new();
+    let mut found: BTreeMap<Key, Option<(i64, i64)>> = BTreeMap::new();
     for p in report::analyze(program, &mut tester) {
         if !p.dependent {
             continue;
