@@ -7,12 +7,7 @@ use arrayflow::db::{self, resolve, Database};
 use arrayflow::gen::{generate, GenOptions, Size};
 use std::sync::{Arc, Mutex};
 
-fn cases() -> u64 {
-    std::env::var("ARRAYFLOW_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200)
-}
+mod support;
 
 /// σ of the file through the database and through `dataflow::analyze`, as
 /// JSON (which lists every read and its sorted sources).
@@ -50,7 +45,7 @@ fn kernels_give_the_sigma_of_the_whole_program_on_paper_fixtures() {
 #[test]
 fn kernels_give_the_sigma_of_the_whole_program_on_generated_programs() {
     let mut multi = 0;
-    for seed in 0..cases() {
+    for seed in 0..support::cases(200) {
         for options in [
             GenOptions::all(Size::Medium),
             GenOptions::static_control(Size::Small),

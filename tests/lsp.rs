@@ -1,22 +1,14 @@
 //! `arrayflow lsp` as a child process, spoken to over its pipes. Every wait
 //! has a timeout, so a hung server fails the test instead of hanging CI.
 
+#[path = "support/lsp_client.rs"]
+mod lsp_client;
+
+use lsp_client::{Client, WAIT};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-const WAIT: Duration = Duration::from_secs(60);
-
-struct Client {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    inbox: Receiver<Value>,
-    /// Messages received while waiting for something else.
-    seen: Vec<Value>,
-    next_id: i64,
-}
+const BIN: &str = env!("CARGO_BIN_EXE_arrayflow");
 
 fn fixture(name: &str) -> String {
     std::fs::read_to_string(format!(
@@ -28,175 +20,6 @@ fn fixture(name: &str) -> String {
 
 fn uri(name: &str) -> String {
     format!("file:///work/{name}")
-}
-
-impl Client {
-    fn start() -> Client {
-        Client::start_with(json!({}))
-    }
-
-    fn start_with(options: Value) -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_arrayflow"))
-            .arg("lsp")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start arrayflow lsp");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            let mut r = BufReader::new(stdout);
-            loop {
-                let mut len = None;
-                let mut line = String::new();
-                loop {
-                    line.clear();
-                    if r.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let l = line.trim();
-                    if l.is_empty() {
-                        break;
-                    }
-                    if let Some(v) = l.strip_prefix("Content-Length:") {
-                        len = v.trim().parse::<usize>().ok();
-                    }
-                }
-                let mut body = vec![0; len.expect("a Content-Length header")];
-                if r.read_exact(&mut body).is_err() {
-                    return;
-                }
-                let v: Value = serde_json::from_slice(&body).expect("the server sends JSON");
-                if tx.send(v).is_err() {
-                    return;
-                }
-            }
-        });
-        let stdin = child.stdin.take();
-        let mut c = Client {
-            child,
-            stdin,
-            inbox: rx,
-            seen: Vec::new(),
-            next_id: 1,
-        };
-        let id = c.request(
-            "initialize",
-            json!({
-                "processId": null,
-                "rootUri": null,
-                "capabilities": {},
-                "initializationOptions": options,
-            }),
-        );
-        let r = c.response(id);
-        assert!(
-            r["result"]["capabilities"]["hoverProvider"] == json!(true),
-            "{r}"
-        );
-        assert_eq!(
-            r["result"]["capabilities"]["textDocumentSync"]["change"],
-            json!(2),
-            "incremental sync"
-        );
-        c.notify("initialized", json!({}));
-        c
-    }
-
-    fn send_raw(&mut self, body: &[u8]) {
-        let stdin = self.stdin.as_mut().unwrap();
-        write!(stdin, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
-        stdin.write_all(body).unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn send(&mut self, v: Value) {
-        self.send_raw(v.to_string().as_bytes());
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> i64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        id
-    }
-
-    fn notify(&mut self, method: &str, params: Value) {
-        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
-    }
-
-    /// The first message (seen before or arriving within the timeout) that
-    /// satisfies `want`.
-    fn wait(&mut self, what: &str, want: impl Fn(&Value) -> bool) -> Value {
-        if let Some(k) = self.seen.iter().position(&want) {
-            return self.seen.remove(k);
-        }
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.inbox.recv_timeout(left) {
-                Ok(v) if want(&v) => return v,
-                Ok(v) => self.seen.push(v),
-                Err(RecvTimeoutError::Timeout) => panic!("timed out waiting for {what}"),
-                Err(RecvTimeoutError::Disconnected) => {
-                    panic!("the server closed while waiting for {what}")
-                }
-            }
-        }
-    }
-
-    fn response(&mut self, id: i64) -> Value {
-        self.wait(&format!("the response to {id}"), |v| v["id"] == json!(id))
-    }
-
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.request(method, params);
-        self.response(id)
-    }
-
-    /// The diagnostics published for `uri` at `version`.
-    fn diagnostics(&mut self, uri: &str, version: i64) -> Vec<Value> {
-        let v = self.wait(&format!("diagnostics of {uri} v{version}"), |v| {
-            v["method"] == "textDocument/publishDiagnostics"
-                && v["params"]["uri"] == uri
-                && v["params"]["version"] == json!(version)
-        });
-        v["params"]["diagnostics"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-    }
-
-    fn open(&mut self, uri: &str, text: &str) {
-        self.notify(
-            "textDocument/didOpen",
-            json!({"textDocument": {"uri": uri, "languageId": "loop", "version": 1, "text": text}}),
-        );
-    }
-
-    fn shutdown(mut self) {
-        let r = self.call("shutdown", Value::Null);
-        assert!(r.get("error").is_none(), "{r}");
-        self.notify("exit", Value::Null);
-        drop(self.stdin.take());
-        let deadline = Instant::now() + WAIT;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                assert!(status.success(), "exit status {status}");
-                return;
-            }
-            assert!(Instant::now() < deadline, "the server did not exit");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// The (line, character) of the `nth` occurrence of `needle` in `text`,
@@ -219,7 +42,7 @@ fn messages(diags: &[Value]) -> Vec<String> {
 fn a_session_on_example_1() {
     let text = fixture("mse-example1.loop");
     let u = uri("mse-example1.loop");
-    let mut c = Client::start();
+    let mut c = Client::start(BIN);
     c.open(&u, &text);
     let diags = c.diagnostics(&u, 1);
     let msgs = messages(&diags);
@@ -359,7 +182,7 @@ fn a_session_on_example_1() {
 fn robustness_errors_get_replies_and_the_server_goes_on() {
     let text = fixture("mse-example1.loop");
     let u = uri("a.loop");
-    let mut c = Client::start();
+    let mut c = Client::start(BIN);
     c.open(&u, &text);
     c.diagnostics(&u, 1);
 
@@ -431,7 +254,7 @@ fn robustness_errors_get_replies_and_the_server_goes_on() {
 fn a_thousand_rapid_edits_end_in_the_last_text() {
     let u = uri("edits.loop");
     let base = "param N = 4;\nreal A[0..N];\nfor i = 1 to N do\n  S: A[i] = A[i-1];\nend\n";
-    let mut c = Client::start();
+    let mut c = Client::start(BIN);
     c.open(&u, base);
     c.diagnostics(&u, 1);
     // Type 1,000 characters into a comment at the end, one edit each.
@@ -472,7 +295,7 @@ fn over_budget_and_configuration() {
     let text = fixture("mse-example2.loop");
     let u = uri("ex2.loop");
     let other = uri("ex1.loop");
-    let mut c = Client::start_with(json!({"params": {"N": 50}, "maxInstances": 100}));
+    let mut c = Client::start_with(BIN, json!({"params": {"N": 50}, "maxInstances": 100}));
     c.open(&u, &text);
     let diags = c.diagnostics(&u, 1);
     let e = diags
@@ -516,7 +339,7 @@ fn a_50_mb_file_gets_checked_and_other_files_are_served() {
         big.push_str(kernel);
     }
     big.push_str("use(A[1]);\n");
-    let mut c = Client::start();
+    let mut c = Client::start(BIN);
     c.open(&u, &big);
     drop(big);
     let small = uri("small.loop");
@@ -545,7 +368,7 @@ fn a_50_mb_file_gets_checked_and_other_files_are_served() {
 
 #[test]
 fn exit_without_shutdown_is_an_error_exit() {
-    let mut c = Client::start();
+    let mut c = Client::start(BIN);
     c.notify("exit", Value::Null);
     drop(c.stdin.take());
     let deadline = Instant::now() + WAIT;

@@ -3,7 +3,7 @@
 //! into LSP types): hover, definition, code lenses, symbols, summaries.
 
 use super::resolve::{Reach, Resolver};
-use super::{kernel_flow, parse, settings, Kernel, SourceFile};
+use super::{kernel_flow, parse, settings, Kernel, Names, SourceFile};
 use crate::dataflow::assemble::Assembler;
 use crate::dataflow::Config;
 use crate::model::{AccessKind, ArrayId, CounterId, Node, Program, Site, Span};
@@ -447,7 +447,7 @@ pub fn definition(db: &dyn salsa::Database, file: SourceFile, offset: u32) -> Ve
 /// The code lens text of a loop: whether it runs in parallel as written
 /// (exact dependence tests) and after expansion (σ: no value flows between
 /// its iterations at the analysed sizes).
-fn lens_text(program: &Program, l: &super::LoopStatus, sizes: &str) -> String {
+fn lens_text(program: &Program, names: &Names, l: &super::LoopStatus, sizes: &str) -> String {
     if l.deps.is_empty() {
         return "parallel: yes".to_string();
     }
@@ -461,14 +461,14 @@ fn lens_text(program: &Program, l: &super::LoopStatus, sizes: &str) -> String {
             format!(
                 "parallel: no → no after expansion (values of {} flow {} → {}, {}, {sizes})",
                 program.array_decl(c.array).name,
-                program.site_name(c.from),
-                program.site_name(c.to),
+                names.site(c.from),
+                names.site(c.to),
                 distance(c.min, c.max)
             )
         }
         None => format!(
             "parallel: no ({}); after expansion: not analysed",
-            super::describe_dep(program, &l.deps[0])
+            super::describe_dep(program, names, &l.deps[0])
         ),
     }
 }
@@ -483,7 +483,7 @@ fn lens_for(
     super::loop_status(db, file)
         .iter()
         .find(|l| l.counter == counter)
-        .map(|l| lens_text(program, l, &sizes))
+        .map(|l| lens_text(program, &Names::new(program), l, &sizes))
 }
 
 /// One code lens per loop: its header and what the lens says.
@@ -492,9 +492,15 @@ pub fn lenses(db: &dyn salsa::Database, file: SourceFile) -> Vec<(Span, String)>
         return Vec::new();
     };
     let sizes = sizes(&settings(db), program);
+    let names = Names::new(program);
     super::loop_status(db, file)
         .iter()
-        .map(|l| (loop_span(program, l.counter), lens_text(program, l, &sizes)))
+        .map(|l| {
+            (
+                loop_span(program, l.counter),
+                lens_text(program, &names, l, &sizes),
+            )
+        })
         .collect()
 }
 

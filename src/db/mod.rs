@@ -509,8 +509,36 @@ fn kernel_loops_all<'db>(db: &'db dyn salsa::Database, kernel: Kernel<'db>) -> V
     }
 }
 
+/// The names of a program's sites, looked up without walking the program
+/// (`Program::site_name` lists every statement on each call).
+pub struct Names {
+    sites: Vec<String>,
+    n_stmts: usize,
+}
+
+impl Names {
+    pub fn new(program: &Program) -> Names {
+        let stmts = program.stmts();
+        let n_stmts = stmts.len();
+        let sites = stmts
+            .iter()
+            .map(|s| s.label.clone())
+            .chain(program.conditions().iter().map(|c| c.name.clone()))
+            .collect();
+        Names { sites, n_stmts }
+    }
+
+    pub fn site(&self, site: Site) -> &str {
+        let k = match site {
+            Site::Stmt(s) => s.index(),
+            Site::Cond(c) => self.n_stmts + c.index(),
+        };
+        self.sites.get(k).map_or("?", String::as_str)
+    }
+}
+
 /// `a flow dependence on A (S → T, distance 1)`.
-pub fn describe_dep(program: &Program, d: &deps::CarriedDep) -> String {
+pub fn describe_dep(program: &Program, names: &Names, d: &deps::CarriedDep) -> String {
     let kind = match d.kind {
         crate::dependence::Kind::Flow => "a flow",
         crate::dependence::Kind::Anti => "an anti",
@@ -523,8 +551,8 @@ pub fn describe_dep(program: &Program, d: &deps::CarriedDep) -> String {
     format!(
         "{kind} dependence on {} ({} → {}{dist})",
         program.array_decl(d.array).name,
-        program.site_name(d.from),
-        program.site_name(d.to),
+        names.site(d.from),
+        names.site(d.to),
     )
 }
 
@@ -548,6 +576,7 @@ pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
         return Vec::new();
     };
     let sizes = ide::sizes(&settings(db), program);
+    let names = Names::new(program);
     let mut out = Vec::new();
     for l in loop_status(db, file) {
         let span = ide::loop_span(program, l.counter);
@@ -563,7 +592,10 @@ pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
             let doall = if l.doall { "; it is marked doall" } else { "" };
             push(
                 Level::Information,
-                format!("loop {name} carries {}{doall}", describe_dep(program, d)),
+                format!(
+                    "loop {name} carries {}{doall}",
+                    describe_dep(program, &names, d)
+                ),
             );
         }
         if l.deps.len() > LISTED {
