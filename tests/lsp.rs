@@ -31,6 +31,16 @@ fn pos(text: &str, needle: &str, nth: usize, skip: usize) -> Value {
     json!({"line": line, "character": col})
 }
 
+/// Example 1 is being served: the hover on R's read of x names T.
+fn assert_hover_on_r(c: &mut Client, uri: &str, text: &str) {
+    let h = c.call(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": pos(text, "R: use(x)", 0, 7)}),
+    );
+    let value = h["result"]["contents"]["value"].as_str().unwrap_or("");
+    assert!(value.contains("T[i]"), "{h}");
+}
+
 fn messages(diags: &[Value]) -> Vec<String> {
     diags
         .iter()
@@ -228,17 +238,7 @@ fn robustness_errors_get_replies_and_the_server_goes_on() {
     let d = c.diagnostics(&u, 2);
     assert!(d.iter().all(|d| d["severity"] != json!(1)));
     // Still serving.
-    let h = c.call(
-        "textDocument/hover",
-        json!({"textDocument": {"uri": u}, "position": pos(&text, "R: use(x)", 0, 7)}),
-    );
-    assert!(
-        h["result"]["contents"]["value"]
-            .as_str()
-            .unwrap()
-            .contains("T[i]"),
-        "{h}"
-    );
+    assert_hover_on_r(&mut c, &u, &text);
     // A cancelled request gets an answer: its result or RequestCancelled.
     let id = c.request("textDocument/codeLens", json!({"textDocument": {"uri": u}}));
     c.notify("$/cancelRequest", json!({"id": id}));
@@ -345,17 +345,7 @@ fn a_50_mb_file_gets_checked_and_other_files_are_served() {
     let small = uri("small.loop");
     let text = fixture("mse-example1.loop");
     c.open(&small, &text);
-    let h = c.call(
-        "textDocument/hover",
-        json!({"textDocument": {"uri": small}, "position": pos(&text, "R: use(x)", 0, 7)}),
-    );
-    assert!(
-        h["result"]["contents"]["value"]
-            .as_str()
-            .unwrap()
-            .contains("T[i]"),
-        "{h}"
-    );
+    assert_hover_on_r(&mut c, &small, &text);
     let diags = c.diagnostics(&u, 1);
     assert!(
         messages(&diags)

@@ -26,15 +26,7 @@ type Key = (CounterId, Kind, ArrayId, Site, Site);
 
 /// The memory-based dependences every loop of a program carries, by counter.
 pub fn carried_by_loop(program: &Program) -> BTreeMap<CounterId, Vec<CarriedDep>> {
-    let loops = crate::dataflow::render::site_loops(program);
-    let n_stmts = program.stmts().len();
-    let loops_of = |site: Site| -> &[CounterId] {
-        let k = match site {
-            Site::Stmt(s) => s.index(),
-            Site::Cond(c) => n_stmts + c.index(),
-        };
-        loops.get(k).map_or(&[], Vec::as_slice)
-    };
+    let loops = super::SiteLoops::new(program);
     let stmts = program.stmts();
     let kind_of = |site: Site, position: usize| -> AccessKind {
         match site {
@@ -56,12 +48,7 @@ pub fn carried_by_loop(program: &Program) -> BTreeMap<CounterId, Vec<CarriedDep>
             kind_of(src, p.src_id.position),
             kind_of(dst, p.dst_id.position),
         );
-        let common: Vec<CounterId> = loops_of(src)
-            .iter()
-            .zip(loops_of(dst))
-            .take_while(|(a, b)| a == b)
-            .map(|(a, _)| *a)
-            .collect();
+        let common = loops.common(src, dst);
         let array = program.array(&p.array).unwrap_or(ArrayId(0));
         for v in &p.dependence.vectors {
             let Some(level) = v.dirs.iter().position(|d| *d != Dir::Zero) else {

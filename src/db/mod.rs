@@ -529,11 +529,45 @@ impl Names {
     }
 
     pub fn site(&self, site: Site) -> &str {
-        let k = match site {
-            Site::Stmt(s) => s.index(),
-            Site::Cond(c) => self.n_stmts + c.index(),
-        };
-        self.sites.get(k).map_or("?", String::as_str)
+        self.sites
+            .get(site_index(self.n_stmts, site))
+            .map_or("?", String::as_str)
+    }
+}
+
+/// A site's index among statements then conditions.
+fn site_index(n_stmts: usize, site: Site) -> usize {
+    match site {
+        Site::Stmt(s) => s.index(),
+        Site::Cond(c) => n_stmts + c.index(),
+    }
+}
+
+/// The loops around every site of a program, outermost first.
+pub struct SiteLoops {
+    loops: Vec<Vec<CounterId>>,
+    n_stmts: usize,
+}
+
+impl SiteLoops {
+    pub fn new(program: &Program) -> SiteLoops {
+        SiteLoops {
+            loops: crate::dataflow::render::site_loops(program),
+            n_stmts: program.stmts().len(),
+        }
+    }
+
+    pub fn of(&self, site: Site) -> &[CounterId] {
+        self.loops
+            .get(site_index(self.n_stmts, site))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The loops around both sites.
+    pub fn common(&self, a: Site, b: Site) -> &[CounterId] {
+        let (x, y) = (self.of(a), self.of(b));
+        let n = x.iter().zip(y).take_while(|(p, q)| p == q).count();
+        &x[..n]
     }
 }
 

@@ -210,15 +210,7 @@ pub fn first_error(db: &dyn salsa::Database, file: SourceFile) -> Option<Dataflo
 /// from the kernel's σ: a source in an earlier iteration of a loop around
 /// both the write and the read, in the same iteration of the loops outside.
 pub fn carried(local: &Program, aug: &Augmented, flow: &Flow) -> Vec<LoopFlow> {
-    let loops = crate::dataflow::render::site_loops(local);
-    let n_stmts = local.stmts().len();
-    let loops_of = |site: Site| -> &[CounterId] {
-        let k = match site {
-            Site::Stmt(s) => s.index(),
-            Site::Cond(c) => n_stmts + c.index(),
-        };
-        loops.get(k).map_or(&[], Vec::as_slice)
-    };
+    let site_loops = super::SiteLoops::new(local);
     let mut out = self::loops(local);
     let index: HashMap<CounterId, usize> = out
         .iter()
@@ -230,13 +222,12 @@ pub fn carried(local: &Program, aug: &Augmented, flow: &Flow) -> Vec<LoopFlow> {
         let Some(to) = aug.body_site(read.site()) else {
             continue;
         };
-        let mine = loops_of(to);
         for (site, iter) in read.writes() {
             let Some(from) = aug.body_site(site) else {
                 continue;
             };
-            let theirs = loops_of(from);
-            let common = mine.iter().zip(theirs).take_while(|(a, b)| a == b).count();
+            let shared = site_loops.common(from, to);
+            let common = shared.len();
             let r = read.iter();
             let Some(d) = (0..common.min(r.len()).min(iter.len())).find(|&d| r[d] != iter[d])
             else {
@@ -244,7 +235,7 @@ pub fn carried(local: &Program, aug: &Augmented, flow: &Flow) -> Vec<LoopFlow> {
             };
             let dist = r[d].saturating_sub(iter[d]);
             let e = found
-                .entry((mine[d], read.array(), from, to))
+                .entry((shared[d], read.array(), from, to))
                 .or_insert((dist, dist));
             e.0 = e.0.min(dist);
             e.1 = e.1.max(dist);

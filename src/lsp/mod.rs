@@ -508,22 +508,15 @@ impl Server {
             log(format!("`{method}`: bad parameters: {e}"));
             None
         };
+
         match method {
             notif::DidOpenTextDocument::METHOD => {
-                let p: lsp_types::DidOpenTextDocumentParams = match serde_json::from_value(n.params)
-                {
-                    Ok(p) => p,
-                    Err(e) => return bad(e.to_string()),
-                };
+                let p = params::<lsp_types::DidOpenTextDocumentParams>(method, n.params)?;
                 let doc = self.open(p.text_document);
                 Some(doc)
             }
             notif::DidChangeTextDocument::METHOD => {
-                let p: lsp_types::DidChangeTextDocumentParams =
-                    match serde_json::from_value(n.params) {
-                        Ok(p) => p,
-                        Err(e) => return bad(e.to_string()),
-                    };
+                let p = params::<lsp_types::DidChangeTextDocumentParams>(method, n.params)?;
                 let key = p.text_document.uri.as_str().to_string();
                 let Some(doc) = self.docs.get(&key).cloned() else {
                     log(format!("didChange of {key}, which is not open: ignored"));
@@ -544,11 +537,7 @@ impl Server {
                 Some(doc)
             }
             notif::DidCloseTextDocument::METHOD => {
-                let p: lsp_types::DidCloseTextDocumentParams =
-                    match serde_json::from_value(n.params) {
-                        Ok(p) => p,
-                        Err(e) => return bad(e.to_string()),
-                    };
+                let p = params::<lsp_types::DidCloseTextDocumentParams>(method, n.params)?;
                 let key = p.text_document.uri.as_str().to_string();
                 if let Some(doc) = self.docs.remove(&key) {
                     // Clear what was published for it.
@@ -560,11 +549,7 @@ impl Server {
                 None
             }
             notif::DidChangeConfiguration::METHOD => {
-                let p: lsp_types::DidChangeConfigurationParams =
-                    match serde_json::from_value(n.params) {
-                        Ok(p) => p,
-                        Err(e) => return bad(e.to_string()),
-                    };
+                let p = params::<lsp_types::DidChangeConfigurationParams>(method, n.params)?;
                 self.configure(&p.settings);
                 for doc in self.docs.values() {
                     let _ = self.jobs.send(Job {
@@ -631,6 +616,13 @@ impl Server {
         }
         doc
     }
+}
+
+/// A notification's parameters, or `None` after logging why not.
+fn params<T: serde::de::DeserializeOwned>(method: &str, v: serde_json::Value) -> Option<T> {
+    serde_json::from_value(v)
+        .map_err(|e| log(format!("`{method}`: bad parameters: {e}")))
+        .ok()
 }
 
 static PANICS: AtomicU64 = AtomicU64::new(0);
