@@ -5,6 +5,7 @@ pub mod cli;
 pub mod dataflow;
 pub mod diagnostics;
 pub mod equiv;
+pub mod expansion;
 pub mod facts;
 pub mod gen;
 pub mod hash;

@@ -6,9 +6,11 @@
 
 pub mod check;
 pub mod equiv;
+pub mod expand;
 pub mod flow;
 pub mod fmt;
 pub mod gen;
+pub mod plot;
 pub mod run;
 pub mod verify;
 
@@ -47,6 +49,11 @@ pub enum Command {
     Flow(flow::Args),
     /// Check σ against runs: every read's actual writer must be a source.
     Verify(verify::Args),
+    /// Maximal static expansion at concrete sizes: classes, labels, dead
+    /// writes, memory, parallel loops (or `--transform sa`, the baseline).
+    Expand(expand::Args),
+    /// Draw a statement's 2-D iteration domain coloured by class (SVG).
+    Plot(plot::Args),
 }
 
 /// `--format text|json`.
@@ -100,6 +107,21 @@ pub fn main() -> ExitCode {
         Command::Gen(a) => gen::run(a),
         Command::Flow(a) => flow::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Expand(a) => expand::run(a),
+        Command::Plot(a) => plot::run(a),
+    }
+}
+
+/// The exit code after writing a result: a closed pipe (`| head`) is not an
+/// error of ours; any other write error is exit 2.
+pub fn finish(written: std::io::Result<()>) -> ExitCode {
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: cannot write the result: {e}");
+            ExitCode::from(2)
+        }
     }
 }
 

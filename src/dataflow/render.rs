@@ -55,7 +55,7 @@ fn ints(v: &[i64]) -> String {
 
 /// The counters of the loops around every site, outermost first, by site
 /// index (statements, then conditions).
-fn site_loops(program: &Program) -> Vec<Vec<CounterId>> {
+pub fn site_loops(program: &Program) -> Vec<Vec<CounterId>> {
     fn walk(
         nodes: &[Node],
         stack: &mut Vec<CounterId>,

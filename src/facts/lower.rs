@@ -34,11 +34,23 @@ struct Lowerer<'p> {
     scratch: Vec<i64>,
     cells: CellTable,
     count: u64,
+    keep_cells: bool,
     facts: Facts,
 }
 
 /// Lowers `program` at the sizes of `config` into [`Facts`].
 pub fn lower(program: &Program, config: &Config) -> Result<Facts, LowerError> {
+    lower_with(program, config, false)
+}
+
+/// [`lower`], also recording the cell of every access instance
+/// (`Facts::acc_cell`) and keeping the cell table (`Facts::cells`): for
+/// layers that need to know what each write writes (expansion).
+pub fn lower_cells(program: &Program, config: &Config) -> Result<Facts, LowerError> {
+    lower_with(program, config, true)
+}
+
+fn lower_with(program: &Program, config: &Config, keep_cells: bool) -> Result<Facts, LowerError> {
     let params = program
         .param_values(&config.params)
         .map_err(LowerError::Params)?;
@@ -123,9 +135,13 @@ pub fn lower(program: &Program, config: &Config) -> Result<Facts, LowerError> {
         scratch: Vec::new(),
         cells: CellTable::new(&dims),
         count: 0,
+        keep_cells,
         facts,
     };
     l.block(&program.body)?;
+    if keep_cells {
+        l.facts.cells = l.cells;
+    }
     Ok(l.facts)
 }
 
@@ -345,6 +361,7 @@ impl<'p> Lowerer<'p> {
             writes,
             scratch,
             cells,
+            keep_cells,
             facts: f,
             ..
         } = self;
@@ -375,6 +392,9 @@ impl<'p> Lowerer<'p> {
                 f.acc_prev.push(sink.cells.tops[cell]);
                 f.acc_link.push(NONE);
                 f.acc_slot.push(slot);
+                if *keep_cells {
+                    f.acc_cell.push(cell as u32);
+                }
             }
             slot += 1;
         }
@@ -404,6 +424,9 @@ impl<'p> Lowerer<'p> {
                 } else {
                     NONE
                 });
+                if *keep_cells {
+                    f.acc_cell.push(cell as u32);
+                }
                 sink.cells.tops[cell] = x;
             }
         }
