@@ -173,6 +173,27 @@ impl Expansion {
         })
     }
 
+    /// Every write: its operation, label (None when dead) and whether it is
+    /// live, in execution order.
+    pub fn writes(&self) -> impl Iterator<Item = (Operation, Option<u32>, bool)> + '_ {
+        let c = &self.classes;
+        c.write_ops
+            .iter()
+            .enumerate()
+            .map(move |(w, &op)| (self.operation(op), c.write_label(w), c.live[w]))
+    }
+
+    /// Every read: its operation, access index and label.
+    pub fn reads(&self) -> impl Iterator<Item = (Operation, usize, Option<u32>)> + '_ {
+        self.inst.flow.iter().map(move |r| {
+            (
+                r.operation(),
+                r.access(),
+                self.classes.read_label(r.index()),
+            )
+        })
+    }
+
     /// Label of the write operation `op` (None: dead or not a write).
     pub fn write_label(&self, op: &Operation) -> Option<u32> {
         self.write_of(op).and_then(|w| self.classes.write_label(w))
