@@ -6,6 +6,7 @@
 use super::Expansion;
 use crate::model::{Program, Site, StmtId};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -17,7 +18,8 @@ pub struct PlotSummary {
     pub arrows: usize,
 }
 
-const PALETTE: [RGBColor; 10] = [
+/// Twenty distinct colours (the tab20 set): neighbouring classes differ.
+const PALETTE: [RGBColor; 20] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -25,9 +27,19 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(148, 103, 189),
     RGBColor(140, 86, 75),
     RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
-    RGBColor(127, 127, 127),
+    RGBColor(174, 199, 232),
+    RGBColor(255, 187, 120),
+    RGBColor(152, 223, 138),
+    RGBColor(255, 152, 150),
+    RGBColor(197, 176, 213),
+    RGBColor(196, 156, 148),
+    RGBColor(247, 182, 210),
+    RGBColor(199, 199, 199),
+    RGBColor(219, 219, 141),
+    RGBColor(158, 218, 229),
 ];
 
 /// Draws `stmts` (they must have at least two loops around them; the first
@@ -64,8 +76,8 @@ pub fn plot(
     };
     let wanted = |site: Site| matches!(site, Site::Stmt(s) if stmts.contains(&s));
 
-    // Operations: (x, y, statement rank, class or None when dead).
-    let mut dots: Vec<(f64, f64, usize, Option<u32>)> = Vec::new();
+    // Operations: (x, y, statement rank, class or None when dead, label).
+    let mut dots: Vec<(f64, f64, usize, Option<u32>, u32)> = Vec::new();
     let mut at: HashMap<u32, (f64, f64)> = HashMap::new();
     for (w, &op) in c.write_ops.iter().enumerate() {
         let site = facts.op_site[op as usize];
@@ -79,7 +91,7 @@ pub fn plot(
             .position(|s| Site::Stmt(*s) == site)
             .unwrap_or(0);
         let class = c.live[w].then(|| c.write_class[w]);
-        dots.push((p.0, p.1, rank, class));
+        dots.push((p.0, p.1, rank, class, c.write_label(w).unwrap_or(0)));
         at.insert(op, p);
     }
     // Arrows: source → reader, both plotted.
@@ -119,7 +131,7 @@ pub fn plot(
         .map(|(n, v)| format!("{n}={v}"))
         .collect();
     let caption = format!(
-        "classes of {} at {} (colour: class; hollow: dead)",
+        "classes of {} at {} (colour: class; number: label; hollow: dead)",
         names.join(", "),
         sizes.join(", ")
     );
@@ -162,7 +174,7 @@ pub fn plot(
                 .map(|&(a, b)| Polygon::new(head(a, b, 0.18), grey.filled())),
         )
         .map_err(|e| err(&e))?;
-    for &(x, y, rank, class) in &dots {
+    for &(x, y, rank, class, label) in &dots {
         let style = match class {
             Some(k) => PALETTE[k as usize % PALETTE.len()].filled(),
             None => grey.stroke_width(1),
@@ -184,6 +196,15 @@ pub fn plot(
                     [(x - d, y - d), (x + d, y + d)],
                     stroke,
                 )))
+                .map_err(|e| err(&e))?;
+        }
+        if label > 0 && rank == 0 {
+            let style = ("sans-serif", 11)
+                .into_font()
+                .color(&WHITE)
+                .pos(Pos::new(HPos::Center, VPos::Center));
+            chart
+                .draw_series(std::iter::once(Text::new(label.to_string(), (x, y), style)))
                 .map_err(|e| err(&e))?;
         }
     }
