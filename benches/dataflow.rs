@@ -15,9 +15,9 @@ use arrayflow::dataflow::{analyze, Config};
 use arrayflow::model::{Node, Program, Var};
 use criterion::Criterion;
 use kernels::{example3, jacobi, matmul, while_kernel};
-use support::{cpu_time as time, CURRENT, PEAK};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+use support::{cpu_time as time, CURRENT, PEAK};
 
 #[allow(dead_code)]
 mod support;

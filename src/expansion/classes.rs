@@ -11,12 +11,60 @@ pub const NONE: u32 = u32::MAX;
 #[path = "../../rules/expansion.rs"]
 mod rules_source;
 
-mod rules {
-    use super::rules_source::expansion_r;
-    ascent::ascent! {
-        pub struct ExpansionRules;
-        include_source!(expansion_r);
+/// σ as the rules see it: the elements (writes, then initial values) each
+/// read slot may read. Equal to every other: there is one per run.
+#[derive(Clone, Copy)]
+pub(crate) struct Sigma<'a> {
+    flow: &'a crate::dataflow::Flow,
+    op_write: &'a [u32],
+    /// Initial-value elements, grouped by slot: `init[init_start[s]..init_start[s + 1]]`.
+    init: &'a [u32],
+    init_start: &'a [u32],
+}
+
+impl PartialEq for Sigma<'_> {
+    fn eq(&self, _: &Self) -> bool {
+        true
     }
+}
+impl Eq for Sigma<'_> {}
+impl std::hash::Hash for Sigma<'_> {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
+impl<'a> Sigma<'a> {
+    pub(crate) fn n_slots(&self) -> u32 {
+        self.flow.len() as u32
+    }
+
+    fn init_of(&self, s: u32) -> &'a [u32] {
+        let s = s as usize;
+        &self.init[self.init_start[s] as usize..self.init_start[s + 1] as usize]
+    }
+
+    /// The possible sources of slot `s`: writes, then initial values.
+    pub(crate) fn elements(&self, s: u32) -> impl Iterator<Item = u32> + 'a {
+        let op_write = self.op_write;
+        self.flow
+            .source_ops(s as usize)
+            .iter()
+            .map(move |&o| op_write[o as usize])
+            .chain(self.init_of(s).iter().copied())
+    }
+
+    pub(crate) fn anchor(&self, s: u32) -> Option<u32> {
+        self.elements(s).next()
+    }
+}
+
+/// R's spanning edges, by the rules of `rules/expansion.rs`.
+fn related<'a>(sigma: Sigma<'a>) -> Vec<(u32, u32)> {
+    let r = ascent::ascent_run! {
+        struct Run<'a>;
+        include_source!(rules_source::expansion_r);
+        ctx(sigma);
+    };
+    r.related
 }
 
 /// Classes and labels of every write and read of one analysis.
@@ -146,62 +194,66 @@ pub fn compute(inst: &Instances) -> Result<Classes, ExpansionError> {
     let (mut c, op_write) = writes(facts);
     let n_w = c.write_ops.len();
 
-    // Pseudo-writes: the initial value of each cell some read instance sees.
+    // Pseudo-writes: the initial value of each cell some read instance
+    // sees. (An update's read instance comes after the op's other reads but
+    // has its first slot: sort.)
     let mut init: Vec<(u32, u32)> = Vec::new(); // (slot, cell)
     for x in 0..facts.n_accs() as u32 {
         if facts.is_read(x) && inst.initial_at(x) {
             init.push((facts.acc_slot[x as usize], facts.acc_cell[x as usize]));
         }
     }
+    init.sort_unstable();
     let mut init_cells: Vec<u32> = init.iter().map(|&(_, cell)| cell).collect();
     init_cells.sort_unstable();
     init_cells.dedup();
-    let pseudo = |cell: u32| -> u32 {
-        // `init_cells` holds every cell of `init`.
-        (n_w + init_cells.binary_search(&cell).unwrap_or(0)) as u32
-    };
     let n_elems = n_w + init_cells.len();
     if n_elems >= NONE as usize {
         return Err(ExpansionError::TooLarge(n_elems));
     }
+    let mut init_elems: Vec<u32> = Vec::with_capacity(init.len());
+    let mut init_start: Vec<u32> = Vec::with_capacity(flow.len() + 1);
+    let mut k = 0;
+    for s in 0..flow.len() as u32 {
+        init_start.push(init_elems.len() as u32);
+        let from = init_elems.len();
+        while k < init.len() && init[k].0 == s {
+            // `init_cells` holds every cell of `init`.
+            let p = init_cells.binary_search(&init[k].1).unwrap_or(0);
+            init_elems.push((n_w + p) as u32);
+            k += 1;
+        }
+        init_elems[from..].sort_unstable();
+        let mut v = init_elems.split_off(from);
+        v.dedup();
+        init_elems.extend(v);
+    }
+    init_start.push(init_elems.len() as u32);
 
-    // σ as source(slot, element), with each slot's anchor.
-    let mut source: Vec<(u32, u32)> = Vec::with_capacity(flow.len() + init.len());
+    // Live writes: the possible sources of some read.
+    c.live = vec![false; n_w];
     for s in 0..flow.len() {
         for &op in flow.source_ops(s) {
-            let w = op_write.get(op as usize).copied().unwrap_or(NONE);
-            if w == NONE {
-                return Err(ExpansionError::NotAWrite);
+            match op_write
+                .get(op as usize)
+                .and_then(|&w| c.live.get_mut(w as usize))
+            {
+                Some(l) => *l = true,
+                None => return Err(ExpansionError::NotAWrite),
             }
-            source.push((s as u32, w));
-        }
-    }
-    source.extend(init.iter().map(|&(s, cell)| (s, pseudo(cell))));
-    source.sort_unstable();
-    source.dedup();
-    let mut anchor: Vec<(u32, u32)> = Vec::new();
-    for &(s, e) in &source {
-        if anchor.last().map(|a| a.0) != Some(s) {
-            anchor.push((s, e));
         }
     }
 
-    let mut prog = rules::ExpansionRules::default();
-    prog.source = source.iter().map(|&(s, e)| (s, e)).collect();
-    prog.anchor = anchor;
-    prog.run();
-
+    let sigma = Sigma {
+        flow,
+        op_write: &op_write,
+        init: &init_elems,
+        init_start: &init_start,
+    };
     let mut uf = UnionFind::new(n_elems);
-    for &(e, a) in &prog.related {
+    for (e, a) in related(sigma) {
         uf.union(e, a);
     }
-    c.live = vec![false; n_w];
-    for &(e,) in &prog.live {
-        if let Some(l) = c.live.get_mut(e as usize) {
-            *l = true;
-        }
-    }
-    drop(prog);
 
     // φ: the earliest element of each class; initial values come first (in
     // cell order), then writes in execution order. `key` numbers elements
@@ -251,7 +303,13 @@ pub fn compute(inst: &Instances) -> Result<Classes, ExpansionError> {
     // Labels: classes in φ order, each the smallest label no earlier class
     // sharing one of its cells has (docs/expansion.md, §3).
     let mut key_class: Vec<u32> = vec![NONE; n_elems];
-    let mut mex: std::collections::HashMap<u32, u32> = Default::default();
+    let mut label_cells: Vec<u32> = class_cells.iter().map(|&(_, cell)| cell).collect();
+    label_cells.sort_unstable();
+    label_cells.dedup();
+    let dense = |cell: u32| label_cells.binary_search(&cell).unwrap_or(0);
+    // Per cell, the smallest label no class has taken yet; labels taken
+    // above it are in `above`.
+    let mut mex: Vec<u32> = vec![1; label_cells.len()];
     let mut above: std::collections::HashSet<(u32, u32)> = Default::default();
     let mut k = 0;
     while k < class_cells.len() {
@@ -263,7 +321,7 @@ pub fn compute(inst: &Instances) -> Result<Classes, ExpansionError> {
         let cells = &class_cells[k..end];
         let mut label = cells
             .iter()
-            .map(|(_, cell)| *mex.get(cell).unwrap_or(&1))
+            .map(|&(_, cell)| mex[dense(cell)])
             .max()
             .unwrap_or(1);
         while cells
@@ -273,7 +331,7 @@ pub fn compute(inst: &Instances) -> Result<Classes, ExpansionError> {
             label += 1;
         }
         for &(_, cell) in cells {
-            let m = mex.entry(cell).or_insert(1);
+            let m = &mut mex[dense(cell)];
             if *m == label {
                 *m += 1;
                 while above.remove(&(cell, *m)) {
@@ -308,15 +366,13 @@ pub fn compute(inst: &Instances) -> Result<Classes, ExpansionError> {
 
     // Every read: its sources must share one class.
     c.read_class = vec![NONE; flow.len()];
-    let mut k = 0;
-    while k < source.len() {
-        let s = source[k].0;
-        let root = uf.find(source[k].1);
-        while k < source.len() && source[k].0 == s {
-            if uf.find(source[k].1) != root {
+    for s in 0..flow.len() as u32 {
+        let Some(a) = sigma.anchor(s) else { continue };
+        let root = uf.find(a);
+        for e in sigma.elements(s) {
+            if uf.find(e) != root {
                 return Err(ExpansionError::SplitRead { slot: s });
             }
-            k += 1;
         }
         c.read_class[s as usize] = key_class[first[root as usize] as usize];
     }
