@@ -126,11 +126,14 @@ pub(super) fn evaluate_keep(
     Ok((flow, facts, bits))
 }
 
+/// The facts and the initial-value bit of each access instance, when kept.
+type Kept = (Facts, Vec<u64>);
+
 fn evaluate_with(
     facts: Facts,
     max_visits: u64,
     keep: bool,
-) -> Result<(Flow, Option<(Facts, Vec<u64>)>), DataflowError> {
+) -> Result<(Flow, Option<Kept>), DataflowError> {
     let mut flow = Flow::start(&facts);
     let mut col = Collector {
         pairs: Vec::new(),
