@@ -13,10 +13,8 @@ mod kernels;
 
 use arrayflow::dataflow::{analyze, Config};
 use arrayflow::model::{Node, Program, Var};
-use criterion::Criterion;
 use kernels::{example3, jacobi, matmul, while_kernel};
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 use support::{cpu_time as time, CURRENT, PEAK};
 
 #[allow(dead_code)]
@@ -207,11 +205,7 @@ fn figures(kernels: &[Kernel]) {
 fn main() {
     let kernels = kernels();
     if std::env::var_os("ARRAYFLOW_BENCH_QUICK").is_none() {
-        let mut c = Criterion::default()
-            .configure_from_args()
-            .sample_size(10)
-            .warm_up_time(Duration::from_millis(500))
-            .measurement_time(Duration::from_secs(5));
+        let mut c = support::criterion();
         let mut g = c.benchmark_group("dataflow");
         for k in &kernels {
             if k.name.contains("N=256") && k.name.starts_with("matmul") {

@@ -15,9 +15,7 @@ mod support;
 use arrayflow::dataflow::{analyze_instances, Config, Instances};
 use arrayflow::expansion::classes;
 use arrayflow::model::Program;
-use criterion::Criterion;
 use kernels::{example1, example3, jacobi, matmul};
-use std::time::Duration;
 
 struct Kernel {
     name: &'static str,
@@ -90,11 +88,7 @@ fn figures(kernels: &[Kernel]) {
 fn main() {
     let kernels = kernels();
     if std::env::var_os("ARRAYFLOW_BENCH_QUICK").is_none() {
-        let mut c = Criterion::default()
-            .configure_from_args()
-            .sample_size(10)
-            .warm_up_time(Duration::from_millis(500))
-            .measurement_time(Duration::from_secs(5));
+        let mut c = support::criterion();
         let mut g = c.benchmark_group("expansion");
         for k in &kernels {
             let inst = sigma(k);

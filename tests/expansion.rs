@@ -14,6 +14,7 @@ use arrayflow::dataflow::Config;
 use arrayflow::expansion::{expand, Expansion};
 use arrayflow::gen::{generate, GenOptions, Size};
 use arrayflow::model::{Operation, Program};
+use kernels::fixture;
 use naive::Cell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -205,15 +206,6 @@ fn agree(exp: &Expansion, n: &Naive) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// The program of a fixture.
-fn fixture(name: &str) -> Program {
-    let path = format!("{}/fixtures/papers/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap();
-    let (program, diags) = arrayflow::lower::compile(&text, arrayflow::diagnostics::FileId(0));
-    assert!(!arrayflow::diagnostics::has_errors(&diags), "{path}");
-    program.unwrap()
 }
 
 /// Issue 5's table: (fixture, parameters, max-trips, classes).

@@ -10,16 +10,10 @@ use arrayflow::expansion::{expand, Expansion};
 use arrayflow::model::Program;
 use std::process::Command;
 
-fn fixture_path(name: &str) -> String {
-    format!("{}/fixtures/papers/{name}", env!("CARGO_MANIFEST_DIR"))
-}
+#[allow(dead_code)]
+mod kernels;
 
-fn fixture(name: &str) -> Program {
-    let text = std::fs::read_to_string(fixture_path(name)).unwrap();
-    let (program, diags) = arrayflow::lower::compile(&text, arrayflow::diagnostics::FileId(0));
-    assert!(!arrayflow::diagnostics::has_errors(&diags), "{name}");
-    program.unwrap()
-}
+use kernels::{fixture, fixture_path};
 
 fn run(name: &str, max_trips: u32) -> (Program, Expansion) {
     let p = fixture(name);

@@ -71,3 +71,12 @@ pub fn measure<T>(f: impl FnOnce() -> T) -> (T, Duration, usize) {
     let peak = PEAK.load(Ordering::Relaxed).saturating_sub(before);
     (r, t, peak)
 }
+
+/// Criterion as the benches use it: 10 samples, short warm-up, 5 s each.
+pub fn criterion() -> criterion::Criterion {
+    criterion::Criterion::default()
+        .configure_from_args()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(5))
+}

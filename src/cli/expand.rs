@@ -5,8 +5,7 @@
 //! program has errors or the analysis cannot run at these sizes, 2 on usage or
 //! I/O errors.
 
-use super::{load, Format, Sizes};
-use crate::dataflow::{Config, DEFAULT_MAX_INSTANCES};
+use super::{load, Budget, Format, Sizes};
 use crate::diagnostics::Diagnostic;
 use crate::expansion::{self, parallel, render, sa, ExpansionError};
 use std::io::Write;
@@ -34,9 +33,8 @@ pub struct Args {
     pub transform: Transform,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// The most access instances the analysis may create.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_INSTANCES)]
-    pub max_instances: u64,
+    #[command(flatten)]
+    pub budget: Budget,
 }
 
 pub fn run(args: &Args) -> ExitCode {
@@ -44,11 +42,7 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(l) => l,
         Err(code) => return code,
     };
-    let config = Config {
-        params: args.sizes.params.clone(),
-        max_trips: args.sizes.max_trips,
-        max_instances: args.max_instances,
-    };
+    let config = args.sizes.config(args.budget.max_instances);
     let exp = match expansion::expand(&loaded.program, &config) {
         Ok(e) => e,
         Err(e) => {

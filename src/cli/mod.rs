@@ -76,6 +76,27 @@ pub struct Sizes {
     pub max_trips: u32,
 }
 
+impl Sizes {
+    /// The analysis configuration for these sizes and a budget of access
+    /// instances.
+    pub fn config(&self, max_instances: u64) -> crate::dataflow::Config {
+        crate::dataflow::Config {
+            params: self.params.clone(),
+            max_trips: self.max_trips,
+            max_instances,
+        }
+    }
+}
+
+/// `--max-instances`, for the commands that run the bounded analysis.
+#[derive(Args, Debug, Clone)]
+pub struct Budget {
+    /// The most access instances (one cell touched by one access of one
+    /// operation) the analysis may create; it stops with an error past that.
+    #[arg(long, value_name = "N", default_value_t = crate::dataflow::DEFAULT_MAX_INSTANCES)]
+    pub max_instances: u64,
+}
+
 fn parse_param(s: &str) -> Result<(String, i64), String> {
     let (name, value) = s
         .split_once('=')

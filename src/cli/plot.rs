@@ -3,8 +3,7 @@
 //! arrows (Figures 4 and 5 of the paper). Exit 0 on success, 1 when the
 //! program has errors or cannot be plotted, 2 on usage or I/O errors.
 
-use super::{load, Sizes};
-use crate::dataflow::Config;
+use super::{load, Budget, Sizes};
 use crate::expansion::{self, plot};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,6 +25,8 @@ pub struct Args {
     /// An arrow from every possible source, not only from the latest.
     #[arg(long)]
     pub all_arrows: bool,
+    #[command(flatten)]
+    pub budget: Budget,
 }
 
 pub fn run(args: &Args) -> ExitCode {
@@ -44,11 +45,7 @@ pub fn run(args: &Args) -> ExitCode {
             }
         }
     }
-    let config = Config {
-        params: args.sizes.params.clone(),
-        max_trips: args.sizes.max_trips,
-        ..Config::default()
-    };
+    let config = args.sizes.config(args.budget.max_instances);
     let exp = match expansion::expand(program, &config) {
         Ok(e) => e,
         Err(e) => {

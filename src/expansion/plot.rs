@@ -125,15 +125,10 @@ pub fn plot(
         .iter()
         .map(|s| program.stmts()[s.index()].label.as_str())
         .collect();
-    let sizes: Vec<String> = flow
-        .params()
-        .iter()
-        .map(|(n, v)| format!("{n}={v}"))
-        .collect();
     let caption = format!(
         "classes of {} at {} (colour: class; number: label; hollow: dead)",
         names.join(", "),
-        sizes.join(", ")
+        crate::dataflow::render::sizes(flow)
     );
 
     let side = 90 + 48 * ((x1 - x0).max(y1 - y0) as u32 + 2);

@@ -70,31 +70,42 @@ pub fn memory(exp: &Expansion, sa: &SaReport) -> Vec<Memory> {
         .collect()
 }
 
-fn tail_json(out: &mut impl Write, mem: &[Memory], loops: &[LoopReport]) -> io::Result<()> {
-    out.write_all(b",\n\"memory\":[")?;
-    for (k, m) in mem.iter().enumerate() {
+/// Writes `"key":[` then the items, one a line, then `]`.
+fn list<T>(
+    out: &mut impl Write,
+    key: &str,
+    items: impl IntoIterator<Item = T>,
+    item: impl Fn(T) -> String,
+) -> io::Result<()> {
+    write!(out, "{}:[", quote(key))?;
+    for (k, x) in items.into_iter().enumerate() {
         let sep = if k > 0 { "," } else { "" };
-        write!(
-            out,
-            "{sep}\n{{\"array\":{},\"original\":{},\"mse\":{},\"mse_declared\":{},\"dead_cells\":{},\"sa\":{},\"sa_declared\":{}}}",
-            quote(&m.name), m.original, m.mse, m.mse_declared, m.dead_cells, m.sa, m.sa_declared
-        )?;
+        write!(out, "{sep}\n{}", item(x))?;
     }
-    out.write_all(b"\n],\n\"loops\":[")?;
-    for (k, l) in loops.iter().enumerate() {
-        let sep = if k > 0 { "," } else { "" };
-        write!(
-            out,
-            "{sep}\n{{\"loop\":{},\"depth\":{},\"original\":{},\"mse\":{},\"sa\":{},\"mse_keeps_sa\":{}}}",
+    out.write_all(b"\n]")
+}
+
+fn tail_json(out: &mut impl Write, mem: &[Memory], loops: &[LoopReport]) -> io::Result<()> {
+    out.write_all(b",\n")?;
+    list(out, "memory", mem, |m| {
+        format!(
+            "{{\"array\":{},\"original\":{},\"mse\":{},\"mse_declared\":{},\"dead_cells\":{},\"sa\":{},\"sa_declared\":{}}}",
+            quote(&m.name), m.original, m.mse, m.mse_declared, m.dead_cells, m.sa, m.sa_declared
+        )
+    })?;
+    out.write_all(b",\n")?;
+    list(out, "loops", loops, |l| {
+        format!(
+            "{{\"loop\":{},\"depth\":{},\"original\":{},\"mse\":{},\"sa\":{},\"mse_keeps_sa\":{}}}",
             quote(&l.name),
             l.depth,
             kinds_json(&l.original),
             kinds_json(&l.mse),
             kinds_json(&l.sa),
             l.mse_keeps_sa()
-        )?;
-    }
-    out.write_all(b"\n]}\n")
+        )
+    })?;
+    out.write_all(b"}\n")
 }
 
 /// The MSE result as one JSON document (issue 5's format, plus memory and
@@ -108,22 +119,20 @@ pub fn json(
     let flow = &exp.inst.flow;
     let facts = &exp.inst.facts;
     let c = &exp.classes;
-    write!(
+    writeln!(
         out,
-        "{{\"params\":{},\"max_trips\":{},\n\"arrays\":[",
+        "{{\"params\":{},\"max_trips\":{},",
         params_json(exp),
         flow.max_trips()
     )?;
-    for (k, a) in exp.arrays.iter().enumerate() {
-        let sep = if k > 0 { "," } else { "" };
+    list(out, "arrays", &exp.arrays, |a| {
         let per: Vec<String> = a
             .classes_per_cell
             .iter()
             .map(|(i, n)| format!("[{},{n}]", ints(i)))
             .collect();
-        write!(
-            out,
-            "{sep}\n{{\"name\":{},\"cells_before\":{},\"cells_written\":{},\"classes\":{},\"dead_writes\":{},\"max_classes_per_cell\":{},\"classes_per_cell\":[{}]}}",
+        format!(
+            "{{\"name\":{},\"cells_before\":{},\"cells_written\":{},\"classes\":{},\"dead_writes\":{},\"max_classes_per_cell\":{},\"classes_per_cell\":[{}]}}",
             quote(&a.name),
             a.cells_before,
             a.cells_written,
@@ -131,17 +140,16 @@ pub fn json(
             a.dead_writes,
             a.max_classes_per_cell,
             per.join(",")
-        )?;
-    }
-    out.write_all(b"\n],\n\"writes\":[")?;
+        )
+    })?;
+    out.write_all(b",\n")?;
     let mut order: Vec<usize> = (0..c.write_ops.len()).collect();
     order.sort_by(|&a, &b| {
         let (oa, ob) = (c.write_ops[a], c.write_ops[b]);
         (facts.op_site[oa as usize], facts.op_iter(oa))
             .cmp(&(facts.op_site[ob as usize], facts.op_iter(ob)))
     });
-    for (k, &w) in order.iter().enumerate() {
-        let sep = if k > 0 { "," } else { "" };
+    list(out, "writes", order, |w| {
         let op = c.write_ops[w];
         let cell = if c.write_may[w] {
             "null".to_string()
@@ -151,30 +159,26 @@ pub fn json(
                 .and_then(|&cell| exp.cell(cell))
                 .map_or_else(|| "null".to_string(), |(_, i)| ints(&i))
         };
-        write!(
-            out,
-            "{sep}\n{{\"stmt\":{},\"iter\":{},\"cell\":{cell},\"may\":{},\"label\":{},\"dead\":{}}}",
+        format!(
+            "{{\"stmt\":{},\"iter\":{},\"cell\":{cell},\"may\":{},\"label\":{},\"dead\":{}}}",
             quote(flow.site_name(facts.op_site[op as usize])),
             ints(facts.op_iter(op)),
             c.write_may[w],
             opt(c.write_label(w)),
             !c.live[w]
-        )?;
-    }
-    out.write_all(b"\n],\n\"reads\":[")?;
-    for (k, r) in flow.sorted().enumerate() {
-        let sep = if k > 0 { "," } else { "" };
-        write!(
-            out,
-            "{sep}\n{{\"stmt\":{},\"iter\":{},\"access\":{},\"label\":{},\"initial\":{}}}",
+        )
+    })?;
+    out.write_all(b",\n")?;
+    list(out, "reads", flow.sorted(), |r| {
+        format!(
+            "{{\"stmt\":{},\"iter\":{},\"access\":{},\"label\":{},\"initial\":{}}}",
             quote(flow.site_name(r.site())),
             ints(r.iter()),
             r.access(),
             opt(c.read_label(r.index())),
             r.initial()
-        )?;
-    }
-    out.write_all(b"\n]")?;
+        )
+    })?;
     tail_json(out, &memory(exp, sa), loops)
 }
 
@@ -187,27 +191,25 @@ pub fn sa_json(
     out: &mut impl Write,
 ) -> io::Result<()> {
     let (phi, phi_inst) = sa.phi_reads();
-    write!(
+    writeln!(
         out,
-        "{{\"params\":{},\"max_trips\":{},\"transform\":\"sa\",\"phi_reads\":{phi},\"phi_instances\":{phi_inst},\n\"arrays\":[",
+        "{{\"params\":{},\"max_trips\":{},\"transform\":\"sa\",\"phi_reads\":{phi},\"phi_instances\":{phi_inst},",
         params_json(exp),
         exp.inst.flow.max_trips()
     )?;
-    for (k, a) in sa.arrays.iter().enumerate() {
-        let sep = if k > 0 { "," } else { "" };
-        write!(
-            out,
-            "{sep}\n{{\"array\":{},\"stmt\":{},\"name\":{},\"cells\":{},\"declared\":{}}}",
-            quote(&program.array_decl(a.array).name),
+    let name = |a: crate::model::ArrayId| program.array_decl(a).name.clone();
+    list(out, "arrays", &sa.arrays, |a| {
+        format!(
+            "{{\"array\":{},\"stmt\":{},\"name\":{},\"cells\":{},\"declared\":{}}}",
+            quote(&name(a.array)),
             quote(&a.stmt),
-            quote(&format!("{}_{}", program.array_decl(a.array).name, a.stmt)),
+            quote(&format!("{}_{}", name(a.array), a.stmt)),
             a.cells,
             a.declared
-        )?;
-    }
-    out.write_all(b"\n],\n\"reads\":[")?;
-    for (k, r) in sa.reads.iter().enumerate() {
-        let sep = if k > 0 { "," } else { "" };
+        )
+    })?;
+    out.write_all(b",\n")?;
+    list(out, "reads", &sa.reads, |r| {
         let (kind, from, reasons) = match &r.kind {
             ReadKind::Direct { stmt } => ("direct", quote(stmt), String::new()),
             ReadKind::Original => ("original", "null".to_string(), String::new()),
@@ -216,18 +218,16 @@ pub fn sa_json(
                 ("phi", "null".to_string(), v.join(","))
             }
         };
-        write!(
-            out,
-            "{sep}\n{{\"stmt\":{},\"access\":{},\"array\":{},\"instances\":{},\"kind\":\"{kind}\",\"from\":{from},\"reasons\":[{reasons}]}}",
+        format!(
+            "{{\"stmt\":{},\"access\":{},\"array\":{},\"instances\":{},\"kind\":\"{kind}\",\"from\":{from},\"reasons\":[{reasons}]}}",
             quote(&r.site_name),
             r.access,
-            quote(&program.array_decl(r.array).name),
+            quote(&name(r.array)),
             r.instances
-        )?;
-    }
-    out.write_all(b"\n],\n\"polly\":[")?;
-    for (k, (a, cases)) in sa.polly.iter().enumerate() {
-        let sep = if k > 0 { "," } else { "" };
+        )
+    })?;
+    out.write_all(b",\n")?;
+    list(out, "polly", &sa.polly, |(a, cases)| {
         let v: Vec<String> = cases
             .iter()
             .map(|c| {
@@ -238,14 +238,12 @@ pub fn sa_json(
                 )
             })
             .collect();
-        write!(
-            out,
-            "{sep}\n{{\"array\":{},\"gives_up\":[{}]}}",
-            quote(&program.array_decl(*a).name),
+        format!(
+            "{{\"array\":{},\"gives_up\":[{}]}}",
+            quote(&name(*a)),
             v.join(",")
-        )?;
-    }
-    out.write_all(b"\n]")?;
+        )
+    })?;
     tail_json(out, &memory(exp, sa), loops)
 }
 
@@ -316,19 +314,10 @@ pub fn text(
     let flow = &exp.inst.flow;
     let facts = &exp.inst.facts;
     let c = &exp.classes;
-    let sizes: Vec<String> = flow
-        .params()
-        .iter()
-        .map(|(n, v)| format!("{n}={v}"))
-        .collect();
     writeln!(
         out,
         "maximal static expansion at {} (max-trips {})",
-        if sizes.is_empty() {
-            "no parameters".to_string()
-        } else {
-            sizes.join(", ")
-        },
+        crate::dataflow::render::sizes(flow),
         flow.max_trips()
     )?;
     for a in &exp.arrays {
