@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod dataflow;
+pub mod dependence;
 pub mod diagnostics;
 pub mod equiv;
 pub mod expansion;

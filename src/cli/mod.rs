@@ -5,6 +5,7 @@
 //! or I/O errors.
 
 pub mod check;
+pub mod deps;
 pub mod equiv;
 pub mod expand;
 pub mod flow;
@@ -37,6 +38,9 @@ pub enum Command {
     Check(check::Args),
     /// Print a `.loop` file in canonical form.
     Fmt(fmt::Args),
+    /// Exact affine dependence tests: every pair of references to the same
+    /// array, with directions and distances over their common loops.
+    Deps(deps::Args),
     /// Run a program: every read with its value and writer, then the final
     /// contents of every array.
     Run(run::Args),
@@ -93,6 +97,7 @@ impl Sizes {
 pub struct Budget {
     /// The most access instances (one cell touched by one access of one
     /// operation) the analysis may create; it stops with an error past that.
+    /// Loop iterations and the rules' walk steps are bounded by it too.
     #[arg(long, value_name = "N", default_value_t = crate::dataflow::DEFAULT_MAX_INSTANCES)]
     pub max_instances: u64,
 }
@@ -123,6 +128,7 @@ pub fn main() -> ExitCode {
     match &cli.command {
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
+        Command::Deps(a) => deps::run(a),
         Command::Run(a) => run::run(a),
         Command::Equiv(a) => equiv::run(a),
         Command::Gen(a) => gen::run(a),

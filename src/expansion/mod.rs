@@ -137,7 +137,7 @@ fn summaries(program: &Program, inst: &Instances, c: &Classes) -> Vec<ArraySumma
     let arrays = stmt_arrays(program);
     for (w, &op) in c.write_ops.iter().enumerate() {
         if !c.live[w] {
-            if let Site::Stmt(s) = facts.op_site[op as usize] {
+            if let Site::Stmt(s) = facts.site(op) {
                 if let Some(Some(a)) = arrays.get(s.index()) {
                     out[a.index()].dead_writes += 1;
                 }
@@ -154,7 +154,7 @@ impl Expansion {
     /// The operation of a facts op id.
     pub fn operation(&self, op: u32) -> Operation {
         Operation {
-            site: self.inst.facts.op_site[op as usize],
+            site: self.inst.facts.site(op),
             iter: self.inst.facts.op_iter(op).to_vec(),
         }
     }
@@ -168,9 +168,10 @@ impl Expansion {
     /// tests and lookups, not loops).
     pub fn write_of(&self, op: &Operation) -> Option<usize> {
         let facts = &self.inst.facts;
-        self.classes.write_ops.iter().position(|&o| {
-            facts.op_site[o as usize] == op.site && facts.op_iter(o) == op.iter.as_slice()
-        })
+        self.classes
+            .write_ops
+            .iter()
+            .position(|&o| facts.site(o) == op.site && facts.op_iter(o) == op.iter.as_slice())
     }
 
     /// Every write: its operation, label (None when dead) and whether it is

@@ -142,7 +142,7 @@ fn carried(
     let mut prev: Option<Event> = None;
     let (mut min_w, mut min_r) = (i64::MAX, i64::MAX);
     for ev in events {
-        let site = facts.site_index(facts.op_site[ev.op as usize]);
+        let site = facts.op_site[ev.op as usize] as usize;
         if loops_of.get(site).and_then(|v| v.get(d)) != Some(&l) {
             continue;
         }

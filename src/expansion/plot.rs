@@ -80,7 +80,7 @@ pub fn plot(
     let mut dots: Vec<(f64, f64, usize, Option<u32>, u32)> = Vec::new();
     let mut at: HashMap<u32, (f64, f64)> = HashMap::new();
     for (w, &op) in c.write_ops.iter().enumerate() {
-        let site = facts.op_site[op as usize];
+        let site = facts.site(op);
         if !wanted(site) {
             continue;
         }

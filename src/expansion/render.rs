@@ -146,8 +146,7 @@ pub fn json(
     let mut order: Vec<usize> = (0..c.write_ops.len()).collect();
     order.sort_by(|&a, &b| {
         let (oa, ob) = (c.write_ops[a], c.write_ops[b]);
-        (facts.op_site[oa as usize], facts.op_iter(oa))
-            .cmp(&(facts.op_site[ob as usize], facts.op_iter(ob)))
+        (facts.site(oa), facts.op_iter(oa)).cmp(&(facts.site(ob), facts.op_iter(ob)))
     });
     list(out, "writes", order, |w| {
         let op = c.write_ops[w];
@@ -161,7 +160,7 @@ pub fn json(
         };
         format!(
             "{{\"stmt\":{},\"iter\":{},\"cell\":{cell},\"may\":{},\"label\":{},\"dead\":{}}}",
-            quote(flow.site_name(facts.op_site[op as usize])),
+            quote(flow.site_name(facts.site(op))),
             ints(facts.op_iter(op)),
             c.write_may[w],
             opt(c.write_label(w)),
@@ -343,7 +342,7 @@ pub fn text(
         writeln!(out, "  labels (sample):")?;
         let mut shown: Vec<(u32, usize)> = Vec::new();
         for (w, &op) in c.write_ops.iter().enumerate() {
-            let site = facts.op_site[op as usize];
+            let site = facts.site(op);
             let array = c.write_cells(w).first().and_then(|&cell| exp.cell(cell));
             if array.map(|x| x.0) != Some(a.array) {
                 continue;

@@ -167,7 +167,7 @@ pub fn single_assignment(program: &Program, exp: &Expansion) -> SaReport {
     let mut per_stmt: BTreeMap<usize, (u64, Vec<(i64, i64)>)> = BTreeMap::new();
     let mut polly: BTreeMap<ArrayId, Vec<PollyCase>> = BTreeMap::new();
     for (w, &op) in c.write_ops.iter().enumerate() {
-        let Site::Stmt(s) = facts.op_site[op as usize] else {
+        let Site::Stmt(s) = facts.site(op) else {
             continue;
         };
         let it = facts.op_iter(op);
@@ -223,7 +223,7 @@ pub fn single_assignment(program: &Program, exp: &Expansion) -> SaReport {
         st.several |= srcs.len() > 1 || (r.initial() && !srcs.is_empty());
         let read_loops = &loops[facts.site_index(r.site())];
         for &o in srcs {
-            let site = facts.op_site[o as usize];
+            let site = facts.site(o);
             if !st.sites.contains(&site) {
                 st.sites.push(site);
             }
