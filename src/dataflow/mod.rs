@@ -155,13 +155,6 @@ impl Flow {
         }
     }
 
-    /// Whether the initial value may reach read slot `slot`.
-    pub fn slot_initial(&self, slot: usize) -> bool {
-        self.initial
-            .get(slot / 64)
-            .is_some_and(|w| w & (1 << (slot % 64)) != 0)
-    }
-
     fn set_initial(&mut self, slot: u32) {
         if let Some(w) = self.initial.get_mut(slot as usize / 64) {
             *w |= 1 << (slot % 64);
