@@ -7,6 +7,7 @@ pub mod db;
 pub mod dependence;
 pub mod diagnostics;
 pub mod equiv;
+pub mod expansion;
 pub mod facts;
 pub mod gen;
 pub mod hash;

@@ -7,10 +7,12 @@
 pub mod check;
 pub mod deps;
 pub mod equiv;
+pub mod expand;
 pub mod flow;
 pub mod fmt;
 pub mod gen;
 pub mod lsp;
+pub mod plot;
 pub mod run;
 pub mod verify;
 
@@ -54,6 +56,11 @@ pub enum Command {
     Verify(verify::Args),
     /// Run the language server on stdin and stdout (docs/editors.md).
     Lsp(lsp::Args),
+    /// Maximal static expansion at concrete sizes: classes, labels, dead
+    /// writes, memory, parallel loops (or `--transform sa`, the baseline).
+    Expand(expand::Args),
+    /// Draw a statement's 2-D iteration domain coloured by class (SVG).
+    Plot(plot::Args),
 }
 
 /// `--format text|json`.
@@ -74,6 +81,28 @@ pub struct Sizes {
     /// The most iterations any one `while` loop instance may run.
     #[arg(long, default_value_t = 4)]
     pub max_trips: u32,
+}
+
+impl Sizes {
+    /// The analysis configuration for these sizes and a budget of access
+    /// instances.
+    pub fn config(&self, max_instances: u64) -> crate::dataflow::Config {
+        crate::dataflow::Config {
+            params: self.params.clone(),
+            max_trips: self.max_trips,
+            max_instances,
+        }
+    }
+}
+
+/// `--max-instances`, for the commands that run the bounded analysis.
+#[derive(Args, Debug, Clone)]
+pub struct Budget {
+    /// The most access instances (one cell touched by one access of one
+    /// operation) the analysis may create; it stops with an error past that.
+    /// Loop iterations and the rules' walk steps are bounded by it too.
+    #[arg(long, value_name = "N", default_value_t = crate::dataflow::DEFAULT_MAX_INSTANCES)]
+    pub max_instances: u64,
 }
 
 fn parse_param(s: &str) -> Result<(String, i64), String> {
@@ -109,6 +138,21 @@ pub fn main() -> ExitCode {
         Command::Flow(a) => flow::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Lsp(a) => lsp::run(a),
+        Command::Expand(a) => expand::run(a),
+        Command::Plot(a) => plot::run(a),
+    }
+}
+
+/// The exit code after writing a result: a closed pipe (`| head`) is not an
+/// error of ours; any other write error is exit 2.
+pub fn finish(written: std::io::Result<()>) -> ExitCode {
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: cannot write the result: {e}");
+            ExitCode::from(2)
+        }
     }
 }
 
