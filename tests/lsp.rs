@@ -56,6 +56,12 @@ fn a_session_on_example_1() {
     c.open(&u, &text);
     let diags = c.diagnostics(&u, 1);
     let msgs = messages(&diags);
+    // x is expanded along i: the paper's five classes at N=5.
+    assert!(
+        msgs.iter()
+            .any(|m| m.starts_with("x: 5 classes of live writes over 1 written cells")),
+        "{msgs:?}"
+    );
     // Both loops reuse x; only the while loop carries its value from one
     // trip to the next.
     assert!(
@@ -69,9 +75,8 @@ fn a_session_on_example_1() {
         "{msgs:?}"
     );
     assert!(
-        msgs.iter().any(|m| m.starts_with(
-            "after expanding x, loop i is parallel: no value flows between its iterations at N=5"
-        )),
+        msgs.iter().any(|m| m
+            .starts_with("after expanding x, loop i is parallel (maximal static expansion at N=5")),
         "{msgs:?}"
     );
     assert!(
@@ -133,7 +138,7 @@ fn a_session_on_example_1() {
     assert_eq!(
         titles,
         vec![
-            "parallel: no → yes after expanding x (no value flows between iterations at N=5, max-trips 4)",
+            "parallel: no → yes after expansion (maximal static expansion of x at N=5, max-trips 4)",
             "parallel: no → no after expansion (values of x flow S → S, distance 1, at N=5, max-trips 4)",
         ]
     );
@@ -147,7 +152,12 @@ fn a_session_on_example_1() {
     assert_eq!(action["title"], "Show expansion summary");
     let summary = c.call("workspace/executeCommand", action["command"].clone());
     let s = summary["result"].as_str().unwrap_or("");
-    assert!(s.contains("x: written by T, S"), "{summary}");
+    // `arrayflow expand`'s text: x has 1 cell declared, expanded by class.
+    assert!(
+        s.starts_with("== kernel 1, from statement T\nmaximal static expansion at N=5"),
+        "{s}"
+    );
+    assert!(s.contains("\nx: 1 cells declared, 1 written;"), "{s}");
     c.wait("the summary shown", |v| v["method"] == "window/showMessage");
 
     // Symbols: the parameter, the scalar, the three statements.

@@ -362,8 +362,17 @@ fn array_hover(
         .filter(|s| s.write().is_some_and(|(a, _)| a.array == array))
         .map(|s| s.label.clone())
         .collect();
-    let _ = file;
-    let _ = db;
+    let after: Option<u64> = super::kernels(db, file)
+        .iter()
+        .map(|&k| {
+            super::kernel_expansion(db, k).as_ref().ok().map(|e| {
+                e.memory
+                    .iter()
+                    .find(|(a, _, _)| *a == array)
+                    .map_or(0, |&(_, _, mse)| mse)
+            })
+        })
+        .sum();
     let before = match cells {
         Some(n) => format!("{n} cells {sizes}"),
         None => "unknown size (parameters without values)".to_string(),
@@ -373,9 +382,15 @@ fn array_hover(
     } else {
         format!("written by {}", writers.join(", "))
     };
+    let after = match after {
+        Some(n) => {
+            format!("{n} cells (maximal static expansion of each kernel that writes it, {sizes})")
+        }
+        None => "not available (the expansion of some kernel failed)".to_string(),
+    };
     format!(
         "array `{}`: {} dimension(s), {written}.\n\nMemory before expansion: {before}. \
-         After expansion: the expansion analysis is not available yet.",
+         After expansion: {after}.",
         decl.name,
         decl.dims.len()
     )
@@ -450,6 +465,22 @@ pub fn definition(db: &dyn salsa::Database, file: SourceFile, offset: u32) -> Ve
 fn lens_text(program: &Program, names: &Names, l: &super::LoopStatus, sizes: &str) -> String {
     if l.deps.is_empty() {
         return "parallel: yes".to_string();
+    }
+    match l.after_mse {
+        Some(false) => {
+            return format!(
+                "parallel: no → yes after expansion (maximal static expansion of {} {sizes})",
+                super::dep_arrays(program, &l.deps)
+            )
+        }
+        Some(true) if l.flows.as_ref().is_some_and(|f| f.is_empty()) => {
+            return format!(
+                "parallel: no → no after static expansion (φ merges values of {}); \
+                 yes after single assignment {sizes}",
+                super::dep_arrays(program, &l.deps)
+            )
+        }
+        _ => {}
     }
     match &l.flows {
         Some(f) if f.is_empty() => format!(
@@ -562,45 +593,25 @@ pub fn symbols(program: &Program) -> Vec<Symbol> {
     out
 }
 
-/// What expansion would have to do, from σ: per array, its writers, the
-/// reads with several possible sources (they would need a φ) and the reads
-/// that may see the initial value. The expansion analysis itself is not
-/// available yet; this is its input.
+/// `arrayflow expand`'s summary of every kernel (its maximal static
+/// expansion at the settings' sizes), kernel by kernel.
 pub fn expansion_summary(db: &dyn salsa::Database, file: SourceFile) -> String {
     let Some(program) = parse(db, file).program.as_ref() else {
         return "The file has errors: no summary.".to_string();
     };
-    let sizes = sizes(&settings(db), program);
-    let flow = match super::resolve::file_flow(db, file) {
-        Ok(f) => f,
-        Err(_) => return "The analysis did not finish: no summary.".to_string(),
-    };
-    let mut out = format!(
-        "Expansion summary {sizes} (from σ; the maximal static expansion itself is not available yet)\n"
-    );
-    for (k, a) in program.arrays.iter().enumerate() {
-        let id = ArrayId(k as u32);
-        let writers: Vec<String> = program
+    let mut out = String::new();
+    for (k, &kern) in super::kernels(db, file).iter().enumerate() {
+        let place = kern.place(db);
+        let first = place.stmts.start;
+        let label = program
             .stmts()
-            .iter()
-            .filter(|s| s.write().is_some_and(|(w, _)| w.array == id))
-            .map(|s| s.label.clone())
-            .collect();
-        let (mut reads, mut several, mut initial) = (0u64, 0u64, 0u64);
-        for r in flow.iter().filter(|r| r.array() == id) {
-            reads += 1;
-            if r.writes().count() + usize::from(r.initial()) > 1 {
-                several += 1;
-            }
-            if r.initial() {
-                initial += 1;
-            }
+            .get(first as usize)
+            .map_or(String::new(), |s| format!(", from statement {}", s.label));
+        out.push_str(&format!("== kernel {}{label}\n", k + 1));
+        match super::kernel_expansion(db, kern) {
+            Ok(e) => out.push_str(&e.text),
+            Err(e) => out.push_str(&format!("not expanded: {e}\n")),
         }
-        out.push_str(&format!(
-            "{}: written by {}; {reads} read instances, {several} with several possible sources, {initial} may read the initial value\n",
-            a.name,
-            if writers.is_empty() { "nothing".to_string() } else { writers.join(", ") },
-        ));
     }
     out
 }

@@ -429,6 +429,58 @@ pub fn kernel_deps<'db>(
         .collect()
 }
 
+/// Maximal static expansion of one kernel (its local program, at the
+/// settings' sizes): what the lenses, the array hover and the summary show.
+pub struct KernelExpansion {
+    /// Per array: memory before and after (cells).
+    pub memory: Vec<(ArrayId, u64, u64)>,
+    /// Per written array: classes of live writes, cells written, most
+    /// classes of one cell.
+    pub classes: Vec<(ArrayId, u64, u64, u32)>,
+    /// Per loop (local counter): carries a dependence as written, after MSE.
+    pub loops: Vec<(CounterId, bool, bool)>,
+    /// `arrayflow expand`'s text for the kernel.
+    pub text: String,
+}
+
+/// Expansion of one kernel. A kernel boundary acts as a copy-out and
+/// copy-in point: reads of values from earlier kernels count as reads of
+/// the initial value here (docs/architecture.md).
+#[salsa::tracked(no_eq)]
+pub fn kernel_expansion<'db>(
+    db: &'db dyn salsa::Database,
+    kernel: Kernel<'db>,
+) -> Result<KernelExpansion, String> {
+    use crate::expansion::{self, parallel, render, sa};
+    let local = &kernel.program(db).program;
+    let config = settings(db);
+    let exp = expansion::expand(local, &config).map_err(|e| e.to_string())?;
+    let base = sa::single_assignment(local, &exp);
+    let loops = parallel::report(local, &exp);
+    let mut text = Vec::new();
+    render::text(&exp, &base, &loops, &mut text).map_err(|e| e.to_string())?;
+    let memory = render::memory(&exp, &base)
+        .iter()
+        .zip(&exp.arrays)
+        .map(|(m, a)| (a.array, m.original, m.mse))
+        .collect();
+    let classes = exp
+        .arrays
+        .iter()
+        .filter(|a| a.cells_written > 0)
+        .map(|a| (a.array, a.classes, a.cells_written, a.max_classes_per_cell))
+        .collect();
+    Ok(KernelExpansion {
+        memory,
+        classes,
+        loops: loops
+            .iter()
+            .map(|l| (l.counter, l.original.any(), l.mse.any()))
+            .collect(),
+        text: String::from_utf8_lossy(&text).into_owned(),
+    })
+}
+
 /// How much a remark matters to an editor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Level {
@@ -455,6 +507,9 @@ pub struct LoopStatus {
     pub deps: Vec<deps::CarriedDep>,
     /// Flow dependences it carries by σ; `None` when σ failed.
     pub flows: Option<Vec<Carried>>,
+    /// Whether it still carries a dependence after maximal static
+    /// expansion of its kernel; `None` when the expansion failed.
+    pub after_mse: Option<bool>,
 }
 
 /// Every loop of a file with its dependences, in the file's ids.
@@ -464,7 +519,14 @@ pub fn loop_status(db: &dyn salsa::Database, file: SourceFile) -> Vec<LoopStatus
         let place = k.place(db);
         let ok = kernel_flow(db, k).result.is_ok();
         let deps = kernel_deps(db, k);
+        let exp = kernel_expansion(db, k).as_ref().ok();
         for l in kernel_loops_all(db, k) {
+            let after_mse = exp.and_then(|e| {
+                e.loops
+                    .iter()
+                    .find(|(c, _, _)| *c == l.counter)
+                    .map(|&(_, _, mse)| mse)
+            });
             let global = |s: Site| place.global_site(s);
             let deps = deps
                 .iter()
@@ -494,6 +556,7 @@ pub fn loop_status(db: &dyn salsa::Database, file: SourceFile) -> Vec<LoopStatus
                 doall: l.doall,
                 deps,
                 flows,
+                after_mse,
             });
         }
     }
@@ -643,6 +706,13 @@ pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
         }
         match &l.flows {
             _ if l.deps.is_empty() => push(Level::Hint, format!("loop {name} is parallel")),
+            _ if l.after_mse == Some(false) => push(
+                Level::Hint,
+                format!(
+                    "after expanding {}, loop {name} is parallel (maximal static expansion {sizes})",
+                    dep_arrays(program, &l.deps)
+                ),
+            ),
             Some(f) if f.is_empty() => push(
                 Level::Hint,
                 format!(
@@ -652,6 +722,24 @@ pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
                 ),
             ),
             _ => {}
+        }
+    }
+    for (k, &kern) in kernels(db, file).iter().enumerate() {
+        let Ok(e) = kernel_expansion(db, kern) else {
+            continue;
+        };
+        for &(a, classes, written, most) in &e.classes {
+            let decl = program.array_decl(a);
+            out.push(Remark {
+                level: Level::Hint,
+                span: decl.span,
+                message: format!(
+                    "{}: {classes} classes of live writes over {written} written cells \
+                     (expansion ×{most} at most per cell) in kernel {} {sizes}",
+                    decl.name,
+                    k + 1
+                ),
+            });
         }
     }
     out
