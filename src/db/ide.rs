@@ -339,7 +339,7 @@ fn write_hover(
     };
     format!(
         "**{name}** writes `{arr}`: {used}.\n\n\
-         Class label and expanded reference: the expansion analysis is not available yet."
+         Class labels of its instances: *Show expansion summary* (code action) lists them."
     )
 }
 

@@ -11,7 +11,7 @@
 use super::kernel::{Augmented, Role};
 use super::{kernel_flow, kernels, parse, settings, Carried, Kernel, LoopFlow, SourceFile};
 use crate::dataflow::assemble::Assembler;
-use crate::dataflow::{DataflowError, Flow, Read};
+use crate::dataflow::{Flow, Read};
 use crate::diagnostics::Diagnostic;
 use crate::model::{ArrayId, CounterId, Node, Operation, Program, Site};
 use std::collections::HashMap;
@@ -197,13 +197,6 @@ pub fn file_flow(db: &dyn salsa::Database, file: SourceFile) -> Result<Flow, Fil
         }
     }
     Ok(asm.finish())
-}
-
-/// Propagates a kernel error for callers that want `DataflowError`.
-pub fn first_error(db: &dyn salsa::Database, file: SourceFile) -> Option<DataflowError> {
-    kernels(db, file)
-        .iter()
-        .find_map(|&k| kernel_flow(db, k).result.as_ref().err().cloned())
 }
 
 /// The loops of a kernel (local ids) and the flow dependences each carries,
