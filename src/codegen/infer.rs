@@ -9,7 +9,9 @@
 use super::fit;
 use crate::expansion::classes::NONE;
 use crate::expansion::Expansion;
-use crate::model::{Affine, ArrayId, CounterId, CounterKind, Node, ParamId, Program, Site, Var};
+use crate::model::{
+    AccessKind, Affine, ArrayId, CounterId, CounterKind, ExprKind, Node, ParamId, Program, Site, Var,
+};
 use std::collections::HashMap;
 
 /// The bounded expansion at one parameter vector.
@@ -457,6 +459,34 @@ pub fn pool(program: &Program) -> Vec<Affine> {
             }
         }
     }
+    // Reads subscripted by a plain counter (the copy-out's virtual reads):
+    // split where the range of each affine write subscript starts and ends.
+    for s in program.stmts() {
+        for a in s.accesses() {
+            if a.kind != AccessKind::Read {
+                continue;
+            }
+            for (d, sub) in a.access.subscripts.iter().enumerate() {
+                let ExprKind::Counter(o) = sub.expr.kind else {
+                    continue;
+                };
+                let ov = Affine::var(Var::Counter(o));
+                for w in program.stmts() {
+                    let Some((wa, _)) = w.write() else { continue };
+                    if wa.array != a.access.array {
+                        continue;
+                    }
+                    let Some(Some(f)) = wa.subscripts.get(d).map(|x| x.affine.as_ref()) else {
+                        continue;
+                    };
+                    if let Some((lo, hi)) = range(program, f) {
+                        push(ov.checked_sub(&lo).and_then(|e| e.checked_add(&Affine::constant(1))));
+                        push(ov.checked_sub(&hi));
+                    }
+                }
+            }
+        }
+    }
     let mut keys: Vec<_> = subs.keys().copied().collect();
     keys.sort();
     for k in keys {
@@ -474,6 +504,91 @@ pub fn pool(program: &Program) -> Vec<Affine> {
     out
 }
 
+/// The box [lo, hi] of every for counter (outer counters substituted).
+pub fn counter_box(program: &Program, c: CounterId) -> Option<(Affine, Affine)> {
+    fn find(
+        nodes: &[Node],
+        c: CounterId,
+        outer: &mut Vec<(CounterId, Affine, Affine)>,
+    ) -> Option<(Affine, Affine)> {
+        for n in nodes {
+            match n {
+                Node::For(f) => {
+                    let lo = bound(&f.lower.affine, outer, true)?;
+                    let hi = bound(&f.upper.affine, outer, false)?;
+                    if f.counter == c {
+                        return Some((lo, hi));
+                    }
+                    outer.push((f.counter, lo, hi));
+                    let r = find(&f.body, c, outer);
+                    outer.pop();
+                    if r.is_some() {
+                        return r;
+                    }
+                }
+                Node::While(w) => {
+                    if let Some(r) = find(&w.body, c, outer) {
+                        return Some(r);
+                    }
+                }
+                Node::If(i) => {
+                    for (_, b) in &i.branches {
+                        if let Some(r) = find(b, c, outer) {
+                            return Some(r);
+                        }
+                    }
+                    if let Some(b) = &i.otherwise {
+                        if let Some(r) = find(b, c, outer) {
+                            return Some(r);
+                        }
+                    }
+                }
+                Node::Stmt(_) => {}
+            }
+        }
+        None
+    }
+    fn bound(e: &Affine, outer: &[(CounterId, Affine, Affine)], low: bool) -> Option<Affine> {
+        let mut acc = Affine::constant(e.constant);
+        for &(v, k) in &e.terms {
+            let t = match v {
+                Var::Param(_) => Affine::var(v).checked_scale(k)?,
+                Var::Counter(x) => {
+                    let (_, lo, hi) = outer.iter().find(|o| o.0 == x)?;
+                    let pick = if (k > 0) == low { lo } else { hi };
+                    pick.checked_scale(k)?
+                }
+            };
+            acc = acc.checked_add(&t)?;
+        }
+        Some(acc)
+    }
+    find(&program.body, c, &mut Vec::new())
+}
+
+
+/// [min, max] of an affine function over the boxes of its counters.
+fn range(program: &Program, f: &Affine) -> Option<(Affine, Affine)> {
+    let mut lo = Affine::constant(f.constant);
+    let mut hi = Affine::constant(f.constant);
+    for &(v, k) in &f.terms {
+        match v {
+            Var::Param(_) => {
+                let t = Affine::var(v).checked_scale(k)?;
+                lo = lo.checked_add(&t)?;
+                hi = hi.checked_add(&t)?;
+            }
+            Var::Counter(c) => {
+                let (a, b) = counter_box(program, c)?;
+                let (x, y) = if k > 0 { (a, b) } else { (b, a) };
+                lo = lo.checked_add(&x.checked_scale(k)?)?;
+                hi = hi.checked_add(&y.checked_scale(k)?)?;
+            }
+        }
+    }
+    Some((lo, hi))
+}
+
 /// Whether `e` only uses parameters and for-counters among `loops`.
 fn usable(program: &Program, e: &Affine, loops: &[CounterId]) -> bool {
     e.vars().all(|v| match v {
@@ -489,7 +604,7 @@ pub fn array_form(
     samples: &[Sample],
     array: ArrayId,
     pool: &[Affine],
-) -> Option<ArrayForm> {
+) -> Vec<ArrayForm> {
     let recs: Vec<Vec<WriteRec>> = samples
         .iter()
         .map(|s| write_recs(program, s, array))
@@ -498,15 +613,19 @@ pub fn array_form(
     stmts.sort_unstable();
     stmts.dedup();
     if stmts.is_empty() {
-        return None;
+        return Vec::new();
     }
     let mut splits: HashMap<usize, Affine> = HashMap::new();
     let mut best = evaluate(program, sites, samples, &recs, &stmts, &splits);
+    // Splits that tie with the one taken in the last round: the read labels
+    // may have a closed form under one and not under another.
+    let mut ties: Vec<(usize, Affine, Eval)> = Vec::new();
+    let mut before = splits.clone();
     for _ in 0..3 {
         if best.labels == best.classes {
             break;
         }
-        let mut improved: Option<(usize, Affine, Eval)> = None;
+        let mut round: Vec<(usize, Affine, Eval)> = Vec::new();
         for &s in &stmts {
             if splits.contains_key(&s) {
                 continue;
@@ -515,29 +634,40 @@ pub fn array_form(
                 let mut trial = splits.clone();
                 trial.insert(s, e.clone());
                 let ev = evaluate(program, sites, samples, &recs, &stmts, &trial);
-                let cur = improved.as_ref().map_or(best.labels, |x| x.2.labels);
+                let cur = round.first().map_or(best.labels, |x| x.2.labels);
                 if ev.labels > cur {
-                    improved = Some((s, e.clone(), ev));
+                    round.clear();
+                }
+                if ev.labels > best.labels && ev.labels >= cur {
+                    round.push((s, e.clone(), ev));
                 }
             }
         }
-        match improved {
-            Some((s, e, ev)) => {
-                splits.insert(s, e);
-                best = ev;
-            }
-            None => break,
+        if round.is_empty() {
+            break;
         }
+        let (s, e, ev) = round.remove(0);
+        before = splits.clone();
+        splits.insert(s, e);
+        best = ev;
+        ties = round;
     }
-    Some(ArrayForm {
+    let make = |splits: HashMap<usize, Affine>, ev: Eval| ArrayForm {
         array,
         splits,
-        atom_group: best.atom_group,
-        kappa: best.kappa,
-        copy_in: best.copy_in,
-        labels: best.labels,
-        classes: best.classes,
-    })
+        atom_group: ev.atom_group,
+        kappa: ev.kappa,
+        copy_in: ev.copy_in,
+        labels: ev.labels,
+        classes: ev.classes,
+    };
+    let mut out = vec![make(splits.clone(), best)];
+    for (s, e, ev) in ties.into_iter().take(16) {
+        let mut alt = before.clone();
+        alt.insert(s, e);
+        out.push(make(alt, ev));
+    }
+    out
 }
 
 /// One read instance: the site's for-counter values then the parameters,
@@ -619,7 +749,7 @@ pub fn read_trees(
             .collect();
         let refs: Vec<&Pt> = pts.iter().collect();
         let tree = (0..=2)
-            .find_map(|depth| fit_tree(&refs, &vars, &conds, depth))
+            .find_map(|depth| fit_tree(&refs, &vars, &form.copy_in, &conds, depth))
             .ok_or_else(|| {
                 format!(
                     "read {} of `{}` has no closed-form label",
@@ -632,20 +762,15 @@ pub fn read_trees(
     Ok(out)
 }
 
-fn fit_leaf(pts: &[&Pt], vars: &[Var]) -> Option<Tree> {
-    let Some(first) = pts.first() else {
+/// A leaf: one group and affine κ. Points that see only initial values
+/// (label None) fit any group that is copied in.
+fn fit_leaf(pts: &[&Pt], vars: &[Var], copy_in: &[bool]) -> Option<Tree> {
+    let Some((g, k0)) = pts.iter().find_map(|p| p.label.as_ref()) else {
         return Some(Tree::Leaf(None));
     };
-    let Some((g, k0)) = &first.label else {
-        return pts
-            .iter()
-            .all(|p| p.label.is_none())
-            .then_some(Tree::Leaf(None));
-    };
-    if !pts.iter().all(|p| {
-        p.label
-            .as_ref()
-            .is_some_and(|(h, k)| h == g && k.len() == k0.len())
+    if !pts.iter().all(|p| match &p.label {
+        Some((h, k)) => h == g && k.len() == k0.len(),
+        None => copy_in.get(*g) == Some(&true),
     }) {
         return None;
     }
@@ -670,10 +795,11 @@ fn fit_leaf(pts: &[&Pt], vars: &[Var]) -> Option<Tree> {
 fn fit_tree(
     pts: &[&Pt],
     vars: &[Var],
+    copy_in: &[bool],
     conds: &[(Affine, Vec<i64>, i64)],
     depth: usize,
 ) -> Option<Tree> {
-    if let Some(t) = fit_leaf(pts, vars) {
+    if let Some(t) = fit_leaf(pts, vars, copy_in) {
         return Some(t);
     }
     if depth == 0 {
@@ -685,10 +811,10 @@ fn fit_tree(
         if yes.is_empty() || no.is_empty() {
             continue;
         }
-        let Some(ty) = fit_tree(&yes, vars, conds, depth - 1) else {
+        let Some(ty) = fit_tree(&yes, vars, copy_in, conds, depth - 1) else {
             continue;
         };
-        if let Some(tn) = fit_tree(&no, vars, conds, depth - 1) {
+        if let Some(tn) = fit_tree(&no, vars, copy_in, conds, depth - 1) {
             return Some(Tree::Split(e.clone(), Box::new(ty), Box::new(tn)));
         }
     }

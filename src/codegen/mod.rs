@@ -85,19 +85,22 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     let written: Vec<ArrayId> = written_arrays(program);
     let mut forms: Vec<(ArrayId, Outcome, Trees)> = Vec::new();
     for &a in &written {
-        let (outcome, trees) = match infer::array_form(&plus, &sites, &samples, a, &pool) {
-            None => (
-                Outcome::NotExpanded("no write runs at the samples".into()),
-                HashMap::new(),
-            ),
-            Some(form) => match infer::read_trees(&plus, &sites, &samples, &form, &pool) {
-                Err(why) => (Outcome::NotExpanded(why), HashMap::new()),
-                Ok(trees) => match obstacle(&plus, &form, &trees) {
-                    Some(why) => (Outcome::NotExpanded(why), HashMap::new()),
-                    None => (Outcome::Expanded(form), trees),
+        let candidates = infer::array_form(&plus, &sites, &samples, a, &pool);
+        let mut outcome = Outcome::NotExpanded("no write runs at the samples".into());
+        let mut trees = HashMap::new();
+        for form in candidates {
+            match infer::read_trees(&plus, &sites, &samples, &form, &pool) {
+                Err(why) => outcome = Outcome::NotExpanded(why),
+                Ok(t) => match obstacle(&plus, &form, &t) {
+                    Some(why) => outcome = Outcome::NotExpanded(why),
+                    None => {
+                        outcome = Outcome::Expanded(form);
+                        trees = t;
+                        break;
+                    }
                 },
-            },
-        };
+            }
+        }
         forms.push((a, outcome, trees));
     }
     let mut g = Gen {
@@ -433,6 +436,23 @@ pub fn expr_of(a: &Affine) -> Expr {
     }
 }
 
+/// e ≤ 0 written as (positive terms) <= (the rest), e.g. `j <= N - 1`.
+fn le_zero(e: &Affine) -> Cond {
+    let mut l = Affine::constant(e.constant.max(0));
+    let mut r = Affine::constant(-e.constant.min(0));
+    for &(v, c) in &e.terms {
+        if c > 0 {
+            l.terms.push((v, c));
+        } else {
+            r.terms.push((v, -c));
+        }
+    }
+    if l.terms.is_empty() && l.constant == 0 {
+        return Cond::Cmp(CmpOp::Le, expr_of(e), Expr::int(0));
+    }
+    Cond::Cmp(CmpOp::Le, expr_of(&l), expr_of(&r))
+}
+
 fn affine_text(p: &Program, a: &Affine) -> String {
     print::expr(p, &expr_of(a))
 }
@@ -450,68 +470,6 @@ struct Gen<'a> {
 }
 
 impl Gen<'_> {
-    /// The box [lo, hi] of every for counter (outer counters substituted).
-    fn counter_box(&self, c: CounterId) -> Option<(Affine, Affine)> {
-        fn find(
-            nodes: &[Node],
-            c: CounterId,
-            outer: &mut Vec<(CounterId, Affine, Affine)>,
-        ) -> Option<(Affine, Affine)> {
-            for n in nodes {
-                match n {
-                    Node::For(f) => {
-                        let lo = bound(&f.lower.affine, outer, true)?;
-                        let hi = bound(&f.upper.affine, outer, false)?;
-                        if f.counter == c {
-                            return Some((lo, hi));
-                        }
-                        outer.push((f.counter, lo, hi));
-                        let r = find(&f.body, c, outer);
-                        outer.pop();
-                        if r.is_some() {
-                            return r;
-                        }
-                    }
-                    Node::While(w) => {
-                        if let Some(r) = find(&w.body, c, outer) {
-                            return Some(r);
-                        }
-                    }
-                    Node::If(i) => {
-                        for (_, b) in &i.branches {
-                            if let Some(r) = find(b, c, outer) {
-                                return Some(r);
-                            }
-                        }
-                        if let Some(b) = &i.otherwise {
-                            if let Some(r) = find(b, c, outer) {
-                                return Some(r);
-                            }
-                        }
-                    }
-                    Node::Stmt(_) => {}
-                }
-            }
-            None
-        }
-        fn bound(e: &Affine, outer: &[(CounterId, Affine, Affine)], low: bool) -> Option<Affine> {
-            let mut acc = Affine::constant(e.constant);
-            for &(v, k) in &e.terms {
-                let t = match v {
-                    Var::Param(_) => Affine::var(v).checked_scale(k)?,
-                    Var::Counter(x) => {
-                        let (_, lo, hi) = outer.iter().find(|o| o.0 == x)?;
-                        let pick = if (k > 0) == low { lo } else { hi };
-                        pick.checked_scale(k)?
-                    }
-                };
-                acc = acc.checked_add(&t)?;
-            }
-            Some(acc)
-        }
-        find(&self.src.body, c, &mut Vec::new())
-    }
-
     /// Declares the group arrays of one form; copy-in loops go to `copy_in`.
     fn declare(
         &mut self,
@@ -525,8 +483,7 @@ impl Gen<'_> {
             let mut b = Vec::new();
             for &c in ks {
                 b.push(
-                    self.counter_box(c)
-                        .ok_or("a label counter has no affine box")?,
+                    infer::counter_box(self.src, c).ok_or("a label counter has no affine box")?,
                 );
             }
             boxes.push(b);
@@ -836,7 +793,7 @@ impl Gen<'_> {
                         id: CondId(0),
                         name,
                         generated: false,
-                        cond: Cond::Cmp(CmpOp::Le, expr_of(e), Expr::int(0)),
+                        cond: le_zero(e),
                         span: Span::NONE,
                     },
                     yes,
