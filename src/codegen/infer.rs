@@ -10,7 +10,8 @@ use super::fit;
 use crate::expansion::classes::NONE;
 use crate::expansion::Expansion;
 use crate::model::{
-    AccessKind, Affine, ArrayId, CounterId, CounterKind, ExprKind, Node, ParamId, Program, Site, Var,
+    AccessKind, Affine, ArrayId, CounterId, CounterKind, ExprKind, Node, ParamId, Program, Site,
+    Var,
 };
 use std::collections::HashMap;
 
@@ -480,7 +481,10 @@ pub fn pool(program: &Program) -> Vec<Affine> {
                         continue;
                     };
                     if let Some((lo, hi)) = range(program, f) {
-                        push(ov.checked_sub(&lo).and_then(|e| e.checked_add(&Affine::constant(1))));
+                        push(
+                            ov.checked_sub(&lo)
+                                .and_then(|e| e.checked_add(&Affine::constant(1))),
+                        );
                         push(ov.checked_sub(&hi));
                     }
                 }
@@ -565,7 +569,6 @@ pub fn counter_box(program: &Program, c: CounterId) -> Option<(Affine, Affine)> 
     }
     find(&program.body, c, &mut Vec::new())
 }
-
 
 /// [min, max] of an affine function over the boxes of its counters.
 fn range(program: &Program, f: &Affine) -> Option<(Affine, Affine)> {
@@ -781,6 +784,16 @@ fn fit_leaf(pts: &[&Pt], vars: &[Var], copy_in: &[bool]) -> Option<Tree> {
             .filter_map(|p| p.label.as_ref().map(|(_, k)| (p.x.clone(), k[d])))
             .collect();
         let (a, b) = fit::affine(&data)?;
+        // At reads that see only initial values the label must stay inside
+        // the κ values seen (the copied-in box), not just fit.
+        let lo = data.iter().map(|d| d.1).min()?;
+        let hi = data.iter().map(|d| d.1).max()?;
+        for p in pts.iter().filter(|p| p.label.is_none()) {
+            let v: i64 = a.iter().zip(&p.x).map(|(c, x)| c * x).sum::<i64>() + b;
+            if v < lo || v > hi {
+                return None;
+            }
+        }
         let mut e = Affine::constant(b);
         for (v, c) in vars.iter().zip(a) {
             if c != 0 {

@@ -60,8 +60,12 @@ pub struct ArrayReport {
     pub rectangular: Vec<i64>,
     /// Bounded class count per sample.
     pub classes: Vec<u64>,
-    /// Labels the emitted form uses per cell, summed, per the samples.
+    /// Label groups (renamed arrays).
     pub groups: usize,
+    /// Σ over cells and samples of the distinct labels of the cell's
+    /// classes, and of its classes (the k of m of the verdict).
+    pub labels: u64,
+    pub label_classes: u64,
 }
 
 /// The emitted program and what was decided.
@@ -129,6 +133,8 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
             rectangular: Vec::new(),
             classes,
             groups: 0,
+            labels: 0,
+            label_classes: 0,
         };
         match outcome {
             Outcome::NotExpanded(why) => rep.verdict = format!("not expanded: {why}"),
@@ -482,9 +488,7 @@ impl Gen<'_> {
         for ks in &form.kappa {
             let mut b = Vec::new();
             for &c in ks {
-                b.push(
-                    infer::counter_box(self.src, c).ok_or("a label counter has no affine box")?,
-                );
+                b.push(infer::counter_box(self.src, c).ok_or("a label counter has no affine box")?);
             }
             boxes.push(b);
         }
