@@ -2,6 +2,7 @@
 //! expansion for loop programs. See `docs/architecture.md` for the map.
 
 pub mod cli;
+pub mod codegen;
 pub mod dataflow;
 pub mod db;
 pub mod dependence;
