@@ -143,12 +143,39 @@ fn a_session_on_example_1() {
         ]
     );
 
-    // The code action runs the summary command.
+    // Two code actions: apply the expansion (resolved into an edit), and
+    // the summary command.
     let actions = c.call(
         "textDocument/codeAction",
         json!({"textDocument": {"uri": u}, "range": {"start": at, "end": at}, "context": {"diagnostics": []}}),
     );
-    let action = &actions["result"][0];
+    let apply = &actions["result"][0];
+    assert_eq!(apply["title"], "Apply maximal static expansion");
+    let resolved = c.call("codeAction/resolve", apply.clone());
+    let edits = &resolved["result"]["edit"]["changes"][u.as_str()];
+    assert_eq!(edits.as_array().map(Vec::len), Some(1), "{resolved}");
+    assert_eq!(
+        edits[0]["range"]["start"],
+        json!({"line": 0, "character": 0})
+    );
+    let lines = text.lines().count() as i64;
+    assert_eq!(
+        edits[0]["range"]["end"],
+        json!({"line": lines, "character": 0})
+    );
+    // The paper's Figure 3: x expanded along i, i parallel, x copied out.
+    let code = edits[0]["newText"].as_str().unwrap_or("");
+    for line in [
+        "real x_1[1..N];",
+        "for i = 1 to N doall",
+        "  T: x_1[i] = ...;",
+        "    S: x_1[i] = f(x_1[i]);",
+        "  R: use(x_1[i]);",
+        "@copy copy_out: x = x_1[N];",
+    ] {
+        assert!(code.lines().any(|l| l == line), "{line}\n{code}");
+    }
+    let action = &actions["result"][1];
     assert_eq!(action["title"], "Show expansion summary");
     let summary = c.call("workspace/executeCommand", action["command"].clone());
     let s = summary["result"].as_str().unwrap_or("");

@@ -481,6 +481,29 @@ pub fn kernel_expansion<'db>(
     })
 }
 
+/// The file rewritten by maximal static expansion (`arrayflow expand
+/// --emit code`: the report as comments, then the program), for the whole
+/// file at once: the emitted code is one program, not one per kernel.
+#[salsa::tracked(no_eq)]
+pub fn expanded_code(db: &dyn salsa::Database, file: SourceFile) -> Result<String, String> {
+    let program = parse(db, file)
+        .program
+        .as_ref()
+        .ok_or("the file has errors")?;
+    let c = settings(db);
+    let o = crate::codegen::Options {
+        params: c.params,
+        max_trips: c.max_trips,
+        max_instances: c.max_instances,
+    };
+    let e = crate::codegen::emit(program, &o)?;
+    Ok(format!(
+        "{}{}",
+        crate::codegen::report::text(program, &e),
+        e.text
+    ))
+}
+
 /// How much a remark matters to an editor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Level {

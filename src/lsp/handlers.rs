@@ -16,6 +16,8 @@ pub enum Kind {
     Definition(Position),
     CodeLens,
     CodeAction,
+    /// Fill in the edit of "Apply maximal static expansion".
+    ResolveAction(Box<CodeAction>),
     Symbols,
     Summary,
 }
@@ -37,6 +39,9 @@ impl Reply {
 }
 
 type Failure = (ErrorCode, String);
+
+/// The title of the code action that rewrites the file.
+pub const APPLY: &str = "Apply maximal static expansion";
 
 fn params<T: serde::de::DeserializeOwned>(
     method: &str,
@@ -71,6 +76,20 @@ pub fn parse_request(method: &str, v: serde_json::Value) -> Result<(String, Kind
         req::CodeActionRequest::METHOD => {
             let p: CodeActionParams = params(method, v)?;
             Ok((doc(&p.text_document), Kind::CodeAction))
+        }
+        req::CodeActionResolveRequest::METHOD => {
+            let a: CodeAction = params(method, v)?;
+            let uri = a
+                .data
+                .as_ref()
+                .and_then(|d| d.get("uri"))
+                .and_then(|u| u.as_str())
+                .map(str::to_string)
+                .ok_or((
+                    ErrorCode::InvalidParams,
+                    "`codeAction/resolve`: the action has no document".to_string(),
+                ))?;
+            Ok((uri, Kind::ResolveAction(Box::new(a))))
         }
         req::DocumentSymbolRequest::METHOD => {
             let p: DocumentSymbolParams = params(method, v)?;
@@ -116,7 +135,14 @@ pub fn capabilities(utf8: bool) -> InitializeResult {
             code_lens_provider: Some(CodeLensOptions {
                 resolve_provider: Some(false),
             }),
-            code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
+            code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+                code_action_kinds: Some(vec![
+                    CodeActionKind::REFACTOR_REWRITE,
+                    CodeActionKind::SOURCE,
+                ]),
+                resolve_provider: Some(true),
+                ..CodeActionOptions::default()
+            })),
             document_symbol_provider: Some(OneOf::Left(true)),
             execute_command_provider: Some(ExecuteCommandOptions {
                 commands: vec![SUMMARY_COMMAND.to_string()],
@@ -202,13 +228,42 @@ pub fn handle(s: &Snapshot, kind: &Kind, uri: &Uri) -> Result<Reply, Failure> {
             json(lenses)
         }
         Kind::CodeAction => {
-            let action = CodeAction {
+            let apply = CodeAction {
+                title: APPLY.to_string(),
+                kind: Some(CodeActionKind::REFACTOR_REWRITE),
+                data: Some(serde_json::json!({ "uri": uri.as_str() })),
+                ..CodeAction::default()
+            };
+            let summary = CodeAction {
                 title: "Show expansion summary".to_string(),
                 kind: Some(CodeActionKind::SOURCE),
                 command: Some(summary_command("Show expansion summary".to_string(), uri)),
                 ..CodeAction::default()
             };
-            json(vec![CodeActionOrCommand::CodeAction(action)])
+            json(vec![
+                CodeActionOrCommand::CodeAction(apply),
+                CodeActionOrCommand::CodeAction(summary),
+            ])
+        }
+        Kind::ResolveAction(action) => {
+            if !s.analysed() {
+                return Err((
+                    ErrorCode::RequestFailed,
+                    "the file is too large to analyse".to_string(),
+                ));
+            }
+            let code = db::expanded_code(db, file)
+                .clone()
+                .map_err(|e| (ErrorCode::RequestFailed, format!("cannot expand: {e}")))?;
+            let whole = Range::new(
+                Position::new(0, 0),
+                s.index.position(&s.text, s.text.len() as u32, s.enc),
+            );
+            let mut changes = std::collections::HashMap::new();
+            changes.insert(uri.clone(), vec![TextEdit::new(whole, code)]);
+            let mut action = (**action).clone();
+            action.edit = Some(WorkspaceEdit::new(changes));
+            json(action)
         }
         Kind::Symbols => {
             let Some(program) = db::parse(db, file).program.as_ref() else {
