@@ -152,7 +152,9 @@ fn a_session_on_example_1() {
     let apply = &actions["result"][0];
     assert_eq!(apply["title"], "Apply maximal static expansion");
     let resolved = c.call("codeAction/resolve", apply.clone());
-    let edits = &resolved["result"]["edit"]["changes"][u.as_str()];
+    let change = &resolved["result"]["edit"]["documentChanges"][0];
+    assert_eq!(change["textDocument"], json!({"uri": u, "version": 1}));
+    let edits = &change["edits"];
     assert_eq!(edits.as_array().map(Vec::len), Some(1), "{resolved}");
     assert_eq!(
         edits[0]["range"]["start"],

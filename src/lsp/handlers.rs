@@ -259,10 +259,19 @@ pub fn handle(s: &Snapshot, kind: &Kind, uri: &Uri) -> Result<Reply, Failure> {
                 Position::new(0, 0),
                 s.index.position(&s.text, s.text.len() as u32, s.enc),
             );
-            let mut changes = std::collections::HashMap::new();
-            changes.insert(uri.clone(), vec![TextEdit::new(whole, code)]);
+            // Versioned, so a client applies it only to the text it was made from.
+            let edit = TextDocumentEdit {
+                text_document: OptionalVersionedTextDocumentIdentifier {
+                    uri: uri.clone(),
+                    version: Some(s.version),
+                },
+                edits: vec![OneOf::Left(TextEdit::new(whole, code))],
+            };
             let mut action = (**action).clone();
-            action.edit = Some(WorkspaceEdit::new(changes));
+            action.edit = Some(WorkspaceEdit {
+                document_changes: Some(DocumentChanges::Edits(vec![edit])),
+                ..WorkspaceEdit::default()
+            });
             json(action)
         }
         Kind::Symbols => {
