@@ -210,3 +210,51 @@ fn settings_changes_rerun_every_kernel() {
     assert_eq!(lenses.len(), 4);
     assert!(lenses.iter().all(|(_, l)| l.contains("N=3")), "{lenses:?}");
 }
+
+/// Salsa's cancellation: setting a new text while another handle computes
+/// on the old one unwinds that computation (the language server answers
+/// such requests with `ContentModified`).
+#[test]
+fn a_new_text_cancels_a_computation_on_the_old_one() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc::channel;
+    let (started_tx, started_rx) = channel::<()>();
+    let started_tx = Mutex::new(Some(started_tx));
+    let executed = Arc::new(AtomicUsize::new(0));
+    let seen = executed.clone();
+    let mut db = Database::with_events(
+        Config::default(),
+        Box::new(move |event| {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind {
+                if format!("{database_key:?}").starts_with("kernel_flow") {
+                    match seen.fetch_add(1, Ordering::SeqCst) {
+                        0 => {
+                            if let Some(tx) = started_tx.lock().unwrap().take() {
+                                let _ = tx.send(());
+                            }
+                        }
+                        // Give the writer time to raise the flag.
+                        1 => std::thread::sleep(std::time::Duration::from_millis(200)),
+                        _ => {}
+                    }
+                }
+            }
+        }),
+    );
+    let file = db.add_file("k.loop", kernel_file(20, None));
+    let snapshot = db.clone();
+    let worker =
+        std::thread::spawn(move || salsa::Cancelled::catch(|| db::remarks(&snapshot, file).len()));
+    started_rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the analysis started");
+    db.set_text(file, kernel_file(20, Some(3)));
+    let outcome = worker.join().expect("no panic but cancellation");
+    assert!(
+        matches!(outcome, Err(salsa::Cancelled::PendingWrite)),
+        "{outcome:?}"
+    );
+    assert!(executed.load(Ordering::SeqCst) < 20);
+    // The database answers on the new text.
+    assert!(!db::remarks(&db, file).is_empty());
+}

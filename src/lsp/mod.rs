@@ -161,6 +161,8 @@ struct Doc {
     diag_queued: AtomicBool,
     /// Cancels the diagnostics being computed, when an edit makes them stale.
     diag_token: Mutex<Option<salsa::CancellationToken>>,
+    /// Closed by the client: nothing more is published for it.
+    closed: AtomicBool,
 }
 
 struct DocState {
@@ -197,7 +199,10 @@ impl Doc {
             (st.text.clone(), st.rev, st.version)
         };
         let (gen, config) = shared.config();
-        let db = {
+        // The file is read under the same lock: once this handle holds a
+        // clone, it must never wait for the engine (a writer holding the
+        // engine waits for every clone to be dropped).
+        let (db, file) = {
             let mut e = self.engine.lock().unwrap_or_else(|e| e.into_inner());
             if e.rev != rev {
                 let file = e.file;
@@ -209,7 +214,7 @@ impl Doc {
                 e.db.configure(config.analysis.clone());
                 e.config_gen = gen;
             }
-            e.db.clone()
+            (e.db.clone(), e.file)
         };
         let index = {
             let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -224,7 +229,6 @@ impl Doc {
                 }
             }
         };
-        let file = self.engine.lock().unwrap_or_else(|e| e.into_inner()).file;
         Snapshot {
             db,
             file,
@@ -540,6 +544,10 @@ impl Server {
                 let p = params::<lsp_types::DidCloseTextDocumentParams>(method, n.params)?;
                 let key = p.text_document.uri.as_str().to_string();
                 if let Some(doc) = self.docs.remove(&key) {
+                    doc.closed.store(true, Ordering::SeqCst);
+                    if let Some(t) = doc.diag_token.lock().ok().and_then(|t| t.clone()) {
+                        t.cancel();
+                    }
                     // Clear what was published for it.
                     self.shared.send(Notification::new(
                         notif::PublishDiagnostics::METHOD.to_string(),
@@ -610,6 +618,7 @@ impl Server {
             }),
             diag_queued: AtomicBool::new(false),
             diag_token: Mutex::new(None),
+            closed: AtomicBool::new(false),
         });
         if self.docs.insert(key.clone(), doc.clone()).is_some() {
             log(format!("didOpen of {key}, which was open: replaced"));
@@ -682,8 +691,8 @@ fn run_job(shared: &Shared, job: Job) {
             Err((code, msg)) => shared.reply_err(id, code, msg),
         },
         (Ok((Ok(result), rev)), None) => {
-            // Publish only what was computed on the current text.
-            if job.doc.rev() == rev {
+            // Publish only what was computed on the current text of an open document.
+            if job.doc.rev() == rev && !job.doc.closed.load(Ordering::SeqCst) {
                 if let Ok(handlers::Reply::Json(v)) = result {
                     shared.send(Notification::new(
                         "textDocument/publishDiagnostics".to_string(),
