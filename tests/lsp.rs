@@ -125,6 +125,11 @@ fn a_session_on_example_1() {
             && wv.contains("S (access 0)"),
         "{wv}"
     );
+    // Its expanded reference (Figure 3 of the paper).
+    assert!(
+        wv.contains("After maximal static expansion it writes `x_1[i]` (T)"),
+        "{wv}"
+    );
 
     // Code lenses on both loops.
     let lens = c.call("textDocument/codeLens", json!({"textDocument": {"uri": u}}));

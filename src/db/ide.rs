@@ -337,9 +337,33 @@ fn write_hover(
     } else {
         format!("its values may be read by {} {sizes}", list.join(", "))
     };
+    let expanded = match super::expanded_code(db, file) {
+        Ok((emitted, _)) => {
+            let refs: Vec<String> = emitted
+                .stmts()
+                .iter()
+                .filter(|s| !s.copy && s.base_label() == name)
+                .filter_map(|s| {
+                    let (target, _) = s.write()?;
+                    Some(format!(
+                        "`{}` ({})",
+                        crate::print::access(emitted, target),
+                        s.label
+                    ))
+                })
+                .collect();
+            if refs.is_empty() {
+                "not in the expanded program".to_string()
+            } else {
+                refs.join(", ")
+            }
+        }
+        Err(e) => format!("not available ({e})"),
+    };
     format!(
         "**{name}** writes `{arr}`: {used}.\n\n\
-         Class labels of its instances: *Show expansion summary* (code action) lists them."
+         After maximal static expansion it writes {expanded}; class labels of its \
+         instances: *Show expansion summary*."
     )
 }
 

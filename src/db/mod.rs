@@ -485,7 +485,10 @@ pub fn kernel_expansion<'db>(
 /// --emit code`: the report as comments, then the program), for the whole
 /// file at once: the emitted code is one program, not one per kernel.
 #[salsa::tracked(no_eq)]
-pub fn expanded_code(db: &dyn salsa::Database, file: SourceFile) -> Result<String, String> {
+pub fn expanded_code(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+) -> Result<(Program, String), String> {
     let program = parse(db, file)
         .program
         .as_ref()
@@ -497,11 +500,8 @@ pub fn expanded_code(db: &dyn salsa::Database, file: SourceFile) -> Result<Strin
         max_instances: c.max_instances,
     };
     let e = crate::codegen::emit(program, &o)?;
-    Ok(format!(
-        "{}{}",
-        crate::codegen::report::text(program, &e),
-        e.text
-    ))
+    let text = format!("{}{}", crate::codegen::report::text(program, &e), e.text);
+    Ok((e.program, text))
 }
 
 /// How much a remark matters to an editor.

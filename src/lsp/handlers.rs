@@ -252,9 +252,10 @@ pub fn handle(s: &Snapshot, kind: &Kind, uri: &Uri) -> Result<Reply, Failure> {
                     "the file is too large to analyse".to_string(),
                 ));
             }
-            let code = db::expanded_code(db, file)
-                .clone()
-                .map_err(|e| (ErrorCode::RequestFailed, format!("cannot expand: {e}")))?;
+            let code = match db::expanded_code(db, file) {
+                Ok((_, text)) => text.clone(),
+                Err(e) => return Err((ErrorCode::RequestFailed, format!("cannot expand: {e}"))),
+            };
             let whole = Range::new(
                 Position::new(0, 0),
                 s.index.position(&s.text, s.text.len() as u32, s.enc),
