@@ -258,3 +258,26 @@ fn a_new_text_cancels_a_computation_on_the_old_one() {
     // The database answers on the new text.
     assert!(!db::remarks(&db, file).is_empty());
 }
+
+/// An analysis error in a later kernel names the condition as the file
+/// does and points at it.
+#[test]
+fn kernel_errors_use_the_files_names_and_positions() {
+    let text = "param N = 5;\nreal A[1..N];\n\
+                for i = 1 to N do if i > 2 then A[i] = 1; end end\n\
+                for i = 1 to N do if 10 / (N - 5) > i then A[i] = 2; end end\n\
+                use(A[1]);\n";
+    let db = Database::default();
+    let file = db.add_file("e.loop", text);
+    let diags = db::analysis_diagnostics(&db, file).clone();
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    let d = &diags[0];
+    assert_eq!(d.code, "E0303");
+    assert!(d.message.contains("condition `_C2`"), "{}", d.message);
+    let span = d.labels[0].span;
+    assert!(
+        text[span.range()].starts_with("if 10 / (N - 5) > i"),
+        "{:?}",
+        &text[span.range()]
+    );
+}

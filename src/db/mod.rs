@@ -398,14 +398,15 @@ pub fn kernel_error(
             params: params.clone(),
         },
         DataflowError::Eval { what, span } => {
+            // The message names a condition by its local name, in backquotes.
             let mut what = what.clone();
-            // The message names a condition by its local name.
-            if let (Some(a), Some(b)) = (
-                what.find('`'),
-                what[what.find('`').unwrap_or(0) + 1..].find('`'),
-            ) {
-                let name = what[a + 1..a + 1 + b].to_string();
-                what.replace_range(a + 1..a + 1 + b, &global_name(&name));
+            let quoted = what.split('`').nth(1).map(str::to_string);
+            if let Some(name) = quoted {
+                what = what.replacen(
+                    &format!("`{name}`"),
+                    &format!("`{}`", global_name(&name)),
+                    1,
+                );
             }
             DataflowError::Eval {
                 what,
