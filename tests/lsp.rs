@@ -236,7 +236,9 @@ fn a_session_on_example_1() {
 fn robustness_errors_get_replies_and_the_server_goes_on() {
     let text = fixture("mse-example1.loop");
     let u = uri("a.loop");
-    let mut c = Client::start(BIN);
+    let log = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("lsp-robustness.log");
+    let file = std::fs::File::create(&log).unwrap();
+    let mut c = Client::start_logging(BIN, json!({}), file.into());
     c.open(&u, &text);
     c.diagnostics(&u, 1);
 

@@ -27,11 +27,16 @@ impl Client {
     }
 
     pub fn start_with(binary: &str, options: Value) -> Client {
+        Client::start_logging(binary, options, Stdio::null())
+    }
+
+    /// Starts the server with its stderr (its log) going to `stderr`.
+    pub fn start_logging(binary: &str, options: Value, stderr: Stdio) -> Client {
         let mut child = Command::new(binary)
             .arg("lsp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("start arrayflow lsp");
         let stdout = child.stdout.take().unwrap();
