@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The `.loop` files to check.
+    /// The `.loop` or C files to check.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -27,7 +27,7 @@ pub fn run(args: &Args) -> ExitCode {
             continue;
         };
         let id = files.add(path.display().to_string(), source);
-        let (_, diags) = crate::lower::compile(files.source(id), id);
+        let (_, diags) = super::compile(path, files.source(id), id);
         invalid |= has_errors(&diags);
         match args.format {
             Format::Text => {

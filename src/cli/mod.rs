@@ -31,9 +31,9 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Parse and check `.loop` files; diagnostics go to stderr.
+    /// Parse and check `.loop` and C files; diagnostics go to stderr.
     Check(check::Args),
-    /// Print a `.loop` file in canonical form.
+    /// Print a `.loop` file in canonical form (a C file: its `.loop` form).
     Fmt(fmt::Args),
     /// Run a program: every read with its value and writer, then the final
     /// contents of every array.
@@ -110,15 +110,30 @@ pub struct Loaded {
     pub file: FileId,
 }
 
-/// Reads, parses and checks one `.loop` file: what every command that takes
-/// a program starts with. Diagnostics (warnings included) are printed to
+/// Parses and checks a source with the front end its path calls for: the C
+/// front end for `.c` and `.h` files, the `.loop` one for anything else.
+/// Every command goes through here, so they all accept both languages.
+pub fn compile(
+    path: &Path,
+    source: &str,
+    file: FileId,
+) -> (Option<Program>, Vec<crate::diagnostics::Diagnostic>) {
+    if crate::cfront::is_c_path(path) {
+        crate::cfront::compile(source, file)
+    } else {
+        crate::lower::compile(source, file)
+    }
+}
+
+/// Reads, parses and checks one `.loop` or C file: what every command that
+/// takes a program starts with. Diagnostics (warnings included) are printed to
 /// stderr. A file that cannot be read gives `Err(2)`; a program with errors
 /// gives `Err(1)`; the caller returns that code.
 pub fn load(path: &Path) -> Result<Loaded, ExitCode> {
     let source = read_source(path).ok_or(ExitCode::from(2))?;
     let mut files = SourceFiles::new();
     let file = files.add(path.display().to_string(), source);
-    let (program, diags) = crate::lower::compile(files.source(file), file);
+    let (program, diags) = compile(path, files.source(file), file);
     eprint!("{}", files.render_all(&diags));
     match program {
         Some(program) if !has_errors(&diags) => Ok(Loaded {
@@ -135,7 +150,7 @@ pub fn load(path: &Path) -> Result<Loaded, ExitCode> {
 pub fn read_source(path: &Path) -> Option<String> {
     let shown = path.display();
     if path.is_dir() {
-        eprintln!("error: `{shown}` is a directory, not a `.loop` file");
+        eprintln!("error: `{shown}` is a directory, not a source file");
         return None;
     }
     let bytes = match std::fs::read(path) {

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The `.loop` file to check.
+    /// The `.loop` or C file to check.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     #[command(flatten)]

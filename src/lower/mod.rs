@@ -59,6 +59,16 @@ pub fn compile(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>)
     (Some(program), diags)
 }
 
+/// The warnings about a valid program from any front end (W0001 to W0003),
+/// W0001 only for the arrays `unread_of` accepts.
+pub fn model_warnings(
+    p: &Program,
+    file: FileId,
+    unread_of: &dyn Fn(ArrayId) -> bool,
+) -> Vec<Diagnostic> {
+    warnings::check_filtered(p, file, unread_of)
+}
+
 #[doc(hidden)]
 pub fn warnings_for(p: &Program, file: FileId) -> usize {
     warnings::check(p, file).len()

@@ -7,6 +7,16 @@ use crate::model::eval::{self, StaticEnv};
 use crate::model::*;
 
 pub fn check(p: &Program, file: FileId) -> Vec<Diagnostic> {
+    check_filtered(p, file, &|_| true)
+}
+
+/// [`check`], with W0001 only for the arrays `unread_of` accepts (the C
+/// front end reports it for local variables only: other arrays are results).
+pub fn check_filtered(
+    p: &Program,
+    file: FileId,
+    unread_of: &dyn Fn(ArrayId) -> bool,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let stmts = p.stmts();
     if stmts.is_empty() {
@@ -17,12 +27,18 @@ pub fn check(p: &Program, file: FileId) -> Vec<Diagnostic> {
         );
         return out;
     }
-    unread(p, &stmts, file, &mut out);
+    unread(p, &stmts, file, unread_of, &mut out);
     dead(p, &stmts, file, &mut out);
     out
 }
 
-fn unread(p: &Program, stmts: &[&Stmt], file: FileId, out: &mut Vec<Diagnostic>) {
+fn unread(
+    p: &Program,
+    stmts: &[&Stmt],
+    file: FileId,
+    unread_of: &dyn Fn(ArrayId) -> bool,
+    out: &mut Vec<Diagnostic>,
+) {
     let mut read = vec![false; p.arrays.len()];
     let mut first_write: Vec<Option<Span>> = vec![None; p.arrays.len()];
     // One buffer for the reads of every statement and condition.
@@ -53,6 +69,9 @@ fn unread(p: &Program, stmts: &[&Stmt], file: FileId, out: &mut Vec<Diagnostic>)
         }
     }
     for (i, array) in p.arrays.iter().enumerate() {
+        if !unread_of(ArrayId(i as u32)) {
+            continue;
+        }
         if let (Some(w), false) = (first_write[i], read[i]) {
             out.push(
                 Diagnostic::warning(
