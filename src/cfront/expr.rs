@@ -348,7 +348,9 @@ impl<'t> Ctx<'t> {
                 at,
             ));
         };
-        if let Some(k) = self.mini_const(&body, 0) {
+        // A constant body is a parameter; one with names is expanded, so
+        // that `--param` on those names carries through.
+        if let Some(k) = body.constant() {
             let p = self.param_for(name, Some(k), name_span);
             return Ok(Expr::new(ExprKind::Param(p), at));
         }

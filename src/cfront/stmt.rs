@@ -459,10 +459,11 @@ impl<'t> Ctx<'t> {
                 let name = self.b_name(access.array);
                 self.warn(
                     W_MAY_ACCESS,
-                    format!(
-                        "{why}: over-approximated as a may-write of {} of `{name}`",
-                        if guard { "it" } else { "any element" }
-                    ),
+                    if guard {
+                        format!("{why}: over-approximated as a may-write of the whole variable or element that holds it")
+                    } else {
+                        format!("{why}: over-approximated as a may-write of any element of `{name}`")
+                    },
                     span(left),
                     "may write",
                     "a may-write does not hide earlier writes from later reads",
