@@ -5,7 +5,8 @@
 //!
 //! `cargo bench --bench dataflow` runs criterion timings, then prints a table
 //! of figures. `ARRAYFLOW_BENCH_QUICK=1` skips criterion and prints the table
-//! only (one timed run per kernel).
+//! only (one timed run per kernel); `ARRAYFLOW_BENCH_ONLY=matmul` keeps the
+//! kernels whose name contains the text.
 
 #[allow(dead_code)]
 #[path = "../tests/kernels/mod.rs"]
@@ -258,7 +259,12 @@ fn figures(kernels: &[Kernel]) {
 }
 
 fn main() {
-    let kernels = kernels();
+    // ARRAYFLOW_BENCH_ONLY=text keeps the kernels whose name contains it.
+    let only = std::env::var("ARRAYFLOW_BENCH_ONLY").unwrap_or_default();
+    let kernels: Vec<Kernel> = kernels()
+        .into_iter()
+        .filter(|k| k.name.contains(&only))
+        .collect();
     if std::env::var_os("ARRAYFLOW_BENCH_QUICK").is_none() {
         let mut c = Criterion::default()
             .configure_from_args()

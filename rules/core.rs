@@ -8,12 +8,11 @@ ascent::ascent_source! {
     /// The walk, the sources, the initial value.
     dataflow_core:
 
-    // Loaded per batch: the pure reads of the batch, and for their operations
-    // the literals their guards force and their condition literals.
-    // ctx(C): the one context tuple: the lowered facts (looked up by key)
-    // and the fuel of this run.
+    // ctx(C): the one context tuple: the lowered facts (looked up by key),
+    // the batch's pure reads `read(X, O)` (scanned), and the fuel of this run.
     relation ctx(Ctx<'a>);
-    relation read(Acc, Op);
+    // Loaded per batch: for the operations of the batch's readers, the
+    // literals their guards force and their condition literals.
     relation closure(Op, Lit);
     relation cond_lit(Op, u32, bool);
 
@@ -32,7 +31,7 @@ ascent::ascent_source! {
     relation initial(Acc);
 
     // The walk starts at the latest write of the cell before the read.
-    visit(x, o, w, 0) <-- read(x, o), ctx(c), let w = c.facts.prev(*x);
+    visit(x, o, w, 0) <-- ctx(c), for &(x, o) in c.reads, let w = c.facts.prev(x);
 
     // It goes on to the write `link` names: the one before the writes this
     // write hides (must) or simply the one before (may).

@@ -6,9 +6,7 @@ ascent::ascent_source! {
     /// Updates read before they write.
     dataflow_update:
 
-    // Loaded per batch, like `read`.
-    relation update(Acc, Op);
-
-    // It starts the walk like a read: at the latest write before it.
-    visit(x, o, w, 0) <-- update(x, o), ctx(c), let w = c.facts.prev(*x);
+    // It starts the walk like a read: at the latest write before it. The
+    // batch's updates `update(X, O)` are scanned from the context.
+    visit(x, o, w, 0) <-- ctx(c), for &(x, o) in c.updates, let w = c.facts.prev(x);
 }

@@ -117,7 +117,6 @@ pub struct SourceFiles {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct JsonDiagnostic {
     pub severity: Severity,
-    pub code: &'static str,
     pub message: String,
     pub file: String,
     pub line: usize,
@@ -191,7 +190,6 @@ impl SourceFiles {
         };
         JsonDiagnostic {
             severity: d.severity,
-            code: d.code,
             message: d.message.clone(),
             file,
             line,
@@ -201,7 +199,7 @@ impl SourceFiles {
         }
     }
 
-    /// `{"diagnostics":[...]}` as issue 2 specifies (plus each `code`).
+    /// `{"diagnostics":[...]}` exactly as issue 2 specifies.
     pub fn to_json(&self, diagnostics: &[Diagnostic]) -> String {
         #[derive(Serialize)]
         struct Out {

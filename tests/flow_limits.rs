@@ -125,14 +125,7 @@ fn empty_and_negative_domains() {
     let p = b.finish().unwrap();
     let flow = analyze(&p, &config).unwrap();
     // No trip runs: only the final use, reading the initial value.
-    let all: Vec<_> = reads(&flow).into_values().collect();
-    assert_eq!(
-        all,
-        vec![Sources {
-            writes: vec![],
-            initial: true
-        }]
-    );
+    assert_only_initial(&flow);
 }
 
 #[test]
@@ -186,4 +179,65 @@ fn cli_reports_budget_errors_with_exit_code_1() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn loops_without_instances_cannot_spin() {
+    // An outer loop of 10^15 trips whose inner loop is always empty: the
+    // iterations are bounded by the budget too.
+    let mut b = ProgramBuilder::new();
+    let x = b.scalar("x").unwrap();
+    b.begin_for("i", e::int(1), e::int(1_000_000_000_000_000), 1)
+        .unwrap();
+    b.begin_for("j", e::int(1), e::int(0), 1).unwrap();
+    b.assign(None, e::access(x, vec![]), None, e::unknown())
+        .unwrap();
+    b.end().unwrap();
+    b.end().unwrap();
+    let p = idle_loop_then_use(b, x);
+    let config = Config {
+        max_instances: 10_000,
+        ..Config::default()
+    };
+    match analyze(&p, &config) {
+        Err(DataflowError::Budget {
+            unit, site, count, ..
+        }) => {
+            assert_eq!(
+                (unit, site.as_str(), count),
+                ("loop iterations", "i", 10_001)
+            );
+        }
+        other => panic!("expected an iteration budget error, got {other:?}"),
+    }
+    // Without the first loop the program is cheap.
+    let mut b = ProgramBuilder::new();
+    let x = b.scalar("x").unwrap();
+    let flow = analyze(&idle_loop_then_use(b, x), &config).unwrap();
+    assert_only_initial(&flow);
+}
+
+/// Appends a loop of 10^15 trips with nothing that touches memory (skipped
+/// whatever its range), then `R: use(x)`.
+fn idle_loop_then_use(
+    mut b: ProgramBuilder,
+    x: arrayflow::model::ArrayId,
+) -> arrayflow::model::Program {
+    b.begin_for("k", e::int(1), e::int(1_000_000_000_000_000), 1)
+        .unwrap();
+    b.begin_if(None, Cond::Unknown).unwrap();
+    b.end().unwrap();
+    b.end().unwrap();
+    b.call(Some("R"), "use", vec![e::read(x, vec![])]).unwrap();
+    b.finish().unwrap()
+}
+
+/// The flow has one read, and it may read only the initial value.
+fn assert_only_initial(flow: &Flow) {
+    let all: Vec<_> = reads(flow).into_values().collect();
+    let initial = Sources {
+        writes: vec![],
+        initial: true,
+    };
+    assert_eq!(all, vec![initial]);
 }

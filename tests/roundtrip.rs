@@ -228,14 +228,14 @@ impl Gen {
                     self.b.end().expect("open while");
                 }
                 _ => {
-                    let name = self.site("c").map(|n| n.replace('.', "_"));
+                    let name = self.site("c");
                     let cond = self.cond(0);
                     self.b
                         .begin_if_at(name.as_deref(), cond, Span::NONE)
                         .expect("if");
                     self.nodes(depth + 1);
                     for _ in 0..self.r.below(3) {
-                        let name = self.site("c").map(|n| n.replace('.', "_"));
+                        let name = self.site("c");
                         let cond = self.cond(0);
                         self.b
                             .elsif(name.as_deref(), cond, Span::NONE)
@@ -320,7 +320,7 @@ fn generated_programs_are_varied() {
         .collect();
     for needle in [
         "for ", " doall", "while [", "while ", "elsif", "else\n", "@copy", ".1: ", " % ", "...",
-        " step ", "not ", " or ", " and ", "-(", "assume", "int ", "array ", "+=",
+        " step ", "not ", " or ", " and ", "-(", "assume", "int ", "array ", "+=", "if [c",
     ] {
         assert!(text.contains(needle), "no `{needle}` in generated programs");
     }

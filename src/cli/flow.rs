@@ -21,6 +21,7 @@ pub struct Args {
     pub format: Format,
     /// The most access instances (one cell touched by one access of one
     /// operation) the analysis may create; it stops with an error past that.
+    /// Loop iterations and the rules' walk steps are bounded by it too.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_INSTANCES)]
     pub max_instances: u64,
 }

@@ -21,6 +21,9 @@ const FUEL: u32 = 64;
 #[derive(Clone, Copy)]
 pub(super) struct Ctx<'a> {
     pub facts: &'a Facts,
+    /// read(X, O) and update(X, O) of the batch.
+    pub reads: &'a [(Acc, Op)],
+    pub updates: &'a [(Acc, Op)],
     pub fuel: u32,
 }
 
@@ -77,8 +80,13 @@ struct Outcome {
     visits: usize,
 }
 
-fn run<'a>(facts: &'a Facts, batch: &Batch, fuel: u32) -> Outcome {
-    let ctx = Ctx { facts, fuel };
+fn run<'a>(facts: &'a Facts, batch: &'a Batch, fuel: u32) -> Outcome {
+    let ctx = Ctx {
+        facts,
+        reads: &batch.reads,
+        updates: &batch.updates,
+        fuel,
+    };
     let r = ascent::ascent_run! {
         struct Walk<'a>;
         include_source!(super::rules::core_rules::dataflow_core);
@@ -87,8 +95,6 @@ fn run<'a>(facts: &'a Facts, batch: &Batch, fuel: u32) -> Outcome {
         include_source!(super::rules::update::dataflow_update);
 
         ctx(ctx);
-        read(x, o) <-- for &(x, o) in batch.reads.iter();
-        update(x, o) <-- for &(x, o) in batch.updates.iter();
         closure(o, l) <-- for &(o, l) in batch.closure.iter();
         cond_lit(o, i, b) <-- for &(o, i, b) in batch.conds.iter();
     };
@@ -197,7 +203,7 @@ impl Collector {
             .map(|&(_, o)| o)
             .max()
             .unwrap_or(0);
-        let site = facts.op_site.get(op as usize).copied();
+        let site = facts.op_site.get(op as usize).map(|_| facts.site(op));
         LowerError::Budget {
             unit: "walk steps",
             site: site.map_or_else(String::new, |s| {
@@ -221,7 +227,7 @@ impl Collector {
         for &(x, w) in source {
             if keep(&x) {
                 let o = facts.op(w);
-                let site = facts.site_index(facts.op_site[o as usize]) as u64;
+                let site = u64::from(facts.op_site[o as usize]);
                 self.pairs
                     .push((facts.acc_slot[x as usize], site << 32 | u64::from(o)));
             }

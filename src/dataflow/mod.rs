@@ -59,8 +59,9 @@ pub struct Flow {
     n_stmts: u32,
     site_names: Vec<String>,
     site_arrays: Vec<Vec<ArrayId>>,
-    op_site: Vec<Site>,
-    op_iter_start: Vec<u64>,
+    /// Site index of each operation (statements, then conditions).
+    op_site: Vec<u32>,
+    op_iter_start: Vec<u32>,
     iters: Vec<i64>,
     slots: Vec<Slot>,
     /// Sources of slot s: `src[src_start[s]..src_start[s + 1]]`, op ids.
@@ -188,7 +189,7 @@ impl Flow {
         let n_sites = self.site_names.len();
         let mut starts = vec![0u32; n_sites + 1];
         for s in &self.slots {
-            starts[self.site_index(self.op_site[s.op as usize]) + 1] += 1;
+            starts[self.op_site[s.op as usize] as usize + 1] += 1;
         }
         for k in 0..n_sites {
             starts[k + 1] += starts[k];
@@ -196,7 +197,7 @@ impl Flow {
         let mut fill = starts.clone();
         let mut order = vec![0u32; self.slots.len()];
         for (k, s) in self.slots.iter().enumerate() {
-            let site = self.site_index(self.op_site[s.op as usize]);
+            let site = self.op_site[s.op as usize] as usize;
             order[fill[site] as usize] = k as u32;
             fill[site] += 1;
         }
@@ -217,6 +218,15 @@ impl Flow {
             .map_or("", String::as_str)
     }
 
+    fn site(&self, op: u32) -> Site {
+        let k = self.op_site[op as usize];
+        if k < self.n_stmts {
+            Site::Stmt(crate::model::StmtId(k))
+        } else {
+            Site::Cond(crate::model::CondId(k - self.n_stmts))
+        }
+    }
+
     fn op_iter(&self, op: u32) -> &[i64] {
         let o = op as usize;
         &self.iters[self.op_iter_start[o] as usize..self.op_iter_start[o + 1] as usize]
@@ -224,7 +234,7 @@ impl Flow {
 
     fn operation(&self, op: u32) -> Operation {
         Operation {
-            site: self.op_site[op as usize],
+            site: self.site(op),
             iter: self.op_iter(op).to_vec(),
         }
     }
@@ -243,7 +253,7 @@ impl<'a> Read<'a> {
     }
 
     pub fn site(&self) -> Site {
-        self.flow.op_site[self.slot().op as usize]
+        self.flow.site(self.slot().op)
     }
 
     pub fn iter(&self) -> &'a [i64] {
@@ -274,7 +284,7 @@ impl<'a> Read<'a> {
         let s = self.slot as usize;
         f.src[f.src_start[s] as usize..f.src_start[s + 1] as usize]
             .iter()
-            .map(move |&o| (f.op_site[o as usize], f.op_iter(o)))
+            .map(move |&o| (f.site(o), f.op_iter(o)))
     }
 
     pub fn sources(&self) -> Sources {

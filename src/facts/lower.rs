@@ -22,6 +22,7 @@ struct Plan<'p> {
 }
 
 struct Lowerer<'p> {
+    program: &'p Program,
     config: &'p Config,
     params: Vec<i64>,
     counters: Vec<i64>,
@@ -34,6 +35,9 @@ struct Lowerer<'p> {
     scratch: Vec<i64>,
     cells: CellTable,
     count: u64,
+    /// Loop iterations entered, bounded like access instances so that a loop
+    /// whose body makes no instances cannot spin for ever.
+    iterations: u64,
     facts: Facts,
 }
 
@@ -111,6 +115,7 @@ pub fn lower(program: &Program, config: &Config) -> Result<Facts, LowerError> {
         ..Facts::default()
     };
     let mut l = Lowerer {
+        program,
         config,
         counters: vec![0; program.counters.len()],
         params,
@@ -123,13 +128,66 @@ pub fn lower(program: &Program, config: &Config) -> Result<Facts, LowerError> {
         scratch: Vec::new(),
         cells: CellTable::new(&dims),
         count: 0,
+        iterations: 0,
         facts,
     };
     l.block(&program.body)?;
-    Ok(l.facts)
+    let mut f = l.facts;
+    // Growth headroom would otherwise stay allocated while the rules run.
+    f.op_site.shrink_to_fit();
+    f.op_iter_start.shrink_to_fit();
+    f.iters.shrink_to_fit();
+    f.op_scope.shrink_to_fit();
+    f.acc_op.shrink_to_fit();
+    f.acc_role.shrink_to_fit();
+    f.acc_prev.shrink_to_fit();
+    f.acc_link.shrink_to_fit();
+    f.acc_slot.shrink_to_fit();
+    f.slots.shrink_to_fit();
+    Ok(f)
 }
 
 impl<'p> Lowerer<'p> {
+    /// Whether anything in `nodes` accesses memory: subtrees that do not are
+    /// skipped, whatever their loops' ranges.
+    fn touches(&self, nodes: &[Node]) -> bool {
+        nodes.iter().any(|n| match n {
+            Node::Stmt(s) => !self.stmt_plans[s.id.index()].is_empty(),
+            Node::For(f) => self.touches(&f.body),
+            Node::While(w) => {
+                !self.cond_plans[w.cond.id.index()].is_empty() || self.touches(&w.body)
+            }
+            Node::If(i) => {
+                i.branches
+                    .iter()
+                    .any(|(c, b)| !self.cond_plans[c.id.index()].is_empty() || self.touches(b))
+                    || i.otherwise.as_ref().is_some_and(|b| self.touches(b))
+            }
+        })
+    }
+
+    /// The error for a budget `max` of `unit` that `name` took to `count`.
+    fn over(&self, unit: &'static str, name: &str, span: Span, count: u64, max: u64) -> LowerError {
+        LowerError::Budget {
+            unit,
+            site: name.to_string(),
+            span,
+            count,
+            max,
+            params: self.facts.params.clone(),
+        }
+    }
+
+    /// Counts one loop iteration against the budget.
+    fn iteration(&mut self, name: &str, span: Span) -> Result<(), LowerError> {
+        self.iterations += 1;
+        let max = self.config.max_instances;
+        if self.iterations > max {
+            return Err(self.over("loop iterations", name, span, self.iterations, max));
+        }
+        Ok(())
+    }
+
     fn block(&mut self, nodes: &'p [Node]) -> Result<(), LowerError> {
         for n in nodes {
             match n {
@@ -150,12 +208,18 @@ impl<'p> Lowerer<'p> {
     }
 
     fn for_loop(&mut self, f: &'p For) -> Result<(), LowerError> {
+        if !self.touches(&f.body) {
+            return Ok(());
+        }
+        let program = self.program;
+        let name = &program.counter_decl(f.counter).name;
         let lo = self.point().affine(&f.lower.affine, f.lower.expr.span)?;
         let hi = self.point().affine(&f.upper.affine, f.upper.expr.span)?;
         let c = f.counter.index();
         self.iter.push(lo);
         let mut v = lo;
         while v <= hi {
+            self.iteration(name, f.span)?;
             self.counters[c] = v;
             if let Some(last) = self.iter.last_mut() {
                 *last = v;
@@ -209,6 +273,9 @@ impl<'p> Lowerer<'p> {
     }
 
     fn while_loop(&mut self, w: &'p While) -> Result<(), LowerError> {
+        if self.cond_plans[w.cond.id.index()].is_empty() && !self.touches(&w.body) {
+            return Ok(());
+        }
         let c = w.counter.index();
         let unknown = !w.cond.cond.is_static();
         let inst = if unknown {
@@ -221,6 +288,7 @@ impl<'p> Lowerer<'p> {
         let saved = self.scope;
         self.iter.push(0);
         for trip in 0..self.config.max_trips {
+            self.iteration(&w.cond.name, w.span)?;
             let k = i64::from(trip);
             self.counters[c] = k;
             if let Some(last) = self.iter.last_mut() {
@@ -242,6 +310,14 @@ impl<'p> Lowerer<'p> {
     }
 
     fn if_node(&mut self, i: &'p If) -> Result<(), LowerError> {
+        let any = i
+            .branches
+            .iter()
+            .any(|(c, b)| !self.cond_plans[c.id.index()].is_empty() || self.touches(b))
+            || i.otherwise.as_ref().is_some_and(|b| self.touches(b));
+        if !any {
+            return Ok(());
+        }
         let saved = self.scope;
         let mut taken = false;
         for (c, body) in &i.branches {
@@ -305,20 +381,18 @@ impl<'p> Lowerer<'p> {
         self.count = self.count.saturating_add(n);
         let max = self.config.max_instances.min(u64::from(NONE) - 1);
         if self.count > max {
-            return Err(LowerError::Budget {
-                unit: "access instances",
-                site: name.to_string(),
-                span,
-                count: self.count,
-                max,
-                params: self.facts.params.clone(),
-            });
+            return Err(self.over("access instances", name, span, self.count, max));
         }
+        let entries = self.facts.iters.len() + self.iter.len();
+        let Ok(end) = u32::try_from(entries) else {
+            let max = u64::from(u32::MAX);
+            return Err(self.over("iteration-vector entries", name, span, entries as u64, max));
+        };
         let f = &mut self.facts;
         let op = f.op_site.len() as u32;
-        f.op_site.push(site);
+        f.op_site.push(f.site_index(site) as u32);
         f.iters.extend_from_slice(&self.iter);
-        f.op_iter_start.push(f.iters.len() as u64);
+        f.op_iter_start.push(end);
         f.op_scope.push(self.scope);
         let slot_base = f.slots.len() as u32;
         let n_reads = plans.iter().filter(|p| p.kind.reads()).count() as u32;

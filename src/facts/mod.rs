@@ -130,8 +130,9 @@ pub enum LowerError {
     Params(String),
     /// The budget of access instances was exceeded.
     Budget {
-        /// What was counted: "access instances", or "walk steps" (writes the
-        /// rules visited).
+        /// What was counted: "access instances", "loop iterations", or
+        /// "walk steps" (writes the rules visited). Each is bounded by
+        /// `max_instances`.
         unit: &'static str,
         /// Label of the statement (or name of the condition) whose accesses went over.
         site: String,
@@ -200,9 +201,10 @@ pub struct Facts {
     pub site_names: Vec<String>,
 
     // Operations.
-    pub op_site: Vec<Site>,
+    /// The site of each operation, as a site index (see [`Facts::site_index`]).
+    pub op_site: Vec<u32>,
     /// `op_iter(O)` is `iters[op_iter_start[O]..op_iter_start[O + 1]]`.
-    pub op_iter_start: Vec<u64>,
+    pub op_iter_start: Vec<u32>,
     pub iters: Vec<i64>,
     /// Innermost scope of the operation's guard, or NONE for an empty guard.
     pub op_scope: Vec<u32>,
@@ -235,6 +237,10 @@ impl Facts {
 
     pub fn n_accs(&self) -> usize {
         self.acc_op.len()
+    }
+
+    pub fn site(&self, op: u32) -> Site {
+        self.site_of_index(self.op_site[op as usize] as usize)
     }
 
     pub fn op_iter(&self, op: u32) -> &[i64] {

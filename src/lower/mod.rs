@@ -69,11 +69,6 @@ pub fn model_warnings(
     warnings::check_filtered(p, file, unread_of)
 }
 
-#[doc(hidden)]
-pub fn warnings_for(p: &Program, file: FileId) -> usize {
-    warnings::check(p, file).len()
-}
-
 /// Sorts diagnostics by where their first label starts (stable).
 fn by_position(diags: &mut [Diagnostic]) {
     diags.sort_by_key(|d| d.labels.first().map_or(0, |l| l.span.start));
@@ -222,10 +217,11 @@ impl<'a> Lowerer<'a> {
                     }
                 }
                 Item::Assume(cond, _) => {
-                    let c = self.cond(cond);
+                    let c = self.cond(*cond);
                     if !self.is_affine_cond(&c) {
+                        let span = self.tree.expr(*cond).span;
                         let d = Diagnostic::error("E0108", "an assumption must be affine")
-                            .primary(self.file, cond.span, "not affine in the parameters")
+                            .primary(self.file, span, "not affine in the parameters")
                             .note("assumptions compare affine expressions of parameters, joined by `and`, `or`, `not`");
                         self.error(d);
                     }
@@ -277,8 +273,8 @@ impl<'a> Lowerer<'a> {
     fn array(&mut self, elem: ElemType, d: &ast::ArrayDecl) {
         let mut dims = Vec::new();
         for (lo, hi) in &d.dims {
-            let lo = self.bound(lo, "a declared range");
-            let hi = self.bound(hi, "a declared range");
+            let lo = self.bound(*lo, "a declared range");
+            let hi = self.bound(*hi, "a declared range");
             dims.push((lo, hi));
         }
         if self.globals.contains_key(&d.name.sym) {
@@ -295,8 +291,9 @@ impl<'a> Lowerer<'a> {
     }
 
     /// An expression that must be affine; a dummy after an error.
-    fn bound(&mut self, e: &ast::Expr, what: &str) -> Expr {
-        let x = self.value(e);
+    fn bound(&mut self, id: ast::ExprId, what: &str) -> Expr {
+        let x = self.value(id);
+        let e = self.tree.expr(id);
         if matches!(e.kind, ast::ExprKind::Error) {
             return dummy();
         }
@@ -355,7 +352,7 @@ impl<'a> Lowerer<'a> {
             ast::Stmt::Assign(a) => self.assign(a),
             ast::Stmt::Call(c) => {
                 let label = self.prefix(&c.prefix);
-                let args = c.args.iter().map(|a| self.value(a)).collect();
+                let args = self.values(c.args);
                 let func = self.text(c.func);
                 self.b.call_at(label, c.prefix.copy, func, args, c.span);
             }
@@ -381,9 +378,9 @@ impl<'a> Lowerer<'a> {
         if self.too_deep() {
             return;
         }
-        let lower = self.bound(&f.lower, "a loop bound");
-        let upper = self.bound(&f.upper, "a loop bound");
-        let step = match &f.step {
+        let lower = self.bound(f.lower, "a loop bound");
+        let upper = self.bound(f.upper, "a loop bound");
+        let step = match f.step {
             None => 1,
             Some(e) => self.step(e),
         };
@@ -418,8 +415,9 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn step(&mut self, e: &ast::Expr) -> i64 {
-        let x = self.value(e);
+    fn step(&mut self, id: ast::ExprId) -> i64 {
+        let x = self.value(id);
+        let e = self.tree.expr(id);
         match Affine::from_expr(&x) {
             Some(a) if a.is_constant() && a.constant > 0 => a.constant,
             Some(a) if a.is_constant() => {
@@ -493,7 +491,7 @@ impl<'a> Lowerer<'a> {
                 span: n.span,
             });
         }
-        let cond = self.cond(&w.cond);
+        let cond = self.cond(w.cond);
         match self.b.begin_while_at(name, cond, w.header) {
             Ok(_) => {
                 self.counters += 1;
@@ -544,7 +542,7 @@ impl<'a> Lowerer<'a> {
         }
         for (k, br) in i.branches.iter().enumerate() {
             let name = self.cond_name(br.name);
-            let cond = self.cond(&br.cond);
+            let cond = self.cond(br.cond);
             let r = if k == 0 {
                 self.b.begin_if_at(name, cond, br.header)
             } else {
@@ -568,8 +566,9 @@ impl<'a> Lowerer<'a> {
 
     fn assign(&mut self, a: &'a ast::Assign) {
         let label = self.prefix(&a.prefix);
-        let target = self.access(a.target, &a.subscripts, a.target_span, true);
-        let value = self.value(&a.value);
+        let subs = self.tree.list(a.subscripts);
+        let target = self.access(a.target, subs, a.target_span, true);
+        let value = self.value(a.value);
         if let Some(target) = target {
             self.b
                 .assign_at(label, a.prefix.copy, target, a.op, value, a.span);
@@ -583,12 +582,14 @@ impl<'a> Lowerer<'a> {
     fn access(
         &mut self,
         name: ast::Name,
-        subs: &[ast::Expr],
+        subs: &[ast::ExprId],
         span: Span,
         write: bool,
     ) -> Option<Access> {
-        let subscripts: Vec<Subscript> =
-            subs.iter().map(|s| Subscript::new(self.value(s))).collect();
+        let subscripts: Vec<Subscript> = subs
+            .iter()
+            .map(|&s| Subscript::new(self.value(s)))
+            .collect();
         let text = self.text(name);
         if let Some(c) = self.counter_in_scope(name.sym) {
             let (code, msg) = if write {
@@ -684,10 +685,16 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Lowers an expression used as a value.
-    fn value(&mut self, e: &ast::Expr) -> Expr {
+    fn values(&mut self, list: ast::List) -> Vec<Expr> {
+        let ids = self.tree.list(list);
+        ids.iter().map(|&a| self.value(a)).collect()
+    }
+
+    fn value(&mut self, id: ast::ExprId) -> Expr {
         use ast::ExprKind as K;
-        let kind = match &e.kind {
-            K::Int(Some(n)) => ExprKind::Int(*n),
+        let e = *self.tree.expr(id);
+        let kind = match e.kind {
+            K::Int(Some(n)) => ExprKind::Int(n),
             K::Int(None) | K::Error => return dummy(),
             K::Unknown => ExprKind::Unknown,
             K::Name(n) => {
@@ -696,29 +703,28 @@ impl<'a> Lowerer<'a> {
                 } else {
                     match self.globals.get(&n.sym).copied() {
                         Some((Global::Param(p), _)) => ExprKind::Param(p),
-                        Some(_) => match self.access(*n, &[], e.span, false) {
+                        Some(_) => match self.access(n, &[], e.span, false) {
                             Some(a) => ExprKind::Access(a),
                             None => return dummy(),
                         },
                         None => {
-                            self.undeclared(*n, "name");
+                            self.undeclared(n, "name");
                             return dummy();
                         }
                     }
                 }
             }
-            K::Index(n, subs) => match self.access(*n, subs, e.span, false) {
+            K::Index(n, subs) => match self.access(n, self.tree.list(subs), e.span, false) {
                 Some(a) => ExprKind::Access(a),
                 None => return dummy(),
             },
             K::Call(f, args) => {
-                let args = args.iter().map(|a| self.value(a)).collect();
-                ExprKind::Call(self.text(*f).to_string(), args)
+                let args = self.values(args);
+                ExprKind::Call(self.text(f).to_string(), args)
             }
             K::Neg(x) => ExprKind::Neg(Box::new(self.value(x))),
-            K::Infix(ast::Infix::Bin(op), lr) => {
-                let [l, r] = &**lr;
-                ExprKind::Binary(*op, Box::new(self.value(l)), Box::new(self.value(r)))
+            K::Infix(ast::Infix::Bin(op), l, r) => {
+                ExprKind::Binary(op, Box::new(self.value(l)), Box::new(self.value(r)))
             }
             K::Infix(..) | K::Not(..) => {
                 let d = Diagnostic::error("E0010", "expected a value, found a condition")
@@ -732,18 +738,17 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Lowers an expression used as a condition.
-    fn cond(&mut self, e: &ast::Expr) -> Cond {
+    fn cond(&mut self, id: ast::ExprId) -> Cond {
         use ast::ExprKind as K;
-        match &e.kind {
+        let e = *self.tree.expr(id);
+        match e.kind {
             K::Unknown | K::Error => Cond::Unknown,
-            K::Infix(ast::Infix::Cmp(op), lr) => {
-                Cond::Cmp(*op, self.value(&lr[0]), self.value(&lr[1]))
+            K::Infix(ast::Infix::Cmp(op), l, r) => Cond::Cmp(op, self.value(l), self.value(r)),
+            K::Infix(ast::Infix::And, l, r) => {
+                Cond::And(Box::new(self.cond(l)), Box::new(self.cond(r)))
             }
-            K::Infix(ast::Infix::And, lr) => {
-                Cond::And(Box::new(self.cond(&lr[0])), Box::new(self.cond(&lr[1])))
-            }
-            K::Infix(ast::Infix::Or, lr) => {
-                Cond::Or(Box::new(self.cond(&lr[0])), Box::new(self.cond(&lr[1])))
+            K::Infix(ast::Infix::Or, l, r) => {
+                Cond::Or(Box::new(self.cond(l)), Box::new(self.cond(r)))
             }
             K::Not(a) => Cond::Not(Box::new(self.cond(a))),
             _ => {

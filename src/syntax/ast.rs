@@ -5,6 +5,11 @@
 //! Values and conditions share one expression type, [`Expr`], because a
 //! parenthesised `(a < b)` and `(a + b)` cannot be told apart until after the
 //! `)`. Lowering checks that each is used where it belongs.
+//!
+//! Expressions live in one arena per file ([`File::exprs`], children before
+//! parents) and refer to each other by [`ExprId`]; argument and subscript
+//! lists are ranges of [`File::lists`]. A whole file's expressions are a few
+//! large allocations, close together in memory, rather than one per node.
 
 use crate::model::{BinOp, CmpOp, ElemType, Span};
 use lasso::{Rodeo, Spur};
@@ -20,6 +25,21 @@ pub struct File {
     pub items: Vec<Item>,
     /// The interner behind every [`Name`].
     pub names: Rodeo<Spur, NameHasher>,
+    /// Every expression node.
+    pub exprs: Vec<Expr>,
+    /// The elements of every [`List`].
+    pub lists: Vec<ExprId>,
+}
+
+/// An expression of [`File::exprs`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExprId(pub u32);
+
+/// A list of expressions (arguments, subscripts): a range of [`File::lists`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct List {
+    pub start: u32,
+    pub len: u32,
 }
 
 /// The Fx hash (as in rustc) for interning: names are short, and a tool
@@ -57,6 +77,14 @@ impl File {
     pub fn text(&self, name: Name) -> &str {
         self.names.resolve(&name.sym)
     }
+
+    pub fn expr(&self, id: ExprId) -> &Expr {
+        &self.exprs[id.0 as usize]
+    }
+
+    pub fn list(&self, l: List) -> &[ExprId] {
+        &self.lists[l.start as usize..(l.start + l.len) as usize]
+    }
 }
 
 /// A declaration or a statement. Blocks hold items too: declarations are only
@@ -65,7 +93,7 @@ impl File {
 #[derive(Clone, Debug)]
 pub enum Item {
     Param(Vec<ParamDecl>, Span),
-    Assume(Expr, Span),
+    Assume(ExprId, Span),
     Array(ElemType, Vec<ArrayDecl>, Span),
     Stmt(Stmt),
 }
@@ -81,7 +109,7 @@ pub struct ParamDecl {
 #[derive(Clone, Debug)]
 pub struct ArrayDecl {
     pub name: Name,
-    pub dims: Vec<(Expr, Expr)>,
+    pub dims: Vec<(ExprId, ExprId)>,
     pub span: Span,
 }
 
@@ -108,9 +136,9 @@ pub enum Stmt {
 pub struct For {
     /// `None` when the header could not be read (already reported).
     pub counter: Option<Name>,
-    pub lower: Expr,
-    pub upper: Expr,
-    pub step: Option<Expr>,
+    pub lower: ExprId,
+    pub upper: ExprId,
+    pub step: Option<ExprId>,
     pub parallel: bool,
     pub body: Vec<Item>,
     /// From `for` to the end of the header (`do`).
@@ -121,7 +149,7 @@ pub struct For {
 #[derive(Clone, Debug)]
 pub struct While {
     pub name: CondName,
-    pub cond: Expr,
+    pub cond: ExprId,
     pub body: Vec<Item>,
     pub header: Span,
     pub span: Span,
@@ -130,7 +158,7 @@ pub struct While {
 #[derive(Clone, Debug)]
 pub struct Branch {
     pub name: CondName,
-    pub cond: Expr,
+    pub cond: ExprId,
     pub body: Vec<Item>,
     /// The `if`/`elsif` header.
     pub header: Span,
@@ -154,11 +182,11 @@ pub struct Prefix {
 pub struct Assign {
     pub prefix: Prefix,
     pub target: Name,
-    pub subscripts: Vec<Expr>,
+    pub subscripts: List,
     /// Span of `A[...]`.
     pub target_span: Span,
     pub op: Option<BinOp>,
-    pub value: Expr,
+    pub value: ExprId,
     pub span: Span,
 }
 
@@ -166,7 +194,7 @@ pub struct Assign {
 pub struct CallStmt {
     pub prefix: Prefix,
     pub func: Name,
-    pub args: Vec<Expr>,
+    pub args: List,
     pub span: Span,
 }
 
@@ -179,7 +207,7 @@ pub enum Infix {
     Or,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Expr {
     pub kind: ExprKind,
     pub span: Span,
@@ -187,48 +215,21 @@ pub struct Expr {
     pub height: u32,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub enum ExprKind {
     /// An integer literal, already negated when written `-5`. `None` when it
     /// overflowed (already reported).
     Int(Option<i64>),
     Name(Name),
     /// `A[i, j]` or `A[i][j]`, subscripts flattened.
-    Index(Name, Vec<Expr>),
-    Call(Name, Vec<Expr>),
+    Index(Name, List),
+    Call(Name, List),
     /// `...`: an unknown value or an unknown condition.
     Unknown,
-    Neg(Box<Expr>),
-    /// A binary operator with its two operands (one allocation for both).
-    Infix(Infix, Box<[Expr; 2]>),
-    Not(Box<Expr>),
+    Neg(ExprId),
+    /// A binary operator with its two operands.
+    Infix(Infix, ExprId, ExprId),
+    Not(ExprId),
     /// Something the parser could not read (already reported).
     Error,
-}
-
-impl Expr {
-    pub fn leaf(kind: ExprKind, span: Span) -> Expr {
-        Expr {
-            kind,
-            span,
-            height: 1,
-        }
-    }
-
-    pub fn error(span: Span) -> Expr {
-        Expr::leaf(ExprKind::Error, span)
-    }
-
-    /// A node over its children; the height follows from theirs.
-    pub fn node(kind: ExprKind, span: Span) -> Expr {
-        let height = 1 + match &kind {
-            ExprKind::Index(_, xs) | ExprKind::Call(_, xs) => {
-                xs.iter().map(|x| x.height).max().unwrap_or(0)
-            }
-            ExprKind::Neg(x) | ExprKind::Not(x) => x.height,
-            ExprKind::Infix(_, lr) => lr[0].height.max(lr[1].height),
-            _ => 0,
-        };
-        Expr { kind, span, height }
-    }
 }

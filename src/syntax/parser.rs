@@ -41,6 +41,9 @@ pub fn parse(source: &str, file: FileId) -> (File, Vec<Diagnostic>) {
         depth: 0,
         edepth: 0,
         consumed: 0,
+        exprs: Vec::new(),
+        lists: Vec::new(),
+        scratch: Vec::new(),
         garbage: None,
         eof_reported: false,
     };
@@ -51,6 +54,8 @@ pub fn parse(source: &str, file: FileId) -> (File, Vec<Diagnostic>) {
         File {
             items,
             names: p.names,
+            exprs: p.exprs,
+            lists: p.lists,
         },
         diags,
     )
@@ -95,6 +100,11 @@ struct Parser<'s> {
     edepth: u32,
     /// Tokens consumed so far, to prove progress.
     consumed: u64,
+    /// The expression arena and list elements of the file being built.
+    exprs: Vec<Expr>,
+    lists: Vec<ExprId>,
+    /// Lists being read, innermost on top.
+    scratch: Vec<ExprId>,
     /// The last run of unexpected characters, to silence the parse error it
     /// causes right after it.
     garbage: Option<Span>,
@@ -270,7 +280,12 @@ impl<'s> Parser<'s> {
     }
 
     /// "expected X, found Y" at the next token.
+    /// When the next token starts a new line, the thing is missing at the
+    /// end of the previous one, so the error points there.
     fn expected(&mut self, what: &str) {
+        if self.on_new_line() && self.consumed > 0 {
+            return self.expected_after(what);
+        }
         let found = self.found();
         let span = self.span();
         let d = Diagnostic::error("E0002", format!("expected {what}, found {found}")).primary(
@@ -278,6 +293,16 @@ impl<'s> Parser<'s> {
             span,
             format!("expected {what}"),
         );
+        self.report(d);
+    }
+
+    /// "expected X" right after the last token read.
+    fn expected_after(&mut self, what: &str) {
+        let found = self.found();
+        let after = Span::new(self.prev.end as usize, self.prev.end as usize);
+        let d = Diagnostic::error("E0002", format!("expected {what}, found {found}"))
+            .primary(self.file, after, format!("expected {what} here"))
+            .secondary(self.file, self.prev, "after this");
         self.report(d);
     }
 
@@ -311,12 +336,7 @@ impl<'s> Parser<'s> {
         if self.eat(Tok::Semi).is_some() {
             return;
         }
-        let found = self.found();
-        let after = Span::new(self.prev.end as usize, self.prev.end as usize);
-        let d = Diagnostic::error("E0002", format!("expected `;`, found {found}"))
-            .primary(self.file, after, "expected `;` here")
-            .secondary(self.file, self.prev, "after this");
-        self.report(d);
+        self.expected_after("`;`");
         if !(self.on_new_line() || starts_item(self.peek())) {
             self.sync();
         }
@@ -708,7 +728,8 @@ impl<'s> Parser<'s> {
             None
         };
         let mut parallel = false;
-        let (mut lower, mut upper, mut step) = (Expr::error(start), Expr::error(start), None);
+        let missing = self.error_expr(start);
+        let (mut lower, mut upper, mut step) = (missing, missing, None);
         let accept = ["do", "doall"];
         if counter.is_some() && self.expect(Tok::Assign).is_some() {
             lower = self.expr();
@@ -833,9 +854,10 @@ impl<'s> Parser<'s> {
 
     /// The rest of an `if` whose header was skipped by recovery.
     fn if_tail(&mut self, opener: Span) {
+        let cond = self.error_expr(opener);
         let first = Branch {
             name: None,
-            cond: Expr::error(opener),
+            cond,
             body: Vec::new(),
             header: opener,
         };
@@ -890,8 +912,7 @@ impl<'s> Parser<'s> {
         };
         match self.peek() {
             Tok::LParen => {
-                let open = self.bump().span;
-                let args = self.args(Tok::RParen, open);
+                let args = self.list(Tok::RParen);
                 let span = start.to(self.prev);
                 self.expect_semi();
                 Some(Item::Stmt(Stmt::Call(CallStmt {
@@ -902,10 +923,7 @@ impl<'s> Parser<'s> {
                 })))
             }
             _ => {
-                let mut subscripts = Vec::new();
-                while let Some(open) = self.eat(Tok::LBracket) {
-                    subscripts.extend(self.args(Tok::RBracket, open.span));
-                }
+                let subscripts = self.list(Tok::RBracket);
                 let target_span = name.span.to(self.prev);
                 let op = match self.peek() {
                     Tok::Assign => None,
@@ -915,7 +933,7 @@ impl<'s> Parser<'s> {
                     Tok::SlashAssign => Some(BinOp::Div),
                     Tok::PercentAssign => Some(BinOp::Rem),
                     _ => {
-                        let what = if subscripts.is_empty() {
+                        let what = if subscripts.len == 0 {
                             "`=`, `[` or `(`"
                         } else {
                             "`=`"
@@ -977,14 +995,15 @@ impl<'s> Parser<'s> {
         Some(())
     }
 
-    /// Comma-separated expressions up to the closing `close`.
-    fn args(&mut self, close: Tok, open: Span) -> Vec<Expr> {
-        let mut out = Vec::new();
+    /// Comma-separated expressions up to the closing `close`, appended to
+    /// the scratch stack (so nested lists stay contiguous when moved).
+    fn args_onto_scratch(&mut self, close: Tok, open: Span) {
         if self.eat(close).is_some() {
-            return out;
+            return;
         }
         loop {
-            out.push(self.expr());
+            let e = self.expr();
+            self.scratch.push(e);
             if self.eat(Tok::Comma).is_none() {
                 break;
             }
@@ -994,16 +1013,82 @@ impl<'s> Parser<'s> {
             self.skip_expr();
             self.eat(close);
         }
-        out
+    }
+
+    /// Moves the scratch stack above `mark` into a list.
+    fn list_from(&mut self, mark: usize) -> List {
+        let start = self.lists.len() as u32;
+        self.lists.extend(self.scratch.drain(mark..));
+        List {
+            start,
+            len: self.lists.len() as u32 - start,
+        }
+    }
+
+    /// `(a, b)` or `[i, j][k]`: the list after an opening bracket just seen.
+    fn list(&mut self, close: Tok) -> List {
+        let mark = self.scratch.len();
+        let open = if close == Tok::RParen {
+            Tok::LParen
+        } else {
+            Tok::LBracket
+        };
+        while let Some(o) = self.eat(open) {
+            self.args_onto_scratch(close, o.span);
+            if close == Tok::RParen {
+                break;
+            }
+        }
+        self.list_from(mark)
     }
 
     // ---- expressions --------------------------------------------------
 
-    fn expr(&mut self) -> Expr {
+    fn push(&mut self, e: Expr) -> ExprId {
+        self.exprs.push(e);
+        ExprId(self.exprs.len() as u32 - 1)
+    }
+
+    fn get(&self, id: ExprId) -> &Expr {
+        &self.exprs[id.0 as usize]
+    }
+
+    fn leaf(&mut self, kind: ExprKind, span: Span) -> ExprId {
+        self.push(Expr {
+            kind,
+            span,
+            height: 1,
+        })
+    }
+
+    fn error_expr(&mut self, span: Span) -> ExprId {
+        self.leaf(ExprKind::Error, span)
+    }
+
+    /// A node over its children; the height follows from theirs.
+    fn node(&mut self, kind: ExprKind, span: Span) -> ExprId {
+        let h = |p: &Self, id: ExprId| p.get(id).height;
+        let below = match kind {
+            ExprKind::Index(_, l) | ExprKind::Call(_, l) => {
+                let ids = &self.lists[l.start as usize..(l.start + l.len) as usize];
+                ids.iter().map(|&x| h(self, x)).max().unwrap_or(0)
+            }
+            ExprKind::Neg(x) | ExprKind::Not(x) => h(self, x),
+            ExprKind::Infix(_, l, r) => h(self, l).max(h(self, r)),
+            _ => 0,
+        };
+        self.push(Expr {
+            kind,
+            span,
+            height: below + 1,
+        })
+    }
+
+    fn expr(&mut self) -> ExprId {
         self.expr_bp(0)
     }
 
-    fn too_deep(&mut self, span: Span) -> Expr {
+    fn too_deep(&mut self, span: Span) -> ExprId {
         let d = Diagnostic::error(
             "E0006",
             format!("expression nested more than {MAX_EXPR_DEPTH} deep"),
@@ -1011,10 +1096,10 @@ impl<'s> Parser<'s> {
         .primary(self.file, span, "too deep from here on")
         .note("split the expression, or use fewer parentheses");
         self.report(d);
-        Expr::error(span)
+        self.error_expr(span)
     }
 
-    fn expr_bp(&mut self, min_bp: u8) -> Expr {
+    fn expr_bp(&mut self, min_bp: u8) -> ExprId {
         if self.edepth >= MAX_EXPR_DEPTH {
             let span = self.span();
             let e = self.too_deep(span);
@@ -1027,7 +1112,7 @@ impl<'s> Parser<'s> {
         e
     }
 
-    fn expr_bp_inner(&mut self, min_bp: u8) -> Expr {
+    fn expr_bp_inner(&mut self, min_bp: u8) -> ExprId {
         let mut lhs = self.prefix();
         loop {
             let tok = self.peek();
@@ -1039,7 +1124,7 @@ impl<'s> Parser<'s> {
             }
             self.bump();
             let rhs = self.expr_bp(r_bp);
-            let span = lhs.span.to(rhs.span);
+            let span = self.get(lhs).span.to(self.get(rhs).span);
             let op = match tok {
                 Tok::Or => Infix::Or,
                 Tok::And => Infix::And,
@@ -1055,9 +1140,8 @@ impl<'s> Parser<'s> {
                 Tok::Slash => Infix::Bin(BinOp::Div),
                 _ => Infix::Bin(BinOp::Rem),
             };
-            let kind = ExprKind::Infix(op, Box::new([lhs, rhs]));
-            lhs = Expr::node(kind, span);
-            if lhs.height > MAX_EXPR_DEPTH {
+            lhs = self.node(ExprKind::Infix(op, lhs, rhs), span);
+            if self.get(lhs).height > MAX_EXPR_DEPTH {
                 // A long operator chain: report once, keep reading flat.
                 lhs = self.too_deep(span);
                 while let Some((l_bp, _)) = infix(self.peek()) {
@@ -1067,7 +1151,8 @@ impl<'s> Parser<'s> {
                     self.bump();
                     let _ = self.prefix();
                 }
-                lhs.span = span.to(self.prev);
+                let whole = span.to(self.prev);
+                self.exprs[lhs.0 as usize].span = whole;
             }
         }
         lhs
@@ -1093,42 +1178,39 @@ impl<'s> Parser<'s> {
         value
     }
 
-    fn prefix(&mut self) -> Expr {
+    fn prefix(&mut self) -> ExprId {
         let t = self.peek_at(0);
         match t.tok {
             Tok::Int => {
                 self.bump();
                 let v = self.int_literal(t, false, t.span);
-                Expr::leaf(ExprKind::Int(v), t.span)
+                self.leaf(ExprKind::Int(v), t.span)
             }
             Tok::Ellipsis => {
                 self.bump();
-                Expr::leaf(ExprKind::Unknown, t.span)
+                self.leaf(ExprKind::Unknown, t.span)
             }
             Tok::Ident => {
                 self.bump();
                 let name = self.intern(t.span);
                 match self.peek() {
                     Tok::LParen => {
-                        let open = self.bump().span;
-                        let args = self.args(Tok::RParen, open);
-                        Expr::node(ExprKind::Call(name, args), t.span.to(self.prev))
+                        let args = self.list(Tok::RParen);
+                        self.node(ExprKind::Call(name, args), t.span.to(self.prev))
                     }
                     Tok::LBracket => {
-                        let mut subs = Vec::new();
-                        while let Some(open) = self.eat(Tok::LBracket) {
-                            subs.extend(self.args(Tok::RBracket, open.span));
-                        }
-                        Expr::node(ExprKind::Index(name, subs), t.span.to(self.prev))
+                        let subs = self.list(Tok::RBracket);
+                        self.node(ExprKind::Index(name, subs), t.span.to(self.prev))
                     }
-                    _ => Expr::leaf(ExprKind::Name(name), t.span),
+                    _ => self.leaf(ExprKind::Name(name), t.span),
                 }
             }
             Tok::LParen => {
                 self.bump();
-                let mut inner = self.expr_bp(0);
+                let inner = self.expr_bp(0);
                 self.close(Tok::RParen, t.span);
-                inner.span = t.span.to(self.prev);
+                let span = t.span.to(self.prev);
+                self.exprs[inner.0 as usize].span = span;
                 inner
             }
             Tok::Minus => {
@@ -1138,21 +1220,21 @@ impl<'s> Parser<'s> {
                     // `-5` is one literal, so `-9223372036854775808` fits.
                     self.bump();
                     let v = self.int_literal(next, true, t.span);
-                    return Expr::leaf(ExprKind::Int(v), t.span.to(next.span));
+                    return self.leaf(ExprKind::Int(v), t.span.to(next.span));
                 }
                 let x = self.expr_bp(NEG_BP);
-                let span = t.span.to(x.span);
-                Expr::node(ExprKind::Neg(Box::new(x)), span)
+                let span = t.span.to(self.get(x).span);
+                self.node(ExprKind::Neg(x), span)
             }
             Tok::Not => {
                 self.bump();
                 let x = self.expr_bp(NOT_BP);
-                let span = t.span.to(x.span);
-                Expr::node(ExprKind::Not(Box::new(x)), span)
+                let span = t.span.to(self.get(x).span);
+                self.node(ExprKind::Not(x), span)
             }
             _ => {
                 self.expected("an expression");
-                Expr::error(Span::new(t.span.start as usize, t.span.start as usize))
+                self.error_expr(Span::new(t.span.start as usize, t.span.start as usize))
             }
         }
     }
