@@ -104,6 +104,9 @@ pub fn compile(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>)
     }
     let functions = cx.scan_file(root);
     let regions = cx.regions(root, &functions);
+    for r in &regions {
+        cx.collect_counter_names(&r.items);
+    }
     let mut lowered = 0;
     for r in &regions {
         if cx.lower_region(r) {
@@ -273,6 +276,7 @@ pub struct Ctx<'t> {
     expanding: Vec<&'t str>,
     escapes: Vec<Escape>,
     may_writes: Vec<MayWrite>,
+    omp_next: bool,
     undo: Vec<Undo>,
 }
 
@@ -307,6 +311,7 @@ impl<'t> Ctx<'t> {
             expanding: Vec::new(),
             escapes: Vec::new(),
             may_writes: Vec::new(),
+            omp_next: false,
             undo: Vec::new(),
         }
     }
@@ -519,6 +524,7 @@ impl<'t> Ctx<'t> {
         self.exited.clear();
         self.escapes.clear();
         self.may_writes.clear();
+        self.omp_next = false;
         self.depth = 0;
         self.assigned = stmt::assigned_names(self.src, &r.items);
         let result = self.enter_function(r).and_then(|()| self.region_body(r));
@@ -641,7 +647,7 @@ impl<'t> Ctx<'t> {
     /// `#pragma arrayflow array` inside a function: the name is resolved in
     /// the current scope.
     fn scoped_range_pragma(&mut self, n: Node<'t>) {
-        let scope: Vec<(&str, VarId)> = self
+        let local: Vec<(&'t str, VarId)> = self
             .scope
             .iter()
             .filter_map(|(name, b)| match b {
@@ -649,16 +655,7 @@ impl<'t> Ctx<'t> {
                 _ => None,
             })
             .collect();
-        let globals = self.globals.clone();
-        let find = move |name: &str| {
-            scope
-                .iter()
-                .rev()
-                .find(|(n, _)| *n == name)
-                .map(|&(_, v)| v)
-                .or_else(|| globals.get(name).copied())
-        };
-        self.range_pragma(n, Some(&find));
+        self.range_pragma(n, &local);
     }
 
     fn in_region(&self, pos: usize) -> bool {

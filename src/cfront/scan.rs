@@ -114,9 +114,8 @@ impl<'t> Ctx<'t> {
             self.enumerators(n);
         }
         for p in file_pragmas {
-            self.range_pragma(p, None);
+            self.range_pragma(p, &[]);
         }
-        self.collect_counter_names(root);
         functions
     }
 
@@ -218,9 +217,9 @@ impl<'t> Ctx<'t> {
     }
 
     /// `#pragma arrayflow array A[lo..hi]...`: the declared range of `A` for
-    /// the analysis. `scope` resolves `A` inside a function; at file scope,
-    /// globals.
-    pub fn range_pragma(&mut self, n: Node<'t>, scope: Option<&dyn Fn(&str) -> Option<VarId>>) {
+    /// the analysis. `A` is looked up in `local` (innermost last), then
+    /// among the globals.
+    pub fn range_pragma(&mut self, n: Node<'t>, local: &[(&'t str, VarId)]) {
         let words = pragma_words(self.src, n);
         if words.first() != Some(&"arrayflow") {
             return;
@@ -256,10 +255,12 @@ impl<'t> Ctx<'t> {
             );
             return;
         };
-        let var = match scope {
-            Some(f) => f(&name),
-            None => self.globals.get(name.as_str()).copied(),
-        };
+        let var = local
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, v)| v)
+            .or_else(|| self.globals.get(name.as_str()).copied());
         let Some(v) = var else {
             self.warn(
                 super::W_PRAGMA,
@@ -287,33 +288,21 @@ impl<'t> Ctx<'t> {
         self.vars[v.index()].range = Some(dims);
     }
 
-    /// Every name a `for` loop initialises: loop counters keep their C
-    /// names, so arrays and parameters avoid them.
-    fn collect_counter_names(&mut self, root: Node<'t>) {
-        let mut c = root.walk();
-        let mut todo = true;
-        while todo {
-            let n = c.node();
+    /// Every name a `for` loop of a region initialises: loop counters
+    /// keep their C names, so arrays and parameters avoid them.
+    pub fn collect_counter_names(&mut self, items: &[Node<'t>]) {
+        let src = self.src;
+        let mut names = Vec::new();
+        super::stmt::walk(items, |n| {
             if n.kind() == "for_statement" {
                 if let Some(init) = n.child_by_field_name("initializer") {
-                    if let Some((name, _)) = super::stmt::init_name(self.src, init) {
-                        self.counter_names.insert(name.to_string());
+                    if let Some((name, _)) = super::stmt::init_name(src, init) {
+                        names.push(name.to_string());
                     }
                 }
             }
-            if c.goto_first_child() {
-                continue;
-            }
-            loop {
-                if c.goto_next_sibling() {
-                    break;
-                }
-                if !c.goto_parent() {
-                    todo = false;
-                    break;
-                }
-            }
-        }
+        });
+        self.counter_names.extend(names);
     }
 
     /// Every `#pragma scop` / `#pragma endscop` node, in file order.

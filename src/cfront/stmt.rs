@@ -266,18 +266,13 @@ impl<'t> Ctx<'t> {
 
     fn stmt_inner(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
         let at = span(n);
+        // `#pragma omp parallel for` applies to the statement right after it.
+        let omp = std::mem::take(&mut self.omp_next);
         match n.kind() {
             "compound_statement" => {
                 self.ignore_label(label, "a block");
                 let mark = self.scope.len();
-                let mut omp = false;
                 for c in children(n) {
-                    if c.kind() == "for_statement" {
-                        self.for_loop(c, omp)?;
-                        omp = false;
-                        continue;
-                    }
-                    omp = c.kind() == "preproc_call" && is_omp_for(pragma(self.src, c));
                     self.stmt(c, None)?;
                 }
                 self.scope.truncate(mark);
@@ -290,7 +285,7 @@ impl<'t> Ctx<'t> {
             "declaration" => self.local_declaration(n, label),
             "for_statement" => {
                 self.ignore_label(label, "a `for` loop");
-                self.for_loop(n, false)
+                self.for_loop(n, omp)
             }
             "while_statement" => self.while_loop(n, label),
             "if_statement" => self.if_stmt(n, label),
@@ -306,6 +301,7 @@ impl<'t> Ctx<'t> {
                 if p.starts_with("arrayflow") {
                     self.scoped_range_pragma(n);
                 }
+                self.omp_next = is_omp_for(Some(p));
                 Ok(())
             }
             "type_definition" | "struct_specifier" | "union_specifier" | "enum_specifier" | ";" => {
@@ -836,6 +832,7 @@ impl<'t> Ctx<'t> {
                             None => return Err(bad(self, "has bounds too large for 64 bits")),
                         }
                     };
+                    self.counter_names.insert(model_name.clone());
                     self.loop_names.push(model_name);
                     self.scope.push((name, Binding::Counter(c_value)));
                     return self.loop_body(body, name, declared, scope_mark);
@@ -908,6 +905,7 @@ impl<'t> Ctx<'t> {
         );
         let r = self.b.begin_while_at(Some(&site), cond, header);
         self.build(r, header)?;
+        self.counter_names.insert(site.clone());
         self.loop_names.push(site);
         self.loop_body(body, name, declared, scope_mark)
     }
@@ -991,6 +989,9 @@ impl<'t> Ctx<'t> {
         self.no_writes_in("a loop test", header)?;
         let r = self.b.begin_while_at(name.as_deref(), cond, header);
         self.build(r, header)?;
+        if let Some(n) = &name {
+            self.counter_names.insert(n.clone());
+        }
         self.loop_names.push(name.unwrap_or_default());
         let mark = self.scope.len();
         self.stmt(body, None)?;
