@@ -1,0 +1,270 @@
+//! The C front end never panics: mutated C fixtures, token soup and
+//! arbitrary text all end with diagnostics or a program. And whenever a
+//! program comes out, `fmt` prints it as a valid `.loop` program that parses
+//! back to the same model (names are renamed where they would clash).
+//! ARRAYFLOW_CASES sets the number of cases.
+
+use arrayflow::diagnostics::{has_errors, FileId};
+use proptest::prelude::*;
+use std::path::PathBuf;
+
+fn cases() -> u32 {
+    std::env::var("ARRAYFLOW_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(256)
+}
+
+fn c_sources() -> Vec<String> {
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for dir in ["fixtures/c", "fixtures/c/kernels"] {
+        paths.extend(
+            std::fs::read_dir(dir)
+                .expect("fixture directory")
+                .map(|e| e.expect("entry").path())
+                .filter(|p| p.extension().is_some_and(|e| e == "c")),
+        );
+    }
+    paths.sort();
+    let mut out: Vec<String> = paths
+        .into_iter()
+        .map(|p| std::fs::read_to_string(p).expect("UTF-8 fixture"))
+        .collect();
+    // The examples of docs/c.md: every diagnostic's trigger.
+    let doc = std::fs::read_to_string("docs/c.md").expect("docs/c.md");
+    out.extend(
+        doc.split("```c\n")
+            .skip(1)
+            .filter_map(|b| b.split("```").next())
+            .map(str::to_string),
+    );
+    out
+}
+
+const TOKENS: &[&str] = &[
+    "for",
+    "while",
+    "if",
+    "else",
+    "do",
+    "int",
+    "double",
+    "const",
+    "struct",
+    "return",
+    "break",
+    "goto",
+    "switch",
+    "case",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    ";",
+    ",",
+    "=",
+    "+=",
+    "-=",
+    "++",
+    "--",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "==",
+    "!=",
+    "&&",
+    "||",
+    "!",
+    "&",
+    "*",
+    "->",
+    ".",
+    "?",
+    ":",
+    "+",
+    "-",
+    "/",
+    "%",
+    "<<",
+    "i",
+    "j",
+    "k",
+    "n",
+    "N",
+    "A",
+    "B",
+    "x",
+    "p",
+    "S:",
+    "T:",
+    "unknown()",
+    "0",
+    "1",
+    "2",
+    "9223372036854775807",
+    "99999999999999999999",
+    "1.5",
+    "'a'",
+    "\"s\"",
+    "\n#pragma scop\n",
+    "\n#pragma endscop\n",
+    "\n#pragma arrayflow array A[1..N]\n",
+    "\n#define N 4\n",
+    "\n#define M (N+1)\n",
+    "\n#pragma omp parallel for\n",
+    "sizeof(A)",
+    "f(A)",
+    "g(&x)",
+    "end",
+    "_S1",
+    "\n",
+    " ",
+];
+
+/// Applies a list of edits (kind, position, length, token) to a source.
+fn mutate(src: &str, edits: &[(u8, usize, usize, usize)]) -> String {
+    let mut s: Vec<char> = src.chars().collect();
+    for &(kind, pos, len, tok) in edits {
+        let at = if s.is_empty() { 0 } else { pos % (s.len() + 1) };
+        let end = (at + len % 24).min(s.len());
+        match kind % 4 {
+            0 => {
+                s.drain(at..end);
+            }
+            1 => {
+                let t: Vec<char> = TOKENS[tok % TOKENS.len()].chars().collect();
+                s.splice(at..at, t);
+            }
+            2 => {
+                let copy: Vec<char> = s[at..end].to_vec();
+                s.splice(at..at, copy);
+            }
+            _ => {
+                let t: Vec<char> = TOKENS[tok % TOKENS.len()].chars().collect();
+                s.splice(at..end, t);
+            }
+        }
+    }
+    s.into_iter().collect()
+}
+
+/// Compiles C text and checks the properties; runs on a thread with a
+/// small stack so that deep recursion would show.
+fn check(src: String) -> Result<(), String> {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let (program, diags) = arrayflow::cfront::compile(&src, FileId(0));
+            if has_errors(&diags) != program.is_none() {
+                return Err(format!("errors {diags:?} but program {program:?}"));
+            }
+            for d in &diags {
+                for l in &d.labels {
+                    if l.span.end as usize > src.len() || l.span.start > l.span.end {
+                        return Err(format!("label out of the source: {d:?}"));
+                    }
+                }
+            }
+            if let Some(p) = program {
+                let text = arrayflow::print::program(&p);
+                let (q, diags) = arrayflow::lower::compile(&text, FileId(0));
+                if has_errors(&diags) {
+                    return Err(format!(
+                        "fmt output does not parse: {diags:?}\n{text}\nfrom\n{src}"
+                    ));
+                }
+                if q.as_ref() != Some(&p) {
+                    return Err(format!(
+                        "fmt output parses to another model:\n{text}\nfrom\n{src}"
+                    ));
+                }
+            }
+            Ok(())
+        })
+        .expect("thread")
+        .join()
+        .map_err(|_| "panicked".to_string())?
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    #[test]
+    fn mutated_c_files_never_panic(
+        which in any::<usize>(),
+        edits in prop::collection::vec((any::<u8>(), any::<usize>(), any::<usize>(), any::<usize>()), 1..6),
+    ) {
+        let sources = c_sources();
+        let src = mutate(&sources[which % sources.len()], &edits);
+        let r = check(src.clone());
+        prop_assert!(r.is_ok(), "{}\n--- source:\n{src}", r.err().unwrap_or_default());
+    }
+
+    #[test]
+    fn token_soup_never_panics(toks in prop::collection::vec(any::<usize>(), 0..80)) {
+        let src: String = toks.iter().map(|&t| TOKENS[t % TOKENS.len()]).collect::<Vec<_>>().join(" ");
+        let r = check(src.clone());
+        prop_assert!(r.is_ok(), "{}\n--- source:\n{src}", r.err().unwrap_or_default());
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics(src in "\\PC{0,200}") {
+        let r = check(src.clone());
+        prop_assert!(r.is_ok(), "{}\n--- source:\n{src}", r.err().unwrap_or_default());
+    }
+}
+
+#[test]
+fn every_fixture_round_trips_through_fmt() {
+    for src in c_sources() {
+        check(src).unwrap();
+    }
+}
+
+#[test]
+fn deep_and_long_inputs() {
+    let deep_loops = format!(
+        "double A[2];\nvoid f(void) {{\n{}A[0] = 1;\n{}}}\n",
+        "for (int i = 0; i < 2; i++) {\n".repeat(300),
+        "}\n".repeat(300)
+    );
+    check(deep_loops).unwrap();
+    let deep_ifs = format!(
+        "double A[2];\nvoid f(void) {{\n{}A[0] = 1;\n}}\n",
+        "if (A[1]) ".repeat(3000)
+    );
+    check(deep_ifs).unwrap();
+    let deep_else = format!(
+        "double A[2];\nvoid f(void) {{\nif (A[0]) A[1] = 0;\n{}\n}}\n",
+        "else if (A[1]) A[0] = 1;\n".repeat(3000)
+    );
+    check(deep_else).unwrap();
+    let deep_expr = format!(
+        "double A[2];\nvoid f(void) {{ A[0] = {}1; }}\n",
+        "-".repeat(5000)
+    );
+    check(deep_expr).unwrap();
+    let deep_sub = format!(
+        "int A[2];\nvoid f(void) {{ A[0] = {}0{}; }}\n",
+        "A[".repeat(3000),
+        "]".repeat(3000)
+    );
+    check(deep_sub).unwrap();
+    let deep_define = format!(
+        "#define N {}1{}\ndouble A[N];\nvoid f(void) {{ A[0] = N; }}\n",
+        "(".repeat(5000),
+        ")".repeat(5000)
+    );
+    check(deep_define).unwrap();
+    let chain: String = (0..200)
+        .map(|k| format!("#define M{} (M{} + 1)\n", k + 1, k))
+        .collect();
+    check(format!(
+        "#define M0 1\n{chain}double A[2];\nvoid f(void) {{ A[0] = M200; }}\n"
+    ))
+    .unwrap();
+    check("#define A B\n#define B A\nint X[2];\nvoid f(void) { X[0] = A; }\n".to_string()).unwrap();
+}
