@@ -5,7 +5,10 @@ use arrayflow::diagnostics::{has_errors, FileId};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::fmt::Write;
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod clock;
+use clock::{thread_cpu, wall};
 
 // The allocator of the `arrayflow` binary, so the figure is the CLI's.
 #[global_allocator]
@@ -45,21 +48,6 @@ fn program(stmts: usize) -> String {
         k += 2;
     }
     s
-}
-
-/// Time since an arbitrary origin.
-fn wall() -> Duration {
-    static ORIGIN: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    ORIGIN.get_or_init(Instant::now).elapsed()
-}
-
-/// CPU time this thread has run (Linux: /proc/thread-self/schedstat, in
-/// nanoseconds); wall time where that is not available.
-fn thread_cpu() -> Duration {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        .map_or_else(wall, Duration::from_nanos)
 }
 
 fn bench(c: &mut Criterion) {

@@ -1,5 +1,6 @@
 //! C declarations: types, declarators, and the variables they declare.
 
+use super::fields::{Fields, F};
 use super::scan::{children, has_const};
 use super::{span, text, CVar, Ctx, VarId};
 use crate::model::ElemType;
@@ -27,24 +28,24 @@ pub fn declarator(d: Node<'_>) -> Option<Declarator<'_>> {
             function: false,
         }),
         "init_declarator" => {
-            let mut inner = declarator(d.child_by_field_name("declarator")?)?;
-            inner.init = d.child_by_field_name("value");
+            let mut inner = declarator(d.field(F::Declarator)?)?;
+            inner.init = d.field(F::Value);
             Some(inner)
         }
         "array_declarator" => {
-            let mut inner = declarator(d.child_by_field_name("declarator")?)?;
-            inner.dims.push(d.child_by_field_name("size"));
+            let mut inner = declarator(d.field(F::Declarator)?)?;
+            inner.dims.push(d.field(F::Size));
             Some(inner)
         }
         "pointer_declarator" => {
-            let mut inner = declarator(d.child_by_field_name("declarator")?)?;
+            let mut inner = declarator(d.field(F::Declarator)?)?;
             inner.dims.push(None);
             inner.pointers += 1;
             Some(inner)
         }
         "parenthesized_declarator" => children(d).into_iter().find_map(declarator),
         "function_declarator" => {
-            let mut inner = declarator(d.child_by_field_name("declarator")?)?;
+            let mut inner = declarator(d.field(F::Declarator)?)?;
             inner.function = true;
             Some(inner)
         }
@@ -90,12 +91,12 @@ impl<'t> Ctx<'t> {
     /// declares; functions declared there are recorded as prototypes. The
     /// same declarator always gives the same variable.
     pub fn declaration(&mut self, n: Node<'t>, global: bool) -> Vec<VarId> {
-        let (elem, is_struct) = elem_type(self.src, n.child_by_field_name("type"));
+        let (elem, is_struct) = elem_type(self.src, n.field(F::Type));
         let is_const = has_const(self.src, n);
         let param = n.kind() == "parameter_declaration";
         let mut out = Vec::new();
         let mut c = n.walk();
-        let decls: Vec<Node<'t>> = n.children_by_field_name("declarator", &mut c).collect();
+        let decls: Vec<Node<'t>> = n.fields(F::Declarator, &mut c);
         for d in decls {
             let Some(dec) = declarator(d) else { continue };
             if dec.function {

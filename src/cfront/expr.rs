@@ -7,6 +7,7 @@
 //! function, or in pointer arithmetic) reads any element, and records an
 //! [`Escape`]: a call that gets it may write it.
 
+use super::fields::{Fields, F};
 use super::mini::{self, Mini};
 use super::scan::children;
 use super::{span, Binding, Ctx, Escape, MayWrite, ModelRef, Skip, VarId};
@@ -176,7 +177,7 @@ impl<'t> Ctx<'t> {
                 Some(&x) => self.value(x),
                 None => Err(Skip(None)),
             },
-            "cast_expression" => match n.child_by_field_name("value") {
+            "cast_expression" => match n.field(F::Value) {
                 Some(x) => self.value(x),
                 None => Err(Skip(None)),
             },
@@ -184,10 +185,8 @@ impl<'t> Ctx<'t> {
             "subscript_expression" => self.subscript_value(n),
             "call_expression" => self.call(n),
             "unary_expression" => {
-                let arg = n.child_by_field_name("argument").ok_or(Skip(None))?;
-                let op = n
-                    .child_by_field_name("operator")
-                    .map_or("", |o| self.text(o));
+                let arg = n.field(F::Argument).ok_or(Skip(None))?;
+                let op = n.field(F::Operator).map_or("", |o| self.text(o));
                 let x = self.value(arg)?;
                 Ok(match op {
                     "-" => mk(ExprKind::Neg(Box::new(x))),
@@ -197,12 +196,10 @@ impl<'t> Ctx<'t> {
             }
             "binary_expression" => {
                 let (l, r) = (
-                    n.child_by_field_name("left").ok_or(Skip(None))?,
-                    n.child_by_field_name("right").ok_or(Skip(None))?,
+                    n.field(F::Left).ok_or(Skip(None))?,
+                    n.field(F::Right).ok_or(Skip(None))?,
                 );
-                let op = n
-                    .child_by_field_name("operator")
-                    .map_or("", |o| self.text(o));
+                let op = n.field(F::Operator).map_or("", |o| self.text(o));
                 let (l, r) = (self.value(l)?, self.value(r)?);
                 Ok(match arith_op(op) {
                     Some(b) => mk(ExprKind::Binary(b, Box::new(l), Box::new(r))),
@@ -219,10 +216,8 @@ impl<'t> Ctx<'t> {
                 Ok(mk(ExprKind::Call("__select".to_string(), args)))
             }
             "pointer_expression" => {
-                let op = n
-                    .child_by_field_name("operator")
-                    .map_or("", |o| self.text(o));
-                let arg = n.child_by_field_name("argument").ok_or(Skip(None))?;
+                let op = n.field(F::Operator).map_or("", |o| self.text(o));
+                let arg = n.field(F::Argument).ok_or(Skip(None))?;
                 if op == "&" {
                     return self.address_of(arg, at);
                 }
@@ -407,10 +402,7 @@ impl<'t> Ctx<'t> {
         let mut idx = Vec::new();
         let mut base = n;
         while base.kind() == "subscript_expression" {
-            match (
-                base.child_by_field_name("argument"),
-                base.child_by_field_name("index"),
-            ) {
+            match (base.field(F::Argument), base.field(F::Index)) {
                 (Some(a), Some(i)) => {
                     idx.push(i);
                     base = a;
@@ -599,11 +591,9 @@ impl<'t> Ctx<'t> {
                 self.too_many_subscripts(a, d, &idx, name, at)
             }
             "field_expression" => {
-                let arg = n.child_by_field_name("argument").ok_or(Skip(None))?;
-                let arrow = n
-                    .child_by_field_name("operator")
-                    .is_some_and(|o| self.text(o) == "->");
-                let field = n.child_by_field_name("field").map_or("?", |f| self.text(f));
+                let arg = n.field(F::Argument).ok_or(Skip(None))?;
+                let arrow = n.field(F::Operator).is_some_and(|o| self.text(o) == "->");
+                let field = n.field(F::Field).map_or("?", |f| self.text(f));
                 let inner = if arrow {
                     self.pointer_place(arg)?
                 } else {
@@ -622,15 +612,13 @@ impl<'t> Ctx<'t> {
                 })
             }
             "pointer_expression" => {
-                let star = n
-                    .child_by_field_name("operator")
-                    .is_some_and(|o| self.text(o) == "*");
+                let star = n.field(F::Operator).is_some_and(|o| self.text(o) == "*");
                 if !star {
                     return Ok(Place::Not(format!("`{}` is not a variable", self.text(n))));
                 }
                 self.pointer_place(n)
             }
-            "cast_expression" => match n.child_by_field_name("value") {
+            "cast_expression" => match n.field(F::Value) {
                 Some(x) => self.place(x),
                 None => Err(Skip(None)),
             },
@@ -703,11 +691,11 @@ impl<'t> Ctx<'t> {
             | "pointer_expression"
             | "field_expression" => {
                 let inner = if n.kind() == "cast_expression" {
-                    n.child_by_field_name("value")
+                    n.field(F::Value)
                 } else if n.kind() == "parenthesized_expression" {
                     children(n).first().copied()
                 } else {
-                    n.child_by_field_name("argument")
+                    n.field(F::Argument)
                 };
                 match inner {
                     Some(x) => self.pointer_root(x, others, depth + 1),
@@ -715,10 +703,7 @@ impl<'t> Ctx<'t> {
                 }
             }
             "subscript_expression" => {
-                let (Some(a), Some(i)) = (
-                    n.child_by_field_name("argument"),
-                    n.child_by_field_name("index"),
-                ) else {
+                let (Some(a), Some(i)) = (n.field(F::Argument), n.field(F::Index)) else {
                     return Ok(None);
                 };
                 let root = self.pointer_root(a, others, depth + 1)?;
@@ -726,10 +711,7 @@ impl<'t> Ctx<'t> {
                 Ok(root)
             }
             "binary_expression" => {
-                let (Some(l), Some(r)) = (
-                    n.child_by_field_name("left"),
-                    n.child_by_field_name("right"),
-                ) else {
+                let (Some(l), Some(r)) = (n.field(F::Left), n.field(F::Right)) else {
                     return Ok(None);
                 };
                 let root = self.pointer_root(l, others, depth + 1)?;
@@ -756,8 +738,8 @@ impl<'t> Ctx<'t> {
     /// whole, may be written unless the prototype says `const`.
     fn call(&mut self, n: Node<'t>) -> Result<Expr, Skip> {
         let at = span(n);
-        let func = n.child_by_field_name("function").ok_or(Skip(None))?;
-        let args_node = n.child_by_field_name("arguments").ok_or(Skip(None))?;
+        let func = n.field(F::Function).ok_or(Skip(None))?;
+        let args_node = n.field(F::Arguments).ok_or(Skip(None))?;
         let args_nodes = children(args_node);
         let name = if func.kind() == "identifier" {
             self.text(func)
@@ -826,13 +808,8 @@ impl<'t> Ctx<'t> {
                 }
             }
             "binary_expression" => {
-                let op = n
-                    .child_by_field_name("operator")
-                    .map_or("", |o| self.text(o));
-                let (Some(l), Some(r)) = (
-                    n.child_by_field_name("left"),
-                    n.child_by_field_name("right"),
-                ) else {
+                let op = n.field(F::Operator).map_or("", |o| self.text(o));
+                let (Some(l), Some(r)) = (n.field(F::Left), n.field(F::Right)) else {
                     return Err(Skip(None));
                 };
                 if let Some(c) = cmp_op(op) {
@@ -845,11 +822,9 @@ impl<'t> Ctx<'t> {
                 }
             }
             "unary_expression" => {
-                let op = n
-                    .child_by_field_name("operator")
-                    .map_or("", |o| self.text(o));
+                let op = n.field(F::Operator).map_or("", |o| self.text(o));
                 if op == "!" {
-                    let arg = n.child_by_field_name("argument").ok_or(Skip(None))?;
+                    let arg = n.field(F::Argument).ok_or(Skip(None))?;
                     return Ok(Cond::Not(Box::new(self.cond(arg)?)));
                 }
             }

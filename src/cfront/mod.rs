@@ -18,6 +18,7 @@
 
 mod decl;
 mod expr;
+mod fields;
 mod mini;
 mod scan;
 mod stmt;
@@ -25,6 +26,7 @@ mod stmt;
 use crate::diagnostics::{has_errors, Diagnostic, FileId};
 use crate::model::builder::{Mark, ProgramBuilder};
 use crate::model::*;
+use fields::{Fields, F};
 use mini::Mini;
 use scan::{Define, Region};
 use std::collections::{HashMap, HashSet};
@@ -104,11 +106,18 @@ pub fn compile(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>)
     }
     let functions = cx.scan_file(root);
     let regions = cx.regions(root, &functions);
+    // Counters keep their C names: arrays and parameters of every region
+    // avoid them, so they are collected before any region is lowered.
+    let mut assigned = Vec::with_capacity(regions.len());
     for r in &regions {
-        cx.collect_counter_names(&r.items);
+        let (names, counters) = stmt::prescan(source, &r.items);
+        cx.counter_names
+            .extend(counters.into_iter().map(str::to_string));
+        assigned.push(names);
     }
     let mut lowered = 0;
-    for r in &regions {
+    for (r, names) in regions.iter().zip(assigned) {
+        cx.assigned = names;
         if cx.lower_region(r) {
             lowered += 1;
         }
@@ -209,6 +218,8 @@ enum Undo {
     VarArray(VarId),
     ParamKey(String, Option<i64>),
     Name(String),
+    /// The suffix hint of a name before the region changed it.
+    Suffix(String, u32),
     Site(String),
     Local,
 }
@@ -257,6 +268,7 @@ pub struct Ctx<'t> {
     var_at: HashMap<usize, VarId>,
     // Model names.
     taken: HashSet<String>,
+    suffixes: HashMap<String, u32>,
     counter_names: HashSet<String>,
     sites: HashSet<String>,
     params_by_key: HashMap<(String, Option<i64>), ParamId>,
@@ -295,6 +307,7 @@ impl<'t> Ctx<'t> {
             vars: Vec::new(),
             var_at: HashMap::new(),
             taken: HashSet::new(),
+            suffixes: HashMap::new(),
             counter_names: HashSet::new(),
             sites: HashSet::new(),
             params_by_key: HashMap::new(),
@@ -419,6 +432,12 @@ impl<'t> Ctx<'t> {
 
     /// `base` if `ok`, else `base_1`, `base_2`, ...
     fn fresh(base: &str, ok: impl Fn(&str) -> bool) -> String {
+        Self::fresh_from(base, 1, ok).0
+    }
+
+    /// [`Ctx::fresh`], trying suffixes from `start`; also returns the suffix
+    /// used (0 for none).
+    fn fresh_from(base: &str, start: u32, ok: impl Fn(&str) -> bool) -> (String, u32) {
         let clean: String = base
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
@@ -429,20 +448,26 @@ impl<'t> Ctx<'t> {
             clean
         };
         if Self::usable(&clean) && ok(&clean) {
-            return clean;
+            return (clean, 0);
         }
-        (1..)
-            .map(|k| format!("{clean}_{k}"))
-            .find(|n| ok(n))
-            .unwrap_or(clean)
+        (start.max(1)..)
+            .map(|k| (format!("{clean}_{k}"), k))
+            .find(|(n, _)| ok(n))
+            .unwrap_or((clean, 0))
     }
 
     /// A name for a new parameter or array: unique among them and apart
-    /// from every loop counter of the file.
+    /// from every loop counter of the file. Kernels repeat names (every one
+    /// has an `A`), so the next suffix to try is remembered per name.
     fn global_name(&mut self, base: &str) -> String {
-        let name = Self::fresh(base, |n| {
+        let start = self.suffixes.get(base).copied().unwrap_or(1);
+        let (name, k) = Self::fresh_from(base, start, |n| {
             !self.taken.contains(n) && !self.counter_names.contains(n) && !reserved(n)
         });
+        if k > 0 {
+            self.undo.push(Undo::Suffix(base.to_string(), start));
+            self.suffixes.insert(base.to_string(), k + 1);
+        }
         self.taken.insert(name.clone());
         self.undo.push(Undo::Name(name.clone()));
         name
@@ -526,7 +551,6 @@ impl<'t> Ctx<'t> {
         self.may_writes.clear();
         self.omp_next = false;
         self.depth = 0;
-        self.assigned = stmt::assigned_names(self.src, &r.items);
         let result = self.enter_function(r).and_then(|()| self.region_body(r));
         match result {
             Ok(()) => true,
@@ -566,6 +590,9 @@ impl<'t> Ctx<'t> {
                 Undo::Name(n) => {
                     self.taken.remove(&n);
                 }
+                Undo::Suffix(n, k) => {
+                    self.suffixes.insert(n, k);
+                }
                 Undo::Site(n) => {
                     self.sites.remove(&n);
                 }
@@ -578,11 +605,7 @@ impl<'t> Ctx<'t> {
     /// for a pragma region the declarations before it in the blocks around
     /// it (and the `for` loops around it).
     fn enter_function(&mut self, r: &Region<'t>) -> Result<(), Skip> {
-        if let Some(params) = r
-            .func
-            .child_by_field_name("declarator")
-            .and_then(function_parameters)
-        {
+        if let Some(params) = r.func.field(F::Declarator).and_then(function_parameters) {
             for p in scan::children(params) {
                 if p.kind() == "parameter_declaration" {
                     for v in self.declaration(p, false) {
@@ -629,7 +652,7 @@ impl<'t> Ctx<'t> {
                     }
                 }
                 "for_statement" => {
-                    if let Some(init) = block.child_by_field_name("initializer") {
+                    if let Some(init) = block.field(F::Initializer) {
                         if init.kind() == "declaration" && init != child {
                             for v in self.declaration(init, false) {
                                 let name = self.vars[v.index()].name;
@@ -818,17 +841,17 @@ impl<'t> Ctx<'t> {
             "number_literal" => mini::int_literal(self.text(n)),
             "parenthesized_expression" => self.const_value(*scan::children(n).first()?, depth + 1),
             "unary_expression" => {
-                let x = self.const_value(n.child_by_field_name("argument")?, depth + 1)?;
-                match self.text(n.child_by_field_name("operator")?) {
+                let x = self.const_value(n.field(F::Argument)?, depth + 1)?;
+                match self.text(n.field(F::Operator)?) {
                     "-" => x.checked_neg(),
                     "+" => Some(x),
                     _ => None,
                 }
             }
             "binary_expression" => {
-                let l = self.const_value(n.child_by_field_name("left")?, depth + 1)?;
-                let r = self.const_value(n.child_by_field_name("right")?, depth + 1)?;
-                match self.text(n.child_by_field_name("operator")?) {
+                let l = self.const_value(n.field(F::Left)?, depth + 1)?;
+                let r = self.const_value(n.field(F::Right)?, depth + 1)?;
+                match self.text(n.field(F::Operator)?) {
                     "+" => l.checked_add(r),
                     "-" => l.checked_sub(r),
                     "*" => l.checked_mul(r),
@@ -886,9 +909,9 @@ fn function_parameters(d: Node<'_>) -> Option<Node<'_>> {
     let mut d = d;
     loop {
         if d.kind() == "function_declarator" {
-            return d.child_by_field_name("parameters");
+            return d.field(F::Parameters);
         }
-        d = d.child_by_field_name("declarator")?;
+        d = d.field(F::Declarator)?;
     }
 }
 

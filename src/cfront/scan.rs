@@ -2,6 +2,7 @@
 //! object-like and function-like macros, prototypes, file-scope variables,
 //! `#pragma arrayflow array` ranges, and the regions to analyse.
 
+use super::fields::{Fields, F};
 use super::mini::{self, ArraySpec, Mini};
 use super::{span, text, CVar, Ctx, VarId};
 use crate::model::{ElemType, Span};
@@ -41,7 +42,7 @@ pub fn pragma<'t>(src: &'t str, n: Node<'t>) -> Option<&'t str> {
     if n.kind() != "preproc_call" {
         return None;
     }
-    let d = n.child_by_field_name("directive")?;
+    let d = n.field(F::Directive)?;
     let dt: String = text(src, d)
         .chars()
         .filter(|c| !c.is_whitespace())
@@ -49,10 +50,7 @@ pub fn pragma<'t>(src: &'t str, n: Node<'t>) -> Option<&'t str> {
     if dt != "#pragma" {
         return None;
     }
-    Some(
-        n.child_by_field_name("argument")
-            .map_or("", |a| text(src, a).trim()),
-    )
+    Some(n.field(F::Argument).map_or("", |a| text(src, a).trim()))
 }
 
 fn pragma_words<'t>(src: &'t str, n: Node<'t>) -> Vec<&'t str> {
@@ -92,12 +90,12 @@ impl<'t> Ctx<'t> {
             match n.kind() {
                 "preproc_def" => self.define(n),
                 "preproc_function_def" => {
-                    if let Some(name) = n.child_by_field_name("name") {
+                    if let Some(name) = n.field(F::Name) {
                         self.fn_macros.insert(text(self.src, name));
                     }
                 }
                 "function_definition" => {
-                    if let Some(d) = n.child_by_field_name("declarator") {
+                    if let Some(d) = n.field(F::Declarator) {
                         self.prototype(d);
                     }
                     functions.push(n);
@@ -120,7 +118,7 @@ impl<'t> Ctx<'t> {
     }
 
     fn define(&mut self, n: Node<'t>) {
-        let Some(name) = n.child_by_field_name("name") else {
+        let Some(name) = n.field(F::Name) else {
             return;
         };
         let key = text(self.src, name);
@@ -128,7 +126,7 @@ impl<'t> Ctx<'t> {
             return; // the first definition counts (docs/c.md)
         }
         let body = n
-            .child_by_field_name("value")
+            .field(F::Value)
             .and_then(|v| mini::define_body(text(self.src, v), v.start_byte()));
         self.defines.insert(
             key,
@@ -144,15 +142,12 @@ impl<'t> Ctx<'t> {
     pub fn prototype(&mut self, d: Node<'t>) {
         let mut d = d;
         while d.kind() != "function_declarator" {
-            match d.child_by_field_name("declarator") {
+            match d.field(F::Declarator) {
                 Some(inner) => d = inner,
                 None => return,
             }
         }
-        let (Some(name), Some(params)) = (
-            d.child_by_field_name("declarator"),
-            d.child_by_field_name("parameters"),
-        ) else {
+        let (Some(name), Some(params)) = (d.field(F::Declarator), d.field(F::Parameters)) else {
             return;
         };
         if name.kind() != "identifier" {
@@ -162,7 +157,7 @@ impl<'t> Ctx<'t> {
             .into_iter()
             .map(|p| {
                 let is_const = has_const(self.src, p);
-                let indirect = p.child_by_field_name("declarator").is_some_and(|d| {
+                let indirect = p.field(F::Declarator).is_some_and(|d| {
                     matches!(
                         d.kind(),
                         "pointer_declarator"
@@ -182,10 +177,7 @@ impl<'t> Ctx<'t> {
         let mut stack = vec![n];
         while let Some(x) = stack.pop() {
             if x.kind() == "enumerator" {
-                if let (Some(name), Some(value)) = (
-                    x.child_by_field_name("name"),
-                    x.child_by_field_name("value"),
-                ) {
+                if let (Some(name), Some(value)) = (x.field(F::Name), x.field(F::Value)) {
                     let v = self.new_var(CVar {
                         name: text(self.src, name),
                         pos: name.start_byte(),
@@ -224,7 +216,7 @@ impl<'t> Ctx<'t> {
         if words.first() != Some(&"arrayflow") {
             return;
         }
-        let Some(arg) = n.child_by_field_name("argument") else {
+        let Some(arg) = n.field(F::Argument) else {
             return;
         };
         let t = text(self.src, arg);
@@ -288,52 +280,47 @@ impl<'t> Ctx<'t> {
         self.vars[v.index()].range = Some(dims);
     }
 
-    /// Every name a `for` loop of a region initialises: loop counters
-    /// keep their C names, so arrays and parameters avoid them.
-    pub fn collect_counter_names(&mut self, items: &[Node<'t>]) {
-        let src = self.src;
-        let mut names = Vec::new();
-        super::stmt::walk(items, |n| {
-            if n.kind() == "for_statement" {
-                if let Some(init) = n.child_by_field_name("initializer") {
-                    if let Some((name, _)) = super::stmt::init_name(src, init) {
-                        names.push(name.to_string());
-                    }
-                }
-            }
-        });
-        self.counter_names.extend(names);
-    }
-
-    /// Every `#pragma scop` / `#pragma endscop` node, in file order.
+    /// Every `#pragma scop` / `#pragma endscop` node, in file order. Only
+    /// nodes that hold statements are searched.
     fn scop_pragmas(&self, root: Node<'t>) -> Vec<(Node<'t>, bool)> {
         let mut out = Vec::new();
-        let mut c = root.walk();
-        let mut todo = true;
-        while todo {
-            let n = c.node();
-            let mut descend = true;
-            if n.kind() == "preproc_call" {
-                descend = false;
-                match pragma_words(self.src, n).as_slice() {
-                    ["scop"] => out.push((n, true)),
-                    ["endscop"] => out.push((n, false)),
+        if !self.src.contains("scop") {
+            return out;
+        }
+        let mut stack = vec![root];
+        while let Some(n) = stack.pop() {
+            let mut c = n.walk();
+            let kids: Vec<Node<'t>> = n.children(&mut c).collect();
+            for k in kids.into_iter().rev() {
+                match k.kind() {
+                    "preproc_call" => match pragma_words(self.src, k).as_slice() {
+                        ["scop"] => out.push((k, true)),
+                        ["endscop"] => out.push((k, false)),
+                        _ => {}
+                    },
+                    "function_definition"
+                    | "compound_statement"
+                    | "for_statement"
+                    | "while_statement"
+                    | "do_statement"
+                    | "if_statement"
+                    | "else_clause"
+                    | "labeled_statement"
+                    | "switch_statement"
+                    | "case_statement"
+                    | "preproc_if"
+                    | "preproc_ifdef"
+                    | "preproc_else"
+                    | "preproc_elif"
+                    | "preproc_elifdef"
+                    | "linkage_specification"
+                    | "declaration_list"
+                    | "ERROR" => stack.push(k),
                     _ => {}
                 }
             }
-            if descend && c.goto_first_child() {
-                continue;
-            }
-            loop {
-                if c.goto_next_sibling() {
-                    break;
-                }
-                if !c.goto_parent() {
-                    todo = false;
-                    break;
-                }
-            }
         }
+        out.sort_by_key(|(n, _)| n.start_byte());
         out
     }
 
@@ -422,7 +409,7 @@ impl<'t> Ctx<'t> {
     }
 
     fn function_region(&self, f: Node<'t>) -> Option<Region<'t>> {
-        let body = f.child_by_field_name("body")?;
+        let body = f.field(F::Body)?;
         let name_span = function_name_node(f).map_or(span(f), span);
         Some(Region {
             func: f,
@@ -436,12 +423,12 @@ impl<'t> Ctx<'t> {
 }
 
 fn function_name_node(f: Node<'_>) -> Option<Node<'_>> {
-    let mut d = f.child_by_field_name("declarator")?;
+    let mut d = f.field(F::Declarator)?;
     loop {
         if d.kind() == "identifier" {
             return Some(d);
         }
-        d = d.child_by_field_name("declarator")?;
+        d = d.field(F::Declarator)?;
     }
 }
 

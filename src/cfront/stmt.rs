@@ -9,6 +9,7 @@
 //! run as a `while` loop whose trip counter `w` gives `i = start + step*w`.
 
 use super::expr::{any, arith_op, op_function, Place};
+use super::fields::{Fields, F};
 use super::scan::{children, pragma};
 use super::{affine_expr, span, Binding, Ctx, ModelRef, Region, Skip};
 use super::{W_AS_WHILE, W_CALL_WRITES, W_LABEL, W_LOOP, W_MAY_ACCESS, W_UNSUPPORTED};
@@ -50,12 +51,10 @@ fn lvalue_root<'t>(src: &'t str, n: Node<'t>) -> Option<&'t str> {
             "subscript_expression"
             | "field_expression"
             | "pointer_expression"
-            | "update_expression" => n = n.child_by_field_name("argument")?,
-            "cast_expression" => n = n.child_by_field_name("value")?,
+            | "update_expression" => n = n.field(F::Argument)?,
+            "cast_expression" => n = n.field(F::Value)?,
             "parenthesized_expression" | "binary_expression" => {
-                n = n
-                    .child_by_field_name("left")
-                    .or_else(|| children(n).first().copied())?
+                n = n.field(F::Left).or_else(|| children(n).first().copied())?
             }
             _ => return None,
         }
@@ -66,16 +65,28 @@ fn lvalue_root<'t>(src: &'t str, n: Node<'t>) -> Option<&'t str> {
 /// Names of the variables the statements may change: assigned, updated,
 /// passed by address or passed whole to a call.
 pub fn assigned_names<'t>(src: &'t str, roots: &[Node<'t>]) -> HashSet<&'t str> {
+    prescan(src, roots).0
+}
+
+/// [`assigned_names`], and the names `for` loops count with, in one walk.
+pub fn prescan<'t>(src: &'t str, roots: &[Node<'t>]) -> (HashSet<&'t str>, Vec<&'t str>) {
     let mut out = HashSet::new();
+    let mut counters = Vec::new();
     walk(roots, |n| {
         let target = match n.kind() {
-            "assignment_expression" => n.child_by_field_name("left"),
-            "update_expression" => n.child_by_field_name("argument"),
+            "assignment_expression" => n.field(F::Left),
+            "update_expression" => n.field(F::Argument),
             "argument_list" => {
                 for a in children(n) {
                     if let Some(name) = lvalue_root(src, a) {
                         out.insert(name);
                     }
+                }
+                None
+            }
+            "for_statement" => {
+                if let Some((name, _)) = n.field(F::Initializer).and_then(|i| init_name(src, i)) {
+                    counters.push(name);
                 }
                 None
             }
@@ -85,7 +96,7 @@ pub fn assigned_names<'t>(src: &'t str, roots: &[Node<'t>]) -> HashSet<&'t str> 
             out.insert(name);
         }
     });
-    out
+    (out, counters)
 }
 
 /// `int i = lb` or `i = lb`: the counter's name and start.
@@ -93,24 +104,20 @@ pub fn init_name<'t>(src: &'t str, init: Node<'t>) -> Option<(&'t str, Node<'t>)
     match init.kind() {
         "declaration" => {
             let mut c = init.walk();
-            let decls: Vec<Node<'t>> = init.children_by_field_name("declarator", &mut c).collect();
+            let decls: Vec<Node<'t>> = init.fields(F::Declarator, &mut c);
             let [d] = decls.as_slice() else { return None };
             if d.kind() != "init_declarator" {
                 return None;
             }
-            let name = d.child_by_field_name("declarator")?;
+            let name = d.field(F::Declarator)?;
             (name.kind() == "identifier")
-                .then(|| Some((src.get(name.byte_range())?, d.child_by_field_name("value")?)))?
+                .then(|| Some((src.get(name.byte_range())?, d.field(F::Value)?)))?
         }
         "assignment_expression" => {
-            let left = init.child_by_field_name("left")?;
-            let op = init.child_by_field_name("operator")?;
-            (left.kind() == "identifier" && src.get(op.byte_range()) == Some("=")).then(|| {
-                Some((
-                    src.get(left.byte_range())?,
-                    init.child_by_field_name("right")?,
-                ))
-            })?
+            let left = init.field(F::Left)?;
+            let op = init.field(F::Operator)?;
+            (left.kind() == "identifier" && src.get(op.byte_range()) == Some("="))
+                .then(|| Some((src.get(left.byte_range())?, init.field(F::Right)?)))?
         }
         _ => None,
     }
@@ -185,9 +192,7 @@ impl<'t> Ctx<'t> {
         if n.kind() != "labeled_statement" {
             return (None, n);
         }
-        let label = n
-            .child_by_field_name("label")
-            .map(|l| (self.text(l), span(l)));
+        let label = n.field(F::Label).map(|l| (self.text(l), span(l)));
         let inner = children(n)
             .into_iter()
             .rfind(|c| c.kind() != "statement_identifier")
@@ -208,15 +213,8 @@ impl<'t> Ctx<'t> {
             );
             return None;
         }
-        if let Some(s) = self.claim_site(text, false) {
+        if let Some(s) = self.label_site(text, false) {
             return Some(s);
-        }
-        if Self::usable(text) && !super::reserved(text) {
-            // Taken by another function: qualify it.
-            let name = Self::fresh(&format!("{}_{text}", self.func_name), |n| {
-                !self.sites.contains(n) && !super::reserved(n)
-            });
-            return self.claim_site(&name, false);
         }
         self.warn(
             W_LABEL,
@@ -228,15 +226,34 @@ impl<'t> Ctx<'t> {
         None
     }
 
+    /// The site a C label names: the label itself, or, when an earlier
+    /// function took it, `<function>_<label>`. `None` for a reserved name
+    /// or a `.loop` keyword.
+    fn label_site(&mut self, text: &str, counter_too: bool) -> Option<String> {
+        if let Some(s) = self.claim_site(text, counter_too) {
+            return Some(s);
+        }
+        if !Self::usable(text) || super::reserved(text) {
+            return None;
+        }
+        let name = Self::fresh(&format!("{}_{text}", self.func_name), |n| {
+            !self.sites.contains(n)
+                && !super::reserved(n)
+                && !(counter_too
+                    && (self.taken.contains(n) || self.loop_names.iter().any(|l| l == n)))
+        });
+        self.claim_site(&name, counter_too)
+    }
+
     /// The name a C label gives an `if` or `while` condition, if it can.
     fn cond_label(&mut self, label: Label<'t>, is_while: bool) -> Option<String> {
         let (text, at) = label?;
         self.region_labels.insert(text);
-        let got = self.claim_site(text, is_while);
+        let got = self.label_site(text, is_while);
         if got.is_none() {
             self.warn(
                 W_LABEL,
-                format!("the label `{text}` cannot name this condition (taken, reserved or a keyword); a name is generated"),
+                format!("the label `{text}` cannot name this condition (reserved, a keyword, or the name of an array or enclosing loop); a name is generated"),
                 at,
                 "not usable",
                 "",
@@ -340,10 +357,8 @@ impl<'t> Ctx<'t> {
         match e.kind() {
             "assignment_expression" => self.assign(e, label, at),
             "update_expression" => {
-                let arg = e.child_by_field_name("argument").ok_or(Skip(None))?;
-                let op = e
-                    .child_by_field_name("operator")
-                    .map_or("++", |o| self.text(o));
+                let arg = e.field(F::Argument).ok_or(Skip(None))?;
+                let op = e.field(F::Operator).map_or("++", |o| self.text(o));
                 let op = if op == "--" { BinOp::Sub } else { BinOp::Add };
                 let place = self.place(arg)?;
                 let one = Expr::new(ExprKind::Int(1), span(e));
@@ -364,7 +379,7 @@ impl<'t> Ctx<'t> {
             }
             "cast_expression" | "parenthesized_expression" => {
                 let inner = if e.kind() == "cast_expression" {
-                    e.child_by_field_name("value")
+                    e.field(F::Value)
                 } else {
                     children(e).first().copied()
                 };
@@ -386,11 +401,9 @@ impl<'t> Ctx<'t> {
     }
 
     fn assign(&mut self, e: Node<'t>, label: Label<'t>, at: Span) -> Result<(), Skip> {
-        let (Some(left), Some(right), Some(op)) = (
-            e.child_by_field_name("left"),
-            e.child_by_field_name("right"),
-            e.child_by_field_name("operator"),
-        ) else {
+        let (Some(left), Some(right), Some(op)) =
+            (e.field(F::Left), e.field(F::Right), e.field(F::Operator))
+        else {
             return Err(Skip(None));
         };
         let op = self.text(op);
@@ -703,7 +716,7 @@ impl<'t> Ctx<'t> {
             while let Some(x) = stack.pop() {
                 match x.kind() {
                     "initializer_list" => stack.extend(children(x).into_iter().rev()),
-                    "initializer_pair" => stack.extend(x.child_by_field_name("value")),
+                    "initializer_pair" => stack.extend(x.field(F::Value)),
                     _ => args.push(self.value(x)?),
                 }
             }
@@ -749,7 +762,7 @@ impl<'t> Ctx<'t> {
 
     /// `for (init; test; update) body`.
     fn for_loop(&mut self, n: Node<'t>, parallel: bool) -> Result<(), Skip> {
-        let body = n.child_by_field_name("body").ok_or(Skip(None))?;
+        let body = n.field(F::Body).ok_or(Skip(None))?;
         let header = Span::new(n.start_byte(), body.start_byte());
         let bad = |cx: &Self, what: &str| {
             cx.skip(
@@ -760,13 +773,13 @@ impl<'t> Ctx<'t> {
                 "supported: `for (int i = lb; i < ub; i++)` with `<`, `<=`, `>`, `>=` tests and `i++`, `i--`, `i += k`, `i -= k` updates (k a constant)",
             )
         };
-        let Some(init) = n.child_by_field_name("initializer") else {
+        let Some(init) = n.field(F::Initializer) else {
             return Err(bad(self, "has no initialisation"));
         };
         let Some((name, start_node)) = init_name(self.src, init) else {
             return Err(bad(self, "does not start with `int i = lb` or `i = lb`"));
         };
-        let Some(update) = n.child_by_field_name("update") else {
+        let Some(update) = n.field(F::Update) else {
             return Err(bad(self, "has no update"));
         };
         let Some(step) = self.update_step(update, name) else {
@@ -775,7 +788,7 @@ impl<'t> Ctx<'t> {
                 "has an update other than a constant step of its counter",
             ));
         };
-        let Some(test) = n.child_by_field_name("condition") else {
+        let Some(test) = n.field(F::Condition) else {
             return Err(bad(self, "has no test"));
         };
         if mentions(self.src, start_node, name) {
@@ -934,21 +947,21 @@ impl<'t> Ctx<'t> {
         let is_counter = |x: Node<'_>| x.kind() == "identifier" && self.text(x) == name;
         match u.kind() {
             "update_expression" => {
-                if !is_counter(u.child_by_field_name("argument")?) {
+                if !is_counter(u.field(F::Argument)?) {
                     return None;
                 }
-                match self.text(u.child_by_field_name("operator")?) {
+                match self.text(u.field(F::Operator)?) {
                     "++" => Some(1),
                     "--" => Some(-1),
                     _ => None,
                 }
             }
             "assignment_expression" => {
-                if !is_counter(u.child_by_field_name("left")?) {
+                if !is_counter(u.field(F::Left)?) {
                     return None;
                 }
-                let right = u.child_by_field_name("right")?;
-                let step = match self.text(u.child_by_field_name("operator")?) {
+                let right = u.field(F::Right)?;
+                let step = match self.text(u.field(F::Operator)?) {
                     "+=" => self.const_value(right, 0)?,
                     "-=" => self.const_value(right, 0)?.checked_neg()?,
                     "=" => {
@@ -956,11 +969,8 @@ impl<'t> Ctx<'t> {
                         if r.kind() != "binary_expression" {
                             return None;
                         }
-                        let (l, rr) = (
-                            r.child_by_field_name("left")?,
-                            r.child_by_field_name("right")?,
-                        );
-                        match self.text(r.child_by_field_name("operator")?) {
+                        let (l, rr) = (r.field(F::Left)?, r.field(F::Right)?);
+                        match self.text(r.field(F::Operator)?) {
                             "+" if is_counter(l) => self.const_value(rr, 0)?,
                             "+" if is_counter(rr) => self.const_value(l, 0)?,
                             "-" if is_counter(l) => self.const_value(rr, 0)?.checked_neg()?,
@@ -977,10 +987,7 @@ impl<'t> Ctx<'t> {
     }
 
     fn while_loop(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
-        let (Some(c), Some(body)) = (
-            n.child_by_field_name("condition"),
-            n.child_by_field_name("body"),
-        ) else {
+        let (Some(c), Some(body)) = (n.field(F::Condition), n.field(F::Body)) else {
             return Err(Skip(None));
         };
         let header = Span::new(n.start_byte(), body.start_byte());
@@ -1002,10 +1009,7 @@ impl<'t> Ctx<'t> {
     }
 
     fn if_stmt(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
-        let (Some(c), Some(then)) = (
-            n.child_by_field_name("condition"),
-            n.child_by_field_name("consequence"),
-        ) else {
+        let (Some(c), Some(then)) = (n.field(F::Condition), n.field(F::Consequence)) else {
             return Err(Skip(None));
         };
         let header = Span::new(n.start_byte(), then.start_byte());
@@ -1015,17 +1019,15 @@ impl<'t> Ctx<'t> {
         let r = self.b.begin_if_at(name.as_deref(), cond, header);
         self.build(r, header)?;
         self.branch(then)?;
-        let mut alt = n.child_by_field_name("alternative");
+        let mut alt = n.field(F::Alternative);
         while let Some(else_clause) = alt {
             let Some(&inner) = children(else_clause).first() else {
                 break;
             };
             let (inner_label, stmt) = self.unlabel(inner);
             if stmt.kind() == "if_statement" {
-                let (Some(c), Some(then)) = (
-                    stmt.child_by_field_name("condition"),
-                    stmt.child_by_field_name("consequence"),
-                ) else {
+                let (Some(c), Some(then)) = (stmt.field(F::Condition), stmt.field(F::Consequence))
+                else {
                     return Err(Skip(None));
                 };
                 let header = Span::new(stmt.start_byte(), then.start_byte());
@@ -1035,7 +1037,7 @@ impl<'t> Ctx<'t> {
                 let r = self.b.elsif(name.as_deref(), cond, header);
                 self.build(r, header)?;
                 self.branch(then)?;
-                alt = stmt.child_by_field_name("alternative");
+                alt = stmt.field(F::Alternative);
             } else {
                 let r = self.b.otherwise();
                 self.build(r, span(else_clause))?;
@@ -1060,7 +1062,7 @@ fn test_form<'t>(src: &str, test: Node<'t>, name: &str) -> Option<(CmpOp, Node<'
     if test.kind() != "binary_expression" {
         return None;
     }
-    let op = match src.get(test.child_by_field_name("operator")?.byte_range())? {
+    let op = match src.get(test.field(F::Operator)?.byte_range())? {
         "<" => CmpOp::Lt,
         "<=" => CmpOp::Le,
         ">" => CmpOp::Gt,
@@ -1068,8 +1070,8 @@ fn test_form<'t>(src: &str, test: Node<'t>, name: &str) -> Option<(CmpOp, Node<'
         _ => return None,
     };
     let (l, r) = (
-        unparen(test.child_by_field_name("left")?),
-        unparen(test.child_by_field_name("right")?),
+        unparen(test.field(F::Left)?),
+        unparen(test.field(F::Right)?),
     );
     let is_counter =
         |x: Node<'_>| x.kind() == "identifier" && src.get(x.byte_range()) == Some(name);
