@@ -267,4 +267,24 @@ fn deep_and_long_inputs() {
     ))
     .unwrap();
     check("#define A B\n#define B A\nint X[2];\nvoid f(void) { X[0] = A; }\n".to_string()).unwrap();
+    let stars = format!("void f(double {}p) {{ p[0] = 1; }}\n", "*".repeat(20000));
+    check(stars).unwrap();
+    let parens = format!(
+        "double x;\nvoid f(void) {{ {}x{} = 1; }}\n",
+        "(".repeat(20000),
+        ")".repeat(20000)
+    );
+    check(parens).unwrap();
+    let fields = format!(
+        "struct s x;\nvoid f(void) {{ x{} = 1; }}\n",
+        ".a".repeat(20000)
+    );
+    check(fields).unwrap();
+    let lets: String = (1..3000)
+        .map(|k| format!("  int k{k} = k{} + 1;\n", k - 1))
+        .collect();
+    check(format!(
+        "double A[9];\nvoid f(void) {{\n  int k0 = 1;\n{lets}  A[k2999 % 9] = 0;\n}}\n"
+    ))
+    .unwrap();
 }

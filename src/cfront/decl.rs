@@ -18,7 +18,19 @@ pub struct Declarator<'t> {
 }
 
 /// Unwraps a declarator: `*p`, `A[N][M]`, `x = 1`, `(*p)[M]`, `f(int)`.
-pub fn declarator(d: Node<'_>) -> Option<Declarator<'_>> {
+pub fn declarator<'t>(d: Node<'t>) -> Option<Declarator<'t>> {
+    declarator_at(d, 0)
+}
+
+/// Declarators nest at most this deep (`int ****...p`); deeper ones declare
+/// nothing the front end follows.
+const MAX_DECLARATOR: usize = 64;
+
+fn declarator_at<'t>(d: Node<'t>, depth: usize) -> Option<Declarator<'t>> {
+    if depth > MAX_DECLARATOR {
+        return None;
+    }
+    let inner = |n: Option<Node<'t>>| n.and_then(|n| declarator_at(n, depth + 1));
     match d.kind() {
         "identifier" | "field_identifier" => Some(Declarator {
             name: d,
@@ -28,28 +40,29 @@ pub fn declarator(d: Node<'_>) -> Option<Declarator<'_>> {
             function: false,
         }),
         "init_declarator" => {
-            let mut inner = declarator(d.field(F::Declarator)?)?;
+            let mut inner = inner(d.field(F::Declarator))?;
             inner.init = d.field(F::Value);
             Some(inner)
         }
         "array_declarator" => {
-            let mut inner = declarator(d.field(F::Declarator)?)?;
+            let mut inner = inner(d.field(F::Declarator))?;
             inner.dims.push(d.field(F::Size));
             Some(inner)
         }
         "pointer_declarator" => {
-            let mut inner = declarator(d.field(F::Declarator)?)?;
+            let mut inner = inner(d.field(F::Declarator))?;
             inner.dims.push(None);
             inner.pointers += 1;
             Some(inner)
         }
-        "parenthesized_declarator" => children(d).into_iter().find_map(declarator),
+        "parenthesized_declarator" | "attributed_declarator" => {
+            children(d).into_iter().find_map(|c| inner(Some(c)))
+        }
         "function_declarator" => {
-            let mut inner = declarator(d.field(F::Declarator)?)?;
+            let mut inner = inner(d.field(F::Declarator))?;
             inner.function = true;
             Some(inner)
         }
-        "attributed_declarator" => children(d).into_iter().find_map(declarator),
         _ => None,
     }
 }

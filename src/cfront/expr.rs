@@ -522,6 +522,13 @@ impl<'t> Ctx<'t> {
 
     /// What an assignment's left side writes.
     pub fn place(&mut self, n: Node<'t>) -> Result<Place, Skip> {
+        self.nest(span(n))?;
+        let r = self.place_inner(n);
+        self.depth -= 1;
+        r
+    }
+
+    fn place_inner(&mut self, n: Node<'t>) -> Result<Place, Skip> {
         let at = span(n);
         match n.kind() {
             "parenthesized_expression" => match children(n).first() {

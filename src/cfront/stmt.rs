@@ -20,6 +20,25 @@ use tree_sitter::Node;
 
 type Label<'t> = Option<(&'t str, Span)>;
 
+/// An inlined initialiser may be this deep; a deeper one (a chain of locals
+/// each defined from the last) makes the local a scalar instead, so that
+/// inlining cannot build expressions of unbounded depth.
+const MAX_LET_DEPTH: usize = 64;
+
+/// Whether an expression nests deeper than `limit` (looks no deeper).
+fn deeper_than(e: &Expr, limit: usize) -> bool {
+    if limit == 0 {
+        return true;
+    }
+    match &e.kind {
+        ExprKind::Neg(x) => deeper_than(x, limit - 1),
+        ExprKind::Binary(_, l, r) => deeper_than(l, limit - 1) || deeper_than(r, limit - 1),
+        ExprKind::Call(_, args) => args.iter().any(|a| deeper_than(a, limit - 1)),
+        ExprKind::Access(a) => a.subscripts.iter().any(|s| deeper_than(&s.expr, limit - 1)),
+        ExprKind::Int(_) | ExprKind::Param(_) | ExprKind::Counter(_) | ExprKind::Unknown => false,
+    }
+}
+
 /// Visits every node under `roots` (iteratively: no recursion on input).
 pub fn walk<'t>(roots: &[Node<'t>], mut f: impl FnMut(Node<'t>)) {
     for &root in roots {
@@ -622,7 +641,11 @@ impl<'t> Ctx<'t> {
             }
             if scalar_int && !self.assigned.contains(name) {
                 let e = self.value(init)?;
-                if e.is_static() && self.may_writes.is_empty() && self.escapes.is_empty() {
+                if e.is_static()
+                    && !deeper_than(&e, MAX_LET_DEPTH)
+                    && self.may_writes.is_empty()
+                    && self.escapes.is_empty()
+                {
                     self.scope.push((name, Binding::Let(e)));
                     continue;
                 }
