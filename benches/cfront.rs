@@ -13,10 +13,9 @@ use arrayflow::diagnostics::{has_errors, FileId};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::fmt::Write;
 use std::hint::black_box;
-use std::time::Duration;
 
 mod clock;
-use clock::{thread_cpu, wall};
+use clock::wall_and_cpu;
 
 // The allocator of the `arrayflow` binary, so the figure is the CLI's.
 #[global_allocator]
@@ -145,23 +144,9 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("cfront");
     g.sample_size(20);
     g.throughput(Throughput::Bytes(source.len() as u64));
-    for (name, clock) in [
-        ("parse+lower 10k lines", wall as fn() -> Duration),
-        ("parse+lower 10k lines (thread CPU time)", thread_cpu),
-    ] {
-        g.bench_function(name, |b| {
-            b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let start = clock();
-                    let out = arrayflow::cfront::compile(black_box(&source), FileId(0));
-                    total += clock().saturating_sub(start);
-                    drop(out);
-                }
-                total
-            })
-        });
-    }
+    wall_and_cpu(&mut g, "parse+lower 10k lines", || {
+        arrayflow::cfront::compile(black_box(&source), FileId(0))
+    });
     g.finish();
 }
 

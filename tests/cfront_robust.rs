@@ -226,65 +226,57 @@ fn every_fixture_round_trips_through_fmt() {
 
 #[test]
 fn deep_and_long_inputs() {
-    let deep_loops = format!(
-        "double A[2];\nvoid f(void) {{\n{}A[0] = 1;\n{}}}\n",
-        "for (int i = 0; i < 2; i++) {\n".repeat(300),
-        "}\n".repeat(300)
-    );
-    check(deep_loops).unwrap();
-    let deep_ifs = format!(
-        "double A[2];\nvoid f(void) {{\n{}A[0] = 1;\n}}\n",
-        "if (A[1]) ".repeat(3000)
-    );
-    check(deep_ifs).unwrap();
-    let deep_else = format!(
-        "double A[2];\nvoid f(void) {{\nif (A[0]) A[1] = 0;\n{}\n}}\n",
-        "else if (A[1]) A[0] = 1;\n".repeat(3000)
-    );
-    check(deep_else).unwrap();
-    let deep_expr = format!(
-        "double A[2];\nvoid f(void) {{ A[0] = {}1; }}\n",
-        "-".repeat(5000)
-    );
-    check(deep_expr).unwrap();
-    let deep_sub = format!(
-        "int A[2];\nvoid f(void) {{ A[0] = {}0{}; }}\n",
-        "A[".repeat(3000),
-        "]".repeat(3000)
-    );
-    check(deep_sub).unwrap();
-    let deep_define = format!(
-        "#define N {}1{}\ndouble A[N];\nvoid f(void) {{ A[0] = N; }}\n",
-        "(".repeat(5000),
-        ")".repeat(5000)
-    );
-    check(deep_define).unwrap();
+    let r = |s: &str, n: usize| s.repeat(n);
     let chain: String = (0..200)
-        .map(|k| format!("#define M{} (M{} + 1)\n", k + 1, k))
+        .map(|k| format!("#define M{} (M{k} + 1)\n", k + 1))
         .collect();
-    check(format!(
-        "#define M0 1\n{chain}double A[2];\nvoid f(void) {{ A[0] = M200; }}\n"
-    ))
-    .unwrap();
-    check("#define A B\n#define B A\nint X[2];\nvoid f(void) { X[0] = A; }\n".to_string()).unwrap();
-    let stars = format!("void f(double {}p) {{ p[0] = 1; }}\n", "*".repeat(20000));
-    check(stars).unwrap();
-    let parens = format!(
-        "double x;\nvoid f(void) {{ {}x{} = 1; }}\n",
-        "(".repeat(20000),
-        ")".repeat(20000)
-    );
-    check(parens).unwrap();
-    let fields = format!(
-        "struct s x;\nvoid f(void) {{ x{} = 1; }}\n",
-        ".a".repeat(20000)
-    );
-    check(fields).unwrap();
     let lets: String = (1..3000)
         .map(|k| format!("  int k{k} = k{} + 1;\n", k - 1))
         .collect();
-    check(format!(
-        "double A[9];\nvoid f(void) {{\n  int k0 = 1;\n{lets}  A[k2999 % 9] = 0;\n}}\n"
-    ))
-    .unwrap();
+    let cases = [
+        // Statements nested deeper than lowering follows.
+        format!(
+            "double A[2];\nvoid f(void) {{\n{}A[0] = 1;\n{}}}\n",
+            r("for (int i = 0; i < 2; i++) {\n", 300),
+            r("}\n", 300)
+        ),
+        format!(
+            "double A[2];\nvoid f(void) {{\n{}A[0] = 1;\n}}\n",
+            r("if (A[1]) ", 3000)
+        ),
+        // A long `else if` chain is not deep: it is lowered iteratively.
+        format!(
+            "double A[2];\nvoid f(void) {{\nif (A[0]) A[1] = 0;\n{}\n}}\n",
+            r("else if (A[1]) A[0] = 1;\n", 3000)
+        ),
+        // Deep expressions, subscripts, lvalues, declarators, macros.
+        format!(
+            "double A[2];\nvoid f(void) {{ A[0] = {}1; }}\n",
+            r("-", 5000)
+        ),
+        format!(
+            "int A[2];\nvoid f(void) {{ A[0] = {}0{}; }}\n",
+            r("A[", 3000),
+            r("]", 3000)
+        ),
+        format!(
+            "#define N {}1{}\ndouble A[N];\nvoid f(void) {{ A[0] = N; }}\n",
+            r("(", 5000),
+            r(")", 5000)
+        ),
+        format!("#define M0 1\n{chain}double A[2];\nvoid f(void) {{ A[0] = M200; }}\n"),
+        "#define A B\n#define B A\nint X[2];\nvoid f(void) { X[0] = A; }\n".to_string(),
+        format!("void f(double {}p) {{ p[0] = 1; }}\n", r("*", 20000)),
+        format!(
+            "double x;\nvoid f(void) {{ {}x{} = 1; }}\n",
+            r("(", 20000),
+            r(")", 20000)
+        ),
+        format!("struct s x;\nvoid f(void) {{ x{} = 1; }}\n", r(".a", 20000)),
+        // Locals each defined from the last: inlining stops at a depth.
+        format!("double A[9];\nvoid f(void) {{\n  int k0 = 1;\n{lets}  A[k2999 % 9] = 0;\n}}\n"),
+    ];
+    for src in cases {
+        check(src).unwrap();
+    }
 }

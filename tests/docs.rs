@@ -7,15 +7,27 @@ fn doc() -> String {
     std::fs::read_to_string("docs/language.md").expect("docs/language.md")
 }
 
-/// (code, example) for every `### CODE ...` section; the example is the
-/// first ```loop block of the section, if any.
+/// (code, example) for every `### CODE ...` section of docs/language.md;
+/// the example is the first ```loop block of the section, if any.
 fn sections(doc: &str) -> Vec<(String, Option<String>)> {
+    code_sections(doc, "```loop\n")
+}
+
+/// (code, first example opening with `fence`) for every `### CODE` section,
+/// CODE being `E` or `W` and four digits.
+fn code_sections(doc: &str, fence: &str) -> Vec<(String, Option<String>)> {
     let mut out = Vec::new();
     for part in doc.split("\n### ").skip(1) {
         let code = part.split_whitespace().next().unwrap_or("").to_string();
+        let is_code = code.len() == 5
+            && (code.starts_with('E') || code.starts_with('W'))
+            && code[1..].chars().all(|c| c.is_ascii_digit());
+        if !is_code {
+            continue;
+        }
         let body = part.split("\n## ").next().unwrap_or("");
         let example = body
-            .split("```loop\n")
+            .split(fence)
             .nth(1)
             .and_then(|b| b.split("```").next())
             .map(str::to_string);
@@ -108,24 +120,7 @@ fn the_first_program_is_valid() {
 
 /// (code, first ```c example) for every `### CODE` section of docs/c.md.
 fn c_sections(doc: &str) -> Vec<(String, Option<String>)> {
-    let mut out = Vec::new();
-    for part in doc.split("\n### ").skip(1) {
-        let code = part.split_whitespace().next().unwrap_or("").to_string();
-        let is_code = code.len() == 5
-            && (code.starts_with('E') || code.starts_with('W'))
-            && code[1..].chars().all(|c| c.is_ascii_digit());
-        if !is_code {
-            continue;
-        }
-        let body = part.split("\n## ").next().unwrap_or("");
-        let example = body
-            .split("```c\n")
-            .nth(1)
-            .and_then(|b| b.split("```").next())
-            .map(str::to_string);
-        out.push((code, example));
-    }
-    out
+    code_sections(doc, "```c\n")
 }
 
 #[test]

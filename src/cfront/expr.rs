@@ -30,6 +30,22 @@ pub enum Place {
     Not(String),
 }
 
+impl Place {
+    /// Some element of `array` (any cell the subscripts allow); a scalar's
+    /// one cell is guarded.
+    fn some_element(array: ArrayId, subscripts: Vec<Subscript>, at: Span, why: String) -> Place {
+        Place::Over {
+            guard: subscripts.is_empty(),
+            access: Access {
+                array,
+                subscripts,
+                span: at,
+            },
+            why,
+        }
+    }
+}
+
 /// The `__any(...)` subscript: some index of the dimension (the call's
 /// arguments keep the reads of the subscript it replaces).
 pub fn any(args: Vec<Expr>, at: Span) -> Subscript {
@@ -87,9 +103,14 @@ pub fn op_function(op: &str) -> &'static str {
 }
 
 impl<'t> Ctx<'t> {
-    pub fn nest(&mut self, at: Span) -> Result<(), Skip> {
-        self.depth += 1;
-        if self.depth > MAX_NESTING {
+    /// Runs `f` one nesting level deeper; past [`MAX_NESTING`] levels the
+    /// region is skipped instead, so no input overflows the stack.
+    pub fn nested<T>(
+        &mut self,
+        at: Span,
+        f: impl FnOnce(&mut Self) -> Result<T, Skip>,
+    ) -> Result<T, Skip> {
+        if self.depth >= MAX_NESTING {
             return Err(self.skip(
                 W_UNSUPPORTED,
                 format!("statements or expressions nested deeper than {MAX_NESTING} levels"),
@@ -98,7 +119,10 @@ impl<'t> Ctx<'t> {
                 "",
             ));
         }
-        Ok(())
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
     }
 
     pub fn lookup(&self, name: &str) -> Option<Binding> {
@@ -131,10 +155,7 @@ impl<'t> Ctx<'t> {
 
     /// An expression used as a value.
     pub fn value(&mut self, n: Node<'t>) -> Result<Expr, Skip> {
-        self.nest(span(n))?;
-        let r = self.value_inner(n);
-        self.depth -= 1;
-        r
+        self.nested(span(n), |cx| cx.value_inner(n))
     }
 
     fn value_inner(&mut self, n: Node<'t>) -> Result<Expr, Skip> {
@@ -360,10 +381,7 @@ impl<'t> Ctx<'t> {
 
     /// An integer expression from preprocessor text.
     pub fn mini_value(&mut self, m: &Mini) -> Result<Expr, Skip> {
-        self.nest(m.span())?;
-        let r = self.mini_inner(m);
-        self.depth -= 1;
-        r
+        self.nested(m.span(), |cx| cx.mini_inner(m))
     }
 
     fn mini_inner(&mut self, m: &Mini) -> Result<Expr, Skip> {
@@ -483,18 +501,11 @@ impl<'t> Ctx<'t> {
         if d > 0 {
             subscripts.push(any(rest, at));
         }
-        Ok(Place::Over {
-            access: Access {
-                array: a,
-                subscripts,
-                span: at,
-            },
-            guard: d == 0,
-            why: format!(
-                "`{name}` has {d} dimension(s) but is used with {} subscripts",
-                idx.len()
-            ),
-        })
+        let why = format!(
+            "`{name}` has {d} dimension(s) but is used with {} subscripts",
+            idx.len()
+        );
+        Ok(Place::some_element(a, subscripts, at, why))
     }
 
     /// The array a name denotes (for a subscripted access).
@@ -522,10 +533,7 @@ impl<'t> Ctx<'t> {
 
     /// What an assignment's left side writes.
     pub fn place(&mut self, n: Node<'t>) -> Result<Place, Skip> {
-        self.nest(span(n))?;
-        let r = self.place_inner(n);
-        self.depth -= 1;
-        r
+        self.nested(span(n), |cx| cx.place_inner(n))
     }
 
     fn place_inner(&mut self, n: Node<'t>) -> Result<Place, Skip> {
@@ -652,15 +660,8 @@ impl<'t> Ctx<'t> {
             subscripts.push(any(others, at));
             subscripts.extend((1..d).map(|_| any(Vec::new(), at)));
         }
-        Ok(Place::Over {
-            access: Access {
-                array: a,
-                subscripts,
-                span: at,
-            },
-            guard: d == 0,
-            why: format!("`{}` goes through a pointer to `{name}`", self.text(n)),
-        })
+        let why = format!("`{}` goes through a pointer to `{name}`", self.text(n));
+        Ok(Place::some_element(a, subscripts, at, why))
     }
 
     fn pointer_root(
@@ -801,10 +802,7 @@ impl<'t> Ctx<'t> {
 
     /// An expression used as a condition.
     pub fn cond(&mut self, n: Node<'t>) -> Result<Cond, Skip> {
-        self.nest(span(n))?;
-        let r = self.cond_inner(n);
-        self.depth -= 1;
-        r
+        self.nested(span(n), |cx| cx.cond_inner(n))
     }
 
     fn cond_inner(&mut self, n: Node<'t>) -> Result<Cond, Skip> {

@@ -27,18 +27,20 @@ impl Mini {
             Mini::Int(v, _) => Some(*v),
             Mini::Name(..) => None,
             Mini::Neg(x, _) => x.constant()?.checked_neg(),
-            Mini::Bin(op, l, r, _) => {
-                let (l, r) = (l.constant()?, r.constant()?);
-                match op {
-                    BinOp::Add => l.checked_add(r),
-                    BinOp::Sub => l.checked_sub(r),
-                    BinOp::Mul => l.checked_mul(r),
-                    // C truncates; only exact results are kept.
-                    BinOp::Div => l.checked_div(r),
-                    BinOp::Rem => l.checked_rem(r),
-                }
-            }
+            Mini::Bin(op, l, r, _) => checked(*op, l.constant()?, r.constant()?),
         }
+    }
+}
+
+/// C's integer arithmetic on constants (`/` and `%` truncate); `None` on
+/// overflow or division by zero.
+pub fn checked(op: BinOp, l: i64, r: i64) -> Option<i64> {
+    match op {
+        BinOp::Add => l.checked_add(r),
+        BinOp::Sub => l.checked_sub(r),
+        BinOp::Mul => l.checked_mul(r),
+        BinOp::Div => l.checked_div(r),
+        BinOp::Rem => l.checked_rem(r),
     }
 }
 
@@ -136,33 +138,22 @@ impl Parser {
         if self.depth > MAX_DEPTH {
             return None;
         }
-        let mut l = self.term()?;
-        loop {
-            let op = match self.peek() {
-                Some(Tok::Op(b'+')) => BinOp::Add,
-                Some(Tok::Op(b'-')) => BinOp::Sub,
-                _ => break,
-            };
-            self.pos += 1;
-            let r = self.term()?;
-            let span = l.span().to(r.span());
-            l = Mini::Bin(op, Box::new(l), Box::new(r), span);
-        }
+        let e = self.binary(&[(b'+', BinOp::Add), (b'-', BinOp::Sub)], Self::term);
         self.depth -= 1;
-        Some(l)
+        e
     }
 
     fn term(&mut self) -> Option<Mini> {
-        let mut l = self.unary()?;
-        loop {
-            let op = match self.peek() {
-                Some(Tok::Op(b'*')) => BinOp::Mul,
-                Some(Tok::Op(b'/')) => BinOp::Div,
-                Some(Tok::Op(b'%')) => BinOp::Rem,
-                _ => break,
-            };
+        let ops = [(b'*', BinOp::Mul), (b'/', BinOp::Div), (b'%', BinOp::Rem)];
+        self.binary(&ops, Self::unary)
+    }
+
+    /// `next (op next)*`, left associative, for the operators in `ops`.
+    fn binary(&mut self, ops: &[(u8, BinOp)], next: fn(&mut Self) -> Option<Mini>) -> Option<Mini> {
+        let mut l = next(self)?;
+        while let Some(&(_, op)) = ops.iter().find(|(c, _)| self.peek() == Some(&Tok::Op(*c))) {
             self.pos += 1;
-            let r = self.unary()?;
+            let r = next(self)?;
             let span = l.span().to(r.span());
             l = Mini::Bin(op, Box::new(l), Box::new(r), span);
         }

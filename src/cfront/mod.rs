@@ -24,6 +24,7 @@ mod scan;
 mod stmt;
 
 use crate::diagnostics::{has_errors, Diagnostic, FileId};
+use crate::lower::reserved;
 use crate::model::builder::{Mark, ProgramBuilder};
 use crate::model::*;
 use fields::{Fields, F};
@@ -56,8 +57,6 @@ pub const W_PRAGMA: &str = "W0508";
 /// A C label that cannot name its statement or condition.
 pub const W_LABEL: &str = "W0510";
 
-/// The largest source accepted (spans are 32-bit byte offsets).
-const MAX_SOURCE: usize = u32::MAX as usize;
 /// Errors shown before the rest are only counted.
 const MAX_ERRORS: usize = 100;
 /// Nesting of statements and expressions that lowering follows; deeper
@@ -73,16 +72,7 @@ pub fn is_c_path(path: &std::path::Path) -> bool {
 /// Parses and lowers a C file. Returns the program when there is no error,
 /// and every diagnostic (warnings say what was skipped or approximated).
 pub fn compile(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>) {
-    if source.len() > MAX_SOURCE {
-        let d = Diagnostic::error(
-            "E0007",
-            format!(
-                "the file is {} bytes; the limit is {MAX_SOURCE}",
-                source.len()
-            ),
-        )
-        .primary(file, Span::NONE, "too large")
-        .note("source positions are 32-bit byte offsets");
+    if let Some(d) = crate::lower::too_large(source, file) {
         return (None, vec![d]);
     }
     let mut parser = tree_sitter::Parser::new();
@@ -851,14 +841,7 @@ impl<'t> Ctx<'t> {
             "binary_expression" => {
                 let l = self.const_value(n.field(F::Left)?, depth + 1)?;
                 let r = self.const_value(n.field(F::Right)?, depth + 1)?;
-                match self.text(n.field(F::Operator)?) {
-                    "+" => l.checked_add(r),
-                    "-" => l.checked_sub(r),
-                    "*" => l.checked_mul(r),
-                    "/" => l.checked_div(r),
-                    "%" => l.checked_rem(r),
-                    _ => None,
-                }
+                mini::checked(expr::arith_op(self.text(n.field(F::Operator)?))?, l, r)
             }
             "identifier" => {
                 let name = self.text(n);
@@ -887,19 +870,11 @@ impl<'t> Ctx<'t> {
                 self.mini_const(d.body.as_ref()?, depth + 1)
             }
             Mini::Neg(x, _) => self.mini_const(x, depth + 1)?.checked_neg(),
-            Mini::Bin(op, l, r, _) => {
-                let (l, r) = (
-                    self.mini_const(l, depth + 1)?,
-                    self.mini_const(r, depth + 1)?,
-                );
-                match op {
-                    BinOp::Add => l.checked_add(r),
-                    BinOp::Sub => l.checked_sub(r),
-                    BinOp::Mul => l.checked_mul(r),
-                    BinOp::Div => l.checked_div(r),
-                    BinOp::Rem => l.checked_rem(r),
-                }
-            }
+            Mini::Bin(op, l, r, _) => mini::checked(
+                *op,
+                self.mini_const(l, depth + 1)?,
+                self.mini_const(r, depth + 1)?,
+            ),
             Mini::Int(v, _) => Some(*v),
         }
     }
@@ -913,15 +888,6 @@ fn function_parameters(d: Node<'_>) -> Option<Node<'_>> {
         }
         d = d.field(F::Declarator)?;
     }
-}
-
-/// Generated site names look like `_S12`, `_C3`, `_W1`.
-fn reserved(name: &str) -> bool {
-    let b = name.as_bytes();
-    b.len() >= 3
-        && b[0] == b'_'
-        && matches!(b[1], b'S' | b'C' | b'W')
-        && b[2..].iter().all(u8::is_ascii_digit)
 }
 
 /// Affine in the parameters alone (a declared range).

@@ -294,10 +294,7 @@ impl<'t> Ctx<'t> {
     }
 
     pub fn stmt(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
-        self.nest(span(n))?;
-        let r = self.stmt_inner(n, label);
-        self.depth -= 1;
-        r
+        self.nested(span(n), |cx| cx.stmt_inner(n, label))
     }
 
     fn stmt_inner(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
@@ -1009,14 +1006,27 @@ impl<'t> Ctx<'t> {
         }
     }
 
-    fn while_loop(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
-        let (Some(c), Some(body)) = (n.field(F::Condition), n.field(F::Body)) else {
+    /// The test of a `while`, `if` or `else if` whose body is in `body`: its
+    /// name (from a C label), its condition, and its header's span.
+    fn test(
+        &mut self,
+        n: Node<'t>,
+        body: F,
+        label: Label<'t>,
+        is_while: bool,
+    ) -> Result<(Option<String>, Cond, Node<'t>, Span), Skip> {
+        let (Some(c), Some(body)) = (n.field(F::Condition), n.field(body)) else {
             return Err(Skip(None));
         };
         let header = Span::new(n.start_byte(), body.start_byte());
-        let name = self.cond_label(label, true);
+        let name = self.cond_label(label, is_while);
         let cond = self.cond(c)?;
-        self.no_writes_in("a loop test", header)?;
+        self.no_writes_in("a test", header)?;
+        Ok((name, cond, body, header))
+    }
+
+    fn while_loop(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
+        let (name, cond, body, header) = self.test(n, F::Body, label, true)?;
         let r = self.b.begin_while_at(name.as_deref(), cond, header);
         self.build(r, header)?;
         if let Some(n) = &name {
@@ -1032,13 +1042,7 @@ impl<'t> Ctx<'t> {
     }
 
     fn if_stmt(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
-        let (Some(c), Some(then)) = (n.field(F::Condition), n.field(F::Consequence)) else {
-            return Err(Skip(None));
-        };
-        let header = Span::new(n.start_byte(), then.start_byte());
-        let name = self.cond_label(label, false);
-        let cond = self.cond(c)?;
-        self.no_writes_in("a condition", header)?;
+        let (name, cond, then, header) = self.test(n, F::Consequence, label, false)?;
         let r = self.b.begin_if_at(name.as_deref(), cond, header);
         self.build(r, header)?;
         self.branch(then)?;
@@ -1049,14 +1053,8 @@ impl<'t> Ctx<'t> {
             };
             let (inner_label, stmt) = self.unlabel(inner);
             if stmt.kind() == "if_statement" {
-                let (Some(c), Some(then)) = (stmt.field(F::Condition), stmt.field(F::Consequence))
-                else {
-                    return Err(Skip(None));
-                };
-                let header = Span::new(stmt.start_byte(), then.start_byte());
-                let name = self.cond_label(inner_label, false);
-                let cond = self.cond(c)?;
-                self.no_writes_in("a condition", header)?;
+                let (name, cond, then, header) =
+                    self.test(stmt, F::Consequence, inner_label, false)?;
                 let r = self.b.elsif(name.as_deref(), cond, header);
                 self.build(r, header)?;
                 self.branch(then)?;
