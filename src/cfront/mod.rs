@@ -383,11 +383,15 @@ impl<'t> Ctx<'t> {
                 self.error(d);
                 descend = false;
             } else if n.is_error() {
-                let t = self.text(n);
-                let shown: String = t.chars().take(40).collect();
-                let d = Diagnostic::error(E_SYNTAX, format!("syntax error near `{}`", shown.trim()))
+                let t = self.text(n).trim();
+                let line = t.lines().next().unwrap_or("");
+                let mut shown: String = line.chars().take(40).collect();
+                if shown.len() < t.len() {
+                    shown.push_str(" ...");
+                }
+                let d = Diagnostic::error(E_SYNTAX, format!("syntax error in `{shown}`"))
                     .primary(self.file, span(n), "not understood as C")
-                    .note("the file is not preprocessed: macros must expand to nothing unusual where they are used (docs/c.md)");
+                    .note("the file is not run through the preprocessor: a macro that changes the syntax cannot be read (docs/c.md)");
                 self.error(d);
                 descend = false;
             }

@@ -37,6 +37,15 @@ pub fn children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
         .collect()
 }
 
+/// A pragma's span without the line end tree-sitter includes in it.
+pub fn pragma_span(n: Node<'_>) -> Span {
+    let end = n
+        .field(F::Argument)
+        .or(n.field(F::Directive))
+        .map_or(n.end_byte(), |x| x.end_byte());
+    Span::new(n.start_byte(), end)
+}
+
 /// `#pragma WORDS` → WORDS (trimmed), for a `preproc_call` node.
 pub fn pragma<'t>(src: &'t str, n: Node<'t>) -> Option<&'t str> {
     if n.kind() != "preproc_call" {
@@ -229,7 +238,7 @@ impl<'t> Ctx<'t> {
             self.warn(
                 super::W_PRAGMA,
                 "unknown `#pragma arrayflow`; ignored",
-                span(n),
+                pragma_span(n),
                 "not understood",
                 "the only form is `#pragma arrayflow array NAME[lo..hi]...`",
             );
@@ -241,7 +250,7 @@ impl<'t> Ctx<'t> {
             self.warn(
                 super::W_PRAGMA,
                 "malformed `#pragma arrayflow array`; ignored",
-                span(n),
+                pragma_span(n),
                 "expected `NAME[lo..hi]...`",
                 "bounds are integer expressions of constants and parameters, inclusive",
             );
@@ -343,7 +352,7 @@ impl<'t> Ctx<'t> {
                 self.warn(
                     super::W_PRAGMA,
                     "`#pragma endscop` without a `#pragma scop` before it; ignored",
-                    span(p),
+                    pragma_span(p),
                     "no region is open",
                     "a region is the statements between `#pragma scop` and `#pragma endscop` in one block",
                 );
@@ -358,7 +367,7 @@ impl<'t> Ctx<'t> {
                 self.warn(
                     super::W_PRAGMA,
                     "`#pragma scop` without a matching `#pragma endscop` in the same block; the region is skipped",
-                    span(p),
+                    pragma_span(p),
                     "region not closed",
                     "put `#pragma endscop` after the last statement of the region, in the same block",
                 );
@@ -390,7 +399,7 @@ impl<'t> Ctx<'t> {
                 self.warn(
                     super::W_PRAGMA,
                     "`#pragma scop` outside a function; the region is skipped",
-                    span(p),
+                    pragma_span(p),
                     "not in a function body",
                     "regions are statements of a function body",
                 );
@@ -400,7 +409,7 @@ impl<'t> Ctx<'t> {
                 func,
                 func_name: function_name(self.src, func),
                 items,
-                anchor: span(p),
+                anchor: pragma_span(p),
                 pragma: true,
                 span: Span::new(p.end_byte(), e.start_byte()),
             });

@@ -783,7 +783,7 @@ impl<'t> Ctx<'t> {
     /// `for (init; test; update) body`.
     fn for_loop(&mut self, n: Node<'t>, parallel: bool) -> Result<(), Skip> {
         let body = n.field(F::Body).ok_or(Skip(None))?;
-        let header = Span::new(n.start_byte(), body.start_byte());
+        let header = header_span(n, body);
         let bad = |cx: &Self, what: &str| {
             cx.skip(
                 W_LOOP,
@@ -929,12 +929,28 @@ impl<'t> Ctx<'t> {
         self.scope.push((name, Binding::Counter(c_value)));
         let cond = self.cond(test)?;
         self.no_writes_in("a loop test", header)?;
+        let start_text = self.text(start_node);
+        let start_text =
+            if start_node.kind() == "identifier" || start_node.kind() == "number_literal" {
+                start_text.to_string()
+            } else {
+                format!("({start_text})")
+            };
+        let sign = if step > 0 { '+' } else { '-' };
+        let times = if step.abs() == 1 {
+            String::new()
+        } else {
+            format!("{}*", step.abs())
+        };
         self.warn(
             W_AS_WHILE,
-            format!("this `for` loop is analysed as a `while` loop named `{site}`, because {reason}"),
+            format!(
+                "this `for` loop is analysed as a `while` loop named `{site}`, because {reason}: \
+                 `{name}` is `{start_text} {sign} {times}{site}`, `{site}` counting trips from 0"
+            ),
             header,
             "run as a `while` loop",
-            "its iteration vector entry counts trips from 0, and bounded analyses stop it after `--max-trips`",
+            "bounded analyses stop a `while` loop after `--max-trips` trips",
         );
         let r = self.b.begin_while_at(Some(&site), cond, header);
         self.build(r, header)?;
@@ -1018,7 +1034,7 @@ impl<'t> Ctx<'t> {
         let (Some(c), Some(body)) = (n.field(F::Condition), n.field(body)) else {
             return Err(Skip(None));
         };
-        let header = Span::new(n.start_byte(), body.start_byte());
+        let header = header_span(n, body);
         let name = self.cond_label(label, is_while);
         let cond = self.cond(c)?;
         self.no_writes_in("a test", header)?;
@@ -1076,6 +1092,17 @@ impl<'t> Ctx<'t> {
         self.scope.truncate(mark);
         Ok(())
     }
+}
+
+/// From a `for`, `while` or `if` keyword to the `)` closing its header.
+fn header_span(n: Node<'_>, body: Node<'_>) -> Span {
+    let mut c = n.walk();
+    let end = n
+        .children(&mut c)
+        .filter(|k| k.end_byte() <= body.start_byte())
+        .last()
+        .map_or(body.start_byte(), |k| k.end_byte());
+    Span::new(n.start_byte(), end)
 }
 
 /// `i OP e` or `e OP i` (mirrored) where `e` does not mention `i`.
