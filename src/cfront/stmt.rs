@@ -930,12 +930,12 @@ impl<'t> Ctx<'t> {
         let cond = self.cond(test)?;
         self.no_writes_in("a loop test", header)?;
         let start_text = self.text(start_node);
-        let start_text =
-            if start_node.kind() == "identifier" || start_node.kind() == "number_literal" {
-                start_text.to_string()
-            } else {
+        let start_text = match start_node.kind() {
+            "binary_expression" | "conditional_expression" | "cast_expression" => {
                 format!("({start_text})")
-            };
+            }
+            _ => start_text.to_string(),
+        };
         let sign = if step > 0 { '+' } else { '-' };
         let times = if step.abs() == 1 {
             String::new()
@@ -946,7 +946,8 @@ impl<'t> Ctx<'t> {
             W_AS_WHILE,
             format!(
                 "this `for` loop is analysed as a `while` loop named `{site}`, because {reason}: \
-                 `{name}` is `{start_text} {sign} {times}{site}`, `{site}` counting trips from 0"
+                 C's `{name}` is `{start_text} {sign} {times}{site}`, where the counter `{site}` \
+                 counts trips from 0"
             ),
             header,
             "run as a `while` loop",
