@@ -262,7 +262,7 @@ fn c_errors_exit_1_and_point_at_the_file() {
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("error[E0501]") && err.contains("bad.c:1:"),
+        err.contains("error[E0901]") && err.contains("bad.c:1:"),
         "{err}"
     );
 }

@@ -35,27 +35,27 @@ use tree_sitter::Node;
 
 // Diagnostic codes of the C front end (docs/c.md lists each with an example).
 /// C syntax error.
-pub const E_SYNTAX: &str = "E0501";
+pub const E_SYNTAX: &str = "E0901";
 /// There were regions, and every one was skipped.
-pub const E_NOTHING: &str = "E0502";
+pub const E_NOTHING: &str = "E0902";
 /// A statement or construct the model cannot express: region skipped.
-pub const W_UNSUPPORTED: &str = "W0501";
+pub const W_UNSUPPORTED: &str = "W0901";
 /// A `for` loop header outside the supported forms: region skipped.
-pub const W_LOOP: &str = "W0502";
+pub const W_LOOP: &str = "W0902";
 /// A `for` loop analysed as a `while` loop (non-affine bounds or test).
-pub const W_AS_WHILE: &str = "W0503";
+pub const W_AS_WHILE: &str = "W0903";
 /// An access over-approximated as a may-access of the whole array.
-pub const W_MAY_ACCESS: &str = "W0504";
+pub const W_MAY_ACCESS: &str = "W0904";
 /// A call that may write an array or variable passed by address.
-pub const W_CALL_WRITES: &str = "W0505";
+pub const W_CALL_WRITES: &str = "W0905";
 /// A pointer or missing array parameter: a new size parameter.
-pub const W_POINTER: &str = "W0506";
+pub const W_POINTER: &str = "W0906";
 /// A value the model does not know: `...`.
-pub const W_UNKNOWN_VALUE: &str = "W0507";
+pub const W_UNKNOWN_VALUE: &str = "W0907";
 /// A `#pragma scop`/`endscop`/`arrayflow` problem.
-pub const W_PRAGMA: &str = "W0508";
+pub const W_PRAGMA: &str = "W0908";
 /// A C label that cannot name its statement or condition.
-pub const W_LABEL: &str = "W0510";
+pub const W_LABEL: &str = "W0909";
 
 /// Errors shown before the rest are only counted.
 const MAX_ERRORS: usize = 100;
@@ -369,7 +369,7 @@ impl<'t> Ctx<'t> {
         })))
     }
 
-    /// Every ERROR and MISSING node: E0501 each.
+    /// Every ERROR and MISSING node: E0901 each.
     fn syntax_errors(&mut self, root: Node<'t>) {
         let mut c = root.walk();
         let mut todo = true;
