@@ -14,47 +14,12 @@ mod kernels;
 
 use arrayflow::dataflow::{analyze, Config};
 use arrayflow::model::{Node, Program, Var};
-use criterion::Criterion;
 use kernels::{example3, jacobi, matmul, while_kernel};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering;
+use support::{cpu_time as time, CURRENT, PEAK};
 
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = CURRENT.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            if new_size >= layout.size() {
-                let now = CURRENT.fetch_add(new_size - layout.size(), Ordering::Relaxed)
-                    + (new_size - layout.size());
-                PEAK.fetch_max(now, Ordering::Relaxed);
-            } else {
-                CURRENT.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-            }
-        }
-        p
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
+#[allow(dead_code)]
+mod support;
 
 /// The direct baseline: every operation in program order, each read looked
 /// up in a dense last-writer table, its source recorded. Only for-loops and
@@ -195,26 +160,6 @@ fn kernels() -> Vec<Kernel> {
     out
 }
 
-/// CPU time of this thread: the machine is shared, so wall time would
-/// count other people's work.
-fn cpu() -> Duration {
-    let ns = std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()));
-    match ns {
-        Some(ns) => Duration::from_nanos(ns),
-        None => Instant::now().duration_since(*START.get_or_init(Instant::now)),
-    }
-}
-
-static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-
-fn time<T>(f: impl FnOnce() -> T) -> (T, Duration) {
-    let t = cpu();
-    let r = f();
-    (r, cpu() - t)
-}
-
 fn figures(kernels: &[Kernel]) {
     println!(
         "\n| benchmark | access inst. | read inst. | CPU time | read inst./s | peak B/access inst. | baseline CPU time | ratio |"
@@ -266,11 +211,7 @@ fn main() {
         .filter(|k| k.name.contains(&only))
         .collect();
     if std::env::var_os("ARRAYFLOW_BENCH_QUICK").is_none() {
-        let mut c = Criterion::default()
-            .configure_from_args()
-            .sample_size(10)
-            .warm_up_time(Duration::from_millis(500))
-            .measurement_time(Duration::from_secs(5));
+        let mut c = support::criterion();
         let mut g = c.benchmark_group("dataflow");
         for k in &kernels {
             if k.name.contains("N=256") && k.name.starts_with("matmul") {

@@ -101,6 +101,9 @@ impl Diagnostic {
     }
 }
 
+/// Lines longer than this are not shown in snippets.
+pub const MAX_SNIPPET_LINE: usize = 1000;
+
 /// Whether any of these diagnostics is an error.
 pub fn has_errors(diagnostics: &[Diagnostic]) -> bool {
     diagnostics.iter().any(Diagnostic::is_error)
@@ -161,8 +164,17 @@ impl SourceFiles {
     }
 
     /// Renders one diagnostic as text with source snippets, without colours.
+    /// A label on a very long line (minified or generated input) is shown
+    /// without its snippet, so one diagnostic never prints megabytes.
     pub fn render(&self, diagnostic: &Diagnostic) -> String {
-        let config = term::Config::default();
+        let mut config = term::Config::default();
+        if diagnostic
+            .labels
+            .iter()
+            .any(|l| self.line_len(l) > MAX_SNIPPET_LINE)
+        {
+            config.display_style = term::DisplayStyle::Medium;
+        }
         let d = self.to_codespan(diagnostic);
         term::emit_into_string(&config, &self.files, &d).unwrap_or_else(|e| {
             format!(
@@ -177,6 +189,19 @@ impl SourceFiles {
     /// Renders every diagnostic, separated as codespan-reporting separates them.
     pub fn render_all(&self, diagnostics: &[Diagnostic]) -> String {
         diagnostics.iter().map(|d| self.render(d)).collect()
+    }
+
+    /// The length of the longest line a label touches.
+    fn line_len(&self, l: &Label) -> usize {
+        let id = l.file.0 as usize;
+        let len = self.source(l.file).len();
+        let line = |byte: u32| {
+            self.files
+                .line_index(id, (byte as usize).min(len))
+                .and_then(|i| self.files.line_range(id, i))
+                .map_or(0, |r| r.len())
+        };
+        line(l.span.start).max(line(l.span.end))
     }
 
     pub fn to_json_diagnostic(&self, d: &Diagnostic) -> JsonDiagnostic {
@@ -277,5 +302,21 @@ mod tests {
         let text = files.render(&d);
         assert!(text.contains("error[E0101]: `y` is not declared"), "{text}");
         assert!(text.contains("b.loop:2:5"), "{text}");
+    }
+
+    #[test]
+    fn very_long_lines_are_not_printed() {
+        let mut files = SourceFiles::new();
+        let source = format!("real x;\nx = {}y;\n", "1 + ".repeat(100_000));
+        let f = files.add("c.loop", source.clone());
+        let at = source.find('y').unwrap();
+        let d = Diagnostic::error("E0101", "`y` is not declared").primary(
+            f,
+            Span::new(at, at + 1),
+            "not declared",
+        );
+        let text = files.render(&d);
+        assert!(text.len() < 500, "{} bytes", text.len());
+        assert!(text.contains("c.loop:2:400005"), "{text}");
     }
 }

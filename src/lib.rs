@@ -4,8 +4,10 @@
 pub mod cfront;
 pub mod cli;
 pub mod dataflow;
+pub mod dependence;
 pub mod diagnostics;
 pub mod equiv;
+pub mod expansion;
 pub mod facts;
 pub mod gen;
 pub mod hash;

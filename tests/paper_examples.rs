@@ -8,7 +8,7 @@ mod kernels;
 
 use arrayflow::dataflow::{analyze, Config, Flow, Sources};
 use arrayflow::model::{Operation, Program, Site, StmtId};
-use kernels::{example1, example2, example3};
+use kernels::{example1, example2, example3, fixture};
 use std::collections::BTreeMap;
 
 fn config(n: i64, max_trips: u32) -> Config {
@@ -110,15 +110,6 @@ fn expected3(p: &Program, n: i64) -> Expected {
         expected.insert((op(p, "R", &[i]), 0), sources(src, false));
     }
     expected
-}
-
-/// The program of a fixture, parsed and checked.
-fn fixture(name: &str) -> Program {
-    let path = format!("{}/fixtures/papers/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap();
-    let (program, diags) = arrayflow::lower::compile(&text, arrayflow::diagnostics::FileId(0));
-    assert!(!arrayflow::diagnostics::has_errors(&diags), "{path}");
-    program.unwrap()
 }
 
 /// Runs `arrayflow flow FILE --format json ARGS` and returns its `reads`.

@@ -3,8 +3,8 @@
 //! sizes. Exit 0 on success, 1 when the program has errors or the analysis
 //! cannot run at these sizes (a budget exceeded, say), 2 on usage or I/O errors.
 
-use super::{load, Format, Sizes};
-use crate::dataflow::{self, Config, DataflowError, DEFAULT_MAX_INSTANCES};
+use super::{load, Budget, Format, Sizes};
+use crate::dataflow::{self, DataflowError};
 use crate::diagnostics::Diagnostic;
 use std::io::Write;
 use std::path::PathBuf;
@@ -19,11 +19,8 @@ pub struct Args {
     pub sizes: Sizes,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// The most access instances (one cell touched by one access of one
-    /// operation) the analysis may create; it stops with an error past that.
-    /// Loop iterations and the rules' walk steps are bounded by it too.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_INSTANCES)]
-    pub max_instances: u64,
+    #[command(flatten)]
+    pub budget: Budget,
 }
 
 pub fn run(args: &Args) -> ExitCode {
@@ -31,11 +28,7 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(l) => l,
         Err(code) => return code,
     };
-    let config = Config {
-        params: args.sizes.params.clone(),
-        max_trips: args.sizes.max_trips,
-        max_instances: args.max_instances,
-    };
+    let config = args.sizes.config(args.budget.max_instances);
     let flow = match dataflow::analyze(&loaded.program, &config) {
         Ok(f) => f,
         Err(e) => {
@@ -50,15 +43,7 @@ pub fn run(args: &Args) -> ExitCode {
         Format::Json => dataflow::render::json(&loaded.program, &flow, &mut out),
         Format::Text => dataflow::render::text(&loaded.program, &flow, &mut out),
     };
-    match written.and_then(|()| out.flush()) {
-        Ok(()) => ExitCode::SUCCESS,
-        // A closed pipe (`| head`) is not an error of ours.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: cannot write the result: {e}");
-            ExitCode::from(2)
-        }
-    }
+    super::finish(written.and_then(|()| out.flush()))
 }
 
 /// The diagnostic for an analysis error, pointing at the statement or

@@ -5,10 +5,13 @@
 //! or I/O errors.
 
 pub mod check;
+pub mod deps;
 pub mod equiv;
+pub mod expand;
 pub mod flow;
 pub mod fmt;
 pub mod gen;
+pub mod plot;
 pub mod run;
 pub mod verify;
 
@@ -35,6 +38,9 @@ pub enum Command {
     Check(check::Args),
     /// Print a `.loop` file in canonical form (a C file: its `.loop` form).
     Fmt(fmt::Args),
+    /// Exact affine dependence tests: every pair of references to the same
+    /// array, with directions and distances over their common loops.
+    Deps(deps::Args),
     /// Run a program: every read with its value and writer, then the final
     /// contents of every array.
     Run(run::Args),
@@ -47,6 +53,11 @@ pub enum Command {
     Flow(flow::Args),
     /// Check σ against runs: every read's actual writer must be a source.
     Verify(verify::Args),
+    /// Maximal static expansion at concrete sizes: classes, labels, dead
+    /// writes, memory, parallel loops (or `--transform sa`, the baseline).
+    Expand(expand::Args),
+    /// Draw a statement's 2-D iteration domain coloured by class (SVG).
+    Plot(plot::Args),
 }
 
 /// `--format text|json`.
@@ -67,6 +78,28 @@ pub struct Sizes {
     /// The most iterations any one `while` loop instance may run.
     #[arg(long, default_value_t = 4)]
     pub max_trips: u32,
+}
+
+impl Sizes {
+    /// The analysis configuration for these sizes and a budget of access
+    /// instances.
+    pub fn config(&self, max_instances: u64) -> crate::dataflow::Config {
+        crate::dataflow::Config {
+            params: self.params.clone(),
+            max_trips: self.max_trips,
+            max_instances,
+        }
+    }
+}
+
+/// `--max-instances`, for the commands that run the bounded analysis.
+#[derive(Args, Debug, Clone)]
+pub struct Budget {
+    /// The most access instances (one cell touched by one access of one
+    /// operation) the analysis may create; it stops with an error past that.
+    /// Loop iterations and the rules' walk steps are bounded by it too.
+    #[arg(long, value_name = "N", default_value_t = crate::dataflow::DEFAULT_MAX_INSTANCES)]
+    pub max_instances: u64,
 }
 
 fn parse_param(s: &str) -> Result<(String, i64), String> {
@@ -95,11 +128,27 @@ pub fn main() -> ExitCode {
     match &cli.command {
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
+        Command::Deps(a) => deps::run(a),
         Command::Run(a) => run::run(a),
         Command::Equiv(a) => equiv::run(a),
         Command::Gen(a) => gen::run(a),
         Command::Flow(a) => flow::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Expand(a) => expand::run(a),
+        Command::Plot(a) => plot::run(a),
+    }
+}
+
+/// The exit code after writing a result: a closed pipe (`| head`) is not an
+/// error of ours; any other write error is exit 2.
+pub fn finish(written: std::io::Result<()>) -> ExitCode {
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: cannot write the result: {e}");
+            ExitCode::from(2)
+        }
     }
 }
 

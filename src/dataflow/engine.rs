@@ -111,15 +111,41 @@ struct Collector {
     pairs: Vec<(u32, u64)>,
     visits: u64,
     max: u64,
+    /// When kept: one bit per access instance, set when the initial value
+    /// of its cell reaches it.
+    initial_accs: Option<Vec<u64>>,
 }
 
 /// Evaluates σ for every read of `facts`.
 pub(super) fn evaluate(facts: Facts, max_visits: u64) -> Result<Flow, DataflowError> {
+    evaluate_with(facts, max_visits, false).map(|(flow, _)| flow)
+}
+
+/// Evaluates σ and keeps the facts, with the access instances the initial
+/// value reaches (one bit each).
+pub(super) fn evaluate_keep(
+    facts: Facts,
+    max_visits: u64,
+) -> Result<(Flow, Facts, Vec<u64>), DataflowError> {
+    let (flow, kept) = evaluate_with(facts, max_visits, true)?;
+    let (facts, bits) = kept.unwrap_or_default();
+    Ok((flow, facts, bits))
+}
+
+/// The facts and the initial-value bit of each access instance, when kept.
+type Kept = (Facts, Vec<u64>);
+
+fn evaluate_with(
+    facts: Facts,
+    max_visits: u64,
+    keep: bool,
+) -> Result<(Flow, Option<Kept>), DataflowError> {
     let mut flow = Flow::start(&facts);
     let mut col = Collector {
         pairs: Vec::new(),
         visits: 0,
         max: max_visits,
+        initial_accs: keep.then(|| vec![0; facts.n_accs().div_ceil(64)]),
     };
     let mut batch = Batch::default();
     let mut slot_done = 0usize;
@@ -142,8 +168,16 @@ pub(super) fn evaluate(facts: Facts, max_visits: u64) -> Result<Flow, DataflowEr
     }
     flush(&facts, &mut batch, &mut col, &mut flow, slot_done, NONE)?;
     flow.stats.walk_steps = col.visits;
-    flow.adopt(facts);
-    Ok(flow)
+    match col.initial_accs {
+        Some(bits) => {
+            flow.adopt_copy(&facts);
+            Ok((flow, Some((facts, bits))))
+        }
+        None => {
+            flow.adopt(facts);
+            Ok((flow, None))
+        }
+    }
 }
 
 /// Runs one batch and finishes every slot of operations before `next_op`.
@@ -235,6 +269,13 @@ impl Collector {
         for &(x,) in initial {
             if keep(&x) {
                 flow.set_initial(facts.acc_slot[x as usize]);
+                if let Some(w) = self
+                    .initial_accs
+                    .as_mut()
+                    .and_then(|b| b.get_mut(x as usize / 64))
+                {
+                    *w |= 1 << (x % 64);
+                }
             }
         }
     }

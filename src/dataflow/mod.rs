@@ -28,6 +28,39 @@ pub fn analyze(program: &Program, config: &Config) -> Result<Flow, DataflowError
     engine::evaluate(facts, max)
 }
 
+/// σ together with the facts it was computed from: the access instances
+/// with their cells, and which of them the initial value reaches. For layers
+/// that reason about cells (expansion, parallelism); [`analyze`] is leaner.
+#[derive(Debug)]
+pub struct Instances {
+    pub flow: Flow,
+    /// Lowered with [`crate::facts::lower_cells`]: `acc_cell` and `cells` are filled.
+    pub facts: Facts,
+    initial: Vec<u64>,
+}
+
+impl Instances {
+    /// Whether the initial value of its cell may reach read instance `acc`.
+    pub fn initial_at(&self, acc: u32) -> bool {
+        self.initial
+            .get(acc as usize / 64)
+            .is_some_and(|w| w & (1 << (acc % 64)) != 0)
+    }
+}
+
+/// [`analyze`], keeping the facts and the access instances the initial value
+/// reaches.
+pub fn analyze_instances(program: &Program, config: &Config) -> Result<Instances, DataflowError> {
+    let facts = crate::facts::lower_cells(program, config)?;
+    let max = config.max_instances;
+    let (flow, facts, initial) = engine::evaluate_keep(facts, max)?;
+    Ok(Instances {
+        flow,
+        facts,
+        initial,
+    })
+}
+
 /// The sources of one read: the writes it may read from, sorted (by
 /// `Operation`'s order), and whether it may read the initial value.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -103,6 +136,23 @@ impl Flow {
         self.op_iter_start = facts.op_iter_start;
         self.iters = facts.iters;
         self.slots = facts.slots;
+    }
+
+    /// Copies the operation tables of `facts`, which the caller keeps.
+    fn adopt_copy(&mut self, facts: &Facts) {
+        self.op_site = facts.op_site.clone();
+        self.op_iter_start = facts.op_iter_start.clone();
+        self.iters = facts.iters.clone();
+        self.slots = facts.slots.clone();
+    }
+
+    /// The operations (ids as in the facts) read slot `slot` may read from,
+    /// sorted by site, then execution order.
+    pub fn source_ops(&self, slot: usize) -> &[u32] {
+        match (self.src_start.get(slot), self.src_start.get(slot + 1)) {
+            (Some(&a), Some(&b)) => &self.src[a as usize..b as usize],
+            _ => &[],
+        }
     }
 
     fn set_initial(&mut self, slot: u32) {
@@ -250,6 +300,11 @@ pub struct Read<'a> {
 impl<'a> Read<'a> {
     fn slot(&self) -> Slot {
         self.flow.slots[self.slot as usize]
+    }
+
+    /// The read's position in [`Flow::iter`] order (its slot).
+    pub fn index(&self) -> usize {
+        self.slot as usize
     }
 
     pub fn site(&self) -> Site {

@@ -53,9 +53,23 @@ fn ints(v: &[i64]) -> String {
     format!("[{}]", parts.join(","))
 }
 
+/// The parameter values of an analysis, `N=4, M=2`, or `no parameters`.
+pub fn sizes(flow: &Flow) -> String {
+    let v: Vec<String> = flow
+        .params()
+        .iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect();
+    if v.is_empty() {
+        "no parameters".to_string()
+    } else {
+        v.join(", ")
+    }
+}
+
 /// The counters of the loops around every site, outermost first, by site
 /// index (statements, then conditions).
-fn site_loops(program: &Program) -> Vec<Vec<CounterId>> {
+pub fn site_loops(program: &Program) -> Vec<Vec<CounterId>> {
     fn walk(
         nodes: &[Node],
         stack: &mut Vec<CounterId>,
@@ -266,19 +280,10 @@ pub fn text(program: &Program, flow: &Flow, out: &mut impl Write) -> io::Result<
         flow,
         loops: site_loops(program),
     };
-    let sizes: Vec<String> = flow
-        .params()
-        .iter()
-        .map(|(n, v)| format!("{n}={v}"))
-        .collect();
     writeln!(
         out,
         "# sources of every read at {}, max-trips {}",
-        if sizes.is_empty() {
-            "no parameters".to_string()
-        } else {
-            sizes.join(", ")
-        },
+        sizes(flow),
         flow.max_trips()
     )?;
     // Per (site, access), readers whose sources read the same relative to

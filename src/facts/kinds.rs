@@ -99,6 +99,27 @@ impl CellTable {
         (l.lo[d], l.extent[d])
     }
 
+    /// The array and index of a cell number (the inverse of [`CellTable::cell`]).
+    pub fn locate(&self, cell: usize) -> Option<(ArrayId, Vec<i64>)> {
+        for (a, l) in self.arrays.iter().enumerate() {
+            let size: usize = l.extent.iter().map(|&e| e.max(0) as usize).product();
+            if l.dense && cell >= l.base && cell < l.base + size {
+                let mut rest = cell - l.base;
+                let mut index = vec![0; l.extent.len()];
+                for d in (0..index.len()).rev() {
+                    let ext = l.extent[d] as usize;
+                    index[d] = l.lo[d] + (rest % ext) as i64;
+                    rest /= ext;
+                }
+                return Some((ArrayId(a as u32), index));
+            }
+        }
+        self.sparse
+            .iter()
+            .find(|(_, &k)| k as usize == cell)
+            .map(|((a, index), _)| (ArrayId(*a), index.clone()))
+    }
+
     /// The index into `tops` of one cell.
     pub fn cell(&mut self, array: ArrayId, index: &[i64]) -> usize {
         let l = &self.arrays[array.index()];

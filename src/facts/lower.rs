@@ -35,6 +35,7 @@ struct Lowerer<'p> {
     scratch: Vec<i64>,
     cells: CellTable,
     count: u64,
+    keep_cells: bool,
     /// Loop iterations entered, bounded like access instances so that a loop
     /// whose body makes no instances cannot spin for ever.
     iterations: u64,
@@ -43,6 +44,17 @@ struct Lowerer<'p> {
 
 /// Lowers `program` at the sizes of `config` into [`Facts`].
 pub fn lower(program: &Program, config: &Config) -> Result<Facts, LowerError> {
+    lower_with(program, config, false)
+}
+
+/// [`lower`], also recording the cell of every access instance
+/// (`Facts::acc_cell`) and keeping the cell table (`Facts::cells`): for
+/// layers that need to know what each write writes (expansion).
+pub fn lower_cells(program: &Program, config: &Config) -> Result<Facts, LowerError> {
+    lower_with(program, config, true)
+}
+
+fn lower_with(program: &Program, config: &Config, keep_cells: bool) -> Result<Facts, LowerError> {
     let params = program
         .param_values(&config.params)
         .map_err(LowerError::Params)?;
@@ -128,11 +140,15 @@ pub fn lower(program: &Program, config: &Config) -> Result<Facts, LowerError> {
         scratch: Vec::new(),
         cells: CellTable::new(&dims),
         count: 0,
+        keep_cells,
         iterations: 0,
         facts,
     };
     l.block(&program.body)?;
     let mut f = l.facts;
+    if keep_cells {
+        f.cells = l.cells;
+    }
     // Growth headroom would otherwise stay allocated while the rules run.
     f.op_site.shrink_to_fit();
     f.op_iter_start.shrink_to_fit();
@@ -144,6 +160,7 @@ pub fn lower(program: &Program, config: &Config) -> Result<Facts, LowerError> {
     f.acc_link.shrink_to_fit();
     f.acc_slot.shrink_to_fit();
     f.slots.shrink_to_fit();
+    f.acc_cell.shrink_to_fit();
     Ok(f)
 }
 
@@ -419,6 +436,7 @@ impl<'p> Lowerer<'p> {
             writes,
             scratch,
             cells,
+            keep_cells,
             facts: f,
             ..
         } = self;
@@ -449,6 +467,9 @@ impl<'p> Lowerer<'p> {
                 f.acc_prev.push(sink.cells.tops[cell]);
                 f.acc_link.push(NONE);
                 f.acc_slot.push(slot);
+                if *keep_cells {
+                    f.acc_cell.push(cell as u32);
+                }
             }
             slot += 1;
         }
@@ -478,6 +499,9 @@ impl<'p> Lowerer<'p> {
                 } else {
                     NONE
                 });
+                if *keep_cells {
+                    f.acc_cell.push(cell as u32);
+                }
                 sink.cells.tops[cell] = x;
             }
         }

@@ -48,7 +48,7 @@
 pub mod kinds;
 mod lower;
 
-pub use lower::lower;
+pub use lower::{lower, lower_cells};
 
 use crate::model::{CondId, Program, Site, Span, StmtId};
 use std::fmt;
@@ -223,6 +223,11 @@ pub struct Facts {
     pub acc_link: Vec<u32>,
     /// The read slot of a reader (NONE for a pure write).
     pub acc_slot: Vec<u32>,
+    /// The cell of every access instance (an index of `cells`); filled only
+    /// by [`lower_cells`], empty otherwise.
+    pub acc_cell: Vec<u32>,
+    /// The cell table; kept only by [`lower_cells`].
+    pub cells: kinds::CellTable,
 
     /// Read slots, in execution order of their operation then access index.
     pub slots: Vec<Slot>,

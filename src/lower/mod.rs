@@ -357,6 +357,7 @@ impl<'a> Lowerer<'a> {
             ast::Stmt::If(i) => self.if_stmt(i),
             ast::Stmt::Assign(a) => self.assign(a),
             ast::Stmt::Call(c) => {
+                self.call_of_array(c.func, c.span);
                 let label = self.prefix(&c.prefix);
                 let args = self.values(c.args);
                 let func = self.text(c.func);
@@ -668,6 +669,24 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// `A(i)` where `A` is an array: legal (functions have their own
+    /// namespace) but most likely meant `A[i]`.
+    fn call_of_array(&mut self, f: ast::Name, span: Span) {
+        if let Some(&(Global::Array(_, dims), decl)) = self.globals.get(&f.sym) {
+            if dims > 0 {
+                let text = self.text(f);
+                let d = Diagnostic::warning(
+                    "W0004",
+                    format!("`{text}(...)` calls a function, but `{text}` is an array"),
+                )
+                .primary(self.file, span, "a call to an uninterpreted function")
+                .secondary(self.file, decl, "the array")
+                .note(format!("an element of the array is written `{text}[...]`"));
+                self.diags.push(d);
+            }
+        }
+    }
+
     fn undeclared(&mut self, name: ast::Name, what: &str) {
         let text = self.text(name);
         let d = if let Some(&loop_span) = self.closed.get(&name.sym) {
@@ -725,6 +744,7 @@ impl<'a> Lowerer<'a> {
                 None => return dummy(),
             },
             K::Call(f, args) => {
+                self.call_of_array(f, e.span);
                 let args = self.values(args);
                 ExprKind::Call(self.text(f).to_string(), args)
             }

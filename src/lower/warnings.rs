@@ -18,8 +18,17 @@ pub fn check_filtered(
     unread_of: &dyn Fn(ArrayId) -> bool,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let stmts = p.stmts();
-    if stmts.is_empty() {
+    let mut s = Survey {
+        stmts: Vec::new(),
+        read: vec![false; p.arrays.len()],
+        first_write: vec![None; p.arrays.len()],
+        guards: vec![false; p.counters.len()],
+        ranges: vec![None; p.counters.len()],
+        statics: Vec::new(),
+        reads: Vec::new(),
+    };
+    s.nodes(&p.body);
+    if s.stmts.is_empty() {
         out.push(
             Diagnostic::warning("W0003", "the program has no statements")
                 .primary(file, Span::NONE, "nothing to analyse")
@@ -27,52 +36,146 @@ pub fn check_filtered(
         );
         return out;
     }
-    unread(p, &stmts, file, unread_of, &mut out);
-    dead(p, &stmts, file, &mut out);
+    unread(p, &s, file, unread_of, &mut out);
+    dead(p, &s, file, &mut out);
     out
+}
+
+/// What the warnings need, gathered in one walk over the program.
+struct Survey<'p> {
+    /// Every statement, in textual order (so indexed by `StmtId`).
+    stmts: Vec<&'p Stmt>,
+    /// Per array: read anywhere, and the first write.
+    read: Vec<bool>,
+    first_write: Vec<Option<Span>>,
+    /// Per counter: whether a static bound or condition mentions it (only
+    /// those counters' values can change which statements run).
+    guards: Vec<bool>,
+    /// Per loop (by its counter): the ids of the first and last statements
+    /// in its body.
+    ranges: Vec<Option<(usize, usize)>>,
+    /// Per condition (by `CondId`, which is textual order): whether it is
+    /// static, so known at concrete parameter values.
+    statics: Vec<bool>,
+    /// A reusable buffer of reads.
+    reads: Vec<AccessRef<'p>>,
+}
+
+impl<'p> Survey<'p> {
+    fn nodes(&mut self, nodes: &'p [Node]) {
+        for n in nodes {
+            match n {
+                Node::Stmt(s) => self.stmt(s),
+                Node::For(f) => {
+                    self.guard_expr(&f.lower.expr);
+                    self.guard_expr(&f.upper.expr);
+                    self.body(f.counter, &f.body);
+                }
+                Node::While(w) => {
+                    self.condition(&w.cond);
+                    self.body(w.counter, &w.body);
+                }
+                Node::If(i) => {
+                    for (c, b) in &i.branches {
+                        self.condition(c);
+                        self.nodes(b);
+                    }
+                    if let Some(e) = &i.otherwise {
+                        self.nodes(e);
+                    }
+                }
+            }
+        }
+    }
+
+    fn body(&mut self, counter: CounterId, body: &'p [Node]) {
+        let first = self.stmts.len();
+        self.nodes(body);
+        if self.stmts.len() > first {
+            self.ranges[counter.index()] = Some((first, self.stmts.len() - 1));
+        }
+    }
+
+    fn stmt(&mut self, s: &'p Stmt) {
+        self.stmts.push(s);
+        match &s.kind {
+            StmtKind::Assign { target, op, value } => {
+                let i = target.array.index();
+                if self.first_write[i].is_none() {
+                    self.first_write[i] = Some(target.span);
+                }
+                if op.is_some() {
+                    self.read[i] = true;
+                }
+                target.collect_subscript_reads(&mut self.reads);
+                value.collect_reads(&mut self.reads);
+            }
+            StmtKind::Call { args, .. } => {
+                args.iter().for_each(|a| a.collect_reads(&mut self.reads))
+            }
+        }
+        self.drain_reads();
+    }
+
+    fn condition(&mut self, c: &'p Condition) {
+        c.cond.collect_reads(&mut self.reads);
+        self.drain_reads();
+        let is_static = c.cond.is_static();
+        debug_assert_eq!(self.statics.len(), c.id.index());
+        self.statics.push(is_static);
+        if is_static {
+            self.guard_cond(&c.cond);
+        }
+    }
+
+    fn drain_reads(&mut self) {
+        for a in self.reads.drain(..) {
+            self.read[a.access.array.index()] = true;
+        }
+    }
+
+    /// Marks every counter mentioned (even one that cancels out, as in
+    /// `i - i`: marking too many only costs iterations).
+    fn guard_expr(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Counter(c) => self.guards[c.index()] = true,
+            ExprKind::Neg(x) => self.guard_expr(x),
+            ExprKind::Binary(_, l, r) => {
+                self.guard_expr(l);
+                self.guard_expr(r);
+            }
+            _ => {}
+        }
+    }
+
+    fn guard_cond(&mut self, c: &Cond) {
+        match c {
+            Cond::Cmp(_, l, r) => {
+                self.guard_expr(l);
+                self.guard_expr(r);
+            }
+            Cond::And(a, b) | Cond::Or(a, b) => {
+                self.guard_cond(a);
+                self.guard_cond(b);
+            }
+            Cond::Not(a) => self.guard_cond(a),
+            Cond::Unknown => {}
+        }
+    }
 }
 
 fn unread(
     p: &Program,
-    stmts: &[&Stmt],
+    s: &Survey,
     file: FileId,
     unread_of: &dyn Fn(ArrayId) -> bool,
     out: &mut Vec<Diagnostic>,
 ) {
-    let mut read = vec![false; p.arrays.len()];
-    let mut first_write: Vec<Option<Span>> = vec![None; p.arrays.len()];
-    // One buffer for the reads of every statement and condition.
-    let mut reads = Vec::new();
-    for s in stmts {
-        match &s.kind {
-            StmtKind::Assign { target, op, value } => {
-                let i = target.array.index();
-                if first_write[i].is_none() {
-                    first_write[i] = Some(target.span);
-                }
-                if op.is_some() {
-                    read[i] = true;
-                }
-                target.collect_subscript_reads(&mut reads);
-                value.collect_reads(&mut reads);
-            }
-            StmtKind::Call { args, .. } => args.iter().for_each(|a| a.collect_reads(&mut reads)),
-        }
-        for a in reads.drain(..) {
-            read[a.access.array.index()] = true;
-        }
-    }
-    for c in p.conditions() {
-        c.cond.collect_reads(&mut reads);
-        for a in reads.drain(..) {
-            read[a.access.array.index()] = true;
-        }
-    }
     for (i, array) in p.arrays.iter().enumerate() {
         if !unread_of(ArrayId(i as u32)) {
             continue;
         }
-        if let (Some(w), false) = (first_write[i], read[i]) {
+        if let (Some(w), false) = (s.first_write[i], s.read[i]) {
             out.push(
                 Diagnostic::warning(
                     "W0001",
@@ -92,16 +195,17 @@ const BUDGET: u64 = 2_000_000;
 /// matters to some guard inside it.
 const WHILE_TRIPS: i64 = 64;
 
-fn dead(p: &Program, stmts: &[&Stmt], file: FileId, out: &mut Vec<Diagnostic>) {
+fn dead(p: &Program, s: &Survey, file: FileId, out: &mut Vec<Diagnostic>) {
     let Ok(params) = p.param_values(&[]) else {
         return; // no defaults, or they break an assumption: nothing to say
     };
-    let mut guards = vec![false; p.counters.len()];
-    mark_guard_counters(&p.body, &mut guards);
+    let stmts = &s.stmts;
     let mut r = Reach {
         params: &params,
         counters: vec![0; p.counters.len()],
-        guards,
+        guards: &s.guards,
+        ranges: &s.ranges,
+        statics: &s.statics,
         reached: vec![false; stmts.len()],
         missing: stmts.len(),
         budget: BUDGET,
@@ -135,71 +239,6 @@ fn dead(p: &Program, stmts: &[&Stmt], file: FileId, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Marks the counters that some static bound or condition mentions: only
-/// their values can change which statements run.
-fn mark_guard_counters(nodes: &[Node], out: &mut [bool]) {
-    fn expr(e: &Expr, out: &mut [bool]) {
-        if let Some(a) = Affine::from_expr(e) {
-            for v in a.vars() {
-                if let Var::Counter(c) = v {
-                    out[c.index()] = true;
-                }
-            }
-        } else {
-            match &e.kind {
-                ExprKind::Counter(c) => out[c.index()] = true,
-                ExprKind::Neg(x) => expr(x, out),
-                ExprKind::Binary(_, l, r) => {
-                    expr(l, out);
-                    expr(r, out);
-                }
-                _ => {}
-            }
-        }
-    }
-    fn cond(c: &Cond, out: &mut [bool]) {
-        match c {
-            Cond::Cmp(_, l, r) => {
-                expr(l, out);
-                expr(r, out);
-            }
-            Cond::And(a, b) | Cond::Or(a, b) => {
-                cond(a, out);
-                cond(b, out);
-            }
-            Cond::Not(a) => cond(a, out),
-            Cond::Unknown => {}
-        }
-    }
-    for n in nodes {
-        match n {
-            Node::Stmt(_) => {}
-            Node::For(f) => {
-                expr(&f.lower.expr, out);
-                expr(&f.upper.expr, out);
-                mark_guard_counters(&f.body, out);
-            }
-            Node::While(w) => {
-                if w.cond.cond.is_static() {
-                    cond(&w.cond.cond, out);
-                }
-                mark_guard_counters(&w.body, out);
-            }
-            Node::If(i) => {
-                for (c, b) in &i.branches {
-                    if c.cond.is_static() {
-                        cond(&c.cond, out);
-                    }
-                    mark_guard_counters(b, out);
-                }
-                if let Some(e) = &i.otherwise {
-                    mark_guard_counters(e, out);
-                }
-            }
-        }
-    }
-}
-
 /// Enumerates the iterations of the program at concrete parameter values,
 /// following static guards exactly and treating every other condition as
 /// "may go either way". Bounded by [`BUDGET`]; when the bound is hit, or a
@@ -207,7 +246,9 @@ fn mark_guard_counters(nodes: &[Node], out: &mut [bool]) {
 struct Reach<'a> {
     params: &'a [i64],
     counters: Vec<i64>,
-    guards: Vec<bool>,
+    guards: &'a [bool],
+    ranges: &'a [Option<(usize, usize)>],
+    statics: &'a [bool],
     reached: Vec<bool>,
     missing: usize,
     budget: u64,
@@ -241,15 +282,15 @@ impl Reach<'_> {
     }
 
     /// `Some(outcome)` for a static condition, `None` when it may go either way.
-    fn test(&mut self, c: &Cond) -> Option<bool> {
-        if !c.is_static() {
+    fn test(&mut self, c: &Condition) -> Option<bool> {
+        if !self.statics[c.id.index()] {
             return None;
         }
         let mut env = StaticEnv {
             params: self.params,
             counters: &self.counters,
         };
-        match eval::cond(c, &mut env) {
+        match eval::cond(&c.cond, &mut env) {
             Ok(b) => Some(b),
             Err(_) => {
                 self.incomplete = true;
@@ -275,7 +316,7 @@ impl Reach<'_> {
                 Node::If(i) => {
                     let mut taken = false;
                     for (c, body) in &i.branches {
-                        match self.test(&c.cond) {
+                        match self.test(c) {
                             Some(true) => {
                                 self.nodes(body);
                                 taken = true;
@@ -300,7 +341,7 @@ impl Reach<'_> {
     }
 
     fn for_loop(&mut self, f: &For) {
-        let range = id_range(&f.body);
+        let range = self.ranges[f.counter.index()];
         if range.is_none() {
             return;
         }
@@ -323,13 +364,13 @@ impl Reach<'_> {
     }
 
     fn while_loop(&mut self, w: &While) {
-        let range = id_range(&w.body);
+        let range = self.ranges[w.counter.index()];
         let c = w.counter.index();
-        let static_cond = w.cond.cond.is_static();
+        let static_cond = self.statics[w.cond.id.index()];
         let mut k = 0;
         while !self.done() && self.tick() {
             self.counters[c] = k;
-            if static_cond && self.test(&w.cond.cond) != Some(true) {
+            if static_cond && self.test(&w.cond) != Some(true) {
                 return;
             }
             self.nodes(&w.body);
@@ -345,34 +386,4 @@ impl Reach<'_> {
             }
         }
     }
-}
-
-/// The ids of the first and last statements in `nodes` (statements are
-/// numbered in textual order, so a subtree's ids are contiguous).
-fn id_range(nodes: &[Node]) -> Option<(usize, usize)> {
-    fn first(nodes: &[Node]) -> Option<usize> {
-        nodes.iter().find_map(|n| match n {
-            Node::Stmt(s) => Some(s.id.index()),
-            Node::For(f) => first(&f.body),
-            Node::While(w) => first(&w.body),
-            Node::If(i) => i
-                .branches
-                .iter()
-                .find_map(|(_, b)| first(b))
-                .or_else(|| i.otherwise.as_deref().and_then(first)),
-        })
-    }
-    fn last(nodes: &[Node]) -> Option<usize> {
-        nodes.iter().rev().find_map(|n| match n {
-            Node::Stmt(s) => Some(s.id.index()),
-            Node::For(f) => last(&f.body),
-            Node::While(w) => last(&w.body),
-            Node::If(i) => i
-                .otherwise
-                .as_deref()
-                .and_then(last)
-                .or_else(|| i.branches.iter().rev().find_map(|(_, b)| last(b))),
-        })
-    }
-    Some((first(nodes)?, last(nodes)?))
 }

@@ -46,6 +46,7 @@ pub fn parse(source: &str, file: FileId) -> (File, Vec<Diagnostic>) {
         scratch: Vec::new(),
         garbage: None,
         eof_reported: false,
+        else_if: None,
     };
     p.cur = p.lex();
     let items = p.items(Block::Top);
@@ -110,6 +111,8 @@ struct Parser<'s> {
     garbage: Option<Span>,
     /// A missing `end` at the end of the file was reported.
     eof_reported: bool,
+    /// The first `else if` seen (see `if_rest`).
+    else_if: Option<Span>,
 }
 
 /// Infix operators: (left binding power, right binding power).
@@ -171,7 +174,7 @@ impl<'s> Parser<'s> {
             let shown = text.escape_debug().to_string();
             let d = Diagnostic::error("E0001", format!("unexpected characters `{shown}`"))
                 .primary(self.file, t.span, "no token starts with this")
-                .note("names are letters, digits and `_`; comments start with `#` or `//`");
+                .note(garbage_hint(&text));
             self.report(d);
             self.garbage = Some(t.span);
         }
@@ -300,9 +303,19 @@ impl<'s> Parser<'s> {
     fn expected_after(&mut self, what: &str) {
         let found = self.found();
         let after = Span::new(self.prev.end as usize, self.prev.end as usize);
-        let d = Diagnostic::error("E0002", format!("expected {what}, found {found}"))
+        let mut d = Diagnostic::error("E0002", format!("expected {what}, found {found}"))
             .primary(self.file, after, format!("expected {what} here"))
             .secondary(self.file, self.prev, "after this");
+        let decimal = self.text(self.prev).bytes().all(|b| b.is_ascii_digit())
+            && self.src[after.end as usize..].starts_with('.')
+            && self
+                .src
+                .as_bytes()
+                .get(after.end as usize + 1)
+                .is_some_and(u8::is_ascii_digit);
+        if decimal {
+            d = d.note("numbers are integers: there are no decimal fractions");
+        }
         self.report(d);
     }
 
@@ -549,6 +562,15 @@ impl<'s> Parser<'s> {
         if open > 1 {
             d = d.note(format!("{open} blocks are open at the end of the file"));
         }
+        if let Some(span) = self.else_if {
+            d = d
+                .secondary(
+                    self.file,
+                    span,
+                    "this opens a new `if`, which needs its own `end`",
+                )
+                .note("to test another condition in the same `if`, write `elsif`");
+        }
         self.report(d);
         self.eof_reported = self.at(Tok::Eof);
         self.prev
@@ -784,7 +806,7 @@ impl<'s> Parser<'s> {
     fn while_loop(&mut self) -> While {
         let start = self.bump().span;
         let name = self.cond_name();
-        let cond = self.expr();
+        let cond = self.condition();
         self.header_end("`do`", &["do"], true);
         let header = start.to(self.prev);
         let body = self.block(Block::While, start);
@@ -800,7 +822,7 @@ impl<'s> Parser<'s> {
 
     fn branch(&mut self, start: Span) -> Branch {
         let name = self.cond_name();
-        let cond = self.expr();
+        let cond = self.condition();
         self.header_end("`then`", &["then"], true);
         let header = start.to(self.prev);
         let body = self.block(Block::If, start);
@@ -835,6 +857,12 @@ impl<'s> Parser<'s> {
                 }
                 Tok::Else if otherwise.is_none() => {
                     let at = self.bump().span;
+                    if self.at(Tok::If) && !self.on_new_line() {
+                        // Legal (an `if` inside the `else`), but usually
+                        // meant as `elsif`: remembered for a missing `end`.
+                        let span = at.to(self.span());
+                        self.else_if.get_or_insert(span);
+                    }
                     otherwise = Some(self.block(Block::If, at));
                 }
                 Tok::Elsif | Tok::Else => {
@@ -1044,6 +1072,23 @@ impl<'s> Parser<'s> {
 
     // ---- expressions --------------------------------------------------
 
+    /// The condition of an `if`, `elsif` or `while`. `a = b` there is read as
+    /// `a == b` after saying so, which is what its writer meant.
+    fn condition(&mut self) -> ExprId {
+        let lhs = self.expr();
+        if !self.at(Tok::Assign) {
+            return lhs;
+        }
+        let eq = self.bump().span;
+        let d = Diagnostic::error("E0002", "`=` in a condition")
+            .primary(self.file, eq, "write `==` to compare")
+            .note("`=` assigns; conditions compare with `==`, `!=`, `<`, `<=`, `>`, `>=`");
+        self.report(d);
+        let rhs = self.expr();
+        let span = self.get(lhs).span.to(self.get(rhs).span);
+        self.node(ExprKind::Infix(Infix::Cmp(CmpOp::Eq), lhs, rhs), span)
+    }
+
     fn push(&mut self, e: Expr) -> ExprId {
         self.exprs.push(e);
         ExprId(self.exprs.len() as u32 - 1)
@@ -1237,6 +1282,18 @@ impl<'s> Parser<'s> {
                 self.error_expr(Span::new(t.span.start as usize, t.span.start as usize))
             }
         }
+    }
+}
+
+/// What to write instead of characters the language has no token for.
+fn garbage_hint(text: &str) -> &'static str {
+    match text.trim() {
+        "!" => "write `not` for negation (`!=` compares)",
+        "&&" | "&" => "write `and`",
+        "||" | "|" => "write `or`",
+        "{" | "}" => "blocks are `do ... end` and `then ... end`, not braces",
+        "\"" | "'" => "there are no strings; use `...` for an unknown value",
+        _ => "names are letters, digits and `_`; comments start with `#` or `//`",
     }
 }
 

@@ -200,3 +200,17 @@ pub fn while_kernel() -> Program {
     b.end().unwrap();
     b.finish().unwrap()
 }
+
+/// The path of a paper fixture.
+pub fn fixture_path(name: &str) -> String {
+    format!("{}/fixtures/papers/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The program of a paper fixture, parsed and checked.
+pub fn fixture(name: &str) -> Program {
+    let path = fixture_path(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (program, diags) = arrayflow::lower::compile(&text, arrayflow::diagnostics::FileId(0));
+    assert!(!arrayflow::diagnostics::has_errors(&diags), "{path}");
+    program.unwrap()
+}

@@ -85,6 +85,10 @@ mod rules {
         @output
         pub struct Initial(pub u32, pub u32);
         Initial(r, a) <- Read(r, a, c), !InitKilled(r, c);
+        // The cells whose initial value reaches read (r, a).
+        @output
+        pub struct InitialCell(pub u32, pub u32, pub u32);
+        InitialCell(r, a, c) <- Read(r, a, c), !InitKilled(r, c);
     }
 }
 
@@ -95,7 +99,7 @@ enum Lit {
 }
 
 /// A cell: array id and index.
-type Cell = (u32, Vec<i64>);
+pub type Cell = (u32, Vec<i64>);
 
 struct NOp {
     op: Operation,
@@ -285,6 +289,20 @@ pub fn sigma(
     params: &[(String, i64)],
     max_trips: u32,
 ) -> BTreeMap<(Operation, usize), Sources> {
+    full(program, params, max_trips).sigma
+}
+
+/// σ with what the expansion reference needs besides: the cells whose
+/// initial value reaches each read, and every write with its cells.
+pub struct Full {
+    pub sigma: BTreeMap<(Operation, usize), Sources>,
+    pub initial_cells: BTreeMap<(Operation, usize), Vec<Cell>>,
+    /// Write operations in execution order, with the cells they may write.
+    pub writes: Vec<(Operation, Vec<Cell>)>,
+}
+
+/// [`sigma`] and the rest of [`Full`].
+pub fn full(program: &Program, params: &[(String, i64)], max_trips: u32) -> Full {
     let ops = enumerate(program, params, max_trips);
 
     let mut cells: HashMap<Cell, u32> = HashMap::new();
@@ -321,7 +339,7 @@ pub fn sigma(
             }
         }
     }
-    let (source, initial) = rt.run();
+    let (source, initial, initial_cell) = rt.run();
 
     let mut out: BTreeMap<(Operation, usize), Sources> = BTreeMap::new();
     for o in &ops {
@@ -344,7 +362,26 @@ pub fn sigma(
         e.writes.sort();
         e.writes.dedup();
     }
-    out
+    let mut names: Vec<Cell> = vec![(0, Vec::new()); cells.len()];
+    for (c, &k) in &cells {
+        names[k as usize] = c.clone();
+    }
+    let mut initial_cells: BTreeMap<(Operation, usize), Vec<Cell>> = BTreeMap::new();
+    for rules::InitialCell(r, a, c) in initial_cell {
+        initial_cells
+            .entry((ops[r as usize].op.clone(), a as usize))
+            .or_default()
+            .push(names[c as usize].clone());
+    }
+    let writes = ops
+        .iter()
+        .filter_map(|o| o.write.as_ref().map(|(cs, _)| (o.op.clone(), cs.clone())))
+        .collect();
+    Full {
+        sigma: out,
+        initial_cells,
+        writes,
+    }
 }
 
 /// The last writer of every read, by simulating the potential operations in

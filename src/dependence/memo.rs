@@ -1,0 +1,180 @@
+//! Memoization (digest §1.8): two tables, one keyed on the equalities alone
+//! (for the GCD step, which ignores bounds) and one on the whole problem (for
+//! the exact tests), and per-test statistics.
+
+use super::Test;
+use serde::Serialize;
+use serde::Serializer;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Which key the tables use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoMode {
+    /// No tables: every problem is solved.
+    Off,
+    /// The problem as built, bounds of every loop included.
+    Simple,
+    /// The thesis' improved key: bounds of unused loop indices dropped.
+    #[default]
+    Improved,
+}
+
+/// A flattened problem: `[n, rows of equalities.., marker, rows of inequalities..]`.
+pub type Key = Vec<i64>;
+
+/// A multiply-rotate hash over whole words: keys are short vectors of
+/// integers, and SipHash would cost more than many of the tests.
+#[derive(Default, Clone, Copy)]
+pub struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+        for &b in chunks.remainder() {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, w: usize) {
+        self.write_u64(w as u64);
+    }
+}
+
+pub type Table<V> = HashMap<Key, V, BuildHasherDefault<WordHasher>>;
+
+/// Counts for one test. For the GCD step: `calls` problems reached it, `hits`
+/// were answered by the table, `unique` were computed. For an exact test:
+/// `calls` answers it gave (a memo hit counts for the test that decided the
+/// first time), `hits` of them from the table, `unique` computed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TestStats {
+    pub calls: u64,
+    pub hits: u64,
+    pub unique: u64,
+    /// How many of the calls answered "independent".
+    pub independent: u64,
+}
+
+impl TestStats {
+    fn count(&mut self, hit: bool, independent: bool) {
+        self.calls += 1;
+        if hit {
+            self.hits += 1;
+        } else {
+            self.unique += 1;
+        }
+        if independent {
+            self.independent += 1;
+        }
+    }
+}
+
+/// What the tester did, over every problem it was given.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Stats {
+    pub memo: MemoMode,
+    /// Problems given to the cascade (direction refinement included).
+    pub problems: u64,
+    /// The GCD step (its table is keyed without bounds).
+    pub gcd: TestStats,
+    /// The test that decided, per test in [`Test::CASCADE`] order (their
+    /// table is keyed with bounds).
+    #[serde(serialize_with = "by_name")]
+    decided: [TestStats; Test::CASCADE.len()],
+}
+
+fn by_name<S: Serializer>(d: &[TestStats; Test::CASCADE.len()], s: S) -> Result<S::Ok, S::Error> {
+    let map: BTreeMap<&str, &TestStats> = Test::CASCADE.iter().map(|t| t.name()).zip(d).collect();
+    map.serialize(s)
+}
+
+fn slot(test: Test) -> Option<usize> {
+    Test::CASCADE.iter().position(|&t| t == test)
+}
+
+impl Stats {
+    pub fn new(memo: MemoMode) -> Stats {
+        Stats {
+            memo,
+            ..Stats::default()
+        }
+    }
+
+    pub(super) fn gcd(&mut self, hit: bool, independent: bool) {
+        self.gcd.count(hit, independent);
+    }
+
+    pub(super) fn decided(&mut self, test: Test, hit: bool, independent: bool) {
+        if let Some(k) = slot(test) {
+            self.decided[k].count(hit, independent);
+        }
+    }
+
+    /// The counts of the test that decided.
+    pub fn of(&self, test: Test) -> TestStats {
+        slot(test).map_or_else(TestStats::default, |k| self.decided[k])
+    }
+
+    /// Every deciding test with its counts, in cascade order.
+    pub fn per_test(&self) -> impl Iterator<Item = (Test, TestStats)> + '_ {
+        Test::CASCADE
+            .iter()
+            .copied()
+            .zip(self.decided.iter().copied())
+    }
+
+    /// Hits over calls of the table with bounds (the exact tests).
+    pub fn exact_hit_rate(&self) -> f64 {
+        let (calls, hits) = self
+            .per_test()
+            .filter(|(t, _)| !matches!(t, Test::Constant | Test::Gcd))
+            .fold((0, 0), |(c, h), (_, s)| (c + s.calls, h + s.hits));
+        ratio(hits, calls)
+    }
+
+    /// Hits over calls of the table without bounds (the GCD step).
+    pub fn gcd_hit_rate(&self) -> f64 {
+        ratio(self.gcd.hits, self.gcd.calls)
+    }
+
+    /// A table, one line per test.
+    pub fn render(&self) -> String {
+        let mut out = format!(
+            "memo {:?}: {} problems; hit rate {:.1}% without bounds (gcd), {:.1}% with bounds\n",
+            self.memo,
+            self.problems,
+            100.0 * self.gcd_hit_rate(),
+            100.0 * self.exact_hit_rate()
+        );
+        out.push_str("test              calls     hits   unique  independent\n");
+        let rows = std::iter::once(("gcd (step)", self.gcd))
+            .chain(self.per_test().map(|(t, s)| (t.name(), s)));
+        for (name, s) in rows {
+            out.push_str(&format!(
+                "{name:<16} {:>6} {:>8} {:>8} {:>12}\n",
+                s.calls, s.hits, s.unique, s.independent
+            ));
+        }
+        out
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}

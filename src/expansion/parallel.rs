@@ -1,0 +1,283 @@
+//! Which loops carry a dependence at the analysed sizes: in the original
+//! program, after maximal static expansion, and in single-assignment form.
+//!
+//! A loop L carries a dependence when two accesses to the same memory cell,
+//! at least one a write, happen in different iterations of L within the same
+//! iteration of the loops around L. Memory cells are: the original cells;
+//! after MSE, (cell, label), with a private cell for each dead write
+//! (Theorem 1) and the initial contents for reads no live write shares; in
+//! single-assignment form, one cell per write operation, reads going to every
+//! possible source (a φ reads them all) and to the original cell when the
+//! initial value may reach them.
+
+use super::classes::NONE;
+use super::Expansion;
+use crate::dataflow::render::site_loops;
+use crate::model::{CounterId, Node, Program};
+
+/// Kinds of dependence a loop carries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Carried {
+    pub flow: bool,
+    pub anti: bool,
+    pub output: bool,
+}
+
+impl Carried {
+    pub fn any(&self) -> bool {
+        self.flow || self.anti || self.output
+    }
+
+    /// `flow, anti` or `none`.
+    pub fn describe(&self) -> String {
+        let mut v = Vec::new();
+        if self.flow {
+            v.push("flow");
+        }
+        if self.anti {
+            v.push("anti");
+        }
+        if self.output {
+            v.push("output");
+        }
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    }
+}
+
+/// One loop of the program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopReport {
+    pub counter: CounterId,
+    /// Its counter's name (a `while` loop's generated name when unnamed).
+    pub name: String,
+    /// Loops around it.
+    pub depth: usize,
+    pub original: Carried,
+    pub mse: Carried,
+    pub sa: Carried,
+}
+
+impl LoopReport {
+    /// The paper's claim for this loop: parallel in single-assignment form
+    /// implies parallel after MSE.
+    pub fn mse_keeps_sa(&self) -> bool {
+        self.sa.any() || !self.mse.any()
+    }
+}
+
+const TAG_CELL: u64 = 0;
+const TAG_LABEL: u64 = 1 << 62;
+const TAG_DEAD: u64 = 2 << 62;
+const TAG_SA: u64 = 3 << 62;
+
+/// One access to one memory cell.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Event {
+    mem: u64,
+    op: u32,
+    write: bool,
+}
+
+/// The loops of `program`, each with the dependences it carries.
+pub fn report(program: &Program, exp: &Expansion) -> Vec<LoopReport> {
+    let schemes = [original(exp), mse(exp), sa(exp)];
+    let loops_of = site_loops(program);
+    let mut out = Vec::new();
+    let mut loops = Vec::new();
+    collect_loops(&program.body, 0, &mut loops);
+    for (counter, depth) in loops {
+        let carried: Vec<Carried> = schemes
+            .iter()
+            .map(|ev| carried(exp, &loops_of, ev, counter, depth))
+            .collect();
+        out.push(LoopReport {
+            counter,
+            name: program.counter_decl(counter).name.clone(),
+            depth,
+            original: carried[0],
+            mse: carried[1],
+            sa: carried[2],
+        });
+    }
+    out
+}
+
+fn collect_loops(nodes: &[Node], depth: usize, out: &mut Vec<(CounterId, usize)>) {
+    for n in nodes {
+        match n {
+            Node::For(f) => {
+                out.push((f.counter, depth));
+                collect_loops(&f.body, depth + 1, out);
+            }
+            Node::While(w) => {
+                out.push((w.counter, depth));
+                collect_loops(&w.body, depth + 1, out);
+            }
+            Node::If(i) => {
+                for (_, b) in &i.branches {
+                    collect_loops(b, depth, out);
+                }
+                if let Some(b) = &i.otherwise {
+                    collect_loops(b, depth, out);
+                }
+            }
+            Node::Stmt(_) => {}
+        }
+    }
+}
+
+fn carried(
+    exp: &Expansion,
+    loops_of: &[Vec<CounterId>],
+    events: &[Event],
+    l: CounterId,
+    d: usize,
+) -> Carried {
+    let facts = &exp.inst.facts;
+    let mut c = Carried::default();
+    let mut prev: Option<Event> = None;
+    let (mut min_w, mut min_r) = (i64::MAX, i64::MAX);
+    for ev in events {
+        let site = facts.op_site[ev.op as usize] as usize;
+        if loops_of.get(site).and_then(|v| v.get(d)) != Some(&l) {
+            continue;
+        }
+        let it = facts.op_iter(ev.op);
+        let same = prev.is_some_and(|p| p.mem == ev.mem && facts.op_iter(p.op)[..d] == it[..d]);
+        if !same {
+            (min_w, min_r) = (i64::MAX, i64::MAX);
+        }
+        let v = it[d];
+        if ev.write {
+            c.output |= min_w < v;
+            c.anti |= min_r < v;
+            min_w = min_w.min(v);
+        } else {
+            c.flow |= min_w < v;
+            min_r = min_r.min(v);
+        }
+        prev = Some(*ev);
+        if c.flow && c.anti && c.output {
+            break;
+        }
+    }
+    c
+}
+
+fn sorted(mut v: Vec<Event>) -> Vec<Event> {
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Every access instance on its original cell.
+fn original(exp: &Expansion) -> Vec<Event> {
+    let f = &exp.inst.facts;
+    let mut v = Vec::with_capacity(f.n_accs());
+    for x in 0..f.n_accs() as u32 {
+        let mem = TAG_CELL | u64::from(f.acc_cell[x as usize]);
+        let op = f.op(x);
+        if f.is_read(x) {
+            v.push(Event {
+                mem,
+                op,
+                write: false,
+            });
+        }
+        if f.is_write(x) {
+            v.push(Event {
+                mem,
+                op,
+                write: true,
+            });
+        }
+    }
+    sorted(v)
+}
+
+/// (cell, label) cells; dead writes private.
+fn mse(exp: &Expansion) -> Vec<Event> {
+    let f = &exp.inst.facts;
+    let c = &exp.classes;
+    let mut v = Vec::with_capacity(f.n_accs());
+    let mut w = 0usize;
+    for x in 0..f.n_accs() as u32 {
+        let cell = u64::from(f.acc_cell[x as usize]);
+        let op = f.op(x);
+        if f.is_read(x) {
+            let label = c.read_label(f.acc_slot[x as usize] as usize).unwrap_or(0);
+            let mem = TAG_LABEL | u64::from(label) << 32 | cell;
+            v.push(Event {
+                mem,
+                op,
+                write: false,
+            });
+        }
+        if f.is_write(x) {
+            while c.write_ops[w] != op {
+                w += 1;
+            }
+            let mem = match c.write_label(w) {
+                Some(l) => TAG_LABEL | u64::from(l) << 32 | cell,
+                None => TAG_DEAD | w as u64,
+            };
+            v.push(Event {
+                mem,
+                op,
+                write: true,
+            });
+        }
+    }
+    sorted(v)
+}
+
+/// One cell per write operation; reads of every possible source.
+fn sa(exp: &Expansion) -> Vec<Event> {
+    let f = &exp.inst.facts;
+    let c = &exp.classes;
+    let flow = &exp.inst.flow;
+    let mut op_write = vec![NONE; f.n_ops()];
+    for (w, &op) in c.write_ops.iter().enumerate() {
+        op_write[op as usize] = w as u32;
+    }
+    let mut v = Vec::with_capacity(f.n_accs());
+    let mut last_slot = NONE;
+    for x in 0..f.n_accs() as u32 {
+        let op = f.op(x);
+        if f.is_read(x) {
+            let slot = f.acc_slot[x as usize];
+            if slot != last_slot {
+                last_slot = slot;
+                for &o in flow.source_ops(slot as usize) {
+                    let mem = TAG_SA | u64::from(op_write[o as usize]);
+                    v.push(Event {
+                        mem,
+                        op,
+                        write: false,
+                    });
+                }
+            }
+            if exp.inst.initial_at(x) {
+                let mem = TAG_CELL | u64::from(f.acc_cell[x as usize]);
+                v.push(Event {
+                    mem,
+                    op,
+                    write: false,
+                });
+            }
+        }
+        if f.is_write(x) {
+            let mem = TAG_SA | u64::from(op_write[op as usize]);
+            v.push(Event {
+                mem,
+                op,
+                write: true,
+            });
+        }
+    }
+    sorted(v)
+}
