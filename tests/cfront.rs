@@ -1,9 +1,9 @@
 //! The C front end against `.loop` twins: the paper examples in
 //! `fixtures/c/` (twins in `fixtures/papers/`) and the classic kernels in
 //! `fixtures/c/kernels/` (twins next to them). For each pair the lowered
-//! models are equal (labels, generated names and all), `flow` gives the
-//! same JSON, σ equals the naive reference, and `verify` finds every
-//! executed read's writer in σ. Spot checks of σ derived by hand from each
+//! models are equal (labels, generated names and all), `flow`, `deps` and
+//! `expand` give the same JSON, σ equals the naive reference, and `verify`
+//! finds every executed read's writer in σ. Spot checks of σ derived by hand from each
 //! kernel's text make sure the comparisons compare something meaningful.
 
 #[allow(dead_code)]
@@ -226,6 +226,31 @@ fn cli_flow_on_c_prints_the_twin_json() {
             String::from_utf8_lossy(&a.stderr)
         );
         assert_eq!(a.stdout, b.stdout, "{c}");
+    }
+}
+
+/// `deps` and `expand` print the same JSON for a C file as for its twin
+/// (through the binary, so the whole command path is the same too).
+#[test]
+fn cli_deps_and_expand_on_c_print_the_twin_json() {
+    for (c, twin) in pairs() {
+        let (c, twin) = (c.to_str().unwrap(), twin.to_str().unwrap());
+        for cmd in ["deps", "expand"] {
+            let a = arrayflow(&[cmd, "--format", "json", c]);
+            let b = arrayflow(&[cmd, "--format", "json", twin]);
+            assert_eq!(
+                a.status.code(),
+                Some(0),
+                "{cmd} {c}: {}",
+                String::from_utf8_lossy(&a.stderr)
+            );
+            assert!(a.stdout.len() > 20, "{cmd} {c}: no output");
+            assert_eq!(
+                String::from_utf8_lossy(&a.stdout),
+                String::from_utf8_lossy(&b.stdout),
+                "{cmd} {c}"
+            );
+        }
     }
 }
 
