@@ -264,7 +264,7 @@ impl<'t> Ctx<'t> {
         match place {
             Place::Exact(a) => Expr::new(ExprKind::Access(a), at),
             Place::Over { access, why, .. } => {
-                let name = self.b_array_name(access.array);
+                let name = self.array_name(access.array);
                 self.warn(
                     W_MAY_ACCESS,
                     format!("{why}: over-approximated as a read of any element of `{name}`"),
@@ -276,13 +276,6 @@ impl<'t> Ctx<'t> {
             }
             Place::Not(what) => self.unknown_value(format!("{what}: its value is unknown"), at),
         }
-    }
-
-    fn b_array_name(&self, a: ArrayId) -> String {
-        self.vars
-            .iter()
-            .find(|v| v.array == Some(a))
-            .map_or_else(|| format!("#{}", a.0), |v| v.name.to_string())
     }
 
     /// `&x`: a read of `x` whose address escapes (a call may write it).

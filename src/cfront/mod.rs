@@ -264,6 +264,8 @@ pub struct Ctx<'t> {
     params_by_key: HashMap<(String, Option<i64>), ParamId>,
     /// Arrays declared inside regions (W0001 is reported for these only).
     locals: Vec<ArrayId>,
+    /// The model name of every array, by id (for messages).
+    array_names: Vec<String>,
     // The region being lowered.
     region_span: Span,
     func_name: &'t str,
@@ -302,6 +304,7 @@ impl<'t> Ctx<'t> {
             sites: HashSet::new(),
             params_by_key: HashMap::new(),
             locals: Vec::new(),
+            array_names: Vec::new(),
             region_span: Span::NONE,
             func_name: "",
             region_labels: HashSet::new(),
@@ -551,6 +554,7 @@ impl<'t> Ctx<'t> {
             Err(Skip(why)) => {
                 self.b.rollback(mark);
                 self.rollback();
+                self.array_names.truncate(self.b.counts().1);
                 self.diags.truncate(diags_at);
                 self.locals.truncate(locals_at);
                 if let Some(w) = why {
@@ -673,6 +677,11 @@ impl<'t> Ctx<'t> {
             })
             .collect();
         self.range_pragma(n, &local);
+    }
+
+    /// An array's model name, for messages.
+    fn array_name(&self, a: ArrayId) -> String {
+        self.array_names.get(a.index()).cloned().unwrap_or_default()
     }
 
     fn in_region(&self, pos: usize) -> bool {
@@ -814,6 +823,7 @@ impl<'t> Ctx<'t> {
             );
         }
         let model_name = self.global_name(name);
+        self.array_names.push(model_name.clone());
         self.b.array_at(&model_name, elem, dims, span).map_err(|e| {
             self.skip(
                 W_UNSUPPORTED,

@@ -481,7 +481,7 @@ impl<'t> Ctx<'t> {
                     .assign_at(label.as_deref(), false, access, op, value, at);
             }
             Place::Over { access, guard, why } => {
-                let name = self.b_name(access.array);
+                let name = self.array_name(access.array);
                 self.warn(
                     W_MAY_ACCESS,
                     if guard {
@@ -498,13 +498,6 @@ impl<'t> Ctx<'t> {
             Place::Not(_) => {}
         }
         Ok(())
-    }
-
-    fn b_name(&self, a: ArrayId) -> String {
-        self.vars
-            .iter()
-            .find(|v| v.array == Some(a))
-            .map_or_else(|| format!("#{}", a.0), |v| v.name.to_string())
     }
 
     /// A write that may or may not happen: an unknown `if` around it when
@@ -548,7 +541,7 @@ impl<'t> Ctx<'t> {
         let writes = std::mem::take(&mut self.may_writes);
         let n = writes.len();
         for (k, w) in writes.into_iter().enumerate() {
-            let name = self.b_name(w.target.array);
+            let name = self.array_name(w.target.array);
             self.warn(
                 W_CALL_WRITES,
                 format!(
