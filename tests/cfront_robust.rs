@@ -151,6 +151,77 @@ fn mutate(src: &str, edits: &[(u8, usize, usize, usize)]) -> String {
     s.into_iter().collect()
 }
 
+/// Names, numbers and comparisons a same-kind mutation puts in: swapping
+/// one token for another of its kind keeps most files parseable, so these
+/// mutants reach the lowering (counters used as arrays, arrays as counters,
+/// loops turned around, names like `.loop` keywords).
+const NAMES: &[&str] = &[
+    "i", "j", "k", "n", "N", "A", "B", "x", "p", "s", "t", "end", "unknown", "f", "_S1",
+];
+const NUMBERS: &[&str] = &["0", "1", "2", "3", "100", "9223372036854775807"];
+const COMPARISONS: &[&str] = &["<", "<=", ">", ">=", "!=", "=="];
+
+fn same_kind(src: &str, picks: &[(usize, usize)]) -> String {
+    // Byte ranges of identifiers, numbers and comparisons, in order.
+    let b = src.as_bytes();
+    let mut toks: Vec<(usize, usize, u8)> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let start = i;
+        if b[i].is_ascii_alphabetic() || b[i] == b'_' {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            let w = &src[start..i];
+            if !matches!(
+                w,
+                "for"
+                    | "while"
+                    | "if"
+                    | "else"
+                    | "int"
+                    | "double"
+                    | "void"
+                    | "return"
+                    | "define"
+                    | "pragma"
+                    | "const"
+                    | "struct"
+            ) {
+                toks.push((start, i, 0));
+            }
+        } else if b[i].is_ascii_digit() {
+            while i < b.len() && b[i].is_ascii_alphanumeric() {
+                i += 1;
+            }
+            toks.push((start, i, 1));
+        } else if b[i] == b'<' || b[i] == b'>' {
+            i += if b.get(i + 1) == Some(&b'=') { 2 } else { 1 };
+            toks.push((start, i, 2));
+        } else {
+            i += 1;
+        }
+    }
+    if toks.is_empty() {
+        return src.to_string();
+    }
+    let mut chosen: Vec<(usize, usize, &str)> = picks
+        .iter()
+        .map(|&(t, w)| {
+            let (a, z, kind) = toks[t % toks.len()];
+            let pool = [NAMES, NUMBERS, COMPARISONS][kind as usize];
+            (a, z, pool[w % pool.len()])
+        })
+        .collect();
+    chosen.sort_by_key(|c| std::cmp::Reverse(c.0));
+    chosen.dedup_by_key(|c| c.0);
+    let mut out = src.to_string();
+    for (a, z, w) in chosen {
+        out.replace_range(a..z, w);
+    }
+    out
+}
+
 /// Compiles C text and checks the properties; runs on a thread with a
 /// small stack so that deep recursion would show.
 fn check(src: String) -> Result<(), String> {
@@ -199,6 +270,17 @@ proptest! {
     ) {
         let sources = c_sources();
         let src = mutate(&sources[which % sources.len()], &edits);
+        let r = check(src.clone());
+        prop_assert!(r.is_ok(), "{}\n--- source:\n{src}", r.err().unwrap_or_default());
+    }
+
+    #[test]
+    fn same_kind_mutants_never_panic(
+        which in any::<usize>(),
+        picks in prop::collection::vec((any::<usize>(), any::<usize>()), 1..5),
+    ) {
+        let sources = c_sources();
+        let src = same_kind(&sources[which % sources.len()], &picks);
         let r = check(src.clone());
         prop_assert!(r.is_ok(), "{}\n--- source:\n{src}", r.err().unwrap_or_default());
     }
