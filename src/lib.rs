@@ -3,6 +3,7 @@
 
 pub mod cfront;
 pub mod cli;
+pub mod codegen;
 pub mod dataflow;
 pub mod dependence;
 pub mod diagnostics;

@@ -6,6 +6,7 @@
 //! I/O errors.
 
 use super::{load, Budget, Format, Sizes};
+use crate::codegen;
 use crate::diagnostics::Diagnostic;
 use crate::expansion::{self, parallel, render, sa, ExpansionError};
 use std::io::Write;
@@ -35,6 +36,17 @@ pub struct Args {
     pub format: Format,
     #[command(flatten)]
     pub budget: Budget,
+    /// `--emit code`: print one expanded program valid for every parameter
+    /// value (closed-form labels checked at several parameter vectors).
+    #[arg(long, value_enum)]
+    pub emit: Option<Emit>,
+}
+
+/// `--emit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Emit {
+    /// The expanded `.loop` program, then a report as `#` comments.
+    Code,
 }
 
 pub fn run(args: &Args) -> ExitCode {
@@ -42,6 +54,9 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(l) => l,
         Err(code) => return code,
     };
+    if args.emit == Some(Emit::Code) {
+        return emit_code(args, &loaded);
+    }
     let config = args.sizes.config(args.budget.max_instances);
     let exp = match expansion::expand(&loaded.program, &config) {
         Ok(e) => e,
@@ -69,5 +84,28 @@ pub fn diagnostic(e: &ExpansionError, file: crate::diagnostics::FileId) -> Diagn
     match e {
         ExpansionError::Dataflow(d) => super::flow::diagnostic(d, file),
         other => Diagnostic::error("E0501", other.to_string()),
+    }
+}
+
+fn emit_code(args: &Args, loaded: &super::Loaded) -> ExitCode {
+    let o = codegen::Options {
+        params: args.sizes.params.clone(),
+        max_trips: args.sizes.max_trips,
+        max_instances: args.budget.max_instances,
+    };
+    match codegen::emit(&loaded.program, &o) {
+        Ok(e) => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            let written = out
+                .write_all(codegen::report::text(&loaded.program, &e).as_bytes())
+                .and_then(|()| out.write_all(e.text.as_bytes()));
+            super::finish(written.and_then(|()| out.flush()))
+        }
+        Err(msg) => {
+            let d = Diagnostic::error("E0601", msg);
+            eprint!("{}", loaded.files.render(&d));
+            ExitCode::from(1)
+        }
     }
 }

@@ -1,0 +1,109 @@
+//! Exact affine fitting: the integer affine function y = a·x + b through a
+//! set of integer points, if there is one (rational elimination in i128,
+//! then a check of every point).
+
+/// Coefficients `a` (one per coordinate of x) and the constant `b`.
+pub type Fitted = (Vec<i64>, i64);
+
+fn gcd(a: i128, b: i128) -> i128 {
+    let (mut a, mut b) = (a.abs(), b.abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+fn normalize(row: &mut [i128]) {
+    let g = row.iter().fold(0, |g, &v| gcd(g, v));
+    if g > 1 {
+        row.iter_mut().for_each(|v| *v /= g);
+    }
+}
+
+/// Fits y = a·x + b through `points` (x, y); all x have the same length.
+/// Free coefficients are 0; None when no integer solution with those free
+/// values exists, or on overflow.
+pub fn affine(points: &[(Vec<i64>, i64)]) -> Option<Fitted> {
+    let n = points.first().map_or(0, |p| p.0.len());
+    let cols = n + 1; // coefficients then constant
+    let mut basis: Vec<(usize, Vec<i128>)> = Vec::new();
+    for (x, y) in points {
+        if basis.len() == cols {
+            break;
+        }
+        let mut row: Vec<i128> = x.iter().map(|&v| v as i128).collect();
+        row.push(1);
+        row.push(*y as i128);
+        for (pc, b) in &basis {
+            let f = row[*pc];
+            if f != 0 {
+                let bp = b[*pc];
+                for (r, bv) in row.iter_mut().zip(b) {
+                    *r = r.checked_mul(bp)?.checked_sub(bv.checked_mul(f)?)?;
+                }
+                normalize(&mut row);
+            }
+        }
+        match row[..cols].iter().position(|&v| v != 0) {
+            Some(pc) => basis.push((pc, row)),
+            None if row[cols] != 0 => return None,
+            None => {}
+        }
+    }
+    let mut sol = vec![0i128; cols];
+    for (pc, row) in basis.iter().rev() {
+        let mut rhs = row[cols];
+        for c in 0..cols {
+            if c != *pc {
+                rhs = rhs.checked_sub(row[c].checked_mul(sol[c])?)?;
+            }
+        }
+        if rhs % row[*pc] != 0 {
+            return None;
+        }
+        sol[*pc] = rhs / row[*pc];
+    }
+    let sol: Vec<i64> = sol
+        .into_iter()
+        .map(i64::try_from)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    let b = sol[n];
+    let a = sol[..n].to_vec();
+    for (x, y) in points {
+        let mut v = b;
+        for (c, xv) in a.iter().zip(x) {
+            v = v.checked_add(c.checked_mul(*xv)?)?;
+        }
+        if v != *y {
+            return None;
+        }
+    }
+    Some((a, b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::affine;
+
+    #[test]
+    fn fits_offsets_and_params() {
+        // y = j - 1 over (i, j, N)
+        let pts: Vec<(Vec<i64>, i64)> = [(1, 2, 4), (1, 3, 4), (2, 4, 5), (3, 2, 7)]
+            .iter()
+            .map(|&(i, j, n)| (vec![i, j, n], j - 1))
+            .collect();
+        assert_eq!(affine(&pts), Some((vec![0, 1, 0], -1)));
+        // y = N
+        let pts: Vec<(Vec<i64>, i64)> = [4, 5, 7].iter().map(|&n| (vec![n], n)).collect();
+        assert_eq!(affine(&pts), Some((vec![1], 0)));
+    }
+
+    #[test]
+    fn rejects_non_affine() {
+        let pts: Vec<(Vec<i64>, i64)> = [1, 2, 3].iter().map(|&x| (vec![x], x * x)).collect();
+        assert_eq!(affine(&pts), None);
+        let pts = vec![(vec![1], 1), (vec![1], 2)];
+        assert_eq!(affine(&pts), None);
+    }
+}

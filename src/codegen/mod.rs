@@ -1,0 +1,938 @@
+//! Expanded programs valid for every parameter value (issue 6): closed-form
+//! labels inferred from the bounded expansion at several parameter vectors
+//! (`infer`), then one `.loop` program with renamed arrays (one per label
+//! group, footnote 4), versions `S.1`, `S.2` under affine `if`s, copy-in of
+//! initial values, copy-out of final contents and `doall` loops.
+//! docs/expansion.md §8 has the method and the results.
+
+pub mod fit;
+pub mod infer;
+pub mod report;
+
+use crate::dataflow::Config;
+use crate::expansion::{self, parallel};
+use crate::model::*;
+use infer::{ArrayForm, Outcome, Sample, Sites, Tree};
+use std::collections::{HashMap, HashSet};
+
+/// Read label trees by (site, access).
+type Trees = HashMap<(Site, usize), Tree>;
+
+/// Sizes and budgets of the analysis.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Base parameter values (overrides of the defaults).
+    pub params: Vec<(String, i64)>,
+    pub max_trips: u32,
+    pub max_instances: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            params: Vec::new(),
+            max_trips: 4,
+            max_instances: 5_000_000,
+        }
+    }
+}
+
+/// One declaration the emitted program adds.
+#[derive(Clone, Debug)]
+pub struct Decl {
+    pub name: String,
+    /// Cells as a formula in the parameters.
+    pub formula: String,
+    /// Cells at each sample.
+    pub cells: Vec<i64>,
+}
+
+/// What happened to one array.
+#[derive(Clone, Debug)]
+pub struct ArrayReport {
+    pub name: String,
+    /// "maximal", "static, not maximal: k of m classes" or "not expanded: why".
+    pub verdict: String,
+    pub maximal: bool,
+    pub expanded: bool,
+    pub decls: Vec<Decl>,
+    /// Rectangular form: cells × groups × the largest κ box, per sample.
+    pub rectangular: Vec<i64>,
+    /// Bounded class count per sample.
+    pub classes: Vec<u64>,
+    /// Label groups (renamed arrays).
+    pub groups: usize,
+    /// Σ over cells and samples of the distinct labels of the cell's
+    /// classes, and of its classes (the k of m of the verdict).
+    pub labels: u64,
+    pub label_classes: u64,
+}
+
+/// The emitted program and what was decided.
+#[derive(Debug)]
+pub struct Emitted {
+    pub program: Program,
+    pub text: String,
+    /// The parameter vectors the closed forms were checked at.
+    pub samples: Vec<Vec<i64>>,
+    pub arrays: Vec<ArrayReport>,
+    pub doall: Vec<String>,
+}
+
+/// Computes the closed forms and emits the expanded program.
+pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
+    let mut names = Names::new(program);
+    let (plus, outs) = augment(program, &mut names)?;
+    let samples = samples(&plus, o)?;
+    let sites = Sites::new(&plus);
+    let pool = infer::pool(&plus);
+    let written: Vec<ArrayId> = written_arrays(program);
+    let mut forms: Vec<(ArrayId, Outcome, Trees)> = Vec::new();
+    for &a in &written {
+        let candidates = infer::array_form(&plus, &sites, &samples, a, &pool);
+        let mut outcome = Outcome::NotExpanded("no write runs at the samples".into());
+        let mut trees = HashMap::new();
+        for form in candidates {
+            match infer::read_trees(&plus, &sites, &samples, &form, &pool) {
+                Err(why) => outcome = Outcome::NotExpanded(why),
+                Ok(t) => match obstacle(&plus, &form, &t) {
+                    Some(why) => outcome = Outcome::NotExpanded(why),
+                    None => {
+                        outcome = Outcome::Expanded(form);
+                        trees = t;
+                        break;
+                    }
+                },
+            }
+        }
+        forms.push((a, outcome, trees));
+    }
+    let mut g = Gen {
+        src: &plus,
+        q: plus.clone(),
+        names,
+        arrays: HashMap::new(),
+        trees: HashMap::new(),
+        outs: outs.iter().copied().collect(),
+        nstmt: 0,
+    };
+    let mut reports = Vec::new();
+    let mut copy_in: Vec<Node> = Vec::new();
+    for (a, outcome, trees) in forms {
+        let decl = plus.array_decl(a).clone();
+        let classes: Vec<u64> = samples
+            .iter()
+            .map(|s| s.exp.arrays[a.index()].classes)
+            .collect();
+        let mut rep = ArrayReport {
+            name: decl.name.clone(),
+            verdict: String::new(),
+            maximal: false,
+            expanded: false,
+            decls: Vec::new(),
+            rectangular: Vec::new(),
+            classes,
+            groups: 0,
+            labels: 0,
+            label_classes: 0,
+        };
+        match outcome {
+            Outcome::NotExpanded(why) => rep.verdict = format!("not expanded: {why}"),
+            Outcome::Expanded(form) => match g.declare(&form, &samples, &mut copy_in) {
+                Ok((decls, rect)) => {
+                    rep.expanded = true;
+                    rep.maximal = form.labels == form.classes;
+                    rep.verdict = if rep.maximal {
+                        "maximal".into()
+                    } else {
+                        format!(
+                            "static, not maximal: {} of {} classes",
+                            form.labels, form.classes
+                        )
+                    };
+                    rep.decls = decls;
+                    rep.rectangular = rect;
+                    rep.groups = form.kappa.len();
+                    g.trees.extend(trees);
+                }
+                Err(why) => rep.verdict = format!("not expanded: {why}"),
+            },
+        }
+        reports.push(rep);
+    }
+    let body = g.body();
+    g.q.body = copy_in.into_iter().chain(body).collect();
+    let text = print::program(&g.q);
+    let mut program = compile(&text)?;
+    let doall = mark_parallel(&mut program, &samples, o)?;
+    let text = print::program(&program);
+    Ok(Emitted {
+        program,
+        text,
+        samples: samples.iter().map(|s| s.values.clone()).collect(),
+        arrays: reports,
+        doall,
+    })
+}
+
+use crate::print;
+
+fn compile(text: &str) -> Result<Program, String> {
+    let mut files = crate::diagnostics::SourceFiles::new();
+    let file = files.add("<emitted>".to_string(), text.to_string());
+    let (p, diags) = crate::lower::compile(files.source(file), file);
+    match p {
+        Some(p) if !diags.iter().any(|d| d.is_error()) => Ok(p),
+        _ => Err(format!(
+            "internal error: the emitted program does not check:\n{}{text}",
+            files.render_all(&diags)
+        )),
+    }
+}
+
+fn written_arrays(p: &Program) -> Vec<ArrayId> {
+    let mut v: Vec<ArrayId> = p
+        .stmts()
+        .iter()
+        .filter_map(|s| s.write().map(|(a, _)| a.array))
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Why a form cannot be emitted: a condition whose read label needs a
+/// split, or a compound assignment whose target has subscript reads.
+fn obstacle(p: &Program, form: &ArrayForm, trees: &HashMap<(Site, usize), Tree>) -> Option<String> {
+    for ((site, k), t) in trees {
+        if let (Site::Cond(_), Tree::Split(..)) = (site, t) {
+            return Some(format!(
+                "read {k} of condition `{}` needs a piecewise label",
+                p.site_name(*site)
+            ));
+        }
+    }
+    for s in p.stmts() {
+        if let StmtKind::Assign {
+            target,
+            op: Some(_),
+            ..
+        } = &s.kind
+        {
+            let mut r = Vec::new();
+            target.collect_subscript_reads(&mut r);
+            if target.array == form.array && !r.is_empty() {
+                return Some(format!(
+                    "`{}` is a compound assignment with reads in its subscripts",
+                    s.label
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Names in use, and fresh ones.
+struct Names(HashSet<String>);
+
+impl Names {
+    fn new(p: &Program) -> Names {
+        let mut s: HashSet<String> = HashSet::new();
+        s.extend(p.params.iter().map(|x| x.name.clone()));
+        s.extend(p.arrays.iter().map(|x| x.name.clone()));
+        s.extend(p.counters.iter().map(|x| x.name.clone()));
+        s.extend(p.stmts().iter().map(|x| x.label.clone()));
+        s.extend(p.conditions().iter().map(|x| x.name.clone()));
+        Names(s)
+    }
+
+    fn fresh(&mut self, base: &str) -> String {
+        let mut k = 0;
+        loop {
+            let n = if k == 0 {
+                base.to_string()
+            } else {
+                format!("{base}_{k}")
+            };
+            if self.0.insert(n.clone()) {
+                return n;
+            }
+            k += 1;
+        }
+    }
+}
+
+/// The program with one virtual read of every cell of every written array
+/// at the end (its final contents), so that copy-out gets closed forms too.
+fn augment(p: &Program, names: &mut Names) -> Result<(Program, Vec<StmtId>), String> {
+    let mut text = print::program(p);
+    let written = written_arrays(p);
+    let mut labels = Vec::new();
+    for &a in &written {
+        let decl = p.array_decl(a);
+        let label = names.fresh(&format!("out_{}", decl.name));
+        let mut subs = Vec::new();
+        for (d, r) in decl.dims.iter().enumerate() {
+            let c = names.fresh(&format!("o{}", d + 1));
+            text.push_str(&format!(
+                "for {c} = {} to {} do\n",
+                print::expr(p, &r.lo.expr),
+                print::expr(p, &r.hi.expr)
+            ));
+            subs.push(c);
+        }
+        let acc = if subs.is_empty() {
+            decl.name.clone()
+        } else {
+            format!("{}[{}]", decl.name, subs.join(", "))
+        };
+        text.push_str(&format!("{label}: use({acc});\n"));
+        for _ in &decl.dims {
+            text.push_str("end\n");
+        }
+        labels.push(label);
+    }
+    let plus = compile(&text)?;
+    let outs = plus
+        .stmts()
+        .iter()
+        .filter(|s| labels.contains(&s.label))
+        .map(|s| s.id)
+        .collect();
+    Ok((plus, outs))
+}
+
+/// Parameter vectors: the base, base+1, base+3, and each parameter at 1.
+fn vectors(p: &Program, o: &Options) -> Result<Vec<Vec<i64>>, String> {
+    let base = p.param_values(&o.params)?;
+    let mut vs = vec![base.clone()];
+    for d in [1, 3] {
+        vs.push(base.iter().map(|v| v + d).collect());
+    }
+    for k in 0..base.len() {
+        let mut v = base.clone();
+        v[k] = 1;
+        vs.push(v);
+    }
+    let mut out: Vec<Vec<i64>> = Vec::new();
+    for v in vs {
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
+
+fn config(p: &Program, v: &[i64], o: &Options) -> Config {
+    Config {
+        params: p
+            .params
+            .iter()
+            .zip(v)
+            .map(|(q, &x)| (q.name.clone(), x))
+            .collect(),
+        max_trips: o.max_trips,
+        max_instances: o.max_instances,
+    }
+}
+
+fn samples(plus: &Program, o: &Options) -> Result<Vec<Sample>, String> {
+    let mut out = Vec::new();
+    let mut first_err = None;
+    for v in vectors(plus, o)? {
+        let cfg = config(plus, &v, o);
+        if plus.param_values(&cfg.params).is_err() {
+            continue;
+        }
+        match expansion::expand(plus, &cfg) {
+            Ok(exp) => out.push(Sample { values: v, exp }),
+            Err(e) if out.is_empty() => {
+                first_err.get_or_insert(e.to_string());
+            }
+            Err(_) => {}
+        }
+    }
+    if out.is_empty() {
+        return Err(first_err.unwrap_or_else(|| "no parameter vector to analyse".into()));
+    }
+    Ok(out)
+}
+
+/// Marks every `for` loop that carries no dependence at any sample.
+fn mark_parallel(p: &mut Program, samples: &[Sample], o: &Options) -> Result<Vec<String>, String> {
+    let mut carried: HashSet<CounterId> = HashSet::new();
+    let mut seen: HashSet<CounterId> = HashSet::new();
+    for s in samples {
+        let exp = expansion::expand(p, &config(p, &s.values, o)).map_err(|e| e.to_string())?;
+        for l in parallel::report(p, &exp) {
+            seen.insert(l.counter);
+            if l.original.any() {
+                carried.insert(l.counter);
+            }
+        }
+    }
+    let mut names = Vec::new();
+    fn mark(nodes: &mut [Node], carried: &HashSet<CounterId>, names: &mut Vec<CounterId>) {
+        for n in nodes {
+            match n {
+                Node::For(f) => {
+                    if !carried.contains(&f.counter) {
+                        f.parallel = true;
+                        names.push(f.counter);
+                    }
+                    mark(&mut f.body, carried, names);
+                }
+                Node::While(w) => mark(&mut w.body, carried, names),
+                Node::If(i) => {
+                    for (_, b) in &mut i.branches {
+                        mark(b, carried, names);
+                    }
+                    if let Some(b) = &mut i.otherwise {
+                        mark(b, carried, names);
+                    }
+                }
+                Node::Stmt(_) => {}
+            }
+        }
+    }
+    let mut ids = Vec::new();
+    mark(&mut p.body, &carried, &mut ids);
+    for c in ids {
+        names.push(p.counter_decl(c).name.clone());
+    }
+    Ok(names)
+}
+
+/// An affine function as an expression.
+pub fn expr_of(a: &Affine) -> Expr {
+    let mut e: Option<Expr> = None;
+    let bin = |op, l: Expr, r: Expr| {
+        Expr::new(ExprKind::Binary(op, Box::new(l), Box::new(r)), Span::NONE)
+    };
+    for &(v, c) in &a.terms {
+        if c == 0 {
+            continue;
+        }
+        let var = Expr::new(
+            match v {
+                Var::Param(p) => ExprKind::Param(p),
+                Var::Counter(k) => ExprKind::Counter(k),
+            },
+            Span::NONE,
+        );
+        let term = |m: i64| {
+            if m == 1 {
+                var.clone()
+            } else {
+                bin(BinOp::Mul, Expr::int(m), var.clone())
+            }
+        };
+        e = Some(match e {
+            None if c < 0 => Expr::new(ExprKind::Neg(Box::new(term(-c))), Span::NONE),
+            None => term(c),
+            Some(x) if c < 0 => bin(BinOp::Sub, x, term(-c)),
+            Some(x) => bin(BinOp::Add, x, term(c)),
+        });
+    }
+    match e {
+        None => Expr::int(a.constant),
+        Some(x) if a.constant > 0 => bin(BinOp::Add, x, Expr::int(a.constant)),
+        Some(x) if a.constant < 0 => bin(BinOp::Sub, x, Expr::int(-a.constant)),
+        Some(x) => x,
+    }
+}
+
+/// e ≤ 0 written as (positive terms) <= (the rest), e.g. `j <= N - 1`.
+fn le_zero(e: &Affine) -> Cond {
+    let mut l = Affine::constant(e.constant.max(0));
+    let mut r = Affine::constant(-e.constant.min(0));
+    for &(v, c) in &e.terms {
+        if c > 0 {
+            l.terms.push((v, c));
+        } else {
+            r.terms.push((v, -c));
+        }
+    }
+    if l.terms.is_empty() && l.constant == 0 {
+        return Cond::Cmp(CmpOp::Le, expr_of(e), Expr::int(0));
+    }
+    Cond::Cmp(CmpOp::Le, expr_of(&l), expr_of(&r))
+}
+
+fn affine_text(p: &Program, a: &Affine) -> String {
+    print::expr(p, &expr_of(a))
+}
+
+/// The code generator's state.
+struct Gen<'a> {
+    src: &'a Program,
+    q: Program,
+    names: Names,
+    /// Expanded arrays: form and the new array of each group.
+    arrays: HashMap<ArrayId, (ArrayForm, Vec<ArrayId>)>,
+    trees: HashMap<(Site, usize), Tree>,
+    outs: HashSet<StmtId>,
+    nstmt: usize,
+}
+
+impl Gen<'_> {
+    /// Declares the group arrays of one form; copy-in loops go to `copy_in`.
+    fn declare(
+        &mut self,
+        form: &ArrayForm,
+        samples: &[Sample],
+        copy_in: &mut Vec<Node>,
+    ) -> Result<(Vec<Decl>, Vec<i64>), String> {
+        let decl = self.src.array_decl(form.array).clone();
+        let mut boxes = Vec::new();
+        for ks in &form.kappa {
+            let mut b = Vec::new();
+            for &c in ks {
+                b.push(infer::counter_box(self.src, c).ok_or("a label counter has no affine box")?);
+            }
+            boxes.push(b);
+        }
+        let mut decls = Vec::new();
+        let mut ids = Vec::new();
+        let orig_ext: Vec<Affine> = decl
+            .dims
+            .iter()
+            .map(|r| extent(&r.lo.affine, &r.hi.affine))
+            .collect::<Option<_>>()
+            .ok_or("array bounds overflow")?;
+        let eval = |a: &Affine, v: &[i64]| {
+            a.eval(|x| match x {
+                Var::Param(p) => v[p.index()],
+                Var::Counter(_) => 0,
+            })
+        };
+        let mut rect = vec![0i64; samples.len()];
+        let mut max_k = vec![1i64; samples.len()];
+        for (g, b) in boxes.iter().enumerate() {
+            let name = self.names.fresh(&format!("{}_{}", decl.name, g + 1));
+            let mut dims = decl.dims.clone();
+            let mut exts = orig_ext.clone();
+            for (lo, hi) in b {
+                dims.push(Range {
+                    lo: Bound {
+                        expr: expr_of(lo),
+                        affine: lo.clone(),
+                    },
+                    hi: Bound {
+                        expr: expr_of(hi),
+                        affine: hi.clone(),
+                    },
+                });
+                exts.push(extent(lo, hi).ok_or("label bounds overflow")?);
+            }
+            let cells: Vec<i64> = samples
+                .iter()
+                .map(|s| {
+                    exts.iter()
+                        .map(|e| eval(e, &s.values).unwrap_or(0).max(0))
+                        .product()
+                })
+                .collect();
+            for (k, s) in samples.iter().enumerate() {
+                let kb: i64 = exts[orig_ext.len()..]
+                    .iter()
+                    .map(|e| eval(e, &s.values).unwrap_or(0).max(0))
+                    .product();
+                max_k[k] = max_k[k].max(kb);
+            }
+            let formula = if exts.is_empty() {
+                "1".to_string()
+            } else {
+                exts.iter()
+                    .map(|e| format!("({})", affine_text(self.src, e)))
+                    .collect::<Vec<_>>()
+                    .join("·")
+            };
+            decls.push(Decl {
+                name: name.clone(),
+                formula,
+                cells,
+            });
+            let id = ArrayId(self.q.arrays.len() as u32);
+            self.q.arrays.push(Array {
+                name,
+                elem: decl.elem,
+                dims,
+                span: Span::NONE,
+            });
+            ids.push(id);
+            if form.copy_in[g] {
+                copy_in.push(self.copy_loops(&decl, form.array, id, b));
+            }
+        }
+        for (k, s) in samples.iter().enumerate() {
+            let c: i64 = orig_ext
+                .iter()
+                .map(|e| eval(e, &s.values).unwrap_or(0).max(0))
+                .product();
+            rect[k] = c * boxes.len() as i64 * max_k[k];
+        }
+        self.arrays.insert(form.array, (form.clone(), ids));
+        Ok((decls, rect))
+    }
+
+    fn new_counter(&mut self, base: &str) -> CounterId {
+        let name = self.names.fresh(base);
+        self.q.counters.push(Counter {
+            name,
+            kind: CounterKind::For,
+            generated: false,
+            span: Span::NONE,
+        });
+        CounterId(self.q.counters.len() as u32 - 1)
+    }
+
+    fn label(&mut self, base: &str) -> String {
+        self.nstmt += 1;
+        self.names.fresh(base)
+    }
+
+    /// `for c.. for k..: @copy A_g[c.., k..] = A[c..]`.
+    fn copy_loops(&mut self, decl: &Array, a: ArrayId, g: ArrayId, b: &[(Affine, Affine)]) -> Node {
+        let mut ranges: Vec<(Affine, Affine)> = decl
+            .dims
+            .iter()
+            .map(|r| (r.lo.affine.clone(), r.hi.affine.clone()))
+            .collect();
+        let n_orig = ranges.len();
+        ranges.extend(b.iter().cloned());
+        let counters: Vec<CounterId> = (0..ranges.len())
+            .map(|k| self.new_counter(&format!("c{}", k + 1)))
+            .collect();
+        let var = |c: CounterId| Expr::new(ExprKind::Counter(c), Span::NONE);
+        let sub = |c: CounterId| Subscript::new(var(c));
+        let target = Access {
+            array: g,
+            subscripts: counters.iter().map(|&c| sub(c)).collect(),
+            span: Span::NONE,
+        };
+        let src = Access {
+            array: a,
+            subscripts: counters[..n_orig].iter().map(|&c| sub(c)).collect(),
+            span: Span::NONE,
+        };
+        let label = self.label("copy_in");
+        let mut node = Node::Stmt(Stmt {
+            id: StmtId(0),
+            label,
+            label_generated: false,
+            copy: true,
+            kind: StmtKind::Assign {
+                target,
+                op: None,
+                value: Expr::new(ExprKind::Access(src), Span::NONE),
+            },
+            span: Span::NONE,
+        });
+        for (k, (lo, hi)) in ranges.iter().enumerate().rev() {
+            node = Node::For(For {
+                counter: counters[k],
+                lower: Bound {
+                    expr: expr_of(lo),
+                    affine: lo.clone(),
+                },
+                upper: Bound {
+                    expr: expr_of(hi),
+                    affine: hi.clone(),
+                },
+                step: 1,
+                parallel: false,
+                body: vec![node],
+                span: Span::NONE,
+            });
+        }
+        node
+    }
+
+    fn body(&mut self) -> Vec<Node> {
+        let body = self.src.body.clone();
+        self.nodes(&body)
+    }
+
+    fn nodes(&mut self, nodes: &[Node]) -> Vec<Node> {
+        let mut out = Vec::new();
+        for n in nodes {
+            match n {
+                Node::Stmt(s) => out.extend(self.stmt(s)),
+                Node::For(f) => {
+                    let mut f = f.clone();
+                    f.body = self.nodes(&f.body);
+                    out.push(Node::For(f));
+                }
+                Node::While(w) => {
+                    let mut w = w.clone();
+                    self.condition(&mut w.cond);
+                    w.body = self.nodes(&w.body);
+                    out.push(Node::While(w));
+                }
+                Node::If(i) => {
+                    let mut i = i.clone();
+                    for (c, b) in &mut i.branches {
+                        self.condition(c);
+                        *b = self.nodes(b);
+                    }
+                    if let Some(b) = &mut i.otherwise {
+                        *b = self.nodes(b);
+                    }
+                    out.push(Node::If(i));
+                }
+            }
+        }
+        out
+    }
+
+    /// Names a generated condition explicitly (its identity stays) and
+    /// rewrites its reads.
+    fn condition(&mut self, c: &mut Condition) {
+        if c.generated {
+            c.name = format!("{}.1", c.name);
+            c.generated = false;
+        }
+        let site = Site::Cond(c.id);
+        let truth = |_: &Affine| true;
+        let mut k = 0;
+        rewrite_cond(&mut c.cond, &mut k, &mut |idx, acc| {
+            self.read_access(site, idx, acc, &truth)
+        });
+    }
+
+    /// The expanded form of read `idx` of `site` under `truth`.
+    fn read_access(
+        &self,
+        site: Site,
+        idx: usize,
+        acc: &Access,
+        truth: &dyn Fn(&Affine) -> bool,
+    ) -> Option<Access> {
+        let (form, ids) = self.arrays.get(&acc.array)?;
+        let _ = form;
+        let tree = self.trees.get(&(site, idx))?;
+        let (g, ks) = tree.leaf(truth).as_ref()?;
+        let mut a = acc.clone();
+        a.array = *ids.get(*g)?;
+        for k in ks {
+            a.subscripts.push(Subscript::new(expr_of(k)));
+        }
+        Some(a)
+    }
+
+    fn write_access(
+        &self,
+        s: &Stmt,
+        acc: &Access,
+        truth: &dyn Fn(&Affine) -> bool,
+    ) -> Option<Access> {
+        let (form, ids) = self.arrays.get(&acc.array)?;
+        let sd = form.splits.get(&s.id.index()).is_none_or(truth);
+        let g = *form.atom_group.get(&(s.id.index(), sd))?;
+        let mut a = acc.clone();
+        a.array = *ids.get(g)?;
+        for &c in &form.kappa[g] {
+            a.subscripts
+                .push(Subscript::new(Expr::new(ExprKind::Counter(c), Span::NONE)));
+        }
+        Some(a)
+    }
+
+    /// The versions of one statement under the affine conditions its labels
+    /// depend on.
+    fn stmt(&mut self, s: &Stmt) -> Vec<Node> {
+        let site = Site::Stmt(s.id);
+        let mut conds: Vec<Affine> = Vec::new();
+        if let Some((acc, _)) = s.write() {
+            if let Some((form, _)) = self.arrays.get(&acc.array) {
+                if let Some(e) = form.splits.get(&s.id.index()) {
+                    conds.push(e.clone());
+                }
+            }
+        }
+        let n_reads = s.reads().len();
+        for k in 0..n_reads {
+            if let Some(t) = self.trees.get(&(site, k)) {
+                t.conditions(&mut conds);
+            }
+        }
+        let is_out = self.outs.contains(&s.id);
+        let versions = 1usize << conds.len();
+        let mut leaves = Vec::new();
+        for v in 0..versions {
+            let truth = |e: &Affine| {
+                conds
+                    .iter()
+                    .position(|c| c == e)
+                    .is_some_and(|k| v >> (conds.len() - 1 - k) & 1 == 0)
+            };
+            let mut st = s.clone();
+            if is_out {
+                st = self.copy_out(&st, &truth);
+            } else {
+                st.label = if versions > 1 {
+                    format!("{}.{}", s.label, v + 1)
+                } else if s.label_generated {
+                    format!("{}.1", s.label)
+                } else {
+                    s.label.clone()
+                };
+                st.label_generated = false;
+                self.rewrite_stmt(&mut st, &truth);
+            }
+            leaves.push(Node::Stmt(st));
+        }
+        // Nest: condition k splits the versions in halves.
+        fn nest(g: &mut Gen, conds: &[Affine], leaves: &mut std::vec::IntoIter<Node>) -> Vec<Node> {
+            let Some((e, rest)) = conds.split_first() else {
+                return leaves.next().into_iter().collect();
+            };
+            let yes = nest(g, rest, leaves);
+            let no = nest(g, rest, leaves);
+            let name = g.names.fresh("v");
+            vec![Node::If(If {
+                branches: vec![(
+                    Condition {
+                        id: CondId(0),
+                        name,
+                        generated: false,
+                        cond: le_zero(e),
+                        span: Span::NONE,
+                    },
+                    yes,
+                )],
+                otherwise: Some(no),
+                span: Span::NONE,
+            })]
+        }
+        let mut it = leaves.into_iter();
+        nest(self, &conds, &mut it)
+    }
+
+    fn copy_out(&mut self, s: &Stmt, truth: &dyn Fn(&Affine) -> bool) -> Stmt {
+        let label = self.label("copy_out");
+        let StmtKind::Call { args, .. } = &s.kind else {
+            return s.clone();
+        };
+        let Some(ExprKind::Access(orig)) = args.first().map(|e| &e.kind) else {
+            return s.clone();
+        };
+        let value = self
+            .read_access(Site::Stmt(s.id), 0, orig, truth)
+            .unwrap_or_else(|| orig.clone());
+        Stmt {
+            id: s.id,
+            label,
+            label_generated: false,
+            copy: true,
+            kind: StmtKind::Assign {
+                target: orig.clone(),
+                op: None,
+                value: Expr::new(ExprKind::Access(value), Span::NONE),
+            },
+            span: Span::NONE,
+        }
+    }
+
+    fn rewrite_stmt(&self, st: &mut Stmt, truth: &dyn Fn(&Affine) -> bool) {
+        let site = Site::Stmt(st.id);
+        let s0 = st.clone();
+        let mut k = 0;
+        match &mut st.kind {
+            StmtKind::Assign { target, op, value } => {
+                let orig_target = target.clone();
+                let update_read = if op.is_some() {
+                    let r = self.read_access(site, 0, &orig_target, truth);
+                    k = 1;
+                    Some(r)
+                } else {
+                    None
+                };
+                let mut t = target.clone();
+                for sub in &mut t.subscripts {
+                    rewrite_expr(&mut sub.expr, &mut k, &mut |i, a| {
+                        self.read_access(site, i, a, truth)
+                    });
+                }
+                rewrite_expr(value, &mut k, &mut |i, a| {
+                    self.read_access(site, i, a, truth)
+                });
+                let w = self
+                    .write_access(&s0, &t, truth)
+                    .unwrap_or_else(|| t.clone());
+                if let Some(r) = update_read {
+                    let r = r.unwrap_or_else(|| t.clone());
+                    if r != w {
+                        let o = op.take().unwrap_or(BinOp::Add);
+                        let v = std::mem::replace(value, Expr::int(0));
+                        *value = Expr::new(
+                            ExprKind::Binary(
+                                o,
+                                Box::new(Expr::new(ExprKind::Access(r), Span::NONE)),
+                                Box::new(v),
+                            ),
+                            Span::NONE,
+                        );
+                    }
+                }
+                *target = w;
+            }
+            StmtKind::Call { args, .. } => {
+                for a in args {
+                    rewrite_expr(a, &mut k, &mut |i, x| self.read_access(site, i, x, truth));
+                }
+            }
+        }
+    }
+}
+
+fn extent(lo: &Affine, hi: &Affine) -> Option<Affine> {
+    hi.checked_sub(lo)?.checked_add(&Affine::constant(1))
+}
+
+type Rw<'a> = dyn FnMut(usize, &Access) -> Option<Access> + 'a;
+
+/// Rewrites the reads of an expression in `Expr::collect_reads` order.
+fn rewrite_expr(e: &mut Expr, k: &mut usize, f: &mut Rw) {
+    match &mut e.kind {
+        ExprKind::Access(a) => {
+            let me = *k;
+            *k += 1;
+            let orig = a.clone();
+            for s in &mut a.subscripts {
+                rewrite_expr(&mut s.expr, k, f);
+            }
+            // The label comes from the original access; the subscripts
+            // keep their rewritten reads.
+            if let Some(mut n) = f(me, &orig) {
+                let extra = n.subscripts.split_off(orig.subscripts.len());
+                n.subscripts = a.subscripts.clone();
+                n.subscripts.extend(extra);
+                *a = n;
+            }
+        }
+        ExprKind::Call(_, args) => args.iter_mut().for_each(|x| rewrite_expr(x, k, f)),
+        ExprKind::Neg(x) => rewrite_expr(x, k, f),
+        ExprKind::Binary(_, l, r) => {
+            rewrite_expr(l, k, f);
+            rewrite_expr(r, k, f);
+        }
+        ExprKind::Int(_) | ExprKind::Param(_) | ExprKind::Counter(_) | ExprKind::Unknown => {}
+    }
+}
+
+fn rewrite_cond(c: &mut Cond, k: &mut usize, f: &mut Rw) {
+    match c {
+        Cond::Cmp(_, l, r) => {
+            rewrite_expr(l, k, f);
+            rewrite_expr(r, k, f);
+        }
+        Cond::And(a, b) | Cond::Or(a, b) => {
+            rewrite_cond(a, k, f);
+            rewrite_cond(b, k, f);
+        }
+        Cond::Not(a) => rewrite_cond(a, k, f),
+        Cond::Unknown => {}
+    }
+}
