@@ -229,15 +229,21 @@ fn cli_flow_on_c_prints_the_twin_json() {
     }
 }
 
-/// `deps` and `expand` print the same JSON for a C file as for its twin
-/// (through the binary, so the whole command path is the same too).
+/// `deps` and `expand` print the same JSON for a C file as for its twin, and
+/// `expand --emit code` the same program (through the binary, so the whole
+/// command path is the same too).
 #[test]
-fn cli_deps_and_expand_on_c_print_the_twin_json() {
+fn cli_deps_and_expand_on_c_print_the_twin_output() {
     for (c, twin) in pairs() {
         let (c, twin) = (c.to_str().unwrap(), twin.to_str().unwrap());
-        for cmd in ["deps", "expand"] {
-            let a = arrayflow(&[cmd, "--format", "json", c]);
-            let b = arrayflow(&[cmd, "--format", "json", twin]);
+        for args in [
+            ["deps", "--format", "json"],
+            ["expand", "--format", "json"],
+            ["expand", "--emit", "code"],
+        ] {
+            let cmd = args.join(" ");
+            let a = arrayflow(&[&args[..], &[c]].concat());
+            let b = arrayflow(&[&args[..], &[twin]].concat());
             assert_eq!(
                 a.status.code(),
                 Some(0),
