@@ -14,7 +14,7 @@
 //! Layout: `scan` (macros, prototypes, globals, regions), `decl`
 //! (declarators and types), `stmt` (statements and loops), `expr`
 //! (expressions, conditions, accesses), `mini` (integer expressions in
-//! preprocessor text).
+//! preprocessor text), `fields` (tree-sitter field ids).
 
 mod decl;
 mod expr;
@@ -211,7 +211,6 @@ enum Undo {
     /// The suffix hint of a name before the region changed it.
     Suffix(String, u32),
     Site(String),
-    Local,
 }
 
 /// A statement a call adds because it may write through an argument.
@@ -594,7 +593,6 @@ impl<'t> Ctx<'t> {
                 Undo::Site(n) => {
                     self.sites.remove(&n);
                 }
-                Undo::Local => {}
             }
         }
     }
@@ -744,7 +742,6 @@ impl<'t> Ctx<'t> {
         self.undo.push(Undo::VarArray(v));
         if self.in_region(self.vars[v.index()].pos) {
             self.locals.push(a);
-            self.undo.push(Undo::Local);
         }
         Ok(ModelRef::Array(a, ndims))
     }
