@@ -250,3 +250,31 @@ fn generated_programs_are_equivalent() {
     );
     assert!(skipped * 10 <= cases, "{skipped} of {cases} skipped");
 }
+
+/// `codegen::check::compare` (what `verify --transform mse` runs) reports a
+/// mismatch when one read's label is corrupted: R reads label 1 (`x_1[1]`)
+/// instead of its own iteration's `x_1[i]`.
+#[test]
+fn a_corrupted_label_is_caught() {
+    use arrayflow::codegen::check;
+    use arrayflow::diagnostics::SourceFiles;
+    let (a, e) = emitted("mse-example1.loop");
+    assert!(e.text.contains("R: use(x_1[i]);"), "{}", e.text);
+    let broken = e.text.replace("R: use(x_1[i]);", "R: use(x_1[1]);");
+    let mut files = SourceFiles::new();
+    let id = files.add("broken.loop".to_string(), broken);
+    let (b, diags) = arrayflow::lower::compile(files.source(id), id);
+    let b = b.unwrap_or_else(|| panic!("{}", files.render_all(&diags)));
+    let vectors = check::shifted(&a, &[], &[0, 1, 2]).unwrap();
+    assert_eq!(vectors.len(), 3);
+    // The intact program agrees everywhere; the broken one differs at the
+    // first vector, at a read of R with i > 1, and the comparison stops.
+    let good = check::compare(&a, &e.program, &vectors, 5);
+    assert!(good.iter().all(|(_, r)| matches!(r, Ok(Verdict::Agree(_)))));
+    let bad = check::compare(&a, &b, &vectors, 5);
+    assert_eq!(bad.len(), 1);
+    match &bad[0].1 {
+        Ok(Verdict::Differ(m)) => assert!(m.what.contains("of R["), "{m}"),
+        other => panic!("{other:?}"),
+    }
+}

@@ -5,6 +5,7 @@
 //! initial values, copy-out of final contents and `doall` loops.
 //! docs/expansion.md §8 has the method and the results.
 
+pub mod check;
 pub mod fit;
 pub mod infer;
 pub mod report;
@@ -291,19 +292,13 @@ fn validation_vectors(
     p: &Program,
     o: &Options,
     samples: &[Sample],
-) -> Result<Vec<Vec<(String, i64)>>, String> {
-    let base = p.param_values(&o.params)?;
-    let mut out = Vec::new();
-    for d in [2, 4, 5] {
-        let v: Vec<i64> = base.iter().map(|x| x.saturating_add(d)).collect();
-        if samples.iter().any(|s| s.values == v) {
-            continue;
-        }
-        let named: Vec<(String, i64)> = p.params.iter().map(|q| q.name.clone()).zip(v).collect();
-        if p.param_values(&named).is_ok() {
-            out.push(named);
-        }
-    }
+) -> Result<Vec<check::Vector>, String> {
+    let mut out = check::shifted(p, &o.params, &[2, 4, 5])?;
+    out.retain(|v| {
+        !samples
+            .iter()
+            .any(|s| s.values.iter().eq(v.iter().map(|x| &x.1)))
+    });
     Ok(out)
 }
 
@@ -313,27 +308,17 @@ fn validation_vectors(
 pub fn validate(
     original: &Program,
     emitted: &Program,
-    vectors: &[Vec<(String, i64)>],
+    vectors: &[check::Vector],
 ) -> Result<Vec<Vec<i64>>, String> {
-    use crate::equiv::{equiv, EquivOptions, Verdict};
+    use crate::equiv::Verdict;
     let mut compared = Vec::new();
-    for v in vectors {
-        let at = v
-            .iter()
-            .map(|(n, x)| format!("{n} = {x}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let o = EquivOptions {
-            params: v.clone(),
-            seeds: VALIDATION_SEEDS,
-            ..EquivOptions::default()
-        };
-        match equiv(original, emitted, &o) {
+    for (v, r) in check::compare(original, emitted, vectors, VALIDATION_SEEDS) {
+        let at = check::text(&v);
+        match r {
             Ok(Verdict::Agree(_)) => compared.push(v.iter().map(|x| x.1).collect()),
             Ok(Verdict::Differ(m)) => {
                 return Err(format!("disagrees with the original at {at}: {}", m.what))
             }
-            // The original itself does not run there.
             Err(e) if !e.in_b => {}
             Err(e) => return Err(format!("does not run at {at}: {}", e.message)),
         }
