@@ -2,9 +2,13 @@
 //! kernels: CPU time and peak memory of the expansion step alone (σ given),
 //! and of σ for comparison. Target: classes and labels under 1 s on one core.
 //!
+//! Also (issue 6) the whole `expand --emit code` pipeline per paper example:
+//! parse, facts, σ, classes, inference at the sampled sizes, codegen and the
+//! validation `equiv` runs. Target: at most 2 ms each, in release mode.
+//!
 //! `cargo bench --bench expansion` runs criterion timings of the expansion
-//! step, then prints the table; `ARRAYFLOW_BENCH_QUICK=1` prints the table
-//! only.
+//! step and of the pipeline, then prints the tables; `ARRAYFLOW_BENCH_QUICK=1`
+//! prints the tables only.
 
 #[allow(dead_code)]
 #[path = "../tests/kernels/mod.rs"]
@@ -12,7 +16,9 @@ mod kernels;
 #[allow(dead_code)]
 mod support;
 
+use arrayflow::codegen;
 use arrayflow::dataflow::{analyze_instances, Config, Instances};
+use arrayflow::diagnostics::SourceFiles;
 use arrayflow::expansion::classes;
 use arrayflow::model::Program;
 use kernels::{example1, example3, jacobi, matmul};
@@ -85,7 +91,50 @@ fn figures(kernels: &[Kernel]) {
     }
 }
 
+/// The paper examples of issue 6, as source text.
+const EXAMPLES: [&str; 4] = [
+    "mse-example1.loop",
+    "mse-example2.loop",
+    "mse-example3.loop",
+    "storage-figure1.loop",
+];
+
+fn source(name: &str) -> String {
+    let path = format!("{}/fixtures/papers/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).expect("fixture")
+}
+
+/// `expand FILE --emit code` without the printing: parse, then emit.
+fn pipeline(text: &str) -> codegen::Emitted {
+    let mut files = SourceFiles::new();
+    let file = files.add("<bench>".to_string(), text.to_string());
+    let (p, _) = arrayflow::lower::compile(files.source(file), file);
+    codegen::emit(&p.expect("valid"), &codegen::Options::default()).expect("emitted")
+}
+
+fn pipeline_figures() {
+    println!("\n| example | emit code CPU time (mean of 50) | target |");
+    println!("|---|---|---|");
+    for name in EXAMPLES {
+        let text = source(name);
+        pipeline(&text);
+        let (_, t) = support::cpu_time(|| {
+            for _ in 0..50 {
+                std::hint::black_box(pipeline(&text));
+            }
+        });
+        println!(
+            "| {name} | {:.3} ms | ≤ 2 ms |",
+            t.as_secs_f64() * 1e3 / 50.0
+        );
+    }
+}
+
 fn main() {
+    if std::env::var_os("ARRAYFLOW_BENCH_PIPELINE").is_some() {
+        pipeline_figures();
+        return;
+    }
     let kernels = kernels();
     if std::env::var_os("ARRAYFLOW_BENCH_QUICK").is_none() {
         let mut c = support::criterion();
@@ -97,6 +146,13 @@ fn main() {
             });
         }
         g.finish();
+        let mut g = c.benchmark_group("emit code");
+        for name in EXAMPLES {
+            let text = source(name);
+            g.bench_function(name, |b| b.iter(|| pipeline(&text)));
+        }
+        g.finish();
     }
+    pipeline_figures();
     figures(&kernels);
 }

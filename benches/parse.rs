@@ -5,7 +5,9 @@ use arrayflow::diagnostics::{has_errors, FileId};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::fmt::Write;
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+
+mod clock;
+use clock::wall_and_cpu;
 
 // The allocator of the `arrayflow` binary, so the figure is the CLI's.
 #[global_allocator]
@@ -47,21 +49,6 @@ fn program(stmts: usize) -> String {
     s
 }
 
-/// Time since an arbitrary origin.
-fn wall() -> Duration {
-    static ORIGIN: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    ORIGIN.get_or_init(Instant::now).elapsed()
-}
-
-/// CPU time this thread has run (Linux: /proc/thread-self/schedstat, in
-/// nanoseconds); wall time where that is not available.
-fn thread_cpu() -> Duration {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        .map_or_else(wall, Duration::from_nanos)
-}
-
 fn bench(c: &mut Criterion) {
     let source = program(100_000);
     let (p, diags) = arrayflow::lower::compile(&source, FileId(0));
@@ -70,27 +57,9 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("parse");
     g.sample_size(10);
     g.throughput(Throughput::Bytes(source.len() as u64));
-    // Wall-clock time, and this thread's CPU time: the machine is shared, so
-    // the second is the figure for "one core".
-    for (name, clock) in [
-        ("parse+check 100k statements", wall as fn() -> Duration),
-        ("parse+check 100k statements (thread CPU time)", thread_cpu),
-    ] {
-        g.bench_function(name, |b| {
-            // The caller keeps the program, so freeing it is not timed; each
-            // one is freed before the next run, so memory stays flat.
-            b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let start = clock();
-                    let out = arrayflow::lower::compile(black_box(&source), FileId(0));
-                    total += clock().saturating_sub(start);
-                    drop(out);
-                }
-                total
-            })
-        });
-    }
+    wall_and_cpu(&mut g, "parse+check 100k statements", || {
+        arrayflow::lower::compile(black_box(&source), FileId(0))
+    });
     g.finish();
 }
 

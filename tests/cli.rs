@@ -193,3 +193,34 @@ fn fmt_prints_the_canonical_form() {
     assert_eq!(code(&bad), 1);
     assert!(bad.stdout.is_empty());
 }
+
+/// `verify --transform mse`: example 2's expanded program is equivalent at
+/// N = 5, 6, 7 (exit 0, one line per size); a program with errors exits 1.
+#[test]
+fn verify_transform_mse() {
+    let o = arrayflow(&[
+        "verify",
+        "fixtures/papers/mse-example2.loop",
+        "--transform",
+        "mse",
+        "--param",
+        "N=5",
+        "--seeds",
+        "4",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(code(&o), 0, "{out}{}", String::from_utf8_lossy(&o.stderr));
+    for n in [5, 6, 7] {
+        assert!(
+            out.contains(&format!("N = {n}: equivalent on 4 seeds")),
+            "{out}"
+        );
+    }
+    assert!(
+        out.contains("mse: equivalent at 3 parameter vectors"),
+        "{out}"
+    );
+    let bad = tmp("bad-mse.loop", b"real A[1..3];\nS: A[1] = B[2];\n");
+    let o = arrayflow(&["verify", bad.to_str().unwrap(), "--transform", "mse"]);
+    assert_eq!(code(&o), 1);
+}

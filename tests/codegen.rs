@@ -27,6 +27,17 @@ fn emitted(name: &str) -> (Program, Emitted) {
 /// generated programs keep subscripts in range only there, so other vectors
 /// where A itself fails are skipped).
 fn agrees(name: &str, a: &Program, b: &Program, seeds: u64, offsets: &[i64]) -> usize {
+    agrees_at_most(name, a, b, seeds, offsets, 3)
+}
+
+fn agrees_at_most(
+    name: &str,
+    a: &Program,
+    b: &Program,
+    seeds: u64,
+    offsets: &[i64],
+    most: usize,
+) -> usize {
     let mut compared = 0;
     let defaults: Vec<(String, i64)> = a
         .params
@@ -34,7 +45,7 @@ fn agrees(name: &str, a: &Program, b: &Program, seeds: u64, offsets: &[i64]) -> 
         .map(|q| (q.name.clone(), q.default.unwrap_or(3)))
         .collect();
     for &d in offsets {
-        if compared == 3 {
+        if compared == most {
             break;
         }
         let params: Vec<(String, i64)> = defaults.iter().map(|(n, v)| (n.clone(), v + d)).collect();
@@ -150,6 +161,30 @@ fn every_paper_fixture_is_equivalent() {
     }
 }
 
+/// Generated program 82: its copy-out label fitted on the samples (M ∈ {1,
+/// 2, 4}) is wrong for odd M ≥ 3, where `for i = 2 to M step 2` writes row
+/// M = i + 1. Validation at +2 (M = 3) must catch it and fall back.
+#[test]
+fn program_82_falls_back_where_the_fit_is_wrong() {
+    let a = generate(82, &GenOptions::all(Size::Small));
+    let e = emit(&a, &Options::default()).unwrap();
+    let header = arrayflow::codegen::report::text(&a, &e);
+    assert!(
+        header.contains("validated at N ∈ {6, 8, 9}, M ∈ {3, 5, 6}"),
+        "{header}"
+    );
+    let r = e.arrays.iter().find(|r| r.name == "A").unwrap();
+    assert!(
+        r.verdict.contains("disagrees with the original"),
+        "{header}"
+    );
+    // +2 and +4 (M = 3, 5) are where the fitted form was wrong.
+    for d in [2, 4] {
+        assert_eq!(agrees_at_most("seed 82", &a, &e.program, 10, &[d], 1), 1);
+    }
+    agrees_at_most("seed 82", &a, &e.program, 10, &[0, 1, 3, 5, 7], 5);
+}
+
 #[test]
 fn generated_programs_are_equivalent() {
     let cases: u64 = std::env::var("ARRAYFLOW_CASES")
@@ -157,6 +192,7 @@ fn generated_programs_are_equivalent() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(500);
     let (mut maximal, mut arrays, mut skipped, mut sizes) = (0, 0, 0, 0);
+    let mut unvalidated = (0, 0);
     for seed in 0..cases {
         let a = generate(seed, &GenOptions::all(Size::Small));
         let e = match emit(&a, &Options::default()) {
@@ -175,18 +211,70 @@ fn generated_programs_are_equivalent() {
                 assert!(r.labels <= r.label_classes, "seed {seed}: {}", r.verdict);
             }
         }
-        sizes += agrees(
+        sizes += agrees_at_most(
             &format!("seed {seed}"),
             &a,
             &e.program,
             3,
-            // The analysed vectors: closed forms are checked there, and the
-            // generator keeps subscripts in range only at the defaults.
-            &[0, 1, 3],
+            // Analysed vectors (0, +1, +3) and unsampled ones `emit`
+            // validates (+2, +4); the generator keeps subscripts in range
+            // only at the defaults, so the original may fail at the others
+            // (skipped).
+            &[0, 1, 2, 3, 4],
+            5,
         );
+        // +6 is neither analysed nor validated: counted, not asserted (the
+        // closed forms are not proved).
+        let params: Vec<(String, i64)> = a
+            .params
+            .iter()
+            .map(|q| (q.name.clone(), q.default.unwrap_or(3) + 6))
+            .collect();
+        if a.param_values(&params).is_ok() {
+            let o = EquivOptions {
+                params,
+                seeds: 3,
+                ..EquivOptions::default()
+            };
+            match equiv(&a, &e.program, &o) {
+                Ok(Verdict::Agree(_)) => unvalidated.0 += 1,
+                Ok(Verdict::Differ(_)) => unvalidated.1 += 1,
+                Err(e) if !e.in_b => {}
+                Err(_) => unvalidated.1 += 1,
+            }
+        }
     }
     eprintln!(
-        "closed form maximal for {maximal} of {arrays} arrays; {sizes} parameter vectors compared; {skipped} programs skipped"
+        "closed form maximal for {maximal} of {arrays} arrays; {sizes} parameter vectors compared; {skipped} programs skipped; at +6 (not validated) {} agree, {} differ",
+        unvalidated.0, unvalidated.1
     );
     assert!(skipped * 10 <= cases, "{skipped} of {cases} skipped");
+}
+
+/// `codegen::check::compare` (what `verify --transform mse` runs) reports a
+/// mismatch when one read's label is corrupted: R reads label 1 (`x_1[1]`)
+/// instead of its own iteration's `x_1[i]`.
+#[test]
+fn a_corrupted_label_is_caught() {
+    use arrayflow::codegen::check;
+    use arrayflow::diagnostics::SourceFiles;
+    let (a, e) = emitted("mse-example1.loop");
+    assert!(e.text.contains("R: use(x_1[i]);"), "{}", e.text);
+    let broken = e.text.replace("R: use(x_1[i]);", "R: use(x_1[1]);");
+    let mut files = SourceFiles::new();
+    let id = files.add("broken.loop".to_string(), broken);
+    let (b, diags) = arrayflow::lower::compile(files.source(id), id);
+    let b = b.unwrap_or_else(|| panic!("{}", files.render_all(&diags)));
+    let vectors = check::shifted(&a, &[], &[0, 1, 2]).unwrap();
+    assert_eq!(vectors.len(), 3);
+    // The intact program agrees everywhere; the broken one differs at the
+    // first vector, at a read of R with i > 1, and the comparison stops.
+    let good = check::compare(&a, &e.program, &vectors, 5);
+    assert!(good.iter().all(|(_, r)| matches!(r, Ok(Verdict::Agree(_)))));
+    let bad = check::compare(&a, &b, &vectors, 5);
+    assert_eq!(bad.len(), 1);
+    match &bad[0].1 {
+        Ok(Verdict::Differ(m)) => assert!(m.what.contains("of R["), "{m}"),
+        other => panic!("{other:?}"),
+    }
 }

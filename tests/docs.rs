@@ -7,15 +7,27 @@ fn doc() -> String {
     std::fs::read_to_string("docs/language.md").expect("docs/language.md")
 }
 
-/// (code, example) for every `### CODE ...` section; the example is the
-/// first ```loop block of the section, if any.
+/// (code, example) for every `### CODE ...` section of docs/language.md;
+/// the example is the first ```loop block of the section, if any.
 fn sections(doc: &str) -> Vec<(String, Option<String>)> {
+    code_sections(doc, "```loop\n")
+}
+
+/// (code, first example opening with `fence`) for every `### CODE` section,
+/// CODE being `E` or `W` and four digits.
+fn code_sections(doc: &str, fence: &str) -> Vec<(String, Option<String>)> {
     let mut out = Vec::new();
     for part in doc.split("\n### ").skip(1) {
         let code = part.split_whitespace().next().unwrap_or("").to_string();
+        let is_code = code.len() == 5
+            && (code.starts_with('E') || code.starts_with('W'))
+            && code[1..].chars().all(|c| c.is_ascii_digit());
+        if !is_code {
+            continue;
+        }
         let body = part.split("\n## ").next().unwrap_or("");
         let example = body
-            .split("```loop\n")
+            .split(fence)
             .nth(1)
             .and_then(|b| b.split("```").next())
             .map(str::to_string);
@@ -64,7 +76,12 @@ fn every_example_gives_its_code() {
 #[test]
 fn every_code_in_the_source_is_documented() {
     let doc = doc();
-    let documented: Vec<String> = sections(&doc).into_iter().map(|(c, _)| c).collect();
+    let c_doc = std::fs::read_to_string("docs/c.md").expect("docs/c.md");
+    let documented: Vec<String> = sections(&doc)
+        .into_iter()
+        .chain(c_sections(&c_doc))
+        .map(|(c, _)| c)
+        .collect();
     let mut stack = vec![std::path::PathBuf::from("src")];
     let mut found = 0;
     while let Some(p) = stack.pop() {
@@ -79,7 +96,7 @@ fn every_code_in_the_source_is_documented() {
                 found += 1;
                 assert!(
                     documented.iter().any(|d| d == code),
-                    "{code} (in {}) has no section in docs/language.md",
+                    "{code} (in {}) has no section in docs/language.md or docs/c.md",
                     p.display()
                 );
             }
@@ -99,4 +116,41 @@ fn the_first_program_is_valid() {
     let (program, diags) = arrayflow::lower::compile(first, FileId(0));
     assert!(!has_errors(&diags), "{diags:?}");
     assert!(program.is_some());
+}
+
+/// (code, first ```c example) for every `### CODE` section of docs/c.md.
+fn c_sections(doc: &str) -> Vec<(String, Option<String>)> {
+    code_sections(doc, "```c\n")
+}
+
+#[test]
+fn every_c_example_gives_its_code() {
+    let doc = std::fs::read_to_string("docs/c.md").expect("docs/c.md");
+    let mut checked = 0;
+    for (code, example) in c_sections(&doc) {
+        let example = example.unwrap_or_else(|| panic!("{code} has no example"));
+        let (_, diags) = arrayflow::cfront::compile(&example, FileId(0));
+        let got: Vec<&str> = diags.iter().map(|d| d.code).collect();
+        assert!(
+            got.contains(&code.as_str()),
+            "{code}: got {got:?} for\n{example}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} examples");
+}
+
+#[test]
+fn the_first_c_kernel_is_valid_and_lowers_as_shown() {
+    let doc = std::fs::read_to_string("docs/c.md").expect("docs/c.md");
+    let mut blocks = doc.split("```c\n").skip(1);
+    let kernel = blocks.next().and_then(|b| b.split("```").next()).unwrap();
+    let (program, diags) = arrayflow::cfront::compile(kernel, FileId(0));
+    assert!(!has_errors(&diags), "{diags:?}");
+    let shown = doc
+        .split("lowers to\n\n```\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .unwrap();
+    assert_eq!(arrayflow::print::program(&program.unwrap()), shown);
 }

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The `.loop` file to analyse.
+    /// The `.loop` or C file to analyse.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     #[arg(long, value_enum, default_value_t = Format::Text)]

@@ -25,7 +25,7 @@ pub enum Transform {
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The `.loop` file to expand.
+    /// The `.loop` or C file to expand.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     #[command(flatten)]

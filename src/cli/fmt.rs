@@ -1,6 +1,8 @@
 //! `arrayflow fmt FILE`: print the file in canonical form (see `print`).
 //! The comment lines at the top of the file (its header) are kept; other
 //! comments are dropped, because the program model does not hold them.
+//! A C file prints as the `.loop` program it lowers to, under a comment
+//! line that says so.
 
 use super::load;
 use std::path::PathBuf;
@@ -8,7 +10,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The `.loop` file to format.
+    /// The `.loop` file to format, or a C file to show as `.loop`.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 }
@@ -16,7 +18,16 @@ pub struct Args {
 pub fn run(args: &Args) -> ExitCode {
     match load(&args.file) {
         Ok(loaded) => {
-            let header = header(loaded.files.source(loaded.file));
+            let c_header;
+            let header = if crate::cfront::is_c_path(&args.file) {
+                c_header = format!(
+                    "# The .loop form of {} (arrayflow fmt; docs/c.md).",
+                    args.file.display()
+                );
+                &c_header
+            } else {
+                header(loaded.files.source(loaded.file))
+            };
             print!("{}", format_with_header(header, &loaded.program));
             ExitCode::SUCCESS
         }

@@ -35,9 +35,9 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Parse and check `.loop` files; diagnostics go to stderr.
+    /// Parse and check `.loop` and C files; diagnostics go to stderr.
     Check(check::Args),
-    /// Print a `.loop` file in canonical form.
+    /// Print a `.loop` file in canonical form (a C file: its `.loop` form).
     Fmt(fmt::Args),
     /// Exact affine dependence tests: every pair of references to the same
     /// array, with directions and distances over their common loops.
@@ -166,8 +166,10 @@ pub struct Loaded {
     pub source: crate::db::SourceFile,
 }
 
-/// Reads, parses and checks one `.loop` file: what every command that takes
-/// a program starts with. Diagnostics (warnings included) are printed to
+pub use crate::db::compile;
+
+/// Reads, parses and checks one `.loop` or C file: what every command that
+/// takes a program starts with. Diagnostics (warnings included) are printed to
 /// stderr. A file that cannot be read gives `Err(2)`; a program with errors
 /// gives `Err(1)`; the caller returns that code.
 pub fn load(path: &Path) -> Result<Loaded, ExitCode> {
@@ -217,7 +219,7 @@ pub fn in_file(
 pub fn read_source(path: &Path) -> Option<String> {
     let shown = path.display();
     if path.is_dir() {
-        eprintln!("error: `{shown}` is a directory, not a `.loop` file");
+        eprintln!("error: `{shown}` is a directory, not a source file");
         return None;
     }
     let bytes = match std::fs::read(path) {

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The `.loop` file.
+    /// The `.loop` or C file.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     #[command(flatten)]

@@ -37,7 +37,7 @@ pub struct LoopOrder {
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The `.loop` file to run.
+    /// The `.loop` or C file to run.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     #[command(flatten)]

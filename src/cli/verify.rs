@@ -2,6 +2,11 @@
 //! executed read's actual writer (or the initial value) must be in σ. Exit 0
 //! when no read breaks this, 1 with every violation (or when the program has
 //! errors or a run fails), 2 on usage or I/O errors.
+//!
+//! `verify FILE --transform mse`: emit the expanded program (`expand --emit
+//! code`) and run `equiv` (original vs emitted) at the given sizes and at
+//! +1, +2 on every parameter; exit 0 when every comparison agrees, 1 on a
+//! mismatch (printed) or when no program can be emitted.
 
 use super::run::{options, report, Limits};
 use super::{load, Sizes};
@@ -11,7 +16,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The `.loop` file to check.
+    /// The `.loop` or C file to check.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     #[command(flatten)]
@@ -21,6 +26,17 @@ pub struct Args {
     pub seeds: u64,
     #[command(flatten)]
     pub limits: Limits,
+    /// Check a transformation instead of σ: `mse` compares the expanded
+    /// program with the original.
+    #[arg(long, value_enum)]
+    pub transform: Option<Transform>,
+}
+
+/// `--transform`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Transform {
+    /// Maximal static expansion, as `expand --emit code` prints it.
+    Mse,
 }
 
 pub fn run(args: &Args) -> ExitCode {
@@ -28,6 +44,9 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(l) => l,
         Err(code) => return code,
     };
+    if args.transform == Some(Transform::Mse) {
+        return transform(args, &loaded);
+    }
     let o = match options(&loaded.program, &args.sizes, &args.limits) {
         Ok(o) => o,
         Err(code) => return code,
@@ -62,4 +81,68 @@ pub fn run(args: &Args) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+fn transform(args: &Args, loaded: &super::Loaded) -> ExitCode {
+    use crate::codegen::{self, check};
+    use crate::equiv::Verdict;
+    let p = &loaded.program;
+    let o = codegen::Options {
+        params: args.sizes.params.clone(),
+        max_trips: args.sizes.max_trips,
+        ..codegen::Options::default()
+    };
+    let emitted = match codegen::emit(p, &o) {
+        Ok(e) => e,
+        Err(msg) => {
+            eprint!(
+                "{}",
+                loaded
+                    .files
+                    .render(&crate::diagnostics::Diagnostic::error("E0601", msg))
+            );
+            return ExitCode::from(1);
+        }
+    };
+    let vectors = match check::shifted(p, &args.sizes.params, &[0, 1, 2]) {
+        Ok(v) => v,
+        Err(msg) => {
+            eprintln!("error: {msg}");
+            return ExitCode::from(2);
+        }
+    };
+    println!("# {}", codegen::report::checked_at(p, &emitted));
+    let mut agreed = 0;
+    for (v, r) in check::compare(p, &emitted.program, &vectors, args.seeds) {
+        let at = if v.is_empty() {
+            "no parameters".to_string()
+        } else {
+            check::text(&v)
+        };
+        match r {
+            Ok(Verdict::Agree(a)) => {
+                agreed += 1;
+                println!(
+                    "{at}: equivalent on {} seeds ({} reads, {} cells compared)",
+                    a.seeds, a.reads, a.cells
+                );
+            }
+            Ok(Verdict::Differ(m)) => {
+                print!("{at}: {m}");
+                println!("the expanded program is NOT equivalent");
+                return ExitCode::from(1);
+            }
+            Err(e) if !e.in_b => println!("{at}: skipped, the original does not run: {e}"),
+            Err(e) => {
+                println!("{at}: the expanded program does not run: {e}");
+                return ExitCode::from(1);
+            }
+        }
+    }
+    if agreed == 0 {
+        println!("no size where the original runs: nothing compared");
+        return ExitCode::from(1);
+    }
+    println!("mse: equivalent at {agreed} parameter vectors");
+    ExitCode::SUCCESS
 }

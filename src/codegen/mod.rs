@@ -5,6 +5,7 @@
 //! initial values, copy-out of final contents and `doall` loops.
 //! docs/expansion.md §8 has the method and the results.
 
+pub mod check;
 pub mod fit;
 pub mod infer;
 pub mod report;
@@ -75,104 +76,254 @@ pub struct Emitted {
     pub text: String,
     /// The parameter vectors the closed forms were checked at.
     pub samples: Vec<Vec<i64>>,
+    /// Unsampled vectors where `equiv` (original vs emitted) agreed.
+    pub validated: Vec<Vec<i64>>,
     pub arrays: Vec<ArrayReport>,
     pub doall: Vec<String>,
+    /// Why no loop is marked, when the marks failed validation.
+    pub doall_note: Option<String>,
 }
 
-/// Computes the closed forms and emits the expanded program.
+/// Computes the closed forms, emits the expanded program and validates it
+/// against the original at unsampled parameter vectors; an array whose
+/// closed form disagrees there falls back to its next candidate, finally to
+/// no expansion.
 pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     let mut names = Names::new(program);
     let (plus, outs) = augment(program, &mut names)?;
     let samples = samples(&plus, o)?;
     let sites = Sites::new(&plus);
     let pool = infer::pool(&plus);
-    let written: Vec<ArrayId> = written_arrays(program);
-    let mut forms: Vec<(ArrayId, Outcome, Trees)> = Vec::new();
-    for &a in &written {
-        let candidates = infer::array_form(&plus, &sites, &samples, a, &pool);
-        let mut outcome = Outcome::NotExpanded("no write runs at the samples".into());
-        let mut trees = HashMap::new();
-        for form in candidates {
+    let mut cands: Vec<Candidates> = Vec::new();
+    for a in written_arrays(program) {
+        let mut c = Candidates {
+            array: a,
+            forms: Vec::new(),
+            why: "no write runs at the samples".into(),
+        };
+        for form in infer::array_form(&plus, &sites, &samples, a, &pool) {
             match infer::read_trees(&plus, &sites, &samples, &form, &pool) {
-                Err(why) => outcome = Outcome::NotExpanded(why),
+                Err(why) => c.why = why,
                 Ok(t) => match obstacle(&plus, &form, &t) {
-                    Some(why) => outcome = Outcome::NotExpanded(why),
-                    None => {
-                        outcome = Outcome::Expanded(form);
-                        trees = t;
-                        break;
-                    }
+                    Some(why) => c.why = why,
+                    None => c.forms.push((form, t)),
                 },
             }
         }
-        forms.push((a, outcome, trees));
+        cands.push(c);
     }
-    let mut g = Gen {
-        src: &plus,
-        q: plus.clone(),
-        names,
-        arrays: HashMap::new(),
-        trees: HashMap::new(),
-        outs: outs.iter().copied().collect(),
-        nstmt: 0,
+    let ctx = Ctx {
+        plus: &plus,
+        outs: &outs,
+        names: &names,
+        samples: &samples,
+        cands: &cands,
+        o,
     };
-    let mut reports = Vec::new();
-    let mut copy_in: Vec<Node> = Vec::new();
-    for (a, outcome, trees) in forms {
-        let decl = plus.array_decl(a).clone();
-        let classes: Vec<u64> = samples
-            .iter()
-            .map(|s| s.exp.arrays[a.index()].classes)
-            .collect();
-        let mut rep = ArrayReport {
-            name: decl.name.clone(),
-            verdict: String::new(),
-            maximal: false,
-            expanded: false,
-            decls: Vec::new(),
-            rectangular: Vec::new(),
-            classes,
-            groups: 0,
-            labels: 0,
-            label_classes: 0,
-        };
-        match outcome {
-            Outcome::NotExpanded(why) => rep.verdict = format!("not expanded: {why}"),
-            Outcome::Expanded(form) => match g.declare(&form, &samples, &mut copy_in) {
-                Ok((decls, rect)) => {
-                    rep.expanded = true;
-                    rep.maximal = form.labels == form.classes;
-                    rep.verdict = if rep.maximal {
-                        "maximal".into()
-                    } else {
-                        format!(
-                            "static, not maximal: {} of {} classes",
-                            form.labels, form.classes
-                        )
-                    };
-                    rep.decls = decls;
-                    rep.rectangular = rect;
-                    rep.groups = form.kappa.len();
-                    g.trees.extend(trees);
+    let vectors = validation_vectors(program, o, &samples)?;
+    let first: Vec<Option<usize>> = cands
+        .iter()
+        .map(|c| (!c.forms.is_empty()).then_some(0))
+        .collect();
+    let mut e = ctx.build(&first, true)?;
+    let validated = match validate(program, &e.program, &vectors) {
+        Ok(v) => v,
+        Err(_) => {
+            // Array by array, without doall marks (they are checked last):
+            // the first candidate (most expanded first) that agrees with the
+            // original, given the arrays already settled.
+            let mut choice: Vec<Option<usize>> = vec![None; cands.len()];
+            let mut notes: Vec<Option<String>> = vec![None; cands.len()];
+            for k in 0..cands.len() {
+                for c in 0..cands[k].forms.len() {
+                    choice[k] = Some(c);
+                    let trial = ctx.build(&choice, false)?;
+                    match validate(program, &trial.program, &vectors) {
+                        Ok(_) => break,
+                        Err(why) => {
+                            notes[k].get_or_insert(why);
+                            choice[k] = None;
+                        }
+                    }
                 }
-                Err(why) => rep.verdict = format!("not expanded: {why}"),
-            },
+            }
+            e = ctx.build(&choice, true)?;
+            let v = match validate(program, &e.program, &vectors) {
+                Ok(v) => v,
+                Err(why) => {
+                    e = ctx.build(&choice, false)?;
+                    e.doall_note = Some(format!(
+                        "no loop marked doall: with the marks the program {why}"
+                    ));
+                    validate(program, &e.program, &vectors)
+                        .map_err(|why| format!("internal error: the emitted program {why}"))?
+                }
+            };
+            for (r, note) in e.arrays.iter_mut().zip(notes) {
+                let Some(why) = note else { continue };
+                r.verdict = if r.expanded {
+                    format!("{} (a more expanded closed form {why})", r.verdict)
+                } else {
+                    format!("not expanded: every closed form {why}")
+                };
+            }
+            v
         }
-        reports.push(rep);
+    };
+    e.validated = validated;
+    Ok(e)
+}
+
+/// The closed forms of one array that passed inference, best first, or why
+/// there is none.
+struct Candidates {
+    array: ArrayId,
+    forms: Vec<(ArrayForm, Trees)>,
+    why: String,
+}
+
+/// What every emission of one program shares.
+struct Ctx<'a> {
+    plus: &'a Program,
+    outs: &'a [StmtId],
+    names: &'a Names,
+    samples: &'a [Sample],
+    cands: &'a [Candidates],
+    o: &'a Options,
+}
+
+impl Ctx<'_> {
+    /// The program with candidate `choice[k]` for array k (None: not
+    /// expanded); `parallel` marks the loops carrying no dependence.
+    fn build(&self, choice: &[Option<usize>], parallel: bool) -> Result<Emitted, String> {
+        let (plus, samples) = (self.plus, self.samples);
+        let mut g = Gen {
+            src: plus,
+            q: plus.clone(),
+            names: self.names.clone(),
+            arrays: HashMap::new(),
+            trees: HashMap::new(),
+            outs: self.outs.iter().copied().collect(),
+            nstmt: 0,
+        };
+        let mut reports = Vec::new();
+        let mut copy_in: Vec<Node> = Vec::new();
+        for (c, pick) in self.cands.iter().zip(choice) {
+            let a = c.array;
+            let (outcome, trees) = match pick.and_then(|k| c.forms.get(k)) {
+                Some((form, t)) => (Outcome::Expanded(form.clone()), t.clone()),
+                None if c.forms.is_empty() => (Outcome::NotExpanded(c.why.clone()), Trees::new()),
+                None => (
+                    Outcome::NotExpanded("no closed form validated".into()),
+                    Trees::new(),
+                ),
+            };
+            let decl = plus.array_decl(a).clone();
+            let classes: Vec<u64> = samples
+                .iter()
+                .map(|s| s.exp.arrays[a.index()].classes)
+                .collect();
+            let mut rep = ArrayReport {
+                name: decl.name.clone(),
+                verdict: String::new(),
+                maximal: false,
+                expanded: false,
+                decls: Vec::new(),
+                rectangular: Vec::new(),
+                classes,
+                groups: 0,
+                labels: 0,
+                label_classes: 0,
+            };
+            match outcome {
+                Outcome::NotExpanded(why) => rep.verdict = format!("not expanded: {why}"),
+                Outcome::Expanded(form) => match g.declare(&form, samples, &mut copy_in) {
+                    Ok((decls, rect)) => {
+                        rep.expanded = true;
+                        rep.maximal = form.labels == form.classes;
+                        rep.verdict = if rep.maximal {
+                            "maximal".into()
+                        } else {
+                            format!(
+                                "static, not maximal: {} of {} classes",
+                                form.labels, form.classes
+                            )
+                        };
+                        rep.decls = decls;
+                        rep.rectangular = rect;
+                        rep.groups = form.kappa.len();
+                        rep.labels = form.labels;
+                        rep.label_classes = form.classes;
+                        g.trees.extend(trees);
+                    }
+                    Err(why) => rep.verdict = format!("not expanded: {why}"),
+                },
+            }
+            reports.push(rep);
+        }
+        let body = g.body();
+        g.q.body = copy_in.into_iter().chain(body).collect();
+        let text = print::program(&g.q);
+        let mut program = compile(&text)?;
+        let doall = if parallel {
+            mark_parallel(&mut program, samples, self.o)?
+        } else {
+            Vec::new()
+        };
+        let text = print::program(&program);
+        Ok(Emitted {
+            program,
+            text,
+            samples: samples.iter().map(|s| s.values.clone()).collect(),
+            validated: Vec::new(),
+            arrays: reports,
+            doall,
+            doall_note: None,
+        })
     }
-    let body = g.body();
-    g.q.body = copy_in.into_iter().chain(body).collect();
-    let text = print::program(&g.q);
-    let mut program = compile(&text)?;
-    let doall = mark_parallel(&mut program, &samples, o)?;
-    let text = print::program(&program);
-    Ok(Emitted {
-        program,
-        text,
-        samples: samples.iter().map(|s| s.values.clone()).collect(),
-        arrays: reports,
-        doall,
-    })
+}
+
+/// Seeds of each validation run.
+const VALIDATION_SEEDS: u64 = 3;
+
+/// Unsampled vectors to validate at: base+2, +4 and +5 on every parameter
+/// (where the assumptions hold).
+fn validation_vectors(
+    p: &Program,
+    o: &Options,
+    samples: &[Sample],
+) -> Result<Vec<check::Vector>, String> {
+    let mut out = check::shifted(p, &o.params, &[2, 4, 5])?;
+    out.retain(|v| {
+        !samples
+            .iter()
+            .any(|s| s.values.iter().eq(v.iter().map(|x| &x.1)))
+    });
+    Ok(out)
+}
+
+/// Runs `equiv` (original vs emitted) at `vectors`; Ok: the vectors compared
+/// (those where the original runs), Err: "disagrees with the original at
+/// N = 6: final contents of A[3]".
+pub fn validate(
+    original: &Program,
+    emitted: &Program,
+    vectors: &[check::Vector],
+) -> Result<Vec<Vec<i64>>, String> {
+    use crate::equiv::Verdict;
+    let mut compared = Vec::new();
+    for (v, r) in check::compare(original, emitted, vectors, VALIDATION_SEEDS) {
+        let at = check::text(&v);
+        match r {
+            Ok(Verdict::Agree(_)) => compared.push(v.iter().map(|x| x.1).collect()),
+            Ok(Verdict::Differ(m)) => {
+                return Err(format!("disagrees with the original at {at}: {}", m.what))
+            }
+            Err(e) if !e.in_b => {}
+            Err(e) => return Err(format!("does not run at {at}: {}", e.message)),
+        }
+    }
+    Ok(compared)
 }
 
 use crate::print;
@@ -233,6 +384,7 @@ fn obstacle(p: &Program, form: &ArrayForm, trees: &HashMap<(Site, usize), Tree>)
 }
 
 /// Names in use, and fresh ones.
+#[derive(Clone)]
 struct Names(HashSet<String>);
 
 impl Names {

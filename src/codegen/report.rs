@@ -4,24 +4,34 @@ use super::Emitted;
 use crate::model::Program;
 use std::fmt::Write;
 
-/// "N ∈ {4, 5, 7, 1}" style list of the samples, one entry per parameter.
-pub fn checked_at(p: &Program, e: &Emitted) -> String {
-    let parts: Vec<String> = p
-        .params
+/// "N ∈ {4, 5, 7, 1}, M ∈ {…}": the values of each parameter in `vectors`.
+fn values(p: &Program, vectors: &[Vec<i64>]) -> String {
+    p.params
         .iter()
         .enumerate()
         .map(|(k, q)| {
-            let mut vs: Vec<i64> = e.samples.iter().map(|s| s[k]).collect();
+            let mut vs: Vec<i64> = vectors.iter().filter_map(|s| s.get(k).copied()).collect();
             vs.dedup();
             let vs: Vec<String> = vs.iter().map(i64::to_string).collect();
             format!("{} ∈ {{{}}}", q.name, vs.join(", "))
         })
-        .collect();
-    if parts.is_empty() {
-        "checked (no parameters)".into()
-    } else {
-        format!("checked at {}", parts.join(", "))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// "checked at N ∈ {4, 5, 7, 1}, validated at N ∈ {6, 9}": where the closed
+/// forms were inferred and checked, and where `equiv` confirmed the emitted
+/// program at sizes not sampled.
+pub fn checked_at(p: &Program, e: &Emitted) -> String {
+    if p.params.is_empty() {
+        return "checked (no parameters)".into();
     }
+    let validated = if e.validated.is_empty() {
+        "not validated at any unsampled size (the original does not run there)".to_string()
+    } else {
+        format!("validated at {}", values(p, &e.validated))
+    };
+    format!("checked at {}, {validated}", values(p, &e.samples))
 }
 
 /// The report: per array its verdict, declarations with sizes (formula and
@@ -58,6 +68,9 @@ pub fn text(p: &Program, e: &Emitted) -> String {
             list(&total),
             list(&a.rectangular)
         );
+    }
+    if let Some(note) = &e.doall_note {
+        let _ = writeln!(out, "# {note}");
     }
     let _ = writeln!(
         out,

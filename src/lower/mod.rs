@@ -32,16 +32,7 @@ pub const MAX_SOURCE: usize = u32::MAX as usize;
 /// Parses and checks `source`. Returns the program when there is no error,
 /// and every diagnostic (errors and warnings) in source order per phase.
 pub fn compile(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>) {
-    if source.len() > MAX_SOURCE {
-        let d = Diagnostic::error(
-            "E0007",
-            format!(
-                "the file is {} bytes; the limit is {MAX_SOURCE}",
-                source.len()
-            ),
-        )
-        .primary(file, Span::NONE, "too large")
-        .note("source positions are 32-bit byte offsets");
+    if let Some(d) = too_large(source, file) {
         return (None, vec![d]);
     }
     let (tree, mut diags) = crate::syntax::parse(source, file);
@@ -57,6 +48,31 @@ pub fn compile(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>)
         diags.extend(warnings::check(&program, file));
     }
     (Some(program), diags)
+}
+
+/// E0007 for a source over [`MAX_SOURCE`] bytes (every front end's limit).
+pub fn too_large(source: &str, file: FileId) -> Option<Diagnostic> {
+    (source.len() > MAX_SOURCE).then(|| {
+        Diagnostic::error(
+            "E0007",
+            format!(
+                "the file is {} bytes; the limit is {MAX_SOURCE}",
+                source.len()
+            ),
+        )
+        .primary(file, Span::NONE, "too large")
+        .note("source positions are 32-bit byte offsets")
+    })
+}
+
+/// The warnings about a valid program from any front end (W0001 to W0003),
+/// W0001 only for the arrays `unread_of` accepts.
+pub fn model_warnings(
+    p: &Program,
+    file: FileId,
+    unread_of: &dyn Fn(ArrayId) -> bool,
+) -> Vec<Diagnostic> {
+    warnings::check_filtered(p, file, unread_of)
 }
 
 /// Sorts diagnostics by where their first label starts (stable).
@@ -142,8 +158,8 @@ struct Lowerer<'a> {
     errors: usize,
 }
 
-/// Generated site names look like `_S12`, `_C3`, `_W1`.
-fn reserved(name: &str) -> bool {
+/// Generated site names look like `_S12`, `_C3`, `_W1`: reserved for them.
+pub fn reserved(name: &str) -> bool {
     let b = name.as_bytes();
     b.len() >= 3
         && b[0] == b'_'

@@ -7,6 +7,16 @@ use crate::model::eval::{self, StaticEnv};
 use crate::model::*;
 
 pub fn check(p: &Program, file: FileId) -> Vec<Diagnostic> {
+    check_filtered(p, file, &|_| true)
+}
+
+/// [`check`], with W0001 only for the arrays `unread_of` accepts (the C
+/// front end reports it for local variables only: other arrays are results).
+pub fn check_filtered(
+    p: &Program,
+    file: FileId,
+    unread_of: &dyn Fn(ArrayId) -> bool,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let mut s = Survey {
         stmts: Vec::new(),
@@ -26,7 +36,7 @@ pub fn check(p: &Program, file: FileId) -> Vec<Diagnostic> {
         );
         return out;
     }
-    unread(p, &s, file, &mut out);
+    unread(p, &s, file, unread_of, &mut out);
     dead(p, &s, file, &mut out);
     out
 }
@@ -154,8 +164,17 @@ impl<'p> Survey<'p> {
     }
 }
 
-fn unread(p: &Program, s: &Survey, file: FileId, out: &mut Vec<Diagnostic>) {
+fn unread(
+    p: &Program,
+    s: &Survey,
+    file: FileId,
+    unread_of: &dyn Fn(ArrayId) -> bool,
+    out: &mut Vec<Diagnostic>,
+) {
     for (i, array) in p.arrays.iter().enumerate() {
+        if !unread_of(ArrayId(i as u32)) {
+            continue;
+        }
         if let (Some(w), false) = (s.first_write[i], s.read[i]) {
             out.push(
                 Diagnostic::warning(

@@ -80,6 +80,19 @@ enum Frame {
     If { node: If, in_else: bool },
 }
 
+/// A state of a [`ProgramBuilder`] to roll back to (see [`ProgramBuilder::mark`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Mark {
+    params: usize,
+    assumptions: usize,
+    arrays: usize,
+    counters: usize,
+    depth: usize,
+    body: usize,
+    stmts: u32,
+    conds: u32,
+}
+
 #[derive(Default)]
 pub struct ProgramBuilder {
     program: Program,
@@ -413,6 +426,50 @@ impl ProgramBuilder {
     /// How deep the builder is nested right now.
     pub fn depth(&self) -> usize {
         self.stack.len()
+    }
+
+    /// A point to return to with [`ProgramBuilder::rollback`]: a front end
+    /// that gives up on part of its input (the C front end skips a region it
+    /// cannot analyse) drops everything built since.
+    pub fn mark(&self) -> Mark {
+        Mark {
+            params: self.program.params.len(),
+            assumptions: self.program.assumptions.len(),
+            arrays: self.program.arrays.len(),
+            counters: self.program.counters.len(),
+            depth: self.stack.len(),
+            body: self.body.len(),
+            stmts: self.stmts,
+            conds: self.conds,
+        }
+    }
+
+    /// Forgets everything added since `m`: declarations, nodes, open loops
+    /// and `if`s, and the numbering of statements and conditions. Loops and
+    /// `if`s open at the mark must still be open.
+    pub fn rollback(&mut self, m: Mark) {
+        while self.stack.len() > m.depth {
+            if let Some((_, outer)) = self.stack.pop() {
+                self.body = outer;
+            }
+        }
+        self.body.truncate(m.body);
+        self.program.params.truncate(m.params);
+        self.program.assumptions.truncate(m.assumptions);
+        self.program.arrays.truncate(m.arrays);
+        self.program.counters.truncate(m.counters);
+        self.stmts = m.stmts;
+        self.conds = m.conds;
+    }
+
+    /// The number of parameters, arrays and counters declared so far: the
+    /// next one of each gets this index as its id.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        (
+            self.program.params.len(),
+            self.program.arrays.len(),
+            self.program.counters.len(),
+        )
     }
 
     pub fn finish(mut self) -> Result<Program, BuildError> {

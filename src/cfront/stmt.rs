@@ -1,0 +1,1138 @@
+//! C statements into the model: blocks, declarations, assignments, calls,
+//! `for`, `while` and `if`.
+//!
+//! A `for` loop becomes a model `for` when its start and bound are affine:
+//! `for (i = lb; i < ub; i += k)` is `for i = lb to ub - 1 step k`; a
+//! decreasing loop `for (i = ub; i >= lb; i -= k)` counts upward as
+//! `for i' = lb to ub step k` with `i = ub + lb - i'` substituted in its
+//! body. Any other `for` loop whose header still has the supported shape is
+//! run as a `while` loop whose trip counter `w` gives `i = start + step*w`.
+
+use super::expr::{any, arith_op, op_function, Place};
+use super::fields::{Fields, F};
+use super::scan::{children, pragma};
+use super::{affine_expr, span, Binding, Ctx, ModelRef, Region, Skip};
+use super::{W_AS_WHILE, W_CALL_WRITES, W_LABEL, W_LOOP, W_MAY_ACCESS, W_UNSUPPORTED};
+use crate::model::builder::BuildError;
+use crate::model::*;
+use std::collections::HashSet;
+use tree_sitter::Node;
+
+type Label<'t> = Option<(&'t str, Span)>;
+
+/// An inlined initialiser may be this deep; a deeper one (a chain of locals
+/// each defined from the last) makes the local a scalar instead, so that
+/// inlining cannot build expressions of unbounded depth.
+const MAX_LET_DEPTH: usize = 64;
+
+/// Whether an expression nests deeper than `limit` (looks no deeper).
+fn deeper_than(e: &Expr, limit: usize) -> bool {
+    if limit == 0 {
+        return true;
+    }
+    match &e.kind {
+        ExprKind::Neg(x) => deeper_than(x, limit - 1),
+        ExprKind::Binary(_, l, r) => deeper_than(l, limit - 1) || deeper_than(r, limit - 1),
+        ExprKind::Call(_, args) => args.iter().any(|a| deeper_than(a, limit - 1)),
+        ExprKind::Access(a) => a.subscripts.iter().any(|s| deeper_than(&s.expr, limit - 1)),
+        ExprKind::Int(_) | ExprKind::Param(_) | ExprKind::Counter(_) | ExprKind::Unknown => false,
+    }
+}
+
+/// Visits every node under `roots` (iteratively: no recursion on input).
+pub fn walk<'t>(roots: &[Node<'t>], mut f: impl FnMut(Node<'t>)) {
+    for &root in roots {
+        // A cursor made from `root` never leaves it.
+        let mut c = root.walk();
+        'tree: loop {
+            f(c.node());
+            if c.goto_first_child() {
+                continue;
+            }
+            loop {
+                if c.goto_next_sibling() {
+                    break;
+                }
+                if !c.goto_parent() {
+                    break 'tree;
+                }
+            }
+        }
+    }
+}
+
+/// The variable an lvalue is rooted at (`A` in `A[i].x`, `*(A + 1)`).
+fn lvalue_root<'t>(src: &'t str, n: Node<'t>) -> Option<&'t str> {
+    let mut n = n;
+    for _ in 0..1000 {
+        match n.kind() {
+            "identifier" => return src.get(n.byte_range()),
+            "subscript_expression"
+            | "field_expression"
+            | "pointer_expression"
+            | "update_expression" => n = n.field(F::Argument)?,
+            "cast_expression" => n = n.field(F::Value)?,
+            "parenthesized_expression" | "binary_expression" => {
+                n = n.field(F::Left).or_else(|| children(n).first().copied())?
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Names of the variables the statements may change: assigned, updated,
+/// passed by address or passed whole to a call.
+pub fn assigned_names<'t>(src: &'t str, roots: &[Node<'t>]) -> HashSet<&'t str> {
+    prescan(src, roots).0
+}
+
+/// [`assigned_names`], and the names `for` loops count with, in one walk.
+pub fn prescan<'t>(src: &'t str, roots: &[Node<'t>]) -> (HashSet<&'t str>, Vec<&'t str>) {
+    let mut out = HashSet::new();
+    let mut counters = Vec::new();
+    walk(roots, |n| {
+        let target = match n.kind() {
+            "assignment_expression" => n.field(F::Left),
+            "update_expression" => n.field(F::Argument),
+            "argument_list" => {
+                for a in children(n) {
+                    if let Some(name) = lvalue_root(src, a) {
+                        out.insert(name);
+                    }
+                }
+                None
+            }
+            "for_statement" => {
+                if let Some((name, _)) = n.field(F::Initializer).and_then(|i| init_name(src, i)) {
+                    counters.push(name);
+                }
+                None
+            }
+            _ => None,
+        };
+        if let Some(name) = target.and_then(|t| lvalue_root(src, t)) {
+            out.insert(name);
+        }
+    });
+    (out, counters)
+}
+
+/// `int i = lb` or `i = lb`: the counter's name and start.
+pub fn init_name<'t>(src: &'t str, init: Node<'t>) -> Option<(&'t str, Node<'t>)> {
+    match init.kind() {
+        "declaration" => {
+            let mut c = init.walk();
+            let decls: Vec<Node<'t>> = init.fields(F::Declarator, &mut c);
+            let [d] = decls.as_slice() else { return None };
+            if d.kind() != "init_declarator" {
+                return None;
+            }
+            let name = d.field(F::Declarator)?;
+            (name.kind() == "identifier")
+                .then(|| Some((src.get(name.byte_range())?, d.field(F::Value)?)))?
+        }
+        "assignment_expression" => {
+            let left = init.field(F::Left)?;
+            let op = init.field(F::Operator)?;
+            (left.kind() == "identifier" && src.get(op.byte_range()) == Some("="))
+                .then(|| Some((src.get(left.byte_range())?, init.field(F::Right)?)))?
+        }
+        _ => None,
+    }
+}
+
+fn mentions(src: &str, n: Node<'_>, name: &str) -> bool {
+    let mut found = false;
+    walk(&[n], |x| {
+        if x.kind() == "identifier" && src.get(x.byte_range()) == Some(name) {
+            found = true;
+        }
+    });
+    found
+}
+
+fn mirror(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Lt => CmpOp::Gt,
+        CmpOp::Le => CmpOp::Ge,
+        CmpOp::Gt => CmpOp::Lt,
+        CmpOp::Ge => CmpOp::Le,
+        o => o,
+    }
+}
+
+fn unparen(n: Node<'_>) -> Node<'_> {
+    let mut n = n;
+    while n.kind() == "parenthesized_expression" {
+        match children(n).first() {
+            Some(&x) => n = x,
+            None => break,
+        }
+    }
+    n
+}
+
+impl<'t> Ctx<'t> {
+    fn build<T>(&self, r: Result<T, BuildError>, at: Span) -> Result<T, Skip> {
+        r.map_err(|e| {
+            self.skip(
+                W_UNSUPPORTED,
+                format!("the program cannot be built here ({e})"),
+                at,
+                "here",
+                "",
+            )
+        })
+    }
+
+    /// The statements of a region; a `return` is allowed as its last one.
+    pub fn region_body(&mut self, r: &Region<'t>) -> Result<(), Skip> {
+        let last = r.items.len().saturating_sub(1);
+        for (k, &item) in r.items.iter().enumerate() {
+            let (label, inner) = self.unlabel(item);
+            if inner.kind() == "return_statement" && k == last {
+                if let Some(&e) = children(inner).first() {
+                    let v = self.value(e)?;
+                    let label = self.stmt_label(label);
+                    self.flush(label.as_deref(), false)?;
+                    self.b
+                        .call_at(label.as_deref(), false, "return", vec![v], span(inner));
+                }
+                continue;
+            }
+            self.stmt(item, None)?;
+        }
+        Ok(())
+    }
+
+    /// `L: stmt` → (label, stmt); other statements unchanged.
+    fn unlabel(&self, n: Node<'t>) -> (Label<'t>, Node<'t>) {
+        if n.kind() != "labeled_statement" {
+            return (None, n);
+        }
+        let label = n.field(F::Label).map(|l| (self.text(l), span(l)));
+        let inner = children(n)
+            .into_iter()
+            .rfind(|c| c.kind() != "statement_identifier")
+            .unwrap_or(n);
+        (label, inner)
+    }
+
+    /// The site name a C label gives a statement, if it can.
+    fn stmt_label(&mut self, label: Label<'t>) -> Option<String> {
+        let (text, at) = label?;
+        if !self.region_labels.insert(text) {
+            self.warn(
+                W_LABEL,
+                format!("the label `{text}` is used twice; this statement gets a generated name"),
+                at,
+                "used again",
+                "",
+            );
+            return None;
+        }
+        if let Some(s) = self.label_site(text, false) {
+            return Some(s);
+        }
+        self.warn(
+            W_LABEL,
+            format!("the label `{text}` cannot name a statement (reserved or a `.loop` keyword); a name is generated"),
+            at,
+            "not usable",
+            "names like `_S1`, `_C1`, `_W1` are generated names",
+        );
+        None
+    }
+
+    /// The site a C label names: the label itself, or, when an earlier
+    /// function took it, `<function>_<label>`. `None` for a reserved name
+    /// or a `.loop` keyword.
+    fn label_site(&mut self, text: &str, counter_too: bool) -> Option<String> {
+        if let Some(s) = self.claim_site(text, counter_too) {
+            return Some(s);
+        }
+        if !Self::usable(text) || super::reserved(text) {
+            return None;
+        }
+        let name = Self::fresh(&format!("{}_{text}", self.func_name), |n| {
+            !self.sites.contains(n)
+                && !super::reserved(n)
+                && !(counter_too
+                    && (self.taken.contains(n) || self.loop_names.iter().any(|l| l == n)))
+        });
+        self.claim_site(&name, counter_too)
+    }
+
+    /// The name a C label gives an `if` or `while` condition, if it can.
+    fn cond_label(&mut self, label: Label<'t>, is_while: bool) -> Option<String> {
+        let (text, at) = label?;
+        self.region_labels.insert(text);
+        let got = self.label_site(text, is_while);
+        if got.is_none() {
+            self.warn(
+                W_LABEL,
+                format!("the label `{text}` cannot name this condition (reserved, a keyword, or the name of an array or enclosing loop); a name is generated"),
+                at,
+                "not usable",
+                "",
+            );
+        }
+        got
+    }
+
+    fn ignore_label(&mut self, label: Label<'t>, what: &str) {
+        if let Some((text, at)) = label {
+            self.warn(
+                W_LABEL,
+                format!("the label `{text}` on {what} names nothing; ignored"),
+                at,
+                "ignored",
+                "labels name assignments and calls, and `if`/`while` conditions",
+            );
+        }
+    }
+
+    pub fn stmt(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
+        self.nested(span(n), |cx| cx.stmt_inner(n, label))
+    }
+
+    fn stmt_inner(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
+        let at = span(n);
+        // `#pragma omp parallel for` applies to the statement right after it.
+        let omp = std::mem::take(&mut self.omp_next);
+        match n.kind() {
+            "compound_statement" => {
+                self.ignore_label(label, "a block");
+                let mark = self.scope.len();
+                for c in children(n) {
+                    self.stmt(c, None)?;
+                }
+                self.scope.truncate(mark);
+                Ok(())
+            }
+            "expression_statement" => match children(n).first() {
+                Some(&e) => self.expr_stmt(e, label, at),
+                None => Ok(()),
+            },
+            "declaration" => self.local_declaration(n, label),
+            "for_statement" => {
+                self.ignore_label(label, "a `for` loop");
+                self.for_loop(n, omp)
+            }
+            "while_statement" => self.while_loop(n, label),
+            "if_statement" => self.if_stmt(n, label),
+            "labeled_statement" => {
+                let (inner_label, inner) = self.unlabel(n);
+                if label.is_some() {
+                    self.ignore_label(label, "a labelled statement");
+                }
+                self.stmt(inner, inner_label)
+            }
+            "preproc_call" => {
+                let p = pragma(self.src, n).unwrap_or("");
+                if p.starts_with("arrayflow") {
+                    self.scoped_range_pragma(n);
+                }
+                self.omp_next = is_omp_for(Some(p));
+                Ok(())
+            }
+            "type_definition" | "struct_specifier" | "union_specifier" | "enum_specifier" | ";" => {
+                Ok(())
+            }
+            "return_statement" => {
+                Err(self.unsupported_stmt("`return` before the end of the region".to_string(), at))
+            }
+            "break_statement" | "continue_statement" | "goto_statement" => Err(self
+                .unsupported_stmt(
+                    format!("`{}`", self.text(n).trim_end_matches(';').trim()),
+                    at,
+                )),
+            "switch_statement" => Err(self.unsupported_stmt("`switch`".to_string(), at)),
+            "do_statement" => Err(self.unsupported_stmt("a `do ... while` loop".to_string(), at)),
+            "ERROR" => Err(Skip(None)),
+            k if k.starts_with("preproc_") => {
+                Err(self
+                    .unsupported_stmt("a preprocessor conditional inside a region".to_string(), at))
+            }
+            other => Err(self.unsupported_stmt(format!("the statement `{other}`"), at)),
+        }
+    }
+
+    fn unsupported_stmt(&self, what: String, at: Span) -> Skip {
+        self.skip(
+            W_UNSUPPORTED,
+            format!("{what} is not supported"),
+            at,
+            "not supported",
+            "docs/c.md lists the supported subset of C",
+        )
+    }
+
+    fn expr_stmt(&mut self, e: Node<'t>, label: Label<'t>, at: Span) -> Result<(), Skip> {
+        match e.kind() {
+            "assignment_expression" => self.assign(e, label, at),
+            "update_expression" => {
+                let arg = e.field(F::Argument).ok_or(Skip(None))?;
+                let op = e.field(F::Operator).map_or("++", |o| self.text(o));
+                let op = if op == "--" { BinOp::Sub } else { BinOp::Add };
+                let place = self.place(arg)?;
+                let one = Expr::new(ExprKind::Int(1), span(e));
+                self.emit_assign(label, place, Some(op), one, at, arg)
+            }
+            "call_expression" => {
+                let v = self.value(e)?;
+                let writes = !self.may_writes.is_empty();
+                let label = self.stmt_label(label);
+                if writes {
+                    return self.flush_writes(label.as_deref(), true);
+                }
+                self.leftover_escapes();
+                if let ExprKind::Call(f, args) = v.kind {
+                    self.b.call_at(label.as_deref(), false, &f, args, at);
+                }
+                Ok(())
+            }
+            "cast_expression" | "parenthesized_expression" => {
+                let inner = if e.kind() == "cast_expression" {
+                    e.field(F::Value)
+                } else {
+                    children(e).first().copied()
+                };
+                match inner {
+                    Some(x) => self.expr_stmt(x, label, at),
+                    None => Ok(()),
+                }
+            }
+            "comma_expression" => {
+                Err(self.unsupported_stmt("a `,` expression".to_string(), span(e)))
+            }
+            _ => {
+                // An expression statement without effect, except calls in it.
+                let _ = self.value(e)?;
+                let label = self.stmt_label(label);
+                self.flush(label.as_deref(), true)
+            }
+        }
+    }
+
+    fn assign(&mut self, e: Node<'t>, label: Label<'t>, at: Span) -> Result<(), Skip> {
+        let (Some(left), Some(right), Some(op)) =
+            (e.field(F::Left), e.field(F::Right), e.field(F::Operator))
+        else {
+            return Err(Skip(None));
+        };
+        let op = self.text(op);
+        let place = self.place(left)?;
+        let mut value = self.value(right)?;
+        let op = match op {
+            "=" => None,
+            o => {
+                let base = o.trim_end_matches('=');
+                match arith_op(base) {
+                    Some(b) => Some(b),
+                    None => {
+                        // `x <<= k` is `x = __shl(x, k)`.
+                        let target = match &place {
+                            Place::Exact(a) | Place::Over { access: a, .. } => {
+                                Expr::new(ExprKind::Access(a.clone()), span(left))
+                            }
+                            Place::Not(_) => Expr::new(ExprKind::Unknown, span(left)),
+                        };
+                        value = Expr::new(
+                            ExprKind::Call(op_function(base).to_string(), vec![target, value]),
+                            span(e),
+                        );
+                        None
+                    }
+                }
+            }
+        };
+        self.emit_assign(label, place, op, value, at, left)
+    }
+
+    /// Emits the statements a call's may-writes add, then the assignment.
+    fn emit_assign(
+        &mut self,
+        label: Label<'t>,
+        place: Place,
+        op: Option<BinOp>,
+        value: Expr,
+        at: Span,
+        left: Node<'t>,
+    ) -> Result<(), Skip> {
+        if let Place::Not(what) = &place {
+            return Err(self.skip(
+                W_UNSUPPORTED,
+                format!("an assignment to something the model cannot write: {what}"),
+                span(left),
+                "assigned here",
+                "assignments write array elements and scalar variables",
+            ));
+        }
+        if let Some(root) = lvalue_root(self.src, left) {
+            self.exited.remove(root);
+        }
+        let label = self.stmt_label(label);
+        self.flush(label.as_deref(), false)?;
+        match place {
+            Place::Exact(access) => {
+                self.b
+                    .assign_at(label.as_deref(), false, access, op, value, at);
+            }
+            Place::Over { access, guard, why } => {
+                let name = self.array_name(access.array);
+                self.warn(
+                    W_MAY_ACCESS,
+                    if guard {
+                        format!("{why}: over-approximated as a may-write of the whole variable or element that holds it")
+                    } else {
+                        format!("{why}: over-approximated as a may-write of any element of `{name}`")
+                    },
+                    span(left),
+                    "may write",
+                    "a may-write does not hide earlier writes from later reads",
+                );
+                self.may_assign(label.as_deref(), access, guard, op, value, at)?;
+            }
+            Place::Not(_) => {}
+        }
+        Ok(())
+    }
+
+    /// A write that may or may not happen: an unknown `if` around it when
+    /// the access names one cell.
+    fn may_assign(
+        &mut self,
+        label: Option<&str>,
+        access: Access,
+        guard: bool,
+        op: Option<BinOp>,
+        value: Expr,
+        at: Span,
+    ) -> Result<(), Skip> {
+        if guard {
+            let r = self.b.begin_if_at(None, Cond::Unknown, at);
+            self.build(r, at)?;
+        }
+        self.b.assign_at(label, false, access, op, value, at);
+        if guard {
+            let r = self.b.end();
+            self.build(r, at)?;
+        }
+        Ok(())
+    }
+
+    /// Emits pending may-writes of calls (and reports stray escapes);
+    /// `whole` as in [`Ctx::flush_writes`].
+    fn flush(&mut self, label: Option<&str>, whole: bool) -> Result<(), Skip> {
+        if !self.may_writes.is_empty() {
+            self.flush_writes(label, whole)?;
+        }
+        self.leftover_escapes();
+        Ok(())
+    }
+
+    /// One statement per array a call may write: `A[__any()] = f(...)`.
+    /// With `whole`, they are the C statement itself (labelled `S`, or
+    /// `S.1`, `S.2`, ... when several); otherwise they precede it and get
+    /// derived labels.
+    fn flush_writes(&mut self, label: Option<&str>, whole: bool) -> Result<(), Skip> {
+        let writes = std::mem::take(&mut self.may_writes);
+        let n = writes.len();
+        for (k, w) in writes.into_iter().enumerate() {
+            let name = self.array_name(w.target.array);
+            self.warn(
+                W_CALL_WRITES,
+                format!(
+                    "`{}` gets {} by address: assumed to write {} (a may-write)",
+                    w.func,
+                    w.what,
+                    if w.exact {
+                        "it".to_string()
+                    } else {
+                        format!("any element of `{name}`")
+                    }
+                ),
+                w.span,
+                "may be written by the call",
+                "calls are pure except through what they get by address; declare the parameter `const` if the function only reads it",
+            );
+            let l = match label {
+                Some(l) if whole && n == 1 => Some(l.to_string()),
+                Some(l) if whole => Some(format!("{l}.{}", k + 1)),
+                Some(l) => Some(format!("{l}.{}", k + 1)),
+                None => None,
+            };
+            let at = w.value.span;
+            self.may_assign(l.as_deref(), w.target, w.exact, None, w.value, at)?;
+        }
+        Ok(())
+    }
+
+    fn leftover_escapes(&mut self) {
+        let escapes = std::mem::take(&mut self.escapes);
+        for e in escapes {
+            self.warn(
+                W_MAY_ACCESS,
+                format!(
+                    "the address of {} is used outside a call: modelled as a read of {}",
+                    e.what,
+                    if e.exact { "it" } else { "any element" }
+                ),
+                e.span,
+                "address taken",
+                "",
+            );
+        }
+    }
+
+    fn no_writes_in(&mut self, what: &str, at: Span) -> Result<(), Skip> {
+        if self.may_writes.is_empty() {
+            self.leftover_escapes();
+            return Ok(());
+        }
+        Err(self.skip(
+            W_UNSUPPORTED,
+            format!("a call that may write (it gets something by address) in {what}"),
+            at,
+            "here",
+            "move the call into a statement of its own",
+        ))
+    }
+
+    fn local_declaration(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
+        let mut label = label;
+        for v in self.declaration(n, false) {
+            let (name, init, pointers, dims, is_const) = {
+                let var = &self.vars[v.index()];
+                (
+                    var.name,
+                    var.init,
+                    var.pointers,
+                    var.dims.len(),
+                    var.is_const,
+                )
+            };
+            let scalar_int = dims == 0
+                && self.vars[v.index()].elem == ElemType::Int
+                && !self.vars[v.index()].is_struct;
+            let Some(init) = init else {
+                self.scope.push((name, Binding::Var(v)));
+                continue;
+            };
+            if pointers > 0 {
+                self.scope.push((name, Binding::Var(v)));
+                continue;
+            }
+            if scalar_int && is_const && self.const_value(init, 0).is_some() {
+                self.scope.push((name, Binding::Var(v)));
+                continue; // a parameter with its value as default
+            }
+            if scalar_int && !self.assigned.contains(name) {
+                let e = self.value(init)?;
+                if e.is_static()
+                    && !deeper_than(&e, MAX_LET_DEPTH)
+                    && self.may_writes.is_empty()
+                    && self.escapes.is_empty()
+                {
+                    self.scope.push((name, Binding::Let(e)));
+                    continue;
+                }
+                self.scope.push((name, Binding::Var(v)));
+                self.init_assign(v, e, label.take(), span(n))?;
+                continue;
+            }
+            self.scope.push((name, Binding::Var(v)));
+            if init.kind() == "initializer_list" {
+                self.init_list(v, init, label.take())?;
+                continue;
+            }
+            let e = self.value(init)?;
+            self.init_assign(v, e, label.take(), span(n))?;
+        }
+        Ok(())
+    }
+
+    fn init_assign(
+        &mut self,
+        v: super::VarId,
+        value: Expr,
+        label: Label<'t>,
+        at: Span,
+    ) -> Result<(), Skip> {
+        let var_span = self.vars[v.index()].span;
+        match self.model_of(v, var_span)? {
+            ModelRef::Array(a, 0) => {
+                let label = self.stmt_label(label);
+                self.flush(label.as_deref(), false)?;
+                let target = Access {
+                    array: a,
+                    subscripts: Vec::new(),
+                    span: var_span,
+                };
+                self.b
+                    .assign_at(label.as_deref(), false, target, None, value, at);
+                Ok(())
+            }
+            ModelRef::Array(a, d) => {
+                let label = self.stmt_label(label);
+                self.flush(label.as_deref(), false)?;
+                let target = Access {
+                    array: a,
+                    subscripts: (0..d).map(|_| any(Vec::new(), at)).collect(),
+                    span: var_span,
+                };
+                self.warn(
+                    W_MAY_ACCESS,
+                    format!("the initialiser of `{}` is not a list: over-approximated as a may-write of any element", self.vars[v.index()].name),
+                    at,
+                    "may write",
+                    "",
+                );
+                self.b
+                    .assign_at(label.as_deref(), false, target, None, value, at);
+                Ok(())
+            }
+            ModelRef::Param(_) => Ok(()),
+        }
+    }
+
+    /// `double w[3] = {a, b, c};`: one assignment per element given; nested
+    /// lists for more dimensions. Designated initialisers are a may-write.
+    fn init_list(&mut self, v: super::VarId, list: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
+        let var_span = self.vars[v.index()].span;
+        let (a, d) = match self.model_of(v, var_span)? {
+            ModelRef::Array(a, d) => (a, d),
+            ModelRef::Param(_) => return Ok(()),
+        };
+        let mut label = self.stmt_label(label);
+        let mut cells: Vec<(Vec<i64>, Node<'t>)> = Vec::new();
+        let mut todo = vec![(list, Vec::new())];
+        let mut designated = false;
+        while let Some((l, prefix)) = todo.pop() {
+            for (k, item) in children(l).into_iter().enumerate().rev() {
+                let mut idx = prefix.clone();
+                idx.push(k as i64);
+                match item.kind() {
+                    "initializer_list" if idx.len() < d => todo.push((item, idx)),
+                    "initializer_pair" | "initializer_list" => designated = true,
+                    _ if idx.len() == d => cells.push((idx, item)),
+                    _ => designated = true,
+                }
+            }
+        }
+        if d == 0 || designated {
+            // Every value in the list, in source order.
+            let mut args = Vec::new();
+            let mut stack = vec![list];
+            while let Some(x) = stack.pop() {
+                match x.kind() {
+                    "initializer_list" => stack.extend(children(x).into_iter().rev()),
+                    "initializer_pair" => stack.extend(x.field(F::Value)),
+                    _ => args.push(self.value(x)?),
+                }
+            }
+            let value = Expr::new(ExprKind::Call("__init".to_string(), args), span(list));
+            let target = Access {
+                array: a,
+                subscripts: (0..d).map(|_| any(Vec::new(), span(list))).collect(),
+                span: var_span,
+            };
+            if d > 0 {
+                self.warn(
+                    W_MAY_ACCESS,
+                    "a designated or irregular initialiser: over-approximated as a may-write of any element",
+                    span(list),
+                    "may write",
+                    "",
+                );
+            }
+            self.flush(label.as_deref(), false)?;
+            self.b
+                .assign_at(label.as_deref(), false, target, None, value, span(list));
+            return Ok(());
+        }
+        cells.sort_by(|x, y| x.0.cmp(&y.0));
+        for (idx, item) in cells {
+            let value = self.value(item)?;
+            self.flush(label.as_deref(), false)?;
+            let at = span(item);
+            let subscripts = idx
+                .iter()
+                .map(|&k| Subscript::new(Expr::new(ExprKind::Int(k), at)))
+                .collect();
+            let target = Access {
+                array: a,
+                subscripts,
+                span: at,
+            };
+            self.b
+                .assign_at(label.take().as_deref(), false, target, None, value, at);
+        }
+        Ok(())
+    }
+
+    /// `for (init; test; update) body`.
+    fn for_loop(&mut self, n: Node<'t>, parallel: bool) -> Result<(), Skip> {
+        let body = n.field(F::Body).ok_or(Skip(None))?;
+        let header = header_span(n, body);
+        let bad = |cx: &Self, what: &str| {
+            cx.skip(
+                W_LOOP,
+                format!("this `for` loop {what}"),
+                header,
+                "loop header",
+                "supported: `for (int i = lb; i < ub; i++)` with `<`, `<=`, `>`, `>=` tests and `i++`, `i--`, `i += k`, `i -= k` updates (k a constant)",
+            )
+        };
+        let Some(init) = n.field(F::Initializer) else {
+            return Err(bad(self, "has no initialisation"));
+        };
+        let Some((name, start_node)) = init_name(self.src, init) else {
+            return Err(bad(self, "does not start with `int i = lb` or `i = lb`"));
+        };
+        let Some(update) = n.field(F::Update) else {
+            return Err(bad(self, "has no update"));
+        };
+        let Some(step) = self.update_step(update, name) else {
+            return Err(bad(
+                self,
+                "has an update other than a constant step of its counter",
+            ));
+        };
+        let Some(test) = n.field(F::Condition) else {
+            return Err(bad(self, "has no test"));
+        };
+        if mentions(self.src, start_node, name) {
+            return Err(bad(self, "starts from a value that reads its own counter"));
+        }
+        let declared = init.kind() == "declaration";
+        let start = self.value(start_node)?;
+        self.no_writes_in("a loop header", header)?;
+        let form = test_form(self.src, unparen(test), name);
+        let counting = match form {
+            Some((op @ (CmpOp::Lt | CmpOp::Le), e)) if step > 0 => Some((op, e)),
+            Some((op @ (CmpOp::Gt | CmpOp::Ge), e)) if step < 0 => Some((op, e)),
+            _ => None,
+        };
+        let mut reason = "its test is not `i < ub`, `i <= ub` (counting up) or `i > lb`, `i >= lb` (counting down)";
+        let scope_mark = self.scope.len();
+        if let Some((op, bound_node)) = counting {
+            let bound = self.value(bound_node)?;
+            self.no_writes_in("a loop header", header)?;
+            let (sa, ba) = (Affine::from_expr(&start), Affine::from_expr(&bound));
+            if let (Some(sa), Some(ba)) = (sa, ba) {
+                let one = Affine::constant(1);
+                let adjusted = match op {
+                    CmpOp::Lt => ba.checked_sub(&one),
+                    CmpOp::Gt => ba.checked_add(&one),
+                    _ => Some(ba.clone()),
+                };
+                if let Some(adj) = adjusted {
+                    let adj_expr = if matches!(op, CmpOp::Lt | CmpOp::Gt) {
+                        affine_expr(&adj, bound.span)
+                    } else {
+                        bound
+                    };
+                    let model_name = self.counter_name(name);
+                    let (lo, hi, lo_a) = if step > 0 {
+                        (start, adj_expr, sa.clone())
+                    } else {
+                        (adj_expr, start, adj.clone())
+                    };
+                    let r = self
+                        .b
+                        .begin_for_at(&model_name, lo, hi, step.abs(), parallel, header);
+                    let id = self.build(r, header)?;
+                    let counter = Expr::new(ExprKind::Counter(id), span(init));
+                    let c_value = if step > 0 {
+                        counter
+                    } else {
+                        // i = ub + lb - i'
+                        let sub = sa
+                            .checked_add(&lo_a)
+                            .and_then(|s| s.checked_sub(&Affine::var(Var::Counter(id))));
+                        match sub {
+                            Some(s) => affine_expr(&s, span(init)),
+                            None => return Err(bad(self, "has bounds too large for 64 bits")),
+                        }
+                    };
+                    self.counter_names.insert(model_name.clone());
+                    self.loop_names.push(model_name);
+                    self.scope.push((name, Binding::Counter(c_value)));
+                    return self.loop_body(body, name, declared, scope_mark);
+                }
+            }
+            reason = "its start or bound is not affine";
+        }
+        // Run as a `while` loop: i = start + step*w.
+        if Affine::from_expr(&start).is_none() {
+            let changed = assigned_names(self.src, &[body]);
+            let mut reads_changed = None;
+            walk(&[start_node], |x| {
+                if x.kind() == "identifier" {
+                    if let Some(t) = self.src.get(x.byte_range()) {
+                        if changed.contains(t) {
+                            reads_changed = Some(t);
+                        }
+                    }
+                }
+            });
+            if let Some(t) = reads_changed {
+                return Err(bad(
+                    self,
+                    &format!("starts from a value that reads `{t}`, which the loop changes"),
+                ));
+            }
+        }
+        let site = self.fresh_site(name);
+        let w = CounterId(self.b.counts().2 as u32);
+        let w_expr = Expr::new(ExprKind::Counter(w), span(init));
+        let stepped = if step == 1 {
+            w_expr
+        } else {
+            Expr::new(
+                ExprKind::Binary(
+                    BinOp::Mul,
+                    Box::new(Expr::new(ExprKind::Int(step.abs()), span(update))),
+                    Box::new(w_expr),
+                ),
+                span(init),
+            )
+        };
+        let c_value = match Affine::from_expr(&start).and_then(|sa| {
+            let sw = Affine::from_expr(&stepped)?;
+            if step > 0 {
+                sa.checked_add(&sw)
+            } else {
+                sa.checked_sub(&sw)
+            }
+        }) {
+            Some(a) => affine_expr(&a, span(init)),
+            None => Expr::new(
+                ExprKind::Binary(
+                    if step > 0 { BinOp::Add } else { BinOp::Sub },
+                    Box::new(start),
+                    Box::new(stepped),
+                ),
+                span(init),
+            ),
+        };
+        self.scope.push((name, Binding::Counter(c_value)));
+        let cond = self.cond(test)?;
+        self.no_writes_in("a loop test", header)?;
+        let start_text = self.text(start_node);
+        let start_text = match start_node.kind() {
+            "binary_expression" | "conditional_expression" | "cast_expression" => {
+                format!("({start_text})")
+            }
+            _ => start_text.to_string(),
+        };
+        let sign = if step > 0 { '+' } else { '-' };
+        let times = if step.abs() == 1 {
+            String::new()
+        } else {
+            format!("{}*", step.abs())
+        };
+        self.warn(
+            W_AS_WHILE,
+            format!(
+                "this `for` loop is analysed as a `while` loop named `{site}`, because {reason}: \
+                 C's `{name}` is `{start_text} {sign} {times}{site}`, where the counter `{site}` \
+                 counts trips from 0"
+            ),
+            header,
+            "run as a `while` loop",
+            "bounded analyses stop a `while` loop after `--max-trips` trips",
+        );
+        let r = self.b.begin_while_at(Some(&site), cond, header);
+        self.build(r, header)?;
+        self.counter_names.insert(site.clone());
+        self.loop_names.push(site);
+        self.loop_body(body, name, declared, scope_mark)
+    }
+
+    fn loop_body(
+        &mut self,
+        body: Node<'t>,
+        name: &'t str,
+        declared: bool,
+        scope_mark: usize,
+    ) -> Result<(), Skip> {
+        self.stmt(body, None)?;
+        self.scope.truncate(scope_mark);
+        self.loop_names.pop();
+        let r = self.b.end();
+        self.build(r, span(body))?;
+        if !declared {
+            self.exited.insert(name);
+        }
+        Ok(())
+    }
+
+    /// `i++`, `++i`, `i--`, `i += k`, `i -= k`, `i = i + k`, `i = i - k`
+    /// with k a constant: the signed step.
+    fn update_step(&self, u: Node<'t>, name: &str) -> Option<i64> {
+        let is_counter = |x: Node<'_>| x.kind() == "identifier" && self.text(x) == name;
+        match u.kind() {
+            "update_expression" => {
+                if !is_counter(u.field(F::Argument)?) {
+                    return None;
+                }
+                match self.text(u.field(F::Operator)?) {
+                    "++" => Some(1),
+                    "--" => Some(-1),
+                    _ => None,
+                }
+            }
+            "assignment_expression" => {
+                if !is_counter(u.field(F::Left)?) {
+                    return None;
+                }
+                let right = u.field(F::Right)?;
+                let step = match self.text(u.field(F::Operator)?) {
+                    "+=" => self.const_value(right, 0)?,
+                    "-=" => self.const_value(right, 0)?.checked_neg()?,
+                    "=" => {
+                        let r = unparen(right);
+                        if r.kind() != "binary_expression" {
+                            return None;
+                        }
+                        let (l, rr) = (r.field(F::Left)?, r.field(F::Right)?);
+                        match self.text(r.field(F::Operator)?) {
+                            "+" if is_counter(l) => self.const_value(rr, 0)?,
+                            "+" if is_counter(rr) => self.const_value(l, 0)?,
+                            "-" if is_counter(l) => self.const_value(rr, 0)?.checked_neg()?,
+                            _ => return None,
+                        }
+                    }
+                    _ => return None,
+                };
+                (step != 0).then_some(step)
+            }
+            "parenthesized_expression" => self.update_step(unparen(u), name),
+            _ => None,
+        }
+    }
+
+    /// The test of a `while`, `if` or `else if` whose body is in `body`: its
+    /// name (from a C label), its condition, and its header's span.
+    fn test(
+        &mut self,
+        n: Node<'t>,
+        body: F,
+        label: Label<'t>,
+        is_while: bool,
+    ) -> Result<(Option<String>, Cond, Node<'t>, Span), Skip> {
+        let (Some(c), Some(body)) = (n.field(F::Condition), n.field(body)) else {
+            return Err(Skip(None));
+        };
+        let header = header_span(n, body);
+        let name = self.cond_label(label, is_while);
+        let cond = self.cond(c)?;
+        self.no_writes_in("a test", header)?;
+        Ok((name, cond, body, header))
+    }
+
+    fn while_loop(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
+        let (name, cond, body, header) = self.test(n, F::Body, label, true)?;
+        let r = self.b.begin_while_at(name.as_deref(), cond, header);
+        self.build(r, header)?;
+        if let Some(n) = &name {
+            self.counter_names.insert(n.clone());
+        }
+        self.loop_names.push(name.unwrap_or_default());
+        let mark = self.scope.len();
+        self.stmt(body, None)?;
+        self.scope.truncate(mark);
+        self.loop_names.pop();
+        let r = self.b.end();
+        self.build(r, span(n))
+    }
+
+    fn if_stmt(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
+        let (name, cond, then, header) = self.test(n, F::Consequence, label, false)?;
+        let r = self.b.begin_if_at(name.as_deref(), cond, header);
+        self.build(r, header)?;
+        self.branch(then)?;
+        let mut alt = n.field(F::Alternative);
+        while let Some(else_clause) = alt {
+            let Some(&inner) = children(else_clause).first() else {
+                break;
+            };
+            let (inner_label, stmt) = self.unlabel(inner);
+            if stmt.kind() == "if_statement" {
+                let (name, cond, then, header) =
+                    self.test(stmt, F::Consequence, inner_label, false)?;
+                let r = self.b.elsif(name.as_deref(), cond, header);
+                self.build(r, header)?;
+                self.branch(then)?;
+                alt = stmt.field(F::Alternative);
+            } else {
+                let r = self.b.otherwise();
+                self.build(r, span(else_clause))?;
+                self.branch(inner)?;
+                alt = None;
+            }
+        }
+        let r = self.b.end();
+        self.build(r, span(n))
+    }
+
+    fn branch(&mut self, s: Node<'t>) -> Result<(), Skip> {
+        let mark = self.scope.len();
+        self.stmt(s, None)?;
+        self.scope.truncate(mark);
+        Ok(())
+    }
+}
+
+/// From a `for`, `while` or `if` keyword to the `)` closing its header.
+fn header_span(n: Node<'_>, body: Node<'_>) -> Span {
+    let mut c = n.walk();
+    let end = n
+        .children(&mut c)
+        .filter(|k| k.end_byte() <= body.start_byte())
+        .last()
+        .map_or(body.start_byte(), |k| k.end_byte());
+    Span::new(n.start_byte(), end)
+}
+
+/// `i OP e` or `e OP i` (mirrored) where `e` does not mention `i`.
+fn test_form<'t>(src: &str, test: Node<'t>, name: &str) -> Option<(CmpOp, Node<'t>)> {
+    if test.kind() != "binary_expression" {
+        return None;
+    }
+    let op = match src.get(test.field(F::Operator)?.byte_range())? {
+        "<" => CmpOp::Lt,
+        "<=" => CmpOp::Le,
+        ">" => CmpOp::Gt,
+        ">=" => CmpOp::Ge,
+        _ => return None,
+    };
+    let (l, r) = (
+        unparen(test.field(F::Left)?),
+        unparen(test.field(F::Right)?),
+    );
+    let is_counter =
+        |x: Node<'_>| x.kind() == "identifier" && src.get(x.byte_range()) == Some(name);
+    if is_counter(l) && !mentions(src, r, name) {
+        Some((op, r))
+    } else if is_counter(r) && !mentions(src, l, name) {
+        Some((mirror(op), l))
+    } else {
+        None
+    }
+}
+
+/// `#pragma omp parallel for` or `#pragma omp for`: the next loop is
+/// claimed parallel.
+fn is_omp_for(p: Option<&str>) -> bool {
+    let Some(p) = p else { return false };
+    let words: Vec<&str> = p.split_whitespace().collect();
+    matches!(
+        words.as_slice(),
+        ["omp", "parallel", "for", ..] | ["omp", "for", ..]
+    )
+}

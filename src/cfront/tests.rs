@@ -1,0 +1,324 @@
+//! Unit tests of the C front end: each C form against the `.loop` program it
+//! must give (compared as models, so generated names and ids count too),
+//! and each unsupported form against its diagnostic.
+
+use super::compile;
+use crate::diagnostics::{has_errors, FileId};
+use crate::model::Program;
+
+fn c(src: &str) -> Program {
+    let (p, diags) = compile(src, FileId(0));
+    assert!(!has_errors(&diags), "{diags:#?}");
+    p.expect("a program")
+}
+
+fn lp(src: &str) -> Program {
+    let (p, diags) = crate::lower::compile(src, FileId(0));
+    assert!(!has_errors(&diags), "{diags:#?}");
+    p.expect("a program")
+}
+
+#[track_caller]
+fn same(c_src: &str, loop_src: &str) {
+    let (a, b) = (c(c_src), lp(loop_src));
+    assert_eq!(crate::print::program(&a), crate::print::program(&b));
+    assert_eq!(a, b);
+}
+
+fn codes(src: &str) -> Vec<&'static str> {
+    compile(src, FileId(0)).1.iter().map(|d| d.code).collect()
+}
+
+#[test]
+fn loop_forms() {
+    same(
+        "#define N 9\ndouble A[N];\nvoid f(void) {\n\
+         for (int i = 0; i <= N - 1; i += 2) A[i] = 0;\n\
+         for (int i = 1; N > i; ++i) A[i] = 1;\n\
+         for (int i = 2; i < N; i = i + 3) A[i] = 2;\n\
+         for (int i = 2; i < N; i = 3 + i) A[i] = 3;\n}\n",
+        "param N = 9;\nreal A[0..N - 1];\n\
+         for i = 0 to N - 1 step 2 do A[i] = 0; end\n\
+         for i = 1 to N - 1 do A[i] = 1; end\n\
+         for i = 2 to N - 1 step 3 do A[i] = 2; end\n\
+         for i = 2 to N - 1 step 3 do A[i] = 3; end\n",
+    );
+}
+
+#[test]
+fn decreasing_loops_count_upward_with_the_counter_substituted() {
+    // i = 8, 6, 4, 2 (i > 1): i' runs 2, 4, 6, 8 and i = 8 + 2 - i'.
+    same(
+        "double A[10];\nvoid f(void) { for (int i = 8; i > 1; i -= 2) A[i] = A[i - 1]; }\n",
+        "real A[0..9];\nfor i = 2 to 8 step 2 do A[-i + 10] = A[-i + 10 - 1]; end\n",
+    );
+    same(
+        "double A[10];\nvoid f(int n) { for (int i = n; i >= 0; i--) A[i] = 0; }\n",
+        "param n;\nreal A[0..9];\nfor i = 0 to n do A[n - i] = 0; end\n",
+    );
+}
+
+#[test]
+fn other_for_loops_run_as_while_loops() {
+    // A non-affine bound: `while [i]` whose trip counter is C's i - 1.
+    let src = "double A[10];\nint m;\nvoid f(void) {\n  m = 5;\n  for (int i = 1; i < m * m; i++) A[i] = 0;\n}\n";
+    same(
+        src,
+        "int m;\nreal A[0..9];\nm = 5;\nwhile [i] i + 1 < m * m do A[i + 1] = 0; end\n",
+    );
+    assert!(codes(src).contains(&"W0903"));
+    // A test of another form (`!=`), counting down by 2.
+    same(
+        "double A[10];\nvoid f(void) { for (int i = 8; i != 0; i -= 2) A[i] = 0; }\n",
+        "real A[0..9];\nwhile [i] -2 * i + 8 != 0 do A[-2 * i + 8] = 0; end\n",
+    );
+}
+
+#[test]
+fn while_if_and_labels_naming_conditions() {
+    same(
+        "double x;\nint unknown(void);\nvoid f(void) {\n\
+         W: while (x > 0) { x = x - 1; }\n\
+         C: if (x) x = 1; else D: if (x < 2) x = 2; else if (unknown()) x = 3; else { x = 4; }\n}\n",
+        "real x;\nwhile [W] x > 0 do x = x - 1; end\n\
+         if [C] x != 0 then x = 1; elsif [D] x < 2 then x = 2; elsif ... then x = 3; else x = 4; end\n",
+    );
+}
+
+#[test]
+fn assignments_and_operators() {
+    same(
+        "int x, y;\nint A[4];\nvoid f(void) {\n\
+         x = 'a' + '\\n';\n x++;\n --y;\n x *= 2;\n x <<= y;\n\
+         A[1] = x < y ? -x : +y;\n A[2] = !x + (~y & 3) + (x && y);\n}\n",
+        "int x;\nint y;\nint A[0..3];\n\
+         x = 97 + 10;\nx += 1;\ny -= 1;\nx *= 2;\nx = __shl(x, y);\n\
+         A[1] = __select(__lt(x, y), -x, y);\nA[2] = __not(x) + __bitand(__bitnot(y), 3) + __and(x, y);\n",
+    );
+}
+
+#[test]
+fn parameters_constants_and_lets() {
+    // Integer parameters never assigned are parameters; assigned ones are
+    // scalars. `const int` and enumerators with constant values are
+    // parameters with defaults; an integer local never assigned after a
+    // static initialiser is inlined.
+    same(
+        "#define M (N + 1)\n#define N 4\nconst int K = 2 * 3;\nenum { E = 7 };\n\
+         double A[M + K + E];\n\
+         void f(int n, int m) {\n  m = n;\n  for (int i = 0; i < n; i++) {\n\
+         int j = 2 * i + 1;\n    A[j] = A[M] + K + E + m;\n  }\n}\n",
+        "param n;\nparam N = 4;\nparam K = 6;\nparam E = 7;\nint m;\nreal A[0..N + K + E];\n\
+         m = n;\nfor i = 0 to n - 1 do A[2 * i + 1] = A[N + 1] + K + E + m; end\n",
+    );
+}
+
+#[test]
+fn pointer_parameters_get_size_parameters() {
+    let src = "void f(int n, double *p, double q[][4]) {\n\
+               for (int i = 0; i < n; i++) p[i] = q[i][0];\n}\n";
+    same(
+        src,
+        "param n;\nparam p_dim0;\nparam q_dim0;\nreal p[0..p_dim0 - 1];\nreal q[0..q_dim0 - 1, 0..3];\n\
+         for i = 0 to n - 1 do p[i] = q[i, 0]; end\n",
+    );
+    assert_eq!(codes(src), vec!["W0906", "W0906"]);
+}
+
+#[test]
+fn calls_that_may_write_become_may_writes() {
+    let src = "double A[4], B[4][4];\ndouble x;\nvoid g(double *, double *);\n\
+               void h(const double *);\ndouble k(double *);\nvoid f(void) {\n\
+               S: g(A, &x);\n  T: h(A);\n  U: x = k(B[1]);\n}\n";
+    same(
+        src,
+        "real A[0..3];\nreal x;\nreal B[0..3, 0..3];\n\
+         S.1: A[__any()] = g(A[__any()], x);\nif ... then S.2: x = g(A[__any()], x); end\n\
+         T: h(A[__any()]);\n\
+         U.1: B[1, __any()] = k(B[1, __any()]);\nU: x = k(B[1, __any()]);\n",
+    );
+    assert_eq!(codes(src), vec!["W0905", "W0905", "W0905"]);
+}
+
+#[test]
+fn pointers_and_fields_are_over_approximated() {
+    let src = "struct s { double a; };\nstruct s P[4];\nstruct s v;\nvoid f(double *p, int n) {\n\
+               *p = 1;\n  *(p + n) = 2;\n  P[1].a = p[0];\n  v.a = P[2].a;\n}\n";
+    same(
+        src,
+        "param p_dim0;\nparam n;\nreal p[0..p_dim0 - 1];\nreal P[0..3];\nreal v;\n\
+         p[__any()] = 1;\np[__any(n)] = 2;\nif ... then P[1] = p[0]; end\nif ... then v = P[2]; end\n",
+    );
+    let cs = codes(src);
+    assert_eq!(cs.iter().filter(|c| **c == "W0904").count(), 5, "{cs:?}");
+}
+
+#[test]
+fn initialisers() {
+    same(
+        "void f(void) {\n  double w[3] = {1, 2, 3};\n  int m[2][2] = {{1, 2}, {3, 4}};\n  double s = w[1] + m[1][0];\n}\n",
+        "real w[0..2];\nint m[0..1, 0..1];\nreal s;\n\
+         w[0] = 1;\nw[1] = 2;\nw[2] = 3;\nm[0, 0] = 1;\nm[0, 1] = 2;\nm[1, 0] = 3;\nm[1, 1] = 4;\n\
+         s = w[1] + m[1, 0];\n",
+    );
+}
+
+#[test]
+fn pragma_regions_and_the_scope_around_them() {
+    // Only the pragma region is lowered; `n` and `t` are declared outside
+    // it and never assigned inside, so they are parameters.
+    same(
+        "double A[100];\nvoid f(int n) {\n  double junk = 1;\n  for (int t = 0; t < 3; t++) {\n\
+         #pragma scop\n    for (int i = 0; i < n; i++) A[i + t] = 0;\n#pragma endscop\n  }\n  junk = 2;\n}\n",
+        "param n;\nparam t;\nreal A[0..99];\nfor i = 0 to n - 1 do A[i + t] = 0; end\n",
+    );
+}
+
+#[test]
+fn regions_of_several_functions_share_globals_and_parameters() {
+    // Both functions' `n` is one parameter; their local arrays named `B`
+    // are two arrays; labels taken by an earlier function get qualified.
+    same(
+        "double A[10];\nvoid f(int n) { double B[10];\n  S: B[0] = n;\n  A[0] = B[0]; }\n\
+         void g(int n) { double B[10];\n  S: B[1] = n;\n  A[1] = B[1] + A[0]; }\n",
+        "real B[0..9];\nparam n;\nreal A[0..9];\nreal B_1[0..9];\n\
+         S: B[0] = n;\nA[0] = B[0];\ng_S: B_1[1] = n;\nA[1] = B_1[1] + A[0];\n",
+    );
+}
+
+#[test]
+fn names_that_clash_with_loop_language_keywords_or_counters_are_renamed() {
+    same(
+        "double end[3], i;\nvoid f(void) { for (int i = 0; i < 3; i++) end[i] = 0;\n i = end[1]; }\n",
+        "real end_1[0..2];\nreal i_1;\nfor i = 0 to 2 do end_1[i] = 0; end\ni_1 = end_1[1];\n",
+    );
+}
+
+#[test]
+fn return_at_the_end_is_a_call_statement() {
+    same(
+        "double s;\ndouble f(void) { s = 1;\n  R: return s * 2; }\n",
+        "real s;\ns = 1;\nR: return(s * 2);\n",
+    );
+}
+
+#[test]
+fn omp_parallel_for_marks_a_doall_loop() {
+    same(
+        "double A[4];\nvoid f(void) {\n#pragma omp parallel for\n  for (int i = 0; i < 4; i++) A[i] = 0;\n}\n",
+        "real A[0..3];\nfor i = 0 to 3 doall A[i] = 0; end\n",
+    );
+}
+
+#[test]
+fn unsupported_statements_skip_their_region_only() {
+    for (body, code) in [
+        ("for (int i = 0; i < 4; i++) { if (A[i]) break; }", "W0901"),
+        ("for (int i = 0; i < 4; i++) { continue; }", "W0901"),
+        ("goto out; out: A[0] = 1;", "W0901"),
+        ("for (int i = 0; i < 4; i++) { return; }", "W0901"),
+        ("switch (n) { case 1: A[0] = 1; }", "W0901"),
+        ("do { A[0] = 1; } while (n);", "W0901"),
+        ("A[n++] = 1;", "W0901"),
+        ("A[0] = (n = 2);", "W0901"),
+        ("double *q = A; q[1] = 0;", "W0901"),
+        ("for (int i = 0; i < 4; i++) i = 2;", "W0901"),
+        ("for (;;) A[0] = 1;", "W0902"),
+        ("for (int i = 0; i < 4; i *= 2) A[i] = 1;", "W0902"),
+        ("for (int i = 0, j = 0; i < 4; i++) A[i] = 1;", "W0902"),
+        ("for (int i = 0; i < 4; i += n) A[i] = 1;", "W0902"),
+        ("for (int i = A[0]; i < 4; i++) A[0] = 1;", "W0902"),
+        ("while (g(A)) A[0] = 1;", "W0901"),
+    ] {
+        let src = format!(
+            "double A[8];\nint g(double *);\nvoid keep(void) {{ A[7] = 7; }}\nvoid f(int n) {{\n  {body}\n}}\n"
+        );
+        let (p, diags) = compile(&src, FileId(0));
+        let got: Vec<_> = diags.iter().map(|d| d.code).collect();
+        assert!(got.contains(&code), "{body}: {got:?}");
+        // The other function is still analysed; the skipped one left nothing.
+        let p = p.unwrap_or_else(|| panic!("{body}: {got:?}"));
+        assert_eq!(
+            crate::print::program(&p),
+            "real A[0..7];\n\nA[7] = 7;\n",
+            "{body}"
+        );
+    }
+}
+
+#[test]
+fn all_regions_skipped_is_an_error() {
+    let (p, diags) = compile("void f(void) { goto x; x: ; }\n", FileId(0));
+    assert!(p.is_none());
+    let got: Vec<_> = diags.iter().map(|d| d.code).collect();
+    assert_eq!(got, vec!["W0901", "E0902"]);
+}
+
+#[test]
+fn syntax_errors_are_errors() {
+    let (p, diags) = compile("void f( { A[ = ; }\n", FileId(0));
+    assert!(p.is_none());
+    assert!(diags.iter().all(|d| d.code == "E0901"), "{diags:#?}");
+    assert!(!diags.is_empty());
+}
+
+#[test]
+fn unknown_values_are_reported() {
+    let src = "double A[4];\n#define F(x) (x)\nvoid f(void) { A[0] = M_PI + F(1);\n  for (int i = 0; i < 4; i++) A[i] = 0;\n  A[1] = i; }\n";
+    let got = codes(src);
+    // M_PI, the macro F, and `i` out of its loop's scope.
+    assert_eq!(got, vec!["W0907", "W0907", "W0907"], "{got:?}");
+    let src =
+        "double A[4];\nvoid f(void) { int i;\n  for (i = 0; i < 4; i++) A[i] = 0;\n  A[1] = i; }\n";
+    assert_eq!(codes(src), vec!["W0907"]);
+}
+
+#[test]
+fn pragma_problems_are_reported() {
+    let got = codes("double A[4];\nvoid f(void) {\n#pragma scop\n  A[0] = 1;\n}\n");
+    assert_eq!(got, vec!["W0908", "W0003"]);
+    let got =
+        codes("double A[4];\n#pragma arrayflow array A[1..2][1..2]\nvoid f(void) { A[1] = 1; }\n");
+    assert_eq!(got, vec!["W0908"]);
+    let got = codes("double A[4];\n#pragma arrayflow aray A[1..2]\nvoid f(void) { A[1] = 1; }\n");
+    assert_eq!(got, vec!["W0908"]);
+}
+
+#[test]
+fn labels_that_cannot_be_used_are_reported() {
+    let (p, diags) = compile(
+        "double x;\nvoid f(void) { _S1: x = 1;\n  L: for (int i = 0; i < 2; i++) x = i; }\n",
+        FileId(0),
+    );
+    let got: Vec<_> = diags.iter().map(|d| d.code).collect();
+    assert_eq!(got, vec!["W0909", "W0909"]);
+    let p = p.unwrap();
+    assert_eq!(p.stmts()[0].label, "_S1");
+    assert!(p.stmts()[0].label_generated);
+}
+
+#[test]
+fn no_function_is_an_empty_program() {
+    let (p, diags) = compile("int x;\n", FileId(0));
+    assert_eq!(p.unwrap().stmts().len(), 0);
+    let got: Vec<_> = diags.iter().map(|d| d.code).collect();
+    assert_eq!(got, vec!["W0003"]);
+}
+
+#[test]
+fn deep_nesting_skips_without_overflowing_the_stack() {
+    let src = format!(
+        "double x;\nvoid f(void) {{ x = {}1{}; }}\nvoid g(void) {{ {} x = 1; {} }}\n",
+        "(".repeat(5000),
+        ")".repeat(5000),
+        "{".repeat(5000),
+        "}".repeat(5000)
+    );
+    let got = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || codes(&src))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(got.contains(&"W0901"), "{got:?}");
+}

@@ -1,0 +1,71 @@
+//! The emitted program against the original by experiment (`equiv`, doall
+//! loops shuffled) at several parameter vectors: `emit`'s validation and
+//! `verify --transform mse`.
+
+use crate::equiv::{equiv, EquivError, EquivOptions, Verdict};
+use crate::model::Program;
+
+/// Named parameter values, as `--param` gives them.
+pub type Vector = Vec<(String, i64)>;
+
+/// The vector `overrides` (defaults for the rest) shifted by each of
+/// `offsets` on every parameter, where the assumptions hold; duplicates
+/// dropped.
+pub fn shifted(
+    p: &Program,
+    overrides: &[(String, i64)],
+    offsets: &[i64],
+) -> Result<Vec<Vector>, String> {
+    let base = p.param_values(overrides)?;
+    let mut out: Vec<Vector> = Vec::new();
+    for &d in offsets {
+        let v: Vector = p
+            .params
+            .iter()
+            .zip(&base)
+            .map(|(q, x)| (q.name.clone(), x.saturating_add(d)))
+            .collect();
+        if p.param_values(&v).is_ok() && !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
+
+/// "N = 6, M = 3".
+pub fn text(v: &[(String, i64)]) -> String {
+    v.iter()
+        .map(|(n, x)| format!("{n} = {x}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `equiv(original, emitted)` at each vector on seeds `0..seeds`, stopping
+/// after the first that does not agree.
+pub fn compare(
+    original: &Program,
+    emitted: &Program,
+    vectors: &[Vector],
+    seeds: u64,
+) -> Vec<(Vector, Result<Verdict, EquivError>)> {
+    let mut out = Vec::new();
+    for v in vectors {
+        let o = EquivOptions {
+            params: v.clone(),
+            seeds,
+            ..EquivOptions::default()
+        };
+        let r = equiv(original, emitted, &o);
+        let stop = !matches!(r, Ok(Verdict::Agree(_))) && !original_fails(&r);
+        out.push((v.clone(), r));
+        if stop {
+            break;
+        }
+    }
+    out
+}
+
+/// The comparison was not made because the original itself does not run.
+pub fn original_fails(r: &Result<Verdict, EquivError>) -> bool {
+    matches!(r, Err(e) if !e.in_b)
+}
