@@ -11,7 +11,8 @@ use std::sync::OnceLock;
 /// their sources; [`Assembler::finish`] makes the [`Flow`].
 pub struct Assembler {
     flow: Flow,
-    ops: HashMap<(u32, Box<[i64]>), u32>,
+    /// Operation ids by site index, then iteration vector.
+    ops: Vec<HashMap<Box<[i64]>, u32>>,
     pairs: Vec<(u32, u64)>,
     last_reader: Option<u32>,
 }
@@ -49,24 +50,27 @@ impl Assembler {
             initial: Vec::new(),
             by_site: OnceLock::new(),
         };
+        let n_sites = flow.site_names.len();
         Assembler {
             flow,
-            ops: HashMap::new(),
+            ops: vec![HashMap::new(); n_sites],
             pairs: Vec::new(),
             last_reader: None,
         }
     }
 
     fn op(&mut self, site: Site, iter: &[i64]) -> u32 {
-        let k = self.flow.site_index(site) as u32;
-        if let Some(&o) = self.ops.get(&(k, iter.into())) {
+        let k = self.flow.site_index(site);
+        if let Some(&o) = self.ops.get(k).and_then(|m| m.get(iter)) {
             return o;
         }
         let o = self.flow.op_site.len() as u32;
-        self.flow.op_site.push(k);
+        self.flow.op_site.push(k as u32);
         self.flow.iters.extend_from_slice(iter);
         self.flow.op_iter_start.push(self.flow.iters.len() as u32);
-        self.ops.insert((k, iter.into()), o);
+        if let Some(m) = self.ops.get_mut(k) {
+            m.insert(iter.into(), o);
+        }
         o
     }
 

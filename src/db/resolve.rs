@@ -186,14 +186,32 @@ pub fn file_flow(db: &dyn salsa::Database, file: SourceFile) -> Result<Flow, Fil
             let Some(site) = kf.augmented.body_site(read.site()) else {
                 continue;
             };
-            let reach = resolver.sources(k, &kf.augmented, &read);
-            asm.read(
-                place.global_site(site),
-                read.iter(),
-                read.access(),
-                reach.writes.iter().map(|(s, i)| (*s, i.as_slice())),
-                reach.initial,
-            );
+            let aug = &kf.augmented;
+            let crosses = read
+                .writes()
+                .any(|(s, _)| matches!(local_role(aug, s), Some(Role::Entry(_))));
+            if crosses {
+                let reach = resolver.sources(k, aug, &read);
+                asm.read(
+                    place.global_site(site),
+                    read.iter(),
+                    read.access(),
+                    reach.writes.iter().map(|(s, i)| (*s, i.as_slice())),
+                    reach.initial,
+                );
+            } else {
+                // Only sources of its own kernel: no copy needed.
+                let local = read
+                    .writes()
+                    .filter_map(|(s, i)| Some((place.global_site(aug.body_site(s)?), i)));
+                asm.read(
+                    place.global_site(site),
+                    read.iter(),
+                    read.access(),
+                    local,
+                    read.initial(),
+                );
+            }
         }
     }
     Ok(asm.finish())
