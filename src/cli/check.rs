@@ -19,6 +19,7 @@ pub struct Args {
 
 pub fn run(args: &Args) -> ExitCode {
     let mut files = SourceFiles::new();
+    let db = crate::db::Database::default();
     let mut all = Vec::new();
     let (mut unreadable, mut invalid) = (false, false);
     for path in &args.files {
@@ -26,8 +27,10 @@ pub fn run(args: &Args) -> ExitCode {
             unreadable = true;
             continue;
         };
-        let id = files.add(path.display().to_string(), source);
-        let (_, diags) = super::compile(path, files.source(id), id);
+        let name = path.display().to_string();
+        let file = db.add_file(name.clone(), source);
+        let id = files.add(name, file.text(&db).clone());
+        let diags = super::in_file(&crate::db::parse(&db, file).diagnostics, id);
         invalid |= has_errors(&diags);
         match args.format {
             Format::Text => {

@@ -1,10 +1,13 @@
 //! `arrayflow flow FILE [--param N=4] [--max-trips 3] [--format text|json]
 //! [--max-instances N]`: the possible sources of every read (σ) at concrete
-//! sizes. Exit 0 on success, 1 when the program has errors or the analysis
-//! cannot run at these sizes (a budget exceeded, say), 2 on usage or I/O errors.
+//! sizes, through the analysis database (per kernel, then put together:
+//! docs/architecture.md). Exit 0 on success, 1 when the program has errors
+//! or the analysis cannot run at these sizes (a budget exceeded, say), 2 on
+//! usage or I/O errors.
 
-use super::{load, Budget, Format, Sizes};
+use super::{load_with, Budget, Format, Sizes};
 use crate::dataflow::{self, DataflowError};
+use crate::db::resolve::{file_flow, FileFlowError};
 use crate::diagnostics::Diagnostic;
 use std::io::Write;
 use std::path::PathBuf;
@@ -24,18 +27,19 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    let loaded = match load(&args.file) {
+    let config = args.sizes.config(args.budget.max_instances);
+    let loaded = match load_with(&args.file, config) {
         Ok(l) => l,
         Err(code) => return code,
     };
-    let config = args.sizes.config(args.budget.max_instances);
-    let flow = match dataflow::analyze(&loaded.program, &config) {
+    let flow = match file_flow(&loaded.db, loaded.source) {
         Ok(f) => f,
-        Err(e) => {
-            let d = diagnostic(&e, loaded.file);
-            eprint!("{}", loaded.files.render(&d));
+        Err(FileFlowError::Analysis(d)) => {
+            let d = &super::in_file(&[d], loaded.file)[0];
+            eprint!("{}", loaded.files.render(d));
             return ExitCode::from(1);
         }
+        Err(FileFlowError::Invalid) => return ExitCode::from(1),
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

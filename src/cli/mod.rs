@@ -11,6 +11,7 @@ pub mod expand;
 pub mod flow;
 pub mod fmt;
 pub mod gen;
+pub mod lsp;
 pub mod plot;
 pub mod run;
 pub mod verify;
@@ -53,6 +54,8 @@ pub enum Command {
     Flow(flow::Args),
     /// Check σ against runs: every read's actual writer must be a source.
     Verify(verify::Args),
+    /// Run the language server on stdin and stdout (docs/editors.md).
+    Lsp(lsp::Args),
     /// Maximal static expansion at concrete sizes: classes, labels, dead
     /// writes, memory, parallel loops (or `--transform sa`, the baseline).
     Expand(expand::Args),
@@ -134,6 +137,7 @@ pub fn main() -> ExitCode {
         Command::Gen(a) => gen::run(a),
         Command::Flow(a) => flow::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Lsp(a) => lsp::run(a),
         Command::Expand(a) => expand::run(a),
         Command::Plot(a) => plot::run(a),
     }
@@ -152,26 +156,24 @@ pub fn finish(written: std::io::Result<()>) -> ExitCode {
     }
 }
 
-/// A program loaded by [`load`], with the source its spans point into.
+/// A program loaded by [`load`], with the source its spans point into and the
+/// analysis database it was loaded through.
 pub struct Loaded {
     pub program: Program,
     pub files: SourceFiles,
     pub file: FileId,
+    pub db: crate::db::Database,
+    pub source: crate::db::SourceFile,
 }
 
-/// Parses and checks a source with the front end its path calls for: the C
-/// front end for `.c` and `.h` files, the `.loop` one for anything else.
-/// Every command goes through here, so they all accept both languages.
+/// Parses and checks a source with the front end its path calls for (see
+/// [`crate::db::compile`]).
 pub fn compile(
     path: &Path,
     source: &str,
     file: FileId,
 ) -> (Option<Program>, Vec<crate::diagnostics::Diagnostic>) {
-    if crate::cfront::is_c_path(path) {
-        crate::cfront::compile(source, file)
-    } else {
-        crate::lower::compile(source, file)
-    }
+    crate::db::compile(path, source, file)
 }
 
 /// Reads, parses and checks one `.loop` or C file: what every command that
@@ -179,19 +181,45 @@ pub fn compile(
 /// stderr. A file that cannot be read gives `Err(2)`; a program with errors
 /// gives `Err(1)`; the caller returns that code.
 pub fn load(path: &Path) -> Result<Loaded, ExitCode> {
-    let source = read_source(path).ok_or(ExitCode::from(2))?;
+    load_with(path, crate::dataflow::Config::default())
+}
+
+/// [`load`] into a database with these analysis settings.
+pub fn load_with(path: &Path, config: crate::dataflow::Config) -> Result<Loaded, ExitCode> {
+    let text = read_source(path).ok_or(ExitCode::from(2))?;
+    let db = crate::db::Database::new(config);
+    let name = path.display().to_string();
+    let source = db.add_file(name.clone(), text);
     let mut files = SourceFiles::new();
-    let file = files.add(path.display().to_string(), source);
-    let (program, diags) = compile(path, files.source(file), file);
+    let file = files.add(name, source.text(&db).clone());
+    let parsed = crate::db::parse(&db, source);
+    let diags = in_file(&parsed.diagnostics, file);
     eprint!("{}", files.render_all(&diags));
-    match program {
+    match &parsed.program {
         Some(program) if !has_errors(&diags) => Ok(Loaded {
-            program,
+            program: program.clone(),
             files,
             file,
+            db,
+            source,
         }),
         _ => Err(ExitCode::from(1)),
     }
+}
+
+/// Diagnostics of the database (which point into `db::FILE`) pointing into
+/// `file` of a [`SourceFiles`] set instead.
+pub fn in_file(
+    diags: &[crate::diagnostics::Diagnostic],
+    file: FileId,
+) -> Vec<crate::diagnostics::Diagnostic> {
+    let mut diags = diags.to_vec();
+    for d in &mut diags {
+        for l in &mut d.labels {
+            l.file = file;
+        }
+    }
+    diags
 }
 
 /// The text of a source file, or `None` after printing why it cannot be

@@ -7,6 +7,7 @@
 //! [`Flow`], kept compact (dense ids, one flat array of sources) so that it
 //! costs a few bytes per read instance.
 
+pub mod assemble;
 mod engine;
 pub mod render;
 mod rules;

@@ -1,0 +1,787 @@
+//! The incremental analysis database (salsa).
+//!
+//! Inputs: [`SourceFile`] (path and text) and the singleton [`Settings`]
+//! (parameter values, `while` trips, the budget). Tracked queries, cheapest
+//! first:
+//!
+//! - [`parse`]: the whole front end (`lower::compile`) on one file: the
+//!   program and its diagnostics. Re-runs on every edit of the file (it is
+//!   linear and fast).
+//! - [`kernels`]: the file cut into kernels ([`kernel`]), each a salsa
+//!   tracked struct whose `program` field is the kernel's local program.
+//!   Re-runs on every edit; unchanged kernels keep an equal field, so what
+//!   was computed from them stays valid.
+//! - [`kernel_flow`]: σ of one kernel (its local program with entry writes
+//!   and exit reads, [`kernel::augment`]). Re-runs only when that kernel's
+//!   text, the declarations or the settings change.
+//! - [`kernel_loops`]: the flow dependences each loop of a kernel carries
+//!   by σ (value-based, at the analysed sizes); [`kernel_deps`]: the
+//!   memory-based dependences each carries, by the exact tests (symbolic).
+//! - [`analysis_diagnostics`], [`remarks`]: per file, from all of the above,
+//!   in the file's ids and positions.
+//!
+//! Per-kernel results hold only local ids and relative spans; the per-file
+//! steps translate them with the kernel's [`Placement`]. σ across kernels is
+//! put together by [`resolve`] (an entry write stands for whatever reaches the
+//! kernel's start, found in the earlier kernels' exit reads).
+
+pub mod deps;
+pub mod ide;
+pub mod kernel;
+pub mod resolve;
+
+pub use kernel::{KernelProgram, Placement};
+
+use crate::dataflow::{self, Config, DataflowError, Flow};
+use crate::diagnostics::{Diagnostic, FileId};
+use crate::model::{ArrayId, CounterId, Program, Site, Span};
+use kernel::{Augmented, EXIT};
+use salsa::Setter;
+
+/// One source file.
+#[salsa::input]
+pub struct SourceFile {
+    #[returns(ref)]
+    pub path: String,
+    #[returns(ref)]
+    pub text: String,
+}
+
+/// The sizes and limits of every bounded analysis of the database.
+#[salsa::input(singleton)]
+pub struct Settings {
+    /// Parameter values; parameters not listed take their default.
+    #[returns(ref)]
+    pub params: Vec<(String, i64)>,
+    #[returns(copy)]
+    pub max_trips: u32,
+    /// The most access instances one kernel's analysis may create.
+    #[returns(copy)]
+    pub max_instances: u64,
+}
+
+/// Diagnostics of [`parse`] and of the per-file steps point into this file id.
+pub const FILE: FileId = FileId(0);
+
+/// The database.
+#[salsa::db]
+#[derive(Clone)]
+pub struct Database {
+    storage: salsa::Storage<Self>,
+}
+
+#[salsa::db]
+impl salsa::Database for Database {}
+
+impl Default for Database {
+    fn default() -> Database {
+        Database::with_storage(salsa::Storage::default(), Config::default())
+    }
+}
+
+impl Database {
+    /// A database with these settings.
+    pub fn new(config: Config) -> Database {
+        Database::with_storage(salsa::Storage::default(), config)
+    }
+
+    /// A database whose salsa events (query executions, cancellation
+    /// checks) go to `callback`.
+    pub fn with_events(
+        config: Config,
+        callback: Box<dyn Fn(salsa::Event) + Send + Sync + 'static>,
+    ) -> Database {
+        Database::with_storage(salsa::Storage::new(Some(callback)), config)
+    }
+
+    fn with_storage(storage: salsa::Storage<Database>, config: Config) -> Database {
+        let db = Database { storage };
+        Settings::new(&db, config.params, config.max_trips, config.max_instances);
+        db
+    }
+
+    /// Adds a file.
+    pub fn add_file(&self, path: impl Into<String>, text: impl Into<String>) -> SourceFile {
+        SourceFile::new(self, path.into(), text.into())
+    }
+
+    /// Replaces a file's text (a new revision: stale computations on other
+    /// handles are cancelled).
+    pub fn set_text(&mut self, file: SourceFile, text: String) {
+        file.set_text(self).to(text);
+    }
+
+    pub fn config(&self) -> Config {
+        let s = Settings::get(self);
+        Config {
+            params: s.params(self).clone(),
+            max_trips: s.max_trips(self),
+            max_instances: s.max_instances(self),
+        }
+    }
+
+    /// Changes the settings; only the fields that differ become new input.
+    pub fn configure(&mut self, config: Config) {
+        let s = Settings::get(self);
+        if *s.params(self) != config.params {
+            s.set_params(self).to(config.params);
+        }
+        if s.max_trips(self) != config.max_trips {
+            s.set_max_trips(self).to(config.max_trips);
+        }
+        if s.max_instances(self) != config.max_instances {
+            s.set_max_instances(self).to(config.max_instances);
+        }
+    }
+}
+
+/// A file after the front end.
+pub struct Parsed {
+    /// The program, when the file has no error.
+    pub program: Option<Program>,
+    /// Errors and warnings of the front end, pointing into [`FILE`].
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Parses and checks a file. Never backdated: its diagnostics hold absolute
+/// positions, which change with edits that leave the program equal.
+#[salsa::tracked(no_eq)]
+pub fn parse(db: &dyn salsa::Database, file: SourceFile) -> Parsed {
+    let path = std::path::Path::new(file.path(db));
+    let (program, diagnostics) = compile(path, file.text(db), FILE);
+    Parsed {
+        program,
+        diagnostics,
+    }
+}
+
+/// Parses and checks a source with the front end its path calls for: the C
+/// front end for `.c` and `.h` files, the `.loop` one for anything else.
+/// Every command and the language server go through here, so all of them
+/// accept both languages.
+pub fn compile(
+    path: &std::path::Path,
+    source: &str,
+    file: crate::diagnostics::FileId,
+) -> (Option<Program>, Vec<Diagnostic>) {
+    if crate::cfront::is_c_path(path) {
+        crate::cfront::compile(source, file)
+    } else {
+        crate::lower::compile(source, file)
+    }
+}
+
+/// One kernel of a file.
+#[salsa::tracked]
+pub struct Kernel<'db> {
+    #[tracked]
+    #[returns(ref)]
+    pub program: KernelProgram,
+    #[tracked]
+    #[returns(copy)]
+    pub place: Placement,
+}
+
+/// The kernels of a valid file, in order (none when the file has errors).
+#[salsa::tracked]
+pub fn kernels(db: &dyn salsa::Database, file: SourceFile) -> Vec<Kernel<'_>> {
+    let Some(program) = &parse(db, file).program else {
+        return Vec::new();
+    };
+    kernel::split(program)
+        .into_iter()
+        .map(|p| Kernel::new(db, p.program, p.place))
+        .collect()
+}
+
+/// σ of one kernel, on its augmented local program.
+pub struct KernelFlow {
+    pub augmented: Augmented,
+    pub result: Result<Flow, DataflowError>,
+}
+
+/// σ of one kernel: depends on its local program and the settings only.
+#[salsa::tracked(no_eq)]
+pub fn kernel_flow<'db>(db: &'db dyn salsa::Database, kernel: Kernel<'db>) -> KernelFlow {
+    let local = &kernel.program(db).program;
+    let config = settings(db);
+    let (program, augmented) = kernel::augment(local);
+    let result = match local.param_values(&config.params) {
+        Ok(values) => {
+            let extra = synthetic_instances(local, &augmented, &values);
+            let run = |more: u64| {
+                let inner = Config {
+                    max_instances: config.max_instances.saturating_add(more),
+                    ..config.clone()
+                };
+                dataflow::analyze(&program, &inner)
+            };
+            let entry = extra.entry_cells.max(extra.entry_iterations);
+            match run(entry) {
+                // The kernel fit; only the exit reads went over.
+                Err(DataflowError::Budget { ref site, .. }) if site.starts_with(EXIT) => {
+                    let exit = extra.exit_cells.max(extra.exit_iterations);
+                    run(entry.saturating_add(exit).saturating_mul(2))
+                }
+                r => r,
+            }
+            .map_err(|e| extra.restore(e, config.max_instances))
+        }
+        Err(m) => Err(DataflowError::Params(m)),
+    };
+    KernelFlow { augmented, result }
+}
+
+fn settings(db: &dyn salsa::Database) -> Config {
+    match Settings::try_get(db) {
+        Some(s) => Config {
+            params: s.params(db).clone(),
+            max_trips: s.max_trips(db),
+            max_instances: s.max_instances(db),
+        },
+        None => Config::default(),
+    }
+}
+
+/// What the entry writes and exit reads add to a kernel's counts, so that
+/// the budget bounds the kernel's own instances.
+struct Synthetic {
+    entry_cells: u64,
+    entry_iterations: u64,
+    exit_cells: u64,
+    exit_iterations: u64,
+}
+
+impl Synthetic {
+    /// A budget error in the kernel's terms: counts without the entry
+    /// writes before it, and the budget the user gave.
+    fn restore(&self, e: DataflowError, max: u64) -> DataflowError {
+        match e {
+            DataflowError::Budget {
+                unit,
+                site,
+                span,
+                count,
+                params,
+                ..
+            } => {
+                let before = match unit {
+                    "access instances" => self.entry_cells,
+                    "loop iterations" => self.entry_iterations,
+                    _ => 0,
+                };
+                DataflowError::Budget {
+                    unit,
+                    site,
+                    span,
+                    count: count.saturating_sub(before),
+                    max,
+                    params,
+                }
+            }
+            e => e,
+        }
+    }
+}
+
+fn synthetic_instances(p: &Program, aug: &Augmented, values: &[i64]) -> Synthetic {
+    let size = |a: ArrayId| -> (u64, u64) {
+        let mut cells = 1u64;
+        let mut iterations = 0u64;
+        for r in &p.array_decl(a).dims {
+            let at = |b: &crate::model::Bound| {
+                let mut env = crate::model::eval::StaticEnv {
+                    params: values,
+                    counters: &[],
+                };
+                crate::model::eval::expr(&b.expr, &mut env).unwrap_or(0)
+            };
+            let n = at(&r.hi).saturating_sub(at(&r.lo)).saturating_add(1).max(0) as u64;
+            cells = cells.saturating_mul(n);
+            iterations = iterations.saturating_add(cells);
+        }
+        (cells, iterations)
+    };
+    let sum = |arrays: &[ArrayId]| {
+        arrays.iter().fold((0u64, 0u64), |(c, i), &a| {
+            let (c2, i2) = size(a);
+            (c.saturating_add(c2), i.saturating_add(i2))
+        })
+    };
+    let (entry_cells, entry_iterations) = sum(&aug.entry);
+    let (exit_cells, exit_iterations) = sum(&aug.exit);
+    Synthetic {
+        entry_cells,
+        entry_iterations,
+        exit_cells,
+        exit_iterations,
+    }
+}
+
+/// A flow dependence a loop carries, at the analysed sizes: some read of
+/// `array` by `to` in one iteration of the loop may read a value `from` wrote
+/// in an earlier iteration (`distance` iterations before, from `min` to `max`)
+/// of the same instance of the loops around it. Local ids.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Carried {
+    pub array: ArrayId,
+    pub from: Site,
+    pub to: Site,
+    pub min: i64,
+    pub max: i64,
+}
+
+/// One loop of a kernel with the flow dependences it carries. Local ids.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopFlow {
+    pub counter: CounterId,
+    /// Claimed parallel (`doall`).
+    pub doall: bool,
+    pub carried: Vec<Carried>,
+}
+
+/// The loops of a kernel and the flow dependences each carries (empty when
+/// σ could not be computed).
+#[salsa::tracked]
+pub fn kernel_loops<'db>(db: &'db dyn salsa::Database, kernel: Kernel<'db>) -> Vec<LoopFlow> {
+    let kf = kernel_flow(db, kernel);
+    let local = &kernel.program(db).program;
+    match &kf.result {
+        Ok(flow) => resolve::carried(local, &kf.augmented, flow),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Analysis errors of a file: bad parameter values once, then each
+/// kernel's budget or evaluation error, in the file's positions and names.
+#[salsa::tracked(no_eq)]
+pub fn analysis_diagnostics(db: &dyn salsa::Database, file: SourceFile) -> Vec<Diagnostic> {
+    let Some(program) = &parse(db, file).program else {
+        return Vec::new();
+    };
+    let config = settings(db);
+    if let Err(m) = program.param_values(&config.params) {
+        return vec![Diagnostic::error("E0301", m)];
+    }
+    let mut out = Vec::new();
+    for &k in kernels(db, file) {
+        if let Err(e) = &kernel_flow(db, k).result {
+            out.push(kernel_error(program, k.program(db), k.place(db), e));
+        }
+    }
+    out
+}
+
+/// A kernel's analysis error as a diagnostic of the file.
+pub fn kernel_error(
+    program: &Program,
+    local: &KernelProgram,
+    place: Placement,
+    e: &DataflowError,
+) -> Diagnostic {
+    let global_name = |name: &str| -> String {
+        let local = &local.program;
+        let site = local
+            .stmts()
+            .iter()
+            .find(|s| s.label == name)
+            .map(|s| Site::Stmt(s.id))
+            .or_else(|| {
+                local
+                    .conditions()
+                    .iter()
+                    .find(|c| c.name == name)
+                    .map(|c| Site::Cond(c.id))
+            });
+        match site {
+            Some(s) => program.site_name(place.global_site(s)),
+            None => name.to_string(),
+        }
+    };
+    let e = match e {
+        DataflowError::Budget {
+            unit,
+            site,
+            span,
+            count,
+            max,
+            params,
+        } => DataflowError::Budget {
+            unit,
+            site: global_name(site),
+            span: place.absolute(*span),
+            count: *count,
+            max: *max,
+            params: params.clone(),
+        },
+        DataflowError::Eval { what, span } => {
+            // The message names a condition by its local name, in backquotes.
+            let mut what = what.clone();
+            let quoted = what.split('`').nth(1).map(str::to_string);
+            if let Some(name) = quoted {
+                what = what.replacen(
+                    &format!("`{name}`"),
+                    &format!("`{}`", global_name(&name)),
+                    1,
+                );
+            }
+            DataflowError::Eval {
+                what,
+                span: place.absolute(*span),
+            }
+        }
+        e => e.clone(),
+    };
+    crate::cli::flow::diagnostic(&e, FILE)
+}
+
+/// The memory-based dependences each loop of a kernel carries (local ids),
+/// by the exact dependence tests: they hold for every parameter value.
+#[salsa::tracked]
+pub fn kernel_deps<'db>(
+    db: &'db dyn salsa::Database,
+    kernel: Kernel<'db>,
+) -> Vec<(CounterId, Vec<deps::CarriedDep>)> {
+    deps::carried_by_loop(&kernel.program(db).program)
+        .into_iter()
+        .collect()
+}
+
+/// Maximal static expansion of one kernel (its local program, at the
+/// settings' sizes): what the lenses, the array hover and the summary show.
+pub struct KernelExpansion {
+    /// Per array: memory before and after (cells).
+    pub memory: Vec<(ArrayId, u64, u64)>,
+    /// Per written array: classes of live writes, cells written, most
+    /// classes of one cell.
+    pub classes: Vec<(ArrayId, u64, u64, u32)>,
+    /// Per loop (local counter): carries a dependence as written, after MSE.
+    pub loops: Vec<(CounterId, bool, bool)>,
+    /// `arrayflow expand`'s text for the kernel.
+    pub text: String,
+}
+
+/// Expansion of one kernel. A kernel boundary acts as a copy-out and
+/// copy-in point: reads of values from earlier kernels count as reads of
+/// the initial value here (docs/architecture.md).
+#[salsa::tracked(no_eq)]
+pub fn kernel_expansion<'db>(
+    db: &'db dyn salsa::Database,
+    kernel: Kernel<'db>,
+) -> Result<KernelExpansion, String> {
+    use crate::expansion::{self, parallel, render, sa};
+    let local = &kernel.program(db).program;
+    let config = settings(db);
+    let exp = expansion::expand(local, &config).map_err(|e| e.to_string())?;
+    let base = sa::single_assignment(local, &exp);
+    let loops = parallel::report(local, &exp);
+    let mut text = Vec::new();
+    render::text(&exp, &base, &loops, &mut text).map_err(|e| e.to_string())?;
+    let memory = render::memory(&exp, &base)
+        .iter()
+        .zip(&exp.arrays)
+        .map(|(m, a)| (a.array, m.original, m.mse))
+        .collect();
+    let classes = exp
+        .arrays
+        .iter()
+        .filter(|a| a.cells_written > 0)
+        .map(|a| (a.array, a.classes, a.cells_written, a.max_classes_per_cell))
+        .collect();
+    Ok(KernelExpansion {
+        memory,
+        classes,
+        loops: loops
+            .iter()
+            .map(|l| (l.counter, l.original.any(), l.mse.any()))
+            .collect(),
+        text: String::from_utf8_lossy(&text).into_owned(),
+    })
+}
+
+/// The file rewritten by maximal static expansion (`arrayflow expand
+/// --emit code`: the report as comments, then the program), for the whole
+/// file at once: the emitted code is one program, not one per kernel.
+#[salsa::tracked(no_eq)]
+pub fn expanded_code(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+) -> Result<(Program, String), String> {
+    let program = parse(db, file)
+        .program
+        .as_ref()
+        .ok_or("the file has errors")?;
+    let c = settings(db);
+    let o = crate::codegen::Options {
+        params: c.params,
+        max_trips: c.max_trips,
+        max_instances: c.max_instances,
+    };
+    let e = crate::codegen::emit(program, &o)?;
+    let text = format!("{}{}", crate::codegen::report::text(program, &e), e.text);
+    Ok((e.program, text))
+}
+
+/// How much a remark matters to an editor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Information,
+    Hint,
+}
+
+/// An analysis remark: not a problem, a fact about the program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Remark {
+    pub level: Level,
+    pub span: Span,
+    pub message: String,
+}
+
+/// The most dependences listed per loop; the rest are counted.
+const LISTED: usize = 6;
+
+/// What is known of one loop, in the file's ids.
+pub struct LoopStatus {
+    pub counter: CounterId,
+    pub doall: bool,
+    /// Memory-based dependences it carries (exact tests, symbolic).
+    pub deps: Vec<deps::CarriedDep>,
+    /// Flow dependences it carries by σ; `None` when σ failed.
+    pub flows: Option<Vec<Carried>>,
+    /// Whether it still carries a dependence after maximal static
+    /// expansion of its kernel; `None` when the expansion failed.
+    pub after_mse: Option<bool>,
+}
+
+/// Every loop of a file with its dependences, in the file's ids.
+pub fn loop_status(db: &dyn salsa::Database, file: SourceFile) -> Vec<LoopStatus> {
+    let mut out = Vec::new();
+    for &k in kernels(db, file) {
+        let place = k.place(db);
+        let ok = kernel_flow(db, k).result.is_ok();
+        let deps = kernel_deps(db, k);
+        let exp = kernel_expansion(db, k).as_ref().ok();
+        for l in kernel_loops_all(db, k) {
+            let after_mse = exp.and_then(|e| {
+                e.loops
+                    .iter()
+                    .find(|(c, _, _)| *c == l.counter)
+                    .map(|&(_, _, mse)| mse)
+            });
+            let global = |s: Site| place.global_site(s);
+            let deps = deps
+                .iter()
+                .find(|(c, _)| *c == l.counter)
+                .map(|(_, d)| {
+                    d.iter()
+                        .map(|d| deps::CarriedDep {
+                            from: global(d.from),
+                            to: global(d.to),
+                            ..d.clone()
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let flows = ok.then(|| {
+                l.carried
+                    .iter()
+                    .map(|c| Carried {
+                        from: global(c.from),
+                        to: global(c.to),
+                        ..c.clone()
+                    })
+                    .collect()
+            });
+            out.push(LoopStatus {
+                counter: place.global_counter(l.counter),
+                doall: l.doall,
+                deps,
+                flows,
+                after_mse,
+            });
+        }
+    }
+    out
+}
+
+/// The loops of a kernel with the flows σ finds they carry, or with none
+/// when σ failed (the loops are still listed).
+fn kernel_loops_all<'db>(db: &'db dyn salsa::Database, kernel: Kernel<'db>) -> Vec<LoopFlow> {
+    match &kernel_flow(db, kernel).result {
+        Ok(_) => kernel_loops(db, kernel).clone(),
+        Err(_) => resolve::loops(&kernel.program(db).program),
+    }
+}
+
+/// The names of a program's sites, looked up without walking the program
+/// (`Program::site_name` lists every statement on each call).
+pub struct Names {
+    sites: Vec<String>,
+    n_stmts: usize,
+}
+
+impl Names {
+    pub fn new(program: &Program) -> Names {
+        let stmts = program.stmts();
+        let n_stmts = stmts.len();
+        let sites = stmts
+            .iter()
+            .map(|s| s.label.clone())
+            .chain(program.conditions().iter().map(|c| c.name.clone()))
+            .collect();
+        Names { sites, n_stmts }
+    }
+
+    pub fn site(&self, site: Site) -> &str {
+        self.sites
+            .get(site_index(self.n_stmts, site))
+            .map_or("?", String::as_str)
+    }
+}
+
+/// A site's index among statements then conditions.
+fn site_index(n_stmts: usize, site: Site) -> usize {
+    match site {
+        Site::Stmt(s) => s.index(),
+        Site::Cond(c) => n_stmts + c.index(),
+    }
+}
+
+/// The loops around every site of a program, outermost first.
+pub struct SiteLoops {
+    loops: Vec<Vec<CounterId>>,
+    n_stmts: usize,
+}
+
+impl SiteLoops {
+    pub fn new(program: &Program) -> SiteLoops {
+        SiteLoops {
+            loops: crate::dataflow::render::site_loops(program),
+            n_stmts: program.stmts().len(),
+        }
+    }
+
+    pub fn of(&self, site: Site) -> &[CounterId] {
+        self.loops
+            .get(site_index(self.n_stmts, site))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The loops around both sites.
+    pub fn common(&self, a: Site, b: Site) -> &[CounterId] {
+        let (x, y) = (self.of(a), self.of(b));
+        let n = x.iter().zip(y).take_while(|(p, q)| p == q).count();
+        &x[..n]
+    }
+}
+
+/// `a flow dependence on A (S → T, distance 1)`.
+pub fn describe_dep(program: &Program, names: &Names, d: &deps::CarriedDep) -> String {
+    let kind = match d.kind {
+        crate::dependence::Kind::Flow => "a flow",
+        crate::dependence::Kind::Anti => "an anti",
+        crate::dependence::Kind::Output => "an output",
+    };
+    let dist = match d.distance {
+        Some((a, b)) => format!(", {}", ide::distance(a, b)),
+        None => String::new(),
+    };
+    format!(
+        "{kind} dependence on {} ({} → {}{dist})",
+        program.array_decl(d.array).name,
+        names.site(d.from),
+        names.site(d.to),
+    )
+}
+
+/// The arrays of a loop's carried dependences, by name, sorted.
+pub fn dep_arrays(program: &Program, deps: &[deps::CarriedDep]) -> String {
+    let mut names: Vec<&str> = deps
+        .iter()
+        .map(|d| program.array_decl(d.array).name.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names.join(", ")
+}
+
+/// The remarks of a file: for every loop, the dependences it carries (exact
+/// tests), and whether it is parallel as written or after expansion (σ at
+/// the analysed sizes: no value flows between its iterations).
+#[salsa::tracked(no_eq)]
+pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
+    let Some(program) = &parse(db, file).program else {
+        return Vec::new();
+    };
+    let sizes = ide::sizes(&settings(db), program);
+    let names = Names::new(program);
+    let mut out = Vec::new();
+    for l in loop_status(db, file) {
+        let span = ide::loop_span(program, l.counter);
+        let name = &program.counter_decl(l.counter).name;
+        let mut push = |level, message| {
+            out.push(Remark {
+                level,
+                span,
+                message,
+            })
+        };
+        for d in l.deps.iter().take(LISTED) {
+            let doall = if l.doall { "; it is marked doall" } else { "" };
+            push(
+                Level::Information,
+                format!(
+                    "loop {name} carries {}{doall}",
+                    describe_dep(program, &names, d)
+                ),
+            );
+        }
+        if l.deps.len() > LISTED {
+            push(
+                Level::Information,
+                format!(
+                    "loop {name} carries {} more dependences",
+                    l.deps.len() - LISTED
+                ),
+            );
+        }
+        match &l.flows {
+            _ if l.deps.is_empty() => push(Level::Hint, format!("loop {name} is parallel")),
+            _ if l.after_mse == Some(false) => push(
+                Level::Hint,
+                format!(
+                    "after expanding {}, loop {name} is parallel (maximal static expansion {sizes})",
+                    dep_arrays(program, &l.deps)
+                ),
+            ),
+            Some(f) if f.is_empty() => push(
+                Level::Hint,
+                format!(
+                    "after expanding {}, loop {name} is parallel: no value flows between \
+                     its iterations {sizes}",
+                    dep_arrays(program, &l.deps)
+                ),
+            ),
+            _ => {}
+        }
+    }
+    for (k, &kern) in kernels(db, file).iter().enumerate() {
+        let Ok(e) = kernel_expansion(db, kern) else {
+            continue;
+        };
+        for &(a, classes, written, most) in &e.classes {
+            let decl = program.array_decl(a);
+            out.push(Remark {
+                level: Level::Hint,
+                span: decl.span,
+                message: format!(
+                    "{}: {classes} classes of live writes over {written} written cells \
+                     (expansion ×{most} at most per cell) in kernel {} {sizes}",
+                    decl.name,
+                    k + 1
+                ),
+            });
+        }
+    }
+    out
+}

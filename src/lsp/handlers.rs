@@ -1,0 +1,391 @@
+//! The requests the server answers, from LSP types to `db::ide` and back.
+
+use super::{Snapshot, SUMMARY_COMMAND};
+use crate::db::{self, ide, Level};
+use crate::diagnostics::{Diagnostic, Severity};
+use crate::model::Span;
+use lsp_server::ErrorCode;
+use lsp_types::request::{self as req, Request as _};
+use lsp_types::*;
+
+/// What a job computes.
+#[derive(Clone, Debug)]
+pub enum Kind {
+    Diagnostics,
+    Hover(Position),
+    Definition(Position),
+    CodeLens,
+    CodeAction,
+    /// Fill in the edit of "Apply maximal static expansion".
+    ResolveAction(Box<CodeAction>),
+    Symbols,
+    Summary,
+}
+
+/// A job's answer.
+pub enum Reply {
+    Json(serde_json::Value),
+    /// Text to show the user (a `window/showMessage`), also the result.
+    Show(String),
+}
+
+impl Reply {
+    pub fn into_json(self) -> serde_json::Value {
+        match self {
+            Reply::Json(v) => v,
+            Reply::Show(s) => serde_json::Value::String(s),
+        }
+    }
+}
+
+type Failure = (ErrorCode, String);
+
+/// The title of the code action that rewrites the file.
+pub const APPLY: &str = "Apply maximal static expansion";
+
+fn params<T: serde::de::DeserializeOwned>(
+    method: &str,
+    v: serde_json::Value,
+) -> Result<T, Failure> {
+    serde_json::from_value(v).map_err(|e| {
+        (
+            ErrorCode::InvalidParams,
+            format!("`{method}`: bad parameters: {e}"),
+        )
+    })
+}
+
+/// The document and the job of a request, or the error to reply with.
+pub fn parse_request(method: &str, v: serde_json::Value) -> Result<(String, Kind), Failure> {
+    let doc = |t: &TextDocumentIdentifier| t.uri.as_str().to_string();
+    match method {
+        req::HoverRequest::METHOD => {
+            let p: HoverParams = params(method, v)?;
+            let t = &p.text_document_position_params;
+            Ok((doc(&t.text_document), Kind::Hover(t.position)))
+        }
+        req::GotoDefinition::METHOD => {
+            let p: GotoDefinitionParams = params(method, v)?;
+            let t = &p.text_document_position_params;
+            Ok((doc(&t.text_document), Kind::Definition(t.position)))
+        }
+        req::CodeLensRequest::METHOD => {
+            let p: CodeLensParams = params(method, v)?;
+            Ok((doc(&p.text_document), Kind::CodeLens))
+        }
+        req::CodeActionRequest::METHOD => {
+            let p: CodeActionParams = params(method, v)?;
+            Ok((doc(&p.text_document), Kind::CodeAction))
+        }
+        req::CodeActionResolveRequest::METHOD => {
+            let a: CodeAction = params(method, v)?;
+            let uri = a
+                .data
+                .as_ref()
+                .and_then(|d| d.get("uri"))
+                .and_then(|u| u.as_str())
+                .map(str::to_string)
+                .ok_or((
+                    ErrorCode::InvalidParams,
+                    "`codeAction/resolve`: the action has no document".to_string(),
+                ))?;
+            Ok((uri, Kind::ResolveAction(Box::new(a))))
+        }
+        req::DocumentSymbolRequest::METHOD => {
+            let p: DocumentSymbolParams = params(method, v)?;
+            Ok((doc(&p.text_document), Kind::Symbols))
+        }
+        req::ExecuteCommand::METHOD => {
+            let p: ExecuteCommandParams = params(method, v)?;
+            if p.command != SUMMARY_COMMAND {
+                return Err((
+                    ErrorCode::InvalidParams,
+                    format!("unknown command `{}`", p.command),
+                ));
+            }
+            match p.arguments.first().and_then(|a| a.as_str()) {
+                Some(uri) => Ok((uri.to_string(), Kind::Summary)),
+                None => Err((
+                    ErrorCode::InvalidParams,
+                    format!("`{SUMMARY_COMMAND}` takes the document's URI"),
+                )),
+            }
+        }
+        m => Err((ErrorCode::MethodNotFound, format!("unknown method `{m}`"))),
+    }
+}
+
+pub fn capabilities(utf8: bool) -> InitializeResult {
+    InitializeResult {
+        capabilities: ServerCapabilities {
+            position_encoding: Some(if utf8 {
+                PositionEncodingKind::UTF8
+            } else {
+                PositionEncodingKind::UTF16
+            }),
+            text_document_sync: Some(TextDocumentSyncCapability::Options(
+                TextDocumentSyncOptions {
+                    open_close: Some(true),
+                    change: Some(TextDocumentSyncKind::INCREMENTAL),
+                    ..TextDocumentSyncOptions::default()
+                },
+            )),
+            hover_provider: Some(HoverProviderCapability::Simple(true)),
+            definition_provider: Some(OneOf::Left(true)),
+            code_lens_provider: Some(CodeLensOptions {
+                resolve_provider: Some(false),
+            }),
+            code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+                code_action_kinds: Some(vec![
+                    CodeActionKind::REFACTOR_REWRITE,
+                    CodeActionKind::SOURCE,
+                ]),
+                resolve_provider: Some(true),
+                ..CodeActionOptions::default()
+            })),
+            document_symbol_provider: Some(OneOf::Left(true)),
+            execute_command_provider: Some(ExecuteCommandOptions {
+                commands: vec![SUMMARY_COMMAND.to_string()],
+                ..ExecuteCommandOptions::default()
+            }),
+            ..ServerCapabilities::default()
+        },
+        server_info: Some(ServerInfo {
+            name: "arrayflow".to_string(),
+            version: Some(env!("CARGO_PKG_VERSION").to_string()),
+        }),
+    }
+}
+
+fn json<T: serde::Serialize>(v: T) -> Result<Reply, Failure> {
+    serde_json::to_value(v)
+        .map(Reply::Json)
+        .map_err(|e| (ErrorCode::InternalError, e.to_string()))
+}
+
+impl Snapshot {
+    fn offset(&self, p: Position) -> Result<u32, Failure> {
+        self.index
+            .offset(&self.text, p, self.enc)
+            .map_err(|e| (ErrorCode::InvalidParams, e.to_string()))
+    }
+
+    fn range(&self, span: Span) -> Range {
+        self.index.range(&self.text, span, self.enc)
+    }
+
+    /// Whether the analyses run on this document (it is not too large).
+    fn analysed(&self) -> bool {
+        self.text.len() <= self.config.max_analysis_bytes
+    }
+}
+
+/// Answers one job on a snapshot.
+pub fn handle(s: &Snapshot, kind: &Kind, uri: &Uri) -> Result<Reply, Failure> {
+    let (db, file) = (&s.db, s.file);
+    match kind {
+        Kind::Diagnostics => json(PublishDiagnosticsParams::new(
+            uri.clone(),
+            diagnostics(s, uri),
+            Some(s.version),
+        )),
+        Kind::Hover(p) => {
+            let offset = s.offset(*p)?;
+            if !s.analysed() {
+                return json(None::<Hover>);
+            }
+            json(ide::hover(db, file, offset).map(|(span, text)| Hover {
+                contents: HoverContents::Markup(MarkupContent {
+                    kind: MarkupKind::Markdown,
+                    value: text,
+                }),
+                range: Some(s.range(span)),
+            }))
+        }
+        Kind::Definition(p) => {
+            let offset = s.offset(*p)?;
+            if !s.analysed() {
+                return json(Vec::<Location>::new());
+            }
+            let locs: Vec<Location> = ide::definition(db, file, offset)
+                .into_iter()
+                .map(|span| Location::new(uri.clone(), s.range(span)))
+                .collect();
+            json(GotoDefinitionResponse::Array(locs))
+        }
+        Kind::CodeLens => {
+            if !s.analysed() {
+                return json(Vec::<CodeLens>::new());
+            }
+            let lenses: Vec<CodeLens> = ide::lenses(db, file)
+                .into_iter()
+                .map(|(span, title)| CodeLens {
+                    range: s.range(span),
+                    command: Some(summary_command(title, uri)),
+                    data: None,
+                })
+                .collect();
+            json(lenses)
+        }
+        Kind::CodeAction => {
+            let apply = CodeAction {
+                title: APPLY.to_string(),
+                kind: Some(CodeActionKind::REFACTOR_REWRITE),
+                data: Some(serde_json::json!({ "uri": uri.as_str() })),
+                ..CodeAction::default()
+            };
+            let summary = CodeAction {
+                title: "Show expansion summary".to_string(),
+                kind: Some(CodeActionKind::SOURCE),
+                command: Some(summary_command("Show expansion summary".to_string(), uri)),
+                ..CodeAction::default()
+            };
+            json(vec![
+                CodeActionOrCommand::CodeAction(apply),
+                CodeActionOrCommand::CodeAction(summary),
+            ])
+        }
+        Kind::ResolveAction(action) => {
+            if !s.analysed() {
+                return Err((
+                    ErrorCode::RequestFailed,
+                    "the file is too large to analyse".to_string(),
+                ));
+            }
+            let code = match db::expanded_code(db, file) {
+                Ok((_, text)) => text.clone(),
+                Err(e) => return Err((ErrorCode::RequestFailed, format!("cannot expand: {e}"))),
+            };
+            let whole = Range::new(
+                Position::new(0, 0),
+                s.index.position(&s.text, s.text.len() as u32, s.enc),
+            );
+            // Versioned, so a client applies it only to the text it was made from.
+            let edit = TextDocumentEdit {
+                text_document: OptionalVersionedTextDocumentIdentifier {
+                    uri: uri.clone(),
+                    version: Some(s.version),
+                },
+                edits: vec![OneOf::Left(TextEdit::new(whole, code))],
+            };
+            let mut action = (**action).clone();
+            action.edit = Some(WorkspaceEdit {
+                document_changes: Some(DocumentChanges::Edits(vec![edit])),
+                ..WorkspaceEdit::default()
+            });
+            json(action)
+        }
+        Kind::Symbols => {
+            let Some(program) = db::parse(db, file).program.as_ref() else {
+                return json(Vec::<DocumentSymbol>::new());
+            };
+            #[allow(deprecated)]
+            let symbols: Vec<DocumentSymbol> = ide::symbols(program)
+                .into_iter()
+                .map(|sym| DocumentSymbol {
+                    name: sym.name,
+                    detail: None,
+                    kind: match sym.kind {
+                        ide::SymbolKind::Parameter => SymbolKind::CONSTANT,
+                        ide::SymbolKind::Array => SymbolKind::ARRAY,
+                        ide::SymbolKind::Statement => SymbolKind::FUNCTION,
+                        ide::SymbolKind::Condition => SymbolKind::BOOLEAN,
+                    },
+                    tags: None,
+                    deprecated: None,
+                    range: s.range(sym.span),
+                    selection_range: s.range(sym.span),
+                    children: None,
+                })
+                .collect();
+            json(DocumentSymbolResponse::Nested(symbols))
+        }
+        Kind::Summary => {
+            if !s.analysed() {
+                return Ok(Reply::Show("The file is too large to analyse.".to_string()));
+            }
+            Ok(Reply::Show(ide::expansion_summary(db, file)))
+        }
+    }
+}
+
+fn summary_command(title: String, uri: &Uri) -> Command {
+    Command {
+        title,
+        command: SUMMARY_COMMAND.to_string(),
+        arguments: Some(vec![serde_json::Value::String(uri.as_str().to_string())]),
+    }
+}
+
+/// Everything published for a document: the front end's errors and
+/// warnings, analysis errors, then the remarks as information and hints.
+fn diagnostics(s: &Snapshot, uri: &Uri) -> Vec<lsp_types::Diagnostic> {
+    let (db, file) = (&s.db, s.file);
+    let mut out: Vec<lsp_types::Diagnostic> = db::parse(db, file)
+        .diagnostics
+        .iter()
+        .map(|d| convert(s, uri, d))
+        .collect();
+    if !s.analysed() {
+        out.push(lsp_types::Diagnostic {
+            range: Range::default(),
+            severity: Some(DiagnosticSeverity::INFORMATION),
+            source: Some("arrayflow".to_string()),
+            message: format!(
+                "the file has {} bytes: over the analysis limit of {} \
+                 (setting maxAnalysisBytes), so only the checks of the text run",
+                s.text.len(),
+                s.config.max_analysis_bytes
+            ),
+            ..lsp_types::Diagnostic::default()
+        });
+        return out;
+    }
+    out.extend(
+        db::analysis_diagnostics(db, file)
+            .iter()
+            .map(|d| convert(s, uri, d)),
+    );
+    out.extend(db::remarks(db, file).iter().map(|r| lsp_types::Diagnostic {
+        range: s.range(r.span),
+        severity: Some(match r.level {
+            Level::Information => DiagnosticSeverity::INFORMATION,
+            Level::Hint => DiagnosticSeverity::HINT,
+        }),
+        source: Some("arrayflow".to_string()),
+        message: r.message.clone(),
+        ..lsp_types::Diagnostic::default()
+    }));
+    out
+}
+
+fn convert(s: &Snapshot, uri: &Uri, d: &Diagnostic) -> lsp_types::Diagnostic {
+    let primary = d.labels.iter().find(|l| l.primary).or(d.labels.first());
+    let range = primary.map_or(Range::default(), |l| s.range(l.span));
+    let mut message = d.message.clone();
+    for n in &d.notes {
+        message.push_str("\nnote: ");
+        message.push_str(n);
+    }
+    let related: Vec<DiagnosticRelatedInformation> = d
+        .labels
+        .iter()
+        .filter(|l| !l.primary)
+        .map(|l| DiagnosticRelatedInformation {
+            location: Location::new(uri.clone(), s.range(l.span)),
+            message: l.message.clone(),
+        })
+        .collect();
+    lsp_types::Diagnostic {
+        range,
+        severity: Some(match d.severity {
+            Severity::Error => DiagnosticSeverity::ERROR,
+            Severity::Warning => DiagnosticSeverity::WARNING,
+        }),
+        code: Some(NumberOrString::String(d.code.to_string())),
+        source: Some("arrayflow".to_string()),
+        message,
+        related_information: (!related.is_empty()).then_some(related),
+        ..lsp_types::Diagnostic::default()
+    }
+}

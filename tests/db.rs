@@ -1,0 +1,283 @@
+//! The incremental database: σ put together from kernels equals σ of the
+//! whole program, and an edit inside one kernel re-runs only that kernel's
+//! analyses (counted through salsa's event callback).
+
+use arrayflow::dataflow::{self, render, Config};
+use arrayflow::db::{self, resolve, Database};
+use arrayflow::gen::{generate, GenOptions, Size};
+use std::sync::{Arc, Mutex};
+
+mod support;
+
+/// σ of the file through the database and through `dataflow::analyze`, as
+/// JSON (which lists every read and its sorted sources).
+fn both(text: &str, config: &Config) -> Option<(String, String)> {
+    let db = Database::new(config.clone());
+    let file = db.add_file("t.loop", text);
+    let program = db::parse(&db, file).program.clone()?;
+    let whole = dataflow::analyze(&program, config).ok()?;
+    let mut a = Vec::new();
+    render::json(&program, &whole, &mut a).unwrap();
+    let merged = match resolve::file_flow(&db, file) {
+        Ok(f) => f,
+        Err(_) => panic!("the kernels failed where the whole program did not:\n{text}"),
+    };
+    let mut b = Vec::new();
+    render::json(&program, &merged, &mut b).unwrap();
+    Some((String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap()))
+}
+
+#[test]
+fn kernels_give_the_sigma_of_the_whole_program_on_paper_fixtures() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/papers");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        if let Some((a, b)) = both(&text, &Config::default()) {
+            assert_eq!(a, b, "{}", path.display());
+            checked += 1;
+        }
+    }
+    assert!(checked > 40, "only {checked} fixtures analysed");
+}
+
+#[test]
+fn kernels_give_the_sigma_of_the_whole_program_on_generated_programs() {
+    let mut multi = 0;
+    for seed in 0..support::cases(200) {
+        for options in [
+            GenOptions::all(Size::Medium),
+            GenOptions::static_control(Size::Small),
+        ] {
+            let program = generate(seed, &options);
+            multi += usize::from(program.body.len() > 1);
+            let text = arrayflow::print::program(&program);
+            for max_trips in [0, 3] {
+                let config = Config {
+                    max_trips,
+                    max_instances: 200_000,
+                    ..Config::default()
+                };
+                if let Some((a, b)) = both(&text, &config) {
+                    assert_eq!(a, b, "seed {seed}, max-trips {max_trips}:\n{text}");
+                }
+            }
+        }
+    }
+    assert!(multi > 0, "no program had several kernels");
+}
+
+/// A handwritten case: values flow across kernels, through a kernel that
+/// writes the array only under a condition, and past one that kills it.
+#[test]
+fn values_flow_across_kernels() {
+    let text = "param N = 4;\nreal A[1..N];\nreal x;\n\
+                for i = 1 to N do P: A[i] = i; end\n\
+                for i = 1 to N do if ... then Q: A[i] = 0; end end\n\
+                x = 1;\n\
+                for i = 1 to N do R: use(A[i], x); end\n\
+                for i = 2 to N do K: A[i] = 1; end\n\
+                for i = 1 to N do U: use(A[i]); end\n";
+    let (a, b) = both(text, &Config::default()).unwrap();
+    assert_eq!(a, b);
+    // R reads A[i] from P or Q; U reads A[1] from P or Q and A[2..] from K.
+    assert!(b.contains("\"stmt\":\"R\",\"iter\":[1],\"access\":0,\"array\":\"A\",\"sources\":[{\"stmt\":\"P\",\"iter\":[1]},{\"stmt\":\"Q\",\"iter\":[1]}],\"initial\":false"), "{b}");
+    assert!(b.contains("\"stmt\":\"U\",\"iter\":[2],\"access\":0,\"array\":\"A\",\"sources\":[{\"stmt\":\"K\",\"iter\":[2]}],\"initial\":false"), "{b}");
+}
+
+/// The names of the queries salsa executes, through the event callback.
+fn logging_db() -> (Database, Arc<Mutex<Vec<String>>>) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let sink = log.clone();
+    let db = Database::with_events(
+        Config::default(),
+        Box::new(move |event| {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind {
+                let name = format!("{database_key:?}");
+                let name = name.split('(').next().unwrap_or("").to_string();
+                sink.lock().unwrap().push(name);
+            }
+        }),
+    );
+    (db, log)
+}
+
+fn count(log: &[String], name: &str) -> usize {
+    log.iter().filter(|n| *n == name).count()
+}
+
+fn kernel_file(n: usize, edited: Option<usize>) -> String {
+    let mut s = String::from("param N = 6;\nreal A[0..N+1];\nreal B[0..N+1];\n");
+    for k in 0..n {
+        let rhs = if Some(k) == edited {
+            "A[i-1] * 2 + 1"
+        } else {
+            "A[i-1] + 1"
+        };
+        s.push_str(&format!(
+            "for i = 1 to N do\n  S{k}: A[i] = {rhs};\n  T{k}: B[i] = A[i] + B[i];\nend\n"
+        ));
+    }
+    s
+}
+
+#[test]
+fn an_edit_in_one_kernel_reruns_only_that_kernels_analyses() {
+    let (mut db, log) = logging_db();
+    let file = db.add_file("k.loop", kernel_file(10, None));
+    let all = |db: &Database| {
+        let d = db::analysis_diagnostics(db, file).len();
+        let r = db::remarks(db, file).len();
+        (d, r)
+    };
+    let first = all(&db);
+    assert_eq!(first.0, 0);
+    {
+        let log = log.lock().unwrap();
+        assert_eq!(count(&log, "kernel_flow"), 10, "{log:?}");
+        assert_eq!(count(&log, "kernel_loops"), 10, "{log:?}");
+        assert_eq!(count(&log, "kernel_deps"), 10, "{log:?}");
+        assert_eq!(count(&log, "kernel_expansion"), 10, "{log:?}");
+    }
+    log.lock().unwrap().clear();
+    // Change one statement of kernel 4: longer text, so every later
+    // kernel moves.
+    db.set_text(file, kernel_file(10, Some(4)));
+    let second = all(&db);
+    assert_eq!(second, first);
+    let log = log.lock().unwrap().clone();
+    assert_eq!(count(&log, "kernel_flow"), 1, "{log:?}");
+    assert_eq!(count(&log, "kernel_loops"), 1, "{log:?}");
+    assert_eq!(count(&log, "kernel_deps"), 1, "{log:?}");
+    assert_eq!(count(&log, "kernel_expansion"), 1, "{log:?}");
+    // The per-file steps run once each.
+    for q in ["parse", "kernels", "analysis_diagnostics", "remarks"] {
+        assert_eq!(count(&log, q), 1, "{q}: {log:?}");
+    }
+    // The remarks moved with the text: they point at the loops as they are now.
+    let text = file.text(&db).clone();
+    // Loop remarks point at the loops as they are now.
+    for r in db::remarks(&db, file)
+        .iter()
+        .filter(|r| r.message.starts_with("loop"))
+    {
+        assert!(text[r.span.range()].starts_with("for i"), "{:?}", r);
+    }
+}
+
+#[test]
+fn an_edit_that_only_moves_a_kernel_keeps_its_results_but_not_its_positions() {
+    let (mut db, log) = logging_db();
+    let text = kernel_file(3, None);
+    let file = db.add_file("k.loop", text.clone());
+    let loops = |db: &Database| -> Vec<db::Remark> {
+        db::remarks(db, file)
+            .iter()
+            .filter(|r| r.message.starts_with("loop"))
+            .cloned()
+            .collect()
+    };
+    let before = loops(&db);
+    log.lock().unwrap().clear();
+    let moved = text.replacen("real B[0..N+1];", "real B[0..N+1];\n\n# a comment\n", 1);
+    db.set_text(file, moved.clone());
+    let after = loops(&db);
+    assert_eq!(count(&log.lock().unwrap(), "kernel_flow"), 0);
+    assert_eq!(before.len(), after.len());
+    for (a, b) in before.iter().zip(&after) {
+        assert_eq!(a.message, b.message);
+        assert_eq!(
+            b.span.start as usize,
+            a.span.start as usize + moved.len() - text.len()
+        );
+        assert!(moved[b.span.range()].starts_with("for i"));
+    }
+}
+
+#[test]
+fn settings_changes_rerun_every_kernel() {
+    let (mut db, log) = logging_db();
+    let file = db.add_file("k.loop", kernel_file(4, None));
+    db::remarks(&db, file);
+    log.lock().unwrap().clear();
+    db.configure(Config {
+        params: vec![("N".to_string(), 3)],
+        ..Config::default()
+    });
+    let lenses = db::ide::lenses(&db, file);
+    assert_eq!(count(&log.lock().unwrap(), "kernel_flow"), 4);
+    assert_eq!(lenses.len(), 4);
+    assert!(lenses.iter().all(|(_, l)| l.contains("N=3")), "{lenses:?}");
+}
+
+/// Salsa's cancellation: setting a new text while another handle computes
+/// on the old one unwinds that computation (the language server answers
+/// such requests with `ContentModified`).
+#[test]
+fn a_new_text_cancels_a_computation_on_the_old_one() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc::channel;
+    let (started_tx, started_rx) = channel::<()>();
+    let started_tx = Mutex::new(Some(started_tx));
+    let executed = Arc::new(AtomicUsize::new(0));
+    let seen = executed.clone();
+    let mut db = Database::with_events(
+        Config::default(),
+        Box::new(move |event| {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind {
+                if format!("{database_key:?}").starts_with("kernel_flow") {
+                    match seen.fetch_add(1, Ordering::SeqCst) {
+                        0 => {
+                            if let Some(tx) = started_tx.lock().unwrap().take() {
+                                let _ = tx.send(());
+                            }
+                        }
+                        // Give the writer time to raise the flag.
+                        1 => std::thread::sleep(std::time::Duration::from_millis(200)),
+                        _ => {}
+                    }
+                }
+            }
+        }),
+    );
+    let file = db.add_file("k.loop", kernel_file(20, None));
+    let snapshot = db.clone();
+    let worker =
+        std::thread::spawn(move || salsa::Cancelled::catch(|| db::remarks(&snapshot, file).len()));
+    started_rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the analysis started");
+    db.set_text(file, kernel_file(20, Some(3)));
+    let outcome = worker.join().expect("no panic but cancellation");
+    assert!(
+        matches!(outcome, Err(salsa::Cancelled::PendingWrite)),
+        "{outcome:?}"
+    );
+    assert!(executed.load(Ordering::SeqCst) < 20);
+    // The database answers on the new text.
+    assert!(!db::remarks(&db, file).is_empty());
+}
+
+/// An analysis error in a later kernel names the condition as the file
+/// does and points at it.
+#[test]
+fn kernel_errors_use_the_files_names_and_positions() {
+    let text = "param N = 5;\nreal A[1..N];\n\
+                for i = 1 to N do if i > 2 then A[i] = 1; end end\n\
+                for i = 1 to N do if 10 / (N - 5) > i then A[i] = 2; end end\n\
+                use(A[1]);\n";
+    let db = Database::default();
+    let file = db.add_file("e.loop", text);
+    let diags = db::analysis_diagnostics(&db, file).clone();
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    let d = &diags[0];
+    assert_eq!(d.code, "E0303");
+    assert!(d.message.contains("condition `_C2`"), "{}", d.message);
+    let span = d.labels[0].span;
+    assert!(
+        text[span.range()].starts_with("if 10 / (N - 5) > i"),
+        "{:?}",
+        &text[span.range()]
+    );
+}
