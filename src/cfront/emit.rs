@@ -172,7 +172,8 @@ fn fresh(name: &str, taken: &HashSet<String>) -> String {
     n
 }
 
-fn collect_calls(nodes: &[Node], out: &mut Vec<(String, usize)>) {
+/// Every call of the program, with its argument count.
+fn collect_calls(p: &Program) -> Vec<(String, usize)> {
     fn expr(e: &Expr, out: &mut Vec<(String, usize)>) {
         match &e.kind {
             ExprKind::Call(f, args) => {
@@ -202,34 +203,26 @@ fn collect_calls(nodes: &[Node], out: &mut Vec<(String, usize)>) {
             Cond::Unknown => {}
         }
     }
-    for n in nodes {
-        match n {
-            Node::Stmt(s) => match &s.kind {
-                StmtKind::Assign { target, value, .. } => {
-                    target.subscripts.iter().for_each(|x| expr(&x.expr, out));
-                    expr(value, out);
-                }
-                StmtKind::Call { func, args } => {
-                    out.push((func.clone(), args.len()));
-                    args.iter().for_each(|a| expr(a, out));
-                }
-            },
-            Node::For(f) => collect_calls(&f.body, out),
-            Node::While(w) => {
-                cond(&w.cond.cond, out);
-                collect_calls(&w.body, out);
+    let mut out = Vec::new();
+    for s in p.stmts() {
+        match &s.kind {
+            StmtKind::Assign { target, value, .. } => {
+                target
+                    .subscripts
+                    .iter()
+                    .for_each(|x| expr(&x.expr, &mut out));
+                expr(value, &mut out);
             }
-            Node::If(i) => {
-                for (c, b) in &i.branches {
-                    cond(&c.cond, out);
-                    collect_calls(b, out);
-                }
-                if let Some(e) = &i.otherwise {
-                    collect_calls(e, out);
-                }
+            StmtKind::Call { func, args } => {
+                out.push((func.clone(), args.len()));
+                args.iter().for_each(|a| expr(a, &mut out));
             }
         }
     }
+    for c in p.conditions() {
+        cond(&c.cond, &mut out);
+    }
+    out
 }
 
 /// Binding strength of printed C: sums 1, products 2, unary minus 3, atoms
@@ -246,8 +239,7 @@ fn prec(e: &Expr) -> u8 {
 
 impl<'a> Printer<'a> {
     fn new(p: &'a Program) -> Printer<'a> {
-        let mut calls = Vec::new();
-        collect_calls(&p.body, &mut calls);
+        let calls = collect_calls(p);
         let mut model: HashSet<String> = p.params.iter().map(|q| q.name.clone()).collect();
         model.extend(p.arrays.iter().map(|a| a.name.clone()));
         model.extend(p.counters.iter().map(|c| c.name.clone()));
@@ -597,14 +589,7 @@ impl<'a> Printer<'a> {
                 format!("{UNKNOWN_COND}()")
             }
             Cond::Cmp(op, l, r) => {
-                let op = match op {
-                    CmpOp::Eq => "==",
-                    CmpOp::Ne => "!=",
-                    CmpOp::Lt => "<",
-                    CmpOp::Le => "<=",
-                    CmpOp::Gt => ">",
-                    CmpOp::Ge => ">=",
-                };
+                let op = crate::print::cmp_op(*op);
                 format!("{} {op} {}", self.expr(l), self.expr(r))
             }
             Cond::Not(a) => format!("!({})", self.cond(a)),
