@@ -417,3 +417,30 @@ fn exit_without_shutdown_is_an_error_exit() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn c_files_get_the_same_analyses() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/c/mse-example1.c"
+    ))
+    .unwrap();
+    let u = uri("mse-example1.c");
+    let mut c = Client::start(BIN);
+    c.open(&u, &text);
+    let diags = c.diagnostics(&u, 1);
+    assert!(diags.iter().all(|d| d["severity"] != json!(1)), "{diags:?}");
+    assert!(
+        messages(&diags)
+            .iter()
+            .any(|m| m.starts_with("after expanding x, loop i is parallel")),
+        "{diags:?}"
+    );
+    let h = c.call(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": u}, "position": pos(&text, "R: use(x)", 0, 7)}),
+    );
+    let value = h["result"]["contents"]["value"].as_str().unwrap_or("");
+    assert!(value.contains("from T[i] or S[i, 0..3]"), "{h}");
+    c.shutdown();
+}

@@ -166,15 +166,7 @@ pub struct Loaded {
     pub source: crate::db::SourceFile,
 }
 
-/// Parses and checks a source with the front end its path calls for (see
-/// [`crate::db::compile`]).
-pub fn compile(
-    path: &Path,
-    source: &str,
-    file: FileId,
-) -> (Option<Program>, Vec<crate::diagnostics::Diagnostic>) {
-    crate::db::compile(path, source, file)
-}
+pub use crate::db::compile;
 
 /// Reads, parses and checks one `.loop` or C file: what every command that
 /// takes a program starts with. Diagnostics (warnings included) are printed to

@@ -143,6 +143,22 @@ pub struct Parsed {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// Parses and checks a source with the front end its path calls for: the C
+/// front end for `.c` and `.h` files, the `.loop` one for anything else.
+/// Every command and the language server go through here, so they all
+/// accept both languages.
+pub fn compile(
+    path: &std::path::Path,
+    source: &str,
+    file: FileId,
+) -> (Option<Program>, Vec<Diagnostic>) {
+    if crate::cfront::is_c_path(path) {
+        crate::cfront::compile(source, file)
+    } else {
+        crate::lower::compile(source, file)
+    }
+}
+
 /// Parses and checks a file. Never backdated: its diagnostics hold absolute
 /// positions, which change with edits that leave the program equal.
 #[salsa::tracked(no_eq)]
@@ -152,22 +168,6 @@ pub fn parse(db: &dyn salsa::Database, file: SourceFile) -> Parsed {
     Parsed {
         program,
         diagnostics,
-    }
-}
-
-/// Parses and checks a source with the front end its path calls for: the C
-/// front end for `.c` and `.h` files, the `.loop` one for anything else.
-/// Every command and the language server go through here, so all of them
-/// accept both languages.
-pub fn compile(
-    path: &std::path::Path,
-    source: &str,
-    file: crate::diagnostics::FileId,
-) -> (Option<Program>, Vec<Diagnostic>) {
-    if crate::cfront::is_c_path(path) {
-        crate::cfront::compile(source, file)
-    } else {
-        crate::lower::compile(source, file)
     }
 }
 
