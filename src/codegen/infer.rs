@@ -653,10 +653,34 @@ pub fn array_form(
             if splits.contains_key(&s) {
                 continue;
             }
+            // A trial depends only on the sides it gives the writes of s:
+            // splits leaving them all on one side change nothing, and
+            // splits giving the same sides give the same count.
+            let mut seen: HashMap<Vec<bool>, u64> = HashMap::new();
             for e in pool.iter().filter(|e| usable(program, e, &sites.stmt[s])) {
-                let mut trial = splits.clone();
-                trial.insert(s, e.clone());
-                let labels = evaluate(program, sites, samples, &recs, &stmts, &trial, false).labels;
+                let sides: Vec<bool> = recs
+                    .iter()
+                    .zip(samples)
+                    .flat_map(|(rs, x)| {
+                        rs.iter()
+                            .filter(|w| w.stmt == s)
+                            .map(|w| side(Some(e), sites, w, &x.values))
+                    })
+                    .collect();
+                if sides.iter().all(|&b| b) || !sides.iter().any(|&b| b) {
+                    continue;
+                }
+                let labels = match seen.get(&sides) {
+                    Some(&l) => l,
+                    None => {
+                        let mut trial = splits.clone();
+                        trial.insert(s, e.clone());
+                        let l =
+                            evaluate(program, sites, samples, &recs, &stmts, &trial, false).labels;
+                        seen.insert(sides, l);
+                        l
+                    }
+                };
                 let cur = round.first().map_or(best.labels, |x| x.2);
                 if labels > cur {
                     round.clear();
