@@ -617,14 +617,43 @@ fn usable(program: &Program, e: &Affine, loops: &[CounterId]) -> bool {
     })
 }
 
-/// Chooses splits greedily, then groups and κ, for one array.
+/// The form of one array under `splits` (groups and κ evaluated).
+pub fn form_with(
+    program: &Program,
+    sites: &Sites,
+    samples: &[Sample],
+    array: ArrayId,
+    splits: HashMap<usize, Affine>,
+) -> ArrayForm {
+    let recs: Vec<Vec<WriteRec>> = samples
+        .iter()
+        .map(|s| write_recs(program, s, array))
+        .collect();
+    let mut stmts: Vec<usize> = recs.iter().flatten().map(|w| w.stmt).collect();
+    stmts.sort_unstable();
+    stmts.dedup();
+    let ev = evaluate(program, sites, samples, &recs, &stmts, &splits, true);
+    ArrayForm {
+        array,
+        splits,
+        atom_group: ev.atom_group,
+        kappa: ev.kappa,
+        copy_in: ev.copy_in,
+        labels: ev.labels,
+        classes: ev.classes,
+    }
+}
+
+/// Chooses splits greedily, then groups and κ, for one array: the best
+/// form, and the splits of the alternatives (ties of the last round, to
+/// build with `form_with` when the best one fails).
 pub fn array_form(
     program: &Program,
     sites: &Sites,
     samples: &[Sample],
     array: ArrayId,
     pool: &[Affine],
-) -> Vec<ArrayForm> {
+) -> Option<(ArrayForm, Vec<HashMap<usize, Affine>>)> {
     let recs: Vec<Vec<WriteRec>> = samples
         .iter()
         .map(|s| write_recs(program, s, array))
@@ -633,7 +662,7 @@ pub fn array_form(
     stmts.sort_unstable();
     stmts.dedup();
     if stmts.is_empty() {
-        return Vec::new();
+        return None;
     }
     let mut splits: HashMap<usize, Affine> = HashMap::new();
     let full = |splits: &HashMap<usize, Affine>| {
@@ -708,14 +737,13 @@ pub fn array_form(
         labels: ev.labels,
         classes: ev.classes,
     };
-    let mut out = vec![make(splits.clone(), best)];
+    let mut alts = Vec::new();
     for (s, e, _) in ties.into_iter().take(16) {
         let mut alt = before.clone();
         alt.insert(s, e);
-        let ev = full(&alt);
-        out.push(make(alt, ev));
+        alts.push(alt);
     }
-    out
+    Some((make(splits, best), alts))
 }
 
 /// One read instance: the site's for-counter values then the parameters,

@@ -99,10 +99,16 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
         let mut c = Candidates {
             array: a,
             forms: Vec::new(),
-            pending: infer::array_form(&plus, &sites, &samples, a, &pool),
+            pending: Vec::new(),
+            alts: Vec::new(),
             why: "no write runs at the samples".into(),
         };
-        // The other forms are fitted only if the first fails validation.
+        if let Some((best, alts)) = infer::array_form(&plus, &sites, &samples, a, &pool) {
+            c.pending.push(best);
+            c.alts = alts;
+        }
+        // The other forms are built and fitted only if the first fails
+        // validation.
         c.fit(&plus, &sites, &samples, &pool, true);
         cands.push(c);
     }
@@ -184,8 +190,10 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
 struct Candidates {
     array: ArrayId,
     forms: Vec<(ArrayForm, Trees)>,
-    /// Forms not yet fitted, best first.
+    /// Forms not yet fitted, best first, then the splits of forms not yet
+    /// built.
     pending: Vec<ArrayForm>,
+    alts: Vec<HashMap<usize, Affine>>,
     why: String,
 }
 
@@ -200,9 +208,18 @@ impl Candidates {
         pool: &[Affine],
         first: bool,
     ) {
-        let pending = std::mem::take(&mut self.pending);
-        let mut rest = pending.into_iter();
-        for form in rest.by_ref() {
+        loop {
+            if self.pending.is_empty() {
+                if self.alts.is_empty() {
+                    return;
+                }
+                let array = self.array;
+                self.pending = std::mem::take(&mut self.alts)
+                    .into_iter()
+                    .map(|s| infer::form_with(plus, sites, samples, array, s))
+                    .collect();
+            }
+            let form = self.pending.remove(0);
             match infer::read_trees(plus, sites, samples, &form, pool) {
                 Err(why) => self.why = why,
                 Ok(t) => match obstacle(plus, &form, &t) {
@@ -210,13 +227,12 @@ impl Candidates {
                     None => {
                         self.forms.push((form, t));
                         if first {
-                            break;
+                            return;
                         }
                     }
                 },
             }
         }
-        self.pending = rest.collect();
     }
 }
 
