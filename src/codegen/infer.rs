@@ -617,6 +617,22 @@ fn usable(program: &Program, e: &Affine, loops: &[CounterId]) -> bool {
     })
 }
 
+/// The writes of `array` at each sample, and the statements making them.
+fn writes(
+    program: &Program,
+    samples: &[Sample],
+    array: ArrayId,
+) -> (Vec<Vec<WriteRec>>, Vec<usize>) {
+    let recs: Vec<Vec<WriteRec>> = samples
+        .iter()
+        .map(|s| write_recs(program, s, array))
+        .collect();
+    let mut stmts: Vec<usize> = recs.iter().flatten().map(|w| w.stmt).collect();
+    stmts.sort_unstable();
+    stmts.dedup();
+    (recs, stmts)
+}
+
 /// The form of one array under `splits` (groups and κ evaluated).
 pub fn form_with(
     program: &Program,
@@ -625,13 +641,7 @@ pub fn form_with(
     array: ArrayId,
     splits: HashMap<usize, Affine>,
 ) -> ArrayForm {
-    let recs: Vec<Vec<WriteRec>> = samples
-        .iter()
-        .map(|s| write_recs(program, s, array))
-        .collect();
-    let mut stmts: Vec<usize> = recs.iter().flatten().map(|w| w.stmt).collect();
-    stmts.sort_unstable();
-    stmts.dedup();
+    let (recs, stmts) = writes(program, samples, array);
     let ev = evaluate(program, sites, samples, &recs, &stmts, &splits, true);
     ArrayForm {
         array,
@@ -654,13 +664,7 @@ pub fn array_form(
     array: ArrayId,
     pool: &[Affine],
 ) -> Option<(ArrayForm, Vec<HashMap<usize, Affine>>)> {
-    let recs: Vec<Vec<WriteRec>> = samples
-        .iter()
-        .map(|s| write_recs(program, s, array))
-        .collect();
-    let mut stmts: Vec<usize> = recs.iter().flatten().map(|w| w.stmt).collect();
-    stmts.sort_unstable();
-    stmts.dedup();
+    let (recs, stmts) = writes(program, samples, array);
     if stmts.is_empty() {
         return None;
     }
