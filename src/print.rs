@@ -246,15 +246,7 @@ fn write_cond(p: &Program, c: &Cond, out: &mut String) {
     match c {
         Cond::Unknown => out.push_str("..."),
         Cond::Cmp(op, l, r) => {
-            let op = match op {
-                CmpOp::Eq => "==",
-                CmpOp::Ne => "!=",
-                CmpOp::Lt => "<",
-                CmpOp::Le => "<=",
-                CmpOp::Gt => ">",
-                CmpOp::Ge => ">=",
-            };
-            let _ = write!(out, "{} {op} {}", expr(p, l), expr(p, r));
+            let _ = write!(out, "{} {} {}", expr(p, l), cmp_op(*op), expr(p, r));
         }
         Cond::Not(a) => {
             out.push_str("not ");
@@ -266,6 +258,18 @@ fn write_cond(p: &Program, c: &Cond, out: &mut String) {
             out.push_str(if me == 1 { " or " } else { " and " });
             cparen(p, b, cprec(b) <= me, out);
         }
+    }
+}
+
+/// A comparison operator, spelled the same in `.loop` and C.
+pub fn cmp_op(op: CmpOp) -> &'static str {
+    match op {
+        CmpOp::Eq => "==",
+        CmpOp::Ne => "!=",
+        CmpOp::Lt => "<",
+        CmpOp::Le => "<=",
+        CmpOp::Gt => ">",
+        CmpOp::Ge => ">=",
     }
 }
 

@@ -230,20 +230,23 @@ fn cli_flow_on_c_prints_the_twin_json() {
 }
 
 /// `deps` and `expand` print the same JSON for a C file as for its twin, and
-/// `expand --emit code` the same program (through the binary, so the whole
-/// command path is the same too).
+/// `expand --emit code` the same C program as `--emit c` on the twin
+/// (through the binary, so the whole command path is the same too).
 #[test]
 fn cli_deps_and_expand_on_c_print_the_twin_output() {
     for (c, twin) in pairs() {
         let (c, twin) = (c.to_str().unwrap(), twin.to_str().unwrap());
-        for args in [
-            ["deps", "--format", "json"],
-            ["expand", "--format", "json"],
-            ["expand", "--emit", "code"],
+        for (args, twin_args) in [
+            (["deps", "--format", "json"], ["deps", "--format", "json"]),
+            (
+                ["expand", "--format", "json"],
+                ["expand", "--format", "json"],
+            ),
+            (["expand", "--emit", "code"], ["expand", "--emit", "c"]),
         ] {
             let cmd = args.join(" ");
             let a = arrayflow(&[&args[..], &[c]].concat());
-            let b = arrayflow(&[&args[..], &[twin]].concat());
+            let b = arrayflow(&[&twin_args[..], &[twin]].concat());
             assert_eq!(
                 a.status.code(),
                 Some(0),

@@ -14,9 +14,11 @@
 //! Layout: `scan` (macros, prototypes, globals, regions), `decl`
 //! (declarators and types), `stmt` (statements and loops), `expr`
 //! (expressions, conditions, accesses), `mini` (integer expressions in
-//! preprocessor text), `fields` (tree-sitter field ids).
+//! preprocessor text), `fields` (tree-sitter field ids); `emit` prints a
+//! model back as C.
 
 mod decl;
+pub mod emit;
 mod expr;
 mod fields;
 mod mini;

@@ -37,7 +37,8 @@ pub struct Args {
     #[command(flatten)]
     pub budget: Budget,
     /// `--emit code`: print one expanded program valid for every parameter
-    /// value (closed-form labels checked at several parameter vectors).
+    /// value (closed-form labels checked at several parameter vectors), in
+    /// the input's language; `--emit c`: as C whatever the input.
     #[arg(long, value_enum)]
     pub emit: Option<Emit>,
 }
@@ -45,8 +46,11 @@ pub struct Args {
 /// `--emit`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Emit {
-    /// The expanded `.loop` program, then a report as `#` comments.
+    /// The expanded program in the input's language (C for a C file, else
+    /// `.loop`), after a report in comments.
     Code,
+    /// The expanded program as C (docs/c.md, "C output").
+    C,
 }
 
 pub fn run(args: &Args) -> ExitCode {
@@ -54,8 +58,9 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(l) => l,
         Err(code) => return code,
     };
-    if args.emit == Some(Emit::Code) {
-        return emit_code(args, &loaded);
+    if let Some(emit) = args.emit {
+        let c = emit == Emit::C || crate::cfront::is_c_path(&args.file);
+        return emit_code(args, &loaded, c);
     }
     let config = args.sizes.config(args.budget.max_instances);
     let exp = match expansion::expand(&loaded.program, &config) {
@@ -87,7 +92,9 @@ pub fn diagnostic(e: &ExpansionError, file: crate::diagnostics::FileId) -> Diagn
     }
 }
 
-fn emit_code(args: &Args, loaded: &super::Loaded) -> ExitCode {
+/// Prints the expanded program, as C when `c` (the report's `#` lines
+/// become `//` comments).
+fn emit_code(args: &Args, loaded: &super::Loaded, c: bool) -> ExitCode {
     let o = codegen::Options {
         params: args.sizes.params.clone(),
         max_trips: args.sizes.max_trips,
@@ -97,9 +104,18 @@ fn emit_code(args: &Args, loaded: &super::Loaded) -> ExitCode {
         Ok(e) => {
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
-            let written = out
-                .write_all(codegen::report::text(&loaded.program, &e).as_bytes())
-                .and_then(|()| out.write_all(e.text.as_bytes()));
+            let report = codegen::report::text(&loaded.program, &e);
+            let text = if c {
+                let mut s: String = report
+                    .lines()
+                    .map(|l| format!("//{}\n", l.strip_prefix('#').unwrap_or(l)))
+                    .collect();
+                s.push_str(&crate::cfront::emit::program(&e.program, "kernel"));
+                s
+            } else {
+                report + &e.text
+            };
+            let written = out.write_all(text.as_bytes());
             super::finish(written.and_then(|()| out.flush()))
         }
         Err(msg) => {

@@ -13,7 +13,7 @@ use crate::model::{
     AccessKind, Affine, ArrayId, CounterId, CounterKind, ExprKind, Node, ParamId, Program, Site,
     Var,
 };
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// The bounded expansion at one parameter vector.
 pub struct Sample {
@@ -244,23 +244,36 @@ fn count(
     sites: &Sites,
 ) -> (u64, u64) {
     let (mut labels, mut classes) = (0, 0);
+    // Labels interned to numbers: the sorts below move triples of u32, not
+    // vectors (this runs once per trial split and per κ counter dropped).
+    // Ranks keep the labels' order, so the dedup below keeps the same one.
+    let mut per: Vec<(u32, u32, u32)> = Vec::new();
     for (rs, s) in recs.iter().zip(samples) {
-        let mut per: Vec<(u32, u32, (usize, Vec<i64>))> = Vec::new();
-        for w in rs {
-            if w.class == NONE {
-                continue;
-            }
-            let sd = side(splits.get(&w.stmt), sites, w, &s.values);
-            let l = label_of(atom_group, kappa, sites, w, sd);
-            for &cell in &w.cells {
-                per.push((cell, w.class, l.clone()));
-            }
+        let ls: Vec<Option<(usize, Vec<i64>)>> = rs
+            .iter()
+            .map(|w| {
+                (w.class != NONE).then(|| {
+                    let sd = side(splits.get(&w.stmt), sites, w, &s.values);
+                    label_of(atom_group, kappa, sites, w, sd)
+                })
+            })
+            .collect();
+        let mut ranks: BTreeMap<&(usize, Vec<i64>), u32> =
+            ls.iter().flatten().map(|l| (l, 0)).collect();
+        for (k, r) in ranks.values_mut().enumerate() {
+            *r = k as u32;
         }
-        per.sort();
+        per.clear();
+        for (w, l) in rs.iter().zip(&ls) {
+            let Some(l) = l else { continue };
+            let id = ranks[l];
+            per.extend(w.cells.iter().map(|&cell| (cell, w.class, id)));
+        }
+        per.sort_unstable();
         per.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
         classes += per.len() as u64;
-        let mut ls: Vec<(u32, &(usize, Vec<i64>))> = per.iter().map(|(c, _, l)| (*c, l)).collect();
-        ls.sort();
+        let mut ls: Vec<(u32, u32)> = per.iter().map(|&(c, _, l)| (c, l)).collect();
+        ls.sort_unstable();
         ls.dedup();
         labels += ls.len() as u64;
     }
@@ -274,6 +287,7 @@ fn evaluate(
     recs: &[Vec<WriteRec>],
     stmts: &[usize],
     splits: &HashMap<usize, Affine>,
+    drop: bool,
 ) -> Eval {
     // Atoms, merged through classes.
     let mut atoms: Vec<(usize, bool)> = Vec::new();
@@ -363,8 +377,11 @@ fn evaluate(
         kappa.push(ks);
     }
     // Drop counters that do not separate classes (innermost first).
+    // Every class has one label (groups join classes, κ is constant on
+    // them), so dropping can only merge labels: `labels` is final already
+    // and the split search (`drop` false) skips the drops.
     let (mut labels, classes) = count(recs, samples, splits, &atom_group, &kappa, sites);
-    for g in 0..kappa.len() {
+    for g in (0..kappa.len()).filter(|_| drop) {
         let mut k = kappa[g].len();
         while k > 0 {
             k -= 1;
@@ -600,14 +617,12 @@ fn usable(program: &Program, e: &Affine, loops: &[CounterId]) -> bool {
     })
 }
 
-/// Chooses splits greedily, then groups and κ, for one array.
-pub fn array_form(
+/// The writes of `array` at each sample, and the statements making them.
+fn writes(
     program: &Program,
-    sites: &Sites,
     samples: &[Sample],
     array: ArrayId,
-    pool: &[Affine],
-) -> Vec<ArrayForm> {
+) -> (Vec<Vec<WriteRec>>, Vec<usize>) {
     let recs: Vec<Vec<WriteRec>> = samples
         .iter()
         .map(|s| write_recs(program, s, array))
@@ -615,44 +630,106 @@ pub fn array_form(
     let mut stmts: Vec<usize> = recs.iter().flatten().map(|w| w.stmt).collect();
     stmts.sort_unstable();
     stmts.dedup();
+    (recs, stmts)
+}
+
+/// The form of one array under `splits` (groups and κ evaluated).
+pub fn form_with(
+    program: &Program,
+    sites: &Sites,
+    samples: &[Sample],
+    array: ArrayId,
+    splits: HashMap<usize, Affine>,
+) -> ArrayForm {
+    let (recs, stmts) = writes(program, samples, array);
+    let ev = evaluate(program, sites, samples, &recs, &stmts, &splits, true);
+    ArrayForm {
+        array,
+        splits,
+        atom_group: ev.atom_group,
+        kappa: ev.kappa,
+        copy_in: ev.copy_in,
+        labels: ev.labels,
+        classes: ev.classes,
+    }
+}
+
+/// Chooses splits greedily, then groups and κ, for one array: the best
+/// form, and the splits of the alternatives (ties of the last round, to
+/// build with `form_with` when the best one fails).
+pub fn array_form(
+    program: &Program,
+    sites: &Sites,
+    samples: &[Sample],
+    array: ArrayId,
+    pool: &[Affine],
+) -> Option<(ArrayForm, Vec<HashMap<usize, Affine>>)> {
+    let (recs, stmts) = writes(program, samples, array);
     if stmts.is_empty() {
-        return Vec::new();
+        return None;
     }
     let mut splits: HashMap<usize, Affine> = HashMap::new();
-    let mut best = evaluate(program, sites, samples, &recs, &stmts, &splits);
+    let full = |splits: &HashMap<usize, Affine>| {
+        evaluate(program, sites, samples, &recs, &stmts, splits, true)
+    };
+    let mut best = full(&splits);
     // Splits that tie with the one taken in the last round: the read labels
     // may have a closed form under one and not under another.
-    let mut ties: Vec<(usize, Affine, Eval)> = Vec::new();
+    let mut ties: Vec<(usize, Affine, u64)> = Vec::new();
     let mut before = splits.clone();
     for _ in 0..3 {
         if best.labels == best.classes {
             break;
         }
-        let mut round: Vec<(usize, Affine, Eval)> = Vec::new();
+        let mut round: Vec<(usize, Affine, u64)> = Vec::new();
         for &s in &stmts {
             if splits.contains_key(&s) {
                 continue;
             }
+            // A trial depends only on the sides it gives the writes of s:
+            // splits leaving them all on one side change nothing, and
+            // splits giving the same sides give the same count.
+            let mut seen: HashMap<Vec<bool>, u64> = HashMap::new();
             for e in pool.iter().filter(|e| usable(program, e, &sites.stmt[s])) {
-                let mut trial = splits.clone();
-                trial.insert(s, e.clone());
-                let ev = evaluate(program, sites, samples, &recs, &stmts, &trial);
-                let cur = round.first().map_or(best.labels, |x| x.2.labels);
-                if ev.labels > cur {
+                let sides: Vec<bool> = recs
+                    .iter()
+                    .zip(samples)
+                    .flat_map(|(rs, x)| {
+                        rs.iter()
+                            .filter(|w| w.stmt == s)
+                            .map(|w| side(Some(e), sites, w, &x.values))
+                    })
+                    .collect();
+                if sides.iter().all(|&b| b) || !sides.iter().any(|&b| b) {
+                    continue;
+                }
+                let labels = match seen.get(&sides) {
+                    Some(&l) => l,
+                    None => {
+                        let mut trial = splits.clone();
+                        trial.insert(s, e.clone());
+                        let l =
+                            evaluate(program, sites, samples, &recs, &stmts, &trial, false).labels;
+                        seen.insert(sides, l);
+                        l
+                    }
+                };
+                let cur = round.first().map_or(best.labels, |x| x.2);
+                if labels > cur {
                     round.clear();
                 }
-                if ev.labels > best.labels && ev.labels >= cur {
-                    round.push((s, e.clone(), ev));
+                if labels > best.labels && labels >= cur {
+                    round.push((s, e.clone(), labels));
                 }
             }
         }
         if round.is_empty() {
             break;
         }
-        let (s, e, ev) = round.remove(0);
+        let (s, e, _) = round.remove(0);
         before = splits.clone();
         splits.insert(s, e);
-        best = ev;
+        best = full(&splits);
         ties = round;
     }
     let make = |splits: HashMap<usize, Affine>, ev: Eval| ArrayForm {
@@ -664,13 +741,13 @@ pub fn array_form(
         labels: ev.labels,
         classes: ev.classes,
     };
-    let mut out = vec![make(splits.clone(), best)];
-    for (s, e, ev) in ties.into_iter().take(16) {
+    let mut alts = Vec::new();
+    for (s, e, _) in ties.into_iter().take(16) {
         let mut alt = before.clone();
         alt.insert(s, e);
-        out.push(make(alt, ev));
+        alts.push(alt);
     }
-    out
+    Some((make(splits, best), alts))
 }
 
 /// One read instance: the site's for-counter values then the parameters,

@@ -99,17 +99,17 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
         let mut c = Candidates {
             array: a,
             forms: Vec::new(),
+            pending: Vec::new(),
+            alts: Vec::new(),
             why: "no write runs at the samples".into(),
         };
-        for form in infer::array_form(&plus, &sites, &samples, a, &pool) {
-            match infer::read_trees(&plus, &sites, &samples, &form, &pool) {
-                Err(why) => c.why = why,
-                Ok(t) => match obstacle(&plus, &form, &t) {
-                    Some(why) => c.why = why,
-                    None => c.forms.push((form, t)),
-                },
-            }
+        if let Some((best, alts)) = infer::array_form(&plus, &sites, &samples, a, &pool) {
+            c.pending.push(best);
+            c.alts = alts;
         }
+        // The other forms are built and fitted only if the first fails
+        // validation.
+        c.fit(&plus, &sites, &samples, &pool, true);
         cands.push(c);
     }
     let ctx = Ctx {
@@ -132,6 +132,17 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
             // Array by array, without doall marks (they are checked last):
             // the first candidate (most expanded first) that agrees with the
             // original, given the arrays already settled.
+            for c in &mut cands {
+                c.fit(&plus, &sites, &samples, &pool, false);
+            }
+            let ctx = Ctx {
+                plus: &plus,
+                outs: &outs,
+                names: &names,
+                samples: &samples,
+                cands: &cands,
+                o,
+            };
             let mut choice: Vec<Option<usize>> = vec![None; cands.len()];
             let mut notes: Vec<Option<String>> = vec![None; cands.len()];
             for k in 0..cands.len() {
@@ -179,7 +190,50 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
 struct Candidates {
     array: ArrayId,
     forms: Vec<(ArrayForm, Trees)>,
+    /// Forms not yet fitted, best first, then the splits of forms not yet
+    /// built.
+    pending: Vec<ArrayForm>,
+    alts: Vec<HashMap<usize, Affine>>,
     why: String,
+}
+
+impl Candidates {
+    /// Fits the read labels of the pending forms in order, keeping those
+    /// that can be emitted; with `first`, stops at the first kept.
+    fn fit(
+        &mut self,
+        plus: &Program,
+        sites: &Sites,
+        samples: &[Sample],
+        pool: &[Affine],
+        first: bool,
+    ) {
+        loop {
+            if self.pending.is_empty() {
+                if self.alts.is_empty() {
+                    return;
+                }
+                let array = self.array;
+                self.pending = std::mem::take(&mut self.alts)
+                    .into_iter()
+                    .map(|s| infer::form_with(plus, sites, samples, array, s))
+                    .collect();
+            }
+            let form = self.pending.remove(0);
+            match infer::read_trees(plus, sites, samples, &form, pool) {
+                Err(why) => self.why = why,
+                Ok(t) => match obstacle(plus, &form, &t) {
+                    Some(why) => self.why = why,
+                    None => {
+                        self.forms.push((form, t));
+                        if first {
+                            return;
+                        }
+                    }
+                },
+            }
+        }
+    }
 }
 
 /// What every emission of one program shares.
@@ -515,11 +569,13 @@ fn mark_parallel(p: &mut Program, samples: &[Sample], o: &Options) -> Result<Vec
     let mut carried: HashSet<CounterId> = HashSet::new();
     let mut seen: HashSet<CounterId> = HashSet::new();
     for s in samples {
-        let exp = expansion::expand(p, &config(p, &s.values, o)).map_err(|e| e.to_string())?;
-        for l in parallel::report(p, &exp) {
-            seen.insert(l.counter);
-            if l.original.any() {
-                carried.insert(l.counter);
+        // The emitted program's own cells: its access facts suffice (no σ).
+        let facts =
+            crate::facts::lower_cells(p, &config(p, &s.values, o)).map_err(|e| e.to_string())?;
+        for (counter, c) in parallel::carried_in_place(p, &facts) {
+            seen.insert(counter);
+            if c.any() {
+                carried.insert(counter);
             }
         }
     }

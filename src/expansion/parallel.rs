@@ -13,6 +13,7 @@
 use super::classes::NONE;
 use super::Expansion;
 use crate::dataflow::render::site_loops;
+use crate::facts::Facts;
 use crate::model::{CounterId, Node, Program};
 
 /// Kinds of dependence a loop carries.
@@ -84,7 +85,7 @@ struct Event {
 
 /// The loops of `program`, each with the dependences it carries.
 pub fn report(program: &Program, exp: &Expansion) -> Vec<LoopReport> {
-    let schemes = [original(exp), mse(exp), sa(exp)];
+    let schemes = [original(&exp.inst.facts), mse(exp), sa(exp)];
     let loops_of = site_loops(program);
     let mut out = Vec::new();
     let mut loops = Vec::new();
@@ -92,7 +93,7 @@ pub fn report(program: &Program, exp: &Expansion) -> Vec<LoopReport> {
     for (counter, depth) in loops {
         let carried: Vec<Carried> = schemes
             .iter()
-            .map(|ev| carried(exp, &loops_of, ev, counter, depth))
+            .map(|ev| carried(&exp.inst.facts, &loops_of, ev, counter, depth))
             .collect();
         out.push(LoopReport {
             counter,
@@ -104,6 +105,20 @@ pub fn report(program: &Program, exp: &Expansion) -> Vec<LoopReport> {
         });
     }
     out
+}
+
+/// The loops of `program` that carry a dependence on its own cells, from
+/// its access facts alone (no σ, no classes): what `report` gives as
+/// `original` for every loop.
+pub fn carried_in_place(program: &Program, facts: &Facts) -> Vec<(CounterId, Carried)> {
+    let loops_of = site_loops(program);
+    let events = original(facts);
+    let mut loops = Vec::new();
+    collect_loops(&program.body, 0, &mut loops);
+    loops
+        .into_iter()
+        .map(|(counter, depth)| (counter, carried(facts, &loops_of, &events, counter, depth)))
+        .collect()
 }
 
 fn collect_loops(nodes: &[Node], depth: usize, out: &mut Vec<(CounterId, usize)>) {
@@ -131,13 +146,12 @@ fn collect_loops(nodes: &[Node], depth: usize, out: &mut Vec<(CounterId, usize)>
 }
 
 fn carried(
-    exp: &Expansion,
+    facts: &Facts,
     loops_of: &[Vec<CounterId>],
     events: &[Event],
     l: CounterId,
     d: usize,
 ) -> Carried {
-    let facts = &exp.inst.facts;
     let mut c = Carried::default();
     let mut prev: Option<Event> = None;
     let (mut min_w, mut min_r) = (i64::MAX, i64::MAX);
@@ -175,8 +189,7 @@ fn sorted(mut v: Vec<Event>) -> Vec<Event> {
 }
 
 /// Every access instance on its original cell.
-fn original(exp: &Expansion) -> Vec<Event> {
-    let f = &exp.inst.facts;
+fn original(f: &Facts) -> Vec<Event> {
     let mut v = Vec::with_capacity(f.n_accs());
     for x in 0..f.n_accs() as u32 {
         let mem = TAG_CELL | u64::from(f.acc_cell[x as usize]);

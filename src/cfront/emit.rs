@@ -1,0 +1,621 @@
+//! The C printer: a [`Program`] as one C99 function, so that a transformed
+//! program (`expand --emit code` on a C file) can be compiled. docs/c.md,
+//! "C output", gives the mapping.
+//!
+//! Parameters become leading `int` parameters, so array extents can use them
+//! in C99 variable-length array parameters; arrays are indexed from 0, so a
+//! subscript has its range's lower bound subtracted. Scalars are pointer
+//! parameters, read and written as `*x`, so the caller sees their final
+//! value. Values are `double` (`int` for `int` arrays); the model's `/` and
+//! `%` are Euclidean, so they print as the helpers `af_div` and `af_mod`.
+
+use crate::model::*;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write;
+
+/// C99 keywords, and the names the printed text defines itself.
+const RESERVED: &[&str] = &[
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "_Bool",
+    "_Complex",
+    "_Imaginary",
+    UNKNOWN,
+    UNKNOWN_COND,
+    DIV,
+    MOD,
+];
+
+const UNKNOWN: &str = "unknown";
+const UNKNOWN_COND: &str = "unknown_cond";
+const DIV: &str = "af_div";
+const MOD: &str = "af_mod";
+
+const DIV_DEF: &str = "/* Euclidean division, as in the model (C's `/` truncates). */
+static inline long af_div(long a, long b)
+{
+  long q = a / b;
+  if (a % b < 0)
+    q += b > 0 ? -1 : 1;
+  return q;
+}
+";
+const MOD_DEF: &str = "/* Euclidean remainder, never negative, as in the model. */
+static inline long af_mod(long a, long b)
+{
+  long r = a % b;
+  if (r < 0)
+    r += b > 0 ? b : -b;
+  return r;
+}
+";
+
+/// The program as a C translation unit defining `void function(...)`.
+pub fn program(p: &Program, function: &str) -> String {
+    let mut cx = Printer::new(p);
+    let mut body = String::new();
+    cx.nodes(&p.body, 1, &mut body);
+
+    let mut out =
+        String::from("/* Printed by arrayflow from the program model (docs/c.md, C output). */\n");
+    if !p.params.is_empty() {
+        let list: Vec<String> = p
+            .params
+            .iter()
+            .map(|q| match q.default {
+                Some(v) => format!("{} = {v}", q.name),
+                None => format!("{} (no default)", q.name),
+            })
+            .collect();
+        let _ = writeln!(out, "/* parameters: {} */", list.join(", "));
+    }
+    for a in &p.assumptions {
+        let _ = writeln!(out, "/* assume {} */", crate::print::cond(p, a));
+    }
+    if cx.uses_unknown {
+        let _ = writeln!(out, "double {UNKNOWN}(void);");
+    }
+    if cx.uses_unknown_cond {
+        let _ = writeln!(out, "int {UNKNOWN_COND}(void);");
+    }
+    for (name, arity) in &cx.functions {
+        let args = match arity {
+            Some(0) => "void".to_string(),
+            Some(n) => vec!["double"; *n].join(", "),
+            // Called with different argument counts: no prototype.
+            None => String::new(),
+        };
+        let _ = writeln!(out, "double {name}({args});");
+    }
+    if cx.uses_div {
+        out.push_str(DIV_DEF);
+    }
+    if cx.uses_mod {
+        out.push_str(MOD_DEF);
+    }
+    out.push('\n');
+    let mut params: Vec<String> = p
+        .params
+        .iter()
+        .map(|q| format!("int {}", cx.param_names[&q.name]))
+        .collect();
+    for (k, a) in p.arrays.iter().enumerate() {
+        params.push(cx.array_param(ArrayId(k as u32), a));
+    }
+    if params.is_empty() {
+        params.push("void".into());
+    }
+    let _ = writeln!(out, "void {function}({})\n{{", params.join(", "));
+    out.push_str(&body);
+    out.push_str("}\n");
+    out
+}
+
+struct Printer<'a> {
+    p: &'a Program,
+    /// C names of parameters and arrays, by model name.
+    param_names: HashMap<String, String>,
+    arrays: Vec<String>,
+    counters: Vec<String>,
+    /// Called functions: C name → argument count (`None` when calls differ).
+    functions: BTreeMap<String, Option<usize>>,
+    function_names: HashMap<String, String>,
+    labels: HashSet<String>,
+    uses_unknown: bool,
+    uses_unknown_cond: bool,
+    uses_div: bool,
+    uses_mod: bool,
+}
+
+/// `name` as a C identifier (`.` of derived names becomes `_`), with `_`
+/// appended until it is neither reserved nor in `taken`.
+fn fresh(name: &str, taken: &HashSet<String>) -> String {
+    let mut n: String = name
+        .chars()
+        .map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '_' })
+        .collect();
+    while RESERVED.contains(&n.as_str()) || taken.contains(&n) {
+        n.push('_');
+    }
+    n
+}
+
+/// Every call of the program, with its argument count.
+fn collect_calls(p: &Program) -> Vec<(String, usize)> {
+    fn expr(e: &Expr, out: &mut Vec<(String, usize)>) {
+        match &e.kind {
+            ExprKind::Call(f, args) => {
+                out.push((f.clone(), args.len()));
+                args.iter().for_each(|a| expr(a, out));
+            }
+            ExprKind::Access(a) => a.subscripts.iter().for_each(|s| expr(&s.expr, out)),
+            ExprKind::Neg(x) => expr(x, out),
+            ExprKind::Binary(_, l, r) => {
+                expr(l, out);
+                expr(r, out);
+            }
+            ExprKind::Int(_) | ExprKind::Param(_) | ExprKind::Counter(_) | ExprKind::Unknown => {}
+        }
+    }
+    fn cond(c: &Cond, out: &mut Vec<(String, usize)>) {
+        match c {
+            Cond::Cmp(_, l, r) => {
+                expr(l, out);
+                expr(r, out);
+            }
+            Cond::And(a, b) | Cond::Or(a, b) => {
+                cond(a, out);
+                cond(b, out);
+            }
+            Cond::Not(a) => cond(a, out),
+            Cond::Unknown => {}
+        }
+    }
+    let mut out = Vec::new();
+    for s in p.stmts() {
+        match &s.kind {
+            StmtKind::Assign { target, value, .. } => {
+                target
+                    .subscripts
+                    .iter()
+                    .for_each(|x| expr(&x.expr, &mut out));
+                expr(value, &mut out);
+            }
+            StmtKind::Call { func, args } => {
+                out.push((func.clone(), args.len()));
+                args.iter().for_each(|a| expr(a, &mut out));
+            }
+        }
+    }
+    for c in p.conditions() {
+        cond(&c.cond, &mut out);
+    }
+    out
+}
+
+/// Binding strength of printed C: sums 1, products 2, unary minus 3, atoms
+/// (and calls, including `af_div`) 4.
+fn prec(e: &Expr) -> u8 {
+    match &e.kind {
+        ExprKind::Binary(BinOp::Add | BinOp::Sub, ..) => 1,
+        ExprKind::Binary(BinOp::Mul, ..) => 2,
+        ExprKind::Neg(_) => 3,
+        ExprKind::Int(n) if *n < 0 => 3,
+        _ => 4,
+    }
+}
+
+impl<'a> Printer<'a> {
+    fn new(p: &'a Program) -> Printer<'a> {
+        let calls = collect_calls(p);
+        let mut model: HashSet<String> = p.params.iter().map(|q| q.name.clone()).collect();
+        model.extend(p.arrays.iter().map(|a| a.name.clone()));
+        model.extend(p.counters.iter().map(|c| c.name.clone()));
+        let mut function_names = HashMap::new();
+        let mut functions: BTreeMap<String, Option<usize>> = BTreeMap::new();
+        for (f, n) in calls {
+            let c = function_names
+                .entry(f.clone())
+                .or_insert_with(|| fresh(&f, &model))
+                .clone();
+            functions
+                .entry(c)
+                .and_modify(|k| {
+                    if *k != Some(n) {
+                        *k = None;
+                    }
+                })
+                .or_insert(Some(n));
+        }
+        // Variables avoid keywords and the functions' names (a counter named
+        // like a called function would hide it).
+        let mut taken: HashSet<String> = functions.keys().cloned().collect();
+        taken.extend(function_names.keys().cloned());
+        let rename = |name: &str| {
+            let mut avoid = taken.clone();
+            avoid.extend(model.iter().filter(|m| *m != name).cloned());
+            fresh(name, &avoid)
+        };
+        let param_names = p
+            .params
+            .iter()
+            .map(|q| (q.name.clone(), rename(&q.name)))
+            .collect();
+        let arrays = p.arrays.iter().map(|a| rename(&a.name)).collect();
+        let counters = p.counters.iter().map(|c| rename(&c.name)).collect();
+        Printer {
+            p,
+            param_names,
+            arrays,
+            counters,
+            functions,
+            function_names,
+            labels: HashSet::new(),
+            uses_unknown: false,
+            uses_unknown_cond: false,
+            uses_div: false,
+            uses_mod: false,
+        }
+    }
+
+    fn elem(&self, a: ArrayId) -> &'static str {
+        match self.p.array_decl(a).elem {
+            ElemType::Int => "int",
+            ElemType::Real | ElemType::Array => "double",
+        }
+    }
+
+    /// `double A[hi - lo + 1][...]`, or `double *x` for a scalar.
+    fn array_param(&mut self, id: ArrayId, a: &Array) -> String {
+        let name = &self.arrays[id.index()];
+        let ty = self.elem(id);
+        if a.dims.is_empty() {
+            return format!("{ty} *{name}");
+        }
+        let mut s = format!("{ty} {name}");
+        for r in &a.dims {
+            let extent =
+                r.hi.affine
+                    .checked_sub(&r.lo.affine)
+                    .and_then(|d| d.checked_add(&Affine::constant(1)));
+            let text = match extent {
+                Some(e) => self.affine(&e),
+                None => {
+                    let lo = self.expr(&r.lo.expr);
+                    format!("{} - ({lo}) + 1", self.expr(&r.hi.expr))
+                }
+            };
+            let _ = write!(s, "[{text}]");
+        }
+        s
+    }
+
+    fn affine(&self, a: &Affine) -> String {
+        let mut s = String::new();
+        for &(v, c) in &a.terms {
+            let name = match v {
+                Var::Param(q) => &self.param_names[&self.p.params[q.index()].name],
+                Var::Counter(k) => &self.counters[k.index()],
+            };
+            let mag = c.unsigned_abs();
+            if s.is_empty() {
+                s.push_str(if c < 0 { "-" } else { "" });
+            } else {
+                s.push_str(if c < 0 { " - " } else { " + " });
+            }
+            if mag != 1 {
+                let _ = write!(s, "{mag} * ");
+            }
+            s.push_str(name);
+        }
+        let k = a.constant;
+        if s.is_empty() {
+            let _ = write!(s, "{}", int(k));
+        } else if k != 0 {
+            let _ = write!(s, " {} {}", if k < 0 { '-' } else { '+' }, k.unsigned_abs());
+        }
+        s
+    }
+
+    fn label(&mut self, name: &str) -> String {
+        let c = fresh(name, &self.labels);
+        self.labels.insert(c.clone());
+        c
+    }
+
+    fn nodes(&mut self, body: &[Node], depth: usize, out: &mut String) {
+        for n in body {
+            let pad = "  ".repeat(depth);
+            match n {
+                Node::Stmt(s) => {
+                    out.push_str(&pad);
+                    self.stmt(s, out);
+                }
+                Node::For(f) => {
+                    if f.parallel {
+                        let _ = writeln!(out, "{pad}#pragma omp parallel for");
+                    }
+                    let i = self.counters[f.counter.index()].clone();
+                    let step = if f.step == 1 {
+                        format!("{i}++")
+                    } else {
+                        format!("{i} += {}", f.step)
+                    };
+                    let _ = writeln!(
+                        out,
+                        "{pad}for (int {i} = {}; {i} <= {}; {step}) {{",
+                        self.expr(&f.lower.expr),
+                        self.expr(&f.upper.expr)
+                    );
+                    self.nodes(&f.body, depth + 1, out);
+                    let _ = writeln!(out, "{pad}}}");
+                }
+                Node::While(w) => {
+                    out.push_str(&pad);
+                    self.cond_label(&w.cond, out);
+                    // The model's `while` counts its trips from 0.
+                    let i = self.counters[w.counter.index()].clone();
+                    let c = self.cond(&w.cond.cond);
+                    let _ = writeln!(out, "for (int {i} = 0; {c}; {i}++) {{");
+                    self.nodes(&w.body, depth + 1, out);
+                    let _ = writeln!(out, "{pad}}}");
+                }
+                Node::If(i) => {
+                    out.push_str(&pad);
+                    for (k, (c, b)) in i.branches.iter().enumerate() {
+                        if k == 0 {
+                            self.cond_label(c, out);
+                        } else {
+                            out.push_str(" else ");
+                            if !c.generated {
+                                let _ = write!(out, "/* {} */ ", c.name);
+                            }
+                        }
+                        let text = self.cond(&c.cond);
+                        let _ = writeln!(out, "if ({text}) {{");
+                        self.nodes(b, depth + 1, out);
+                        out.push_str(&pad);
+                        out.push('}');
+                    }
+                    if let Some(e) = &i.otherwise {
+                        out.push_str(" else {\n");
+                        self.nodes(e, depth + 1, out);
+                        out.push_str(&pad);
+                        out.push('}');
+                    }
+                    out.push('\n');
+                }
+            }
+        }
+    }
+
+    /// A written condition name as a C label (the C front end reads a label
+    /// on `if` or `while` as the condition's name).
+    fn cond_label(&mut self, c: &Condition, out: &mut String) {
+        if !c.generated {
+            let l = self.label(&c.name);
+            let _ = write!(out, "{l}: ");
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt, out: &mut String) {
+        if s.copy {
+            out.push_str("/* copy */ ");
+        }
+        if !s.label_generated {
+            let l = self.label(&s.label);
+            let _ = write!(out, "{l}: ");
+        }
+        match &s.kind {
+            StmtKind::Assign { target, op, value } => {
+                let t = self.access(target);
+                let v = self.expr(value);
+                let _ = match op {
+                    None => writeln!(out, "{t} = {v};"),
+                    Some(BinOp::Add) => writeln!(out, "{t} += {v};"),
+                    Some(BinOp::Sub) => writeln!(out, "{t} -= {v};"),
+                    Some(BinOp::Mul) => writeln!(out, "{t} *= {v};"),
+                    Some(BinOp::Div) => {
+                        self.uses_div = true;
+                        writeln!(out, "{t} = {DIV}({t}, {v});")
+                    }
+                    Some(BinOp::Rem) => {
+                        self.uses_mod = true;
+                        writeln!(out, "{t} = {MOD}({t}, {v});")
+                    }
+                };
+            }
+            StmtKind::Call { func, args } => {
+                let f = self.function_names[func].clone();
+                let args = self.list(args);
+                let _ = writeln!(out, "{f}({args});");
+            }
+        }
+    }
+
+    fn list(&mut self, xs: &[Expr]) -> String {
+        xs.iter()
+            .map(|x| self.expr(x))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// `A[i][j]` with each subscript shifted to start at 0, or `*x`.
+    fn access(&mut self, a: &Access) -> String {
+        let mut s = self.arrays[a.array.index()].clone();
+        if a.subscripts.is_empty() {
+            return format!("*{s}");
+        }
+        let dims = &self.p.array_decl(a.array).dims;
+        for (k, sub) in a.subscripts.iter().enumerate() {
+            let mut text = self.expr(&sub.expr);
+            if !self.is_int(&sub.expr) {
+                // A real-valued subscript (a call, `...`): C wants an integer.
+                text = format!("(long)({text})");
+            }
+            // Appending `- lo` needs no parentheses around the subscript:
+            // `+` and `-` bind loosest in printed expressions, from the left.
+            if let Some(r) = dims.get(k) {
+                let lo = &r.lo;
+                match lo.affine.is_constant().then_some(lo.affine.constant) {
+                    Some(0) => {}
+                    Some(c) if c < 0 && c != i64::MIN => {
+                        let _ = write!(text, " + {}", c.unsigned_abs());
+                    }
+                    Some(c) => {
+                        let _ = write!(text, " - {}", int(c));
+                    }
+                    None => {
+                        let lo = self.expr(&lo.expr);
+                        let _ = write!(text, " - ({lo})");
+                    }
+                }
+            }
+            let _ = write!(s, "[{text}]");
+        }
+        s
+    }
+
+    /// Whether C gives the printed expression an integer type.
+    fn is_int(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Int(_) | ExprKind::Param(_) | ExprKind::Counter(_) => true,
+            ExprKind::Access(a) => self.p.array_decl(a.array).elem == ElemType::Int,
+            ExprKind::Neg(x) => self.is_int(x),
+            ExprKind::Binary(BinOp::Div | BinOp::Rem, ..) => true,
+            ExprKind::Binary(_, l, r) => self.is_int(l) && self.is_int(r),
+            ExprKind::Call(..) | ExprKind::Unknown => false,
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) -> String {
+        let mut out = String::new();
+        self.write_expr(e, &mut out);
+        out
+    }
+
+    fn write_expr(&mut self, e: &Expr, out: &mut String) {
+        match &e.kind {
+            ExprKind::Int(n) => out.push_str(&int(*n)),
+            ExprKind::Param(q) => out.push_str(&self.param_names[&self.p.params[q.index()].name]),
+            ExprKind::Counter(c) => out.push_str(&self.counters[c.index()]),
+            ExprKind::Access(a) => {
+                let s = self.access(a);
+                out.push_str(&s);
+            }
+            ExprKind::Call(f, args) => {
+                let f = self.function_names[f].clone();
+                let args = self.list(args);
+                let _ = write!(out, "{f}({args})");
+            }
+            ExprKind::Unknown => {
+                self.uses_unknown = true;
+                let _ = write!(out, "{UNKNOWN}()");
+            }
+            ExprKind::Neg(x) => {
+                out.push('-');
+                self.paren(x, matches!(x.kind, ExprKind::Int(_)) || prec(x) < 4, out);
+            }
+            ExprKind::Binary(op @ (BinOp::Div | BinOp::Rem), l, r) => {
+                let f = if *op == BinOp::Div {
+                    self.uses_div = true;
+                    DIV
+                } else {
+                    self.uses_mod = true;
+                    MOD
+                };
+                let (l, r) = (self.expr(l), self.expr(r));
+                let _ = write!(out, "{f}({l}, {r})");
+            }
+            ExprKind::Binary(op, l, r) => {
+                let me = prec(e);
+                self.paren(l, prec(l) < me, out);
+                out.push_str(match op {
+                    BinOp::Add => " + ",
+                    BinOp::Sub => " - ",
+                    _ => " * ",
+                });
+                self.paren(r, prec(r) <= me, out);
+            }
+        }
+    }
+
+    fn paren(&mut self, e: &Expr, wrap: bool, out: &mut String) {
+        if wrap {
+            out.push('(');
+        }
+        self.write_expr(e, out);
+        if wrap {
+            out.push(')');
+        }
+    }
+
+    fn cond(&mut self, c: &Cond) -> String {
+        match c {
+            Cond::Unknown => {
+                self.uses_unknown_cond = true;
+                format!("{UNKNOWN_COND}()")
+            }
+            Cond::Cmp(op, l, r) => {
+                let op = crate::print::cmp_op(*op);
+                format!("{} {op} {}", self.expr(l), self.expr(r))
+            }
+            Cond::Not(a) => format!("!({})", self.cond(a)),
+            Cond::And(a, b) => format!("{} && {}", self.operand(a), self.operand(b)),
+            Cond::Or(a, b) => format!("{} || {}", self.operand(a), self.operand(b)),
+        }
+    }
+
+    /// An operand of `&&` or `||`, in parentheses when it is one itself
+    /// (C's `&&` binds tighter than `||`, and compilers warn on mixing them).
+    fn operand(&mut self, c: &Cond) -> String {
+        let text = self.cond(c);
+        if matches!(c, Cond::And(..) | Cond::Or(..)) {
+            format!("({text})")
+        } else {
+            text
+        }
+    }
+}
+
+/// An integer literal C reads back as the same value (`-9223372036854775808`
+/// would be the negation of a constant too large for `long`).
+fn int(n: i64) -> String {
+    if n == i64::MIN {
+        "(-9223372036854775807 - 1)".into()
+    } else {
+        n.to_string()
+    }
+}
