@@ -643,14 +643,20 @@ pub fn form_with(
 ) -> ArrayForm {
     let (recs, stmts) = writes(program, samples, array);
     let ev = evaluate(program, sites, samples, &recs, &stmts, &splits, true);
-    ArrayForm {
-        array,
-        splits,
-        atom_group: ev.atom_group,
-        kappa: ev.kappa,
-        copy_in: ev.copy_in,
-        labels: ev.labels,
-        classes: ev.classes,
+    ArrayForm::new(array, splits, ev)
+}
+
+impl ArrayForm {
+    fn new(array: ArrayId, splits: HashMap<usize, Affine>, ev: Eval) -> ArrayForm {
+        ArrayForm {
+            array,
+            splits,
+            atom_group: ev.atom_group,
+            kappa: ev.kappa,
+            copy_in: ev.copy_in,
+            labels: ev.labels,
+            classes: ev.classes,
+        }
     }
 }
 
@@ -732,15 +738,7 @@ pub fn array_form(
         best = full(&splits);
         ties = round;
     }
-    let make = |splits: HashMap<usize, Affine>, ev: Eval| ArrayForm {
-        array,
-        splits,
-        atom_group: ev.atom_group,
-        kappa: ev.kappa,
-        copy_in: ev.copy_in,
-        labels: ev.labels,
-        classes: ev.classes,
-    };
+    let make = |splits, ev| ArrayForm::new(array, splits, ev);
     let mut alts = Vec::new();
     for (s, e, _) in ties.into_iter().take(16) {
         let mut alt = before.clone();
