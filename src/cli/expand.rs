@@ -5,12 +5,11 @@
 //! program has errors or the analysis cannot run at these sizes, 2 on usage or
 //! I/O errors.
 
-use super::{load, Budget, Format, Sizes};
+use super::{load, Budget, Format, Input};
 use crate::codegen;
 use crate::diagnostics::Diagnostic;
 use crate::expansion::{self, parallel, render, sa, ExpansionError};
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// `--transform`.
@@ -25,11 +24,8 @@ pub enum Transform {
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The `.loop` or C file to expand.
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
     #[command(flatten)]
-    pub sizes: Sizes,
+    pub input: Input,
     #[arg(long, value_enum, default_value_t = Transform::Mse)]
     pub transform: Transform,
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -54,15 +50,15 @@ pub enum Emit {
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    let loaded = match load(&args.file) {
+    let loaded = match load(&args.input.file) {
         Ok(l) => l,
         Err(code) => return code,
     };
     if let Some(emit) = args.emit {
-        let c = emit == Emit::C || crate::cfront::is_c_path(&args.file);
+        let c = emit == Emit::C || crate::cfront::is_c_path(&args.input.file);
         return emit_code(args, &loaded, c);
     }
-    let config = args.sizes.config(args.budget.max_instances);
+    let config = args.input.sizes.config(args.budget.max_instances);
     let exp = match expansion::expand(&loaded.program, &config) {
         Ok(e) => e,
         Err(e) => {
@@ -96,8 +92,8 @@ pub fn diagnostic(e: &ExpansionError, file: crate::diagnostics::FileId) -> Diagn
 /// become `//` comments).
 fn emit_code(args: &Args, loaded: &super::Loaded, c: bool) -> ExitCode {
     let o = codegen::Options {
-        params: args.sizes.params.clone(),
-        max_trips: args.sizes.max_trips,
+        params: args.input.sizes.params.clone(),
+        max_trips: args.input.sizes.max_trips,
         max_instances: args.budget.max_instances,
     };
     match codegen::emit(&loaded.program, &o) {

@@ -5,21 +5,17 @@
 //! or the analysis cannot run at these sizes (a budget exceeded, say), 2 on
 //! usage or I/O errors.
 
-use super::{load_with, Budget, Format, Sizes};
+use super::{load_with, Budget, Format, Input};
 use crate::dataflow::{self, DataflowError};
 use crate::db::resolve::{file_flow, FileFlowError};
 use crate::diagnostics::Diagnostic;
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The `.loop` or C file to analyse.
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
     #[command(flatten)]
-    pub sizes: Sizes,
+    pub input: Input,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     #[command(flatten)]
@@ -27,8 +23,8 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    let config = args.sizes.config(args.budget.max_instances);
-    let loaded = match load_with(&args.file, config) {
+    let config = args.input.sizes.config(args.budget.max_instances);
+    let loaded = match load_with(&args.input.file, config) {
         Ok(l) => l,
         Err(code) => return code,
     };

@@ -71,6 +71,16 @@ pub enum Format {
     Json,
 }
 
+/// The file a command works on and the sizes to analyse or run it at.
+#[derive(Args, Debug, Clone)]
+pub struct Input {
+    /// The `.loop` or C file.
+    #[arg(value_name = "FILE")]
+    pub file: std::path::PathBuf,
+    #[command(flatten)]
+    pub sizes: Sizes,
+}
+
 /// Concrete values for a bounded analysis or a run.
 #[derive(Args, Debug, Clone, Default)]
 pub struct Sizes {

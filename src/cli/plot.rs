@@ -3,18 +3,15 @@
 //! arrows (Figures 4 and 5 of the paper). Exit 0 on success, 1 when the
 //! program has errors or cannot be plotted, 2 on usage or I/O errors.
 
-use super::{load, Budget, Sizes};
+use super::{load, Budget, Input};
 use crate::expansion::{self, plot};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The `.loop` or C file.
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
     #[command(flatten)]
-    pub sizes: Sizes,
+    pub input: Input,
     /// A statement label to draw; repeat for several statements that share
     /// their two outer loops.
     #[arg(long = "stmt", value_name = "LABEL", required = true)]
@@ -30,7 +27,7 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    let loaded = match load(&args.file) {
+    let loaded = match load(&args.input.file) {
         Ok(l) => l,
         Err(code) => return code,
     };
@@ -45,7 +42,7 @@ pub fn run(args: &Args) -> ExitCode {
             }
         }
     }
-    let config = args.sizes.config(args.budget.max_instances);
+    let config = args.input.sizes.config(args.budget.max_instances);
     let exp = match expansion::expand(program, &config) {
         Ok(e) => e,
         Err(e) => {

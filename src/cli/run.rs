@@ -3,11 +3,10 @@
 //! array. See docs/interpreter.md. Exit 0 when the run ends, 1 when the
 //! program has errors or the run stops on one, 2 on usage or I/O errors.
 
-use super::{load, Format, Loaded, Sizes};
+use super::{load, Format, Input, Loaded, Sizes};
 use crate::diagnostics::Diagnostic;
 use crate::interp::{self, Options};
 use crate::model::{Program, Span};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Budgets that stop a runaway run.
@@ -37,11 +36,8 @@ pub struct LoopOrder {
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The `.loop` or C file to run.
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
     #[command(flatten)]
-    pub sizes: Sizes,
+    pub input: Input,
     /// The seed of every hashed value (initial contents, `...`, calls,
     /// unknown conditions, shuffles).
     #[arg(long, default_value_t = 0)]
@@ -55,11 +51,11 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    let loaded = match load(&args.file) {
+    let loaded = match load(&args.input.file) {
         Ok(l) => l,
         Err(code) => return code,
     };
-    let mut options = match options(&loaded.program, &args.sizes, &args.limits) {
+    let mut options = match options(&loaded.program, &args.input.sizes, &args.limits) {
         Ok(o) => o,
         Err(code) => return code,
     };

@@ -9,18 +9,14 @@
 //! mismatch (printed) or when no program can be emitted.
 
 use super::run::{options, report, Limits};
-use super::{load, Sizes};
+use super::{load, Input};
 use crate::verify::{verify, VerifyError};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The `.loop` or C file to check.
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
     #[command(flatten)]
-    pub sizes: Sizes,
+    pub input: Input,
     /// How many seeds to run (0, 1, ...).
     #[arg(long, default_value_t = 100)]
     pub seeds: u64,
@@ -40,18 +36,18 @@ pub enum Transform {
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    let loaded = match load(&args.file) {
+    let loaded = match load(&args.input.file) {
         Ok(l) => l,
         Err(code) => return code,
     };
     if args.transform == Some(Transform::Mse) {
         return transform(args, &loaded);
     }
-    let o = match options(&loaded.program, &args.sizes, &args.limits) {
+    let o = match options(&loaded.program, &args.input.sizes, &args.limits) {
         Ok(o) => o,
         Err(code) => return code,
     };
-    match verify(&loaded.program, &args.sizes.params, &o, args.seeds) {
+    match verify(&loaded.program, &args.input.sizes.params, &o, args.seeds) {
         Ok(r) if r.violations.is_empty() => {
             println!(
                 "σ holds: {} reads checked on {} seeds (max-trips {})",
@@ -88,8 +84,8 @@ fn transform(args: &Args, loaded: &super::Loaded) -> ExitCode {
     use crate::equiv::Verdict;
     let p = &loaded.program;
     let o = codegen::Options {
-        params: args.sizes.params.clone(),
-        max_trips: args.sizes.max_trips,
+        params: args.input.sizes.params.clone(),
+        max_trips: args.input.sizes.max_trips,
         ..codegen::Options::default()
     };
     let emitted = match codegen::emit(p, &o) {
@@ -104,7 +100,7 @@ fn transform(args: &Args, loaded: &super::Loaded) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let vectors = match check::shifted(p, &args.sizes.params, &[0, 1, 2]) {
+    let vectors = match check::shifted(p, &args.input.sizes.params, &[0, 1, 2]) {
         Ok(v) => v,
         Err(msg) => {
             eprintln!("error: {msg}");
