@@ -693,6 +693,30 @@ pub fn pool(program: &Program) -> Vec<Affine> {
     }
     let mut keys: Vec<_> = subs.keys().copied().collect();
     keys.sort();
+    // Where one subscript enters and leaves the range another write's
+    // subscript covers (Figure 6's band N+1..3N-1 of S against T's i+N).
+    for k in &keys {
+        let fs = &subs[k];
+        for w in program.stmts() {
+            let Some((wa, _)) = w.write() else { continue };
+            if wa.array != k.0 {
+                continue;
+            }
+            let Some(Some(g)) = wa.subscripts.get(k.1).map(|x| x.affine.as_ref()) else {
+                continue;
+            };
+            let Some((lo, hi)) = range(program, g) else {
+                continue;
+            };
+            for f in fs.iter().filter(|f| *f != g && f.vars().next().is_some()) {
+                push(
+                    f.checked_sub(&lo)
+                        .and_then(|e| e.checked_add(&Affine::constant(1))),
+                );
+                push(f.checked_sub(&hi));
+            }
+        }
+    }
     for k in keys {
         let fs = &subs[&k];
         for (x, f) in fs.iter().enumerate() {
