@@ -474,12 +474,14 @@ pub(super) fn evaluate(
     let mut parent: Vec<usize> = (0..atoms.len()).collect();
     let mut init_atoms = vec![false; atoms.len()];
     let mut live_atoms = vec![false; atoms.len()];
+    let mut dead_atoms = vec![false; atoms.len()];
     for ((rs, bs), s) in recs.iter().zip(bits).zip(samples) {
         let mut first: HashMap<u32, usize> = HashMap::new();
         let c = &s.exp.classes;
         for (w, &b) in rs.writes.iter().zip(bs) {
             let a = idx((w.stmt, b));
             live_atoms[a] |= w.kind == Kind::Live;
+            dead_atoms[a] |= w.kind == Kind::Dead;
             if w.class == NONE {
                 continue;
             }
@@ -500,7 +502,10 @@ pub(super) fn evaluate(
     let mut roots: Vec<usize> = Vec::new();
     let mut atom_group = HashMap::new();
     let mut copy_in = Vec::new();
+    // Live-out-only writes are placed only along with dead ones (their
+    // value is needed after every read: they may share a finished cell).
     let mut placeable = Vec::new();
+    let mut has_dead = Vec::new();
     for (k, &a) in atoms.iter().enumerate() {
         let r = find(&mut parent, k);
         let g = match roots.iter().position(|&x| x == r) {
@@ -509,12 +514,17 @@ pub(super) fn evaluate(
                 roots.push(r);
                 copy_in.push(false);
                 placeable.push(true);
+                has_dead.push(false);
                 roots.len() - 1
             }
         };
         copy_in[g] |= init_atoms[k];
         placeable[g] &= !live_atoms[k] && !init_atoms[k];
+        has_dead[g] |= dead_atoms[k];
         atom_group.insert(a, g);
+    }
+    for (p, d) in placeable.iter_mut().zip(&has_dead) {
+        *p &= d;
     }
     // κ: common counters constant on every class.
     let mut kappa: Vec<Vec<CounterId>> = Vec::new();
