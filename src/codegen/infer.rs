@@ -165,7 +165,7 @@ pub struct GroupBox {
 /// Per-array outcome.
 #[derive(Clone, Debug)]
 pub enum Outcome {
-    Expanded(ArrayForm),
+    Expanded(Box<ArrayForm>),
     NotExpanded(String),
 }
 
@@ -834,6 +834,12 @@ fn usable(program: &Program, e: &Affine, loops: &[CounterId]) -> bool {
     })
 }
 
+/// A concrete box: (lo, hi) per dimension.
+pub(super) type IntBox = Vec<(i64, i64)>;
+
+/// Splits per statement.
+pub type Splits = HashMap<usize, Vec<Affine>>;
+
 /// Concrete box of each group at each sample (None: no write there): index
 /// ranges (declared for copied-in groups, none for scratch), then κ ranges.
 pub(super) fn concrete_boxes(
@@ -842,7 +848,7 @@ pub(super) fn concrete_boxes(
     bits: &[Vec<u32>],
     ev: &Eval,
     scratch: &[bool],
-) -> Vec<Vec<Option<Vec<(i64, i64)>>>> {
+) -> Vec<Vec<Option<IntBox>>> {
     let n = ev.kappa.len();
     recs.iter()
         .zip(bits)
@@ -1034,7 +1040,7 @@ pub fn array_form(
     array: ArrayId,
     pool: &[Affine],
     outs: &[usize],
-) -> Option<(ArrayForm, Vec<HashMap<usize, Vec<Affine>>>)> {
+) -> Option<(ArrayForm, Vec<Splits>)> {
     let recs: Vec<Recs> = samples
         .iter()
         .map(|s| records(program, sites, s, array, outs))
@@ -1236,7 +1242,7 @@ fn fit_boxes(
     let conc = concrete_boxes(sites, recs, bits, ev, scratch);
     (0..ev.kappa.len())
         .map(|g| {
-            let pts: Vec<(&Vec<i64>, &Vec<(i64, i64)>)> = conc
+            let pts: Vec<(&Vec<i64>, &IntBox)> = conc
                 .iter()
                 .zip(samples)
                 .filter_map(|(bs, s)| bs[g].as_ref().map(|b| (&s.values, b)))

@@ -270,7 +270,7 @@ impl Ctx<'_> {
         for (c, pick) in self.cands.iter().zip(choice) {
             let a = c.array;
             let (outcome, trees) = match pick.and_then(|k| c.forms.get(k)) {
-                Some((form, t)) => (Outcome::Expanded(form.clone()), t.clone()),
+                Some((form, t)) => (Outcome::Expanded(Box::new(form.clone())), t.clone()),
                 None if c.forms.is_empty() => (Outcome::NotExpanded(c.why.clone()), Trees::new()),
                 None => (
                     Outcome::NotExpanded("no closed form validated".into()),
