@@ -126,43 +126,152 @@ impl Tree {
         }
     }
 }
-
 /// The closed form chosen for one array.
 #[derive(Clone, Debug)]
 pub struct ArrayForm {
     pub array: ArrayId,
-    /// Per writing statement: its split condition (e ≤ 0), if any.
-    pub splits: HashMap<usize, Affine>,
-    /// (statement index, side) → group; side is true without a split.
-    pub atom_group: HashMap<(usize, bool), usize>,
+    /// Per writing statement: its split conditions (each e ≤ 0).
+    pub splits: HashMap<usize, Vec<Affine>>,
+    /// (statement index, side bits) → group; bit k is set where condition
+    /// k of the statement holds.
+    pub atom_group: HashMap<(usize, u32), usize>,
     /// κ of each group.
     pub kappa: Vec<Vec<CounterId>>,
+    /// Per group: its index box (None: the declared ranges) and κ box (None:
+    /// a κ counter without an affine box).
+    pub boxes: Vec<GroupBox>,
+    /// Groups that are scratch arrays for dead writes (κ subscripts only).
+    pub scratch: Vec<bool>,
     /// Whether a class of the group holds an initial value (copy-in).
     pub copy_in: Vec<bool>,
-    /// Σ_c distinct labels and Σ_c classes over the samples (k of m).
+    /// Σ_c distinct labels and Σ_c classes over the samples (k of m), before
+    /// dead writes are placed.
     pub labels: u64,
     pub classes: u64,
+    /// Σ over the samples of the live-out-only classes placed in the cell of
+    /// a finished class.
+    pub shared: u64,
+    /// Where dead writes went, for the report.
+    pub notes: Vec<String>,
+}
+
+/// Index and κ boxes of one group, as affine bounds in the parameters.
+#[derive(Clone, Debug)]
+pub struct GroupBox {
+    pub cells: Option<Vec<(Affine, Affine)>>,
+    pub kappa: Option<Vec<(Affine, Affine)>>,
 }
 
 /// Per-array outcome.
 #[derive(Clone, Debug)]
 pub enum Outcome {
-    Expanded(ArrayForm),
+    Expanded(Box<ArrayForm>),
     NotExpanded(String),
 }
 
-struct WriteRec {
-    stmt: usize,
-    iter: Vec<i64>,
-    class: u32,
-    cells: Vec<u32>,
+/// Truth bits of split conditions at one operation.
+pub fn side_bits(conds: &[Affine], loops: &[CounterId], iter: &[i64], params: &[i64]) -> u32 {
+    conds.iter().enumerate().fold(0, |b, (k, e)| {
+        if eval_at(e, loops, iter, params).is_some_and(|v| v <= 0) {
+            b | 1 << k
+        } else {
+            b
+        }
+    })
 }
 
-fn write_recs(program: &Program, s: &Sample, array: ArrayId) -> Vec<WriteRec> {
+/// A write's value: read by the program, only by the copy-out (and holding
+/// no initial value), or by nothing.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Kind {
+    Live,
+    Final,
+    Dead,
+}
+
+pub(super) struct WriteRec {
+    pub stmt: usize,
+    pub iter: Vec<i64>,
+    pub class: u32,
+    pub kind: Kind,
+    pub cells: Vec<u32>,
+    /// Per dimension of the array, the indices it may write (lo, hi).
+    pub at: Vec<(i64, i64)>,
+    /// Class the same operation reads from the same cell, or NONE.
+    pub self_read: u32,
+    /// Position of the write access (execution order).
+    pub pos: u32,
+}
+
+/// A read of the array whose sources have a class.
+pub(super) struct ReadRec {
+    pub pos: u32,
+    pub op: u32,
+    pub cell: u32,
+    pub class: u32,
+}
+
+/// The accesses of one array at one sample.
+pub(super) struct Recs {
+    pub writes: Vec<WriteRec>,
+    pub reads: Vec<ReadRec>,
+    /// Declared index ranges at the sample.
+    pub declared: Vec<(i64, i64)>,
+}
+
+pub(super) fn records(
+    program: &Program,
+    sites: &Sites,
+    s: &Sample,
+    array: ArrayId,
+    outs: &[usize],
+) -> Recs {
     let stmts = program.stmts();
     let c = &s.exp.classes;
     let facts = &s.exp.inst.facts;
-    let mut out = Vec::new();
+    let p = &s.values;
+    let declared: Vec<(i64, i64)> = program
+        .array_decl(array)
+        .dims
+        .iter()
+        .map(|r| {
+            let v = |a: &Affine| eval_at(a, &[], &[], p).unwrap_or(0);
+            (v(&r.lo.affine), v(&r.hi.affine))
+        })
+        .collect();
+    let mut wpos = vec![NONE; facts.n_ops()];
+    let mut self_reads: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut prog_read = vec![false; c.n_classes()];
+    let mut reads = Vec::new();
+    for x in 0..facts.n_accs() as u32 {
+        let op = facts.op(x);
+        if facts.is_write(x) && wpos[op as usize] == NONE {
+            wpos[op as usize] = x;
+        }
+        if !facts.is_read(x) {
+            continue;
+        }
+        let slot = facts.acc_slot[x as usize];
+        let class = c.read_class.get(slot as usize).copied().unwrap_or(NONE);
+        if class == NONE {
+            continue;
+        }
+        let cell = facts.acc_cell[x as usize];
+        let out = matches!(facts.site(op), Site::Stmt(st) if outs.contains(&st.index()));
+        if !out {
+            if let Some(r) = prog_read.get_mut(class as usize) {
+                *r = true;
+            }
+        }
+        self_reads.insert((op, cell), class);
+        reads.push(ReadRec {
+            pos: x,
+            op,
+            cell,
+            class,
+        });
+    }
+    let mut writes = Vec::new();
     for (w, &op) in c.write_ops.iter().enumerate() {
         let Site::Stmt(st) = facts.site(op) else {
             continue;
@@ -173,14 +282,52 @@ fn write_recs(program: &Program, s: &Sample, array: ArrayId) -> Vec<WriteRec> {
         if acc.array != array {
             continue;
         }
-        out.push(WriteRec {
+        let iter = facts.op_iter(op).to_vec();
+        let loops = &sites.stmt[st.index()];
+        let at = acc
+            .subscripts
+            .iter()
+            .zip(&declared)
+            .map(|(sub, &d)| {
+                sub.affine
+                    .as_ref()
+                    .and_then(|f| eval_at(f, loops, &iter, p))
+                    .map_or(d, |v| (v, v))
+            })
+            .collect();
+        let class = c.write_class[w];
+        let kind = if class == NONE {
+            Kind::Dead
+        } else if prog_read.get(class as usize) == Some(&false)
+            && c.class_rep_initial.get(class as usize) == Some(&false)
+        {
+            Kind::Final
+        } else {
+            Kind::Live
+        };
+        let cells = c.write_cells(w).to_vec();
+        let self_read = match cells.as_slice() {
+            [cell] => self_reads.get(&(op, *cell)).copied().unwrap_or(NONE),
+            _ => NONE,
+        };
+        writes.push(WriteRec {
             stmt: st.index(),
-            iter: facts.op_iter(op).to_vec(),
-            class: c.write_class[w],
-            cells: c.write_cells(w).to_vec(),
+            iter,
+            class,
+            kind,
+            cells,
+            at,
+            self_read,
+            pos: wpos[op as usize],
         });
     }
-    out
+    let mine: std::collections::HashSet<u32> = writes.iter().map(|w| w.class).collect();
+    reads.retain(|r| mine.contains(&r.class));
+    Recs {
+        writes,
+        reads,
+        declared,
+    }
 }
 
 /// Common for-counters of the statements, in the nesting order of the first.
@@ -196,32 +343,45 @@ fn common_counters(program: &Program, sites: &Sites, stmts: &[usize]) -> Vec<Cou
         .collect()
 }
 
-struct Eval {
-    atom_group: HashMap<(usize, bool), usize>,
-    kappa: Vec<Vec<CounterId>>,
-    copy_in: Vec<bool>,
-    labels: u64,
-    classes: u64,
+/// Groups and κ under some splits.
+pub(super) struct Eval {
+    pub atom_group: HashMap<(usize, u32), usize>,
+    pub kappa: Vec<Vec<CounterId>>,
+    pub copy_in: Vec<bool>,
+    /// Groups whose writes are all dead or live-out-only: placed later.
+    pub placeable: Vec<bool>,
+    pub labels: u64,
+    pub classes: u64,
+    /// Dead writes in the group of the class their operation reads from the
+    /// same cell (updates in place): the tie-break of the split search.
+    pub agree: u64,
 }
 
-fn side(split: Option<&Affine>, sites: &Sites, w: &WriteRec, params: &[i64]) -> bool {
-    match split {
-        None => true,
-        Some(e) => eval_at(e, &sites.stmt[w.stmt], &w.iter, params).is_some_and(|v| v <= 0),
-    }
-}
-
-/// Label (group, κ values) of a write.
-fn label_of(
-    atom_group: &HashMap<(usize, bool), usize>,
-    kappa: &[Vec<CounterId>],
+/// Side bits of every write at every sample.
+pub(super) fn all_bits(
     sites: &Sites,
-    w: &WriteRec,
-    sd: bool,
-) -> (usize, Vec<i64>) {
-    let g = atom_group.get(&(w.stmt, sd)).copied().unwrap_or(0);
+    samples: &[Sample],
+    recs: &[Recs],
+    splits: &HashMap<usize, Vec<Affine>>,
+) -> Vec<Vec<u32>> {
+    recs.iter()
+        .zip(samples)
+        .map(|(rs, s)| {
+            rs.writes
+                .iter()
+                .map(|w| match splits.get(&w.stmt) {
+                    None => 0,
+                    Some(cs) => side_bits(cs, &sites.stmt[w.stmt], &w.iter, &s.values),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// κ values of a write in group g.
+pub(super) fn kappa_of(kappa: &[CounterId], sites: &Sites, w: &WriteRec) -> Vec<i64> {
     let loops = &sites.stmt[w.stmt];
-    let k = kappa[g]
+    kappa
         .iter()
         .map(|c| {
             loops
@@ -230,16 +390,14 @@ fn label_of(
                 .and_then(|p| w.iter.get(p).copied())
                 .unwrap_or(0)
         })
-        .collect();
-    (g, k)
+        .collect()
 }
 
 /// (Σ distinct labels, Σ classes) over cells and samples.
 fn count(
-    recs: &[Vec<WriteRec>],
-    samples: &[Sample],
-    splits: &HashMap<usize, Affine>,
-    atom_group: &HashMap<(usize, bool), usize>,
+    recs: &[Recs],
+    bits: &[Vec<u32>],
+    atom_group: &HashMap<(usize, u32), usize>,
     kappa: &[Vec<CounterId>],
     sites: &Sites,
 ) -> (u64, u64) {
@@ -248,13 +406,15 @@ fn count(
     // vectors (this runs once per trial split and per κ counter dropped).
     // Ranks keep the labels' order, so the dedup below keeps the same one.
     let mut per: Vec<(u32, u32, u32)> = Vec::new();
-    for (rs, s) in recs.iter().zip(samples) {
+    for (rs, bs) in recs.iter().zip(bits) {
         let ls: Vec<Option<(usize, Vec<i64>)>> = rs
+            .writes
             .iter()
-            .map(|w| {
+            .zip(bs)
+            .map(|(w, &b)| {
                 (w.class != NONE).then(|| {
-                    let sd = side(splits.get(&w.stmt), sites, w, &s.values);
-                    label_of(atom_group, kappa, sites, w, sd)
+                    let g = atom_group.get(&(w.stmt, b)).copied().unwrap_or(0);
+                    (g, kappa_of(&kappa[g], sites, w))
                 })
             })
             .collect();
@@ -264,7 +424,7 @@ fn count(
             *r = k as u32;
         }
         per.clear();
-        for (w, l) in rs.iter().zip(&ls) {
+        for (w, l) in rs.writes.iter().zip(&ls) {
             let Some(l) = l else { continue };
             let id = ranks[l];
             per.extend(w.cells.iter().map(|&cell| (cell, w.class, id)));
@@ -280,41 +440,51 @@ fn count(
     (labels, classes)
 }
 
-fn evaluate(
+fn find(p: &mut [usize], mut x: usize) -> usize {
+    while p[x] != x {
+        p[x] = p[p[x]];
+        x = p[x];
+    }
+    x
+}
+
+pub(super) fn evaluate(
     program: &Program,
     sites: &Sites,
     samples: &[Sample],
-    recs: &[Vec<WriteRec>],
-    stmts: &[usize],
-    splits: &HashMap<usize, Affine>,
+    recs: &[Recs],
+    bits: &[Vec<u32>],
     drop: bool,
 ) -> Eval {
-    // Atoms, merged through classes.
-    let mut atoms: Vec<(usize, bool)> = Vec::new();
-    for &s in stmts {
-        atoms.push((s, true));
-        if splits.contains_key(&s) {
-            atoms.push((s, false));
-        }
-    }
-    let idx = |a: (usize, bool)| atoms.iter().position(|&b| b == a).unwrap_or(0);
+    // Atoms (statement, side bits) present, all-true sides first.
+    let mut atoms: Vec<(usize, u32)> = recs
+        .iter()
+        .zip(bits)
+        .flat_map(|(rs, bs)| rs.writes.iter().zip(bs).map(|(w, &b)| (w.stmt, b)))
+        .collect();
+    atoms.sort_unstable_by_key(|&(s, b)| (s, std::cmp::Reverse(b)));
+    atoms.dedup();
+    let idx = |a: (usize, u32)| {
+        atoms
+            .binary_search_by_key(&(a.0, std::cmp::Reverse(a.1)), |&(s, b)| {
+                (s, std::cmp::Reverse(b))
+            })
+            .unwrap_or(0)
+    };
     let mut parent: Vec<usize> = (0..atoms.len()).collect();
-    fn find(p: &mut [usize], mut x: usize) -> usize {
-        while p[x] != x {
-            p[x] = p[p[x]];
-            x = p[x];
-        }
-        x
-    }
     let mut init_atoms = vec![false; atoms.len()];
-    for (rs, s) in recs.iter().zip(samples) {
+    let mut live_atoms = vec![false; atoms.len()];
+    let mut dead_atoms = vec![false; atoms.len()];
+    for ((rs, bs), s) in recs.iter().zip(bits).zip(samples) {
         let mut first: HashMap<u32, usize> = HashMap::new();
         let c = &s.exp.classes;
-        for w in rs {
+        for (w, &b) in rs.writes.iter().zip(bs) {
+            let a = idx((w.stmt, b));
+            live_atoms[a] |= w.kind == Kind::Live;
+            dead_atoms[a] |= w.kind == Kind::Dead;
             if w.class == NONE {
                 continue;
             }
-            let a = idx((w.stmt, side(splits.get(&w.stmt), sites, w, &s.values)));
             if c.class_rep_initial.get(w.class as usize) == Some(&true) {
                 init_atoms[a] = true;
             }
@@ -332,6 +502,10 @@ fn evaluate(
     let mut roots: Vec<usize> = Vec::new();
     let mut atom_group = HashMap::new();
     let mut copy_in = Vec::new();
+    // Live-out-only writes are placed only along with dead ones (their
+    // value is needed after every read: they may share a finished cell).
+    let mut placeable = Vec::new();
+    let mut has_dead = Vec::new();
     for (k, &a) in atoms.iter().enumerate() {
         let r = find(&mut parent, k);
         let g = match roots.iter().position(|&x| x == r) {
@@ -339,11 +513,18 @@ fn evaluate(
             None => {
                 roots.push(r);
                 copy_in.push(false);
+                placeable.push(true);
+                has_dead.push(false);
                 roots.len() - 1
             }
         };
         copy_in[g] |= init_atoms[k];
+        placeable[g] &= !live_atoms[k] && !init_atoms[k];
+        has_dead[g] |= dead_atoms[k];
         atom_group.insert(a, g);
+    }
+    for (p, d) in placeable.iter_mut().zip(&has_dead) {
+        *p &= d;
     }
     // κ: common counters constant on every class.
     let mut kappa: Vec<Vec<CounterId>> = Vec::new();
@@ -355,21 +536,13 @@ fn evaluate(
             .collect();
         let mut ks = common_counters(program, sites, &members);
         ks.retain(|&c| {
-            recs.iter().zip(samples).all(|(rs, s)| {
+            recs.iter().zip(bits).all(|(rs, bs)| {
                 let mut seen: HashMap<u32, i64> = HashMap::new();
-                rs.iter().all(|w| {
-                    if w.class == NONE
-                        || atom_group.get(&(w.stmt, side(splits.get(&w.stmt), sites, w, &s.values)))
-                            != Some(&g)
-                    {
+                rs.writes.iter().zip(bs).all(|(w, &b)| {
+                    if w.class == NONE || atom_group.get(&(w.stmt, b)) != Some(&g) {
                         return true;
                     }
-                    let loops = &sites.stmt[w.stmt];
-                    let v = loops
-                        .iter()
-                        .position(|&l| l == c)
-                        .and_then(|p| w.iter.get(p).copied())
-                        .unwrap_or(0);
+                    let v = kappa_of(&[c], sites, w)[0];
                     *seen.entry(w.class).or_insert(v) == v
                 })
             })
@@ -380,13 +553,13 @@ fn evaluate(
     // Every class has one label (groups join classes, κ is constant on
     // them), so dropping can only merge labels: `labels` is final already
     // and the split search (`drop` false) skips the drops.
-    let (mut labels, classes) = count(recs, samples, splits, &atom_group, &kappa, sites);
+    let (mut labels, classes) = count(recs, bits, &atom_group, &kappa, sites);
     for g in (0..kappa.len()).filter(|_| drop) {
         let mut k = kappa[g].len();
         while k > 0 {
             k -= 1;
             let removed = kappa[g].remove(k);
-            let (l, _) = count(recs, samples, splits, &atom_group, &kappa, sites);
+            let (l, _) = count(recs, bits, &atom_group, &kappa, sites);
             if l < labels {
                 kappa[g].insert(k, removed);
             } else {
@@ -394,12 +567,32 @@ fn evaluate(
             }
         }
     }
+    // Dead updates whose write joins the group of what they read.
+    let mut agree = 0;
+    for (rs, bs) in recs.iter().zip(bits) {
+        let mut class_group: HashMap<u32, usize> = HashMap::new();
+        for (w, &b) in rs.writes.iter().zip(bs) {
+            if w.class != NONE {
+                class_group.insert(w.class, atom_group[&(w.stmt, b)]);
+            }
+        }
+        for (w, &b) in rs.writes.iter().zip(bs) {
+            if w.kind == Kind::Dead
+                && w.self_read != NONE
+                && class_group.get(&w.self_read) == Some(&atom_group[&(w.stmt, b)])
+            {
+                agree += 1;
+            }
+        }
+    }
     Eval {
         atom_group,
         kappa,
         copy_in,
+        placeable,
         labels,
         classes,
+        agree,
     }
 }
 
@@ -510,6 +703,30 @@ pub fn pool(program: &Program) -> Vec<Affine> {
     }
     let mut keys: Vec<_> = subs.keys().copied().collect();
     keys.sort();
+    // Where one subscript enters and leaves the range another write's
+    // subscript covers (Figure 6's band N+1..3N-1 of S against T's i+N).
+    for k in &keys {
+        let fs = &subs[k];
+        for w in program.stmts() {
+            let Some((wa, _)) = w.write() else { continue };
+            if wa.array != k.0 {
+                continue;
+            }
+            let Some(Some(g)) = wa.subscripts.get(k.1).map(|x| x.affine.as_ref()) else {
+                continue;
+            };
+            let Some((lo, hi)) = range(program, g) else {
+                continue;
+            };
+            for f in fs.iter().filter(|f| *f != g && f.vars().next().is_some()) {
+                push(
+                    f.checked_sub(&lo)
+                        .and_then(|e| e.checked_add(&Affine::constant(1))),
+                );
+                push(f.checked_sub(&hi));
+            }
+        }
+    }
     for k in keys {
         let fs = &subs[&k];
         for (x, f) in fs.iter().enumerate() {
@@ -617,115 +834,267 @@ fn usable(program: &Program, e: &Affine, loops: &[CounterId]) -> bool {
     })
 }
 
-/// The writes of `array` at each sample, and the statements making them.
-fn writes(
-    program: &Program,
-    samples: &[Sample],
-    array: ArrayId,
-) -> (Vec<Vec<WriteRec>>, Vec<usize>) {
-    let recs: Vec<Vec<WriteRec>> = samples
-        .iter()
-        .map(|s| write_recs(program, s, array))
-        .collect();
-    let mut stmts: Vec<usize> = recs.iter().flatten().map(|w| w.stmt).collect();
-    stmts.sort_unstable();
-    stmts.dedup();
-    (recs, stmts)
-}
+/// A concrete box: (lo, hi) per dimension.
+pub(super) type IntBox = Vec<(i64, i64)>;
 
-/// The form of one array under `splits` (groups and κ evaluated).
-pub fn form_with(
-    program: &Program,
+/// Splits per statement.
+pub type Splits = HashMap<usize, Vec<Affine>>;
+
+/// Concrete box of each group at each sample (None: no write there): index
+/// ranges (declared for copied-in groups, none for scratch), then κ ranges.
+pub(super) fn concrete_boxes(
     sites: &Sites,
-    samples: &[Sample],
-    array: ArrayId,
-    splits: HashMap<usize, Affine>,
-) -> ArrayForm {
-    let (recs, stmts) = writes(program, samples, array);
-    let ev = evaluate(program, sites, samples, &recs, &stmts, &splits, true);
-    ArrayForm::new(array, splits, ev)
+    recs: &[Recs],
+    bits: &[Vec<u32>],
+    ev: &Eval,
+    scratch: &[bool],
+) -> Vec<Vec<Option<IntBox>>> {
+    let n = ev.kappa.len();
+    recs.iter()
+        .zip(bits)
+        .map(|(rs, bs)| {
+            let mut out: Vec<Option<Vec<(i64, i64)>>> = vec![None; n];
+            for (w, &b) in rs.writes.iter().zip(bs) {
+                let g = ev.atom_group[&(w.stmt, b)];
+                let mut v: Vec<(i64, i64)> = if scratch.get(g) == Some(&true) {
+                    Vec::new()
+                } else if ev.copy_in[g] {
+                    rs.declared.clone()
+                } else {
+                    w.at.clone()
+                };
+                v.extend(kappa_of(&ev.kappa[g], sites, w).into_iter().map(|k| (k, k)));
+                hull(&mut out[g], &v);
+            }
+            out
+        })
+        .collect()
 }
 
-impl ArrayForm {
-    fn new(array: ArrayId, splits: HashMap<usize, Affine>, ev: Eval) -> ArrayForm {
-        ArrayForm {
-            array,
-            splits,
-            atom_group: ev.atom_group,
-            kappa: ev.kappa,
-            copy_in: ev.copy_in,
-            labels: ev.labels,
-            classes: ev.classes,
+pub(super) fn hull(acc: &mut Option<Vec<(i64, i64)>>, v: &[(i64, i64)]) {
+    match acc {
+        None => *acc = Some(v.to_vec()),
+        Some(a) => {
+            for (x, y) in a.iter_mut().zip(v) {
+                x.0 = x.0.min(y.0);
+                x.1 = x.1.max(y.1);
+            }
         }
     }
 }
 
-/// Chooses splits greedily, then groups and κ, for one array: the best
-/// form, and the splits of the alternatives (ties of the last round, to
-/// build with `form_with` when the best one fails).
+pub(super) fn volume(b: &Option<Vec<(i64, i64)>>) -> i64 {
+    b.as_ref().map_or(0, |b| {
+        b.iter()
+            .map(|&(l, h)| (h.saturating_sub(l) + 1).max(0))
+            .fold(1i64, |a, x| a.saturating_mul(x))
+    })
+}
+
+fn disjoint(a: &[u32], b: &[u32]) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => return false,
+        }
+    }
+    true
+}
+
+/// Merges groups that never share a cell at any sample (same κ, neither
+/// placeable) when the merged box is no larger than the two: fewer arrays,
+/// the same labels per cell. Groups stay in the order of their first atom.
+pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], bits: &[Vec<u32>], ev: &mut Eval) {
+    let n = ev.kappa.len();
+    if n < 2 {
+        return;
+    }
+    let mut cells: Vec<Vec<Vec<u32>>> = recs
+        .iter()
+        .zip(bits)
+        .map(|(rs, bs)| {
+            let mut v = vec![Vec::new(); n];
+            for (w, &b) in rs.writes.iter().zip(bs) {
+                v[ev.atom_group[&(w.stmt, b)]].extend_from_slice(&w.cells);
+            }
+            for c in &mut v {
+                c.sort_unstable();
+                c.dedup();
+            }
+            v
+        })
+        .collect();
+    let mut boxes = concrete_boxes(sites, recs, bits, ev, &[]);
+    let mut target: Vec<usize> = (0..n).collect();
+    for h in 1..n {
+        if ev.placeable[h] {
+            continue;
+        }
+        for g in 0..h {
+            if target[g] != g || ev.placeable[g] || ev.kappa[g] != ev.kappa[h] {
+                continue;
+            }
+            if !cells.iter().all(|cs| disjoint(&cs[g], &cs[h])) {
+                continue;
+            }
+            let ci = ev.copy_in[g] || ev.copy_in[h];
+            let nd = recs.first().map_or(0, |r| r.declared.len());
+            let merged: Vec<Option<Vec<(i64, i64)>>> = boxes
+                .iter()
+                .zip(recs)
+                .map(|(bs, rs)| {
+                    let mut m = bs[g].clone();
+                    if let Some(b) = &bs[h] {
+                        hull(&mut m, b);
+                    }
+                    if let (true, Some(m)) = (ci, &mut m) {
+                        m[..nd].copy_from_slice(&rs.declared);
+                    }
+                    m
+                })
+                .collect();
+            let before: i64 = boxes.iter().map(|b| volume(&b[g]) + volume(&b[h])).sum();
+            let after: i64 = merged.iter().map(volume).sum();
+            if after > before {
+                continue;
+            }
+            target[h] = g;
+            ev.copy_in[g] = ci;
+            for (b, m) in boxes.iter_mut().zip(merged) {
+                b[g] = m;
+            }
+            for cs in &mut cells {
+                let moved = std::mem::take(&mut cs[h]);
+                cs[g].extend(moved);
+                cs[g].sort_unstable();
+            }
+            break;
+        }
+    }
+    let keep: Vec<usize> = (0..n).filter(|&g| target[g] == g).collect();
+    let new_id = |g: usize| keep.iter().position(|&k| k == target[g]).unwrap_or(0);
+    for g in ev.atom_group.values_mut() {
+        *g = new_id(*g);
+    }
+    ev.kappa = keep.iter().map(|&g| ev.kappa[g].clone()).collect();
+    ev.copy_in = keep.iter().map(|&g| ev.copy_in[g]).collect();
+    ev.placeable = keep.iter().map(|&g| ev.placeable[g]).collect();
+}
+
+/// Cells of the renamed form summed over the samples, the placeable groups
+/// counted as free (they go into other groups' cells).
+fn estimate(sites: &Sites, recs: &[Recs], bits: &[Vec<u32>], ev: &Eval) -> i64 {
+    concrete_boxes(sites, recs, bits, ev, &[])
+        .iter()
+        .map(|bs| {
+            bs.iter()
+                .zip(&ev.placeable)
+                .filter(|(_, &p)| !p)
+                .map(|(b, _)| volume(b))
+                .sum::<i64>()
+        })
+        .sum()
+}
+
+/// Splits of at most this many conditions per statement.
+const MAX_CONDS: usize = 2;
+
+/// The sides a new condition gives the writes of statement s, or None when
+/// it leaves them all on one side.
+fn sides_of(
+    sites: &Sites,
+    samples: &[Sample],
+    recs: &[Recs],
+    s: usize,
+    e: &Affine,
+) -> Option<Vec<bool>> {
+    let sides: Vec<bool> = recs
+        .iter()
+        .zip(samples)
+        .flat_map(|(rs, x)| {
+            rs.writes.iter().filter(|w| w.stmt == s).map(|w| {
+                eval_at(e, &sites.stmt[w.stmt], &w.iter, &x.values).is_some_and(|v| v <= 0)
+            })
+        })
+        .collect();
+    (sides.iter().any(|&b| b) && !sides.iter().all(|&b| b)).then_some(sides)
+}
+
+fn with(splits: &HashMap<usize, Vec<Affine>>, s: usize, e: &Affine) -> HashMap<usize, Vec<Affine>> {
+    let mut t = splits.clone();
+    t.entry(s).or_default().push(e.clone());
+    t
+}
+
+/// Chooses splits for one array: greedy rounds that raise the label count
+/// (ties: dead updates in place), then rounds that shrink the renamed form
+/// at the same count; then groups, κ, merges and dead-write placement. The
+/// best form, and the splits of alternatives (the form before shrinking,
+/// ties of the last round) to build with `form_with` when it fails.
 pub fn array_form(
     program: &Program,
     sites: &Sites,
     samples: &[Sample],
     array: ArrayId,
     pool: &[Affine],
-) -> Option<(ArrayForm, Vec<HashMap<usize, Affine>>)> {
-    let (recs, stmts) = writes(program, samples, array);
+    outs: &[usize],
+) -> Option<(ArrayForm, Vec<Splits>)> {
+    let recs: Vec<Recs> = samples
+        .iter()
+        .map(|s| records(program, sites, s, array, outs))
+        .collect();
+    let mut stmts: Vec<usize> = recs
+        .iter()
+        .flat_map(|r| r.writes.iter().map(|w| w.stmt))
+        .collect();
+    stmts.sort_unstable();
+    stmts.dedup();
     if stmts.is_empty() {
         return None;
     }
-    let mut splits: HashMap<usize, Affine> = HashMap::new();
-    let full = |splits: &HashMap<usize, Affine>| {
-        evaluate(program, sites, samples, &recs, &stmts, splits, true)
+    let quick = |splits: &HashMap<usize, Vec<Affine>>| {
+        let bits = all_bits(sites, samples, &recs, splits);
+        evaluate(program, sites, samples, &recs, &bits, false)
     };
-    let mut best = full(&splits);
+    let candidates = |splits: &HashMap<usize, Vec<Affine>>, s: usize| -> Vec<&Affine> {
+        let have = splits.get(&s).map_or(&[][..], |v| v.as_slice());
+        if have.len() >= MAX_CONDS {
+            return Vec::new();
+        }
+        pool.iter()
+            .filter(|e| usable(program, e, &sites.stmt[s]) && !have.contains(e))
+            .collect()
+    };
+    let mut splits: HashMap<usize, Vec<Affine>> = HashMap::new();
+    let mut best = quick(&splits);
     // Splits that tie with the one taken in the last round: the read labels
     // may have a closed form under one and not under another.
-    let mut ties: Vec<(usize, Affine, u64)> = Vec::new();
+    let mut ties: Vec<(usize, Affine)> = Vec::new();
     let mut before = splits.clone();
     for _ in 0..3 {
         if best.labels == best.classes {
             break;
         }
-        let mut round: Vec<(usize, Affine, u64)> = Vec::new();
+        let mut round: Vec<(usize, Affine, (u64, u64))> = Vec::new();
         for &s in &stmts {
-            if splits.contains_key(&s) {
-                continue;
-            }
-            // A trial depends only on the sides it gives the writes of s:
-            // splits leaving them all on one side change nothing, and
-            // splits giving the same sides give the same count.
-            let mut seen: HashMap<Vec<bool>, u64> = HashMap::new();
-            for e in pool.iter().filter(|e| usable(program, e, &sites.stmt[s])) {
-                let sides: Vec<bool> = recs
-                    .iter()
-                    .zip(samples)
-                    .flat_map(|(rs, x)| {
-                        rs.iter()
-                            .filter(|w| w.stmt == s)
-                            .map(|w| side(Some(e), sites, w, &x.values))
-                    })
-                    .collect();
-                if sides.iter().all(|&b| b) || !sides.iter().any(|&b| b) {
+            // A trial depends only on the sides it gives the writes of s.
+            let mut seen: HashMap<Vec<bool>, (u64, u64)> = HashMap::new();
+            for e in candidates(&splits, s) {
+                let Some(sides) = sides_of(sites, samples, &recs, s, e) else {
                     continue;
-                }
-                let labels = match seen.get(&sides) {
-                    Some(&l) => l,
-                    None => {
-                        let mut trial = splits.clone();
-                        trial.insert(s, e.clone());
-                        let l =
-                            evaluate(program, sites, samples, &recs, &stmts, &trial, false).labels;
-                        seen.insert(sides, l);
-                        l
-                    }
                 };
-                let cur = round.first().map_or(best.labels, |x| x.2);
-                if labels > cur {
+                let score = *seen.entry(sides).or_insert_with(|| {
+                    let t = quick(&with(&splits, s, e));
+                    (t.labels, t.agree)
+                });
+                let cur = round.first().map_or((best.labels, 0), |x| x.2);
+                if score > cur {
                     round.clear();
                 }
-                if labels > best.labels && labels >= cur {
-                    round.push((s, e.clone(), labels));
+                if score.0 > best.labels && score >= cur {
+                    round.push((s, e.clone(), score));
                 }
             }
         }
@@ -734,18 +1103,180 @@ pub fn array_form(
         }
         let (s, e, _) = round.remove(0);
         before = splits.clone();
-        splits.insert(s, e);
-        best = full(&splits);
-        ties = round;
+        splits = with(&splits, s, &e);
+        best = quick(&splits);
+        ties = round.into_iter().map(|(s, e, _)| (s, e)).collect();
     }
-    let make = |splits, ev| ArrayForm::new(array, splits, ev);
-    let mut alts = Vec::new();
-    for (s, e, _) in ties.into_iter().take(16) {
-        let mut alt = before.clone();
-        alt.insert(s, e);
-        alts.push(alt);
+    let mut alts: Vec<HashMap<usize, Vec<Affine>>> = Vec::new();
+    // Shrinking rounds: at the same label count, a split whose groups
+    // (merged, dead and live-out-only ones free) take fewer cells.
+    let full = |splits: &HashMap<usize, Vec<Affine>>| {
+        let bits = all_bits(sites, samples, &recs, splits);
+        let mut ev = evaluate(program, sites, samples, &recs, &bits, true);
+        merge_disjoint(sites, &recs, &bits, &mut ev);
+        estimate(sites, &recs, &bits, &ev)
+    };
+    if best.labels == best.classes {
+        let mut size = full(&splits);
+        let first = splits.clone();
+        for _ in 0..2 {
+            let mut pick: Option<(usize, Affine, i64)> = None;
+            for &s in &stmts {
+                let mut seen: HashMap<Vec<bool>, Option<i64>> = HashMap::new();
+                for e in candidates(&splits, s) {
+                    let Some(sides) = sides_of(sites, samples, &recs, s, e) else {
+                        continue;
+                    };
+                    let got = *seen.entry(sides).or_insert_with(|| {
+                        let t = with(&splits, s, e);
+                        (quick(&t).labels == best.labels).then(|| full(&t))
+                    });
+                    if let Some(z) = got {
+                        if z < pick.as_ref().map_or(size, |p| p.2) {
+                            pick = Some((s, e.clone(), z));
+                        }
+                    }
+                }
+            }
+            let Some((s, e, z)) = pick else { break };
+            splits = with(&splits, s, &e);
+            size = z;
+        }
+        if splits != first {
+            alts.push(first);
+        }
     }
-    Some((make(splits, best), alts))
+    for (s, e) in ties.into_iter().take(16) {
+        alts.push(with(&before, s, &e));
+    }
+    let form = build(program, sites, samples, &recs, array, splits);
+    Some((form, alts))
+}
+
+/// The form of one array under `splits`.
+pub fn form_with(
+    program: &Program,
+    sites: &Sites,
+    samples: &[Sample],
+    array: ArrayId,
+    splits: HashMap<usize, Vec<Affine>>,
+    outs: &[usize],
+) -> ArrayForm {
+    let recs: Vec<Recs> = samples
+        .iter()
+        .map(|s| records(program, sites, s, array, outs))
+        .collect();
+    build(program, sites, samples, &recs, array, splits)
+}
+
+/// Groups, κ, merges, dead-write placement and boxes under `splits`.
+fn build(
+    program: &Program,
+    sites: &Sites,
+    samples: &[Sample],
+    recs: &[Recs],
+    array: ArrayId,
+    splits: HashMap<usize, Vec<Affine>>,
+) -> ArrayForm {
+    let bits = all_bits(sites, samples, recs, &splits);
+    let mut ev = evaluate(program, sites, samples, recs, &bits, true);
+    merge_disjoint(sites, recs, &bits, &mut ev);
+    let placed = super::place::place(program, sites, samples, recs, &bits, &mut ev);
+    let boxes = fit_boxes(program, sites, samples, recs, &bits, &ev, &placed.scratch);
+    let mut atom_group = ev.atom_group;
+    // Sides no sample reached take the statement's first group.
+    for (&s, conds) in &splits {
+        let Some(g0) = (0..1u32 << conds.len())
+            .rev()
+            .find_map(|b| atom_group.get(&(s, b)).copied())
+        else {
+            continue;
+        };
+        for b in 0..1u32 << conds.len() {
+            atom_group.entry((s, b)).or_insert(g0);
+        }
+    }
+    ArrayForm {
+        array,
+        splits,
+        atom_group,
+        kappa: ev.kappa,
+        boxes,
+        scratch: placed.scratch,
+        copy_in: ev.copy_in,
+        labels: ev.labels,
+        classes: ev.classes,
+        shared: placed.shared,
+        notes: placed.notes,
+    }
+}
+
+/// An affine function of the parameters through (parameters, value) points
+/// seen at three samples at least.
+fn fit_param(points: &[(Vec<i64>, i64)]) -> Option<Affine> {
+    if points.len() < 3 {
+        return None;
+    }
+    let (a, b) = fit::affine(points)?;
+    let mut e = Affine::constant(b);
+    for (k, c) in a.into_iter().enumerate() {
+        if c != 0 {
+            e = e.checked_add(&Affine::var(Var::Param(ParamId(k as u32))).checked_scale(c)?)?;
+        }
+    }
+    Some(e)
+}
+
+/// Boxes fitted on the samples: index ranges of groups that are not copied
+/// in (declared otherwise, or when no fit), κ ranges (the counter's loop box
+/// when no fit).
+fn fit_boxes(
+    program: &Program,
+    sites: &Sites,
+    samples: &[Sample],
+    recs: &[Recs],
+    bits: &[Vec<u32>],
+    ev: &Eval,
+    scratch: &[bool],
+) -> Vec<GroupBox> {
+    let conc = concrete_boxes(sites, recs, bits, ev, scratch);
+    (0..ev.kappa.len())
+        .map(|g| {
+            let pts: Vec<(&Vec<i64>, &IntBox)> = conc
+                .iter()
+                .zip(samples)
+                .filter_map(|(bs, s)| bs[g].as_ref().map(|b| (&s.values, b)))
+                .collect();
+            let nk = ev.kappa[g].len();
+            let dims = pts.first().map_or(0, |p| p.1.len());
+            let fit_dim = |d: usize| -> Option<(Affine, Affine)> {
+                let lo: Vec<(Vec<i64>, i64)> =
+                    pts.iter().map(|p| (p.0.clone(), p.1[d].0)).collect();
+                let hi: Vec<(Vec<i64>, i64)> =
+                    pts.iter().map(|p| (p.0.clone(), p.1[d].1)).collect();
+                Some((fit_param(&lo)?, fit_param(&hi)?))
+            };
+            let nc = dims.saturating_sub(nk);
+            let cells = if scratch.get(g) == Some(&true) {
+                Some(Vec::new())
+            } else if ev.copy_in[g] || dims == 0 {
+                None
+            } else {
+                (0..nc).map(fit_dim).collect::<Option<Vec<_>>>()
+            };
+            let kappa = ev.kappa[g]
+                .iter()
+                .enumerate()
+                .map(|(k, &c)| {
+                    (dims > 0)
+                        .then(|| fit_dim(nc + k))
+                        .flatten()
+                        .or_else(|| counter_box(program, c))
+                })
+                .collect::<Option<Vec<_>>>();
+            GroupBox { cells, kappa }
+        })
+        .collect()
 }
 
 /// One read instance: the site's for-counter values then the parameters,
@@ -766,15 +1297,15 @@ pub fn read_trees(
 ) -> Result<HashMap<(Site, usize), Tree>, String> {
     let mut points: HashMap<(Site, usize), Vec<Pt>> = HashMap::new();
     for s in samples {
-        let recs = write_recs(program, s, form.array);
+        let recs = records(program, sites, s, form.array, &[]);
         let mut class_label: HashMap<u32, (usize, Vec<i64>)> = HashMap::new();
-        for w in &recs {
+        for w in &recs.writes {
             if w.class != NONE && !class_label.contains_key(&w.class) {
-                let sd = side(form.splits.get(&w.stmt), sites, w, &s.values);
-                class_label.insert(
-                    w.class,
-                    label_of(&form.atom_group, &form.kappa, sites, w, sd),
-                );
+                let b = form.splits.get(&w.stmt).map_or(0, |cs| {
+                    side_bits(cs, &sites.stmt[w.stmt], &w.iter, &s.values)
+                });
+                let g = form.atom_group.get(&(w.stmt, b)).copied().unwrap_or(0);
+                class_label.insert(w.class, (g, kappa_of(&form.kappa[g], sites, w)));
             }
         }
         for r in s.exp.inst.flow.iter() {

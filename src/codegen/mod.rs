@@ -8,6 +8,7 @@
 pub mod check;
 pub mod fit;
 pub mod infer;
+mod place;
 pub mod report;
 
 use crate::dataflow::Config;
@@ -94,6 +95,7 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     let samples = samples(&plus, o)?;
     let sites = Sites::new(&plus);
     let pool = infer::pool(&plus);
+    let out_ix: Vec<usize> = outs.iter().map(|s| s.index()).collect();
     let mut cands: Vec<Candidates> = Vec::new();
     for a in written_arrays(program) {
         let mut c = Candidates {
@@ -101,9 +103,10 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
             forms: Vec::new(),
             pending: Vec::new(),
             alts: Vec::new(),
+            outs: out_ix.clone(),
             why: "no write runs at the samples".into(),
         };
-        if let Some((best, alts)) = infer::array_form(&plus, &sites, &samples, a, &pool) {
+        if let Some((best, alts)) = infer::array_form(&plus, &sites, &samples, a, &pool, &out_ix) {
             c.pending.push(best);
             c.alts = alts;
         }
@@ -193,7 +196,9 @@ struct Candidates {
     /// Forms not yet fitted, best first, then the splits of forms not yet
     /// built.
     pending: Vec<ArrayForm>,
-    alts: Vec<HashMap<usize, Affine>>,
+    alts: Vec<HashMap<usize, Vec<Affine>>>,
+    /// Statement indexes of the copy-out reads.
+    outs: Vec<usize>,
     why: String,
 }
 
@@ -216,7 +221,7 @@ impl Candidates {
                 let array = self.array;
                 self.pending = std::mem::take(&mut self.alts)
                     .into_iter()
-                    .map(|s| infer::form_with(plus, sites, samples, array, s))
+                    .map(|s| infer::form_with(plus, sites, samples, array, s, &self.outs))
                     .collect();
             }
             let form = self.pending.remove(0);
@@ -265,7 +270,7 @@ impl Ctx<'_> {
         for (c, pick) in self.cands.iter().zip(choice) {
             let a = c.array;
             let (outcome, trees) = match pick.and_then(|k| c.forms.get(k)) {
-                Some((form, t)) => (Outcome::Expanded(form.clone()), t.clone()),
+                Some((form, t)) => (Outcome::Expanded(Box::new(form.clone())), t.clone()),
                 None if c.forms.is_empty() => (Outcome::NotExpanded(c.why.clone()), Trees::new()),
                 None => (
                     Outcome::NotExpanded("no closed form validated".into()),
@@ -295,7 +300,13 @@ impl Ctx<'_> {
                     Ok((decls, rect)) => {
                         rep.expanded = true;
                         rep.maximal = form.labels == form.classes;
-                        rep.verdict = if rep.maximal {
+                        rep.verdict = if rep.maximal && form.shared > 0 {
+                            format!(
+                                "maximal, but for {} live-out-only classes (Σ over the samples) \
+                                 sharing the cell of a class whose last read comes before them",
+                                form.shared
+                            )
+                        } else if rep.maximal {
                             "maximal".into()
                         } else {
                             format!(
@@ -303,6 +314,9 @@ impl Ctx<'_> {
                                 form.labels, form.classes
                             )
                         };
+                        for n in &form.notes {
+                            rep.verdict.push_str(&format!("; {n}"));
+                        }
                         rep.decls = decls;
                         rep.rectangular = rect;
                         rep.groups = form.kappa.len();
@@ -692,13 +706,20 @@ impl Gen<'_> {
         copy_in: &mut Vec<Node>,
     ) -> Result<(Vec<Decl>, Vec<i64>), String> {
         let decl = self.src.array_decl(form.array).clone();
+        let declared: Vec<(Affine, Affine)> = decl
+            .dims
+            .iter()
+            .map(|r| (r.lo.affine.clone(), r.hi.affine.clone()))
+            .collect();
         let mut boxes = Vec::new();
-        for ks in &form.kappa {
-            let mut b = Vec::new();
-            for &c in ks {
-                b.push(infer::counter_box(self.src, c).ok_or("a label counter has no affine box")?);
-            }
-            boxes.push(b);
+        let mut cell_boxes = Vec::new();
+        for gb in &form.boxes {
+            boxes.push(
+                gb.kappa
+                    .clone()
+                    .ok_or("a label counter has no affine box")?,
+            );
+            cell_boxes.push(gb.cells.clone().unwrap_or_else(|| declared.clone()));
         }
         let mut decls = Vec::new();
         let mut ids = Vec::new();
@@ -716,20 +737,27 @@ impl Gen<'_> {
         };
         let mut rect = vec![0i64; samples.len()];
         let mut max_k = vec![1i64; samples.len()];
+        let bound = |a: &Affine| Bound {
+            expr: expr_of(a),
+            affine: a.clone(),
+        };
+        let mut scratch_cells = vec![0i64; samples.len()];
         for (g, b) in boxes.iter().enumerate() {
             let name = self.names.fresh(&format!("{}_{}", decl.name, g + 1));
-            let mut dims = decl.dims.clone();
-            let mut exts = orig_ext.clone();
+            let mut dims = Vec::new();
+            let mut exts = Vec::new();
+            for (lo, hi) in &cell_boxes[g] {
+                dims.push(Range {
+                    lo: bound(lo),
+                    hi: bound(hi),
+                });
+                exts.push(extent(lo, hi).ok_or("label bounds overflow")?);
+            }
+            let n_cells = exts.len();
             for (lo, hi) in b {
                 dims.push(Range {
-                    lo: Bound {
-                        expr: expr_of(lo),
-                        affine: lo.clone(),
-                    },
-                    hi: Bound {
-                        expr: expr_of(hi),
-                        affine: hi.clone(),
-                    },
+                    lo: bound(lo),
+                    hi: bound(hi),
                 });
                 exts.push(extent(lo, hi).ok_or("label bounds overflow")?);
             }
@@ -741,8 +769,13 @@ impl Gen<'_> {
                         .product()
                 })
                 .collect();
-            for (k, s) in samples.iter().enumerate() {
-                let kb: i64 = exts[orig_ext.len()..]
+            if form.scratch[g] {
+                for (t, c) in scratch_cells.iter_mut().zip(&cells) {
+                    *t += c;
+                }
+            }
+            for (k, s) in samples.iter().enumerate().filter(|_| !form.scratch[g]) {
+                let kb: i64 = exts[n_cells..]
                     .iter()
                     .map(|e| eval(e, &s.values).unwrap_or(0).max(0))
                     .product();
@@ -770,7 +803,7 @@ impl Gen<'_> {
             });
             ids.push(id);
             if form.copy_in[g] {
-                copy_in.push(self.copy_loops(&decl, form.array, id, b));
+                copy_in.push(self.copy_loops(&cell_boxes[g], form.array, id, b));
             }
         }
         for (k, s) in samples.iter().enumerate() {
@@ -778,7 +811,8 @@ impl Gen<'_> {
                 .iter()
                 .map(|e| eval(e, &s.values).unwrap_or(0).max(0))
                 .product();
-            rect[k] = c * boxes.len() as i64 * max_k[k];
+            let groups = form.scratch.iter().filter(|&&x| !x).count() as i64;
+            rect[k] = c * groups * max_k[k] + scratch_cells[k];
         }
         self.arrays.insert(form.array, (form.clone(), ids));
         Ok((decls, rect))
@@ -801,12 +835,14 @@ impl Gen<'_> {
     }
 
     /// `for c.. for k..: @copy A_g[c.., k..] = A[c..]`.
-    fn copy_loops(&mut self, decl: &Array, a: ArrayId, g: ArrayId, b: &[(Affine, Affine)]) -> Node {
-        let mut ranges: Vec<(Affine, Affine)> = decl
-            .dims
-            .iter()
-            .map(|r| (r.lo.affine.clone(), r.hi.affine.clone()))
-            .collect();
+    fn copy_loops(
+        &mut self,
+        cells: &[(Affine, Affine)],
+        a: ArrayId,
+        g: ArrayId,
+        b: &[(Affine, Affine)],
+    ) -> Node {
+        let mut ranges: Vec<(Affine, Affine)> = cells.to_vec();
         let n_orig = ranges.len();
         ranges.extend(b.iter().cloned());
         let counters: Vec<CounterId> = (0..ranges.len())
@@ -936,10 +972,17 @@ impl Gen<'_> {
         truth: &dyn Fn(&Affine) -> bool,
     ) -> Option<Access> {
         let (form, ids) = self.arrays.get(&acc.array)?;
-        let sd = form.splits.get(&s.id.index()).is_none_or(truth);
-        let g = *form.atom_group.get(&(s.id.index(), sd))?;
+        let bits = form.splits.get(&s.id.index()).map_or(0, |cs| {
+            cs.iter()
+                .enumerate()
+                .fold(0, |b, (k, e)| if truth(e) { b | 1 << k } else { b })
+        });
+        let g = *form.atom_group.get(&(s.id.index(), bits))?;
         let mut a = acc.clone();
         a.array = *ids.get(g)?;
+        if form.scratch.get(g) == Some(&true) {
+            a.subscripts.clear();
+        }
         for &c in &form.kappa[g] {
             a.subscripts
                 .push(Subscript::new(Expr::new(ExprKind::Counter(c), Span::NONE)));
@@ -954,8 +997,8 @@ impl Gen<'_> {
         let mut conds: Vec<Affine> = Vec::new();
         if let Some((acc, _)) = s.write() {
             if let Some((form, _)) = self.arrays.get(&acc.array) {
-                if let Some(e) = form.splits.get(&s.id.index()) {
-                    conds.push(e.clone());
+                if let Some(es) = form.splits.get(&s.id.index()) {
+                    conds.extend(es.iter().cloned());
                 }
             }
         }
