@@ -92,12 +92,16 @@ fn a_refuted_form_is_really_wrong() {
         "{}",
         e.text
     );
-    let text = arrayflow::print::program(&p).replace("param N = 4;", "param N = 4;\nassume N >= 1;");
+    let text =
+        arrayflow::print::program(&p).replace("param N = 4;", "param N = 4;\nassume N >= 1;");
     let q = compile(&text);
     let e = emit(&q, &Options::default()).unwrap();
     assert_eq!(e.arrays[0].proof, Some(Proof::Proved));
     let header = arrayflow::codegen::report::text(&q, &e);
-    assert!(header.contains("proved for every N with N >= 1"), "{header}");
+    assert!(
+        header.contains("proved for every N with N >= 1"),
+        "{header}"
+    );
 }
 
 /// Adds `d` to κ dimension 0 of every piece of the read (site, k).

@@ -135,9 +135,8 @@ fn flatten(t: &Tree, path: &mut Vec<(Affine, bool)>, out: &mut Vec<Piece>) {
 
 fn at(pieces: Option<&Vec<Piece>>, loops: &[CounterId], iter: &[i64], params: &[i64]) -> Label {
     let pieces = pieces?;
-    let holds = |(e, b): &(Affine, bool)| {
-        eval_at(e, loops, iter, params).is_some_and(|v| (v <= 0) == *b)
-    };
+    let holds =
+        |(e, b): &(Affine, bool)| eval_at(e, loops, iter, params).is_some_and(|v| (v <= 0) == *b);
     let p = pieces.iter().find(|p| p.conds.iter().all(holds))?;
     let (g, ks) = p.label.as_ref()?;
     let ks = ks
@@ -466,10 +465,7 @@ impl Env {
                     CmpOp::Gt => vec![vec![Atom::Le(d.neg()?.plus(1)?)]],
                     CmpOp::Ge => vec![vec![Atom::Le(d.neg()?)]],
                     CmpOp::Eq => vec![vec![Atom::Eq(d)]],
-                    CmpOp::Ne => negate(&Atom::Eq(d))?
-                        .into_iter()
-                        .map(|a| vec![a])
-                        .collect(),
+                    CmpOp::Ne => negate(&Atom::Eq(d))?.into_iter().map(|a| vec![a]).collect(),
                 }
             }
             Cond::And(a, b) | Cond::Or(a, b) => {
@@ -956,7 +952,8 @@ fn instance(
                 if let [(k, c)] = free[..] {
                     if c == 1 || c == -1 {
                         // c·k + known = 0 → k = -c·known.
-                        env.counters.insert(k, Lin::default().add_scaled(&known, -c)?);
+                        env.counters
+                            .insert(k, Lin::default().add_scaled(&known, -c)?);
                         progress = true;
                     }
                 }

@@ -56,7 +56,9 @@ pub fn proved(p: &Program, e: &Emitted, proof: &Proof) -> String {
             } else {
                 format!(" with {}", assumed.join(" and "))
             };
-            return format!("proved for {whom}{with} (every source's label equals its read's label)");
+            return format!(
+                "proved for {whom}{with} (every source's label equals its read's label)"
+            );
         }
         Proof::Refuted(why) => why.clone(),
         Proof::Unknown(why) => format!("unknown: {why}"),
