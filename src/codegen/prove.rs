@@ -23,6 +23,7 @@
 //! prover does not depend on how `infer` finds them. docs/expansion.md §8.
 
 use super::infer::{eval_at, ArrayForm, Tree};
+use crate::dependence::pairs::{negate as negate_op, Sparse as Lin};
 use crate::dependence::{Config, Problem, Tester, Verdict};
 use crate::model::{
     Access, Affine, ArrayId, CmpOp, Cond, CounterId, Node, Program, Site, StmtId, Var,
@@ -361,48 +362,9 @@ fn places(p: &Program) -> HashMap<Site, Place> {
     w.out
 }
 
-/// `Σ coeff·x_j + k` over the system's variables.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct Lin {
-    t: Vec<(usize, i64)>,
-    k: i64,
-}
-
-impl Lin {
-    fn var(j: usize) -> Lin {
-        Lin {
-            t: vec![(j, 1)],
-            k: 0,
-        }
-    }
-
-    fn add_scaled(&self, o: &Lin, m: i64) -> Option<Lin> {
-        let mut out = self.clone();
-        for &(j, c) in &o.t {
-            let c = c.checked_mul(m)?;
-            match out.t.iter_mut().find(|(v, _)| *v == j) {
-                Some((_, e)) => *e = e.checked_add(c)?,
-                None => out.t.push((j, c)),
-            }
-        }
-        out.t.retain(|&(_, c)| c != 0);
-        out.k = out.k.checked_add(o.k.checked_mul(m)?)?;
-        Some(out)
-    }
-
-    fn sub(&self, o: &Lin) -> Option<Lin> {
-        self.add_scaled(o, -1)
-    }
-
-    fn plus(&self, c: i64) -> Option<Lin> {
-        let mut out = self.clone();
-        out.k = out.k.checked_add(c)?;
-        Some(out)
-    }
-
-    fn neg(&self) -> Option<Lin> {
-        Lin::default().sub(self)
-    }
+/// `-x`.
+fn neg(x: &Lin) -> Option<Lin> {
+    Lin::default().sub(x)
 }
 
 /// `e ≤ 0` or `e = 0`.
@@ -423,8 +385,8 @@ fn lt(a: &Lin, b: &Lin) -> Option<Atom> {
 /// The alternatives of ¬atom.
 fn negate(a: &Atom) -> Option<Vec<Atom>> {
     Some(match a {
-        Atom::Le(e) => vec![Atom::Le(e.neg()?.plus(1)?)],
-        Atom::Eq(e) => vec![Atom::Le(e.plus(1)?), Atom::Le(e.neg()?.plus(1)?)],
+        Atom::Le(e) => vec![Atom::Le(neg(e)?.plus(1)?)],
+        Atom::Eq(e) => vec![Atom::Le(e.clone().plus(1)?), Atom::Le(neg(e)?.plus(1)?)],
     })
 }
 
@@ -438,8 +400,8 @@ struct Env {
 impl Env {
     fn lin(&self, a: &Affine) -> Option<Lin> {
         let mut out = Lin {
-            t: Vec::new(),
-            k: a.constant,
+            terms: Vec::new(),
+            constant: a.constant,
         };
         for &(v, c) in &a.terms {
             let x = match v {
@@ -462,8 +424,8 @@ impl Env {
                 match op {
                     CmpOp::Lt => vec![vec![Atom::Le(d.plus(1)?)]],
                     CmpOp::Le => vec![vec![Atom::Le(d)]],
-                    CmpOp::Gt => vec![vec![Atom::Le(d.neg()?.plus(1)?)]],
-                    CmpOp::Ge => vec![vec![Atom::Le(d.neg()?)]],
+                    CmpOp::Gt => vec![vec![Atom::Le(neg(&d)?.plus(1)?)]],
+                    CmpOp::Ge => vec![vec![Atom::Le(neg(&d)?)]],
                     CmpOp::Eq => vec![vec![Atom::Eq(d)]],
                     CmpOp::Ne => negate(&Atom::Eq(d))?.into_iter().map(|a| vec![a]).collect(),
                 }
@@ -492,17 +454,6 @@ impl Env {
     }
 }
 
-fn negate_op(op: CmpOp) -> CmpOp {
-    match op {
-        CmpOp::Eq => CmpOp::Ne,
-        CmpOp::Ne => CmpOp::Eq,
-        CmpOp::Lt => CmpOp::Ge,
-        CmpOp::Le => CmpOp::Gt,
-        CmpOp::Gt => CmpOp::Le,
-        CmpOp::Ge => CmpOp::Lt,
-    }
-}
-
 /// What a search found.
 enum Found {
     /// Every system is infeasible.
@@ -527,10 +478,10 @@ impl Search<'_> {
         for a in atoms {
             let (Atom::Le(e) | Atom::Eq(e)) = a;
             dense.iter_mut().for_each(|c| *c = 0);
-            for &(j, c) in &e.t {
+            for &(j, c) in &e.terms {
                 dense[j] = c;
             }
-            let rhs = e.k.checked_neg()?;
+            let rhs = e.constant.checked_neg()?;
             match a {
                 Atom::Le(_) => p.add_le(&dense, rhs),
                 Atom::Eq(_) => p.add_eq(&dense, rhs),
@@ -812,7 +763,7 @@ impl Pair<'_> {
                     let atom = if *holds {
                         Some(Atom::Le(e))
                     } else {
-                        e.neg().and_then(|e| e.plus(1)).map(Atom::Le)
+                        neg(&e).and_then(|e| e.plus(1)).map(Atom::Le)
                     };
                     match atom {
                         Some(a) => base.push(a),
@@ -863,7 +814,7 @@ impl Pair<'_> {
         for (s, &x) in kacc.subscripts.iter().zip(xs) {
             let f = ek.lin(s.affine.as_ref()?)?;
             let e = f.sub(&Lin::var(x))?;
-            if !e.t.is_empty() || e.k != 0 {
+            if !e.terms.is_empty() || e.constant != 0 {
                 neg(Atom::Eq(e))?;
             }
         }
@@ -894,7 +845,7 @@ fn differ(a: &Piece, ea: &Env, b: &Piece, eb: &Env) -> Option<Dnf> {
             for (x, y) in ka.iter().zip(kb) {
                 let (x, y) = (ea.lin(x)?, eb.lin(y)?);
                 let d = x.sub(&y)?;
-                if d.t.is_empty() && d.k == 0 {
+                if d.terms.is_empty() && d.constant == 0 {
                     continue;
                 }
                 out.push(vec![lt(&x, &y)?]);
@@ -938,10 +889,10 @@ fn instance(
             for (f, x) in &eqs {
                 // f(k) - x = 0 with exactly one free counter.
                 let mut known = match x {
-                    Some(x) => Lin::var(*x).neg()?,
+                    Some(x) => neg(&Lin::var(*x))?,
                     None => Lin::default(),
                 };
-                known.k = f.constant;
+                known.constant = f.constant;
                 let mut free = Vec::new();
                 for &(v, c) in &f.terms {
                     match v {
