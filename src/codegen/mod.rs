@@ -9,6 +9,7 @@ pub mod check;
 pub mod fit;
 pub mod infer;
 mod place;
+pub mod prove;
 pub mod report;
 
 use crate::dataflow::Config;
@@ -68,6 +69,8 @@ pub struct ArrayReport {
     /// classes, and of its classes (the k of m of the verdict).
     pub labels: u64,
     pub label_classes: u64,
+    /// The symbolic proof that the labels are static (expanded arrays).
+    pub proof: Option<prove::Proof>,
 }
 
 /// The emitted program and what was decided.
@@ -83,6 +86,11 @@ pub struct Emitted {
     pub doall: Vec<String>,
     /// Why no loop is marked, when the marks failed validation.
     pub doall_note: Option<String>,
+    /// The program the labels were inferred on (the input plus one virtual
+    /// read of every cell at the end, `out_A`), and the labels of each
+    /// expanded array over it.
+    pub analysed: Program,
+    pub labels: Vec<prove::Labels>,
 }
 
 /// Computes the closed forms, emits the expanded program and validates it
@@ -266,6 +274,7 @@ impl Ctx<'_> {
             nstmt: 0,
         };
         let mut reports = Vec::new();
+        let mut labels = Vec::new();
         let mut copy_in: Vec<Node> = Vec::new();
         for (c, pick) in self.cands.iter().zip(choice) {
             let a = c.array;
@@ -293,6 +302,7 @@ impl Ctx<'_> {
                 groups: 0,
                 labels: 0,
                 label_classes: 0,
+                proof: None,
             };
             match outcome {
                 Outcome::NotExpanded(why) => rep.verdict = format!("not expanded: {why}"),
@@ -322,6 +332,9 @@ impl Ctx<'_> {
                         rep.groups = form.kappa.len();
                         rep.labels = form.labels;
                         rep.label_classes = form.classes;
+                        let l = prove::Labels::new(&form, &trees);
+                        rep.proof = Some(prove::prove(plus, &l));
+                        labels.push(l);
                         g.trees.extend(trees);
                     }
                     Err(why) => rep.verdict = format!("not expanded: {why}"),
@@ -347,6 +360,8 @@ impl Ctx<'_> {
             arrays: reports,
             doall,
             doall_note: None,
+            analysed: plus.clone(),
+            labels,
         })
     }
 }

@@ -1,5 +1,6 @@
 //! The report printed before an emitted program, as `#` comments.
 
+use super::prove::Proof;
 use super::Emitted;
 use crate::model::Program;
 use std::fmt::Write;
@@ -34,6 +35,42 @@ pub fn checked_at(p: &Program, e: &Emitted) -> String {
     format!("checked at {}, {validated}", values(p, &e.samples))
 }
 
+/// "proved for every N with N >= 0" or "checked at N ∈ {…} (not proved:
+/// why)": what the symbolic proof (`prove`) established for one array.
+pub fn proved(p: &Program, e: &Emitted, proof: &Proof) -> String {
+    let why = match proof {
+        Proof::Proved => {
+            let names: Vec<&str> = p.params.iter().map(|q| q.name.as_str()).collect();
+            let whom = if names.is_empty() {
+                return "proved (every source's label equals its read's label)".into();
+            } else {
+                format!("every {}", names.join(", "))
+            };
+            let assumed: Vec<String> = p
+                .assumptions
+                .iter()
+                .map(|c| crate::print::cond(p, c))
+                .collect();
+            let with = if assumed.is_empty() {
+                String::new()
+            } else {
+                format!(" with {}", assumed.join(" and "))
+            };
+            return format!(
+                "proved for {whom}{with} (every source's label equals its read's label)"
+            );
+        }
+        Proof::Refuted(why) => why.clone(),
+        Proof::Unknown(why) => format!("unknown: {why}"),
+    };
+    let at = if p.params.is_empty() {
+        "checked".to_string()
+    } else {
+        format!("checked at {}", values(p, &e.samples))
+    };
+    format!("{at} (not proved: {why})")
+}
+
 /// The report: per array its verdict, declarations with sizes (formula and
 /// at each sample), the rectangular form's size; the doall loops.
 pub fn text(p: &Program, e: &Emitted) -> String {
@@ -41,6 +78,9 @@ pub fn text(p: &Program, e: &Emitted) -> String {
     let _ = writeln!(out, "# maximal static expansion, {}", checked_at(p, e));
     for a in &e.arrays {
         let _ = writeln!(out, "# {}: {}", a.name, a.verdict);
+        if let Some(proof) = &a.proof {
+            let _ = writeln!(out, "#   static: {}", proved(p, e, proof));
+        }
         let _ = writeln!(
             out,
             "#   bounded classes at the samples: {}",

@@ -371,14 +371,14 @@ fn exclusive(a: IfPos, b: IfPos) -> bool {
 }
 
 /// `Σ terms + constant`, compared with zero.
-#[derive(Clone, Debug, Default)]
-struct Sparse {
-    terms: Vec<(usize, i64)>,
-    constant: i64,
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Sparse {
+    pub(crate) terms: Vec<(usize, i64)>,
+    pub(crate) constant: i64,
 }
 
 impl Sparse {
-    fn add_scaled(&self, other: &Sparse, k: i64) -> Option<Sparse> {
+    pub(crate) fn add_scaled(&self, other: &Sparse, k: i64) -> Option<Sparse> {
         let mut out = self.clone();
         for &(j, c) in &other.terms {
             let c = c.checked_mul(k)?;
@@ -391,16 +391,16 @@ impl Sparse {
         out.constant = out.constant.checked_add(other.constant.checked_mul(k)?)?;
         Some(out)
     }
-    fn sub(&self, other: &Sparse) -> Option<Sparse> {
+    pub(crate) fn sub(&self, other: &Sparse) -> Option<Sparse> {
         self.add_scaled(other, -1)
     }
-    fn var(j: usize) -> Sparse {
+    pub(crate) fn var(j: usize) -> Sparse {
         Sparse {
             terms: vec![(j, 1)],
             constant: 0,
         }
     }
-    fn plus(mut self, k: i64) -> Option<Sparse> {
+    pub(crate) fn plus(mut self, k: i64) -> Option<Sparse> {
         self.constant = self.constant.checked_add(k)?;
         Some(self)
     }
@@ -598,7 +598,7 @@ impl Builder<'_> {
     }
 }
 
-fn negate(op: CmpOp) -> CmpOp {
+pub(crate) fn negate(op: CmpOp) -> CmpOp {
     match op {
         CmpOp::Eq => CmpOp::Ne,
         CmpOp::Ne => CmpOp::Eq,

@@ -1,0 +1,956 @@
+//! A symbolic proof that an emitted program is static for every parameter
+//! value (issue 6, "Finding closed forms", point 4): for every write w and
+//! read r of an expanded array such that w may be a source of r, the label
+//! w writes equals the label r reads. The source relation σ is replaced by
+//! a superset, so equality over the superset implies it over σ:
+//!
+//! - w and r touch one cell (one variable per dimension, in the declared
+//!   range; a non-affine subscript is any cell), run (loop bounds, the
+//!   affine guards, unknown conditions free) and w ≺ r (lexicographic over
+//!   the common loops, then textual order: one affine system per level);
+//! - w is not killed: for a write K with affine subscripts, no `while`
+//!   around it, step-1 loops and exact affine guards, an instance k of K
+//!   determined by r (and the cell) is taken; w is killed when k runs,
+//!   writes the cell and w ≺ k ≺ r; "not killed" is the disjunction of the
+//!   negated conditions.
+//!
+//! A bad pair is that system with the labels different (another group, or
+//! some κ dimension `<` or `>`). Proved iff every bad pair's systems are
+//! integer-infeasible by the exact tests of `dependence`, the parameters
+//! being variables bounded only by the program's assumptions. An answer the
+//! tests cannot give exactly (a cap) or a budget exceeded is "unknown".
+//! The labels come in through [`Labels`] (per site, affine pieces), so the
+//! prover does not depend on how `infer` finds them. docs/expansion.md §8.
+
+use super::infer::{eval_at, ArrayForm, Tree};
+use crate::dependence::pairs::{negate as negate_op, Sparse as Lin};
+use crate::dependence::{Config, Problem, Tester, Verdict};
+use crate::model::{
+    Access, Affine, ArrayId, CmpOp, Cond, CounterId, Node, Program, Site, StmtId, Var,
+};
+use std::collections::HashMap;
+
+/// One piece of a label: under conditions (e ≤ 0 when true, e ≥ 1 when
+/// false, over the site's counters and the parameters), the label: a group
+/// and one affine κ function per dimension, or None (the original array).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Piece {
+    pub conds: Vec<(Affine, bool)>,
+    pub label: Option<(usize, Vec<Affine>)>,
+}
+
+/// Concrete label: None is the original array.
+pub type Label = Option<(usize, Vec<i64>)>;
+
+/// The closed-form labels of one array, as the emitter uses them: the
+/// pieces of each writing statement and of each read (site, read index).
+/// A site absent from the maps uses the original array.
+#[derive(Clone, Debug)]
+pub struct Labels {
+    pub array: ArrayId,
+    pub writes: HashMap<StmtId, Vec<Piece>>,
+    pub reads: HashMap<(Site, usize), Vec<Piece>>,
+}
+
+impl Labels {
+    /// The labels of `form` (writes: one piece per truth assignment of the
+    /// statement's split conditions, group and κ counters) and `trees` (reads: one piece per leaf).
+    pub fn new(form: &ArrayForm, trees: &HashMap<(Site, usize), Tree>) -> Labels {
+        let mut writes = HashMap::new();
+        for &(s, _) in form.atom_group.keys() {
+            let id = StmtId(s as u32);
+            if writes.contains_key(&id) {
+                continue;
+            }
+            // The emitter's `write_access`: bit k set where condition k of
+            // the statement holds; an atom without a group writes the
+            // original array.
+            let label = |bits: u32| {
+                form.atom_group.get(&(s, bits)).map(|&g| {
+                    let k = form.kappa[g]
+                        .iter()
+                        .map(|&c| Affine::var(Var::Counter(c)))
+                        .collect();
+                    (g, k)
+                })
+            };
+            let conds = form.splits.get(&s).map_or(&[][..], |v| &v[..]);
+            let pieces = (0..1u32 << conds.len())
+                .map(|bits| Piece {
+                    conds: conds
+                        .iter()
+                        .enumerate()
+                        .map(|(k, e)| (e.clone(), bits & 1 << k != 0))
+                        .collect(),
+                    label: label(bits),
+                })
+                .collect();
+            writes.insert(id, pieces);
+        }
+        let mut reads = HashMap::new();
+        for (&key, t) in trees {
+            let mut out = Vec::new();
+            flatten(t, &mut Vec::new(), &mut out);
+            reads.insert(key, out);
+        }
+        Labels {
+            array: form.array,
+            writes,
+            reads,
+        }
+    }
+
+    /// The label of a write of `stmt` at `iter` (its loops `loops`).
+    pub fn write_at(&self, s: StmtId, loops: &[CounterId], iter: &[i64], params: &[i64]) -> Label {
+        at(self.writes.get(&s), loops, iter, params)
+    }
+
+    /// The label read by read `k` of `site` at `iter`.
+    pub fn read_at(
+        &self,
+        site: Site,
+        k: usize,
+        loops: &[CounterId],
+        iter: &[i64],
+        params: &[i64],
+    ) -> Label {
+        at(self.reads.get(&(site, k)), loops, iter, params)
+    }
+}
+
+fn flatten(t: &Tree, path: &mut Vec<(Affine, bool)>, out: &mut Vec<Piece>) {
+    match t {
+        Tree::Leaf(l) => out.push(Piece {
+            conds: path.clone(),
+            label: l.clone(),
+        }),
+        Tree::Split(e, yes, no) => {
+            for (b, sub) in [(true, yes), (false, no)] {
+                path.push((e.clone(), b));
+                flatten(sub, path, out);
+                path.pop();
+            }
+        }
+    }
+}
+
+fn at(pieces: Option<&Vec<Piece>>, loops: &[CounterId], iter: &[i64], params: &[i64]) -> Label {
+    let pieces = pieces?;
+    let holds =
+        |(e, b): &(Affine, bool)| eval_at(e, loops, iter, params).is_some_and(|v| (v <= 0) == *b);
+    let p = pieces.iter().find(|p| p.conds.iter().all(holds))?;
+    let (g, ks) = p.label.as_ref()?;
+    let ks = ks
+        .iter()
+        .map(|k| eval_at(k, loops, iter, params))
+        .collect::<Option<Vec<i64>>>()?;
+    Some((*g, ks))
+}
+
+/// The outcome of a proof attempt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Proof {
+    /// Every bad-pair system is integer-infeasible.
+    Proved,
+    /// Some bad-pair system has an integer solution (in the superset of σ:
+    /// the labels may still be right, the proof does not say).
+    Refuted(String),
+    /// A test was not exact (a cap, an overflow) or the shape is outside
+    /// what the prover encodes.
+    Unknown(String),
+}
+
+impl Proof {
+    pub fn proved(&self) -> bool {
+        *self == Proof::Proved
+    }
+}
+
+/// The most tests one array's proof may run.
+const BUDGET: usize = 20_000;
+
+/// Proves the labels static for every parameter value satisfying the
+/// program's assumptions (`program`: the program the labels were inferred
+/// on, with its copy-out reads).
+pub fn prove(program: &Program, labels: &Labels) -> Proof {
+    let places = places(program);
+    let mut tester = Tester::new(Config::default());
+    let mut search = Search {
+        tester: &mut tester,
+        n: 0,
+        tests: 0,
+    };
+    let array = labels.array;
+    let stmts = program.stmts();
+    let writers: Vec<(StmtId, &Access)> = stmts
+        .iter()
+        .filter_map(|s| s.write().map(|(a, _)| (s.id, a)))
+        .filter(|(_, a)| a.array == array)
+        .collect();
+    let mut readers: Vec<(Site, usize, &Access)> = Vec::new();
+    for s in &stmts {
+        for (k, a) in s.reads().into_iter().enumerate() {
+            if a.array == array {
+                readers.push((Site::Stmt(s.id), k, a));
+            }
+        }
+    }
+    for c in program.conditions() {
+        for (k, a) in c.reads().into_iter().enumerate() {
+            if a.array == array {
+                readers.push((Site::Cond(c.id), k, a));
+            }
+        }
+    }
+    let kills: Vec<(StmtId, &Access)> = writers
+        .iter()
+        .copied()
+        .filter(|(s, a)| a.is_affine() && places.get(&Site::Stmt(*s)).is_some_and(Place::exact))
+        .collect();
+    let original = vec![Piece {
+        conds: Vec::new(),
+        label: None,
+    }];
+    let mut unknown: Option<String> = None;
+    for &(w, wacc) in &writers {
+        let wp = labels.writes.get(&w).unwrap_or(&original);
+        for &(r, k, racc) in &readers {
+            let rp = labels.reads.get(&(r, k)).unwrap_or(&original);
+            let ctx = Pair {
+                program,
+                places: &places,
+                w: (Site::Stmt(w), wacc),
+                r: (r, racc),
+                kills: &kills,
+            };
+            match ctx.run(&mut search, wp, rp) {
+                Found::None => {}
+                Found::Some => {
+                    return Proof::Refuted(format!(
+                        "`{}` may be a source of read {} of `{}` with another label",
+                        program.site_name(Site::Stmt(w)),
+                        k + 1,
+                        program.site_name(r)
+                    ))
+                }
+                Found::Unknown(why) => {
+                    unknown.get_or_insert(format!(
+                        "{} (`{}` and read {} of `{}`)",
+                        why,
+                        program.site_name(Site::Stmt(w)),
+                        k + 1,
+                        program.site_name(r)
+                    ));
+                }
+            }
+        }
+    }
+    match unknown {
+        Some(why) => Proof::Unknown(why),
+        None => Proof::Proved,
+    }
+}
+
+/// Where a site runs: its loops (outermost first), the guards around it
+/// and its textual position (statements and conditions interleaved).
+#[derive(Clone, Debug)]
+struct Place {
+    loops: Vec<Loop>,
+    guards: Vec<(Cond, bool)>,
+    order: usize,
+}
+
+#[derive(Clone, Debug)]
+struct Loop {
+    counter: CounterId,
+    lo: Affine,
+    hi: Affine,
+    step: i64,
+    /// A `while`: its counter is ≥ 0 and otherwise free.
+    is_while: bool,
+}
+
+impl Place {
+    /// Every instance's existence is exactly affine: no `while`, step-1
+    /// loops, static affine guards (so it can serve as a kill).
+    fn exact(&self) -> bool {
+        self.loops.iter().all(|l| !l.is_while && l.step == 1)
+            && self.guards.iter().all(|(c, _)| affine_cond(c))
+    }
+}
+
+fn affine_cond(c: &Cond) -> bool {
+    match c {
+        Cond::Cmp(_, l, r) => Affine::from_expr(l).is_some() && Affine::from_expr(r).is_some(),
+        Cond::And(a, b) | Cond::Or(a, b) => affine_cond(a) && affine_cond(b),
+        Cond::Not(a) => affine_cond(a),
+        Cond::Unknown => false,
+    }
+}
+
+fn places(p: &Program) -> HashMap<Site, Place> {
+    struct W {
+        loops: Vec<Loop>,
+        guards: Vec<(Cond, bool)>,
+        order: usize,
+        out: HashMap<Site, Place>,
+    }
+    impl W {
+        fn here(&mut self, site: Site) {
+            self.out.insert(
+                site,
+                Place {
+                    loops: self.loops.clone(),
+                    guards: self.guards.clone(),
+                    order: self.order,
+                },
+            );
+            self.order += 1;
+        }
+        fn nodes(&mut self, nodes: &[Node]) {
+            for n in nodes {
+                match n {
+                    Node::Stmt(s) => self.here(Site::Stmt(s.id)),
+                    Node::For(f) => {
+                        self.loops.push(Loop {
+                            counter: f.counter,
+                            lo: f.lower.affine.clone(),
+                            hi: f.upper.affine.clone(),
+                            step: f.step,
+                            is_while: false,
+                        });
+                        self.nodes(&f.body);
+                        self.loops.pop();
+                    }
+                    Node::While(w) => {
+                        self.loops.push(Loop {
+                            counter: w.counter,
+                            lo: Affine::constant(0),
+                            hi: Affine::constant(0),
+                            step: 1,
+                            is_while: true,
+                        });
+                        self.here(Site::Cond(w.cond.id));
+                        self.nodes(&w.body);
+                        self.loops.pop();
+                    }
+                    Node::If(i) => {
+                        let base = self.guards.len();
+                        for (c, body) in &i.branches {
+                            self.here(Site::Cond(c.id));
+                            self.guards.push((c.cond.clone(), true));
+                            self.nodes(body);
+                            self.guards.pop();
+                            self.guards.push((c.cond.clone(), false));
+                        }
+                        if let Some(b) = &i.otherwise {
+                            self.nodes(b);
+                        }
+                        self.guards.truncate(base);
+                    }
+                }
+            }
+        }
+    }
+    let mut w = W {
+        loops: Vec::new(),
+        guards: Vec::new(),
+        order: 0,
+        out: HashMap::new(),
+    };
+    w.nodes(&p.body);
+    w.out
+}
+
+/// `-x`.
+fn neg(x: &Lin) -> Option<Lin> {
+    Lin::default().sub(x)
+}
+
+/// `e ≤ 0` or `e = 0`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Atom {
+    Le(Lin),
+    Eq(Lin),
+}
+
+/// A disjunction of conjunctions.
+type Dnf = Vec<Vec<Atom>>;
+
+/// a < b, as `a - b + 1 ≤ 0`.
+fn lt(a: &Lin, b: &Lin) -> Option<Atom> {
+    Some(Atom::Le(a.sub(b)?.plus(1)?))
+}
+
+/// The alternatives of ¬atom.
+fn negate(a: &Atom) -> Option<Vec<Atom>> {
+    Some(match a {
+        Atom::Le(e) => vec![Atom::Le(neg(e)?.plus(1)?)],
+        Atom::Eq(e) => vec![Atom::Le(e.clone().plus(1)?), Atom::Le(neg(e)?.plus(1)?)],
+    })
+}
+
+/// Maps a site's counters and the parameters to system variables.
+#[derive(Clone, Debug, Default)]
+struct Env {
+    params: Vec<usize>,
+    counters: HashMap<CounterId, Lin>,
+}
+
+impl Env {
+    fn lin(&self, a: &Affine) -> Option<Lin> {
+        let mut out = Lin {
+            terms: Vec::new(),
+            constant: a.constant,
+        };
+        for &(v, c) in &a.terms {
+            let x = match v {
+                Var::Param(p) => Lin::var(*self.params.get(p.index())?),
+                Var::Counter(k) => self.counters.get(&k)?.clone(),
+            };
+            out = out.add_scaled(&x, c)?;
+        }
+        Some(out)
+    }
+
+    /// The DNF of `c == positive` (None: not affine, unknown, or too big).
+    fn dnf(&self, c: &Cond, positive: bool) -> Option<Dnf> {
+        Some(match c {
+            Cond::Cmp(op, l, r) => {
+                let d = self
+                    .lin(&Affine::from_expr(l)?)?
+                    .sub(&self.lin(&Affine::from_expr(r)?)?)?;
+                let op = if positive { *op } else { negate_op(*op) };
+                match op {
+                    CmpOp::Lt => vec![vec![Atom::Le(d.plus(1)?)]],
+                    CmpOp::Le => vec![vec![Atom::Le(d)]],
+                    CmpOp::Gt => vec![vec![Atom::Le(neg(&d)?.plus(1)?)]],
+                    CmpOp::Ge => vec![vec![Atom::Le(neg(&d)?)]],
+                    CmpOp::Eq => vec![vec![Atom::Eq(d)]],
+                    CmpOp::Ne => negate(&Atom::Eq(d))?.into_iter().map(|a| vec![a]).collect(),
+                }
+            }
+            Cond::And(a, b) | Cond::Or(a, b) => {
+                let both = matches!(c, Cond::And(..)) == positive;
+                let (x, y) = (self.dnf(a, positive)?, self.dnf(b, positive)?);
+                if both {
+                    if x.len() * y.len() > 16 {
+                        return None;
+                    }
+                    let mut out = Vec::new();
+                    for p in &x {
+                        for q in &y {
+                            out.push(p.iter().chain(q).cloned().collect());
+                        }
+                    }
+                    out
+                } else {
+                    x.into_iter().chain(y).collect()
+                }
+            }
+            Cond::Not(a) => self.dnf(a, !positive)?,
+            Cond::Unknown => return None,
+        })
+    }
+}
+
+/// What a search found.
+enum Found {
+    /// Every system is infeasible.
+    None,
+    /// Some system has an integer solution.
+    Some,
+    Unknown(String),
+}
+
+/// Depth-first search over the choices of a conjunction of disjunctions,
+/// pruning a branch as soon as its conjunction is infeasible.
+struct Search<'t> {
+    tester: &'t mut Tester,
+    n: usize,
+    tests: usize,
+}
+
+impl Search<'_> {
+    fn test(&mut self, atoms: &[Atom]) -> Option<Verdict> {
+        let mut p = Problem::new(self.n);
+        let mut dense = vec![0i64; self.n];
+        for a in atoms {
+            let (Atom::Le(e) | Atom::Eq(e)) = a;
+            dense.iter_mut().for_each(|c| *c = 0);
+            for &(j, c) in &e.terms {
+                dense[j] = c;
+            }
+            let rhs = e.constant.checked_neg()?;
+            match a {
+                Atom::Le(_) => p.add_le(&dense, rhs),
+                Atom::Eq(_) => p.add_eq(&dense, rhs),
+            }
+        }
+        Some(self.tester.test(&p, &vec![false; self.n]).verdict)
+    }
+
+    fn run(&mut self, base: &mut Vec<Atom>, rest: &[Dnf]) -> Found {
+        if self.tests >= BUDGET {
+            return Found::Unknown(format!("the proof needs more than {BUDGET} tests"));
+        }
+        self.tests += 1;
+        let v = match self.test(base) {
+            Some(v) => v,
+            None => return Found::Unknown("arithmetic overflow".into()),
+        };
+        if v == Verdict::Independent {
+            return Found::None;
+        }
+        let Some((first, rest)) = rest.split_first() else {
+            return match v {
+                Verdict::Maybe(why) => Found::Unknown(why.describe().into()),
+                _ => Found::Some,
+            };
+        };
+        let mut unknown = None;
+        for alt in first {
+            let len = base.len();
+            base.extend(alt.iter().cloned());
+            let f = self.run(base, rest);
+            base.truncate(len);
+            match f {
+                Found::Some => return Found::Some,
+                Found::Unknown(w) => {
+                    unknown.get_or_insert(w);
+                }
+                Found::None => {}
+            }
+        }
+        unknown.map_or(Found::None, Found::Unknown)
+    }
+}
+
+/// One (write statement, read) pair.
+struct Pair<'a> {
+    program: &'a Program,
+    places: &'a HashMap<Site, Place>,
+    w: (Site, &'a Access),
+    r: (Site, &'a Access),
+    kills: &'a [(StmtId, &'a Access)],
+}
+
+/// A system under construction: conjunction `base` and disjunctions `dnfs`.
+#[derive(Default)]
+struct Sys {
+    n: usize,
+    base: Vec<Atom>,
+    dnfs: Vec<Dnf>,
+    /// Some part could not be encoded (overflow).
+    broken: bool,
+}
+
+impl Sys {
+    fn fresh(&mut self) -> usize {
+        self.n += 1;
+        self.n - 1
+    }
+
+    fn atom(&mut self, a: Option<Atom>) {
+        match a {
+            Some(a) => self.base.push(a),
+            None => self.broken = true,
+        }
+    }
+
+    fn le(&mut self, a: Option<Lin>, b: Option<Lin>) {
+        let e = a.zip(b).and_then(|(a, b)| a.sub(&b));
+        self.atom(e.map(Atom::Le));
+    }
+
+    fn eq(&mut self, a: Option<Lin>, b: Option<Lin>) {
+        let e = a.zip(b).and_then(|(a, b)| a.sub(&b));
+        self.atom(e.map(Atom::Eq));
+    }
+
+    /// A disjunction (one alternative goes to the base).
+    fn dnf(&mut self, d: Dnf) {
+        if d.len() == 1 {
+            self.base.extend(d.into_iter().flatten());
+        } else {
+            self.dnfs.push(d);
+        }
+    }
+
+    /// The variables of one side's instance: loop bounds and the affine
+    /// guards it needs (a superset of the instances that run).
+    fn side(&mut self, params: &[usize], place: &Place) -> Env {
+        let mut env = Env {
+            params: params.to_vec(),
+            counters: HashMap::new(),
+        };
+        for l in &place.loops {
+            let i = self.fresh();
+            let x = Some(Lin::var(i));
+            if l.is_while {
+                self.le(Some(Lin::default()), x);
+            } else {
+                let (lo, hi) = (env.lin(&l.lo), env.lin(&l.hi));
+                self.le(x.clone(), hi);
+                if l.step == 1 {
+                    self.le(lo, x);
+                } else {
+                    // i = lo + step·s, s ≥ 0.
+                    let s = self.fresh();
+                    let e = lo.and_then(|lo| lo.add_scaled(&Lin::var(s), l.step));
+                    self.eq(x, e);
+                    self.le(Some(Lin::default()), Some(Lin::var(s)));
+                }
+            }
+            env.counters.insert(l.counter, Lin::var(i));
+        }
+        for (c, pos) in &place.guards {
+            // Not affine or unknown: free (a superset).
+            if let Some(d) = env.dnf(c, *pos) {
+                self.dnf(d);
+            }
+        }
+        env
+    }
+
+    /// The access touches the cell `xs` (a non-affine dimension: any cell).
+    fn touches(&mut self, env: &Env, a: &Access, xs: &[usize]) {
+        for (s, &x) in a.subscripts.iter().zip(xs) {
+            if let Some(f) = &s.affine {
+                self.eq(env.lin(f), Some(Lin::var(x)));
+            }
+        }
+    }
+}
+
+/// a ≺ b: one alternative per level of the common loops, plus textual
+/// order when every common counter is equal.
+fn before(a: (&Place, &Env), b: (&Place, &Env)) -> Option<Dnf> {
+    let common = common(a.0, b.0);
+    let mut out = Vec::new();
+    let mut eqs = Vec::new();
+    for l in &a.0.loops[..common] {
+        let (x, y) = (a.1.counters.get(&l.counter)?, b.1.counters.get(&l.counter)?);
+        let mut alt = eqs.clone();
+        alt.push(lt(x, y)?);
+        out.push(alt);
+        eqs.push(Atom::Eq(x.sub(y)?));
+    }
+    if a.0.order < b.0.order {
+        out.push(eqs);
+    }
+    Some(out)
+}
+
+/// The same operation (same site, every counter equal).
+fn same(site_a: Site, a: (&Place, &Env), site_b: Site, b: (&Place, &Env)) -> Option<Dnf> {
+    if site_a != site_b {
+        return Some(Vec::new());
+    }
+    let mut eqs = Vec::new();
+    for l in &a.0.loops {
+        let (x, y) = (a.1.counters.get(&l.counter)?, b.1.counters.get(&l.counter)?);
+        eqs.push(Atom::Eq(x.sub(y)?));
+    }
+    Some(vec![eqs])
+}
+
+fn common(a: &Place, b: &Place) -> usize {
+    a.loops
+        .iter()
+        .zip(&b.loops)
+        .take_while(|(x, y)| x.counter == y.counter)
+        .count()
+}
+
+/// Which instance of a kill statement is taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Variant {
+    /// Loops common with r at r's values.
+    Same,
+    /// Common loops before level l at r's values, level l one less.
+    Prev(usize),
+    /// No counter bound to r.
+    Last,
+}
+
+impl Pair<'_> {
+    fn place(&self, s: Site) -> Option<&Place> {
+        self.places.get(&s)
+    }
+
+    fn run(&self, search: &mut Search, wp: &[Piece], rp: &[Piece]) -> Found {
+        let (Some(pw), Some(pr)) = (self.place(self.w.0), self.place(self.r.0)) else {
+            return Found::Unknown("a site outside the program".into());
+        };
+        let p = self.program;
+        let mut sys = Sys::default();
+        let params: Vec<usize> = (0..p.params.len()).map(|_| sys.fresh()).collect();
+        let penv = Env {
+            params: params.clone(),
+            counters: HashMap::new(),
+        };
+        for a in &p.assumptions {
+            // Not affine: ignored (a superset).
+            if let Some(d) = penv.dnf(a, true) {
+                sys.dnf(d);
+            }
+        }
+        let decl = p.array_decl(self.w.1.array);
+        let xs: Vec<usize> = decl.dims.iter().map(|_| sys.fresh()).collect();
+        for (r, &x) in decl.dims.iter().zip(&xs) {
+            let x = Some(Lin::var(x));
+            sys.le(penv.lin(&r.lo.affine), x.clone());
+            sys.le(x, penv.lin(&r.hi.affine));
+        }
+        let ew = sys.side(&params, pw);
+        let er = sys.side(&params, pr);
+        sys.touches(&ew, self.w.1, &xs);
+        sys.touches(&er, self.r.1, &xs);
+        let Some(order) = before((pw, &ew), (pr, &er)) else {
+            return Found::Unknown("arithmetic overflow".into());
+        };
+        sys.dnf(order);
+        let mut kills = Vec::new();
+        for &(k, kacc) in self.kills {
+            let Some(pk) = self.place(Site::Stmt(k)) else {
+                continue;
+            };
+            let mut seen: Vec<Vec<(CounterId, Lin)>> = Vec::new();
+            let levels = common(pk, pr);
+            let variants = [Variant::Same, Variant::Last]
+                .into_iter()
+                .chain((0..levels).map(Variant::Prev));
+            for v in variants {
+                let Some(inst) = instance(pk, kacc, &er, pr, &xs, &params, v) else {
+                    continue;
+                };
+                let mut key: Vec<(CounterId, Lin)> =
+                    inst.counters.iter().map(|(c, l)| (*c, l.clone())).collect();
+                key.sort_by_key(|x| x.0);
+                if seen.contains(&key) {
+                    continue;
+                }
+                seen.push(key);
+                if let Some(d) = self.not_killed(Site::Stmt(k), pk, kacc, &inst, &ew, &er, &xs) {
+                    kills.push(d);
+                }
+            }
+        }
+        if sys.broken {
+            return Found::Unknown("arithmetic overflow".into());
+        }
+        search.n = sys.n;
+        let mut unknown = None;
+        for a in wp {
+            for b in rp {
+                let Some(differ) = differ(a, &ew, b, &er) else {
+                    return Found::Unknown("arithmetic overflow".into());
+                };
+                if differ.is_empty() {
+                    continue;
+                }
+                let mut base = sys.base.clone();
+                let conds = a
+                    .conds
+                    .iter()
+                    .map(|c| (c, &ew))
+                    .chain(b.conds.iter().map(|c| (c, &er)));
+                for ((e, holds), env) in conds {
+                    let Some(e) = env.lin(e) else {
+                        return Found::Unknown("a label condition outside the site".into());
+                    };
+                    let atom = if *holds {
+                        Some(Atom::Le(e))
+                    } else {
+                        neg(&e).and_then(|e| e.plus(1)).map(Atom::Le)
+                    };
+                    match atom {
+                        Some(a) => base.push(a),
+                        None => return Found::Unknown("arithmetic overflow".into()),
+                    }
+                }
+                let mut dnfs = sys.dnfs.clone();
+                dnfs.push(differ);
+                dnfs.extend(kills.iter().cloned());
+                match search.run(&mut base, &dnfs) {
+                    Found::None => {}
+                    Found::Some => return Found::Some,
+                    Found::Unknown(w) => {
+                        unknown.get_or_insert(w);
+                    }
+                }
+            }
+        }
+        unknown.map_or(Found::None, Found::Unknown)
+    }
+
+    /// ¬(k runs ∧ k writes the cell ∧ w ≺ k ≺ r) as one disjunction.
+    #[allow(clippy::too_many_arguments)]
+    fn not_killed(
+        &self,
+        site: Site,
+        pk: &Place,
+        kacc: &Access,
+        ek: &Env,
+        ew: &Env,
+        er: &Env,
+        xs: &[usize],
+    ) -> Option<Dnf> {
+        let pw = self.place(self.w.0)?;
+        let pr = self.place(self.r.0)?;
+        let mut out: Dnf = Vec::new();
+        let mut neg = |a: Atom| -> Option<()> {
+            for n in negate(&a)? {
+                out.push(vec![n]);
+            }
+            Some(())
+        };
+        for l in &pk.loops {
+            let x = ek.counters.get(&l.counter)?;
+            neg(Atom::Le(ek.lin(&l.lo)?.sub(x)?))?;
+            neg(Atom::Le(x.sub(&ek.lin(&l.hi)?)?))?;
+        }
+        for (s, &x) in kacc.subscripts.iter().zip(xs) {
+            let f = ek.lin(s.affine.as_ref()?)?;
+            let e = f.sub(&Lin::var(x))?;
+            if !e.terms.is_empty() || e.constant != 0 {
+                neg(Atom::Eq(e))?;
+            }
+        }
+        for (c, pos) in &pk.guards {
+            out.extend(ek.dnf(c, !pos)?);
+        }
+        // ¬(w ≺ k) = k ≺ w ∨ k = w; ¬(k ≺ r) = r ≺ k ∨ r = k.
+        out.extend(before((pk, ek), (pw, ew))?);
+        out.extend(same(site, (pk, ek), self.w.0, (pw, ew))?);
+        out.extend(before((pr, er), (pk, ek))?);
+        out.extend(same(self.r.0, (pr, er), site, (pk, ek))?);
+        Some(out)
+    }
+}
+
+/// The labels of two pieces differ: another group (always), or some κ
+/// dimension `<` or `>`. Empty: they are equal.
+fn differ(a: &Piece, ea: &Env, b: &Piece, eb: &Env) -> Option<Dnf> {
+    let always = Some(vec![Vec::new()]);
+    match (&a.label, &b.label) {
+        (None, None) => Some(Vec::new()),
+        (None, Some(_)) | (Some(_), None) => always,
+        (Some((g, ka)), Some((h, kb))) => {
+            if g != h || ka.len() != kb.len() {
+                return always;
+            }
+            let mut out = Vec::new();
+            for (x, y) in ka.iter().zip(kb) {
+                let (x, y) = (ea.lin(x)?, eb.lin(y)?);
+                let d = x.sub(&y)?;
+                if d.terms.is_empty() && d.constant == 0 {
+                    continue;
+                }
+                out.push(vec![lt(&x, &y)?]);
+                out.push(vec![lt(&y, &x)?]);
+            }
+            Some(out)
+        }
+    }
+}
+
+/// The instance of kill statement K determined by r and the cell: counters
+/// solved from K's subscripts and guard equalities (coefficient ±1), else
+/// bound as `variant` says, else at the loop's upper bound (outermost
+/// first). None when some counter stays free.
+fn instance(
+    pk: &Place,
+    kacc: &Access,
+    er: &Env,
+    pr: &Place,
+    xs: &[usize],
+    params: &[usize],
+    variant: Variant,
+) -> Option<Env> {
+    let mut env = Env {
+        params: params.to_vec(),
+        counters: HashMap::new(),
+    };
+    // Equations `f = x`, as (f, Some(x)), and guard equalities `f = 0`.
+    let mut eqs: Vec<(Affine, Option<usize>)> = Vec::new();
+    for (s, &x) in kacc.subscripts.iter().zip(xs) {
+        eqs.push((s.affine.clone()?, Some(x)));
+    }
+    for (c, pos) in &pk.guards {
+        guard_eqs(c, *pos, &mut eqs);
+    }
+    let levels = common(pk, pr);
+    loop {
+        let mut progress = true;
+        while progress {
+            progress = false;
+            for (f, x) in &eqs {
+                // f(k) - x = 0 with exactly one free counter.
+                let mut known = match x {
+                    Some(x) => neg(&Lin::var(*x))?,
+                    None => Lin::default(),
+                };
+                known.constant = f.constant;
+                let mut free = Vec::new();
+                for &(v, c) in &f.terms {
+                    match v {
+                        Var::Counter(k) if !env.counters.contains_key(&k) => free.push((k, c)),
+                        _ => known = known.add_scaled(&env.lin(&Affine::var(v))?, c)?,
+                    }
+                }
+                if let [(k, c)] = free[..] {
+                    if c == 1 || c == -1 {
+                        // c·k + known = 0 → k = -c·known.
+                        env.counters
+                            .insert(k, Lin::default().add_scaled(&known, -c)?);
+                        progress = true;
+                    }
+                }
+            }
+        }
+        let Some(pos) = pk
+            .loops
+            .iter()
+            .position(|l| !env.counters.contains_key(&l.counter))
+        else {
+            return Some(env);
+        };
+        let l = &pk.loops[pos];
+        let at_r = || er.counters.get(&l.counter).cloned();
+        let v = match variant {
+            Variant::Same if pos < levels => at_r()?,
+            Variant::Prev(lv) if pos < lv => at_r()?,
+            Variant::Prev(lv) if pos == lv => at_r()?.plus(-1)?,
+            _ => env.lin(&l.hi)?,
+        };
+        env.counters.insert(l.counter, v);
+    }
+}
+
+/// The equalities a guard implies at top level (`a == b` under `and`).
+fn guard_eqs(c: &Cond, positive: bool, out: &mut Vec<(Affine, Option<usize>)>) {
+    match c {
+        Cond::Cmp(op, l, r) => {
+            let op = if positive { *op } else { negate_op(*op) };
+            if op == CmpOp::Eq {
+                if let (Some(l), Some(r)) = (Affine::from_expr(l), Affine::from_expr(r)) {
+                    if let Some(d) = l.checked_sub(&r) {
+                        out.push((d, None));
+                    }
+                }
+            }
+        }
+        Cond::And(a, b) if positive => {
+            guard_eqs(a, true, out);
+            guard_eqs(b, true, out);
+        }
+        Cond::Or(a, b) if !positive => {
+            guard_eqs(a, false, out);
+            guard_eqs(b, false, out);
+        }
+        Cond::Not(a) => guard_eqs(a, !positive, out),
+        _ => {}
+    }
+}
