@@ -18,16 +18,20 @@ ascent::ascent_source! {
 
     // visit(X, O, W, N): walking back from reader X (a read, or an update), write W (or NONE, the
     // initial value) is reached after N steps.
+    #[ds(crate::dataflow::bag)]
     relation visit(Acc, Op, Acc, u32);
     // step(X, O, W, N): the walk from X goes on past the visited write W
     // (each kind's rules say when).
     relation step(Acc, Op, Acc, u32);
     // exhausted(X): the walk from X used up its fuel; the engine runs X
     // again with more.
+    #[ds(crate::dataflow::bag)]
     relation exhausted(Acc);
     // conflict(X, W): G(W) ∪ G(X) holds a condition literal with both values.
     relation conflict(Acc, Acc);
+    #[ds(crate::dataflow::bag)]
     relation source(Acc, Acc);
+    #[ds(crate::dataflow::bag)]
     relation initial(Acc);
 
     // The walk starts at the latest write of the cell before the read.
