@@ -1,4 +1,5 @@
-//! An ascent data structure provider (`#[ds(crate::dataflow::bag)]`) for
+//! An ascent data structure provider (`#[ds(super::bag)]` in `rules/`, which
+//! `engine.rs` expands) for
 //! relations that the rules derive each tuple of at most once: the tuples are
 //! kept in the relation's vector, with no deduplicating hash index.
 //!
