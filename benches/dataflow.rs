@@ -183,14 +183,14 @@ fn figures(kernels: &[Kernel]) {
                 "baseline counts the same reads"
             );
             (
-                format!("{:.2} s", bt.as_secs_f64()),
-                format!("{:.1}x", t.as_secs_f64() / bt.as_secs_f64()),
+                format!("{:.3} s", bt.as_secs_f64()),
+                format!("{:.2}x", t.as_secs_f64() / bt.as_secs_f64()),
             )
         } else {
             ("n/a".to_string(), "n/a".to_string())
         };
         println!(
-            "| {} | {} | {} | {:.2} s | {:.2} M/s | {:.1} | {} | {} |",
+            "| {} | {} | {} | {:.3} s | {:.2} M/s | {:.1} | {} | {} |",
             k.name,
             st.access_instances,
             st.read_instances,

@@ -67,8 +67,13 @@ impl Batch {
         self.reads.len() + self.updates.len()
     }
 
+    /// Empties the batch, keeping its buffers for the next one.
     fn clear(&mut self) {
-        *self = Batch::default();
+        self.reads.clear();
+        self.updates.clear();
+        self.closure.clear();
+        self.conds.clear();
+        self.last_op = None;
     }
 }
 
@@ -196,6 +201,7 @@ fn flush(
         col.charge(facts, out.visits, batch)?;
         let mut redo: Vec<Acc> = out.exhausted.iter().map(|&(x,)| x).collect();
         redo.sort_unstable();
+        redo.dedup();
         let keep = |x: &Acc| redo.binary_search(x).is_err();
         col.add(facts, flow, &out.source, &out.initial, keep);
         for &x in &redo {

@@ -8,6 +8,7 @@
 //! costs a few bytes per read instance.
 
 pub mod assemble;
+mod bag;
 mod engine;
 pub mod render;
 mod rules;

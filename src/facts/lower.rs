@@ -19,6 +19,9 @@ struct Plan<'p> {
     access: &'p Access,
     kind: AccessKind,
     lowering: &'static dyn AccessLowering,
+    /// Access instances per operation (`AccessLowering::count`: fixed once
+    /// the arrays are laid out), set before the walk.
+    count: u64,
 }
 
 struct Lowerer<'p> {
@@ -79,15 +82,16 @@ fn lower_with(program: &Program, config: &Config, keep_cells: bool) -> Result<Fa
                 access: a.access,
                 kind: a.kind,
                 lowering: kind_of(a.access, a.kind),
+                count: 0,
             })
             .collect()
     }
-    let stmt_plans = program
+    let mut stmt_plans: Vec<Vec<Plan<'_>>> = program
         .stmts()
         .iter()
         .map(|s| plans(s.accesses()))
         .collect();
-    let cond_plans = program
+    let mut cond_plans: Vec<Vec<Plan<'_>>> = program
         .conditions()
         .iter()
         .map(|c| {
@@ -126,6 +130,10 @@ fn lower_with(program: &Program, config: &Config, keep_cells: bool) -> Result<Fa
         site_arrays,
         ..Facts::default()
     };
+    let cells = CellTable::new(&dims);
+    for p in stmt_plans.iter_mut().chain(&mut cond_plans).flatten() {
+        p.count = p.lowering.count(p.access, &cells);
+    }
     let mut l = Lowerer {
         program,
         config,
@@ -138,7 +146,7 @@ fn lower_with(program: &Program, config: &Config, keep_cells: bool) -> Result<Fa
         reads: Vec::new(),
         writes: Vec::new(),
         scratch: Vec::new(),
-        cells: CellTable::new(&dims),
+        cells,
         count: 0,
         keep_cells,
         iterations: 0,
@@ -393,7 +401,7 @@ impl<'p> Lowerer<'p> {
         }
         let n: u64 = plans
             .iter()
-            .map(|p| p.lowering.count(p.access, &self.cells))
+            .map(|p| p.count)
             .fold(0u64, u64::saturating_add);
         self.count = self.count.saturating_add(n);
         let max = self.config.max_instances.min(u64::from(NONE) - 1);
