@@ -58,6 +58,10 @@ pub(super) struct Machine<'p> {
     /// `3 * site slot + domain slot` (statements first, then conditions),
     /// filled on first use.
     unknown_prefix: Vec<Option<StableHasher>>,
+    /// A call's hash state after the domain, seed and function name.
+    call_prefix: Vec<(String, StableHasher)>,
+    /// Spent shuffle orders, reused by later loop instances.
+    spare_orders: Vec<Vec<u64>>,
 }
 
 impl<'p> Machine<'p> {
@@ -89,6 +93,8 @@ impl<'p> Machine<'p> {
             reads: Vec::new(),
             steps: 0,
             unknown_prefix: vec![None; 3 * (stmts.len() + conds.len())],
+            call_prefix: Vec::new(),
+            spare_orders: Vec::new(),
             cur: Current {
                 site: Site::Stmt(crate::model::StmtId(0)),
                 op: None,
@@ -261,7 +267,9 @@ impl<'p> Machine<'p> {
                 self.steps = self.options.max_steps;
                 return self.step(f.span);
             }
-            let mut order: Vec<u64> = (0..count as u64).collect();
+            let mut order = self.spare_orders.pop().unwrap_or_default();
+            order.clear();
+            order.extend(0..count as u64);
             let seed = StableHasher::new(domain::SHUFFLE)
                 .word(self.options.seed)
                 .str(&self.program.counters[c].name)
@@ -291,6 +299,7 @@ impl<'p> Machine<'p> {
         }
         self.iter.pop();
         self.loops.pop();
+        self.spare_orders.extend(order);
         Ok(())
     }
 
@@ -415,7 +424,11 @@ impl<'p> Machine<'p> {
         for (k, (&(lo, hi), &v)) in contents.dims.iter().zip(subs).enumerate() {
             let v = reduce(k, v);
             if v < lo || v > hi {
-                let index: Vec<i64> = subs.iter().enumerate().map(|(k, &v)| reduce(k, v)).collect();
+                let index: Vec<i64> = subs
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &v)| reduce(k, v))
+                    .collect();
                 let name = &self.program.arrays[a.array.index()].name;
                 return Err(EvalError::Env(
                     format!(
@@ -554,11 +567,17 @@ impl Env for Machine<'_> {
     }
 
     fn call(&mut self, func: &str, args: &[i64], _span: Span) -> Result<i64, EvalError> {
-        Ok(StableHasher::new(domain::CALL)
-            .word(self.options.seed)
-            .str(func)
-            .ints(args)
-            .finish() as i64)
+        let prefix = match self.call_prefix.iter().find(|(f, _)| f == func) {
+            Some(&(_, h)) => h,
+            None => {
+                let h = StableHasher::new(domain::CALL)
+                    .word(self.options.seed)
+                    .str(func);
+                self.call_prefix.push((func.to_string(), h));
+                h
+            }
+        };
+        Ok(prefix.ints(args).finish() as i64)
     }
 
     fn unknown(&mut self, _span: Span) -> Result<i64, EvalError> {

@@ -87,12 +87,14 @@ pub fn expr(e: &Expr, env: &mut impl Env) -> Result<i64, EvalError> {
         ExprKind::Int(n) => Ok(*n),
         ExprKind::Param(p) => Ok(env.param(*p)),
         ExprKind::Counter(c) => Ok(env.counter(*c)),
-        ExprKind::Access(a) => with_values(a.subscripts.iter().map(|s| &s.expr), env, |env, subs| {
-            env.read(a, subs)
-        }),
-        ExprKind::Call(f, args) => with_values(args.iter(), env, |env, vals| {
-            env.call(f, vals, e.span)
-        }),
+        ExprKind::Access(a) => {
+            with_values(a.subscripts.iter().map(|s| &s.expr), env, |env, subs| {
+                env.read(a, subs)
+            })
+        }
+        ExprKind::Call(f, args) => {
+            with_values(args.iter(), env, |env, vals| env.call(f, vals, e.span))
+        }
         ExprKind::Neg(x) => Ok(expr(x, env)?.wrapping_neg()),
         ExprKind::Binary(op, l, r) => {
             let l = expr(l, env)?;
