@@ -179,6 +179,27 @@ mod tests {
     }
 
     #[test]
+    fn word_hasher_separates_read_keys() {
+        use std::hash::BuildHasher;
+        // Keys as `equiv` builds them: (base id, access, iteration vector).
+        let mut seen = std::collections::HashSet::new();
+        for base in 0..4u32 {
+            for access in 0..3u32 {
+                for i in 0..10i64 {
+                    for j in -5..5i64 {
+                        let key: (u32, u32, &[i64]) = (base, access, &[i, j]);
+                        assert!(seen.insert(WordHash::default().hash_one(key)));
+                    }
+                }
+            }
+        }
+        let one: &[i64] = &[1];
+        let two: &[i64] = &[1, 0];
+        let h = |k: (u32, u32, &[i64])| WordHash::default().hash_one(k);
+        assert_ne!(h((0, 0, one)), h((0, 0, two)));
+    }
+
+    #[test]
     fn range_stays_inside() {
         let mut r = SplitMix64::new(9);
         for _ in 0..1000 {
