@@ -438,13 +438,17 @@ fn written_arrays(p: &Program) -> Vec<ArrayId> {
 /// Why a form cannot be emitted: a condition whose read label needs a
 /// split, or a compound assignment whose target has subscript reads.
 fn obstacle(p: &Program, form: &ArrayForm, trees: &HashMap<(Site, usize), Tree>) -> Option<String> {
-    for ((site, k), t) in trees {
-        if let (Site::Cond(_), Tree::Split(..)) = (site, t) {
-            return Some(format!(
-                "read {k} of condition `{}` needs a piecewise label",
-                p.site_name(*site)
-            ));
-        }
+    // The first such read (the map's order is not stable).
+    let split = trees
+        .iter()
+        .filter(|(key, t)| matches!((key.0, t), (Site::Cond(_), Tree::Split(..))))
+        .map(|(key, _)| *key)
+        .min();
+    if let Some((site, k)) = split {
+        return Some(format!(
+            "read {k} of condition `{}` needs a piecewise label",
+            p.site_name(site)
+        ));
     }
     for s in p.stmts() {
         if let StmtKind::Assign {
