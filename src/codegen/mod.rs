@@ -11,6 +11,7 @@ pub mod infer;
 mod place;
 pub mod prove;
 pub mod report;
+pub mod size;
 
 use crate::dataflow::Config;
 use crate::expansion::{self, parallel};
@@ -48,6 +49,9 @@ pub struct Decl {
     pub formula: String,
     /// Cells at each sample.
     pub cells: Vec<i64>,
+    /// The formula as a polynomial (None: an extent uses a counter, or
+    /// overflow).
+    pub poly: Option<size::Poly>,
 }
 
 /// What happened to one array.
@@ -61,6 +65,9 @@ pub struct ArrayReport {
     pub decls: Vec<Decl>,
     /// Rectangular form: cells × groups × the largest κ box, per sample.
     pub rectangular: Vec<i64>,
+    /// The rectangular size as a polynomial, when the groups' κ boxes have
+    /// one formula (else the largest box differs between parameter values).
+    pub rectangular_poly: Option<size::Poly>,
     /// Bounded class count per sample.
     pub classes: Vec<u64>,
     /// Label groups (renamed arrays).
@@ -298,6 +305,7 @@ impl Ctx<'_> {
                 expanded: false,
                 decls: Vec::new(),
                 rectangular: Vec::new(),
+                rectangular_poly: None,
                 classes,
                 groups: 0,
                 labels: 0,
@@ -307,7 +315,7 @@ impl Ctx<'_> {
             match outcome {
                 Outcome::NotExpanded(why) => rep.verdict = format!("not expanded: {why}"),
                 Outcome::Expanded(form) => match g.declare(&form, samples, &mut copy_in) {
-                    Ok((decls, rect)) => {
+                    Ok((decls, rect, rect_poly)) => {
                         rep.expanded = true;
                         rep.maximal = form.labels == form.classes;
                         rep.verdict = if rep.maximal && form.shared > 0 {
@@ -329,6 +337,7 @@ impl Ctx<'_> {
                         }
                         rep.decls = decls;
                         rep.rectangular = rect;
+                        rep.rectangular_poly = rect_poly;
                         rep.groups = form.kappa.len();
                         rep.labels = form.labels;
                         rep.label_classes = form.classes;
@@ -723,7 +732,7 @@ impl Gen<'_> {
         form: &ArrayForm,
         samples: &[Sample],
         copy_in: &mut Vec<Node>,
-    ) -> Result<(Vec<Decl>, Vec<i64>), String> {
+    ) -> Result<(Vec<Decl>, Vec<i64>, Option<size::Poly>), String> {
         let decl = self.src.array_decl(form.array).clone();
         let declared: Vec<(Affine, Affine)> = decl
             .dims
@@ -761,6 +770,8 @@ impl Gen<'_> {
             affine: a.clone(),
         };
         let mut scratch_cells = vec![0i64; samples.len()];
+        let mut scratch_poly = Some(size::Poly::constant(0));
+        let mut kappa_polys: Vec<Option<size::Poly>> = Vec::new();
         for (g, b) in boxes.iter().enumerate() {
             let name = self.names.fresh(&format!("{}_{}", decl.name, g + 1));
             let mut dims = Vec::new();
@@ -808,10 +819,23 @@ impl Gen<'_> {
                     .collect::<Vec<_>>()
                     .join("·")
             };
+            let product = |es: &[Affine]| {
+                es.iter().try_fold(size::Poly::constant(1), |p, e| {
+                    p.mul(&size::Poly::affine(e)?)
+                })
+            };
+            let poly = product(&exts);
+            if form.scratch[g] {
+                scratch_poly = scratch_poly.and_then(|t| t.add(poly.as_ref()?));
+            } else {
+                let k = product(&exts[n_cells..]);
+                kappa_polys.push(k);
+            }
             decls.push(Decl {
                 name: name.clone(),
                 formula,
                 cells,
+                poly,
             });
             let id = ArrayId(self.q.arrays.len() as u32);
             self.q.arrays.push(Array {
@@ -833,8 +857,19 @@ impl Gen<'_> {
             let groups = form.scratch.iter().filter(|&&x| !x).count() as i64;
             rect[k] = c * groups * max_k[k] + scratch_cells[k];
         }
+        // cells × groups × κ box + scratch, when every group has one κ box.
+        let rect_poly = match kappa_polys.split_first() {
+            Some((first, rest)) if rest.iter().all(|k| k == first) => orig_ext
+                .iter()
+                .try_fold(size::Poly::constant(kappa_polys.len() as i64), |p, e| {
+                    p.mul(&size::Poly::affine(e)?)
+                })
+                .and_then(|p| p.mul(first.as_ref()?))
+                .and_then(|p| p.add(scratch_poly.as_ref()?)),
+            _ => None,
+        };
         self.arrays.insert(form.array, (form.clone(), ids));
-        Ok((decls, rect))
+        Ok((decls, rect, rect_poly))
     }
 
     fn new_counter(&mut self, base: &str) -> CounterId {
