@@ -54,6 +54,10 @@ pub struct Decl {
     pub poly: Option<size::Poly>,
 }
 
+/// An expanded array's declarations, its rectangular size per sample and
+/// as a formula.
+type Declared = (Vec<Decl>, Vec<i64>, Option<size::Poly>);
+
 /// What happened to one array.
 #[derive(Clone, Debug)]
 pub struct ArrayReport {
@@ -732,7 +736,7 @@ impl Gen<'_> {
         form: &ArrayForm,
         samples: &[Sample],
         copy_in: &mut Vec<Node>,
-    ) -> Result<(Vec<Decl>, Vec<i64>, Option<size::Poly>), String> {
+    ) -> Result<Declared, String> {
         let decl = self.src.array_decl(form.array).clone();
         let declared: Vec<(Affine, Affine)> = decl
             .dims
