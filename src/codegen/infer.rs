@@ -802,6 +802,33 @@ pub fn pool(program: &Program) -> Vec<Affine> {
             }
         }
     }
+    // Loops whose bounds are parameters only run when lo - hi <= 0: a read
+    // after a loop that may be empty sees the loop's last write or what
+    // came before it (copy-out: N >= 1 ? S's label N - 1 : I's label).
+    fn nonempty(ns: &[Node], push: &mut dyn FnMut(Option<Affine>)) {
+        for n in ns {
+            match n {
+                Node::For(f) => {
+                    let (lo, hi) = (&f.lower.affine, &f.upper.affine);
+                    if lo.vars().chain(hi.vars()).all(|v| matches!(v, Var::Param(_))) {
+                        push(lo.checked_sub(hi));
+                    }
+                    nonempty(&f.body, push);
+                }
+                Node::While(w) => nonempty(&w.body, push),
+                Node::If(i) => {
+                    for (_, b) in &i.branches {
+                        nonempty(b, push);
+                    }
+                    if let Some(b) = &i.otherwise {
+                        nonempty(b, push);
+                    }
+                }
+                Node::Stmt(_) => {}
+            }
+        }
+    }
+    nonempty(&program.body, &mut push);
     out
 }
 
