@@ -583,7 +583,9 @@ fn augment(p: &Program, names: &mut Names) -> Result<(Program, Vec<StmtId>), Str
     Ok((plus, outs))
 }
 
-/// Parameter vectors: the base, base+1, base+3, and each parameter at 1.
+/// Parameter vectors: the base, base+1, base+3, each parameter at 1, and
+/// every parameter at 0 (loops over 1..N or 0..N-1 empty: what a read after
+/// them sees comes from before them).
 fn vectors(p: &Program, o: &Options) -> Result<Vec<Vec<i64>>, String> {
     let base = p.param_values(&o.params)?;
     let mut vs = vec![base.clone()];
@@ -595,6 +597,7 @@ fn vectors(p: &Program, o: &Options) -> Result<Vec<Vec<i64>>, String> {
         v[k] = 1;
         vs.push(v);
     }
+    vs.push(vec![0; base.len()]);
     let mut out: Vec<Vec<i64>> = Vec::new();
     for v in vs {
         if !out.contains(&v) {
