@@ -117,7 +117,10 @@ fn pipeline_figures() {
     println!("|---|---|---|");
     // ARRAYFLOW_BENCH_PIPELINE=example2 times the matching examples only.
     let only = std::env::var("ARRAYFLOW_BENCH_PIPELINE").unwrap_or_default();
-    for name in EXAMPLES.into_iter().filter(|n| only == "1" || n.contains(&only)) {
+    for name in EXAMPLES
+        .into_iter()
+        .filter(|n| only == "1" || n.contains(&only))
+    {
         let text = source(name);
         pipeline(&text);
         let (_, t) = support::cpu_time(|| {

@@ -92,7 +92,10 @@ fn example1_is_figure3() {
     // At N = 0 (validated, then sampled) no iteration runs and x keeps its
     // initial value: the copy-out runs only when 1 <= N, with no else (a
     // copy of x onto itself is left out).
-    assert!(t.contains("if [v] 1 <= N then\n@copy copy_out: x = x_1[N];\nend"), "{t}");
+    assert!(
+        t.contains("if [v] 1 <= N then\n@copy copy_out: x = x_1[N];\nend"),
+        "{t}"
+    );
     assert!(!t.contains("x = x;"), "{t}");
     assert!(e.arrays[0].maximal);
 }

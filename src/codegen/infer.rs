@@ -810,7 +810,11 @@ pub fn pool(program: &Program) -> Vec<Affine> {
             match n {
                 Node::For(f) => {
                     let (lo, hi) = (&f.lower.affine, &f.upper.affine);
-                    if lo.vars().chain(hi.vars()).all(|v| matches!(v, Var::Param(_))) {
+                    if lo
+                        .vars()
+                        .chain(hi.vars())
+                        .all(|v| matches!(v, Var::Param(_)))
+                    {
                         push(lo.checked_sub(hi));
                     }
                     nonempty(&f.body, push);
@@ -1240,7 +1244,8 @@ pub fn array_form(
                     let got = match seen.get(&sides) {
                         Some(&x) => x,
                         None => {
-                            let t = evaluate(program, sites, &recs, &trial(&bits, &splits, s, &sides));
+                            let t =
+                                evaluate(program, sites, &recs, &trial(&bits, &splits, s, &sides));
                             let z = (t.labels == best.labels).then(|| size_of(t));
                             *seen.entry(sides).or_insert(z)
                         }

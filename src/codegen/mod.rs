@@ -1138,7 +1138,9 @@ impl Gen<'_> {
                 let no = self.emit_version(*no, s, is_out, n, k);
                 // Only the else side runs something: test ¬(e ≤ 0), 1 - e ≤ 0.
                 let flipped = match yes.is_empty() {
-                    true => e.checked_scale(-1).and_then(|x| x.checked_add(&Affine::constant(1))),
+                    true => e
+                        .checked_scale(-1)
+                        .and_then(|x| x.checked_add(&Affine::constant(1))),
                     false => None,
                 };
                 let (e, yes, no) = match flipped {

@@ -349,7 +349,11 @@ pub(super) fn place(
                 shared += cls.len() as u64;
             }
         }
-        for g in ev.atom_group.values_mut().chain(ev.groups.iter_mut().flatten()) {
+        for g in ev
+            .atom_group
+            .values_mut()
+            .chain(ev.groups.iter_mut().flatten())
+        {
             if *g == p {
                 *g = target;
             }
@@ -360,7 +364,11 @@ pub(super) fn place(
     // Drop the groups left empty, keeping the order.
     let used: HashSet<usize> = ev.atom_group.values().copied().collect();
     let keep: Vec<usize> = (0..ev.kappa.len()).filter(|g| used.contains(g)).collect();
-    for g in ev.atom_group.values_mut().chain(ev.groups.iter_mut().flatten()) {
+    for g in ev
+        .atom_group
+        .values_mut()
+        .chain(ev.groups.iter_mut().flatten())
+    {
         *g = keep.iter().position(|k| k == g).unwrap_or(0);
     }
     ev.kappa = keep.iter().map(|&g| ev.kappa[g].clone()).collect();
