@@ -672,26 +672,31 @@ pub fn pool(program: &Program) -> Vec<Affine> {
             }
         }
     };
-    fn nodes(ns: &[Node], push: &mut dyn FnMut(Option<Affine>)) {
+    fn nodes(ns: &[Node], push: &mut dyn FnMut(Option<Affine>), runs: &mut Vec<Affine>) {
         for n in ns {
             match n {
                 Node::For(f) => {
+                    let (lo, hi) = (&f.lower.affine, &f.upper.affine);
+                    let params = |v: Var| matches!(v, Var::Param(_));
+                    if lo.vars().chain(hi.vars()).all(params) {
+                        runs.extend(lo.checked_sub(hi));
+                    }
                     let c = Affine::var(Var::Counter(f.counter));
                     push(c.checked_sub(&f.lower.affine));
                     push(
                         c.checked_sub(&f.upper.affine)
                             .and_then(|e| e.checked_add(&Affine::constant(1))),
                     );
-                    nodes(&f.body, push);
+                    nodes(&f.body, push, runs);
                 }
-                Node::While(w) => nodes(&w.body, push),
+                Node::While(w) => nodes(&w.body, push, runs),
                 Node::If(i) => {
                     for (c, b) in &i.branches {
                         cond(&c.cond, push);
-                        nodes(b, push);
+                        nodes(b, push, runs);
                     }
                     if let Some(b) = &i.otherwise {
-                        nodes(b, push);
+                        nodes(b, push, runs);
                     }
                 }
                 Node::Stmt(_) => {}
@@ -718,7 +723,8 @@ pub fn pool(program: &Program) -> Vec<Affine> {
             Cond::Unknown => {}
         }
     }
-    nodes(&program.body, &mut push);
+    let mut runs = Vec::new();
+    nodes(&program.body, &mut push, &mut runs);
     // Subscript differences per array and dimension.
     let mut subs: HashMap<(ArrayId, usize), Vec<Affine>> = HashMap::new();
     for s in program.stmts() {
@@ -805,34 +811,10 @@ pub fn pool(program: &Program) -> Vec<Affine> {
     // Loops whose bounds are parameters only run when lo - hi <= 0: a read
     // after a loop that may be empty sees the loop's last write or what
     // came before it (copy-out: N >= 1 ? S's label N - 1 : I's label).
-    fn nonempty(ns: &[Node], push: &mut dyn FnMut(Option<Affine>)) {
-        for n in ns {
-            match n {
-                Node::For(f) => {
-                    let (lo, hi) = (&f.lower.affine, &f.upper.affine);
-                    if lo
-                        .vars()
-                        .chain(hi.vars())
-                        .all(|v| matches!(v, Var::Param(_)))
-                    {
-                        push(lo.checked_sub(hi));
-                    }
-                    nonempty(&f.body, push);
-                }
-                Node::While(w) => nonempty(&w.body, push),
-                Node::If(i) => {
-                    for (_, b) in &i.branches {
-                        nonempty(b, push);
-                    }
-                    if let Some(b) = &i.otherwise {
-                        nonempty(b, push);
-                    }
-                }
-                Node::Stmt(_) => {}
-            }
-        }
+    // Last in the pool: the other conditions keep their rank.
+    for e in runs {
+        push(Some(e));
     }
-    nonempty(&program.body, &mut push);
     out
 }
 

@@ -110,16 +110,19 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     // The vectors stay those first unsampled: a vector sampled after a
     // disagreement is still validated (the report lists it).
     let vectors = validation_vectors(program, o, &samples)?;
+    let base = Base {
+        plus: &plus,
+        outs: &outs,
+        names: &names,
+        o,
+    };
     let mut resampled = 0;
     let mut cands = loop {
         let cands = candidates(&plus, &sites, &samples, &pool, &out_ix, program);
         let ctx = Ctx {
-            plus: &plus,
-            outs: &outs,
-            names: &names,
+            base: &base,
             samples: &samples,
             cands: &cands,
-            o,
         };
         let mut e = ctx.build(&first_choice(&cands), true)?;
         if let Ok(v) = validate(program, &e.program, &vectors) {
@@ -149,12 +152,9 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
         c.fit(&plus, &sites, &samples, &pool, false);
     }
     let ctx = Ctx {
-        plus: &plus,
-        outs: &outs,
-        names: &names,
+        base: &base,
         samples: &samples,
         cands: &cands,
-        o,
     };
     let mut choice: Vec<Option<usize>> = vec![None; cands.len()];
     let mut notes: Vec<Option<String>> = vec![None; cands.len()];
@@ -291,27 +291,32 @@ impl Candidates {
 }
 
 /// What every emission of one program shares.
-struct Ctx<'a> {
+struct Base<'a> {
     plus: &'a Program,
     outs: &'a [StmtId],
     names: &'a Names,
+    o: &'a Options,
+}
+
+/// One emission's inputs: the shared ones, the samples and the candidates.
+struct Ctx<'a> {
+    base: &'a Base<'a>,
     samples: &'a [Sample],
     cands: &'a [Candidates],
-    o: &'a Options,
 }
 
 impl Ctx<'_> {
     /// The program with candidate `choice[k]` for array k (None: not
     /// expanded); `parallel` marks the loops carrying no dependence.
     fn build(&self, choice: &[Option<usize>], parallel: bool) -> Result<Emitted, String> {
-        let (plus, samples) = (self.plus, self.samples);
+        let (plus, samples) = (self.base.plus, self.samples);
         let mut g = Gen {
             src: plus,
             q: plus.clone(),
-            names: self.names.clone(),
+            names: self.base.names.clone(),
             arrays: HashMap::new(),
             trees: HashMap::new(),
-            outs: self.outs.iter().copied().collect(),
+            outs: self.base.outs.iter().copied().collect(),
             nstmt: 0,
         };
         let mut reports = Vec::new();
@@ -388,7 +393,7 @@ impl Ctx<'_> {
         let text = print::program(&g.q);
         let mut program = compile(&text)?;
         let doall = if parallel {
-            mark_parallel(&mut program, samples, self.o)?
+            mark_parallel(&mut program, samples, self.base.o)?
         } else {
             Vec::new()
         };
