@@ -115,7 +115,12 @@ fn pipeline(text: &str) -> codegen::Emitted {
 fn pipeline_figures() {
     println!("\n| example | emit code CPU time (mean of 50) | target |");
     println!("|---|---|---|");
-    for name in EXAMPLES {
+    // ARRAYFLOW_BENCH_PIPELINE=example2 times the matching examples only.
+    let only = std::env::var("ARRAYFLOW_BENCH_PIPELINE").unwrap_or_default();
+    for name in EXAMPLES
+        .into_iter()
+        .filter(|n| only == "1" || n.contains(&only))
+    {
         let text = source(name);
         pipeline(&text);
         let (_, t) = support::cpu_time(|| {

@@ -89,6 +89,14 @@ fn example1_is_figure3() {
     assert!(t.contains("S: x_1[i] = f(x_1[i]);"), "{t}");
     assert!(t.contains("R: use(x_1[i]);"), "{t}");
     assert!(t.contains("x = x_1[N];"), "{t}");
+    // At N = 0 (validated, then sampled) no iteration runs and x keeps its
+    // initial value: the copy-out runs only when 1 <= N, with no else (a
+    // copy of x onto itself is left out).
+    assert!(
+        t.contains("if [v] 1 <= N then\n@copy copy_out: x = x_1[N];\nend"),
+        "{t}"
+    );
+    assert!(!t.contains("x = x;"), "{t}");
     assert!(e.arrays[0].maximal);
 }
 
@@ -110,10 +118,11 @@ fn example2_splits_as_figure6() {
     let t = body(&e);
     let a = &e.arrays[0];
     assert!(a.maximal, "{}", a.verdict);
-    // Two labels, each a copy of A: 2 (4N - 1) = 8N - 2 cells.
+    // Two labels, each a copy of A: 2 (4N - 1) = 8N - 2 cells (none at the
+    // sample N = 0, where A[1..-1] is empty).
     assert_eq!(a.decls.len(), 2);
     for (k, s) in e.samples.iter().enumerate() {
-        assert_eq!(a.rectangular[k], 8 * s[0] - 2);
+        assert_eq!(a.rectangular[k], (8 * s[0] - 2).max(0));
     }
     // T writes the second label; S splits on j against N; copy-out takes the
     // second label up to 3N.
@@ -124,6 +133,19 @@ fn example2_splits_as_figure6() {
     // Figure 6's second split: for j > N, cells i - j + 2N <= N (outside
     // the band N+1..3N-1) stay in label 1, the band goes to label 2.
     assert!(t.contains("N + i <= j then"), "{t}");
+    // Three versions of S (Figure 6's three regions): under j <= N the
+    // split N + i <= j would leave the same statement on both sides, so it
+    // is not emitted there; the copy-out reads A_1 for every o1 <= N.
+    assert!(t.contains("S.3:") && !t.contains("S.4:"), "{t}");
+    assert!(
+        t.contains("j <= N then\nS.1: A_1[i - j + 2 * N] = f(A_1[i - j + 2 * N]);\nelse"),
+        "{t}"
+    );
+    assert!(
+        t.contains("o1 <= N then\n@copy copy_out: A[o1] = A_1[o1];\nelse"),
+        "{t}"
+    );
+    assert!(!t.contains("copy_out_3"), "{t}");
     assert!(
         t.contains("A_1[i - j + 2 * N] = f(A_1[i - j + 2 * N]);"),
         "{t}"
@@ -137,7 +159,7 @@ fn example2_splits_as_figure6() {
     assert!(t.contains("real A_2[N + 1..3 * N];"), "{t}");
     for (k, s) in e.samples.iter().enumerate() {
         let n = s[0];
-        assert_eq!(a.decls[0].cells[k], 4 * n - 1);
+        assert_eq!(a.decls[0].cells[k], (4 * n - 1).max(0));
         assert_eq!(a.decls[1].cells[k], 2 * n);
     }
     // Both sizes as formulas in the report: (4N - 1) + 2N and 2 (4N - 1).

@@ -170,7 +170,8 @@ fn a_session_on_example_1() {
         edits[0]["range"]["end"],
         json!({"line": lines, "character": 0})
     );
-    // The paper's Figure 3: x expanded along i, i parallel, x copied out.
+    // The paper's Figure 3: x expanded along i, i parallel, x copied out
+    // when the loop ran (at N = 0 x keeps its value).
     let code = edits[0]["newText"].as_str().unwrap_or("");
     for line in [
         "real x_1[1..N];",
@@ -178,7 +179,8 @@ fn a_session_on_example_1() {
         "  T: x_1[i] = ...;",
         "    S: x_1[i] = f(x_1[i]);",
         "  R: use(x_1[i]);",
-        "@copy copy_out: x = x_1[N];",
+        "if [v] 1 <= N then",
+        "  @copy copy_out: x = x_1[N];",
     ] {
         assert!(code.lines().any(|l| l == line), "{line}\n{code}");
     }

@@ -70,28 +70,63 @@ fn paper_examples_are_proved() {
     }
 }
 
-/// polly-phi: `I: tmp = 0; for i = 0 to N - 1: S: tmp = tmp + 2`. The
-/// copy-out reads S's label N − 1, fitted at N ≥ 1; at N = 0 the loop is
-/// empty and the final value is I's. The prover refuses (I may be a source
-/// of the copy-out), and the emitted program really fails at N = 0; with
-/// `assume N >= 1` it is proved.
+/// polly-phi: `I: tmp = 0; for i = 0 to N - 1: S: tmp = tmp + 2`. At
+/// N = 0 the loop is empty and the final value is I's. The pipeline
+/// validates at N = 0, samples it when the first form disagrees there, and
+/// the copy-out splits on the loop being non-empty (1 ≤ N): S's label N − 1,
+/// else I's. The emitted program agrees with the original at N = 0, 1, 2, 5
+/// and is proved; so is the reduction kernel (same shape, and R reads s).
+#[test]
+fn empty_loops_are_handled() {
+    for name in ["polly-phi.loop", "../c/kernels/reduction.loop"] {
+        let (p, e) = emitted(name);
+        for n in [0, 1, 2, 5] {
+            let o = EquivOptions {
+                params: vec![("N".into(), n)],
+                seeds: 3,
+                ..EquivOptions::default()
+            };
+            assert!(
+                matches!(equiv(&p, &e.program, &o), Ok(Verdict::Agree(_))),
+                "{name} at N = {n}:\n{}",
+                e.text
+            );
+        }
+        assert_eq!(e.arrays[0].proof, Some(Proof::Proved), "{name}: {}", e.text);
+        assert!(e.text.contains("1 <= N then"), "{name}: {}", e.text);
+    }
+}
+
+/// The form inferred without the N = 0 sample: the copy-out reads S's label
+/// N − 1 for every N. The prover refuses it (I may be a source of the
+/// copy-out), and that program really fails at N = 0; with `assume N >= 1`
+/// the emitted form is proved.
 #[test]
 fn a_refuted_form_is_really_wrong() {
     let (p, e) = emitted("polly-phi.loop");
-    match &e.arrays[0].proof {
-        Some(Proof::Refuted(why)) => assert!(why.contains("`I`"), "{why}"),
+    let a = &e.analysed;
+    let mut l = e.labels[0].clone();
+    let pieces = l.reads.get_mut(&(site_of(a, "out_tmp"), 0)).unwrap();
+    assert_eq!(pieces.len(), 2, "{pieces:?}");
+    pieces.retain(|x| x.label.as_ref().is_some_and(|(g, _)| *g == 1));
+    pieces[0].conds.clear();
+    match prove(a, &l) {
+        Proof::Refuted(why) => assert!(why.contains("`I`"), "{why}"),
         other => panic!("{other:?}"),
     }
+    // That form, as the pipeline emitted it before (checked by hand).
+    let old = compile(
+        "param N = 4;\nint tmp;\nint tmp_1;\nint tmp_2[0..N - 1];\n\
+         I: tmp_1 = 0;\nfor i = 0 to N - 1 do\n  if [v] i <= 0 then\n\
+         S.1: tmp_2[i] = tmp_1 + 2;\n  else\n    S.2: tmp_2[i] = tmp_2[i - 1] + 2;\n\
+         end\nend\n@copy copy_out: tmp = tmp_2[N - 1];\n",
+    );
     let o = EquivOptions {
         params: vec![("N".into(), 0)],
         seeds: 3,
         ..EquivOptions::default()
     };
-    assert!(
-        !matches!(equiv(&p, &e.program, &o), Ok(Verdict::Agree(_))),
-        "{}",
-        e.text
-    );
+    assert!(!matches!(equiv(&p, &old, &o), Ok(Verdict::Agree(_))));
     let text =
         arrayflow::print::program(&p).replace("param N = 4;", "param N = 4;\nassume N >= 1;");
     let q = compile(&text);
@@ -287,13 +322,19 @@ fn proved_labels_agree_with_the_bounded_engine() {
 }
 
 /// A refuted array's counterexample is not hidden by the report: it says
-/// "checked at" and why.
+/// "checked at" and why (the polly-phi form without the N = 0 sample).
 #[test]
 fn not_proved_says_checked_at() {
-    let (p, e) = emitted("polly-phi.loop");
+    let (p, mut e) = emitted("polly-phi.loop");
+    let a = e.analysed.clone();
+    let mut l = e.labels[0].clone();
+    let pieces = l.reads.get_mut(&(site_of(&a, "out_tmp"), 0)).unwrap();
+    pieces.retain(|x| x.label.as_ref().is_some_and(|(g, _)| *g == 1));
+    pieces[0].conds.clear();
+    e.arrays[0].proof = Some(prove(&a, &l));
     let header = arrayflow::codegen::report::text(&p, &e);
     assert!(
-        header.contains("static: checked at N ∈ {4, 5, 7, 1} (not proved: `I` may be a source"),
+        header.contains("static: checked at N ∈ {4, 5, 7, 1, 0} (not proved: `I` may be a source"),
         "{header}"
     );
 }

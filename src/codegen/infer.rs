@@ -13,7 +13,7 @@ use crate::model::{
     AccessKind, Affine, ArrayId, CounterId, CounterKind, ExprKind, Node, ParamId, Program, Site,
     Var,
 };
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 /// The bounded expansion at one parameter vector.
 pub struct Sample {
@@ -201,6 +201,10 @@ pub(super) struct WriteRec {
     pub self_read: u32,
     /// Position of the write access (execution order).
     pub pos: u32,
+    /// `class` and `self_read` as dense local class numbers (`Recs::reps`),
+    /// or NONE.
+    pub lc: u32,
+    pub self_lc: u32,
 }
 
 /// A read of the array whose sources have a class.
@@ -217,6 +221,13 @@ pub(super) struct Recs {
     pub reads: Vec<ReadRec>,
     /// Declared index ranges at the sample.
     pub declared: Vec<(i64, i64)>,
+    /// Per local class: its first write, and whether it holds an initial
+    /// value.
+    pub reps: Vec<u32>,
+    pub initial: Vec<bool>,
+    /// Distinct (cell, local class) pairs, sorted: what the label counts
+    /// run over (fixed for every split).
+    pub pairs: Vec<(u32, u32)>,
 }
 
 pub(super) fn records(
@@ -319,14 +330,40 @@ pub(super) fn records(
             at,
             self_read,
             pos: wpos[op as usize],
+            lc: NONE,
+            self_lc: NONE,
         });
     }
-    let mine: std::collections::HashSet<u32> = writes.iter().map(|w| w.class).collect();
-    reads.retain(|r| mine.contains(&r.class));
+    let mut local: HashMap<u32, u32> = HashMap::new();
+    let mut reps = Vec::new();
+    let mut initial = Vec::new();
+    for (k, w) in writes.iter_mut().enumerate() {
+        if w.class == NONE {
+            continue;
+        }
+        w.lc = *local.entry(w.class).or_insert_with(|| {
+            reps.push(k as u32);
+            initial.push(c.class_rep_initial.get(w.class as usize) == Some(&true));
+            reps.len() as u32 - 1
+        });
+    }
+    let mut pairs = Vec::new();
+    for w in &mut writes {
+        w.self_lc = local.get(&w.self_read).copied().unwrap_or(NONE);
+        if w.lc != NONE {
+            pairs.extend(w.cells.iter().map(|&cell| (cell, w.lc)));
+        }
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+    reads.retain(|r| local.contains_key(&r.class));
     Recs {
         writes,
         reads,
         declared,
+        reps,
+        initial,
+        pairs,
     }
 }
 
@@ -346,6 +383,8 @@ fn common_counters(program: &Program, sites: &Sites, stmts: &[usize]) -> Vec<Cou
 /// Groups and κ under some splits.
 pub(super) struct Eval {
     pub atom_group: HashMap<(usize, u32), usize>,
+    /// The group of every write at every sample (`atom_group` of its atom).
+    pub groups: Vec<Vec<usize>>,
     pub kappa: Vec<Vec<CounterId>>,
     pub copy_in: Vec<bool>,
     /// Groups whose writes are all dead or live-out-only: placed later.
@@ -393,51 +432,55 @@ pub(super) fn kappa_of(kappa: &[CounterId], sites: &Sites, w: &WriteRec) -> Vec<
         .collect()
 }
 
-/// (Σ distinct labels, Σ classes) over cells and samples.
-fn count(
-    recs: &[Recs],
-    bits: &[Vec<u32>],
-    atom_group: &HashMap<(usize, u32), usize>,
-    kappa: &[Vec<CounterId>],
-    sites: &Sites,
-) -> (u64, u64) {
-    let (mut labels, mut classes) = (0, 0);
-    // Labels interned to numbers: the sorts below move triples of u32, not
-    // vectors (this runs once per trial split and per κ counter dropped).
-    // Ranks keep the labels' order, so the dedup below keeps the same one.
-    let mut per: Vec<(u32, u32, u32)> = Vec::new();
-    for (rs, bs) in recs.iter().zip(bits) {
-        let ls: Vec<Option<(usize, Vec<i64>)>> = rs
-            .writes
-            .iter()
-            .zip(bs)
-            .map(|(w, &b)| {
-                (w.class != NONE).then(|| {
-                    let g = atom_group.get(&(w.stmt, b)).copied().unwrap_or(0);
-                    (g, kappa_of(&kappa[g], sites, w))
-                })
-            })
-            .collect();
-        let mut ranks: BTreeMap<&(usize, Vec<i64>), u32> =
-            ls.iter().flatten().map(|l| (l, 0)).collect();
-        for (k, r) in ranks.values_mut().enumerate() {
-            *r = k as u32;
+/// Value of counter `c` at write `w` (0 where it does not enclose it, as in
+/// `kappa_of`).
+fn counter_at(sites: &Sites, w: &WriteRec, c: CounterId) -> i64 {
+    sites.stmt[w.stmt]
+        .iter()
+        .position(|&l| l == c)
+        .and_then(|p| w.iter.get(p).copied())
+        .unwrap_or(0)
+}
+
+/// Σ over cells and samples of the distinct labels (group, κ values) among
+/// the classes writing the cell. Every class has one label (groups join
+/// classes, κ is constant on them), so its first write gives it; labels are
+/// interned per sample and each cell's label numbers deduplicated.
+fn count(sites: &Sites, recs: &[Recs], groups: &[Vec<usize>], kappa: &[Vec<CounterId>]) -> u64 {
+    let width = 1 + kappa.iter().map(Vec::len).max().unwrap_or(0);
+    let mut labels = 0;
+    let (mut keys, mut order, mut id, mut buf) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (rs, gs) in recs.iter().zip(groups) {
+        keys.clear();
+        for &r in &rs.reps {
+            let w = &rs.writes[r as usize];
+            let g = gs[r as usize];
+            keys.push(g as i64);
+            keys.extend(kappa[g].iter().map(|&c| counter_at(sites, w, c)));
+            keys.resize(keys.len() + width - 1 - kappa[g].len(), 0);
         }
-        per.clear();
-        for (w, l) in rs.writes.iter().zip(&ls) {
-            let Some(l) = l else { continue };
-            let id = ranks[l];
-            per.extend(w.cells.iter().map(|&cell| (cell, w.class, id)));
+        let key = |k: u32| &keys[k as usize * width..(k as usize + 1) * width];
+        order.clear();
+        order.extend(0..rs.reps.len() as u32);
+        order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
+        id.clear();
+        id.resize(rs.reps.len(), 0u32);
+        let mut next = 0;
+        for k in 0..order.len() {
+            if k > 0 && key(order[k - 1]) != key(order[k]) {
+                next += 1;
+            }
+            id[order[k] as usize] = next;
         }
-        per.sort_unstable();
-        per.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
-        classes += per.len() as u64;
-        let mut ls: Vec<(u32, u32)> = per.iter().map(|&(c, _, l)| (c, l)).collect();
-        ls.sort_unstable();
-        ls.dedup();
-        labels += ls.len() as u64;
+        for cell in rs.pairs.chunk_by(|a, b| a.0 == b.0) {
+            buf.clear();
+            buf.extend(cell.iter().map(|&(_, lc)| id[lc as usize]));
+            buf.sort_unstable();
+            buf.dedup();
+            labels += buf.len() as u64;
+        }
     }
-    (labels, classes)
+    labels
 }
 
 fn find(p: &mut [usize], mut x: usize) -> usize {
@@ -448,22 +491,22 @@ fn find(p: &mut [usize], mut x: usize) -> usize {
     x
 }
 
-pub(super) fn evaluate(
-    program: &Program,
-    sites: &Sites,
-    samples: &[Sample],
-    recs: &[Recs],
-    bits: &[Vec<u32>],
-    drop: bool,
-) -> Eval {
+/// Groups (atoms joined by shared classes), κ (common counters constant on
+/// every class of the group) and the label count under side bits `bits`.
+/// κ keeps counters that do not separate classes: `drop_counters` removes
+/// them (the split search does not need to: dropping can only merge
+/// labels, and every class has one label already, so the count is final).
+pub(super) fn evaluate(program: &Program, sites: &Sites, recs: &[Recs], bits: &[Vec<u32>]) -> Eval {
     // Atoms (statement, side bits) present, all-true sides first.
-    let mut atoms: Vec<(usize, u32)> = recs
-        .iter()
-        .zip(bits)
-        .flat_map(|(rs, bs)| rs.writes.iter().zip(bs).map(|(w, &b)| (w.stmt, b)))
-        .collect();
+    let mut atoms: Vec<(usize, u32)> = Vec::new();
+    for (rs, bs) in recs.iter().zip(bits) {
+        for (w, &b) in rs.writes.iter().zip(bs) {
+            if atoms.last() != Some(&(w.stmt, b)) && !atoms.contains(&(w.stmt, b)) {
+                atoms.push((w.stmt, b));
+            }
+        }
+    }
     atoms.sort_unstable_by_key(|&(s, b)| (s, std::cmp::Reverse(b)));
-    atoms.dedup();
     let idx = |a: (usize, u32)| {
         atoms
             .binary_search_by_key(&(a.0, std::cmp::Reverse(a.1)), |&(s, b)| {
@@ -471,36 +514,52 @@ pub(super) fn evaluate(
             })
             .unwrap_or(0)
     };
+    let aix: Vec<Vec<usize>> = recs
+        .iter()
+        .zip(bits)
+        .map(|(rs, bs)| {
+            let mut last = (usize::MAX, 0, 0);
+            rs.writes
+                .iter()
+                .zip(bs)
+                .map(|(w, &b)| {
+                    if (last.0, last.1) != (w.stmt, b) {
+                        last = (w.stmt, b, idx((w.stmt, b)));
+                    }
+                    last.2
+                })
+                .collect()
+        })
+        .collect();
     let mut parent: Vec<usize> = (0..atoms.len()).collect();
     let mut init_atoms = vec![false; atoms.len()];
     let mut live_atoms = vec![false; atoms.len()];
     let mut dead_atoms = vec![false; atoms.len()];
-    for ((rs, bs), s) in recs.iter().zip(bits).zip(samples) {
-        let mut first: HashMap<u32, usize> = HashMap::new();
-        let c = &s.exp.classes;
-        for (w, &b) in rs.writes.iter().zip(bs) {
-            let a = idx((w.stmt, b));
+    let mut first: Vec<usize> = Vec::new();
+    for (rs, ax) in recs.iter().zip(&aix) {
+        first.clear();
+        first.resize(rs.reps.len(), usize::MAX);
+        for (w, &a) in rs.writes.iter().zip(ax) {
             live_atoms[a] |= w.kind == Kind::Live;
             dead_atoms[a] |= w.kind == Kind::Dead;
-            if w.class == NONE {
+            if w.lc == NONE {
                 continue;
             }
-            if c.class_rep_initial.get(w.class as usize) == Some(&true) {
+            if rs.initial[w.lc as usize] {
                 init_atoms[a] = true;
             }
-            match first.get(&w.class) {
-                Some(&b) => {
-                    let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
-                    parent[ra] = rb;
-                }
-                None => {
-                    first.insert(w.class, a);
-                }
+            let f = first[w.lc as usize];
+            if f == usize::MAX {
+                first[w.lc as usize] = a;
+            } else {
+                let (ra, rb) = (find(&mut parent, a), find(&mut parent, f));
+                parent[ra] = rb;
             }
         }
     }
     let mut roots: Vec<usize> = Vec::new();
     let mut atom_group = HashMap::new();
+    let mut group_of = Vec::with_capacity(atoms.len());
     let mut copy_in = Vec::new();
     // Live-out-only writes are placed only along with dead ones (their
     // value is needed after every read: they may share a finished cell).
@@ -522,64 +581,50 @@ pub(super) fn evaluate(
         placeable[g] &= !live_atoms[k] && !init_atoms[k];
         has_dead[g] |= dead_atoms[k];
         atom_group.insert(a, g);
+        group_of.push(g);
     }
     for (p, d) in placeable.iter_mut().zip(&has_dead) {
         *p &= d;
     }
+    let groups: Vec<Vec<usize>> = aix
+        .iter()
+        .map(|ax| ax.iter().map(|&a| group_of[a]).collect())
+        .collect();
     // κ: common counters constant on every class.
     let mut kappa: Vec<Vec<CounterId>> = Vec::new();
+    let mut seen: Vec<Option<i64>> = Vec::new();
     for g in 0..roots.len() {
         let members: Vec<usize> = atoms
             .iter()
-            .filter(|a| atom_group[a] == g)
-            .map(|a| a.0)
+            .zip(&group_of)
+            .filter(|(_, &h)| h == g)
+            .map(|(a, _)| a.0)
             .collect();
         let mut ks = common_counters(program, sites, &members);
         ks.retain(|&c| {
-            recs.iter().zip(bits).all(|(rs, bs)| {
-                let mut seen: HashMap<u32, i64> = HashMap::new();
-                rs.writes.iter().zip(bs).all(|(w, &b)| {
-                    if w.class == NONE || atom_group.get(&(w.stmt, b)) != Some(&g) {
+            recs.iter().zip(&groups).all(|(rs, gs)| {
+                seen.clear();
+                seen.resize(rs.reps.len(), None);
+                rs.writes.iter().zip(gs).all(|(w, &h)| {
+                    if w.lc == NONE || h != g {
                         return true;
                     }
-                    let v = kappa_of(&[c], sites, w)[0];
-                    *seen.entry(w.class).or_insert(v) == v
+                    let v = counter_at(sites, w, c);
+                    *seen[w.lc as usize].get_or_insert(v) == v
                 })
             })
         });
         kappa.push(ks);
     }
-    // Drop counters that do not separate classes (innermost first).
-    // Every class has one label (groups join classes, κ is constant on
-    // them), so dropping can only merge labels: `labels` is final already
-    // and the split search (`drop` false) skips the drops.
-    let (mut labels, classes) = count(recs, bits, &atom_group, &kappa, sites);
-    for g in (0..kappa.len()).filter(|_| drop) {
-        let mut k = kappa[g].len();
-        while k > 0 {
-            k -= 1;
-            let removed = kappa[g].remove(k);
-            let (l, _) = count(recs, bits, &atom_group, &kappa, sites);
-            if l < labels {
-                kappa[g].insert(k, removed);
-            } else {
-                labels = l;
-            }
-        }
-    }
+    let labels = count(sites, recs, &groups, &kappa);
+    let classes = recs.iter().map(|rs| rs.pairs.len() as u64).sum();
     // Dead updates whose write joins the group of what they read.
     let mut agree = 0;
-    for (rs, bs) in recs.iter().zip(bits) {
-        let mut class_group: HashMap<u32, usize> = HashMap::new();
-        for (w, &b) in rs.writes.iter().zip(bs) {
-            if w.class != NONE {
-                class_group.insert(w.class, atom_group[&(w.stmt, b)]);
-            }
-        }
-        for (w, &b) in rs.writes.iter().zip(bs) {
+    for (rs, gs) in recs.iter().zip(&groups) {
+        for (w, &h) in rs.writes.iter().zip(gs) {
             if w.kind == Kind::Dead
-                && w.self_read != NONE
-                && class_group.get(&w.self_read) == Some(&atom_group[&(w.stmt, b)])
+                && w.self_lc != NONE
+                && gs[rs.reps[w.self_lc as usize] as usize] == h
             {
                 agree += 1;
             }
@@ -587,12 +632,30 @@ pub(super) fn evaluate(
     }
     Eval {
         atom_group,
+        groups,
         kappa,
         copy_in,
         placeable,
         labels,
         classes,
         agree,
+    }
+}
+
+/// Drops the κ counters that do not separate classes (innermost first).
+pub(super) fn drop_counters(sites: &Sites, recs: &[Recs], ev: &mut Eval) {
+    for g in 0..ev.kappa.len() {
+        let mut k = ev.kappa[g].len();
+        while k > 0 {
+            k -= 1;
+            let removed = ev.kappa[g].remove(k);
+            let l = count(sites, recs, &ev.groups, &ev.kappa);
+            if l < ev.labels {
+                ev.kappa[g].insert(k, removed);
+            } else {
+                ev.labels = l;
+            }
+        }
     }
 }
 
@@ -609,26 +672,31 @@ pub fn pool(program: &Program) -> Vec<Affine> {
             }
         }
     };
-    fn nodes(ns: &[Node], push: &mut dyn FnMut(Option<Affine>)) {
+    fn nodes(ns: &[Node], push: &mut dyn FnMut(Option<Affine>), runs: &mut Vec<Affine>) {
         for n in ns {
             match n {
                 Node::For(f) => {
+                    let (lo, hi) = (&f.lower.affine, &f.upper.affine);
+                    let params = |v: Var| matches!(v, Var::Param(_));
+                    if lo.vars().chain(hi.vars()).all(params) {
+                        runs.extend(lo.checked_sub(hi));
+                    }
                     let c = Affine::var(Var::Counter(f.counter));
                     push(c.checked_sub(&f.lower.affine));
                     push(
                         c.checked_sub(&f.upper.affine)
                             .and_then(|e| e.checked_add(&Affine::constant(1))),
                     );
-                    nodes(&f.body, push);
+                    nodes(&f.body, push, runs);
                 }
-                Node::While(w) => nodes(&w.body, push),
+                Node::While(w) => nodes(&w.body, push, runs),
                 Node::If(i) => {
                     for (c, b) in &i.branches {
                         cond(&c.cond, push);
-                        nodes(b, push);
+                        nodes(b, push, runs);
                     }
                     if let Some(b) = &i.otherwise {
-                        nodes(b, push);
+                        nodes(b, push, runs);
                     }
                 }
                 Node::Stmt(_) => {}
@@ -655,7 +723,8 @@ pub fn pool(program: &Program) -> Vec<Affine> {
             Cond::Unknown => {}
         }
     }
-    nodes(&program.body, &mut push);
+    let mut runs = Vec::new();
+    nodes(&program.body, &mut push, &mut runs);
     // Subscript differences per array and dimension.
     let mut subs: HashMap<(ArrayId, usize), Vec<Affine>> = HashMap::new();
     for s in program.stmts() {
@@ -738,6 +807,13 @@ pub fn pool(program: &Program) -> Vec<Affine> {
                 }
             }
         }
+    }
+    // Loops whose bounds are parameters only run when lo - hi <= 0: a read
+    // after a loop that may be empty sees the loop's last write or what
+    // came before it (copy-out: N >= 1 ? S's label N - 1 : I's label).
+    // Last in the pool: the other conditions keep their rank.
+    for e in runs {
+        push(Some(e));
     }
     out
 }
@@ -845,25 +921,27 @@ pub type Splits = HashMap<usize, Vec<Affine>>;
 pub(super) fn concrete_boxes(
     sites: &Sites,
     recs: &[Recs],
-    bits: &[Vec<u32>],
     ev: &Eval,
     scratch: &[bool],
 ) -> Vec<Vec<Option<IntBox>>> {
     let n = ev.kappa.len();
+    let mut v: Vec<(i64, i64)> = Vec::new();
     recs.iter()
-        .zip(bits)
-        .map(|(rs, bs)| {
+        .zip(&ev.groups)
+        .map(|(rs, gs)| {
             let mut out: Vec<Option<Vec<(i64, i64)>>> = vec![None; n];
-            for (w, &b) in rs.writes.iter().zip(bs) {
-                let g = ev.atom_group[&(w.stmt, b)];
-                let mut v: Vec<(i64, i64)> = if scratch.get(g) == Some(&true) {
-                    Vec::new()
+            for (w, &g) in rs.writes.iter().zip(gs) {
+                v.clear();
+                if scratch.get(g) == Some(&true) {
                 } else if ev.copy_in[g] {
-                    rs.declared.clone()
+                    v.extend_from_slice(&rs.declared);
                 } else {
-                    w.at.clone()
-                };
-                v.extend(kappa_of(&ev.kappa[g], sites, w).into_iter().map(|k| (k, k)));
+                    v.extend_from_slice(&w.at);
+                }
+                v.extend(ev.kappa[g].iter().map(|&c| {
+                    let k = counter_at(sites, w, c);
+                    (k, k)
+                }));
                 hull(&mut out[g], &v);
             }
             out
@@ -906,18 +984,18 @@ fn disjoint(a: &[u32], b: &[u32]) -> bool {
 /// Merges groups that never share a cell at any sample (same κ, neither
 /// placeable) when the merged box is no larger than the two: fewer arrays,
 /// the same labels per cell. Groups stay in the order of their first atom.
-pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], bits: &[Vec<u32>], ev: &mut Eval) {
+pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], ev: &mut Eval) {
     let n = ev.kappa.len();
     if n < 2 {
         return;
     }
     let mut cells: Vec<Vec<Vec<u32>>> = recs
         .iter()
-        .zip(bits)
-        .map(|(rs, bs)| {
+        .zip(&ev.groups)
+        .map(|(rs, gs)| {
             let mut v = vec![Vec::new(); n];
-            for (w, &b) in rs.writes.iter().zip(bs) {
-                v[ev.atom_group[&(w.stmt, b)]].extend_from_slice(&w.cells);
+            for (w, &g) in rs.writes.iter().zip(gs) {
+                v[g].extend_from_slice(&w.cells);
             }
             for c in &mut v {
                 c.sort_unstable();
@@ -926,7 +1004,7 @@ pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], bits: &[Vec<u32>], ev
             v
         })
         .collect();
-    let mut boxes = concrete_boxes(sites, recs, bits, ev, &[]);
+    let mut boxes = concrete_boxes(sites, recs, ev, &[]);
     let mut target: Vec<usize> = (0..n).collect();
     for h in 1..n {
         if ev.placeable[h] {
@@ -978,6 +1056,9 @@ pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], bits: &[Vec<u32>], ev
     for g in ev.atom_group.values_mut() {
         *g = new_id(*g);
     }
+    for g in ev.groups.iter_mut().flatten() {
+        *g = new_id(*g);
+    }
     ev.kappa = keep.iter().map(|&g| ev.kappa[g].clone()).collect();
     ev.copy_in = keep.iter().map(|&g| ev.copy_in[g]).collect();
     ev.placeable = keep.iter().map(|&g| ev.placeable[g]).collect();
@@ -985,8 +1066,8 @@ pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], bits: &[Vec<u32>], ev
 
 /// Cells of the renamed form summed over the samples, the placeable groups
 /// counted as free (they go into other groups' cells).
-fn estimate(sites: &Sites, recs: &[Recs], bits: &[Vec<u32>], ev: &Eval) -> i64 {
-    concrete_boxes(sites, recs, bits, ev, &[])
+fn estimate(sites: &Sites, recs: &[Recs], ev: &Eval) -> i64 {
+    concrete_boxes(sites, recs, ev, &[])
         .iter()
         .map(|bs| {
             bs.iter()
@@ -1054,11 +1135,7 @@ pub fn array_form(
     if stmts.is_empty() {
         return None;
     }
-    let quick = |splits: &HashMap<usize, Vec<Affine>>| {
-        let bits = all_bits(sites, samples, &recs, splits);
-        evaluate(program, sites, samples, &recs, &bits, false)
-    };
-    let candidates = |splits: &HashMap<usize, Vec<Affine>>, s: usize| -> Vec<&Affine> {
+    let candidates = |splits: &Splits, s: usize| -> Vec<&Affine> {
         let have = splits.get(&s).map_or(&[][..], |v| v.as_slice());
         if have.len() >= MAX_CONDS {
             return Vec::new();
@@ -1067,8 +1144,24 @@ pub fn array_form(
             .filter(|e| usable(program, e, &sites.stmt[s]) && !have.contains(e))
             .collect()
     };
-    let mut splits: HashMap<usize, Vec<Affine>> = HashMap::new();
-    let mut best = quick(&splits);
+    // A trial adds one condition to statement s: its bits are the current
+    // ones with the next bit of s set where the condition holds.
+    let trial = |bits: &[Vec<u32>], splits: &Splits, s: usize, sides: &[bool]| {
+        let bit = 1u32 << splits.get(&s).map_or(0, Vec::len);
+        let mut sides = sides.iter();
+        let mut t = bits.to_vec();
+        for (rs, bs) in recs.iter().zip(&mut t) {
+            for (w, b) in rs.writes.iter().zip(bs) {
+                if w.stmt == s && sides.next() == Some(&true) {
+                    *b |= bit;
+                }
+            }
+        }
+        t
+    };
+    let mut splits: Splits = HashMap::new();
+    let mut bits = all_bits(sites, samples, &recs, &splits);
+    let mut best = evaluate(program, sites, &recs, &bits);
     // Splits that tie with the one taken in the last round: the read labels
     // may have a closed form under one and not under another.
     let mut ties: Vec<(usize, Affine)> = Vec::new();
@@ -1085,10 +1178,13 @@ pub fn array_form(
                 let Some(sides) = sides_of(sites, samples, &recs, s, e) else {
                     continue;
                 };
-                let score = *seen.entry(sides).or_insert_with(|| {
-                    let t = quick(&with(&splits, s, e));
-                    (t.labels, t.agree)
-                });
+                let score = match seen.get(&sides) {
+                    Some(&x) => x,
+                    None => {
+                        let t = evaluate(program, sites, &recs, &trial(&bits, &splits, s, &sides));
+                        *seen.entry(sides).or_insert((t.labels, t.agree))
+                    }
+                };
                 let cur = round.first().map_or((best.labels, 0), |x| x.2);
                 if score > cur {
                     round.clear();
@@ -1104,20 +1200,20 @@ pub fn array_form(
         let (s, e, _) = round.remove(0);
         before = splits.clone();
         splits = with(&splits, s, &e);
-        best = quick(&splits);
+        bits = all_bits(sites, samples, &recs, &splits);
+        best = evaluate(program, sites, &recs, &bits);
         ties = round.into_iter().map(|(s, e, _)| (s, e)).collect();
     }
-    let mut alts: Vec<HashMap<usize, Vec<Affine>>> = Vec::new();
+    let mut alts: Vec<Splits> = Vec::new();
     // Shrinking rounds: at the same label count, a split whose groups
     // (merged, dead and live-out-only ones free) take fewer cells.
-    let full = |splits: &HashMap<usize, Vec<Affine>>| {
-        let bits = all_bits(sites, samples, &recs, splits);
-        let mut ev = evaluate(program, sites, samples, &recs, &bits, true);
-        merge_disjoint(sites, &recs, &bits, &mut ev);
-        estimate(sites, &recs, &bits, &ev)
+    let size_of = |mut ev: Eval| {
+        drop_counters(sites, &recs, &mut ev);
+        merge_disjoint(sites, &recs, &mut ev);
+        estimate(sites, &recs, &ev)
     };
     if best.labels == best.classes {
-        let mut size = full(&splits);
+        let mut size = size_of(evaluate(program, sites, &recs, &bits));
         let first = splits.clone();
         for _ in 0..2 {
             let mut pick: Option<(usize, Affine, i64)> = None;
@@ -1127,10 +1223,15 @@ pub fn array_form(
                     let Some(sides) = sides_of(sites, samples, &recs, s, e) else {
                         continue;
                     };
-                    let got = *seen.entry(sides).or_insert_with(|| {
-                        let t = with(&splits, s, e);
-                        (quick(&t).labels == best.labels).then(|| full(&t))
-                    });
+                    let got = match seen.get(&sides) {
+                        Some(&x) => x,
+                        None => {
+                            let t =
+                                evaluate(program, sites, &recs, &trial(&bits, &splits, s, &sides));
+                            let z = (t.labels == best.labels).then(|| size_of(t));
+                            *seen.entry(sides).or_insert(z)
+                        }
+                    };
                     if let Some(z) = got {
                         if z < pick.as_ref().map_or(size, |p| p.2) {
                             pick = Some((s, e.clone(), z));
@@ -1140,6 +1241,7 @@ pub fn array_form(
             }
             let Some((s, e, z)) = pick else { break };
             splits = with(&splits, s, &e);
+            bits = all_bits(sites, samples, &recs, &splits);
             size = z;
         }
         if splits != first {
@@ -1179,10 +1281,11 @@ fn build(
     splits: HashMap<usize, Vec<Affine>>,
 ) -> ArrayForm {
     let bits = all_bits(sites, samples, recs, &splits);
-    let mut ev = evaluate(program, sites, samples, recs, &bits, true);
-    merge_disjoint(sites, recs, &bits, &mut ev);
+    let mut ev = evaluate(program, sites, recs, &bits);
+    drop_counters(sites, recs, &mut ev);
+    merge_disjoint(sites, recs, &mut ev);
     let placed = super::place::place(program, sites, samples, recs, &bits, &mut ev);
-    let boxes = fit_boxes(program, sites, samples, recs, &bits, &ev, &placed.scratch);
+    let boxes = fit_boxes(program, sites, samples, recs, &ev, &placed.scratch);
     let mut atom_group = ev.atom_group;
     // Sides no sample reached take the statement's first group.
     for (&s, conds) in &splits {
@@ -1235,11 +1338,10 @@ fn fit_boxes(
     sites: &Sites,
     samples: &[Sample],
     recs: &[Recs],
-    bits: &[Vec<u32>],
     ev: &Eval,
     scratch: &[bool],
 ) -> Vec<GroupBox> {
-    let conc = concrete_boxes(sites, recs, bits, ev, scratch);
+    let conc = concrete_boxes(sites, recs, ev, scratch);
     (0..ev.kappa.len())
         .map(|g| {
             let pts: Vec<(&Vec<i64>, &IntBox)> = conc

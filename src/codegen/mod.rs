@@ -111,10 +111,121 @@ pub struct Emitted {
 pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     let mut names = Names::new(program);
     let (plus, outs) = augment(program, &mut names)?;
-    let samples = samples(&plus, o)?;
+    let mut samples = samples(&plus, o)?;
     let sites = Sites::new(&plus);
     let pool = infer::pool(&plus);
     let out_ix: Vec<usize> = outs.iter().map(|s| s.index()).collect();
+    // A vector where the first forms disagree with the original (typically
+    // one where loops are empty) becomes a sample and inference runs again
+    // (up to MAX_RESAMPLES times) before the fallback forms are tried.
+    // The vectors stay those first unsampled: a vector sampled after a
+    // disagreement is still validated (the report lists it).
+    let vectors = validation_vectors(program, o, &samples)?;
+    let base = Base {
+        plus: &plus,
+        outs: &outs,
+        names: &names,
+        o,
+    };
+    let mut resampled = 0;
+    let mut cands = loop {
+        let cands = candidates(&plus, &sites, &samples, &pool, &out_ix, program);
+        let ctx = Ctx {
+            base: &base,
+            samples: &samples,
+            cands: &cands,
+        };
+        let mut e = ctx.build(&first_choice(&cands), true)?;
+        if let Ok(v) = validate(program, &e.program, &vectors) {
+            e.validated = v;
+            return Ok(e);
+        }
+        let failing = vectors
+            .iter()
+            .find(|v| validate(program, &e.program, std::slice::from_ref(*v)).is_err());
+        let extra = failing.filter(|_| resampled < MAX_RESAMPLES).and_then(|v| {
+            let values: Vec<i64> = v.iter().map(|x| x.1).collect();
+            let exp = expansion::expand(&plus, &config(&plus, &values, o)).ok()?;
+            Some(Sample { values, exp })
+        });
+        match extra {
+            Some(s) => {
+                samples.push(s);
+                resampled += 1;
+            }
+            None => break cands,
+        }
+    };
+    // Array by array, without doall marks (they are checked last):
+    // the first candidate (most expanded first) that agrees with the
+    // original, given the arrays already settled.
+    for c in &mut cands {
+        c.fit(&plus, &sites, &samples, &pool, false);
+    }
+    let ctx = Ctx {
+        base: &base,
+        samples: &samples,
+        cands: &cands,
+    };
+    let mut choice: Vec<Option<usize>> = vec![None; cands.len()];
+    let mut notes: Vec<Option<String>> = vec![None; cands.len()];
+    for k in 0..cands.len() {
+        for c in 0..cands[k].forms.len() {
+            choice[k] = Some(c);
+            let trial = ctx.build(&choice, false)?;
+            match validate(program, &trial.program, &vectors) {
+                Ok(_) => break,
+                Err(why) => {
+                    notes[k].get_or_insert(why);
+                    choice[k] = None;
+                }
+            }
+        }
+    }
+    let mut e = ctx.build(&choice, true)?;
+    let v = match validate(program, &e.program, &vectors) {
+        Ok(v) => v,
+        Err(why) => {
+            e = ctx.build(&choice, false)?;
+            e.doall_note = Some(format!(
+                "no loop marked doall: with the marks the program {why}"
+            ));
+            validate(program, &e.program, &vectors)
+                .map_err(|why| format!("internal error: the emitted program {why}"))?
+        }
+    };
+    for (r, note) in e.arrays.iter_mut().zip(notes) {
+        let Some(why) = note else { continue };
+        r.verdict = if r.expanded {
+            format!("{} (a more expanded closed form {why})", r.verdict)
+        } else {
+            format!("not expanded: every closed form {why}")
+        };
+    }
+    e.validated = v;
+    Ok(e)
+}
+
+/// How often a disagreeing validation vector is added to the samples.
+const MAX_RESAMPLES: usize = 3;
+
+/// The first candidate of every array that has one.
+fn first_choice(cands: &[Candidates]) -> Vec<Option<usize>> {
+    cands
+        .iter()
+        .map(|c| (!c.forms.is_empty()).then_some(0))
+        .collect()
+}
+
+/// The best closed form of every written array, its read labels fitted.
+fn candidates(
+    plus: &Program,
+    sites: &Sites,
+    samples: &[Sample],
+    pool: &[Affine],
+    out_ix: &[usize],
+    program: &Program,
+) -> Vec<Candidates> {
     let mut cands: Vec<Candidates> = Vec::new();
     for a in written_arrays(program) {
         let mut c = Candidates {
@@ -122,89 +233,19 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
             forms: Vec::new(),
             pending: Vec::new(),
             alts: Vec::new(),
-            outs: out_ix.clone(),
+            outs: out_ix.to_vec(),
             why: "no write runs at the samples".into(),
         };
-        if let Some((best, alts)) = infer::array_form(&plus, &sites, &samples, a, &pool, &out_ix) {
+        if let Some((best, alts)) = infer::array_form(plus, sites, samples, a, pool, out_ix) {
             c.pending.push(best);
             c.alts = alts;
         }
         // The other forms are built and fitted only if the first fails
         // validation.
-        c.fit(&plus, &sites, &samples, &pool, true);
+        c.fit(plus, sites, samples, pool, true);
         cands.push(c);
     }
-    let ctx = Ctx {
-        plus: &plus,
-        outs: &outs,
-        names: &names,
-        samples: &samples,
-        cands: &cands,
-        o,
-    };
-    let vectors = validation_vectors(program, o, &samples)?;
-    let first: Vec<Option<usize>> = cands
-        .iter()
-        .map(|c| (!c.forms.is_empty()).then_some(0))
-        .collect();
-    let mut e = ctx.build(&first, true)?;
-    let validated = match validate(program, &e.program, &vectors) {
-        Ok(v) => v,
-        Err(_) => {
-            // Array by array, without doall marks (they are checked last):
-            // the first candidate (most expanded first) that agrees with the
-            // original, given the arrays already settled.
-            for c in &mut cands {
-                c.fit(&plus, &sites, &samples, &pool, false);
-            }
-            let ctx = Ctx {
-                plus: &plus,
-                outs: &outs,
-                names: &names,
-                samples: &samples,
-                cands: &cands,
-                o,
-            };
-            let mut choice: Vec<Option<usize>> = vec![None; cands.len()];
-            let mut notes: Vec<Option<String>> = vec![None; cands.len()];
-            for k in 0..cands.len() {
-                for c in 0..cands[k].forms.len() {
-                    choice[k] = Some(c);
-                    let trial = ctx.build(&choice, false)?;
-                    match validate(program, &trial.program, &vectors) {
-                        Ok(_) => break,
-                        Err(why) => {
-                            notes[k].get_or_insert(why);
-                            choice[k] = None;
-                        }
-                    }
-                }
-            }
-            e = ctx.build(&choice, true)?;
-            let v = match validate(program, &e.program, &vectors) {
-                Ok(v) => v,
-                Err(why) => {
-                    e = ctx.build(&choice, false)?;
-                    e.doall_note = Some(format!(
-                        "no loop marked doall: with the marks the program {why}"
-                    ));
-                    validate(program, &e.program, &vectors)
-                        .map_err(|why| format!("internal error: the emitted program {why}"))?
-                }
-            };
-            for (r, note) in e.arrays.iter_mut().zip(notes) {
-                let Some(why) = note else { continue };
-                r.verdict = if r.expanded {
-                    format!("{} (a more expanded closed form {why})", r.verdict)
-                } else {
-                    format!("not expanded: every closed form {why}")
-                };
-            }
-            v
-        }
-    };
-    e.validated = validated;
-    Ok(e)
+    cands
 }
 
 /// The closed forms of one array that passed inference, best first, or why
@@ -261,27 +302,32 @@ impl Candidates {
 }
 
 /// What every emission of one program shares.
-struct Ctx<'a> {
+struct Base<'a> {
     plus: &'a Program,
     outs: &'a [StmtId],
     names: &'a Names,
+    o: &'a Options,
+}
+
+/// One emission's inputs: the shared ones, the samples and the candidates.
+struct Ctx<'a> {
+    base: &'a Base<'a>,
     samples: &'a [Sample],
     cands: &'a [Candidates],
-    o: &'a Options,
 }
 
 impl Ctx<'_> {
     /// The program with candidate `choice[k]` for array k (None: not
     /// expanded); `parallel` marks the loops carrying no dependence.
     fn build(&self, choice: &[Option<usize>], parallel: bool) -> Result<Emitted, String> {
-        let (plus, samples) = (self.plus, self.samples);
+        let (plus, samples) = (self.base.plus, self.samples);
         let mut g = Gen {
             src: plus,
             q: plus.clone(),
-            names: self.names.clone(),
+            names: self.base.names.clone(),
             arrays: HashMap::new(),
             trees: HashMap::new(),
-            outs: self.outs.iter().copied().collect(),
+            outs: self.base.outs.iter().copied().collect(),
             nstmt: 0,
         };
         let mut reports = Vec::new();
@@ -360,7 +406,7 @@ impl Ctx<'_> {
         let text = print::program(&g.q);
         let mut program = compile(&text)?;
         let doall = if parallel {
-            mark_parallel(&mut program, samples, self.o)?
+            mark_parallel(&mut program, samples, self.base.o)?
         } else {
             Vec::new()
         };
@@ -382,7 +428,8 @@ impl Ctx<'_> {
 /// Seeds of each validation run.
 const VALIDATION_SEEDS: u64 = 3;
 
-/// Unsampled vectors to validate at: base+2, +4 and +5 on every parameter
+/// Unsampled vectors to validate at: base+2, +4 and +5 on every parameter,
+/// then every parameter at 0, where loops over 0..N-1 or 1..N are empty
 /// (where the assumptions hold).
 fn validation_vectors(
     p: &Program,
@@ -390,6 +437,10 @@ fn validation_vectors(
     samples: &[Sample],
 ) -> Result<Vec<check::Vector>, String> {
     let mut out = check::shifted(p, &o.params, &[2, 4, 5])?;
+    let zero: check::Vector = p.params.iter().map(|q| (q.name.clone(), 0)).collect();
+    if p.param_values(&zero).is_ok() && !out.contains(&zero) {
+        out.push(zero);
+    }
     out.retain(|v| {
         !samples
             .iter()
@@ -554,7 +605,9 @@ fn augment(p: &Program, names: &mut Names) -> Result<(Program, Vec<StmtId>), Str
     Ok((plus, outs))
 }
 
-/// Parameter vectors: the base, base+1, base+3, and each parameter at 1.
+/// Parameter vectors: the base, base+1, base+3, each parameter at 1, and
+/// every parameter at 0 (loops over 1..N or 0..N-1 empty: what a read after
+/// them sees comes from before them).
 fn vectors(p: &Program, o: &Options) -> Result<Vec<Vec<i64>>, String> {
     let base = p.param_values(&o.params)?;
     let mut vs = vec![base.clone()];
@@ -566,6 +619,7 @@ fn vectors(p: &Program, o: &Options) -> Result<Vec<Vec<i64>>, String> {
         v[k] = 1;
         vs.push(v);
     }
+    vs.push(vec![0; base.len()]);
     let mut out: Vec<Vec<i64>> = Vec::new();
     for v in vs {
         if !out.contains(&v) {
@@ -1079,48 +1133,90 @@ impl Gen<'_> {
             let mut st = s.clone();
             if is_out {
                 st = self.copy_out(&st, &truth);
+                // A copy of the original array onto itself: nothing to do.
+                if let StmtKind::Assign { target, value, .. } = &st.kind {
+                    if matches!(&value.kind, ExprKind::Access(a) if a == target) {
+                        leaves.push(None);
+                        continue;
+                    }
+                }
             } else {
-                st.label = if versions > 1 {
-                    format!("{}.{}", s.label, v + 1)
+                st.label_generated = false;
+                self.rewrite_stmt(&mut st, &truth);
+            }
+            leaves.push(Some(st));
+        }
+        // Nest: condition k splits the versions in halves; a condition whose
+        // two halves are the same statements is left out.
+        let mut it = leaves.into_iter();
+        let tree = Version::nest(&conds, &mut it);
+        let mut n = 0;
+        tree.count(&mut n);
+        let mut k = 0;
+        self.emit_version(tree, s, is_out, n, &mut k)
+    }
+
+    /// The nodes of a pruned version tree; statements labelled in order
+    /// (`S.1`, `S.2`, ... when several remain).
+    fn emit_version(
+        &mut self,
+        t: Version,
+        s: &Stmt,
+        is_out: bool,
+        n: usize,
+        k: &mut usize,
+    ) -> Vec<Node> {
+        match t {
+            Version::Leaf(None) => Vec::new(),
+            Version::Leaf(Some(mut st)) => {
+                *k += 1;
+                st.label = if is_out {
+                    self.label("copy_out")
+                } else if n > 1 {
+                    format!("{}.{}", s.label, k)
                 } else if s.label_generated {
                     format!("{}.1", s.label)
                 } else {
                     s.label.clone()
                 };
-                st.label_generated = false;
-                self.rewrite_stmt(&mut st, &truth);
+                vec![Node::Stmt(st)]
             }
-            leaves.push(Node::Stmt(st));
+            Version::If(e, yes, no) => {
+                let yes = self.emit_version(*yes, s, is_out, n, k);
+                let no = self.emit_version(*no, s, is_out, n, k);
+                // Only the else side runs something: test ¬(e ≤ 0), 1 - e ≤ 0.
+                let flipped = match yes.is_empty() {
+                    true => e
+                        .checked_scale(-1)
+                        .and_then(|x| x.checked_add(&Affine::constant(1))),
+                    false => None,
+                };
+                let (e, yes, no) = match flipped {
+                    Some(f) => (f, no, Vec::new()),
+                    None => (e, yes, no),
+                };
+                let name = self.names.fresh("v");
+                vec![Node::If(If {
+                    branches: vec![(
+                        Condition {
+                            id: CondId(0),
+                            name,
+                            generated: false,
+                            cond: le_zero(&e),
+                            span: Span::NONE,
+                        },
+                        yes,
+                    )],
+                    otherwise: (!no.is_empty()).then_some(no),
+                    span: Span::NONE,
+                })]
+            }
         }
-        // Nest: condition k splits the versions in halves.
-        fn nest(g: &mut Gen, conds: &[Affine], leaves: &mut std::vec::IntoIter<Node>) -> Vec<Node> {
-            let Some((e, rest)) = conds.split_first() else {
-                return leaves.next().into_iter().collect();
-            };
-            let yes = nest(g, rest, leaves);
-            let no = nest(g, rest, leaves);
-            let name = g.names.fresh("v");
-            vec![Node::If(If {
-                branches: vec![(
-                    Condition {
-                        id: CondId(0),
-                        name,
-                        generated: false,
-                        cond: le_zero(e),
-                        span: Span::NONE,
-                    },
-                    yes,
-                )],
-                otherwise: Some(no),
-                span: Span::NONE,
-            })]
-        }
-        let mut it = leaves.into_iter();
-        nest(self, &conds, &mut it)
     }
 
+    /// The copy-out statement (labelled when emitted).
     fn copy_out(&mut self, s: &Stmt, truth: &dyn Fn(&Affine) -> bool) -> Stmt {
-        let label = self.label("copy_out");
+        let label = String::new();
         let StmtKind::Call { args, .. } = &s.kind else {
             return s.clone();
         };
@@ -1191,6 +1287,40 @@ impl Gen<'_> {
                 for a in args {
                     rewrite_expr(a, &mut k, &mut |i, x| self.read_access(site, i, x, truth));
                 }
+            }
+        }
+    }
+}
+
+/// The versions of one statement under its conditions, before labelling.
+#[derive(PartialEq)]
+enum Version {
+    /// None: nothing to run (a copy of an array onto itself).
+    Leaf(Option<Stmt>),
+    If(Affine, Box<Version>, Box<Version>),
+}
+
+impl Version {
+    /// Condition k splits the versions in halves; two halves that are the
+    /// same (labels aside: they are not assigned yet) become one.
+    fn nest(conds: &[Affine], leaves: &mut std::vec::IntoIter<Option<Stmt>>) -> Version {
+        let Some((e, rest)) = conds.split_first() else {
+            return Version::Leaf(leaves.next().flatten());
+        };
+        let yes = Version::nest(rest, leaves);
+        let no = Version::nest(rest, leaves);
+        if yes == no {
+            return yes;
+        }
+        Version::If(e.clone(), Box::new(yes), Box::new(no))
+    }
+
+    fn count(&self, n: &mut usize) {
+        match self {
+            Version::Leaf(l) => *n += usize::from(l.is_some()),
+            Version::If(_, a, b) => {
+                a.count(n);
+                b.count(n);
             }
         }
     }

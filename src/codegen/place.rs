@@ -187,7 +187,7 @@ pub(super) fn place(
         .into_iter()
         .filter(|c| !carried.contains(c) && program.counter_decl(*c).kind == CounterKind::For)
         .collect();
-    let mut boxes = concrete_boxes(sites, recs, bits, ev, &[]);
+    let mut boxes = concrete_boxes(sites, recs, ev, &[]);
     let stmt_label = |s: usize| program.stmts()[s].label.clone();
     for p in todo {
         let stmts: Vec<usize> = {
@@ -349,18 +349,26 @@ pub(super) fn place(
                 shared += cls.len() as u64;
             }
         }
-        for g in ev.atom_group.values_mut() {
+        for g in ev
+            .atom_group
+            .values_mut()
+            .chain(ev.groups.iter_mut().flatten())
+        {
             if *g == p {
                 *g = target;
             }
         }
         ev.placeable[p] = false;
-        boxes = concrete_boxes(sites, recs, bits, ev, &scratch);
+        boxes = concrete_boxes(sites, recs, ev, &scratch);
     }
     // Drop the groups left empty, keeping the order.
     let used: HashSet<usize> = ev.atom_group.values().copied().collect();
     let keep: Vec<usize> = (0..ev.kappa.len()).filter(|g| used.contains(g)).collect();
-    for g in ev.atom_group.values_mut() {
+    for g in ev
+        .atom_group
+        .values_mut()
+        .chain(ev.groups.iter_mut().flatten())
+    {
         *g = keep.iter().position(|k| k == g).unwrap_or(0);
     }
     ev.kappa = keep.iter().map(|&g| ev.kappa[g].clone()).collect();

@@ -491,11 +491,17 @@ impl Search<'_> {
     }
 
     fn run(&mut self, base: &mut Vec<Atom>, rest: &[Dnf]) -> Found {
+        self.run_from(base, rest, None)
+    }
+
+    /// `known`: the verdict of `base` when the caller already has it (an
+    /// empty alternative leaves the conjunction as it was).
+    fn run_from(&mut self, base: &mut Vec<Atom>, rest: &[Dnf], known: Option<Verdict>) -> Found {
         if self.tests >= BUDGET {
             return Found::Unknown(format!("the proof needs more than {BUDGET} tests"));
         }
         self.tests += 1;
-        let v = match self.test(base) {
+        let v = match known.or_else(|| self.test(base)) {
             Some(v) => v,
             None => return Found::Unknown("arithmetic overflow".into()),
         };
@@ -512,7 +518,7 @@ impl Search<'_> {
         for alt in first {
             let len = base.len();
             base.extend(alt.iter().cloned());
-            let f = self.run(base, rest);
+            let f = self.run_from(base, rest, alt.is_empty().then_some(v));
             base.truncate(len);
             match f {
                 Found::Some => return Found::Some,
