@@ -1,6 +1,7 @@
 //! Warnings about a valid program: arrays written and never read (W0001),
-//! statements that never run at the default parameter values (W0002), and a
-//! program with no statement at all (W0003).
+//! statements that never run at the default parameter values (W0002), a
+//! program with no statement at all (W0003), and subscripts out of their
+//! declared range at the default parameter values (W0005, in `ranges`).
 
 use crate::diagnostics::{Diagnostic, FileId};
 use crate::model::eval::{self, StaticEnv};
@@ -38,6 +39,7 @@ pub fn check_filtered(
     }
     unread(p, &s, file, unread_of, &mut out);
     dead(p, &s, file, &mut out);
+    super::ranges::check(p, &s.guards, &s.statics, file, &mut out);
     out
 }
 
@@ -190,10 +192,10 @@ fn unread(
 }
 
 /// Work allowed to the search for statements that never run.
-const BUDGET: u64 = 2_000_000;
+pub(super) const BUDGET: u64 = 2_000_000;
 /// Trips tried for a `while` whose trip count is unknown but whose counter
 /// matters to some guard inside it.
-const WHILE_TRIPS: i64 = 64;
+pub(super) const WHILE_TRIPS: i64 = 64;
 
 fn dead(p: &Program, s: &Survey, file: FileId, out: &mut Vec<Diagnostic>) {
     let Ok(params) = p.param_values(&[]) else {

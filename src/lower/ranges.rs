@@ -1,0 +1,413 @@
+//! W0005: an affine subscript that leaves its array's declared range at the
+//! default parameter values.
+//!
+//! The iteration domain is walked at the defaults the way W0002 walks it:
+//! static guards exactly, every other condition "may go either way". A `for`
+//! counter that no static bound or condition mentions only enters affine
+//! subscripts, which are monotone in it, so only its first and last values
+//! are visited: the minimum and maximum of every subscript are still exact.
+//! A `while` with an unknown test is followed for [`WHILE_TRIPS`] trips. When
+//! the walk runs out of budget or a guard cannot be evaluated, nothing is said.
+
+use super::warnings::{BUDGET, WHILE_TRIPS};
+use crate::diagnostics::{Diagnostic, FileId};
+use crate::model::eval::{self, StaticEnv};
+use crate::model::*;
+use std::collections::HashMap;
+
+/// One affine subscript of one access: the access, the dimension, its form.
+type Site<'p> = (&'p Access, usize, &'p Affine);
+
+/// The affine subscripts of every statement (by `StmtId`) and condition (by
+/// `CondId`), in the order of [`Stmt::accesses`].
+fn sites(p: &Program) -> (Vec<Vec<Site<'_>>>, Vec<Vec<Site<'_>>>) {
+    fn collect(accesses: Vec<AccessRef<'_>>) -> Vec<Site<'_>> {
+        accesses
+            .into_iter()
+            .flat_map(|a| {
+                let access = a.access;
+                access
+                    .subscripts
+                    .iter()
+                    .enumerate()
+                    .filter_map(move |(k, s)| s.affine.as_ref().map(|f| (access, k, f)))
+            })
+            .collect()
+    }
+    let stmts = p.stmts().into_iter().map(|s| collect(s.accesses())).collect();
+    let conds = p
+        .conditions()
+        .into_iter()
+        .map(|c| {
+            let mut reads = Vec::new();
+            c.cond.collect_reads(&mut reads);
+            collect(reads)
+        })
+        .collect();
+    (stmts, conds)
+}
+
+fn subscripted(counters: usize, stmts: &[Vec<Site>], conds: &[Vec<Site>]) -> Vec<bool> {
+    let mut out = vec![false; counters];
+    for &(_, _, form) in stmts.iter().chain(conds).flatten() {
+        for v in form.vars() {
+            if let Var::Counter(c) = v {
+                out[c.index()] = true;
+            }
+        }
+    }
+    out
+}
+
+/// How far one subscript leaves its range on one side: the value furthest
+/// out and the counters at which it is reached.
+#[derive(Clone)]
+struct Extreme {
+    value: i64,
+    at: Vec<(CounterId, i64)>,
+}
+
+struct Finding<'p> {
+    access: &'p Access,
+    dim: usize,
+    range: (i64, i64),
+    below: Option<Extreme>,
+    above: Option<Extreme>,
+    /// Some out-of-range instance runs whatever the unknown conditions do.
+    certain: bool,
+}
+
+pub(super) fn check(
+    p: &Program,
+    guards: &[bool],
+    statics: &[bool],
+    file: FileId,
+    out: &mut Vec<Diagnostic>,
+) {
+    let Ok(params) = p.param_values(&[]) else {
+        return; // no defaults, or they break an assumption: nothing to say
+    };
+    let value = |b: &Bound| b.affine.eval(|v| var_value(v, &params, &[]));
+    let ranges: Vec<Vec<Option<(i64, i64)>>> = p
+        .arrays
+        .iter()
+        .map(|a| {
+            a.dims
+                .iter()
+                .map(|r| Some((value(&r.lo)?, value(&r.hi)?)))
+                .collect()
+        })
+        .collect();
+    let (stmt_sites, cond_sites) = sites(p);
+    let mut w = Walk {
+        params: &params,
+        counters: vec![0; p.counters.len()],
+        loops: Vec::new(),
+        guards,
+        subscripted: subscripted(p.counters.len(), &stmt_sites, &cond_sites),
+        statics,
+        ranges: &ranges,
+        stmt_sites: &stmt_sites,
+        cond_sites: &cond_sites,
+        unsure: 0,
+        budget: BUDGET,
+        incomplete: false,
+        found: HashMap::new(),
+        findings: Vec::new(),
+    };
+    w.nodes(&p.body);
+    if w.incomplete {
+        return;
+    }
+    let mut findings = w.findings;
+    findings.sort_by_key(|f| (f.access.subscripts[f.dim].expr.span.start, f.dim));
+    let values: Vec<String> = p
+        .params
+        .iter()
+        .zip(&params)
+        .map(|(q, v)| format!("{} = {v}", q.name))
+        .collect();
+    for f in &findings {
+        out.push(diagnostic(p, f, &values, file));
+    }
+}
+
+fn var_value(v: Var, params: &[i64], counters: &[i64]) -> i64 {
+    match v {
+        Var::Param(q) => params[q.index()],
+        Var::Counter(c) => counters[c.index()],
+    }
+}
+
+fn diagnostic(p: &Program, f: &Finding, values: &[String], file: FileId) -> Diagnostic {
+    let array = p.array_decl(f.access.array);
+    let text = crate::print::access(p, f.access);
+    let (lo, hi) = f.range;
+    let verb = if f.certain { "leaves" } else { "may leave" };
+    let (what, declared) = if array.dims.len() == 1 {
+        (format!("`{text}`"), format!("`{}`", array.name))
+    } else {
+        (
+            format!("subscript {} of `{text}`", f.dim + 1),
+            format!("dimension {} of `{}`", f.dim + 1, array.name),
+        )
+    };
+    let reached: Vec<String> = [&f.below, &f.above]
+        .into_iter()
+        .flatten()
+        .map(|e| witness(p, e))
+        .collect();
+    let mut d = Diagnostic::warning(
+        "W0005",
+        format!(
+            "{what} {verb} the declared range of `{}` at the default parameter values",
+            array.name
+        ),
+    )
+    .primary(
+        file,
+        f.access.subscripts[f.dim].expr.span,
+        format!("outside {lo}..{hi}"),
+    )
+    .secondary(file, array.span, "declared here")
+    .note(format!(
+        "{what} reaches {}; {declared} is declared {lo}..{hi}",
+        reached.join(" and ")
+    ));
+    if !values.is_empty() {
+        d = d.note(format!("with {}", values.join(", ")));
+    }
+    if !f.certain {
+        d = d.note("only if the unknown conditions around it let it run");
+    }
+    d.note("`run` stops at such an access; `flow` treats each index outside the range as a cell of its own")
+}
+
+/// "6 for i = 5, j = 1", or "6" outside every loop.
+fn witness(p: &Program, e: &Extreme) -> String {
+    if e.at.is_empty() {
+        return e.value.to_string();
+    }
+    let at: Vec<String> = e
+        .at
+        .iter()
+        .map(|&(c, v)| format!("{} = {v}", p.counter_decl(c).name))
+        .collect();
+    format!("{} for {}", e.value, at.join(", "))
+}
+
+struct Walk<'a, 'p> {
+    params: &'a [i64],
+    counters: Vec<i64>,
+    /// The counters of the loops around the current node, outermost first.
+    loops: Vec<CounterId>,
+    guards: &'a [bool],
+    /// Per counter: whether some affine subscript mentions it.
+    subscripted: Vec<bool>,
+    statics: &'a [bool],
+    /// Per array and dimension, the declared range at the defaults.
+    ranges: &'a [Vec<Option<(i64, i64)>>],
+    stmt_sites: &'a [Vec<Site<'p>>],
+    cond_sites: &'a [Vec<Site<'p>>],
+    /// How many unknown conditions the current node depends on.
+    unsure: u32,
+    budget: u64,
+    incomplete: bool,
+    /// Index into `findings` by (access address, dimension).
+    found: HashMap<(usize, usize), usize>,
+    findings: Vec<Finding<'p>>,
+}
+
+impl<'p> Walk<'_, 'p> {
+    fn tick(&mut self) -> bool {
+        if self.budget == 0 {
+            self.incomplete = true;
+            return false;
+        }
+        self.budget -= 1;
+        true
+    }
+
+    fn visit(&mut self, sites: &[Site<'p>]) {
+        for &(access, dim, form) in sites {
+            let Some(range) = self.ranges[access.array.index()][dim] else {
+                continue;
+            };
+            let Some(v) = form.eval(|x| var_value(x, self.params, &self.counters)) else {
+                continue; // overflows: the run would wrap, the model has no claim
+            };
+            if (range.0..=range.1).contains(&v) {
+                continue;
+            }
+            let key = (access as *const Access as usize, dim);
+            let k = *self.found.entry(key).or_insert_with(|| {
+                self.findings.push(Finding {
+                    access,
+                    dim,
+                    range,
+                    below: None,
+                    above: None,
+                    certain: false,
+                });
+                self.findings.len() - 1
+            });
+            let at = || {
+                self.loops
+                    .iter()
+                    .map(|&c| (c, self.counters[c.index()]))
+                    .collect()
+            };
+            let f = &mut self.findings[k];
+            f.certain |= self.unsure == 0;
+            let side = if v < range.0 {
+                &mut f.below
+            } else {
+                &mut f.above
+            };
+            let further = |e: &Extreme| if v < range.0 { v < e.value } else { v > e.value };
+            if side.as_ref().is_none_or(further) {
+                *side = Some(Extreme { value: v, at: at() });
+            }
+        }
+    }
+
+    /// `Some(outcome)` for a static condition, `None` when it may go either way.
+    fn test(&mut self, c: &Condition) -> Option<bool> {
+        if !self.statics[c.id.index()] {
+            return None;
+        }
+        let mut env = StaticEnv {
+            params: self.params,
+            counters: &self.counters,
+        };
+        let outcome = eval::cond(&c.cond, &mut env);
+        if outcome.is_err() {
+            self.incomplete = true;
+        }
+        Some(outcome.unwrap_or(false))
+    }
+
+    fn bound(&mut self, b: &Bound) -> Option<i64> {
+        let v = b
+            .affine
+            .eval(|x| var_value(x, self.params, &self.counters));
+        if v.is_none() {
+            self.incomplete = true;
+        }
+        v
+    }
+
+    fn under(&mut self, unsure: bool, nodes: &'p [Node]) {
+        self.unsure += u32::from(unsure);
+        self.nodes(nodes);
+        self.unsure -= u32::from(unsure);
+    }
+
+    fn condition(&mut self, unsure: bool, c: &Condition) {
+        let sites = self.cond_sites;
+        self.unsure += u32::from(unsure);
+        self.visit(&sites[c.id.index()]);
+        self.unsure -= u32::from(unsure);
+    }
+
+    fn nodes(&mut self, nodes: &'p [Node]) {
+        for n in nodes {
+            if self.incomplete || !self.tick() {
+                return;
+            }
+            match n {
+                Node::Stmt(s) => {
+                    let sites = self.stmt_sites;
+                    self.visit(&sites[s.id.index()]);
+                }
+                Node::For(f) => self.for_loop(f),
+                Node::While(w) => self.while_loop(w),
+                Node::If(i) => {
+                    // A later branch is tested, and taken, only when every
+                    // earlier condition was false.
+                    let mut unsure = false;
+                    let mut taken = false;
+                    for (c, body) in &i.branches {
+                        self.condition(unsure, c);
+                        match self.test(c) {
+                            Some(true) => {
+                                self.under(unsure, body);
+                                taken = true;
+                                break;
+                            }
+                            Some(false) => {}
+                            None => {
+                                unsure = true;
+                                self.under(true, body);
+                            }
+                        }
+                    }
+                    if let (false, Some(e)) = (taken, &i.otherwise) {
+                        self.under(unsure, e);
+                    }
+                }
+            }
+        }
+    }
+
+    fn for_loop(&mut self, f: &'p For) {
+        let (Some(lo), Some(hi)) = (self.bound(&f.lower), self.bound(&f.upper)) else {
+            return;
+        };
+        if lo > hi {
+            return;
+        }
+        let c = f.counter.index();
+        self.loops.push(f.counter);
+        if self.guards[c] {
+            let mut v = lo;
+            while v <= hi && !self.incomplete && self.tick() {
+                self.counters[c] = v;
+                self.nodes(&f.body);
+                match v.checked_add(f.step) {
+                    Some(next) => v = next,
+                    None => break,
+                }
+            }
+        } else {
+            // Nothing but affine subscripts depends on the counter: they
+            // are monotone in it, so their extremes are at the ends.
+            let last = (lo as i128 + (hi as i128 - lo as i128) / f.step as i128 * f.step as i128)
+                as i64;
+            for v in [lo, last].into_iter().take(if last == lo { 1 } else { 2 }) {
+                self.counters[c] = v;
+                self.nodes(&f.body);
+            }
+        }
+        self.loops.pop();
+    }
+
+    fn while_loop(&mut self, w: &'p While) {
+        let c = w.counter.index();
+        let known = self.statics[w.cond.id.index()];
+        self.loops.push(w.counter);
+        let mut k = 0;
+        while !self.incomplete && self.tick() {
+            self.counters[c] = k;
+            // With an unknown test, trip k > 0 is tested only if the trips
+            // before it ran, which they may not.
+            self.condition(!known && k > 0, &w.cond);
+            if known {
+                if self.test(&w.cond) != Some(true) {
+                    break;
+                }
+                self.nodes(&w.body);
+            } else {
+                self.under(true, &w.body);
+            }
+            if !self.guards[c] && !self.subscripted[c] {
+                break; // every trip does the same
+            }
+            k += 1;
+            if !known && k >= WHILE_TRIPS {
+                break; // later trips: no claim either way
+            }
+        }
+        self.loops.pop();
+    }
+}
