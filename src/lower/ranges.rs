@@ -34,7 +34,11 @@ fn sites(p: &Program) -> (Vec<Vec<Site<'_>>>, Vec<Vec<Site<'_>>>) {
             })
             .collect()
     }
-    let stmts = p.stmts().into_iter().map(|s| collect(s.accesses())).collect();
+    let stmts = p
+        .stmts()
+        .into_iter()
+        .map(|s| collect(s.accesses()))
+        .collect();
     let conds = p
         .conditions()
         .into_iter()
@@ -188,11 +192,10 @@ fn witness(p: &Program, e: &Extreme) -> String {
     if e.at.is_empty() {
         return e.value.to_string();
     }
-    let at: Vec<String> = e
-        .at
-        .iter()
-        .map(|&(c, v)| format!("{} = {v}", p.counter_decl(c).name))
-        .collect();
+    let at: Vec<String> =
+        e.at.iter()
+            .map(|&(c, v)| format!("{} = {v}", p.counter_decl(c).name))
+            .collect();
     format!("{} for {}", e.value, at.join(", "))
 }
 
@@ -264,7 +267,13 @@ impl<'p> Walk<'_, 'p> {
             } else {
                 &mut f.above
             };
-            let further = |e: &Extreme| if v < range.0 { v < e.value } else { v > e.value };
+            let further = |e: &Extreme| {
+                if v < range.0 {
+                    v < e.value
+                } else {
+                    v > e.value
+                }
+            };
             if side.as_ref().is_none_or(further) {
                 *side = Some(Extreme { value: v, at: at() });
             }
@@ -288,9 +297,7 @@ impl<'p> Walk<'_, 'p> {
     }
 
     fn bound(&mut self, b: &Bound) -> Option<i64> {
-        let v = b
-            .affine
-            .eval(|x| var_value(x, self.params, &self.counters));
+        let v = b.affine.eval(|x| var_value(x, self.params, &self.counters));
         if v.is_none() {
             self.incomplete = true;
         }
@@ -372,8 +379,8 @@ impl<'p> Walk<'_, 'p> {
         } else {
             // Nothing but affine subscripts depends on the counter: they
             // are monotone in it, so their extremes are at the ends.
-            let last = (lo as i128 + (hi as i128 - lo as i128) / f.step as i128 * f.step as i128)
-                as i64;
+            let last =
+                (lo as i128 + (hi as i128 - lo as i128) / f.step as i128 * f.step as i128) as i64;
             for v in [lo, last].into_iter().take(if last == lo { 1 } else { 2 }) {
                 self.counters[c] = v;
                 self.nodes(&f.body);
