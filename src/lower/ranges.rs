@@ -9,9 +9,8 @@
 //! A `while` with an unknown test is followed for [`WHILE_TRIPS`] trips. When
 //! the walk runs out of budget or a guard cannot be evaluated, nothing is said.
 
-use super::warnings::{BUDGET, WHILE_TRIPS};
+use super::warnings::{test, tick, values_note, BUDGET, WHILE_TRIPS};
 use crate::diagnostics::{Diagnostic, FileId};
-use crate::model::eval::{self, StaticEnv};
 use crate::model::*;
 use std::collections::HashMap;
 
@@ -125,12 +124,7 @@ pub(super) fn check(
     }
     let mut findings = w.findings;
     findings.sort_by_key(|f| (f.access.subscripts[f.dim].expr.span.start, f.dim));
-    let values: Vec<String> = p
-        .params
-        .iter()
-        .zip(&params)
-        .map(|(q, v)| format!("{} = {v}", q.name))
-        .collect();
+    let values = values_note(p, &params);
     for f in &findings {
         out.push(diagnostic(p, f, &values, file));
     }
@@ -143,7 +137,7 @@ fn var_value(v: Var, params: &[i64], counters: &[i64]) -> i64 {
     }
 }
 
-fn diagnostic(p: &Program, f: &Finding, values: &[String], file: FileId) -> Diagnostic {
+fn diagnostic(p: &Program, f: &Finding, values: &Option<String>, file: FileId) -> Diagnostic {
     let array = p.array_decl(f.access.array);
     let text = crate::print::access(p, f.access);
     let (lo, hi) = f.range;
@@ -178,8 +172,8 @@ fn diagnostic(p: &Program, f: &Finding, values: &[String], file: FileId) -> Diag
         "{what} reaches {}; {declared} is declared {lo}..{hi}",
         reached.join(" and ")
     ));
-    if !values.is_empty() {
-        d = d.note(format!("with {}", values.join(", ")));
+    if let Some(v) = values {
+        d = d.note(v);
     }
     if !f.certain {
         d = d.note("only if the unknown conditions around it let it run");
@@ -223,12 +217,7 @@ struct Walk<'a, 'p> {
 
 impl<'p> Walk<'_, 'p> {
     fn tick(&mut self) -> bool {
-        if self.budget == 0 {
-            self.incomplete = true;
-            return false;
-        }
-        self.budget -= 1;
-        true
+        tick(&mut self.budget, &mut self.incomplete)
     }
 
     fn visit(&mut self, sites: &[Site<'p>]) {
@@ -280,20 +269,10 @@ impl<'p> Walk<'_, 'p> {
         }
     }
 
-    /// `Some(outcome)` for a static condition, `None` when it may go either way.
-    fn test(&mut self, c: &Condition) -> Option<bool> {
-        if !self.statics[c.id.index()] {
-            return None;
-        }
-        let mut env = StaticEnv {
-            params: self.params,
-            counters: &self.counters,
-        };
-        let outcome = eval::cond(&c.cond, &mut env);
-        if outcome.is_err() {
-            self.incomplete = true;
-        }
-        Some(outcome.unwrap_or(false))
+    /// [`test`] at the current counters.
+    fn known(&mut self, c: &Condition) -> Option<bool> {
+        let (statics, params) = (self.statics, self.params);
+        test(statics, c, params, &self.counters, &mut self.incomplete)
     }
 
     fn bound(&mut self, b: &Bound) -> Option<i64> {
@@ -336,7 +315,7 @@ impl<'p> Walk<'_, 'p> {
                     let mut taken = false;
                     for (c, body) in &i.branches {
                         self.condition(unsure, c);
-                        match self.test(c) {
+                        match self.known(c) {
                             Some(true) => {
                                 self.under(unsure, body);
                                 taken = true;
@@ -400,7 +379,7 @@ impl<'p> Walk<'_, 'p> {
             // before it ran, which they may not.
             self.condition(!known && k > 0, &w.cond);
             if known {
-                if self.test(&w.cond) != Some(true) {
+                if self.known(&w.cond) != Some(true) {
                     break;
                 }
                 self.nodes(&w.body);
