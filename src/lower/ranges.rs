@@ -62,6 +62,90 @@ fn subscripted(counters: usize, stmts: &[Vec<Site>], conds: &[Vec<Site>]) -> Vec
     out
 }
 
+/// Per counter, an interval holding every value it takes at the defaults:
+/// interval arithmetic over its bounds and the intervals of the counters they
+/// mention (`while` counters: any trip). An empty interval: the loop never runs.
+fn counter_boxes(p: &Program, params: &[i64]) -> Vec<(i128, i128)> {
+    fn walk(nodes: &[Node], params: &[i64], boxes: &mut Vec<(i128, i128)>) {
+        for n in nodes {
+            match n {
+                Node::Stmt(_) => {}
+                Node::For(f) => {
+                    let lo = interval(&f.lower.affine, params, boxes).0;
+                    let hi = interval(&f.upper.affine, params, boxes).1;
+                    boxes[f.counter.index()] = (lo, hi);
+                    walk(&f.body, params, boxes);
+                }
+                Node::While(w) => {
+                    boxes[w.counter.index()] = (0, i64::MAX as i128);
+                    walk(&w.body, params, boxes);
+                }
+                Node::If(i) => {
+                    for (_, b) in &i.branches {
+                        walk(b, params, boxes);
+                    }
+                    if let Some(e) = &i.otherwise {
+                        walk(e, params, boxes);
+                    }
+                }
+            }
+        }
+    }
+    let mut boxes = vec![(0, 0); p.counters.len()];
+    walk(&p.body, params, &mut boxes);
+    boxes
+}
+
+/// The interval of `form` when its counters range over `boxes`; saturating,
+/// so never narrower than the truth.
+fn interval(form: &Affine, params: &[i64], boxes: &[(i128, i128)]) -> (i128, i128) {
+    let (mut lo, mut hi) = (form.constant as i128, form.constant as i128);
+    for &(v, k) in &form.terms {
+        let k = k as i128;
+        let (a, b) = match v {
+            Var::Param(q) => (params[q.index()] as i128, params[q.index()] as i128),
+            Var::Counter(c) => boxes[c.index()],
+        };
+        let (x, y) = (k.saturating_mul(a), k.saturating_mul(b));
+        lo = lo.saturating_add(x.min(y));
+        hi = hi.saturating_add(x.max(y));
+    }
+    (lo, hi)
+}
+
+/// Whether `nodes` hold a site; marks each loop (by counter) that does.
+fn any_site(nodes: &[Node], stmts: &[Vec<Site>], conds: &[Vec<Site>], live: &mut [bool]) -> bool {
+    let mut any = false;
+    for n in nodes {
+        any |= match n {
+            Node::Stmt(s) => !stmts[s.id.index()].is_empty(),
+            Node::For(f) => {
+                let l = any_site(&f.body, stmts, conds, live);
+                live[f.counter.index()] = l;
+                l
+            }
+            Node::While(w) => {
+                let l =
+                    !conds[w.cond.id.index()].is_empty() | any_site(&w.body, stmts, conds, live);
+                live[w.counter.index()] = l;
+                l
+            }
+            Node::If(i) => {
+                let mut l = false;
+                for (c, b) in &i.branches {
+                    l |= !conds[c.id.index()].is_empty();
+                    l |= any_site(b, stmts, conds, live);
+                }
+                if let Some(e) = &i.otherwise {
+                    l |= any_site(e, stmts, conds, live);
+                }
+                l
+            }
+        };
+    }
+    any
+}
+
 /// How far one subscript leaves its range on one side: the value furthest
 /// out and the counters at which it is reached.
 #[derive(Clone)]
@@ -101,12 +185,25 @@ pub(super) fn check(
                 .collect()
         })
         .collect();
-    let (stmt_sites, cond_sites) = sites(p);
+    let (mut stmt_sites, mut cond_sites) = sites(p);
+    // Sites whose interval over the loop bounds stays in range cannot leave
+    // it: most programs' sites, so most loops need no walk at all.
+    let boxes = counter_boxes(p, &params);
+    let inside = |&(access, dim, form): &Site| {
+        let (lo, hi) = interval(form, &params, &boxes);
+        ranges[access.array.index()][dim].is_none_or(|(l, h)| l as i128 <= lo && hi <= h as i128)
+    };
+    for list in stmt_sites.iter_mut().chain(&mut cond_sites) {
+        list.retain(|s| !inside(s));
+    }
+    let mut live = vec![false; p.counters.len()];
+    any_site(&p.body, &stmt_sites, &cond_sites, &mut live);
     let mut w = Walk {
         params: &params,
         counters: vec![0; p.counters.len()],
         loops: Vec::new(),
         guards,
+        live: &live,
         subscripted: subscripted(p.counters.len(), &stmt_sites, &cond_sites),
         statics,
         ranges: &ranges,
@@ -199,6 +296,8 @@ struct Walk<'a, 'p> {
     /// The counters of the loops around the current node, outermost first.
     loops: Vec<CounterId>,
     guards: &'a [bool],
+    /// Per loop (by its counter): whether its body holds a site to check.
+    live: &'a [bool],
     /// Per counter: whether some affine subscript mentions it.
     subscripted: Vec<bool>,
     statics: &'a [bool],
@@ -306,8 +405,9 @@ impl<'p> Walk<'_, 'p> {
                     let sites = self.stmt_sites;
                     self.visit(&sites[s.id.index()]);
                 }
-                Node::For(f) => self.for_loop(f),
-                Node::While(w) => self.while_loop(w),
+                Node::For(f) if self.live[f.counter.index()] => self.for_loop(f),
+                Node::While(w) if self.live[w.counter.index()] => self.while_loop(w),
+                Node::For(_) | Node::While(_) => {}
                 Node::If(i) => {
                     // A later branch is tested, and taken, only when every
                     // earlier condition was false.
