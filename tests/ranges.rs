@@ -238,6 +238,17 @@ fn w0005_reach_by_hand() {
             .0
             .contains(" leaves ")
     );
+    // Only the test of a `while` leaves the range (its body holds nothing to
+    // check): tested at trip 0 for sure.
+    let test = notes("real A[0..3];\nreal x;\nfor i = 0 to 3 do\n  while A[i + 1] > 0 do\n    x = 1;\n  end\nend\nuse(x);");
+    assert_eq!(
+        test,
+        vec![(
+            "`A[i + 1]` leaves the declared range of `A` at the default parameter values"
+                .to_string(),
+            "`A[i + 1]` reaches 4 for i = 3, _W1 = 0; `A` is declared 0..3".to_string()
+        )]
+    );
     // No default, or defaults that break an assumption: nothing said.
     assert!(
         notes("param N;\nreal A[1..N];\nfor i = 1 to N do A[i + 1] = 0; end\nuse(A[1]);")

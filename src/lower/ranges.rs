@@ -17,83 +17,98 @@ use std::collections::HashMap;
 /// One affine subscript of one access: the access, the dimension, its form.
 type Site<'p> = (&'p Access, usize, &'p Affine);
 
-/// The affine subscripts of every statement (by `StmtId`) and condition (by
-/// `CondId`), in the order of [`Stmt::accesses`].
-fn sites(p: &Program) -> (Vec<Vec<Site<'_>>>, Vec<Vec<Site<'_>>>) {
-    fn collect(accesses: Vec<AccessRef<'_>>) -> Vec<Site<'_>> {
-        accesses
-            .into_iter()
-            .flat_map(|a| {
-                let access = a.access;
-                access
-                    .subscripts
-                    .iter()
-                    .enumerate()
-                    .filter_map(move |(k, s)| s.affine.as_ref().map(|f| (access, k, f)))
-            })
-            .collect()
-    }
-    let stmts = p
-        .stmts()
-        .into_iter()
-        .map(|s| collect(s.accesses()))
-        .collect();
-    let conds = p
-        .conditions()
-        .into_iter()
-        .map(|c| {
-            let mut reads = Vec::new();
-            c.cond.collect_reads(&mut reads);
-            collect(reads)
-        })
-        .collect();
-    (stmts, conds)
+/// The sites that may leave their range, found in one walk: every affine
+/// subscript whose interval, over intervals of the counters (interval
+/// arithmetic over their bounds, `while` counters any trip), is not inside
+/// its declared range. Most programs have none, so most loops need no walk.
+struct Sites<'a, 'p> {
+    params: &'a [i64],
+    ranges: &'a [Vec<Option<(i64, i64)>>],
+    /// Per counter, an interval holding every value it takes at the defaults
+    /// (empty: the loop never runs, and nothing inside can leave).
+    boxes: Vec<(i128, i128)>,
+    /// Per statement (by `StmtId`) and condition (by `CondId`), its sites in
+    /// the order of [`Stmt::accesses`].
+    stmts: Vec<Vec<Site<'p>>>,
+    conds: Vec<Vec<Site<'p>>>,
+    /// Per loop (by its counter): whether its body holds a site.
+    live: Vec<bool>,
+    reads: Vec<AccessRef<'p>>,
 }
 
-fn subscripted(counters: usize, stmts: &[Vec<Site>], conds: &[Vec<Site>]) -> Vec<bool> {
-    let mut out = vec![false; counters];
-    for &(_, _, form) in stmts.iter().chain(conds).flatten() {
-        for v in form.vars() {
-            if let Var::Counter(c) = v {
-                out[c.index()] = true;
+impl<'p> Sites<'_, 'p> {
+    /// The sites of the accesses in `self.reads`, which it empties.
+    fn take(&mut self) -> Vec<Site<'p>> {
+        let mut out = Vec::new();
+        for a in self.reads.drain(..) {
+            for (k, s) in a.access.subscripts.iter().enumerate() {
+                let (Some(form), Some((l, h))) =
+                    (&s.affine, self.ranges[a.access.array.index()][k])
+                else {
+                    continue;
+                };
+                let (lo, hi) = interval(form, self.params, &self.boxes);
+                if lo < l as i128 || hi > h as i128 {
+                    out.push((a.access, k, form));
+                }
             }
         }
+        out
     }
-    out
-}
 
-/// Per counter, an interval holding every value it takes at the defaults:
-/// interval arithmetic over its bounds and the intervals of the counters they
-/// mention (`while` counters: any trip). An empty interval: the loop never runs.
-fn counter_boxes(p: &Program, params: &[i64]) -> Vec<(i128, i128)> {
-    fn walk(nodes: &[Node], params: &[i64], boxes: &mut Vec<(i128, i128)>) {
+    fn condition(&mut self, c: &'p Condition) -> bool {
+        c.cond.collect_reads(&mut self.reads);
+        let sites = self.take();
+        let any = !sites.is_empty();
+        self.conds.push(sites);
+        any
+    }
+
+    fn nodes(&mut self, nodes: &'p [Node]) -> bool {
+        let mut any = false;
         for n in nodes {
-            match n {
-                Node::Stmt(_) => {}
+            any |= match n {
+                Node::Stmt(s) => {
+                    s.collect_accesses(&mut self.reads);
+                    let sites = self.take();
+                    let any = !sites.is_empty();
+                    self.stmts.push(sites);
+                    any
+                }
                 Node::For(f) => {
-                    let lo = interval(&f.lower.affine, params, boxes).0;
-                    let hi = interval(&f.upper.affine, params, boxes).1;
-                    boxes[f.counter.index()] = (lo, hi);
-                    walk(&f.body, params, boxes);
+                    let lo = interval(&f.lower.affine, self.params, &self.boxes).0;
+                    let hi = interval(&f.upper.affine, self.params, &self.boxes).1;
+                    self.boxes[f.counter.index()] = (lo, hi);
+                    self.body(f.counter, &f.body)
                 }
                 Node::While(w) => {
-                    boxes[w.counter.index()] = (0, i64::MAX as i128);
-                    walk(&w.body, params, boxes);
+                    self.boxes[w.counter.index()] = (0, i64::MAX as i128);
+                    let test = self.condition(&w.cond);
+                    let live = self.body(w.counter, &w.body) | test;
+                    self.live[w.counter.index()] = live;
+                    live
                 }
                 Node::If(i) => {
-                    for (_, b) in &i.branches {
-                        walk(b, params, boxes);
+                    let mut l = false;
+                    for (c, b) in &i.branches {
+                        l |= self.condition(c);
+                        l |= self.nodes(b);
                     }
                     if let Some(e) = &i.otherwise {
-                        walk(e, params, boxes);
+                        l |= self.nodes(e);
                     }
+                    l
                 }
-            }
+            };
         }
+        any
     }
-    let mut boxes = vec![(0, 0); p.counters.len()];
-    walk(&p.body, params, &mut boxes);
-    boxes
+
+    fn body(&mut self, counter: CounterId, body: &'p [Node]) -> bool {
+        let live = self.nodes(body);
+        self.live[counter.index()] = live;
+        live
+    }
 }
 
 /// The interval of `form` when its counters range over `boxes`; saturating,
@@ -113,37 +128,16 @@ fn interval(form: &Affine, params: &[i64], boxes: &[(i128, i128)]) -> (i128, i12
     (lo, hi)
 }
 
-/// Whether `nodes` hold a site; marks each loop (by counter) that does.
-fn any_site(nodes: &[Node], stmts: &[Vec<Site>], conds: &[Vec<Site>], live: &mut [bool]) -> bool {
-    let mut any = false;
-    for n in nodes {
-        any |= match n {
-            Node::Stmt(s) => !stmts[s.id.index()].is_empty(),
-            Node::For(f) => {
-                let l = any_site(&f.body, stmts, conds, live);
-                live[f.counter.index()] = l;
-                l
+fn subscripted(counters: usize, stmts: &[Vec<Site>], conds: &[Vec<Site>]) -> Vec<bool> {
+    let mut out = vec![false; counters];
+    for &(_, _, form) in stmts.iter().chain(conds).flatten() {
+        for v in form.vars() {
+            if let Var::Counter(c) = v {
+                out[c.index()] = true;
             }
-            Node::While(w) => {
-                let l =
-                    !conds[w.cond.id.index()].is_empty() | any_site(&w.body, stmts, conds, live);
-                live[w.counter.index()] = l;
-                l
-            }
-            Node::If(i) => {
-                let mut l = false;
-                for (c, b) in &i.branches {
-                    l |= !conds[c.id.index()].is_empty();
-                    l |= any_site(b, stmts, conds, live);
-                }
-                if let Some(e) = &i.otherwise {
-                    l |= any_site(e, stmts, conds, live);
-                }
-                l
-            }
-        };
+        }
     }
-    any
+    out
 }
 
 /// How far one subscript leaves its range on one side: the value furthest
@@ -185,19 +179,19 @@ pub(super) fn check(
                 .collect()
         })
         .collect();
-    let (mut stmt_sites, mut cond_sites) = sites(p);
-    // Sites whose interval over the loop bounds stays in range cannot leave
-    // it: most programs' sites, so most loops need no walk at all.
-    let boxes = counter_boxes(p, &params);
-    let inside = |&(access, dim, form): &Site| {
-        let (lo, hi) = interval(form, &params, &boxes);
-        ranges[access.array.index()][dim].is_none_or(|(l, h)| l as i128 <= lo && hi <= h as i128)
+    let mut sites = Sites {
+        params: &params,
+        ranges: &ranges,
+        boxes: vec![(0, 0); p.counters.len()],
+        stmts: Vec::new(),
+        conds: Vec::new(),
+        live: vec![false; p.counters.len()],
+        reads: Vec::new(),
     };
-    for list in stmt_sites.iter_mut().chain(&mut cond_sites) {
-        list.retain(|s| !inside(s));
+    if !sites.nodes(&p.body) {
+        return;
     }
-    let mut live = vec![false; p.counters.len()];
-    any_site(&p.body, &stmt_sites, &cond_sites, &mut live);
+    let (stmt_sites, cond_sites, live) = (sites.stmts, sites.conds, sites.live);
     let mut w = Walk {
         params: &params,
         counters: vec![0; p.counters.len()],
