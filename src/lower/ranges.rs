@@ -1,7 +1,9 @@
 //! W0005: an affine subscript that leaves its array's declared range at the
 //! default parameter values.
 //!
-//! The iteration domain is walked at the defaults the way W0002 walks it:
+//! Subscripts whose interval over the loop bounds (interval arithmetic)
+//! stays in range are dropped first; loops holding none are not walked. The
+//! rest of the iteration domain is walked at the defaults the way W0002 walks it:
 //! static guards exactly, every other condition "may go either way". A `for`
 //! counter that no static bound or condition mentions only enters affine
 //! subscripts, which are monotone in it, so only its first and last values
