@@ -9,7 +9,7 @@
 #[allow(dead_code)]
 mod kernels;
 
-use arrayflow::codegen::{emit, Emitted, Options};
+use arrayflow::codegen::{emit, report, Emitted, Options};
 use arrayflow::equiv::{equiv, EquivOptions, Verdict};
 use arrayflow::gen::{generate, GenOptions, Size};
 use arrayflow::model::Program;
@@ -106,7 +106,7 @@ fn example3_is_figure7b() {
 
 #[test]
 fn example2_splits_as_figure6() {
-    let (_, e) = emitted("mse-example2.loop");
+    let (p, e) = emitted("mse-example2.loop");
     let t = body(&e);
     let a = &e.arrays[0];
     assert!(a.maximal, "{}", a.verdict);
@@ -140,11 +140,18 @@ fn example2_splits_as_figure6() {
         assert_eq!(a.decls[0].cells[k], 4 * n - 1);
         assert_eq!(a.decls[1].cells[k], 2 * n);
     }
+    // Both sizes as formulas in the report: (4N - 1) + 2N and 2 (4N - 1).
+    let r = report::text(&p, &e);
+    assert!(
+        r.contains("renamed form (one array per label group): 6 * N - 1 cells"),
+        "{r}"
+    );
+    assert!(r.contains("rectangular form: 8 * N - 2 cells"), "{r}");
 }
 
 #[test]
 fn storage_figure1_is_single_assignment() {
-    let (_, e) = emitted("storage-figure1.loop");
+    let (p, e) = emitted("storage-figure1.loop");
     let t = body(&e);
     assert!(t.contains("R: s_1[i] = 0;"), "{t}");
     assert!(t.contains("s_2[i, j] = s_1[i] + 1;"), "{t}");
@@ -164,6 +171,12 @@ fn storage_figure1_is_single_assignment() {
         let total: i64 = a.decls.iter().map(|d| d.cells[k]).sum();
         assert_eq!(total, n + n * (n - 1));
     }
+    // n + n(n - 1) = n^2 as the report's formula.
+    let r = report::text(&p, &e);
+    assert!(
+        r.contains("renamed form (one array per label group): n^2 cells"),
+        "{r}"
+    );
 }
 
 #[test]

@@ -11,6 +11,7 @@ pub mod infer;
 mod place;
 pub mod prove;
 pub mod report;
+pub mod size;
 
 use crate::dataflow::Config;
 use crate::expansion::{self, parallel};
@@ -48,7 +49,14 @@ pub struct Decl {
     pub formula: String,
     /// Cells at each sample.
     pub cells: Vec<i64>,
+    /// The formula as a polynomial (None: an extent uses a counter, or
+    /// overflow).
+    pub poly: Option<size::Poly>,
 }
+
+/// An expanded array's declarations, its rectangular size per sample and
+/// as a formula.
+type Declared = (Vec<Decl>, Vec<i64>, Option<size::Poly>);
 
 /// What happened to one array.
 #[derive(Clone, Debug)]
@@ -61,6 +69,9 @@ pub struct ArrayReport {
     pub decls: Vec<Decl>,
     /// Rectangular form: cells × groups × the largest κ box, per sample.
     pub rectangular: Vec<i64>,
+    /// The rectangular size as a polynomial, when the groups' κ boxes have
+    /// one formula (else the largest box differs between parameter values).
+    pub rectangular_poly: Option<size::Poly>,
     /// Bounded class count per sample.
     pub classes: Vec<u64>,
     /// Label groups (renamed arrays).
@@ -298,6 +309,7 @@ impl Ctx<'_> {
                 expanded: false,
                 decls: Vec::new(),
                 rectangular: Vec::new(),
+                rectangular_poly: None,
                 classes,
                 groups: 0,
                 labels: 0,
@@ -307,7 +319,7 @@ impl Ctx<'_> {
             match outcome {
                 Outcome::NotExpanded(why) => rep.verdict = format!("not expanded: {why}"),
                 Outcome::Expanded(form) => match g.declare(&form, samples, &mut copy_in) {
-                    Ok((decls, rect)) => {
+                    Ok((decls, rect, rect_poly)) => {
                         rep.expanded = true;
                         rep.maximal = form.labels == form.classes;
                         rep.verdict = if rep.maximal && form.shared > 0 {
@@ -329,6 +341,7 @@ impl Ctx<'_> {
                         }
                         rep.decls = decls;
                         rep.rectangular = rect;
+                        rep.rectangular_poly = rect_poly;
                         rep.groups = form.kappa.len();
                         rep.labels = form.labels;
                         rep.label_classes = form.classes;
@@ -438,13 +451,17 @@ fn written_arrays(p: &Program) -> Vec<ArrayId> {
 /// Why a form cannot be emitted: a condition whose read label needs a
 /// split, or a compound assignment whose target has subscript reads.
 fn obstacle(p: &Program, form: &ArrayForm, trees: &HashMap<(Site, usize), Tree>) -> Option<String> {
-    for ((site, k), t) in trees {
-        if let (Site::Cond(_), Tree::Split(..)) = (site, t) {
-            return Some(format!(
-                "read {k} of condition `{}` needs a piecewise label",
-                p.site_name(*site)
-            ));
-        }
+    // The first such read (the map's order is not stable).
+    let split = trees
+        .iter()
+        .filter(|(key, t)| matches!((key.0, t), (Site::Cond(_), Tree::Split(..))))
+        .map(|(key, _)| *key)
+        .min();
+    if let Some((site, k)) = split {
+        return Some(format!(
+            "read {k} of condition `{}` needs a piecewise label",
+            p.site_name(site)
+        ));
     }
     for s in p.stmts() {
         if let StmtKind::Assign {
@@ -719,7 +736,7 @@ impl Gen<'_> {
         form: &ArrayForm,
         samples: &[Sample],
         copy_in: &mut Vec<Node>,
-    ) -> Result<(Vec<Decl>, Vec<i64>), String> {
+    ) -> Result<Declared, String> {
         let decl = self.src.array_decl(form.array).clone();
         let declared: Vec<(Affine, Affine)> = decl
             .dims
@@ -757,6 +774,8 @@ impl Gen<'_> {
             affine: a.clone(),
         };
         let mut scratch_cells = vec![0i64; samples.len()];
+        let mut scratch_poly = Some(size::Poly::constant(0));
+        let mut kappa_polys: Vec<Option<size::Poly>> = Vec::new();
         for (g, b) in boxes.iter().enumerate() {
             let name = self.names.fresh(&format!("{}_{}", decl.name, g + 1));
             let mut dims = Vec::new();
@@ -804,10 +823,23 @@ impl Gen<'_> {
                     .collect::<Vec<_>>()
                     .join("·")
             };
+            let product = |es: &[Affine]| {
+                es.iter().try_fold(size::Poly::constant(1), |p, e| {
+                    p.mul(&size::Poly::affine(e)?)
+                })
+            };
+            let poly = product(&exts);
+            if form.scratch[g] {
+                scratch_poly = scratch_poly.and_then(|t| t.add(poly.as_ref()?));
+            } else {
+                let k = product(&exts[n_cells..]);
+                kappa_polys.push(k);
+            }
             decls.push(Decl {
                 name: name.clone(),
                 formula,
                 cells,
+                poly,
             });
             let id = ArrayId(self.q.arrays.len() as u32);
             self.q.arrays.push(Array {
@@ -829,8 +861,19 @@ impl Gen<'_> {
             let groups = form.scratch.iter().filter(|&&x| !x).count() as i64;
             rect[k] = c * groups * max_k[k] + scratch_cells[k];
         }
+        // cells × groups × κ box + scratch, when every group has one κ box.
+        let rect_poly = match kappa_polys.split_first() {
+            Some((first, rest)) if rest.iter().all(|k| k == first) => orig_ext
+                .iter()
+                .try_fold(size::Poly::constant(kappa_polys.len() as i64), |p, e| {
+                    p.mul(&size::Poly::affine(e)?)
+                })
+                .and_then(|p| p.mul(first.as_ref()?))
+                .and_then(|p| p.add(scratch_poly.as_ref()?)),
+            _ => None,
+        };
         self.arrays.insert(form.array, (form.clone(), ids));
-        Ok((decls, rect))
+        Ok((decls, rect, rect_poly))
     }
 
     fn new_counter(&mut self, base: &str) -> CounterId {

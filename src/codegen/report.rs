@@ -1,6 +1,7 @@
 //! The report printed before an emitted program, as `#` comments.
 
 use super::prove::Proof;
+use super::size::Poly;
 use super::Emitted;
 use crate::model::Program;
 use std::fmt::Write;
@@ -90,6 +91,7 @@ pub fn text(p: &Program, e: &Emitted) -> String {
             continue;
         }
         let mut total = vec![0i64; e.samples.len()];
+        let mut total_poly = Some(Poly::constant(0));
         for d in &a.decls {
             let _ = writeln!(
                 out,
@@ -101,12 +103,13 @@ pub fn text(p: &Program, e: &Emitted) -> String {
             for (t, c) in total.iter_mut().zip(&d.cells) {
                 *t += c;
             }
+            total_poly = total_poly.and_then(|t| t.add(d.poly.as_ref()?));
         }
         let _ = writeln!(
             out,
-            "#   renamed form (one array per label group): {} cells; rectangular form: {} cells",
-            list(&total),
-            list(&a.rectangular)
+            "#   renamed form (one array per label group): {}; rectangular form: {}",
+            sized(p, total_poly.as_ref(), &total),
+            sized(p, a.rectangular_poly.as_ref(), &a.rectangular)
         );
     }
     if let Some(note) = &e.doall_note {
@@ -122,6 +125,15 @@ pub fn text(p: &Program, e: &Emitted) -> String {
         }
     );
     out
+}
+
+/// "6 * N - 1 cells (23, 29, 41, 5 at the samples)", or the values alone
+/// without a formula.
+fn sized(p: &Program, poly: Option<&Poly>, at: &[i64]) -> String {
+    match poly {
+        Some(f) => format!("{} cells ({} at the samples)", f.text(p), list(at)),
+        None => format!("{} cells at the samples", list(at)),
+    }
 }
 
 fn list<T: ToString>(xs: &[T]) -> String {

@@ -6,7 +6,6 @@ use super::Test;
 use serde::Serialize;
 use serde::Serializer;
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// Which key the tables use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -24,35 +23,9 @@ pub enum MemoMode {
 /// A flattened problem: `[n, rows of equalities.., marker, rows of inequalities..]`.
 pub type Key = Vec<i64>;
 
-/// A multiply-rotate hash over whole words: keys are short vectors of
-/// integers, and SipHash would cost more than many of the tests.
-#[derive(Default, Clone, Copy)]
-pub struct WordHasher(u64);
-
-impl Hasher for WordHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.write_u64(u64::from_le_bytes(w));
-        }
-        for &b in chunks.remainder() {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u64(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_usize(&mut self, w: usize) {
-        self.write_u64(w as u64);
-    }
-}
-
-pub type Table<V> = HashMap<Key, V, BuildHasherDefault<WordHasher>>;
+/// Keys are short vectors of integers: SipHash would cost more than many
+/// of the tests.
+pub type Table<V> = HashMap<Key, V, crate::hash::WordHash>;
 
 /// Counts for one test. For the GCD step: `calls` problems reached it, `hits`
 /// were answered by the table, `unique` were computed. For an exact test:

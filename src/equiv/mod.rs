@@ -8,6 +8,7 @@
 //! are not compared, their writes are (through the final contents and through
 //! the values later reads see).
 
+use crate::hash::WordHash;
 use crate::interp::{self, Options, Read, Run, RunError, SiteNames, Writer};
 use crate::model::{base_label, Program, Site, Span};
 use std::collections::{HashMap, HashSet};
@@ -115,17 +116,49 @@ pub enum Verdict {
     Differ(Mismatch),
 }
 
-/// What a read is matched by: site kind, base name, iteration vector, access.
-type Key<'a> = (bool, &'a str, &'a [i64], u32);
+/// What a read is matched by: site kind and base name (as one id shared by
+/// both programs, see [`BaseIds`]), access, iteration vector.
+type Key<'a> = (u32, u32, &'a [i64]);
+
+/// Numbers the (site kind, base name) pairs of both programs, so that read
+/// keys hash as words.
+#[derive(Default)]
+struct BaseIds<'p>(HashMap<(bool, &'p str), u32>);
+
+impl<'p> BaseIds<'p> {
+    fn id(&mut self, cond: bool, name: &'p str) -> u32 {
+        let next = self.0.len() as u32;
+        *self.0.entry((cond, base_label(name))).or_insert(next)
+    }
+
+    /// The id of every statement, then of every condition, of `p`.
+    fn sites(&mut self, p: &'p Program) -> (Vec<u32>, Vec<u32>) {
+        (
+            p.stmts().iter().map(|s| self.id(false, &s.label)).collect(),
+            p.conditions()
+                .iter()
+                .map(|c| self.id(true, &c.name))
+                .collect(),
+        )
+    }
+}
 
 struct Side<'p> {
     program: &'p Program,
     names: SiteNames,
     options: Options,
+    /// Base-name ids of statements and conditions.
+    stmt_base: Vec<u32>,
+    cond_base: Vec<u32>,
 }
 
 impl<'p> Side<'p> {
-    fn new(program: &'p Program, o: &EquivOptions, in_b: bool) -> Result<Side<'p>, EquivError> {
+    fn new(
+        program: &'p Program,
+        o: &EquivOptions,
+        in_b: bool,
+        ids: &mut BaseIds<'p>,
+    ) -> Result<Side<'p>, EquivError> {
         let overrides: Vec<(String, i64)> = o
             .params
             .iter()
@@ -146,10 +179,13 @@ impl<'p> Side<'p> {
             options.shuffle.clear();
             options.shuffle_parallel = false;
         }
+        let (stmt_base, cond_base) = ids.sites(program);
         Ok(Side {
             program,
             names: SiteNames::new(program),
             options,
+            stmt_base,
+            cond_base,
         })
     }
 
@@ -160,12 +196,11 @@ impl<'p> Side<'p> {
 
     fn key<'r>(&'r self, run: &'r Run, r: &Read) -> Key<'r> {
         let op = &run.ops[r.op as usize];
-        (
-            matches!(op.site, Site::Cond(_)),
-            self.names.base(op.site),
-            &op.iter,
-            r.access,
-        )
+        let base = match op.site {
+            Site::Stmt(s) => self.stmt_base[s.index()],
+            Site::Cond(c) => self.cond_base[c.index()],
+        };
+        (base, r.access, &op.iter)
     }
 
     /// A writer's name, with the `@copy` statement that moved it if any.
@@ -185,8 +220,9 @@ pub fn equiv(a: &Program, b: &Program, o: &EquivOptions) -> Result<Verdict, Equi
             });
         }
     }
-    let mut sa = Side::new(a, o, false)?;
-    let mut sb = Side::new(b, o, true)?;
+    let mut ids = BaseIds::default();
+    let mut sa = Side::new(a, o, false, &mut ids)?;
+    let mut sb = Side::new(b, o, true, &mut ids)?;
     match_sites(a, b)?;
     match_arrays(&sa, &sb)?;
     let mut total = Agreement {
@@ -301,6 +337,9 @@ fn shape_of(p: &Program, id: crate::model::ArrayId, params: &[i64]) -> Option<Ve
         .collect()
 }
 
+/// The first read that differs: A's reads in order (missing in B or another
+/// value), then B's reads that A never made. Two reads of one run with one
+/// key cannot be told apart: an error (A's checked before B's).
 fn compare_reads(
     sa: &Side,
     ra: &Run,
@@ -309,46 +348,58 @@ fn compare_reads(
     seed: u64,
 ) -> Result<Option<Mismatch>, EquivError> {
     let in_a = index(sa, ra, false, seed)?;
-    let in_b = index(sb, rb, true, seed)?;
+    // For each read of A, the read of B with its key (+1; 0: none yet).
+    let mut matched = vec![0u32; ra.reads.len()];
+    let mut extra: HashSet<Key, WordHash> = HashSet::default();
+    let mut first_extra = None;
+    for (k, r) in rb.reads.iter().enumerate() {
+        let key = sb.key(rb, r);
+        let dup = match in_a.get(&key) {
+            Some(&ka) => std::mem::replace(&mut matched[ka as usize], k as u32 + 1) != 0,
+            None => {
+                first_extra.get_or_insert(r);
+                !extra.insert(key)
+            }
+        };
+        if dup {
+            return Err(duplicate(sb, rb, r, true, seed));
+        }
+    }
     let what = |side: &Side, run: &Run, r: &Read| {
         let op = &run.ops[r.op as usize];
         format!("read {} of {}", r.access, side.names.op(op))
     };
-    for r in &ra.reads {
-        let expected = Seen {
+    for (r, &m) in ra.reads.iter().zip(&matched) {
+        let expected = || Seen {
             value: r.value,
             writer: sa.writer(ra, r.writer, r.origin),
         };
-        match in_b.get(&sa.key(ra, r)) {
-            None => {
-                return Ok(Some(Mismatch {
-                    seed,
-                    what: what(sa, ra, r),
-                    expected: Some(expected),
-                    actual: None,
-                    failure: None,
-                }))
-            }
-            Some(s) => {
-                if s.value != r.value {
-                    return Ok(Some(Mismatch {
-                        seed,
-                        what: match (what(sa, ra, r), what(sb, rb, s)) {
-                            (x, y) if x == y => x,
-                            (x, y) => format!("{x} (B: {y})"),
-                        },
-                        expected: Some(expected),
-                        actual: Some(Seen {
-                            value: s.value,
-                            writer: sb.writer(rb, s.writer, s.origin),
-                        }),
-                        failure: None,
-                    }));
-                }
-            }
+        let Some(s) = m.checked_sub(1).map(|k| &rb.reads[k as usize]) else {
+            return Ok(Some(Mismatch {
+                seed,
+                what: what(sa, ra, r),
+                expected: Some(expected()),
+                actual: None,
+                failure: None,
+            }));
+        };
+        if s.value != r.value {
+            return Ok(Some(Mismatch {
+                seed,
+                what: match (what(sa, ra, r), what(sb, rb, s)) {
+                    (x, y) if x == y => x,
+                    (x, y) => format!("{x} (B: {y})"),
+                },
+                expected: Some(expected()),
+                actual: Some(Seen {
+                    value: s.value,
+                    writer: sb.writer(rb, s.writer, s.origin),
+                }),
+                failure: None,
+            }));
         }
     }
-    if let Some(s) = rb.reads.iter().find(|s| !in_a.contains_key(&sb.key(rb, s))) {
+    if let Some(s) = first_extra {
         return Ok(Some(Mismatch {
             seed,
             what: what(sb, rb, s),
@@ -363,30 +414,34 @@ fn compare_reads(
     Ok(None)
 }
 
-/// The reads of a run by key; two reads with one key cannot be told apart.
+/// The reads of a run by key, as positions in `run.reads`.
 fn index<'r>(
     side: &'r Side,
     run: &'r Run,
     in_b: bool,
     seed: u64,
-) -> Result<HashMap<Key<'r>, &'r Read>, EquivError> {
-    let mut out = HashMap::with_capacity(run.reads.len());
-    for r in &run.reads {
-        if out.insert(side.key(run, r), r).is_some() {
-            let op = &run.ops[r.op as usize];
-            return Err(EquivError {
-                message: format!(
-                    "two operations of {} go by the same name {} (seed {seed}): \
-                     versions of one statement must not run at the same iteration",
-                    if in_b { "B" } else { "A" },
-                    crate::interp::format_op(side.names.base(op.site), &op.iter)
-                ),
-                span: Span::NONE,
-                in_b,
-            });
+) -> Result<HashMap<Key<'r>, u32, WordHash>, EquivError> {
+    let mut out = HashMap::with_capacity_and_hasher(run.reads.len(), WordHash::default());
+    for (k, r) in run.reads.iter().enumerate() {
+        if out.insert(side.key(run, r), k as u32).is_some() {
+            return Err(duplicate(side, run, r, in_b, seed));
         }
     }
     Ok(out)
+}
+
+fn duplicate(side: &Side, run: &Run, r: &Read, in_b: bool, seed: u64) -> EquivError {
+    let op = &run.ops[r.op as usize];
+    EquivError {
+        message: format!(
+            "two operations of {} go by the same name {} (seed {seed}): \
+             versions of one statement must not run at the same iteration",
+            if in_b { "B" } else { "A" },
+            crate::interp::format_op(side.names.base(op.site), &op.iter)
+        ),
+        span: Span::NONE,
+        in_b,
+    }
 }
 
 fn compare_contents(sa: &Side, ra: &Run, sb: &Side, rb: &Run, seed: u64) -> Option<Mismatch> {

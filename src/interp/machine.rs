@@ -54,6 +54,14 @@ pub(super) struct Machine<'p> {
     reads: Vec<Read>,
     steps: u64,
     cur: Current,
+    /// `unknown_hash`'s state after the domain, seed and identity, by
+    /// `3 * site slot + domain slot` (statements first, then conditions),
+    /// filled on first use.
+    unknown_prefix: Vec<Option<StableHasher>>,
+    /// A call's hash state after the domain, seed and function name.
+    call_prefix: Vec<(String, StableHasher)>,
+    /// Spent shuffle orders, reused by later loop instances.
+    spare_orders: Vec<Vec<u64>>,
 }
 
 impl<'p> Machine<'p> {
@@ -84,6 +92,9 @@ impl<'p> Machine<'p> {
             ops: Vec::new(),
             reads: Vec::new(),
             steps: 0,
+            unknown_prefix: vec![None; 3 * (stmts.len() + conds.len())],
+            call_prefix: Vec::new(),
+            spare_orders: Vec::new(),
             cur: Current {
                 site: Site::Stmt(crate::model::StmtId(0)),
                 op: None,
@@ -146,17 +157,26 @@ impl<'p> Machine<'p> {
                 cells: Vec::new(),
             };
             let n = Contents::size(&c.dims).unwrap_or(0) as usize;
-            c.cells = (0..n)
-                .map(|k| {
-                    let value = self.initial(&a.name, &c.index(k));
-                    all.push(value);
-                    Cell {
-                        value,
-                        writer: Writer::Initial,
-                        origin: Writer::Initial,
+            let prefix = self.initial(&a.name);
+            // The index of cell k (`Contents::index`), counted row-major.
+            let mut index: Vec<i64> = c.dims.iter().map(|d| d.0).collect();
+            c.cells = Vec::with_capacity(n);
+            for _ in 0..n {
+                let value = prefix.ints(&index).finish() as i64;
+                all.push(value);
+                c.cells.push(Cell {
+                    value,
+                    writer: Writer::Initial,
+                    origin: Writer::Initial,
+                });
+                for (v, &(lo, hi)) in index.iter_mut().zip(&c.dims).rev() {
+                    if *v < hi {
+                        *v += 1;
+                        break;
                     }
-                })
-                .collect();
+                    *v = lo;
+                }
+            }
             self.memory.push(c);
         }
         all.sort_unstable();
@@ -186,12 +206,12 @@ impl<'p> Machine<'p> {
         }
     }
 
-    fn initial(&self, array: &str, index: &[i64]) -> i64 {
+    /// The hash state an initial value of `array` starts from; the cell's
+    /// index completes it.
+    fn initial(&self, array: &str) -> StableHasher {
         StableHasher::new(domain::INITIAL)
             .word(self.options.seed)
             .str(array)
-            .ints(index)
-            .finish() as i64
     }
 
     fn static_value(&self, e: &crate::model::Expr) -> Result<i64, RunError> {
@@ -247,7 +267,9 @@ impl<'p> Machine<'p> {
                 self.steps = self.options.max_steps;
                 return self.step(f.span);
             }
-            let mut order: Vec<u64> = (0..count as u64).collect();
+            let mut order = self.spare_orders.pop().unwrap_or_default();
+            order.clear();
+            order.extend(0..count as u64);
             let seed = StableHasher::new(domain::SHUFFLE)
                 .word(self.options.seed)
                 .str(&self.program.counters[c].name)
@@ -277,6 +299,7 @@ impl<'p> Machine<'p> {
         }
         self.iter.pop();
         self.loops.pop();
+        self.spare_orders.extend(order);
         Ok(())
     }
 
@@ -337,8 +360,8 @@ impl<'p> Machine<'p> {
     fn exec(&mut self, s: &'p Stmt) -> Result<(), EvalError> {
         match &s.kind {
             StmtKind::Assign { target, op, value } => {
-                let subs = eval::subscripts(target, self)?;
-                let cell = self.cell(target, &subs)?;
+                let subs = target.subscripts.iter().map(|s| &s.expr);
+                let cell = eval::with_values(subs, self, |m, subs| m.cell(target, subs))?;
                 let new = match op {
                     Some(op) => {
                         let old = self.load(target, cell);
@@ -388,20 +411,26 @@ impl<'p> Machine<'p> {
     /// outside the range is an error.
     fn cell(&self, a: &Access, subs: &[i64]) -> Result<(usize, usize), EvalError> {
         let contents = &self.memory[a.array.index()];
-        let mut index = subs.to_vec();
-        for (k, s) in a.subscripts.iter().enumerate() {
+        let reduce = |k: usize, v: i64| {
             let (lo, hi) = contents.dims[k];
-            if matches!(s.expr.kind, ExprKind::Call(..)) && lo <= hi {
+            if matches!(a.subscripts[k].expr.kind, ExprKind::Call(..)) && lo <= hi {
                 let extent = hi as i128 - lo as i128 + 1;
-                index[k] = (lo as i128 + (index[k] as i128).rem_euclid(extent)) as i64;
+                (lo as i128 + (v as i128).rem_euclid(extent)) as i64
+            } else {
+                v
             }
-        }
-        match contents.offset(&index) {
-            Ok(flat) => Ok((a.array.index(), flat)),
-            Err(k) => {
-                let (lo, hi) = contents.dims[k];
+        };
+        let mut flat = 0usize;
+        for (k, (&(lo, hi), &v)) in contents.dims.iter().zip(subs).enumerate() {
+            let v = reduce(k, v);
+            if v < lo || v > hi {
+                let index: Vec<i64> = subs
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &v)| reduce(k, v))
+                    .collect();
                 let name = &self.program.arrays[a.array.index()].name;
-                Err(EvalError::Env(
+                return Err(EvalError::Env(
                     format!(
                         "subscript {} of `{name}` is {}, outside its declared range {lo}..{hi} \
                          (index {name}{:?})",
@@ -410,9 +439,13 @@ impl<'p> Machine<'p> {
                         index
                     ),
                     a.subscripts[k].expr.span,
-                ))
+                ));
             }
+            // In range, so the extent and the product fit: the cell count was
+            // checked against the cell budget (as in `Contents::offset`).
+            flat = flat * (hi - lo + 1) as usize + (v - lo) as usize;
         }
+        Ok((a.array.index(), flat))
     }
 
     /// Reads a cell for access `a` of the current operation and traces it.
@@ -452,12 +485,27 @@ impl<'p> Machine<'p> {
     fn unknown_hash(&mut self, domain: u64) -> u64 {
         let position = self.cur.position;
         self.cur.position += 1;
-        StableHasher::new(domain)
-            .word(self.options.seed)
-            .str(self.identity())
-            .ints(&self.iter)
-            .word(position)
-            .finish()
+        let site = match self.cur.site {
+            Site::Stmt(s) => s.index(),
+            Site::Cond(c) => self.stmt_base.len() + c.index(),
+        };
+        let d = match domain {
+            domain::STMT_UNKNOWN => 0,
+            domain::COND_VALUE => 1,
+            _ => 2,
+        };
+        let slot = 3 * site + d;
+        let prefix = match self.unknown_prefix[slot] {
+            Some(h) => h,
+            None => {
+                let h = StableHasher::new(domain)
+                    .word(self.options.seed)
+                    .str(self.identity());
+                self.unknown_prefix[slot] = Some(h);
+                h
+            }
+        };
+        prefix.ints(&self.iter).word(position).finish()
     }
 
     /// "statement `S` at iteration (i=1, j=2)".
@@ -519,11 +567,17 @@ impl Env for Machine<'_> {
     }
 
     fn call(&mut self, func: &str, args: &[i64], _span: Span) -> Result<i64, EvalError> {
-        Ok(StableHasher::new(domain::CALL)
-            .word(self.options.seed)
-            .str(func)
-            .ints(args)
-            .finish() as i64)
+        let prefix = match self.call_prefix.iter().find(|(f, _)| f == func) {
+            Some(&(_, h)) => h,
+            None => {
+                let h = StableHasher::new(domain::CALL)
+                    .word(self.options.seed)
+                    .str(func);
+                self.call_prefix.push((func.to_string(), h));
+                h
+            }
+        };
+        Ok(prefix.ints(args).finish() as i64)
     }
 
     fn unknown(&mut self, _span: Span) -> Result<i64, EvalError> {

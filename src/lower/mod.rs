@@ -93,7 +93,7 @@ pub fn lower(tree: &ast::File, file: FileId) -> (Program, Vec<Diagnostic>) {
         globals: SymMap::new(tree),
         scope: Vec::new(),
         closed: SymMap::new(tree),
-        sites: HashMap::with_hasher(NameHasher),
+        sites: HashMap::with_hasher(NameHasher::default()),
         counters: 0,
         errors: 0,
     };

@@ -60,6 +60,26 @@ pub fn subscripts(a: &Access, env: &mut impl Env) -> Result<Vec<i64>, EvalError>
     a.subscripts.iter().map(|s| expr(&s.expr, env)).collect()
 }
 
+/// Evaluates `args` left to right and passes the values to `f`; up to four
+/// values stay on the stack (the interpreter evaluates many subscripts).
+pub fn with_values<'a, E: Env, R>(
+    args: impl ExactSizeIterator<Item = &'a Expr>,
+    env: &mut E,
+    f: impl FnOnce(&mut E, &[i64]) -> Result<R, EvalError>,
+) -> Result<R, EvalError> {
+    let n = args.len();
+    if n <= 4 {
+        let mut buf = [0i64; 4];
+        for (slot, a) in buf.iter_mut().zip(args) {
+            *slot = expr(a, env)?;
+        }
+        f(env, &buf[..n])
+    } else {
+        let vals = args.map(|a| expr(a, env)).collect::<Result<Vec<_>, _>>()?;
+        f(env, &vals)
+    }
+}
+
 /// Evaluates an expression. Sub-expressions are evaluated left to right, which
 /// is the order of [`Stmt::accesses`].
 pub fn expr(e: &Expr, env: &mut impl Env) -> Result<i64, EvalError> {
@@ -68,15 +88,12 @@ pub fn expr(e: &Expr, env: &mut impl Env) -> Result<i64, EvalError> {
         ExprKind::Param(p) => Ok(env.param(*p)),
         ExprKind::Counter(c) => Ok(env.counter(*c)),
         ExprKind::Access(a) => {
-            let subs = subscripts(a, env)?;
-            env.read(a, &subs)
+            with_values(a.subscripts.iter().map(|s| &s.expr), env, |env, subs| {
+                env.read(a, subs)
+            })
         }
         ExprKind::Call(f, args) => {
-            let vals = args
-                .iter()
-                .map(|a| expr(a, env))
-                .collect::<Result<Vec<_>, _>>()?;
-            env.call(f, &vals, e.span)
+            with_values(args.iter(), env, |env, vals| env.call(f, vals, e.span))
         }
         ExprKind::Neg(x) => Ok(expr(x, env)?.wrapping_neg()),
         ExprKind::Binary(op, l, r) => {

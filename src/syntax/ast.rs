@@ -42,36 +42,9 @@ pub struct List {
     pub len: u32,
 }
 
-/// The Fx hash (as in rustc) for interning: names are short, and a tool
+/// The hasher of the interner and of name maps: names are short, and a tool
 /// reading its user's own files needs no defence against crafted collisions.
-#[derive(Clone, Copy, Default)]
-pub struct NameHasher;
-
-impl std::hash::BuildHasher for NameHasher {
-    type Hasher = FxHasher;
-    fn build_hasher(&self) -> FxHasher {
-        FxHasher(0)
-    }
-}
-
-pub struct FxHasher(u64);
-
-impl std::hash::Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x517c_c1b7_2722_0a95;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
-        }
-        for &b in chunks.remainder() {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
-        }
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+pub type NameHasher = crate::hash::WordHash;
 
 impl File {
     pub fn text(&self, name: Name) -> &str {

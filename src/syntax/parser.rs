@@ -34,7 +34,7 @@ pub fn parse(source: &str, file: FileId) -> (File, Vec<Diagnostic>) {
         },
         next: None,
         prev: Span::NONE,
-        names: Rodeo::with_hasher(NameHasher),
+        names: Rodeo::with_hasher(NameHasher::default()),
         diags: Vec::new(),
         errors: 0,
         gave_up: false,
