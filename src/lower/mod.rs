@@ -16,6 +16,7 @@
 //! Lowering goes on after an error, to report as much as possible in one run;
 //! [`compile`] returns a program only when there was no error.
 
+mod ranges;
 mod warnings;
 
 use crate::diagnostics::{has_errors, Diagnostic, FileId};
@@ -65,7 +66,8 @@ pub fn too_large(source: &str, file: FileId) -> Option<Diagnostic> {
     })
 }
 
-/// The warnings about a valid program from any front end (W0001 to W0003),
+/// The warnings about a valid program from any front end (W0001 to W0003,
+/// W0005),
 /// W0001 only for the arrays `unread_of` accepts.
 pub fn model_warnings(
     p: &Program,

@@ -1,6 +1,7 @@
 //! Warnings about a valid program: arrays written and never read (W0001),
-//! statements that never run at the default parameter values (W0002), and a
-//! program with no statement at all (W0003).
+//! statements that never run at the default parameter values (W0002), a
+//! program with no statement at all (W0003), and subscripts out of their
+//! declared range at the default parameter values (W0005, in `ranges`).
 
 use crate::diagnostics::{Diagnostic, FileId};
 use crate::model::eval::{self, StaticEnv};
@@ -38,6 +39,7 @@ pub fn check_filtered(
     }
     unread(p, &s, file, unread_of, &mut out);
     dead(p, &s, file, &mut out);
+    super::ranges::check(p, &s.guards, &s.statics, file, &mut out);
     out
 }
 
@@ -190,10 +192,10 @@ fn unread(
 }
 
 /// Work allowed to the search for statements that never run.
-const BUDGET: u64 = 2_000_000;
+pub(super) const BUDGET: u64 = 2_000_000;
 /// Trips tried for a `while` whose trip count is unknown but whose counter
 /// matters to some guard inside it.
-const WHILE_TRIPS: i64 = 64;
+pub(super) const WHILE_TRIPS: i64 = 64;
 
 fn dead(p: &Program, s: &Survey, file: FileId, out: &mut Vec<Diagnostic>) {
     let Ok(params) = p.param_values(&[]) else {
@@ -215,12 +217,7 @@ fn dead(p: &Program, s: &Survey, file: FileId, out: &mut Vec<Diagnostic>) {
     if r.incomplete {
         return;
     }
-    let values: Vec<String> = p
-        .params
-        .iter()
-        .zip(&params)
-        .map(|(q, v)| format!("{} = {v}", q.name))
-        .collect();
+    let values = values_note(p, &params);
     for s in stmts {
         if !r.reached[s.id.index()] {
             let mut d = Diagnostic::warning(
@@ -231,10 +228,54 @@ fn dead(p: &Program, s: &Survey, file: FileId, out: &mut Vec<Diagnostic>) {
                 ),
             )
             .primary(file, s.span, "never runs");
-            if !values.is_empty() {
-                d = d.note(format!("with {}", values.join(", ")));
+            if let Some(v) = &values {
+                d = d.note(v);
             }
             out.push(d.note("its loop bounds or `if` conditions are never all satisfied"));
+        }
+    }
+}
+
+/// "with N = 5, M = 3": the parameter values a warning holds at, if any.
+pub(super) fn values_note(p: &Program, params: &[i64]) -> Option<String> {
+    let values: Vec<String> = p
+        .params
+        .iter()
+        .zip(params)
+        .map(|(q, v)| format!("{} = {v}", q.name))
+        .collect();
+    (!values.is_empty()).then(|| format!("with {}", values.join(", ")))
+}
+
+/// One step of a bounded walk: false, and `incomplete` set, once `budget`
+/// is spent.
+pub(super) fn tick(budget: &mut u64, incomplete: &mut bool) -> bool {
+    if *budget == 0 {
+        *incomplete = true;
+        return false;
+    }
+    *budget -= 1;
+    true
+}
+
+/// `Some(outcome)` for a static condition at these values, `None` when it
+/// may go either way. One that cannot be evaluated sets `incomplete`.
+pub(super) fn test(
+    statics: &[bool],
+    c: &Condition,
+    params: &[i64],
+    counters: &[i64],
+    incomplete: &mut bool,
+) -> Option<bool> {
+    if !statics[c.id.index()] {
+        return None;
+    }
+    let mut env = StaticEnv { params, counters };
+    match eval::cond(&c.cond, &mut env) {
+        Ok(b) => Some(b),
+        Err(_) => {
+            *incomplete = true;
+            Some(false)
         }
     }
 }
@@ -261,12 +302,7 @@ impl Reach<'_> {
     }
 
     fn tick(&mut self) -> bool {
-        if self.budget == 0 {
-            self.incomplete = true;
-            return false;
-        }
-        self.budget -= 1;
-        true
+        tick(&mut self.budget, &mut self.incomplete)
     }
 
     fn eval(&mut self, e: &Expr) -> Option<i64> {
@@ -283,20 +319,13 @@ impl Reach<'_> {
 
     /// `Some(outcome)` for a static condition, `None` when it may go either way.
     fn test(&mut self, c: &Condition) -> Option<bool> {
-        if !self.statics[c.id.index()] {
-            return None;
-        }
-        let mut env = StaticEnv {
-            params: self.params,
-            counters: &self.counters,
-        };
-        match eval::cond(&c.cond, &mut env) {
-            Ok(b) => Some(b),
-            Err(_) => {
-                self.incomplete = true;
-                Some(false)
-            }
-        }
+        test(
+            self.statics,
+            c,
+            self.params,
+            &self.counters,
+            &mut self.incomplete,
+        )
     }
 
     fn nodes(&mut self, nodes: &[Node]) {

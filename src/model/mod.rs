@@ -352,6 +352,12 @@ impl Stmt {
     /// the reads of the right-hand side, each in source order.
     pub fn accesses(&self) -> Vec<AccessRef<'_>> {
         let mut out = Vec::new();
+        self.collect_accesses(&mut out);
+        out
+    }
+
+    /// [`Stmt::accesses`], appended to `out`.
+    pub fn collect_accesses<'a>(&'a self, out: &mut Vec<AccessRef<'a>>) {
         match &self.kind {
             StmtKind::Assign { target, op, value } => {
                 out.push(AccessRef {
@@ -362,12 +368,11 @@ impl Stmt {
                         AccessKind::Write
                     },
                 });
-                target.collect_subscript_reads(&mut out);
-                value.collect_reads(&mut out);
+                target.collect_subscript_reads(out);
+                value.collect_reads(out);
             }
-            StmtKind::Call { args, .. } => args.iter().for_each(|e| e.collect_reads(&mut out)),
+            StmtKind::Call { args, .. } => args.iter().for_each(|e| e.collect_reads(out)),
         }
-        out
     }
 
     /// The reads, numbered as the `access` index of every output: the implicit
