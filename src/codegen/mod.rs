@@ -822,7 +822,7 @@ impl Gen<'_> {
             })
         };
         let mut rect = vec![0i64; samples.len()];
-        let mut max_k = vec![1i64; samples.len()];
+        let mut max_k = vec![0i64; samples.len()];
         let bound = |a: &Affine| Bound {
             expr: expr_of(a),
             affine: a.clone(),
