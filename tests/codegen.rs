@@ -334,3 +334,17 @@ fn a_corrupted_label_is_caught() {
         other => panic!("{other:?}"),
     }
 }
+
+/// An input whose own `doall` loop carries a dependence runs differently
+/// from run to run: `emit` says so instead of blaming itself.
+#[test]
+fn a_nondeterministic_original_is_named() {
+    let p = fixture("../equiv/mse-example1.wrong-copy.loop");
+    match emit(&p, &Options::default()) {
+        Ok(_) => panic!("R[i] reads x_e[1] in a doall loop: runs must disagree"),
+        Err(m) => assert!(
+            m.contains("the original program is not deterministic: two runs"),
+            "{m}"
+        ),
+    }
+}

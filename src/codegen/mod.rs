@@ -190,8 +190,22 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
             e.doall_note = Some(format!(
                 "no loop marked doall: with the marks the program {why}"
             ));
-            validate(program, &e.program, &vectors)
-                .map_err(|why| format!("internal error: the emitted program {why}"))?
+            validate(program, &e.program, &vectors).map_err(|why| {
+                // Doall loops run shuffled: an original whose own `doall`
+                // carries a dependence disagrees with itself.
+                match validate(program, program, &vectors) {
+                    Err(own) => format!(
+                        "the original program is not deterministic: {} (does a `doall` \
+                         loop carry a dependence?)",
+                        own.replacen(
+                            "disagrees with the original",
+                            "two runs with its `doall` loops shuffled disagree",
+                            1
+                        )
+                    ),
+                    Ok(_) => format!("internal error: the emitted program {why}"),
+                }
+            })?
         }
     };
     for (r, note) in e.arrays.iter_mut().zip(notes) {
