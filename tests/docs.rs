@@ -154,3 +154,25 @@ fn the_first_c_kernel_is_valid_and_lowers_as_shown() {
         .unwrap();
     assert_eq!(arrayflow::print::program(&program.unwrap()), shown);
 }
+
+/// docs/expansion.md §8.1 shows emitted programs in blocks opening with
+/// ```` ```loop emitted:FILE ````: each must be exactly what `expand
+/// fixtures/papers/FILE --emit code` prints after its report.
+#[test]
+fn the_emitted_programs_in_the_docs_are_current() {
+    let doc = std::fs::read_to_string("docs/expansion.md").expect("docs/expansion.md");
+    let mut checked = 0;
+    for part in doc.split("```loop emitted:").skip(1) {
+        let (name, rest) = part.split_once('\n').expect("a file name line");
+        let shown = rest.split("```").next().expect("a closing fence");
+        let path = format!("fixtures/papers/{name}");
+        let text = std::fs::read_to_string(&path).expect("the fixture");
+        let (p, diags) = arrayflow::lower::compile(&text, FileId(0));
+        assert!(!has_errors(&diags), "{path}");
+        let e = arrayflow::codegen::emit(&p.expect("a program"), &Default::default())
+            .unwrap_or_else(|m| panic!("{path}: {m}"));
+        assert_eq!(shown.trim(), e.text.trim(), "docs/expansion.md, {name}");
+        checked += 1;
+    }
+    assert_eq!(checked, 4, "the four examples of §8.1");
+}
