@@ -248,10 +248,10 @@ fn candidates(
             forms: Vec::new(),
             pending: Vec::new(),
             alts: Vec::new(),
-            outs: out_ix.to_vec(),
+            recs: infer::array_records(plus, sites, samples, a, out_ix),
             why: "no write runs at the samples".into(),
         };
-        if let Some((best, alts)) = infer::array_form(plus, sites, samples, a, pool, out_ix) {
+        if let Some((best, alts)) = infer::array_form(plus, sites, samples, a, pool, &c.recs) {
             c.pending.push(best);
             c.alts = alts;
         }
@@ -272,8 +272,8 @@ struct Candidates {
     /// built.
     pending: Vec<ArrayForm>,
     alts: Vec<HashMap<usize, Vec<Affine>>>,
-    /// Statement indexes of the copy-out reads.
-    outs: Vec<usize>,
+    /// The array's records at the samples.
+    recs: Vec<infer::Recs>,
     why: String,
 }
 
@@ -296,11 +296,11 @@ impl Candidates {
                 let array = self.array;
                 self.pending = std::mem::take(&mut self.alts)
                     .into_iter()
-                    .map(|s| infer::form_with(plus, sites, samples, array, s, &self.outs))
+                    .map(|s| infer::form_with(plus, sites, samples, array, s, &self.recs))
                     .collect();
             }
             let form = self.pending.remove(0);
-            match infer::read_trees(plus, sites, samples, &form, pool) {
+            match infer::read_trees(plus, sites, samples, &form, pool, &self.recs) {
                 Err(why) => self.why = why,
                 Ok(t) => match obstacle(plus, &form, &t) {
                     Some(why) => self.why = why,
