@@ -1026,22 +1026,8 @@ pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], ev: &mut Eval) {
     if n < 2 {
         return;
     }
-    let mut cells: Vec<Vec<Vec<u32>>> = recs
-        .iter()
-        .zip(&ev.groups)
-        .map(|(rs, gs)| {
-            let mut v = vec![Vec::new(); n];
-            for (w, &g) in rs.writes.iter().zip(gs) {
-                v[g].extend_from_slice(&w.cells);
-            }
-            for c in &mut v {
-                c.sort_unstable();
-                c.dedup();
-            }
-            v
-        })
-        .collect();
-    let mut boxes = concrete_boxes(sites, recs, ev, &[]);
+    // Cells and boxes by group, made when a first pair gets that far.
+    let mut cells_boxes: Option<(Vec<Vec<Vec<u32>>>, Vec<Vec<Option<Vec<(i64, i64)>>>>)> = None;
     let mut target: Vec<usize> = (0..n).collect();
     for h in 1..n {
         if ev.placeable[h] {
@@ -1051,6 +1037,24 @@ pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], ev: &mut Eval) {
             if target[g] != g || ev.placeable[g] || ev.kappa[g] != ev.kappa[h] {
                 continue;
             }
+            let (cells, boxes) = cells_boxes.get_or_insert_with(|| {
+                let cells = recs
+                    .iter()
+                    .zip(&ev.groups)
+                    .map(|(rs, gs)| {
+                        let mut v = vec![Vec::new(); n];
+                        for (w, &g) in rs.writes.iter().zip(gs) {
+                            v[g].extend_from_slice(&w.cells);
+                        }
+                        for c in &mut v {
+                            c.sort_unstable();
+                            c.dedup();
+                        }
+                        v
+                    })
+                    .collect();
+                (cells, concrete_boxes(sites, recs, ev, &[]))
+            });
             if !cells.iter().all(|cs| disjoint(&cs[g], &cs[h])) {
                 continue;
             }
@@ -1080,7 +1084,7 @@ pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], ev: &mut Eval) {
             for (b, m) in boxes.iter_mut().zip(merged) {
                 b[g] = m;
             }
-            for cs in &mut cells {
+            for cs in cells.iter_mut() {
                 let moved = std::mem::take(&mut cs[h]);
                 cs[g].extend(moved);
                 cs[g].sort_unstable();
