@@ -135,7 +135,7 @@ pub struct ArrayForm {
     pub splits: HashMap<usize, Vec<Affine>>,
     /// (statement index, side bits) → group; bit k is set where condition
     /// k of the statement holds.
-    pub atom_group: HashMap<(usize, u32), usize>,
+    pub atom_group: HashMap<(usize, u32), usize, WordHash>,
     /// κ of each group.
     pub kappa: Vec<Vec<CounterId>>,
     /// Per group: its index box (None: the declared ranges) and κ box (None:
@@ -383,7 +383,7 @@ fn common_counters(program: &Program, sites: &Sites, stmts: &[usize]) -> Vec<Cou
 
 /// Groups and κ under some splits.
 pub(super) struct Eval {
-    pub atom_group: HashMap<(usize, u32), usize>,
+    pub atom_group: HashMap<(usize, u32), usize, WordHash>,
     /// The group of every write at every sample (`atom_group` of its atom).
     pub groups: Vec<Vec<usize>>,
     pub kappa: Vec<Vec<CounterId>>,
@@ -559,7 +559,7 @@ pub(super) fn evaluate(program: &Program, sites: &Sites, recs: &[Recs], bits: &[
         }
     }
     let mut roots: Vec<usize> = Vec::new();
-    let mut atom_group = HashMap::new();
+    let mut atom_group: HashMap<_, _, WordHash> = HashMap::default();
     let mut group_of = Vec::with_capacity(atoms.len());
     let mut copy_in = Vec::new();
     // Live-out-only writes are placed only along with dead ones (their
