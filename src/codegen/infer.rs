@@ -1027,7 +1027,7 @@ pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], ev: &mut Eval) {
         return;
     }
     // Cells and boxes by group, made when a first pair gets that far.
-    let mut cells_boxes: Option<(Vec<Vec<Vec<u32>>>, Vec<Vec<Option<Vec<(i64, i64)>>>>)> = None;
+    let mut cells_boxes = None;
     let mut target: Vec<usize> = (0..n).collect();
     for h in 1..n {
         if ev.placeable[h] {
@@ -1038,7 +1038,7 @@ pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], ev: &mut Eval) {
                 continue;
             }
             let (cells, boxes) = cells_boxes.get_or_insert_with(|| {
-                let cells = recs
+                let cells: Vec<Vec<Vec<u32>>> = recs
                     .iter()
                     .zip(&ev.groups)
                     .map(|(rs, gs)| {
