@@ -2,7 +2,7 @@
 //! loops shuffled) at several parameter vectors: `emit`'s validation and
 //! `verify --transform mse`.
 
-use crate::equiv::{equiv, EquivError, EquivOptions, Verdict};
+use crate::equiv::{EquivError, EquivOptions, Original, Verdict};
 use crate::model::Program;
 
 /// Named parameter values, as `--param` gives them.
@@ -48,21 +48,55 @@ pub fn compare(
     vectors: &[Vector],
     seeds: u64,
 ) -> Vec<(Vector, Result<Verdict, EquivError>)> {
-    let mut out = Vec::new();
-    for v in vectors {
-        let o = EquivOptions {
-            params: v.clone(),
+    Originals::new(original, seeds).compare(emitted, vectors)
+}
+
+/// The original at each vector compared so far, its runs shared by every
+/// emitted program compared with it.
+pub struct Originals<'p> {
+    original: &'p Program,
+    seeds: u64,
+    at: Vec<(Vector, Original<'p>)>,
+}
+
+impl<'p> Originals<'p> {
+    pub fn new(original: &'p Program, seeds: u64) -> Self {
+        Originals {
+            original,
             seeds,
-            ..EquivOptions::default()
-        };
-        let r = equiv(original, emitted, &o);
-        let stop = !matches!(r, Ok(Verdict::Agree(_))) && !original_fails(&r);
-        out.push((v.clone(), r));
-        if stop {
-            break;
+            at: Vec::new(),
         }
     }
-    out
+
+    /// [`compare`] with the original's runs reused.
+    pub fn compare(
+        &mut self,
+        emitted: &Program,
+        vectors: &[Vector],
+    ) -> Vec<(Vector, Result<Verdict, EquivError>)> {
+        let mut out = Vec::new();
+        for v in vectors {
+            let k = match self.at.iter().position(|(w, _)| w == v) {
+                Some(k) => k,
+                None => {
+                    let o = EquivOptions {
+                        params: v.clone(),
+                        seeds: self.seeds,
+                        ..EquivOptions::default()
+                    };
+                    self.at.push((v.clone(), Original::new(self.original, &o)));
+                    self.at.len() - 1
+                }
+            };
+            let r = self.at[k].1.equiv(emitted);
+            let stop = !matches!(r, Ok(Verdict::Agree(_))) && !original_fails(&r);
+            out.push((v.clone(), r));
+            if stop {
+                break;
+            }
+        }
+        out
+    }
 }
 
 /// The comparison was not made because the original itself does not run.

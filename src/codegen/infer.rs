@@ -9,6 +9,7 @@
 use super::fit;
 use crate::expansion::classes::NONE;
 use crate::expansion::Expansion;
+use crate::hash::WordHash;
 use crate::model::{
     AccessKind, Affine, ArrayId, CounterId, CounterKind, ExprKind, Node, ParamId, Program, Site,
     Var,
@@ -134,7 +135,7 @@ pub struct ArrayForm {
     pub splits: HashMap<usize, Vec<Affine>>,
     /// (statement index, side bits) → group; bit k is set where condition
     /// k of the statement holds.
-    pub atom_group: HashMap<(usize, u32), usize>,
+    pub atom_group: HashMap<(usize, u32), usize, WordHash>,
     /// κ of each group.
     pub kappa: Vec<Vec<CounterId>>,
     /// Per group: its index box (None: the declared ranges) and κ box (None:
@@ -251,7 +252,7 @@ pub(super) fn records(
         })
         .collect();
     let mut wpos = vec![NONE; facts.n_ops()];
-    let mut self_reads: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut self_reads: HashMap<(u32, u32), u32, WordHash> = HashMap::default();
     let mut prog_read = vec![false; c.n_classes()];
     let mut reads = Vec::new();
     for x in 0..facts.n_accs() as u32 {
@@ -334,7 +335,7 @@ pub(super) fn records(
             self_lc: NONE,
         });
     }
-    let mut local: HashMap<u32, u32> = HashMap::new();
+    let mut local: HashMap<u32, u32, WordHash> = HashMap::default();
     let mut reps = Vec::new();
     let mut initial = Vec::new();
     for (k, w) in writes.iter_mut().enumerate() {
@@ -382,7 +383,7 @@ fn common_counters(program: &Program, sites: &Sites, stmts: &[usize]) -> Vec<Cou
 
 /// Groups and κ under some splits.
 pub(super) struct Eval {
-    pub atom_group: HashMap<(usize, u32), usize>,
+    pub atom_group: HashMap<(usize, u32), usize, WordHash>,
     /// The group of every write at every sample (`atom_group` of its atom).
     pub groups: Vec<Vec<usize>>,
     pub kappa: Vec<Vec<CounterId>>,
@@ -558,7 +559,7 @@ pub(super) fn evaluate(program: &Program, sites: &Sites, recs: &[Recs], bits: &[
         }
     }
     let mut roots: Vec<usize> = Vec::new();
-    let mut atom_group = HashMap::new();
+    let mut atom_group: HashMap<_, _, WordHash> = HashMap::default();
     let mut group_of = Vec::with_capacity(atoms.len());
     let mut copy_in = Vec::new();
     // Live-out-only writes are placed only along with dead ones (their
@@ -643,20 +644,56 @@ pub(super) fn evaluate(program: &Program, sites: &Sites, recs: &[Recs], bits: &[
 }
 
 /// Drops the κ counters that do not separate classes (innermost first).
+/// Dropping a counter of group g can only merge labels of g, so the count
+/// falls exactly when some cell holds two classes of g told apart by that
+/// counter alone (`separates`); otherwise it stays.
 pub(super) fn drop_counters(sites: &Sites, recs: &[Recs], ev: &mut Eval) {
     for g in 0..ev.kappa.len() {
         let mut k = ev.kappa[g].len();
         while k > 0 {
             k -= 1;
             let removed = ev.kappa[g].remove(k);
-            let l = count(sites, recs, &ev.groups, &ev.kappa);
-            if l < ev.labels {
+            if separates(sites, recs, &ev.groups, g, &ev.kappa[g], removed) {
                 ev.kappa[g].insert(k, removed);
-            } else {
-                ev.labels = l;
             }
         }
     }
+}
+
+/// Whether some cell holds two classes of group g with equal values of the
+/// counters `kept` and different values of `c`.
+fn separates(
+    sites: &Sites,
+    recs: &[Recs],
+    groups: &[Vec<usize>],
+    g: usize,
+    kept: &[CounterId],
+    c: CounterId,
+) -> bool {
+    let mut here: Vec<&WriteRec> = Vec::new();
+    for (rs, gs) in recs.iter().zip(groups) {
+        for cell in rs.pairs.chunk_by(|a, b| a.0 == b.0) {
+            here.clear();
+            for &(_, lc) in cell {
+                let r = rs.reps[lc as usize] as usize;
+                if gs[r] == g {
+                    here.push(&rs.writes[r]);
+                }
+            }
+            for (i, a) in here.iter().enumerate() {
+                for b in &here[..i] {
+                    if counter_at(sites, a, c) != counter_at(sites, b, c)
+                        && kept
+                            .iter()
+                            .all(|&x| counter_at(sites, a, x) == counter_at(sites, b, x))
+                    {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+    false
 }
 
 /// Candidate split conditions (e ≤ 0) from the program: loop bounds, affine
@@ -989,22 +1026,8 @@ pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], ev: &mut Eval) {
     if n < 2 {
         return;
     }
-    let mut cells: Vec<Vec<Vec<u32>>> = recs
-        .iter()
-        .zip(&ev.groups)
-        .map(|(rs, gs)| {
-            let mut v = vec![Vec::new(); n];
-            for (w, &g) in rs.writes.iter().zip(gs) {
-                v[g].extend_from_slice(&w.cells);
-            }
-            for c in &mut v {
-                c.sort_unstable();
-                c.dedup();
-            }
-            v
-        })
-        .collect();
-    let mut boxes = concrete_boxes(sites, recs, ev, &[]);
+    // Cells and boxes by group, made when a first pair gets that far.
+    let mut cells_boxes = None;
     let mut target: Vec<usize> = (0..n).collect();
     for h in 1..n {
         if ev.placeable[h] {
@@ -1014,6 +1037,24 @@ pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], ev: &mut Eval) {
             if target[g] != g || ev.placeable[g] || ev.kappa[g] != ev.kappa[h] {
                 continue;
             }
+            let (cells, boxes) = cells_boxes.get_or_insert_with(|| {
+                let cells: Vec<Vec<Vec<u32>>> = recs
+                    .iter()
+                    .zip(&ev.groups)
+                    .map(|(rs, gs)| {
+                        let mut v = vec![Vec::new(); n];
+                        for (w, &g) in rs.writes.iter().zip(gs) {
+                            v[g].extend_from_slice(&w.cells);
+                        }
+                        for c in &mut v {
+                            c.sort_unstable();
+                            c.dedup();
+                        }
+                        v
+                    })
+                    .collect();
+                (cells, concrete_boxes(sites, recs, ev, &[]))
+            });
             if !cells.iter().all(|cs| disjoint(&cs[g], &cs[h])) {
                 continue;
             }
@@ -1043,7 +1084,7 @@ pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], ev: &mut Eval) {
             for (b, m) in boxes.iter_mut().zip(merged) {
                 b[g] = m;
             }
-            for cs in &mut cells {
+            for cs in cells.iter_mut() {
                 let moved = std::mem::take(&mut cs[h]);
                 cs[g].extend(moved);
                 cs[g].sort_unstable();
@@ -1114,18 +1155,14 @@ fn with(splits: &HashMap<usize, Vec<Affine>>, s: usize, e: &Affine) -> HashMap<u
 /// at the same count; then groups, κ, merges and dead-write placement. The
 /// best form, and the splits of alternatives (the form before shrinking,
 /// ties of the last round) to build with `form_with` when it fails.
-pub fn array_form(
+pub(super) fn array_form(
     program: &Program,
     sites: &Sites,
     samples: &[Sample],
     array: ArrayId,
     pool: &[Affine],
-    outs: &[usize],
+    recs: &[Recs],
 ) -> Option<(ArrayForm, Vec<Splits>)> {
-    let recs: Vec<Recs> = samples
-        .iter()
-        .map(|s| records(program, sites, s, array, outs))
-        .collect();
     let mut stmts: Vec<usize> = recs
         .iter()
         .flat_map(|r| r.writes.iter().map(|w| w.stmt))
@@ -1160,8 +1197,8 @@ pub fn array_form(
         t
     };
     let mut splits: Splits = HashMap::new();
-    let mut bits = all_bits(sites, samples, &recs, &splits);
-    let mut best = evaluate(program, sites, &recs, &bits);
+    let mut bits = all_bits(sites, samples, recs, &splits);
+    let mut best = evaluate(program, sites, recs, &bits);
     // Splits that tie with the one taken in the last round: the read labels
     // may have a closed form under one and not under another.
     let mut ties: Vec<(usize, Affine)> = Vec::new();
@@ -1173,15 +1210,15 @@ pub fn array_form(
         let mut round: Vec<(usize, Affine, (u64, u64))> = Vec::new();
         for &s in &stmts {
             // A trial depends only on the sides it gives the writes of s.
-            let mut seen: HashMap<Vec<bool>, (u64, u64)> = HashMap::new();
+            let mut seen: HashMap<Vec<bool>, (u64, u64), WordHash> = HashMap::default();
             for e in candidates(&splits, s) {
-                let Some(sides) = sides_of(sites, samples, &recs, s, e) else {
+                let Some(sides) = sides_of(sites, samples, recs, s, e) else {
                     continue;
                 };
                 let score = match seen.get(&sides) {
                     Some(&x) => x,
                     None => {
-                        let t = evaluate(program, sites, &recs, &trial(&bits, &splits, s, &sides));
+                        let t = evaluate(program, sites, recs, &trial(&bits, &splits, s, &sides));
                         *seen.entry(sides).or_insert((t.labels, t.agree))
                     }
                 };
@@ -1200,34 +1237,34 @@ pub fn array_form(
         let (s, e, _) = round.remove(0);
         before = splits.clone();
         splits = with(&splits, s, &e);
-        bits = all_bits(sites, samples, &recs, &splits);
-        best = evaluate(program, sites, &recs, &bits);
+        bits = all_bits(sites, samples, recs, &splits);
+        best = evaluate(program, sites, recs, &bits);
         ties = round.into_iter().map(|(s, e, _)| (s, e)).collect();
     }
     let mut alts: Vec<Splits> = Vec::new();
     // Shrinking rounds: at the same label count, a split whose groups
     // (merged, dead and live-out-only ones free) take fewer cells.
     let size_of = |mut ev: Eval| {
-        drop_counters(sites, &recs, &mut ev);
-        merge_disjoint(sites, &recs, &mut ev);
-        estimate(sites, &recs, &ev)
+        drop_counters(sites, recs, &mut ev);
+        merge_disjoint(sites, recs, &mut ev);
+        estimate(sites, recs, &ev)
     };
     if best.labels == best.classes {
-        let mut size = size_of(evaluate(program, sites, &recs, &bits));
+        let mut size = size_of(evaluate(program, sites, recs, &bits));
         let first = splits.clone();
         for _ in 0..2 {
             let mut pick: Option<(usize, Affine, i64)> = None;
             for &s in &stmts {
-                let mut seen: HashMap<Vec<bool>, Option<i64>> = HashMap::new();
+                let mut seen: HashMap<Vec<bool>, Option<i64>, WordHash> = HashMap::default();
                 for e in candidates(&splits, s) {
-                    let Some(sides) = sides_of(sites, samples, &recs, s, e) else {
+                    let Some(sides) = sides_of(sites, samples, recs, s, e) else {
                         continue;
                     };
                     let got = match seen.get(&sides) {
                         Some(&x) => x,
                         None => {
                             let t =
-                                evaluate(program, sites, &recs, &trial(&bits, &splits, s, &sides));
+                                evaluate(program, sites, recs, &trial(&bits, &splits, s, &sides));
                             let z = (t.labels == best.labels).then(|| size_of(t));
                             *seen.entry(sides).or_insert(z)
                         }
@@ -1241,7 +1278,7 @@ pub fn array_form(
             }
             let Some((s, e, z)) = pick else { break };
             splits = with(&splits, s, &e);
-            bits = all_bits(sites, samples, &recs, &splits);
+            bits = all_bits(sites, samples, recs, &splits);
             size = z;
         }
         if splits != first {
@@ -1251,24 +1288,34 @@ pub fn array_form(
     for (s, e) in ties.into_iter().take(16) {
         alts.push(with(&before, s, &e));
     }
-    let form = build(program, sites, samples, &recs, array, splits);
+    let form = build(program, sites, samples, recs, array, splits);
     Some((form, alts))
 }
 
 /// The form of one array under `splits`.
-pub fn form_with(
+pub(super) fn form_with(
     program: &Program,
     sites: &Sites,
     samples: &[Sample],
     array: ArrayId,
     splits: HashMap<usize, Vec<Affine>>,
-    outs: &[usize],
+    recs: &[Recs],
 ) -> ArrayForm {
-    let recs: Vec<Recs> = samples
+    build(program, sites, samples, recs, array, splits)
+}
+
+/// The records of `array` at every sample (`outs`: the copy-out reads).
+pub(super) fn array_records(
+    program: &Program,
+    sites: &Sites,
+    samples: &[Sample],
+    array: ArrayId,
+    outs: &[usize],
+) -> Vec<Recs> {
+    samples
         .iter()
         .map(|s| records(program, sites, s, array, outs))
-        .collect();
-    build(program, sites, samples, &recs, array, splits)
+        .collect()
 }
 
 /// Groups, κ, merges, dead-write placement and boxes under `splits`.
@@ -1390,17 +1437,19 @@ struct Pt {
 
 /// Fits the read label of every read access of `form.array`, keyed by
 /// (site, access). Err names the first read without a closed form.
-pub fn read_trees(
+pub(super) fn read_trees(
     program: &Program,
     sites: &Sites,
     samples: &[Sample],
     form: &ArrayForm,
     pool: &[Affine],
+    recs: &[Recs],
 ) -> Result<HashMap<(Site, usize), Tree>, String> {
-    let mut points: HashMap<(Site, usize), Vec<Pt>> = HashMap::new();
-    for s in samples {
-        let recs = records(program, sites, s, form.array, &[]);
-        let mut class_label: HashMap<u32, (usize, Vec<i64>)> = HashMap::new();
+    let mut points: HashMap<(Site, usize), Vec<Pt>, WordHash> = HashMap::default();
+    // Only the writes' statements, iterations and classes are used: the
+    // copy-out reads (`outs`) the records were made with do not matter.
+    for (s, recs) in samples.iter().zip(recs) {
+        let mut class_label: HashMap<u32, (usize, Vec<i64>), WordHash> = HashMap::default();
         for w in &recs.writes {
             if w.class != NONE && !class_label.contains_key(&w.class) {
                 let b = form.splits.get(&w.stmt).map_or(0, |cs| {

@@ -121,6 +121,7 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     // The vectors stay those first unsampled: a vector sampled after a
     // disagreement is still validated (the report lists it).
     let vectors = validation_vectors(program, o, &samples)?;
+    let mut originals = check::Originals::new(program, VALIDATION_SEEDS);
     let base = Base {
         plus: &plus,
         outs: &outs,
@@ -136,13 +137,13 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
             cands: &cands,
         };
         let mut e = ctx.build(&first_choice(&cands), true)?;
-        if let Ok(v) = validate(program, &e.program, &vectors) {
+        if let Ok(v) = validate(&mut originals, &e.program, &vectors) {
             e.validated = v;
             return Ok(e);
         }
         let failing = vectors
             .iter()
-            .find(|v| validate(program, &e.program, std::slice::from_ref(*v)).is_err());
+            .find(|v| validate(&mut originals, &e.program, std::slice::from_ref(*v)).is_err());
         let extra = failing.filter(|_| resampled < MAX_RESAMPLES).and_then(|v| {
             let values: Vec<i64> = v.iter().map(|x| x.1).collect();
             let exp = expansion::expand(&plus, &config(&plus, &values, o)).ok()?;
@@ -173,7 +174,7 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
         for c in 0..cands[k].forms.len() {
             choice[k] = Some(c);
             let trial = ctx.build(&choice, false)?;
-            match validate(program, &trial.program, &vectors) {
+            match validate(&mut originals, &trial.program, &vectors) {
                 Ok(_) => break,
                 Err(why) => {
                     notes[k].get_or_insert(why);
@@ -183,17 +184,17 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
         }
     }
     let mut e = ctx.build(&choice, true)?;
-    let v = match validate(program, &e.program, &vectors) {
+    let v = match validate(&mut originals, &e.program, &vectors) {
         Ok(v) => v,
         Err(why) => {
             e = ctx.build(&choice, false)?;
             e.doall_note = Some(format!(
                 "no loop marked doall: with the marks the program {why}"
             ));
-            validate(program, &e.program, &vectors).map_err(|why| {
+            validate(&mut originals, &e.program, &vectors).map_err(|why| {
                 // Doall loops run shuffled: an original whose own `doall`
                 // carries a dependence disagrees with itself.
-                match validate(program, program, &vectors) {
+                match validate(&mut originals, program, &vectors) {
                     Err(own) => format!(
                         "the original program is not deterministic: {} (does a `doall` \
                          loop carry a dependence?)",
@@ -247,10 +248,10 @@ fn candidates(
             forms: Vec::new(),
             pending: Vec::new(),
             alts: Vec::new(),
-            outs: out_ix.to_vec(),
+            recs: infer::array_records(plus, sites, samples, a, out_ix),
             why: "no write runs at the samples".into(),
         };
-        if let Some((best, alts)) = infer::array_form(plus, sites, samples, a, pool, out_ix) {
+        if let Some((best, alts)) = infer::array_form(plus, sites, samples, a, pool, &c.recs) {
             c.pending.push(best);
             c.alts = alts;
         }
@@ -271,8 +272,8 @@ struct Candidates {
     /// built.
     pending: Vec<ArrayForm>,
     alts: Vec<HashMap<usize, Vec<Affine>>>,
-    /// Statement indexes of the copy-out reads.
-    outs: Vec<usize>,
+    /// The array's records at the samples.
+    recs: Vec<infer::Recs>,
     why: String,
 }
 
@@ -295,11 +296,11 @@ impl Candidates {
                 let array = self.array;
                 self.pending = std::mem::take(&mut self.alts)
                     .into_iter()
-                    .map(|s| infer::form_with(plus, sites, samples, array, s, &self.outs))
+                    .map(|s| infer::form_with(plus, sites, samples, array, s, &self.recs))
                     .collect();
             }
             let form = self.pending.remove(0);
-            match infer::read_trees(plus, sites, samples, &form, pool) {
+            match infer::read_trees(plus, sites, samples, &form, pool, &self.recs) {
                 Err(why) => self.why = why,
                 Ok(t) => match obstacle(plus, &form, &t) {
                     Some(why) => self.why = why,
@@ -467,13 +468,13 @@ fn validation_vectors(
 /// (those where the original runs), Err: "disagrees with the original at
 /// N = 6: final contents of A[3]".
 pub fn validate(
-    original: &Program,
+    original: &mut check::Originals,
     emitted: &Program,
     vectors: &[check::Vector],
 ) -> Result<Vec<Vec<i64>>, String> {
     use crate::equiv::Verdict;
     let mut compared = Vec::new();
-    for (v, r) in check::compare(original, emitted, vectors, VALIDATION_SEEDS) {
+    for (v, r) in original.compare(emitted, vectors) {
         let at = check::text(&v);
         match r {
             Ok(Verdict::Agree(_)) => compared.push(v.iter().map(|x| x.1).collect()),

@@ -211,53 +211,89 @@ impl<'p> Side<'p> {
 
 /// Compares `a` (the original) with `b` (the transformed program).
 pub fn equiv(a: &Program, b: &Program, o: &EquivOptions) -> Result<Verdict, EquivError> {
-    for (name, _) in &o.params {
-        if a.param(name).is_none() && b.param(name).is_none() {
-            return Err(EquivError {
-                message: format!("`--param {name}=...`: neither program declares `{name}`"),
-                span: Span::NONE,
-                in_b: false,
-            });
+    Original::new(a, o).equiv(b)
+}
+
+/// The original program A at one set of options, compared with several
+/// programs B: A's runs are made once (on first use) and shared, as A runs
+/// in program order whatever B is.
+pub struct Original<'p> {
+    a: &'p Program,
+    o: EquivOptions,
+    /// A's side and the base-name ids after A's sites (B's come next).
+    side: Result<(Side<'p>, BaseIds<'p>), EquivError>,
+    /// A's run by seed, once made.
+    runs: Vec<Option<Result<Run, RunError>>>,
+}
+
+impl<'p> Original<'p> {
+    pub fn new(a: &'p Program, o: &EquivOptions) -> Original<'p> {
+        let mut ids = BaseIds::default();
+        let side = Side::new(a, o, false, &mut ids).map(|s| (s, ids));
+        Original {
+            a,
+            o: o.clone(),
+            side,
+            runs: Vec::new(),
         }
     }
-    let mut ids = BaseIds::default();
-    let mut sa = Side::new(a, o, false, &mut ids)?;
-    let mut sb = Side::new(b, o, true, &mut ids)?;
-    match_sites(a, b)?;
-    match_arrays(&sa, &sb)?;
-    let mut total = Agreement {
-        seeds: o.seeds,
-        reads: 0,
-        cells: 0,
-    };
-    for seed in 0..o.seeds {
-        let ra = sa.run(seed).map_err(|e| EquivError {
-            message: format!("A fails on seed {seed}: {e}"),
-            span: e.span,
-            in_b: false,
-        })?;
-        let rb = match sb.run(seed) {
-            Ok(r) => r,
-            Err(e) => {
-                return Ok(Verdict::Differ(Mismatch {
-                    seed,
-                    what: "B's run".into(),
-                    expected: None,
-                    actual: None,
-                    failure: Some(e.message),
-                }))
+
+    /// `equiv(a, b, o)`.
+    pub fn equiv(&mut self, b: &Program) -> Result<Verdict, EquivError> {
+        let (a, o) = (self.a, &self.o);
+        for (name, _) in &o.params {
+            if a.param(name).is_none() && b.param(name).is_none() {
+                return Err(EquivError {
+                    message: format!("`--param {name}=...`: neither program declares `{name}`"),
+                    span: Span::NONE,
+                    in_b: false,
+                });
             }
+        }
+        let (sa, ids) = self.side.as_mut().map_err(|e| e.clone())?;
+        let mut ids = BaseIds(ids.0.clone());
+        let mut sb = Side::new(b, o, true, &mut ids)?;
+        match_sites(a, b)?;
+        match_arrays(sa, &sb)?;
+        let mut total = Agreement {
+            seeds: o.seeds,
+            reads: 0,
+            cells: 0,
         };
-        if let Some(m) = compare_reads(&sa, &ra, &sb, &rb, seed)? {
-            return Ok(Verdict::Differ(m));
+        for seed in 0..o.seeds {
+            let k = seed as usize;
+            if self.runs.len() <= k {
+                self.runs.resize_with(k + 1, || None);
+            }
+            let ra = self.runs[k].get_or_insert_with(|| sa.run(seed));
+            let ra = ra.as_ref().map_err(|e| EquivError {
+                message: format!("A fails on seed {seed}: {e}"),
+                span: e.span,
+                in_b: false,
+            })?;
+            let rb = match sb.run(seed) {
+                Ok(r) => r,
+                Err(e) => {
+                    return Ok(Verdict::Differ(Mismatch {
+                        seed,
+                        what: "B's run".into(),
+                        expected: None,
+                        actual: None,
+                        failure: Some(e.message),
+                    }))
+                }
+            };
+            if let Some(m) = compare_reads(sa, ra, &sb, &rb, seed)? {
+                return Ok(Verdict::Differ(m));
+            }
+            if let Some(m) = compare_contents(sa, ra, &sb, &rb, seed) {
+                return Ok(Verdict::Differ(m));
+            }
+            total.reads += ra.reads.len() as u64;
+            total.cells += ra.arrays.iter().map(|c| c.cells.len() as u64).sum::<u64>();
         }
-        if let Some(m) = compare_contents(&sa, &ra, &sb, &rb, seed) {
-            return Ok(Verdict::Differ(m));
-        }
-        total.reads += ra.reads.len() as u64;
-        total.cells += ra.arrays.iter().map(|c| c.cells.len() as u64).sum::<u64>();
+        Ok(Verdict::Agree(total))
     }
-    Ok(Verdict::Agree(total))
 }
 
 /// Every operation of B that reads must stand for an operation of A.
