@@ -4,15 +4,14 @@
 //! back to the same model (names are renamed where they would clash).
 //! ARRAYFLOW_CASES sets the number of cases.
 
+mod support;
+
 use arrayflow::diagnostics::{has_errors, FileId};
 use proptest::prelude::*;
 use std::path::PathBuf;
 
 fn cases() -> u32 {
-    std::env::var("ARRAYFLOW_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(256)
+    support::cases(256).try_into().unwrap_or(u32::MAX)
 }
 
 fn c_sources() -> Vec<String> {

@@ -8,6 +8,7 @@
 
 #[allow(dead_code)]
 mod kernels;
+mod support;
 
 use arrayflow::codegen::{emit, report, Emitted, Options};
 use arrayflow::equiv::{equiv, EquivOptions, Verdict};
@@ -243,10 +244,7 @@ fn program_82_falls_back_where_the_fit_is_wrong() {
 
 #[test]
 fn generated_programs_are_equivalent() {
-    let cases: u64 = std::env::var("ARRAYFLOW_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(500);
+    let cases = support::cases(500);
     let (mut maximal, mut arrays, mut skipped, mut sizes) = (0, 0, 0, 0);
     let mut unvalidated = (0, 0);
     for seed in 0..cases {

@@ -5,6 +5,7 @@
 
 #[allow(dead_code)]
 mod naive;
+mod support;
 
 use arrayflow::dataflow::{analyze, Config, Flow, Sources};
 use arrayflow::gen::{generate, GenOptions, Size};
@@ -19,10 +20,7 @@ fn engine(flow: &Flow) -> BTreeMap<(Operation, usize), Sources> {
 }
 
 fn cases() -> u32 {
-    std::env::var("ARRAYFLOW_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(300)
+    support::cases(300).try_into().unwrap_or(u32::MAX)
 }
 
 fn check(program: &Program, params: &[(String, i64)], max_trips: u32) -> Result<(), TestCaseError> {

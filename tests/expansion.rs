@@ -9,6 +9,7 @@
 mod kernels;
 #[allow(dead_code)]
 mod naive;
+mod support;
 
 use arrayflow::dataflow::Config;
 use arrayflow::expansion::{expand, Expansion};
@@ -340,10 +341,7 @@ fn example2_partition_splits_at_j_n() {
 }
 
 fn cases() -> u64 {
-    std::env::var("ARRAYFLOW_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000)
+    support::cases(1000)
 }
 
 #[test]

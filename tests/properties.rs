@@ -3,16 +3,15 @@
 //! in turn; `ARRAYFLOW_CASES=100000 cargo test --release --test properties`
 //! is the long run.
 
+mod support;
+
 use arrayflow::diagnostics::{has_errors, SourceFiles};
 use arrayflow::gen::{generate, GenOptions, Size};
 use arrayflow::interp::{run, ErrorKind, Options};
 use arrayflow::model::Program;
 
 fn cases() -> u64 {
-    std::env::var("ARRAYFLOW_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000)
+    support::cases(1000)
 }
 
 fn size(seed: u64) -> Size {

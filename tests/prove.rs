@@ -8,6 +8,7 @@
 
 #[allow(dead_code)]
 mod kernels;
+mod support;
 
 use arrayflow::codegen::infer::Sites;
 use arrayflow::codegen::prove::{prove, Labels, Piece, Proof};
@@ -295,10 +296,7 @@ fn check_sound(seed: u64, p: &Program, e: &Emitted) -> (usize, usize) {
 
 #[test]
 fn proved_labels_agree_with_the_bounded_engine() {
-    let cases: u64 = std::env::var("ARRAYFLOW_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(300);
+    let cases = support::cases(300);
     let (mut arrays, mut proved, mut pairs) = (0, 0, 0);
     for seed in 0..cases {
         let opts = if seed % 2 == 0 {

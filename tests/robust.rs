@@ -2,16 +2,15 @@
 //! token soup, mutated fixtures, 10,000-deep nesting and a 100 MB file all
 //! end with diagnostics or a program.
 
+mod support;
+
 use arrayflow::diagnostics::{has_errors, Diagnostic, FileId};
 use arrayflow::lower::compile;
 use proptest::prelude::*;
 use std::path::PathBuf;
 
 fn cases() -> u32 {
-    std::env::var("ARRAYFLOW_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(256)
+    support::cases(256).try_into().unwrap_or(u32::MAX)
 }
 
 fn fixture_sources() -> Vec<String> {

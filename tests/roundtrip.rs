@@ -2,16 +2,15 @@
 //! `parse(print(m)) == m` and printing is a fixed point. Programs are built
 //! through `ProgramBuilder` from a seed (ARRAYFLOW_CASES sets the case count).
 
+mod support;
+
 use arrayflow::diagnostics::{has_errors, FileId};
 use arrayflow::model::builder::{e, ProgramBuilder};
 use arrayflow::model::*;
 use proptest::prelude::*;
 
 fn cases() -> u32 {
-    std::env::var("ARRAYFLOW_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(256)
+    support::cases(256).try_into().unwrap_or(u32::MAX)
 }
 
 /// splitmix64: a tiny deterministic generator driven by the proptest seed.
