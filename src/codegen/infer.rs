@@ -1150,6 +1150,38 @@ fn with(splits: &HashMap<usize, Vec<Affine>>, s: usize, e: &Affine) -> HashMap<u
     t
 }
 
+/// Every one-condition trial of `stmts` (statement order, then pool order)
+/// with its score. A trial depends only on the sides it gives the
+/// statement's writes, so it is evaluated once per distinct division;
+/// conditions leaving every write on one side (`divide` gives None) are
+/// skipped.
+fn scan<'a, T: Copy>(
+    stmts: &[usize],
+    candidates: impl Fn(usize) -> Vec<&'a Affine>,
+    divide: impl Fn(usize, &Affine) -> Option<Vec<bool>>,
+    try_split: impl Fn(usize, &[bool]) -> Eval,
+    mut score: impl FnMut(Eval) -> T,
+) -> Vec<(usize, &'a Affine, T)> {
+    let mut out = Vec::new();
+    for &s in stmts {
+        let mut seen: HashMap<Vec<bool>, T, WordHash> = HashMap::default();
+        for e in candidates(s) {
+            let Some(sides) = divide(s, e) else {
+                continue;
+            };
+            let x = match seen.get(&sides) {
+                Some(&x) => x,
+                None => {
+                    let x = score(try_split(s, &sides));
+                    *seen.entry(sides).or_insert(x)
+                }
+            };
+            out.push((s, e, x));
+        }
+    }
+    out
+}
+
 /// Chooses splits for one array: greedy rounds that raise the label count
 /// (ties: dead updates in place), then rounds that shrink the renamed form
 /// at the same count; then groups, κ, merges and dead-write placement. The
@@ -1208,27 +1240,20 @@ pub(super) fn array_form(
             break;
         }
         let mut round: Vec<(usize, Affine, (u64, u64))> = Vec::new();
-        for &s in &stmts {
-            // A trial depends only on the sides it gives the writes of s.
-            let mut seen: HashMap<Vec<bool>, (u64, u64), WordHash> = HashMap::default();
-            for e in candidates(&splits, s) {
-                let Some(sides) = sides_of(sites, samples, recs, s, e) else {
-                    continue;
-                };
-                let score = match seen.get(&sides) {
-                    Some(&x) => x,
-                    None => {
-                        let t = evaluate(program, sites, recs, &trial(&bits, &splits, s, &sides));
-                        *seen.entry(sides).or_insert((t.labels, t.agree))
-                    }
-                };
-                let cur = round.first().map_or((best.labels, 0), |x| x.2);
-                if score > cur {
-                    round.clear();
-                }
-                if score.0 > best.labels && score >= cur {
-                    round.push((s, e.clone(), score));
-                }
+        let scored = scan(
+            &stmts,
+            |s| candidates(&splits, s),
+            |s, e| sides_of(sites, samples, recs, s, e),
+            |s, sides| evaluate(program, sites, recs, &trial(&bits, &splits, s, sides)),
+            |t| (t.labels, t.agree),
+        );
+        for (s, e, score) in scored {
+            let cur = round.first().map_or((best.labels, 0), |x| x.2);
+            if score > cur {
+                round.clear();
+            }
+            if score.0 > best.labels && score >= cur {
+                round.push((s, e.clone(), score));
             }
         }
         if round.is_empty() {
@@ -1254,25 +1279,17 @@ pub(super) fn array_form(
         let first = splits.clone();
         for _ in 0..2 {
             let mut pick: Option<(usize, Affine, i64)> = None;
-            for &s in &stmts {
-                let mut seen: HashMap<Vec<bool>, Option<i64>, WordHash> = HashMap::default();
-                for e in candidates(&splits, s) {
-                    let Some(sides) = sides_of(sites, samples, recs, s, e) else {
-                        continue;
-                    };
-                    let got = match seen.get(&sides) {
-                        Some(&x) => x,
-                        None => {
-                            let t =
-                                evaluate(program, sites, recs, &trial(&bits, &splits, s, &sides));
-                            let z = (t.labels == best.labels).then(|| size_of(t));
-                            *seen.entry(sides).or_insert(z)
-                        }
-                    };
-                    if let Some(z) = got {
-                        if z < pick.as_ref().map_or(size, |p| p.2) {
-                            pick = Some((s, e.clone(), z));
-                        }
+            let scored = scan(
+                &stmts,
+                |s| candidates(&splits, s),
+                |s, e| sides_of(sites, samples, recs, s, e),
+                |s, sides| evaluate(program, sites, recs, &trial(&bits, &splits, s, sides)),
+                |t| (t.labels == best.labels).then(|| size_of(t)),
+            );
+            for (s, e, got) in scored {
+                if let Some(z) = got {
+                    if z < pick.as_ref().map_or(size, |p| p.2) {
+                        pick = Some((s, e.clone(), z));
                     }
                 }
             }
