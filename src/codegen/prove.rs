@@ -179,6 +179,8 @@ pub fn prove(program: &Program, labels: &Labels) -> Proof {
         tester: &mut tester,
         n: 0,
         tests: 0,
+        problem: Problem::new(0),
+        dense: Vec::new(),
     };
     let array = labels.array;
     let stmts = program.stmts();
@@ -469,34 +471,44 @@ struct Search<'t> {
     tester: &'t mut Tester,
     n: usize,
     tests: usize,
+    /// Reused by every test (a conjunction is rebuilt row by row).
+    problem: Problem,
+    dense: Vec<i64>,
 }
 
 impl Search<'_> {
-    fn test(&mut self, atoms: &[Atom]) -> Option<Verdict> {
-        let mut p = Problem::new(self.n);
-        let mut dense = vec![0i64; self.n];
+    fn test(&mut self, atoms: &[&Atom]) -> Option<Verdict> {
+        let p = &mut self.problem;
+        p.eqs.reset(self.n);
+        p.ineqs.reset(self.n);
+        self.dense.resize(self.n, 0);
         for a in atoms {
             let (Atom::Le(e) | Atom::Eq(e)) = a;
-            dense.iter_mut().for_each(|c| *c = 0);
+            self.dense.iter_mut().for_each(|c| *c = 0);
             for &(j, c) in &e.terms {
-                dense[j] = c;
+                self.dense[j] = c;
             }
             let rhs = e.constant.checked_neg()?;
             match a {
-                Atom::Le(_) => p.add_le(&dense, rhs),
-                Atom::Eq(_) => p.add_eq(&dense, rhs),
+                Atom::Le(_) => p.add_le(&self.dense, rhs),
+                Atom::Eq(_) => p.add_eq(&self.dense, rhs),
             }
         }
-        Some(self.tester.test(&p, &vec![false; self.n]).verdict)
+        Some(self.tester.test_distinct(p).verdict)
     }
 
-    fn run(&mut self, base: &mut Vec<Atom>, rest: &[Dnf]) -> Found {
+    fn run<'a>(&mut self, base: &mut Vec<&'a Atom>, rest: &[&'a Dnf]) -> Found {
         self.run_from(base, rest, None)
     }
 
     /// `known`: the verdict of `base` when the caller already has it (an
     /// empty alternative leaves the conjunction as it was).
-    fn run_from(&mut self, base: &mut Vec<Atom>, rest: &[Dnf], known: Option<Verdict>) -> Found {
+    fn run_from<'a>(
+        &mut self,
+        base: &mut Vec<&'a Atom>,
+        rest: &[&'a Dnf],
+        known: Option<Verdict>,
+    ) -> Found {
         if self.tests >= BUDGET {
             return Found::Unknown(format!("the proof needs more than {BUDGET} tests"));
         }
@@ -515,9 +527,9 @@ impl Search<'_> {
             };
         };
         let mut unknown = None;
-        for alt in first {
+        for alt in first.iter() {
             let len = base.len();
-            base.extend(alt.iter().cloned());
+            base.extend(alt.iter());
             let f = self.run_from(base, rest, alt.is_empty().then_some(v));
             base.truncate(len);
             match f {
@@ -756,7 +768,7 @@ impl Pair<'_> {
                 if differ.is_empty() {
                     continue;
                 }
-                let mut base = sys.base.clone();
+                let mut own = Vec::new();
                 let conds = a
                     .conds
                     .iter()
@@ -772,13 +784,12 @@ impl Pair<'_> {
                         neg(&e).and_then(|e| e.plus(1)).map(Atom::Le)
                     };
                     match atom {
-                        Some(a) => base.push(a),
+                        Some(a) => own.push(a),
                         None => return Found::Unknown("arithmetic overflow".into()),
                     }
                 }
-                let mut dnfs = sys.dnfs.clone();
-                dnfs.push(differ);
-                dnfs.extend(kills.iter().cloned());
+                let mut base: Vec<&Atom> = sys.base.iter().chain(&own).collect();
+                let dnfs: Vec<&Dnf> = sys.dnfs.iter().chain([&differ]).chain(&kills).collect();
                 match search.run(&mut base, &dnfs) {
                     Found::None => {}
                     Found::Some => return Found::Some,
