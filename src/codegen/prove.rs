@@ -396,21 +396,66 @@ fn negate(a: &Atom) -> Option<Vec<Atom>> {
 #[derive(Clone, Debug, Default)]
 struct Env {
     params: Vec<usize>,
-    counters: HashMap<CounterId, Lin>,
+    counters: Counters,
+}
+
+/// Counter -> its value, for the few counters of one site (a linear
+/// search beats hashing at this size).
+#[derive(Clone, Debug, Default)]
+struct Counters(Vec<(CounterId, Lin)>);
+
+impl Counters {
+    fn get(&self, k: &CounterId) -> Option<&Lin> {
+        self.0.iter().find(|(c, _)| c == k).map(|(_, l)| l)
+    }
+
+    fn contains_key(&self, k: &CounterId) -> bool {
+        self.get(k).is_some()
+    }
+
+    fn insert(&mut self, k: CounterId, v: Lin) {
+        match self.0.iter_mut().find(|(c, _)| *c == k) {
+            Some((_, l)) => *l = v,
+            None => self.0.push((k, v)),
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&CounterId, &Lin)> {
+        self.0.iter().map(|(c, l)| (c, l))
+    }
+}
+
+/// `out += k·x` in place, term for term as `Lin::add_scaled` (same terms
+/// in the same order, zeros dropped).
+fn add_scaled_into(out: &mut Lin, terms: &[(usize, i64)], constant: i64, k: i64) -> Option<()> {
+    for &(j, c) in terms {
+        let c = c.checked_mul(k)?;
+        match out.terms.iter_mut().find(|(v, _)| *v == j) {
+            Some((_, e)) => *e = e.checked_add(c)?,
+            None => out.terms.push((j, c)),
+        }
+    }
+    out.terms.retain(|&(_, c)| c != 0);
+    out.constant = out.constant.checked_add(constant.checked_mul(k)?)?;
+    Some(())
 }
 
 impl Env {
     fn lin(&self, a: &Affine) -> Option<Lin> {
         let mut out = Lin {
-            terms: Vec::new(),
+            terms: Vec::with_capacity(a.terms.len()),
             constant: a.constant,
         };
         for &(v, c) in &a.terms {
-            let x = match v {
-                Var::Param(p) => Lin::var(*self.params.get(p.index())?),
-                Var::Counter(k) => self.counters.get(&k)?.clone(),
-            };
-            out = out.add_scaled(&x, c)?;
+            match v {
+                Var::Param(p) => {
+                    add_scaled_into(&mut out, &[(*self.params.get(p.index())?, 1)], 0, c)?
+                }
+                Var::Counter(k) => {
+                    let x = self.counters.get(&k)?;
+                    add_scaled_into(&mut out, &x.terms, x.constant, c)?
+                }
+            }
         }
         Some(out)
     }
@@ -600,7 +645,7 @@ impl Sys {
     fn side(&mut self, params: &[usize], place: &Place) -> Env {
         let mut env = Env {
             params: params.to_vec(),
-            counters: HashMap::new(),
+            counters: Counters::default(),
         };
         for l in &place.loops {
             let i = self.fresh();
@@ -706,7 +751,7 @@ impl Pair<'_> {
         let params: Vec<usize> = (0..p.params.len()).map(|_| sys.fresh()).collect();
         let penv = Env {
             params: params.clone(),
-            counters: HashMap::new(),
+            counters: Counters::default(),
         };
         for a in &p.assumptions {
             // Not affine: ignored (a superset).
@@ -888,7 +933,7 @@ fn instance(
 ) -> Option<Env> {
     let mut env = Env {
         params: params.to_vec(),
-        counters: HashMap::new(),
+        counters: Counters::default(),
     };
     // Equations `f = x`, as (f, Some(x)), and guard equalities `f = 0`.
     let mut eqs: Vec<(Affine, Option<usize>)> = Vec::new();
