@@ -24,15 +24,17 @@ struct Plan<'p> {
     count: u64,
 }
 
-struct Lowerer<'p> {
+struct Lowerer<'p, 'a> {
     program: &'p Program,
     config: &'p Config,
     params: Vec<i64>,
     counters: Vec<i64>,
     iter: Vec<i64>,
     scope: u32,
-    stmt_plans: Vec<Vec<Plan<'p>>>,
-    cond_plans: Vec<Vec<Plan<'p>>>,
+    /// The plans of each statement and condition (shared, not owned: the
+    /// walk hands them to `op` while it mutates the rest).
+    stmt_plans: &'a [Vec<Plan<'p>>],
+    cond_plans: &'a [Vec<Plan<'p>>],
     reads: Vec<usize>,
     writes: Vec<(usize, u8)>,
     scratch: Vec<i64>,
@@ -42,6 +44,12 @@ struct Lowerer<'p> {
     /// Loop iterations entered, bounded like access instances so that a loop
     /// whose body makes no instances cannot spin for ever.
     iterations: u64,
+    /// Per loop (by counter) and per `if` (by its first condition): whether
+    /// its subtree makes access instances; per condition: whether it is
+    /// static. Fixed by the program: computed once, not at every instance.
+    loop_touches: Vec<bool>,
+    if_touches: Vec<bool>,
+    cond_static: Vec<bool>,
     facts: Facts,
 }
 
@@ -141,8 +149,8 @@ fn lower_with(program: &Program, config: &Config, keep_cells: bool) -> Result<Fa
         params,
         iter: Vec::new(),
         scope: NONE,
-        stmt_plans,
-        cond_plans,
+        stmt_plans: &stmt_plans,
+        cond_plans: &cond_plans,
         reads: Vec::new(),
         writes: Vec::new(),
         scratch: Vec::new(),
@@ -150,8 +158,16 @@ fn lower_with(program: &Program, config: &Config, keep_cells: bool) -> Result<Fa
         count: 0,
         keep_cells,
         iterations: 0,
+        loop_touches: vec![false; program.counters.len()],
+        if_touches: vec![false; program.conditions().len()],
+        cond_static: program
+            .conditions()
+            .iter()
+            .map(|c| c.cond.is_static())
+            .collect(),
         facts,
     };
+    l.shape(&program.body);
     l.block(&program.body)?;
     let mut f = l.facts;
     if keep_cells {
@@ -172,7 +188,7 @@ fn lower_with(program: &Program, config: &Config, keep_cells: bool) -> Result<Fa
     Ok(f)
 }
 
-impl<'p> Lowerer<'p> {
+impl<'p, 'a> Lowerer<'p, 'a> {
     /// Whether anything in `nodes` accesses memory: subtrees that do not are
     /// skipped, whatever their loops' ranges.
     fn touches(&self, nodes: &[Node]) -> bool {
@@ -189,6 +205,35 @@ impl<'p> Lowerer<'p> {
                     || i.otherwise.as_ref().is_some_and(|b| self.touches(b))
             }
         })
+    }
+
+    /// Fills `loop_touches` and `if_touches` for every node under `nodes`.
+    fn shape(&mut self, nodes: &[Node]) {
+        for n in nodes {
+            match n {
+                Node::Stmt(_) => {}
+                Node::For(f) => {
+                    self.loop_touches[f.counter.index()] = self.touches(&f.body);
+                    self.shape(&f.body);
+                }
+                Node::While(w) => {
+                    self.loop_touches[w.counter.index()] =
+                        !self.cond_plans[w.cond.id.index()].is_empty() || self.touches(&w.body);
+                    self.shape(&w.body);
+                }
+                Node::If(i) => {
+                    if let Some((c, _)) = i.branches.first() {
+                        self.if_touches[c.id.index()] = self.touches(std::slice::from_ref(n));
+                    }
+                    for (_, b) in &i.branches {
+                        self.shape(b);
+                    }
+                    if let Some(b) = &i.otherwise {
+                        self.shape(b);
+                    }
+                }
+            }
+        }
     }
 
     /// The error for a budget `max` of `unit` that `name` took to `count`.
@@ -233,7 +278,7 @@ impl<'p> Lowerer<'p> {
     }
 
     fn for_loop(&mut self, f: &'p For) -> Result<(), LowerError> {
-        if !self.touches(&f.body) {
+        if !self.loop_touches[f.counter.index()] {
             return Ok(());
         }
         let program = self.program;
@@ -298,11 +343,11 @@ impl<'p> Lowerer<'p> {
     }
 
     fn while_loop(&mut self, w: &'p While) -> Result<(), LowerError> {
-        if self.cond_plans[w.cond.id.index()].is_empty() && !self.touches(&w.body) {
+        if !self.loop_touches[w.counter.index()] {
             return Ok(());
         }
         let c = w.counter.index();
-        let unknown = !w.cond.cond.is_static();
+        let unknown = !self.cond_static[w.cond.id.index()];
         let inst = if unknown {
             let i = self.instance(&w.cond);
             self.facts.while_insts.push(i);
@@ -335,11 +380,10 @@ impl<'p> Lowerer<'p> {
     }
 
     fn if_node(&mut self, i: &'p If) -> Result<(), LowerError> {
-        let any = i
-            .branches
-            .iter()
-            .any(|(c, b)| !self.cond_plans[c.id.index()].is_empty() || self.touches(b))
-            || i.otherwise.as_ref().is_some_and(|b| self.touches(b));
+        let any = match i.branches.first() {
+            Some((c, _)) => self.if_touches[c.id.index()],
+            None => i.otherwise.as_ref().is_some_and(|b| self.touches(b)),
+        };
         if !any {
             return Ok(());
         }
@@ -347,7 +391,7 @@ impl<'p> Lowerer<'p> {
         let mut taken = false;
         for (c, body) in &i.branches {
             self.test(c)?;
-            if c.cond.is_static() {
+            if self.cond_static[c.id.index()] {
                 if self.static_cond(c)? {
                     self.block(body)?;
                     taken = true;
@@ -374,17 +418,13 @@ impl<'p> Lowerer<'p> {
     }
 
     fn test(&mut self, c: &'p Condition) -> Result<(), LowerError> {
-        let plans = std::mem::take(&mut self.cond_plans[c.id.index()]);
-        let r = self.op(Site::Cond(c.id), &plans, &c.name, c.span);
-        self.cond_plans[c.id.index()] = plans;
-        r
+        let plans = &self.cond_plans[c.id.index()];
+        self.op(Site::Cond(c.id), plans, &c.name, c.span)
     }
 
     fn stmt(&mut self, s: &'p Stmt) -> Result<(), LowerError> {
-        let plans = std::mem::take(&mut self.stmt_plans[s.id.index()]);
-        let r = self.op(Site::Stmt(s.id), &plans, &s.label, s.span);
-        self.stmt_plans[s.id.index()] = plans;
-        r
+        let plans = &self.stmt_plans[s.id.index()];
+        self.op(Site::Stmt(s.id), plans, &s.label, s.span)
     }
 
     /// Emits one operation: its read slots, its read instances, then its
