@@ -229,6 +229,11 @@ pub(super) struct Recs {
     /// Distinct (cell, local class) pairs, sorted: what the label counts
     /// run over (fixed for every split).
     pub pairs: Vec<(u32, u32)>,
+    /// Per write, `words` words of a bit set over the counters: those of
+    /// its loops whose value differs from their value at the first write of
+    /// its class (such a counter cannot be in κ).
+    pub moving: Vec<u64>,
+    pub words: usize,
 }
 
 pub(super) fn records(
@@ -358,6 +363,19 @@ pub(super) fn records(
     pairs.sort_unstable();
     pairs.dedup();
     reads.retain(|r| local.contains_key(&r.class));
+    let words = program.counters.len().div_ceil(64);
+    let mut moving = vec![0u64; writes.len() * words];
+    for (x, w) in writes.iter().enumerate() {
+        if w.lc == NONE {
+            continue;
+        }
+        let rep = &writes[reps[w.lc as usize] as usize];
+        for &c in &sites.stmt[w.stmt] {
+            if counter_at(sites, w, c) != counter_at(sites, rep, c) {
+                moving[x * words + c.index() / 64] |= 1 << (c.index() % 64);
+            }
+        }
+    }
     Recs {
         writes,
         reads,
@@ -365,20 +383,9 @@ pub(super) fn records(
         reps,
         initial,
         pairs,
+        moving,
+        words,
     }
-}
-
-/// Common for-counters of the statements, in the nesting order of the first.
-fn common_counters(program: &Program, sites: &Sites, stmts: &[usize]) -> Vec<CounterId> {
-    let Some(&first) = stmts.first() else {
-        return Vec::new();
-    };
-    sites.stmt[first]
-        .iter()
-        .copied()
-        .filter(|c| program.counter_decl(*c).kind == CounterKind::For)
-        .filter(|c| stmts.iter().all(|&s| sites.stmt[s].contains(c)))
-        .collect()
 }
 
 /// Groups and κ under some splits.
@@ -443,45 +450,39 @@ fn counter_at(sites: &Sites, w: &WriteRec, c: CounterId) -> i64 {
         .unwrap_or(0)
 }
 
-/// Σ over cells and samples of the distinct labels (group, κ values) among
-/// the classes writing the cell. Every class has one label (groups join
-/// classes, κ is constant on them), so its first write gives it; labels are
-/// interned per sample and each cell's label numbers deduplicated.
-fn count(sites: &Sites, recs: &[Recs], groups: &[Vec<usize>], kappa: &[Vec<CounterId>]) -> u64 {
-    let width = 1 + kappa.iter().map(Vec::len).max().unwrap_or(0);
-    let mut labels = 0;
-    let (mut keys, mut order, mut id, mut buf) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (rs, gs) in recs.iter().zip(groups) {
-        keys.clear();
-        for &r in &rs.reps {
-            let w = &rs.writes[r as usize];
-            let g = gs[r as usize];
-            keys.push(g as i64);
-            keys.extend(kappa[g].iter().map(|&c| counter_at(sites, w, c)));
-            keys.resize(keys.len() + width - 1 - kappa[g].len(), 0);
-        }
-        let key = |k: u32| &keys[k as usize * width..(k as usize + 1) * width];
-        order.clear();
-        order.extend(0..rs.reps.len() as u32);
-        order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
-        id.clear();
-        id.resize(rs.reps.len(), 0u32);
-        let mut next = 0;
-        for k in 0..order.len() {
-            if k > 0 && key(order[k - 1]) != key(order[k]) {
-                next += 1;
-            }
-            id[order[k] as usize] = next;
-        }
-        for cell in rs.pairs.chunk_by(|a, b| a.0 == b.0) {
-            buf.clear();
-            buf.extend(cell.iter().map(|&(_, lc)| id[lc as usize]));
-            buf.sort_unstable();
-            buf.dedup();
-            labels += buf.len() as u64;
-        }
-    }
-    labels
+/// Buffers of `evaluate`, kept across the trials of a split search (one
+/// evaluation is a few passes over the writes; allocating its tables anew
+/// for every trial cost as much as the passes).
+#[derive(Default)]
+pub(super) struct Work {
+    /// Atoms (statement, side bits) present, all-true sides first.
+    atoms: Vec<(usize, u32)>,
+    /// Start of every sample's writes in the per-write tables.
+    offs: Vec<usize>,
+    /// Atom, then group, of every write (samples in a row).
+    aix: Vec<usize>,
+    groups: Vec<usize>,
+    parent: Vec<usize>,
+    init_atoms: Vec<bool>,
+    live_atoms: Vec<bool>,
+    dead_atoms: Vec<bool>,
+    first: Vec<usize>,
+    roots: Vec<usize>,
+    group_of: Vec<usize>,
+    copy_in: Vec<bool>,
+    placeable: Vec<bool>,
+    has_dead: Vec<bool>,
+    /// Per group, the counters some class of it is not constant on
+    /// (`Recs::moving` joined).
+    moving: Vec<u64>,
+    kappa: Vec<Vec<CounterId>>,
+    keys: Vec<i64>,
+    order: Vec<u32>,
+    id: Vec<u32>,
+    stamp: Vec<u32>,
+    labels: u64,
+    classes: u64,
+    agree: u64,
 }
 
 fn find(p: &mut [usize], mut x: usize) -> usize {
@@ -498,148 +499,245 @@ fn find(p: &mut [usize], mut x: usize) -> usize {
 /// them (the split search does not need to: dropping can only merge
 /// labels, and every class has one label already, so the count is final).
 pub(super) fn evaluate(program: &Program, sites: &Sites, recs: &[Recs], bits: &[Vec<u32>]) -> Eval {
-    // Atoms (statement, side bits) present, all-true sides first.
-    let mut atoms: Vec<(usize, u32)> = Vec::new();
-    for (rs, bs) in recs.iter().zip(bits) {
-        for (w, &b) in rs.writes.iter().zip(bs) {
-            if atoms.last() != Some(&(w.stmt, b)) && !atoms.contains(&(w.stmt, b)) {
-                atoms.push((w.stmt, b));
+    let mut w = Work::default();
+    w.run(program, sites, recs, bits);
+    w.eval(recs)
+}
+
+impl Work {
+    /// `evaluate` into the buffers: labels, classes and agree are then read
+    /// off them, the rest by `eval`.
+    pub(super) fn run(
+        &mut self,
+        program: &Program,
+        sites: &Sites,
+        recs: &[Recs],
+        bits: &[Vec<u32>],
+    ) {
+        let atoms = &mut self.atoms;
+        atoms.clear();
+        for (rs, bs) in recs.iter().zip(bits) {
+            for (w, &b) in rs.writes.iter().zip(bs) {
+                if atoms.last() != Some(&(w.stmt, b)) && !atoms.contains(&(w.stmt, b)) {
+                    atoms.push((w.stmt, b));
+                }
             }
         }
-    }
-    atoms.sort_unstable_by_key(|&(s, b)| (s, std::cmp::Reverse(b)));
-    let idx = |a: (usize, u32)| {
-        atoms
-            .binary_search_by_key(&(a.0, std::cmp::Reverse(a.1)), |&(s, b)| {
-                (s, std::cmp::Reverse(b))
-            })
-            .unwrap_or(0)
-    };
-    let aix: Vec<Vec<usize>> = recs
-        .iter()
-        .zip(bits)
-        .map(|(rs, bs)| {
-            let mut last = (usize::MAX, 0, 0);
-            rs.writes
-                .iter()
-                .zip(bs)
-                .map(|(w, &b)| {
-                    if (last.0, last.1) != (w.stmt, b) {
-                        last = (w.stmt, b, idx((w.stmt, b)));
-                    }
-                    last.2
+        atoms.sort_unstable_by_key(|&(s, b)| (s, std::cmp::Reverse(b)));
+        let idx = |a: (usize, u32)| {
+            atoms
+                .binary_search_by_key(&(a.0, std::cmp::Reverse(a.1)), |&(s, b)| {
+                    (s, std::cmp::Reverse(b))
                 })
-                .collect()
-        })
-        .collect();
-    let mut parent: Vec<usize> = (0..atoms.len()).collect();
-    let mut init_atoms = vec![false; atoms.len()];
-    let mut live_atoms = vec![false; atoms.len()];
-    let mut dead_atoms = vec![false; atoms.len()];
-    let mut first: Vec<usize> = Vec::new();
-    for (rs, ax) in recs.iter().zip(&aix) {
-        first.clear();
-        first.resize(rs.reps.len(), usize::MAX);
-        for (w, &a) in rs.writes.iter().zip(ax) {
-            live_atoms[a] |= w.kind == Kind::Live;
-            dead_atoms[a] |= w.kind == Kind::Dead;
-            if w.lc == NONE {
-                continue;
-            }
-            if rs.initial[w.lc as usize] {
-                init_atoms[a] = true;
-            }
-            let f = first[w.lc as usize];
-            if f == usize::MAX {
-                first[w.lc as usize] = a;
-            } else {
-                let (ra, rb) = (find(&mut parent, a), find(&mut parent, f));
-                parent[ra] = rb;
-            }
-        }
-    }
-    let mut roots: Vec<usize> = Vec::new();
-    let mut atom_group: HashMap<_, _, WordHash> = HashMap::default();
-    let mut group_of = Vec::with_capacity(atoms.len());
-    let mut copy_in = Vec::new();
-    // Live-out-only writes are placed only along with dead ones (their
-    // value is needed after every read: they may share a finished cell).
-    let mut placeable = Vec::new();
-    let mut has_dead = Vec::new();
-    for (k, &a) in atoms.iter().enumerate() {
-        let r = find(&mut parent, k);
-        let g = match roots.iter().position(|&x| x == r) {
-            Some(g) => g,
-            None => {
-                roots.push(r);
-                copy_in.push(false);
-                placeable.push(true);
-                has_dead.push(false);
-                roots.len() - 1
-            }
+                .unwrap_or(0)
         };
-        copy_in[g] |= init_atoms[k];
-        placeable[g] &= !live_atoms[k] && !init_atoms[k];
-        has_dead[g] |= dead_atoms[k];
-        atom_group.insert(a, g);
-        group_of.push(g);
-    }
-    for (p, d) in placeable.iter_mut().zip(&has_dead) {
-        *p &= d;
-    }
-    let groups: Vec<Vec<usize>> = aix
-        .iter()
-        .map(|ax| ax.iter().map(|&a| group_of[a]).collect())
-        .collect();
-    // κ: common counters constant on every class.
-    let mut kappa: Vec<Vec<CounterId>> = Vec::new();
-    let mut seen: Vec<Option<i64>> = Vec::new();
-    for g in 0..roots.len() {
-        let members: Vec<usize> = atoms
-            .iter()
-            .zip(&group_of)
-            .filter(|(_, &h)| h == g)
-            .map(|(a, _)| a.0)
-            .collect();
-        let mut ks = common_counters(program, sites, &members);
-        ks.retain(|&c| {
-            recs.iter().zip(&groups).all(|(rs, gs)| {
-                seen.clear();
-                seen.resize(rs.reps.len(), None);
-                rs.writes.iter().zip(gs).all(|(w, &h)| {
-                    if w.lc == NONE || h != g {
-                        return true;
+        let n_atoms = atoms.len();
+        self.offs.clear();
+        self.aix.clear();
+        for (rs, bs) in recs.iter().zip(bits) {
+            self.offs.push(self.aix.len());
+            let mut last = (usize::MAX, 0, 0);
+            for (w, &b) in rs.writes.iter().zip(bs) {
+                if (last.0, last.1) != (w.stmt, b) {
+                    last = (w.stmt, b, idx((w.stmt, b)));
+                }
+                self.aix.push(last.2);
+            }
+        }
+        self.offs.push(self.aix.len());
+        let parent = &mut self.parent;
+        parent.clear();
+        parent.extend(0..n_atoms);
+        for v in [
+            &mut self.init_atoms,
+            &mut self.live_atoms,
+            &mut self.dead_atoms,
+        ] {
+            v.clear();
+            v.resize(n_atoms, false);
+        }
+        for (k, rs) in recs.iter().enumerate() {
+            let ax = &self.aix[self.offs[k]..self.offs[k + 1]];
+            self.first.clear();
+            self.first.resize(rs.reps.len(), usize::MAX);
+            for (w, &a) in rs.writes.iter().zip(ax) {
+                self.live_atoms[a] |= w.kind == Kind::Live;
+                self.dead_atoms[a] |= w.kind == Kind::Dead;
+                if w.lc == NONE {
+                    continue;
+                }
+                if rs.initial[w.lc as usize] {
+                    self.init_atoms[a] = true;
+                }
+                let f = self.first[w.lc as usize];
+                if f == usize::MAX {
+                    self.first[w.lc as usize] = a;
+                } else {
+                    let (ra, rb) = (find(parent, a), find(parent, f));
+                    parent[ra] = rb;
+                }
+            }
+        }
+        self.roots.clear();
+        self.group_of.clear();
+        self.copy_in.clear();
+        // Live-out-only writes are placed only along with dead ones (their
+        // value is needed after every read: they may share a finished cell).
+        self.placeable.clear();
+        self.has_dead.clear();
+        for k in 0..n_atoms {
+            let r = find(parent, k);
+            let g = match self.roots.iter().position(|&x| x == r) {
+                Some(g) => g,
+                None => {
+                    self.roots.push(r);
+                    self.copy_in.push(false);
+                    self.placeable.push(true);
+                    self.has_dead.push(false);
+                    self.roots.len() - 1
+                }
+            };
+            self.copy_in[g] |= self.init_atoms[k];
+            self.placeable[g] &= !self.live_atoms[k] && !self.init_atoms[k];
+            self.has_dead[g] |= self.dead_atoms[k];
+            self.group_of.push(g);
+        }
+        for (p, d) in self.placeable.iter_mut().zip(&self.has_dead) {
+            *p &= d;
+        }
+        let n = self.roots.len();
+        self.groups.clear();
+        self.groups
+            .extend(self.aix.iter().map(|&a| self.group_of[a]));
+        // κ: common counters constant on every class.
+        let words = recs.first().map_or(0, |r| r.words);
+        self.moving.clear();
+        self.moving.resize(n * words, 0);
+        for (k, rs) in recs.iter().enumerate() {
+            let gs = &self.groups[self.offs[k]..self.offs[k + 1]];
+            for (x, (w, &g)) in rs.writes.iter().zip(gs).enumerate() {
+                if w.lc != NONE {
+                    let m = &rs.moving[x * words..(x + 1) * words];
+                    for (a, b) in self.moving[g * words..(g + 1) * words].iter_mut().zip(m) {
+                        *a |= b;
                     }
-                    let v = counter_at(sites, w, c);
-                    *seen[w.lc as usize].get_or_insert(v) == v
-                })
-            })
-        });
-        kappa.push(ks);
-    }
-    let labels = count(sites, recs, &groups, &kappa);
-    let classes = recs.iter().map(|rs| rs.pairs.len() as u64).sum();
-    // Dead updates whose write joins the group of what they read.
-    let mut agree = 0;
-    for (rs, gs) in recs.iter().zip(&groups) {
-        for (w, &h) in rs.writes.iter().zip(gs) {
-            if w.kind == Kind::Dead
-                && w.self_lc != NONE
-                && gs[rs.reps[w.self_lc as usize] as usize] == h
-            {
-                agree += 1;
+                }
+            }
+        }
+        self.kappa.resize_with(n, Vec::new);
+        self.kappa.truncate(n);
+        for (g, ks) in self.kappa.iter_mut().enumerate() {
+            let members = || {
+                self.atoms
+                    .iter()
+                    .zip(&self.group_of)
+                    .filter(move |(_, &h)| h == g)
+                    .map(|(a, _)| a.0)
+            };
+            ks.clear();
+            let Some(first) = members().next() else {
+                continue;
+            };
+            let moving = &self.moving[g * words..(g + 1) * words];
+            ks.extend(
+                sites.stmt[first]
+                    .iter()
+                    .copied()
+                    .filter(|c| program.counter_decl(*c).kind == CounterKind::For)
+                    .filter(|c| members().all(|s| sites.stmt[s].contains(c)))
+                    .filter(|c| moving[c.index() / 64] & 1 << (c.index() % 64) == 0),
+            );
+        }
+        self.count(sites, recs);
+        self.classes = recs.iter().map(|rs| rs.pairs.len() as u64).sum();
+        // Dead updates whose write joins the group of what they read.
+        self.agree = 0;
+        for (k, rs) in recs.iter().enumerate() {
+            let gs = &self.groups[self.offs[k]..self.offs[k + 1]];
+            for (w, &h) in rs.writes.iter().zip(gs) {
+                if w.kind == Kind::Dead
+                    && w.self_lc != NONE
+                    && gs[rs.reps[w.self_lc as usize] as usize] == h
+                {
+                    self.agree += 1;
+                }
             }
         }
     }
-    Eval {
-        atom_group,
-        groups,
-        kappa,
-        copy_in,
-        placeable,
-        labels,
-        classes,
-        agree,
+
+    /// Σ over cells and samples of the distinct labels (group, κ values)
+    /// among the classes writing the cell. Every class has one label
+    /// (groups join classes, κ is constant on them), so its first write
+    /// gives it; labels are interned per sample and each cell's distinct
+    /// label numbers counted.
+    fn count(&mut self, sites: &Sites, recs: &[Recs]) {
+        let kappa = &self.kappa;
+        let width = 1 + kappa.iter().map(Vec::len).max().unwrap_or(0);
+        let mut labels = 0;
+        let (keys, order, id, stamp) = (
+            &mut self.keys,
+            &mut self.order,
+            &mut self.id,
+            &mut self.stamp,
+        );
+        for (k, rs) in recs.iter().enumerate() {
+            let gs = &self.groups[self.offs[k]..self.offs[k + 1]];
+            keys.clear();
+            for &r in &rs.reps {
+                let w = &rs.writes[r as usize];
+                let g = gs[r as usize];
+                keys.push(g as i64);
+                keys.extend(kappa[g].iter().map(|&c| counter_at(sites, w, c)));
+                keys.resize(keys.len() + width - 1 - kappa[g].len(), 0);
+            }
+            let key = |k: u32| &keys[k as usize * width..(k as usize + 1) * width];
+            order.clear();
+            order.extend(0..rs.reps.len() as u32);
+            order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
+            id.clear();
+            id.resize(rs.reps.len(), 0u32);
+            let mut next = 0;
+            for k in 0..order.len() {
+                if k > 0 && key(order[k - 1]) != key(order[k]) {
+                    next += 1;
+                }
+                id[order[k] as usize] = next;
+            }
+            // stamp[label] = 1 + the cell that last counted it.
+            stamp.clear();
+            stamp.resize(rs.reps.len(), 0);
+            for (c, cell) in rs.pairs.chunk_by(|a, b| a.0 == b.0).enumerate() {
+                for &(_, lc) in cell {
+                    let l = id[lc as usize] as usize;
+                    if stamp[l] != c as u32 + 1 {
+                        stamp[l] = c as u32 + 1;
+                        labels += 1;
+                    }
+                }
+            }
+        }
+        self.labels = labels;
+    }
+
+    /// The evaluation `run` left in the buffers.
+    pub(super) fn eval(&self, recs: &[Recs]) -> Eval {
+        Eval {
+            atom_group: self
+                .atoms
+                .iter()
+                .copied()
+                .zip(self.group_of.iter().copied())
+                .collect(),
+            groups: (0..recs.len())
+                .map(|k| self.groups[self.offs[k]..self.offs[k + 1]].to_vec())
+                .collect(),
+            kappa: self.kappa.clone(),
+            copy_in: self.copy_in.clone(),
+            placeable: self.placeable.clone(),
+            labels: self.labels,
+            classes: self.classes,
+            agree: self.agree,
+        }
     }
 }
 
@@ -1132,16 +1230,55 @@ fn sides_of(
     s: usize,
     e: &Affine,
 ) -> Option<Vec<bool>> {
+    let at = AtSite::new(e, &sites.stmt[s]);
     let sides: Vec<bool> = recs
         .iter()
         .zip(samples)
         .flat_map(|(rs, x)| {
-            rs.writes.iter().filter(|w| w.stmt == s).map(|w| {
-                eval_at(e, &sites.stmt[w.stmt], &w.iter, &x.values).is_some_and(|v| v <= 0)
-            })
+            rs.writes
+                .iter()
+                .filter(|w| w.stmt == s)
+                .map(|w| at.eval(&w.iter, &x.values).is_some_and(|v| v <= 0))
         })
         .collect();
     (sides.iter().any(|&b| b) && !sides.iter().all(|&b| b)).then_some(sides)
+}
+
+/// `eval_at` of one affine function at the operations of one site, with
+/// every variable's place looked up once.
+struct AtSite<'a> {
+    e: &'a Affine,
+    /// Per term: a parameter (Err) or a loop position (Ok); None when a
+    /// counter is not among the loops.
+    at: Option<Vec<Result<usize, usize>>>,
+}
+
+impl AtSite<'_> {
+    fn new<'a>(e: &'a Affine, loops: &[CounterId]) -> AtSite<'a> {
+        let at = e
+            .terms
+            .iter()
+            .map(|&(v, _)| match v {
+                Var::Param(p) => Some(Err(p.index())),
+                Var::Counter(c) => loops.iter().position(|&l| l == c).map(Ok),
+            })
+            .collect();
+        AtSite { e, at }
+    }
+
+    /// The same value as `eval_at(e, loops, iter, params)`.
+    fn eval(&self, iter: &[i64], params: &[i64]) -> Option<i64> {
+        let at = self.at.as_ref()?;
+        let mut acc = self.e.constant;
+        for (&(_, c), &place) in self.e.terms.iter().zip(at) {
+            let v = match place {
+                Ok(k) => iter.get(k),
+                Err(p) => params.get(p),
+            };
+            acc = acc.checked_add(c.checked_mul(v.copied().unwrap_or(0))?)?;
+        }
+        Some(acc)
+    }
 }
 
 fn with(splits: &HashMap<usize, Vec<Affine>>, s: usize, e: &Affine) -> HashMap<usize, Vec<Affine>> {
@@ -1151,31 +1288,21 @@ fn with(splits: &HashMap<usize, Vec<Affine>>, s: usize, e: &Affine) -> HashMap<u
 }
 
 /// Every one-condition trial of `stmts` (statement order, then pool order)
-/// with its score. A trial depends only on the sides it gives the
-/// statement's writes, so it is evaluated once per distinct division;
-/// conditions leaving every write on one side (`divide` gives None) are
-/// skipped.
+/// with its score. `candidates` gives the conditions of a statement with
+/// the sides they give its writes (conditions leaving every write on one
+/// side are left out). A trial depends only on those sides, so it is
+/// evaluated once per distinct division.
 fn scan<'a, T: Copy>(
     stmts: &[usize],
-    candidates: impl Fn(usize) -> Vec<&'a Affine>,
-    divide: impl Fn(usize, &Affine) -> Option<Vec<bool>>,
-    try_split: impl Fn(usize, &[bool]) -> Eval,
-    mut score: impl FnMut(Eval) -> T,
+    candidates: impl Fn(usize) -> Vec<(&'a Affine, &'a [bool])>,
+    mut try_split: impl FnMut(usize, &[bool]) -> T,
 ) -> Vec<(usize, &'a Affine, T)> {
     let mut out = Vec::new();
+    let mut seen: HashMap<&[bool], T, WordHash> = HashMap::default();
     for &s in stmts {
-        let mut seen: HashMap<Vec<bool>, T, WordHash> = HashMap::default();
-        for e in candidates(s) {
-            let Some(sides) = divide(s, e) else {
-                continue;
-            };
-            let x = match seen.get(&sides) {
-                Some(&x) => x,
-                None => {
-                    let x = score(try_split(s, &sides));
-                    *seen.entry(sides).or_insert(x)
-                }
-            };
+        seen.clear();
+        for (e, sides) in candidates(s) {
+            let x = *seen.entry(sides).or_insert_with(|| try_split(s, sides));
             out.push((s, e, x));
         }
     }
@@ -1204,55 +1331,77 @@ pub(super) fn array_form(
     if stmts.is_empty() {
         return None;
     }
-    let candidates = |splits: &Splits, s: usize| -> Vec<&Affine> {
+    // The sides of every usable condition of every statement, made once:
+    // the first scan asks for all of them.
+    let sides: Vec<Vec<Option<Vec<bool>>>> = stmts
+        .iter()
+        .map(|&s| {
+            pool.iter()
+                .map(|e| {
+                    usable(program, e, &sites.stmt[s])
+                        .then(|| sides_of(sites, samples, recs, s, e))
+                        .flatten()
+                })
+                .collect()
+        })
+        .collect();
+    let candidates = |splits: &Splits, s: usize| -> Vec<(&Affine, &[bool])> {
         let have = splits.get(&s).map_or(&[][..], |v| v.as_slice());
         if have.len() >= MAX_CONDS {
             return Vec::new();
         }
+        let k = stmts.iter().position(|&x| x == s).unwrap_or(0);
         pool.iter()
-            .filter(|e| usable(program, e, &sites.stmt[s]) && !have.contains(e))
+            .zip(&sides[k])
+            .filter(|(e, _)| !have.contains(e))
+            .filter_map(|(e, sd)| Some((e, sd.as_deref()?)))
             .collect()
     };
     // A trial adds one condition to statement s: its bits are the current
     // ones with the next bit of s set where the condition holds.
-    let trial = |bits: &[Vec<u32>], splits: &Splits, s: usize, sides: &[bool]| {
-        let bit = 1u32 << splits.get(&s).map_or(0, Vec::len);
-        let mut sides = sides.iter();
-        let mut t = bits.to_vec();
-        for (rs, bs) in recs.iter().zip(&mut t) {
-            for (w, b) in rs.writes.iter().zip(bs) {
-                if w.stmt == s && sides.next() == Some(&true) {
-                    *b |= bit;
+    let trial =
+        |t: &mut Vec<Vec<u32>>, bits: &[Vec<u32>], splits: &Splits, s: usize, sides: &[bool]| {
+            let bit = 1u32 << splits.get(&s).map_or(0, Vec::len);
+            let mut sides = sides.iter();
+            t.clone_from_slice(bits);
+            for (rs, bs) in recs.iter().zip(t.iter_mut()) {
+                for (w, b) in rs.writes.iter().zip(bs) {
+                    if w.stmt == s && sides.next() == Some(&true) {
+                        *b |= bit;
+                    }
                 }
             }
-        }
-        t
-    };
+        };
+    let mut work = Work::default();
     let mut splits: Splits = HashMap::new();
     let mut bits = all_bits(sites, samples, recs, &splits);
-    let mut best = evaluate(program, sites, recs, &bits);
+    let mut tbits = bits.clone();
+    work.run(program, sites, recs, &bits);
+    let mut best = (work.labels, work.classes);
     // Splits that tie with the one taken in the last round: the read labels
     // may have a closed form under one and not under another.
     let mut ties: Vec<(usize, Affine)> = Vec::new();
     let mut before = splits.clone();
     for _ in 0..3 {
-        if best.labels == best.classes {
+        if best.0 == best.1 {
             break;
         }
         let mut round: Vec<(usize, Affine, (u64, u64))> = Vec::new();
         let scored = scan(
             &stmts,
             |s| candidates(&splits, s),
-            |s, e| sides_of(sites, samples, recs, s, e),
-            |s, sides| evaluate(program, sites, recs, &trial(&bits, &splits, s, sides)),
-            |t| (t.labels, t.agree),
+            |s, sides| {
+                trial(&mut tbits, &bits, &splits, s, sides);
+                work.run(program, sites, recs, &tbits);
+                (work.labels, work.agree)
+            },
         );
         for (s, e, score) in scored {
-            let cur = round.first().map_or((best.labels, 0), |x| x.2);
+            let cur = round.first().map_or((best.0, 0), |x| x.2);
             if score > cur {
                 round.clear();
             }
-            if score.0 > best.labels && score >= cur {
+            if score.0 > best.0 && score >= cur {
                 round.push((s, e.clone(), score));
             }
         }
@@ -1263,7 +1412,8 @@ pub(super) fn array_form(
         before = splits.clone();
         splits = with(&splits, s, &e);
         bits = all_bits(sites, samples, recs, &splits);
-        best = evaluate(program, sites, recs, &bits);
+        work.run(program, sites, recs, &bits);
+        best = (work.labels, work.classes);
         ties = round.into_iter().map(|(s, e, _)| (s, e)).collect();
     }
     let mut alts: Vec<Splits> = Vec::new();
@@ -1274,17 +1424,20 @@ pub(super) fn array_form(
         merge_disjoint(sites, recs, &mut ev);
         estimate(sites, recs, &ev)
     };
-    if best.labels == best.classes {
-        let mut size = size_of(evaluate(program, sites, recs, &bits));
+    if best.0 == best.1 {
+        work.run(program, sites, recs, &bits);
+        let mut size = size_of(work.eval(recs));
         let first = splits.clone();
         for _ in 0..2 {
             let mut pick: Option<(usize, Affine, i64)> = None;
             let scored = scan(
                 &stmts,
                 |s| candidates(&splits, s),
-                |s, e| sides_of(sites, samples, recs, s, e),
-                |s, sides| evaluate(program, sites, recs, &trial(&bits, &splits, s, sides)),
-                |t| (t.labels == best.labels).then(|| size_of(t)),
+                |s, sides| {
+                    trial(&mut tbits, &bits, &splits, s, sides);
+                    work.run(program, sites, recs, &tbits);
+                    (work.labels == best.0).then(|| size_of(work.eval(recs)))
+                },
             );
             for (s, e, got) in scored {
                 if let Some(z) = got {
