@@ -229,11 +229,15 @@ pub(super) struct Recs {
     /// Distinct (cell, local class) pairs, sorted: what the label counts
     /// run over (fixed for every split).
     pub pairs: Vec<(u32, u32)>,
-    /// Per write, `words` words of a bit set over the counters: those of
-    /// its loops whose value differs from their value at the first write of
-    /// its class (such a counter cannot be in κ).
+    /// Per local class, `words` words of a bit set over the counters:
+    /// those of a write's loops whose value there differs from their value
+    /// at the class's first write (such a counter cannot be in κ).
     pub moving: Vec<u64>,
     pub words: usize,
+    /// Dead updates in place: (dead write, first write of the class its
+    /// operation reads from the same cell). Where both are in one group is
+    /// the tie-break of the split search.
+    pub updates: Vec<(u32, u32)>,
 }
 
 pub(super) fn records(
@@ -364,15 +368,19 @@ pub(super) fn records(
     pairs.dedup();
     reads.retain(|r| local.contains_key(&r.class));
     let words = program.counters.len().div_ceil(64);
-    let mut moving = vec![0u64; writes.len() * words];
+    let mut moving = vec![0u64; reps.len() * words];
+    let mut updates = Vec::new();
     for (x, w) in writes.iter().enumerate() {
+        if w.kind == Kind::Dead && w.self_lc != NONE {
+            updates.push((x as u32, reps[w.self_lc as usize]));
+        }
         if w.lc == NONE {
             continue;
         }
         let rep = &writes[reps[w.lc as usize] as usize];
         for &c in &sites.stmt[w.stmt] {
             if counter_at(sites, w, c) != counter_at(sites, rep, c) {
-                moving[x * words + c.index() / 64] |= 1 << (c.index() % 64);
+                moving[w.lc as usize * words + c.index() / 64] |= 1 << (c.index() % 64);
             }
         }
     }
@@ -385,6 +393,7 @@ pub(super) fn records(
         pairs,
         moving,
         words,
+        updates,
     }
 }
 
@@ -399,9 +408,6 @@ pub(super) struct Eval {
     pub placeable: Vec<bool>,
     pub labels: u64,
     pub classes: u64,
-    /// Dead writes in the group of the class their operation reads from the
-    /// same cell (updates in place): the tie-break of the split search.
-    pub agree: u64,
 }
 
 /// Side bits of every write at every sample.
@@ -455,19 +461,20 @@ fn counter_at(sites: &Sites, w: &WriteRec, c: CounterId) -> i64 {
 /// for every trial cost as much as the passes).
 #[derive(Default)]
 pub(super) struct Work {
-    /// Atoms (statement, side bits) present, all-true sides first.
+    /// Atoms (statement, side bits) in the order met.
     atoms: Vec<(usize, u32)>,
-    /// Start of every sample's writes in the per-write tables.
+    /// Their order sorted by statement, all-true sides first (the order
+    /// groups are numbered in).
+    sorted: Vec<usize>,
+    /// Start of every sample's writes in `aix`.
     offs: Vec<usize>,
-    /// Atom, then group, of every write (samples in a row).
+    /// Atom of every write (samples in a row).
     aix: Vec<usize>,
-    groups: Vec<usize>,
     parent: Vec<usize>,
-    init_atoms: Vec<bool>,
-    live_atoms: Vec<bool>,
-    dead_atoms: Vec<bool>,
-    first: Vec<usize>,
+    /// Per atom: live, dead, copied-in writes (bits 0, 1, 2).
+    flags: Vec<u8>,
     roots: Vec<usize>,
+    /// Group of every atom.
     group_of: Vec<usize>,
     copy_in: Vec<bool>,
     placeable: Vec<bool>,
@@ -480,9 +487,9 @@ pub(super) struct Work {
     order: Vec<u32>,
     id: Vec<u32>,
     stamp: Vec<u32>,
-    labels: u64,
-    classes: u64,
-    agree: u64,
+    pub labels: u64,
+    pub classes: u64,
+    pub agree: u64,
 }
 
 fn find(p: &mut [usize], mut x: usize) -> usize {
@@ -500,79 +507,82 @@ fn find(p: &mut [usize], mut x: usize) -> usize {
 /// labels, and every class has one label already, so the count is final).
 pub(super) fn evaluate(program: &Program, sites: &Sites, recs: &[Recs], bits: &[Vec<u32>]) -> Eval {
     let mut w = Work::default();
-    w.run(program, sites, recs, bits);
+    w.run(program, sites, recs, bits, None);
     w.eval(recs)
 }
 
+/// A trial's change to the side bits: `bit` added to the writes of one
+/// statement where `sides` (one per write of it, samples in a row) holds.
+#[derive(Clone, Copy)]
+pub(super) struct Extra<'a> {
+    pub stmt: usize,
+    pub bit: u32,
+    pub sides: &'a [bool],
+}
+
 impl Work {
-    /// `evaluate` into the buffers: labels, classes and agree are then read
-    /// off them, the rest by `eval`.
+    /// `evaluate` into the buffers under `bits` (with `extra`): labels,
+    /// classes and agree are then read off them, the rest by `eval`.
     pub(super) fn run(
         &mut self,
         program: &Program,
         sites: &Sites,
         recs: &[Recs],
         bits: &[Vec<u32>],
+        extra: Option<Extra>,
     ) {
-        let atoms = &mut self.atoms;
+        let (atoms, aix, flags) = (&mut self.atoms, &mut self.aix, &mut self.flags);
         atoms.clear();
-        for (rs, bs) in recs.iter().zip(bits) {
-            for (w, &b) in rs.writes.iter().zip(bs) {
-                if atoms.last() != Some(&(w.stmt, b)) && !atoms.contains(&(w.stmt, b)) {
-                    atoms.push((w.stmt, b));
-                }
-            }
-        }
-        atoms.sort_unstable_by_key(|&(s, b)| (s, std::cmp::Reverse(b)));
-        let idx = |a: (usize, u32)| {
-            atoms
-                .binary_search_by_key(&(a.0, std::cmp::Reverse(a.1)), |&(s, b)| {
-                    (s, std::cmp::Reverse(b))
-                })
-                .unwrap_or(0)
-        };
-        let n_atoms = atoms.len();
+        aix.clear();
+        flags.clear();
         self.offs.clear();
-        self.aix.clear();
+        let mut sides = extra.map_or(&[][..], |x| x.sides).iter();
+        let (xs, xbit) = extra.map_or((usize::MAX, 0), |x| (x.stmt, x.bit));
         for (rs, bs) in recs.iter().zip(bits) {
-            self.offs.push(self.aix.len());
+            self.offs.push(aix.len());
             let mut last = (usize::MAX, 0, 0);
             for (w, &b) in rs.writes.iter().zip(bs) {
+                let b = if w.stmt == xs && sides.next() == Some(&true) {
+                    b | xbit
+                } else {
+                    b
+                };
                 if (last.0, last.1) != (w.stmt, b) {
-                    last = (w.stmt, b, idx((w.stmt, b)));
+                    let k = match atoms.iter().position(|&a| a == (w.stmt, b)) {
+                        Some(k) => k,
+                        None => {
+                            atoms.push((w.stmt, b));
+                            flags.push(0);
+                            atoms.len() - 1
+                        }
+                    };
+                    last = (w.stmt, b, k);
                 }
-                self.aix.push(last.2);
+                let a = last.2;
+                aix.push(a);
+                flags[a] |= u8::from(w.kind == Kind::Live)
+                    | u8::from(w.kind == Kind::Dead) << 1
+                    | u8::from(w.lc != NONE && rs.initial[w.lc as usize]) << 2;
             }
         }
-        self.offs.push(self.aix.len());
+        self.offs.push(aix.len());
+        let n_atoms = atoms.len();
+        self.sorted.clear();
+        self.sorted.extend(0..n_atoms);
+        self.sorted
+            .sort_unstable_by_key(|&k| (atoms[k].0, std::cmp::Reverse(atoms[k].1)));
+        // Every write joins the atom of its class's first write.
         let parent = &mut self.parent;
         parent.clear();
         parent.extend(0..n_atoms);
-        for v in [
-            &mut self.init_atoms,
-            &mut self.live_atoms,
-            &mut self.dead_atoms,
-        ] {
-            v.clear();
-            v.resize(n_atoms, false);
-        }
         for (k, rs) in recs.iter().enumerate() {
-            let ax = &self.aix[self.offs[k]..self.offs[k + 1]];
-            self.first.clear();
-            self.first.resize(rs.reps.len(), usize::MAX);
+            let ax = &aix[self.offs[k]..self.offs[k + 1]];
             for (w, &a) in rs.writes.iter().zip(ax) {
-                self.live_atoms[a] |= w.kind == Kind::Live;
-                self.dead_atoms[a] |= w.kind == Kind::Dead;
                 if w.lc == NONE {
                     continue;
                 }
-                if rs.initial[w.lc as usize] {
-                    self.init_atoms[a] = true;
-                }
-                let f = self.first[w.lc as usize];
-                if f == usize::MAX {
-                    self.first[w.lc as usize] = a;
-                } else {
+                let f = ax[rs.reps[w.lc as usize] as usize];
+                if a != f {
                     let (ra, rb) = (find(parent, a), find(parent, f));
                     parent[ra] = rb;
                 }
@@ -580,12 +590,13 @@ impl Work {
         }
         self.roots.clear();
         self.group_of.clear();
+        self.group_of.resize(n_atoms, 0);
         self.copy_in.clear();
         // Live-out-only writes are placed only along with dead ones (their
         // value is needed after every read: they may share a finished cell).
         self.placeable.clear();
         self.has_dead.clear();
-        for k in 0..n_atoms {
+        for &k in &self.sorted {
             let r = find(parent, k);
             let g = match self.roots.iter().position(|&x| x == r) {
                 Some(g) => g,
@@ -597,42 +608,39 @@ impl Work {
                     self.roots.len() - 1
                 }
             };
-            self.copy_in[g] |= self.init_atoms[k];
-            self.placeable[g] &= !self.live_atoms[k] && !self.init_atoms[k];
-            self.has_dead[g] |= self.dead_atoms[k];
-            self.group_of.push(g);
+            let f = flags[k];
+            self.copy_in[g] |= f & 4 != 0;
+            self.placeable[g] &= f & 5 == 0;
+            self.has_dead[g] |= f & 2 != 0;
+            self.group_of[k] = g;
         }
         for (p, d) in self.placeable.iter_mut().zip(&self.has_dead) {
             *p &= d;
         }
         let n = self.roots.len();
-        self.groups.clear();
-        self.groups
-            .extend(self.aix.iter().map(|&a| self.group_of[a]));
         // κ: common counters constant on every class.
         let words = recs.first().map_or(0, |r| r.words);
         self.moving.clear();
         self.moving.resize(n * words, 0);
         for (k, rs) in recs.iter().enumerate() {
-            let gs = &self.groups[self.offs[k]..self.offs[k + 1]];
-            for (x, (w, &g)) in rs.writes.iter().zip(gs).enumerate() {
-                if w.lc != NONE {
-                    let m = &rs.moving[x * words..(x + 1) * words];
-                    for (a, b) in self.moving[g * words..(g + 1) * words].iter_mut().zip(m) {
-                        *a |= b;
-                    }
+            let ax = &aix[self.offs[k]..self.offs[k + 1]];
+            for (lc, &r) in rs.reps.iter().enumerate() {
+                let g = self.group_of[ax[r as usize]];
+                let m = &rs.moving[lc * words..(lc + 1) * words];
+                for (a, b) in self.moving[g * words..(g + 1) * words].iter_mut().zip(m) {
+                    *a |= b;
                 }
             }
         }
         self.kappa.resize_with(n, Vec::new);
         self.kappa.truncate(n);
+        let (sorted, group_of, atoms) = (&self.sorted, &self.group_of, &self.atoms);
         for (g, ks) in self.kappa.iter_mut().enumerate() {
             let members = || {
-                self.atoms
+                sorted
                     .iter()
-                    .zip(&self.group_of)
-                    .filter(move |(_, &h)| h == g)
-                    .map(|(a, _)| a.0)
+                    .filter(move |&&k| group_of[k] == g)
+                    .map(|&k| atoms[k].0)
             };
             ks.clear();
             let Some(first) = members().next() else {
@@ -653,12 +661,9 @@ impl Work {
         // Dead updates whose write joins the group of what they read.
         self.agree = 0;
         for (k, rs) in recs.iter().enumerate() {
-            let gs = &self.groups[self.offs[k]..self.offs[k + 1]];
-            for (w, &h) in rs.writes.iter().zip(gs) {
-                if w.kind == Kind::Dead
-                    && w.self_lc != NONE
-                    && gs[rs.reps[w.self_lc as usize] as usize] == h
-                {
+            let ax = &self.aix[self.offs[k]..self.offs[k + 1]];
+            for &(x, r) in &rs.updates {
+                if self.group_of[ax[x as usize]] == self.group_of[ax[r as usize]] {
                     self.agree += 1;
                 }
             }
@@ -681,11 +686,11 @@ impl Work {
             &mut self.stamp,
         );
         for (k, rs) in recs.iter().enumerate() {
-            let gs = &self.groups[self.offs[k]..self.offs[k + 1]];
+            let ax = &self.aix[self.offs[k]..self.offs[k + 1]];
             keys.clear();
             for &r in &rs.reps {
                 let w = &rs.writes[r as usize];
-                let g = gs[r as usize];
+                let g = self.group_of[ax[r as usize]];
                 keys.push(g as i64);
                 keys.extend(kappa[g].iter().map(|&c| counter_at(sites, w, c)));
                 keys.resize(keys.len() + width - 1 - kappa[g].len(), 0);
@@ -729,14 +734,18 @@ impl Work {
                 .zip(self.group_of.iter().copied())
                 .collect(),
             groups: (0..recs.len())
-                .map(|k| self.groups[self.offs[k]..self.offs[k + 1]].to_vec())
+                .map(|k| {
+                    self.aix[self.offs[k]..self.offs[k + 1]]
+                        .iter()
+                        .map(|&a| self.group_of[a])
+                        .collect()
+                })
                 .collect(),
             kappa: self.kappa.clone(),
             copy_in: self.copy_in.clone(),
             placeable: self.placeable.clone(),
             labels: self.labels,
             classes: self.classes,
-            agree: self.agree,
         }
     }
 }
@@ -1359,24 +1368,17 @@ pub(super) fn array_form(
     };
     // A trial adds one condition to statement s: its bits are the current
     // ones with the next bit of s set where the condition holds.
-    let trial =
-        |t: &mut Vec<Vec<u32>>, bits: &[Vec<u32>], splits: &Splits, s: usize, sides: &[bool]| {
-            let bit = 1u32 << splits.get(&s).map_or(0, Vec::len);
-            let mut sides = sides.iter();
-            t.clone_from_slice(bits);
-            for (rs, bs) in recs.iter().zip(t.iter_mut()) {
-                for (w, b) in rs.writes.iter().zip(bs) {
-                    if w.stmt == s && sides.next() == Some(&true) {
-                        *b |= bit;
-                    }
-                }
-            }
-        };
+    fn extra<'a>(splits: &Splits, s: usize, sides: &'a [bool]) -> Option<Extra<'a>> {
+        Some(Extra {
+            stmt: s,
+            bit: 1u32 << splits.get(&s).map_or(0, Vec::len),
+            sides,
+        })
+    }
     let mut work = Work::default();
     let mut splits: Splits = HashMap::new();
     let mut bits = all_bits(sites, samples, recs, &splits);
-    let mut tbits = bits.clone();
-    work.run(program, sites, recs, &bits);
+    work.run(program, sites, recs, &bits, None);
     let mut best = (work.labels, work.classes);
     // Splits that tie with the one taken in the last round: the read labels
     // may have a closed form under one and not under another.
@@ -1391,8 +1393,7 @@ pub(super) fn array_form(
             &stmts,
             |s| candidates(&splits, s),
             |s, sides| {
-                trial(&mut tbits, &bits, &splits, s, sides);
-                work.run(program, sites, recs, &tbits);
+                work.run(program, sites, recs, &bits, extra(&splits, s, sides));
                 (work.labels, work.agree)
             },
         );
@@ -1412,7 +1413,7 @@ pub(super) fn array_form(
         before = splits.clone();
         splits = with(&splits, s, &e);
         bits = all_bits(sites, samples, recs, &splits);
-        work.run(program, sites, recs, &bits);
+        work.run(program, sites, recs, &bits, None);
         best = (work.labels, work.classes);
         ties = round.into_iter().map(|(s, e, _)| (s, e)).collect();
     }
@@ -1425,7 +1426,7 @@ pub(super) fn array_form(
         estimate(sites, recs, &ev)
     };
     if best.0 == best.1 {
-        work.run(program, sites, recs, &bits);
+        work.run(program, sites, recs, &bits, None);
         let mut size = size_of(work.eval(recs));
         let first = splits.clone();
         for _ in 0..2 {
@@ -1434,8 +1435,7 @@ pub(super) fn array_form(
                 &stmts,
                 |s| candidates(&splits, s),
                 |s, sides| {
-                    trial(&mut tbits, &bits, &splits, s, sides);
-                    work.run(program, sites, recs, &tbits);
+                    work.run(program, sites, recs, &bits, extra(&splits, s, sides));
                     (work.labels == best.0).then(|| size_of(work.eval(recs)))
                 },
             );
