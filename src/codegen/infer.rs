@@ -238,6 +238,8 @@ pub(super) struct Recs {
     /// operation reads from the same cell). Where both are in one group is
     /// the tie-break of the split search.
     pub updates: Vec<(u32, u32)>,
+    /// (cell, write) for every cell of every write, sorted.
+    pub cell_writes: Vec<(u32, u32)>,
 }
 
 pub(super) fn records(
@@ -368,6 +370,12 @@ pub(super) fn records(
     pairs.dedup();
     reads.retain(|r| local.contains_key(&r.class));
     let words = program.counters.len().div_ceil(64);
+    let mut cell_writes: Vec<(u32, u32)> = writes
+        .iter()
+        .enumerate()
+        .flat_map(|(x, w)| w.cells.iter().map(move |&c| (c, x as u32)))
+        .collect();
+    cell_writes.sort_unstable();
     let mut moving = vec![0u64; reps.len() * words];
     let mut updates = Vec::new();
     for (x, w) in writes.iter().enumerate() {
@@ -394,6 +402,7 @@ pub(super) fn records(
         moving,
         words,
         updates,
+        cell_writes,
     }
 }
 
@@ -1113,18 +1122,6 @@ pub(super) fn volume(b: &Option<Vec<(i64, i64)>>) -> i64 {
     })
 }
 
-fn disjoint(a: &[u32], b: &[u32]) -> bool {
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => return false,
-        }
-    }
-    true
-}
-
 /// Merges groups that never share a cell at any sample (same κ, neither
 /// placeable) when the merged box is no larger than the two: fewer arrays,
 /// the same labels per cell. Groups stay in the order of their first atom.
@@ -1133,8 +1130,33 @@ pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], ev: &mut Eval) {
     if n < 2 {
         return;
     }
-    // Cells and boxes by group, made when a first pair gets that far.
-    let mut cells_boxes = None;
+    let (target, _) = merge_plan(sites, recs, ev);
+    let keep: Vec<usize> = (0..n).filter(|&g| target[g] == g).collect();
+    let new_id = |g: usize| keep.iter().position(|&k| k == target[g]).unwrap_or(0);
+    for g in ev.atom_group.values_mut() {
+        *g = new_id(*g);
+    }
+    for g in ev.groups.iter_mut().flatten() {
+        *g = new_id(*g);
+    }
+    ev.kappa = keep.iter().map(|&g| ev.kappa[g].clone()).collect();
+    ev.copy_in = keep.iter().map(|&g| ev.copy_in[g]).collect();
+    ev.placeable = keep.iter().map(|&g| ev.placeable[g]).collect();
+}
+
+/// The merges of `merge_disjoint`: the group every group goes into (itself
+/// when kept), `ev.copy_in` of the kept groups updated, and the concrete
+/// boxes of the merged groups when they were made (at the kept groups'
+/// places: what `concrete_boxes` gives after the renaming).
+fn merge_plan(
+    sites: &Sites,
+    recs: &[Recs],
+    ev: &mut Eval,
+) -> (Vec<usize>, Option<Vec<Vec<Option<IntBox>>>>) {
+    let n = ev.kappa.len();
+    // Which groups share a cell at some sample (n × n), and the boxes by
+    // group, made when a first pair gets that far.
+    let mut share_boxes: Option<(Vec<bool>, Vec<Vec<Option<IntBox>>>)> = None;
     let mut target: Vec<usize> = (0..n).collect();
     for h in 1..n {
         if ev.placeable[h] {
@@ -1144,25 +1166,13 @@ pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], ev: &mut Eval) {
             if target[g] != g || ev.placeable[g] || ev.kappa[g] != ev.kappa[h] {
                 continue;
             }
-            let (cells, boxes) = cells_boxes.get_or_insert_with(|| {
-                let cells: Vec<Vec<Vec<u32>>> = recs
-                    .iter()
-                    .zip(&ev.groups)
-                    .map(|(rs, gs)| {
-                        let mut v = vec![Vec::new(); n];
-                        for (w, &g) in rs.writes.iter().zip(gs) {
-                            v[g].extend_from_slice(&w.cells);
-                        }
-                        for c in &mut v {
-                            c.sort_unstable();
-                            c.dedup();
-                        }
-                        v
-                    })
-                    .collect();
-                (cells, concrete_boxes(sites, recs, ev, &[]))
+            let (share, boxes) = share_boxes.get_or_insert_with(|| {
+                (
+                    shared_cells(recs, &ev.groups, n),
+                    concrete_boxes(sites, recs, ev, &[]),
+                )
             });
-            if !cells.iter().all(|cs| disjoint(&cs[g], &cs[h])) {
+            if share[g * n + h] {
                 continue;
             }
             let ci = ev.copy_in[g] || ev.copy_in[h];
@@ -1191,25 +1201,65 @@ pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], ev: &mut Eval) {
             for (b, m) in boxes.iter_mut().zip(merged) {
                 b[g] = m;
             }
-            for cs in cells.iter_mut() {
-                let moved = std::mem::take(&mut cs[h]);
-                cs[g].extend(moved);
-                cs[g].sort_unstable();
+            // g now writes the cells of h too.
+            for x in 0..n {
+                if share[h * n + x] {
+                    share[g * n + x] = true;
+                    share[x * n + g] = true;
+                }
             }
             break;
         }
     }
-    let keep: Vec<usize> = (0..n).filter(|&g| target[g] == g).collect();
-    let new_id = |g: usize| keep.iter().position(|&k| k == target[g]).unwrap_or(0);
-    for g in ev.atom_group.values_mut() {
-        *g = new_id(*g);
+    (target, share_boxes.map(|(_, b)| b))
+}
+
+/// Whether groups g and h write a common cell at some sample, at g·n + h.
+fn shared_cells(recs: &[Recs], groups: &[Vec<usize>], n: usize) -> Vec<bool> {
+    let mut share = vec![false; n * n];
+    let mut here: Vec<usize> = Vec::new();
+    for (rs, gs) in recs.iter().zip(groups) {
+        for cell in rs.cell_writes.chunk_by(|a, b| a.0 == b.0) {
+            here.clear();
+            for &(_, x) in cell {
+                let g = gs[x as usize];
+                if !here.contains(&g) {
+                    here.push(g);
+                }
+            }
+            for (i, &a) in here.iter().enumerate() {
+                for &b in &here[..i] {
+                    share[a * n + b] = true;
+                    share[b * n + a] = true;
+                }
+            }
+        }
     }
-    for g in ev.groups.iter_mut().flatten() {
-        *g = new_id(*g);
+    share
+}
+
+/// `estimate` of the form after `drop_counters` and `merge_disjoint`
+/// (which it leaves undone): the boxes the merges made are the renamed
+/// form's.
+fn merged_size(sites: &Sites, recs: &[Recs], ev: &mut Eval) -> i64 {
+    drop_counters(sites, recs, ev);
+    if ev.kappa.len() < 2 {
+        return estimate(sites, recs, ev);
     }
-    ev.kappa = keep.iter().map(|&g| ev.kappa[g].clone()).collect();
-    ev.copy_in = keep.iter().map(|&g| ev.copy_in[g]).collect();
-    ev.placeable = keep.iter().map(|&g| ev.placeable[g]).collect();
+    let (target, boxes) = merge_plan(sites, recs, ev);
+    let Some(boxes) = boxes else {
+        return estimate(sites, recs, ev);
+    };
+    boxes
+        .iter()
+        .map(|bs| {
+            bs.iter()
+                .enumerate()
+                .filter(|&(g, _)| target[g] == g && !ev.placeable[g])
+                .map(|(_, b)| volume(b))
+                .sum::<i64>()
+        })
+        .sum()
 }
 
 /// Cells of the renamed form summed over the samples, the placeable groups
@@ -1420,11 +1470,7 @@ pub(super) fn array_form(
     let mut alts: Vec<Splits> = Vec::new();
     // Shrinking rounds: at the same label count, a split whose groups
     // (merged, dead and live-out-only ones free) take fewer cells.
-    let size_of = |mut ev: Eval| {
-        drop_counters(sites, recs, &mut ev);
-        merge_disjoint(sites, recs, &mut ev);
-        estimate(sites, recs, &ev)
-    };
+    let size_of = |mut ev: Eval| merged_size(sites, recs, &mut ev);
     if best.0 == best.1 {
         work.run(program, sites, recs, &bits, None);
         let mut size = size_of(work.eval(recs));
