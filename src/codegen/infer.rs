@@ -1723,9 +1723,21 @@ pub(super) fn read_trees(
                 )
             })
             .collect();
-        let refs: Vec<&Pt> = pts.iter().collect();
+        let mut fitter = Fitter {
+            pts,
+            vars: &vars,
+            copy_in: &form.copy_in,
+            conds: &conds,
+            holds: vec![None; conds.len()],
+        };
+        let all: Vec<u64> = (0..pts.len().div_ceil(64))
+            .map(|w| match pts.len() - w * 64 {
+                n if n >= 64 => u64::MAX,
+                n => (1 << n) - 1,
+            })
+            .collect();
         let tree = (0..=2)
-            .find_map(|depth| fit_tree(&refs, &vars, &form.copy_in, &conds, depth))
+            .find_map(|depth| fitter.tree(&all, depth))
             .ok_or_else(|| {
                 format!(
                     "read {} of `{}` has no closed-form label",
@@ -1752,9 +1764,9 @@ fn fit_leaf(pts: &[&Pt], vars: &[Var], copy_in: &[bool]) -> Option<Tree> {
     }
     let mut dims = Vec::new();
     for d in 0..k0.len() {
-        let data: Vec<(Vec<i64>, i64)> = pts
+        let data: Vec<(&[i64], i64)> = pts
             .iter()
-            .filter_map(|p| p.label.as_ref().map(|(_, k)| (p.x.clone(), k[d])))
+            .filter_map(|p| p.label.as_ref().map(|(_, k)| (p.x.as_slice(), k[d])))
             .collect();
         let (a, b) = fit::affine(&data)?;
         // At reads that see only initial values the label must stay inside
@@ -1778,31 +1790,73 @@ fn fit_leaf(pts: &[&Pt], vars: &[Var], copy_in: &[bool]) -> Option<Tree> {
     Some(Tree::Leaf(Some((*g, dims))))
 }
 
-fn fit_tree(
-    pts: &[&Pt],
-    vars: &[Var],
-    copy_in: &[bool],
-    conds: &[(Affine, Vec<i64>, i64)],
-    depth: usize,
-) -> Option<Tree> {
-    if let Some(t) = fit_leaf(pts, vars, copy_in) {
-        return Some(t);
+/// The read points of one access and the conditions a tree may test, with
+/// where each condition holds (a bit set over the points, made on first
+/// use).
+struct Fitter<'a> {
+    pts: &'a [Pt],
+    vars: &'a [Var],
+    copy_in: &'a [bool],
+    conds: &'a [(Affine, Vec<i64>, i64)],
+    holds: Vec<Option<Vec<u64>>>,
+}
+
+impl Fitter<'_> {
+    fn holds(&mut self, k: usize) -> &[u64] {
+        let (pts, (_, a, b)) = (self.pts, &self.conds[k]);
+        self.holds[k].get_or_insert_with(|| {
+            let mut set = vec![0u64; pts.len().div_ceil(64)];
+            for (i, p) in pts.iter().enumerate() {
+                let v = a
+                    .iter()
+                    .zip(&p.x)
+                    .fold(0i64, |s, (c, v)| s.wrapping_add(c.wrapping_mul(*v)));
+                if v.wrapping_add(*b) <= 0 {
+                    set[i / 64] |= 1 << (i % 64);
+                }
+            }
+            set
+        })
     }
-    if depth == 0 {
-        return None;
-    }
-    for (e, a, b) in conds {
-        let holds = |p: &Pt| a.iter().zip(&p.x).map(|(c, v)| c * v).sum::<i64>() + b <= 0;
-        let (yes, no): (Vec<&Pt>, Vec<&Pt>) = pts.iter().partition(|p| holds(p));
-        if yes.is_empty() || no.is_empty() {
-            continue;
+
+    /// A tree of at most `depth` splits through the points in `set` (in
+    /// their order): a leaf if one fits, else the first condition (pool
+    /// order) dividing them whose two sides fit.
+    fn tree(&mut self, set: &[u64], depth: usize) -> Option<Tree> {
+        let pts: Vec<&Pt> = self
+            .pts
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| set[i / 64] & 1 << (i % 64) != 0)
+            .map(|(_, p)| p)
+            .collect();
+        if let Some(t) = fit_leaf(&pts, self.vars, self.copy_in) {
+            return Some(t);
         }
-        let Some(ty) = fit_tree(&yes, vars, copy_in, conds, depth - 1) else {
-            continue;
-        };
-        if let Some(tn) = fit_tree(&no, vars, copy_in, conds, depth - 1) {
-            return Some(Tree::Split(e.clone(), Box::new(ty), Box::new(tn)));
+        if depth == 0 {
+            return None;
         }
+        let (mut yes, mut no) = (vec![0u64; set.len()], vec![0u64; set.len()]);
+        for k in 0..self.conds.len() {
+            let holds = self.holds(k);
+            let (mut any_yes, mut any_no) = (false, false);
+            for (((y, n), &s), &h) in yes.iter_mut().zip(&mut no).zip(set).zip(holds) {
+                *y = s & h;
+                *n = s & !h;
+                any_yes |= *y != 0;
+                any_no |= *n != 0;
+            }
+            if !any_yes || !any_no {
+                continue;
+            }
+            let Some(ty) = self.tree(&yes, depth - 1) else {
+                continue;
+            };
+            if let Some(tn) = self.tree(&no, depth - 1) {
+                let e = self.conds[k].0.clone();
+                return Some(Tree::Split(e, Box::new(ty), Box::new(tn)));
+            }
+        }
+        None
     }
-    None
 }
