@@ -222,10 +222,8 @@ pub(super) struct Recs {
     pub reads: Vec<ReadRec>,
     /// Declared index ranges at the sample.
     pub declared: Vec<(i64, i64)>,
-    /// Per local class: its first write, and whether it holds an initial
-    /// value.
+    /// Per local class: its first write.
     pub reps: Vec<u32>,
-    pub initial: Vec<bool>,
     /// Distinct (cell, local class) pairs, sorted: what the label counts
     /// run over (fixed for every split).
     pub pairs: Vec<(u32, u32)>,
@@ -240,6 +238,17 @@ pub(super) struct Recs {
     pub updates: Vec<(u32, u32)>,
     /// (cell, write) for every cell of every write, sorted.
     pub cell_writes: Vec<(u32, u32)>,
+    /// What evaluations read of every write, packed.
+    pub slim: Vec<Slim>,
+}
+
+/// A write as `evaluate` sees it.
+pub(super) struct Slim {
+    pub stmt: usize,
+    /// The first write of its class, or NONE.
+    pub rep: u32,
+    /// Live, dead, of a class holding an initial value (bits 0, 1, 2).
+    pub flags: u8,
 }
 
 pub(super) fn records(
@@ -370,6 +379,20 @@ pub(super) fn records(
     pairs.dedup();
     reads.retain(|r| local.contains_key(&r.class));
     let words = program.counters.len().div_ceil(64);
+    let slim = writes
+        .iter()
+        .map(|w| Slim {
+            stmt: w.stmt,
+            rep: if w.lc == NONE {
+                NONE
+            } else {
+                reps[w.lc as usize]
+            },
+            flags: u8::from(w.kind == Kind::Live)
+                | u8::from(w.kind == Kind::Dead) << 1
+                | u8::from(w.lc != NONE && initial[w.lc as usize]) << 2,
+        })
+        .collect();
     let mut cell_writes: Vec<(u32, u32)> = writes
         .iter()
         .enumerate()
@@ -397,12 +420,12 @@ pub(super) fn records(
         reads,
         declared,
         reps,
-        initial,
         pairs,
         moving,
         words,
         updates,
         cell_writes,
+        slim,
     }
 }
 
@@ -541,16 +564,19 @@ impl Work {
         extra: Option<Extra>,
     ) {
         let (atoms, aix, flags) = (&mut self.atoms, &mut self.aix, &mut self.flags);
+        let parent = &mut self.parent;
         atoms.clear();
         aix.clear();
         flags.clear();
+        parent.clear();
         self.offs.clear();
         let mut sides = extra.map_or(&[][..], |x| x.sides).iter();
         let (xs, xbit) = extra.map_or((usize::MAX, 0), |x| (x.stmt, x.bit));
         for (rs, bs) in recs.iter().zip(bits) {
-            self.offs.push(aix.len());
+            let off = aix.len();
+            self.offs.push(off);
             let mut last = (usize::MAX, 0, 0);
-            for (w, &b) in rs.writes.iter().zip(bs) {
+            for (w, &b) in rs.slim.iter().zip(bs) {
                 let b = if w.stmt == xs && sides.next() == Some(&true) {
                     b | xbit
                 } else {
@@ -562,6 +588,7 @@ impl Work {
                         None => {
                             atoms.push((w.stmt, b));
                             flags.push(0);
+                            parent.push(parent.len());
                             atoms.len() - 1
                         }
                     };
@@ -569,9 +596,16 @@ impl Work {
                 }
                 let a = last.2;
                 aix.push(a);
-                flags[a] |= u8::from(w.kind == Kind::Live)
-                    | u8::from(w.kind == Kind::Dead) << 1
-                    | u8::from(w.lc != NONE && rs.initial[w.lc as usize]) << 2;
+                flags[a] |= w.flags;
+                // Every write joins the atom of its class's first write
+                // (met before it).
+                if w.rep != NONE {
+                    let f = aix[off + w.rep as usize];
+                    if a != f {
+                        let (ra, rb) = (find(parent, a), find(parent, f));
+                        parent[ra] = rb;
+                    }
+                }
             }
         }
         self.offs.push(aix.len());
@@ -580,23 +614,6 @@ impl Work {
         self.sorted.extend(0..n_atoms);
         self.sorted
             .sort_unstable_by_key(|&k| (atoms[k].0, std::cmp::Reverse(atoms[k].1)));
-        // Every write joins the atom of its class's first write.
-        let parent = &mut self.parent;
-        parent.clear();
-        parent.extend(0..n_atoms);
-        for (k, rs) in recs.iter().enumerate() {
-            let ax = &aix[self.offs[k]..self.offs[k + 1]];
-            for (w, &a) in rs.writes.iter().zip(ax) {
-                if w.lc == NONE {
-                    continue;
-                }
-                let f = ax[rs.reps[w.lc as usize] as usize];
-                if a != f {
-                    let (ra, rb) = (find(parent, a), find(parent, f));
-                    parent[ra] = rb;
-                }
-            }
-        }
         self.roots.clear();
         self.group_of.clear();
         self.group_of.resize(n_atoms, 0);
