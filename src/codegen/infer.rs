@@ -1297,25 +1297,14 @@ fn estimate(sites: &Sites, recs: &[Recs], ev: &Eval) -> i64 {
 /// Splits of at most this many conditions per statement.
 const MAX_CONDS: usize = 2;
 
-/// The sides a new condition gives the writes of statement s, or None when
-/// it leaves them all on one side.
-fn sides_of(
-    sites: &Sites,
-    samples: &[Sample],
-    recs: &[Recs],
-    s: usize,
-    e: &Affine,
-) -> Option<Vec<bool>> {
+/// The sides a new condition gives the writes of statement s (`ops`: their
+/// iteration vectors and parameters, samples in a row), or None when it
+/// leaves them all on one side.
+fn sides_of(sites: &Sites, ops: &[(&[i64], &[i64])], s: usize, e: &Affine) -> Option<Vec<bool>> {
     let at = AtSite::new(e, &sites.stmt[s]);
-    let sides: Vec<bool> = recs
+    let sides: Vec<bool> = ops
         .iter()
-        .zip(samples)
-        .flat_map(|(rs, x)| {
-            rs.writes
-                .iter()
-                .filter(|w| w.stmt == s)
-                .map(|w| at.eval(&w.iter, &x.values).is_some_and(|v| v <= 0))
-        })
+        .map(|&(iter, params)| at.eval(iter, params).is_some_and(|v| v <= 0))
         .collect();
     (sides.iter().any(|&b| b) && !sides.iter().all(|&b| b)).then_some(sides)
 }
@@ -1412,10 +1401,20 @@ pub(super) fn array_form(
     let sides: Vec<Vec<Option<Vec<bool>>>> = stmts
         .iter()
         .map(|&s| {
+            let ops: Vec<(&[i64], &[i64])> = recs
+                .iter()
+                .zip(samples)
+                .flat_map(|(rs, x)| {
+                    rs.writes
+                        .iter()
+                        .filter(|w| w.stmt == s)
+                        .map(|w| (w.iter.as_slice(), x.values.as_slice()))
+                })
+                .collect();
             pool.iter()
                 .map(|e| {
                     usable(program, e, &sites.stmt[s])
-                        .then(|| sides_of(sites, samples, recs, s, e))
+                        .then(|| sides_of(sites, &ops, s, e))
                         .flatten()
                 })
                 .collect()
