@@ -1083,17 +1083,15 @@ fn usable(program: &Program, e: &Affine, loops: &[CounterId]) -> bool {
 /// A concrete box: (lo, hi) per dimension.
 pub(super) type IntBox = Vec<(i64, i64)>;
 
+/// Per sample, per group: a concrete box (None: no write there).
+pub(super) type Boxes = Vec<Vec<Option<IntBox>>>;
+
 /// Splits per statement.
 pub type Splits = HashMap<usize, Vec<Affine>>;
 
 /// Concrete box of each group at each sample (None: no write there): index
 /// ranges (declared for copied-in groups, none for scratch), then κ ranges.
-pub(super) fn concrete_boxes(
-    sites: &Sites,
-    recs: &[Recs],
-    ev: &Eval,
-    scratch: &[bool],
-) -> Vec<Vec<Option<IntBox>>> {
+pub(super) fn concrete_boxes(sites: &Sites, recs: &[Recs], ev: &Eval, scratch: &[bool]) -> Boxes {
     let n = ev.kappa.len();
     let mut v: Vec<(i64, i64)> = Vec::new();
     recs.iter()
@@ -1165,15 +1163,11 @@ pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], ev: &mut Eval) {
 /// when kept), `ev.copy_in` of the kept groups updated, and the concrete
 /// boxes of the merged groups when they were made (at the kept groups'
 /// places: what `concrete_boxes` gives after the renaming).
-fn merge_plan(
-    sites: &Sites,
-    recs: &[Recs],
-    ev: &mut Eval,
-) -> (Vec<usize>, Option<Vec<Vec<Option<IntBox>>>>) {
+fn merge_plan(sites: &Sites, recs: &[Recs], ev: &mut Eval) -> (Vec<usize>, Option<Boxes>) {
     let n = ev.kappa.len();
     // Which groups share a cell at some sample (n × n), and the boxes by
     // group, made when a first pair gets that far.
-    let mut share_boxes: Option<(Vec<bool>, Vec<Vec<Option<IntBox>>>)> = None;
+    let mut share_boxes: Option<(Vec<bool>, Boxes)> = None;
     let mut target: Vec<usize> = (0..n).collect();
     for h in 1..n {
         if ev.placeable[h] {
