@@ -23,15 +23,15 @@ fn normalize(row: &mut [i128]) {
 /// Fits y = a·x + b through `points` (x, y); all x have the same length.
 /// Free coefficients are 0; None when no integer solution with those free
 /// values exists, or on overflow.
-pub fn affine(points: &[(Vec<i64>, i64)]) -> Option<Fitted> {
-    let n = points.first().map_or(0, |p| p.0.len());
+pub fn affine<X: AsRef<[i64]>>(points: &[(X, i64)]) -> Option<Fitted> {
+    let n = points.first().map_or(0, |p| p.0.as_ref().len());
     let cols = n + 1; // coefficients then constant
     let mut basis: Vec<(usize, Vec<i128>)> = Vec::new();
     for (x, y) in points {
         if basis.len() == cols {
             break;
         }
-        let mut row: Vec<i128> = x.iter().map(|&v| v as i128).collect();
+        let mut row: Vec<i128> = x.as_ref().iter().map(|&v| v as i128).collect();
         row.push(1);
         row.push(*y as i128);
         for (pc, b) in &basis {
@@ -72,7 +72,7 @@ pub fn affine(points: &[(Vec<i64>, i64)]) -> Option<Fitted> {
     let a = sol[..n].to_vec();
     for (x, y) in points {
         let mut v = b;
-        for (c, xv) in a.iter().zip(x) {
+        for (c, xv) in a.iter().zip(x.as_ref()) {
             v = v.checked_add(c.checked_mul(*xv)?)?;
         }
         if v != *y {

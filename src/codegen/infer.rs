@@ -222,13 +222,33 @@ pub(super) struct Recs {
     pub reads: Vec<ReadRec>,
     /// Declared index ranges at the sample.
     pub declared: Vec<(i64, i64)>,
-    /// Per local class: its first write, and whether it holds an initial
-    /// value.
+    /// Per local class: its first write.
     pub reps: Vec<u32>,
-    pub initial: Vec<bool>,
     /// Distinct (cell, local class) pairs, sorted: what the label counts
     /// run over (fixed for every split).
     pub pairs: Vec<(u32, u32)>,
+    /// Per local class, `words` words of a bit set over the counters:
+    /// those of a write's loops whose value there differs from their value
+    /// at the class's first write (such a counter cannot be in κ).
+    pub moving: Vec<u64>,
+    pub words: usize,
+    /// Dead updates in place: (dead write, first write of the class its
+    /// operation reads from the same cell). Where both are in one group is
+    /// the tie-break of the split search.
+    pub updates: Vec<(u32, u32)>,
+    /// (cell, write) for every cell of every write, sorted.
+    pub cell_writes: Vec<(u32, u32)>,
+    /// What evaluations read of every write, packed.
+    pub slim: Vec<Slim>,
+}
+
+/// A write as `evaluate` sees it.
+pub(super) struct Slim {
+    pub stmt: usize,
+    /// The first write of its class, or NONE.
+    pub rep: u32,
+    /// Live, dead, of a class holding an initial value (bits 0, 1, 2).
+    pub flags: u8,
 }
 
 pub(super) fn records(
@@ -358,27 +378,55 @@ pub(super) fn records(
     pairs.sort_unstable();
     pairs.dedup();
     reads.retain(|r| local.contains_key(&r.class));
+    let words = program.counters.len().div_ceil(64);
+    let slim = writes
+        .iter()
+        .map(|w| Slim {
+            stmt: w.stmt,
+            rep: if w.lc == NONE {
+                NONE
+            } else {
+                reps[w.lc as usize]
+            },
+            flags: u8::from(w.kind == Kind::Live)
+                | u8::from(w.kind == Kind::Dead) << 1
+                | u8::from(w.lc != NONE && initial[w.lc as usize]) << 2,
+        })
+        .collect();
+    let mut cell_writes: Vec<(u32, u32)> = writes
+        .iter()
+        .enumerate()
+        .flat_map(|(x, w)| w.cells.iter().map(move |&c| (c, x as u32)))
+        .collect();
+    cell_writes.sort_unstable();
+    let mut moving = vec![0u64; reps.len() * words];
+    let mut updates = Vec::new();
+    for (x, w) in writes.iter().enumerate() {
+        if w.kind == Kind::Dead && w.self_lc != NONE {
+            updates.push((x as u32, reps[w.self_lc as usize]));
+        }
+        if w.lc == NONE {
+            continue;
+        }
+        let rep = &writes[reps[w.lc as usize] as usize];
+        for &c in &sites.stmt[w.stmt] {
+            if counter_at(sites, w, c) != counter_at(sites, rep, c) {
+                moving[w.lc as usize * words + c.index() / 64] |= 1 << (c.index() % 64);
+            }
+        }
+    }
     Recs {
         writes,
         reads,
         declared,
         reps,
-        initial,
         pairs,
+        moving,
+        words,
+        updates,
+        cell_writes,
+        slim,
     }
-}
-
-/// Common for-counters of the statements, in the nesting order of the first.
-fn common_counters(program: &Program, sites: &Sites, stmts: &[usize]) -> Vec<CounterId> {
-    let Some(&first) = stmts.first() else {
-        return Vec::new();
-    };
-    sites.stmt[first]
-        .iter()
-        .copied()
-        .filter(|c| program.counter_decl(*c).kind == CounterKind::For)
-        .filter(|c| stmts.iter().all(|&s| sites.stmt[s].contains(c)))
-        .collect()
 }
 
 /// Groups and κ under some splits.
@@ -392,9 +440,6 @@ pub(super) struct Eval {
     pub placeable: Vec<bool>,
     pub labels: u64,
     pub classes: u64,
-    /// Dead writes in the group of the class their operation reads from the
-    /// same cell (updates in place): the tie-break of the split search.
-    pub agree: u64,
 }
 
 /// Side bits of every write at every sample.
@@ -443,45 +488,40 @@ fn counter_at(sites: &Sites, w: &WriteRec, c: CounterId) -> i64 {
         .unwrap_or(0)
 }
 
-/// Σ over cells and samples of the distinct labels (group, κ values) among
-/// the classes writing the cell. Every class has one label (groups join
-/// classes, κ is constant on them), so its first write gives it; labels are
-/// interned per sample and each cell's label numbers deduplicated.
-fn count(sites: &Sites, recs: &[Recs], groups: &[Vec<usize>], kappa: &[Vec<CounterId>]) -> u64 {
-    let width = 1 + kappa.iter().map(Vec::len).max().unwrap_or(0);
-    let mut labels = 0;
-    let (mut keys, mut order, mut id, mut buf) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (rs, gs) in recs.iter().zip(groups) {
-        keys.clear();
-        for &r in &rs.reps {
-            let w = &rs.writes[r as usize];
-            let g = gs[r as usize];
-            keys.push(g as i64);
-            keys.extend(kappa[g].iter().map(|&c| counter_at(sites, w, c)));
-            keys.resize(keys.len() + width - 1 - kappa[g].len(), 0);
-        }
-        let key = |k: u32| &keys[k as usize * width..(k as usize + 1) * width];
-        order.clear();
-        order.extend(0..rs.reps.len() as u32);
-        order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
-        id.clear();
-        id.resize(rs.reps.len(), 0u32);
-        let mut next = 0;
-        for k in 0..order.len() {
-            if k > 0 && key(order[k - 1]) != key(order[k]) {
-                next += 1;
-            }
-            id[order[k] as usize] = next;
-        }
-        for cell in rs.pairs.chunk_by(|a, b| a.0 == b.0) {
-            buf.clear();
-            buf.extend(cell.iter().map(|&(_, lc)| id[lc as usize]));
-            buf.sort_unstable();
-            buf.dedup();
-            labels += buf.len() as u64;
-        }
-    }
-    labels
+/// Buffers of `evaluate`, kept across the trials of a split search (one
+/// evaluation is a few passes over the writes; allocating its tables anew
+/// for every trial cost as much as the passes).
+#[derive(Default)]
+pub(super) struct Work {
+    /// Atoms (statement, side bits) in the order met.
+    atoms: Vec<(usize, u32)>,
+    /// Their order sorted by statement, all-true sides first (the order
+    /// groups are numbered in).
+    sorted: Vec<usize>,
+    /// Start of every sample's writes in `aix`.
+    offs: Vec<usize>,
+    /// Atom of every write (samples in a row).
+    aix: Vec<usize>,
+    parent: Vec<usize>,
+    /// Per atom: live, dead, copied-in writes (bits 0, 1, 2).
+    flags: Vec<u8>,
+    roots: Vec<usize>,
+    /// Group of every atom.
+    group_of: Vec<usize>,
+    copy_in: Vec<bool>,
+    placeable: Vec<bool>,
+    has_dead: Vec<bool>,
+    /// Per group, the counters some class of it is not constant on
+    /// (`Recs::moving` joined).
+    moving: Vec<u64>,
+    kappa: Vec<Vec<CounterId>>,
+    keys: Vec<i64>,
+    order: Vec<u32>,
+    id: Vec<u32>,
+    stamp: Vec<u32>,
+    pub labels: u64,
+    pub classes: u64,
+    pub agree: u64,
 }
 
 fn find(p: &mut [usize], mut x: usize) -> usize {
@@ -498,148 +538,241 @@ fn find(p: &mut [usize], mut x: usize) -> usize {
 /// them (the split search does not need to: dropping can only merge
 /// labels, and every class has one label already, so the count is final).
 pub(super) fn evaluate(program: &Program, sites: &Sites, recs: &[Recs], bits: &[Vec<u32>]) -> Eval {
-    // Atoms (statement, side bits) present, all-true sides first.
-    let mut atoms: Vec<(usize, u32)> = Vec::new();
-    for (rs, bs) in recs.iter().zip(bits) {
-        for (w, &b) in rs.writes.iter().zip(bs) {
-            if atoms.last() != Some(&(w.stmt, b)) && !atoms.contains(&(w.stmt, b)) {
-                atoms.push((w.stmt, b));
-            }
-        }
-    }
-    atoms.sort_unstable_by_key(|&(s, b)| (s, std::cmp::Reverse(b)));
-    let idx = |a: (usize, u32)| {
-        atoms
-            .binary_search_by_key(&(a.0, std::cmp::Reverse(a.1)), |&(s, b)| {
-                (s, std::cmp::Reverse(b))
-            })
-            .unwrap_or(0)
-    };
-    let aix: Vec<Vec<usize>> = recs
-        .iter()
-        .zip(bits)
-        .map(|(rs, bs)| {
+    let mut w = Work::default();
+    w.run(program, sites, recs, bits, None);
+    w.eval(recs)
+}
+
+/// A trial's change to the side bits: `bit` added to the writes of one
+/// statement where `sides` (one per write of it, samples in a row) holds.
+#[derive(Clone, Copy)]
+pub(super) struct Extra<'a> {
+    pub stmt: usize,
+    pub bit: u32,
+    pub sides: &'a [bool],
+}
+
+impl Work {
+    /// `evaluate` into the buffers under `bits` (with `extra`): labels,
+    /// classes and agree are then read off them, the rest by `eval`.
+    pub(super) fn run(
+        &mut self,
+        program: &Program,
+        sites: &Sites,
+        recs: &[Recs],
+        bits: &[Vec<u32>],
+        extra: Option<Extra>,
+    ) {
+        let (atoms, aix, flags) = (&mut self.atoms, &mut self.aix, &mut self.flags);
+        let parent = &mut self.parent;
+        atoms.clear();
+        aix.clear();
+        flags.clear();
+        parent.clear();
+        self.offs.clear();
+        let mut sides = extra.map_or(&[][..], |x| x.sides).iter();
+        let (xs, xbit) = extra.map_or((usize::MAX, 0), |x| (x.stmt, x.bit));
+        for (rs, bs) in recs.iter().zip(bits) {
+            let off = aix.len();
+            self.offs.push(off);
             let mut last = (usize::MAX, 0, 0);
-            rs.writes
-                .iter()
-                .zip(bs)
-                .map(|(w, &b)| {
-                    if (last.0, last.1) != (w.stmt, b) {
-                        last = (w.stmt, b, idx((w.stmt, b)));
+            for (w, &b) in rs.slim.iter().zip(bs) {
+                let b = if w.stmt == xs && sides.next() == Some(&true) {
+                    b | xbit
+                } else {
+                    b
+                };
+                if (last.0, last.1) != (w.stmt, b) {
+                    let k = match atoms.iter().position(|&a| a == (w.stmt, b)) {
+                        Some(k) => k,
+                        None => {
+                            atoms.push((w.stmt, b));
+                            flags.push(0);
+                            parent.push(parent.len());
+                            atoms.len() - 1
+                        }
+                    };
+                    last = (w.stmt, b, k);
+                }
+                let a = last.2;
+                aix.push(a);
+                flags[a] |= w.flags;
+                // Every write joins the atom of its class's first write
+                // (met before it).
+                if w.rep != NONE {
+                    let f = aix[off + w.rep as usize];
+                    if a != f {
+                        let (ra, rb) = (find(parent, a), find(parent, f));
+                        parent[ra] = rb;
                     }
-                    last.2
-                })
-                .collect()
-        })
-        .collect();
-    let mut parent: Vec<usize> = (0..atoms.len()).collect();
-    let mut init_atoms = vec![false; atoms.len()];
-    let mut live_atoms = vec![false; atoms.len()];
-    let mut dead_atoms = vec![false; atoms.len()];
-    let mut first: Vec<usize> = Vec::new();
-    for (rs, ax) in recs.iter().zip(&aix) {
-        first.clear();
-        first.resize(rs.reps.len(), usize::MAX);
-        for (w, &a) in rs.writes.iter().zip(ax) {
-            live_atoms[a] |= w.kind == Kind::Live;
-            dead_atoms[a] |= w.kind == Kind::Dead;
-            if w.lc == NONE {
+                }
+            }
+        }
+        self.offs.push(aix.len());
+        let n_atoms = atoms.len();
+        self.sorted.clear();
+        self.sorted.extend(0..n_atoms);
+        self.sorted
+            .sort_unstable_by_key(|&k| (atoms[k].0, std::cmp::Reverse(atoms[k].1)));
+        self.roots.clear();
+        self.group_of.clear();
+        self.group_of.resize(n_atoms, 0);
+        self.copy_in.clear();
+        // Live-out-only writes are placed only along with dead ones (their
+        // value is needed after every read: they may share a finished cell).
+        self.placeable.clear();
+        self.has_dead.clear();
+        for &k in &self.sorted {
+            let r = find(parent, k);
+            let g = match self.roots.iter().position(|&x| x == r) {
+                Some(g) => g,
+                None => {
+                    self.roots.push(r);
+                    self.copy_in.push(false);
+                    self.placeable.push(true);
+                    self.has_dead.push(false);
+                    self.roots.len() - 1
+                }
+            };
+            let f = flags[k];
+            self.copy_in[g] |= f & 4 != 0;
+            self.placeable[g] &= f & 5 == 0;
+            self.has_dead[g] |= f & 2 != 0;
+            self.group_of[k] = g;
+        }
+        for (p, d) in self.placeable.iter_mut().zip(&self.has_dead) {
+            *p &= d;
+        }
+        let n = self.roots.len();
+        // κ: common counters constant on every class.
+        let words = recs.first().map_or(0, |r| r.words);
+        self.moving.clear();
+        self.moving.resize(n * words, 0);
+        for (k, rs) in recs.iter().enumerate() {
+            let ax = &aix[self.offs[k]..self.offs[k + 1]];
+            for (lc, &r) in rs.reps.iter().enumerate() {
+                let g = self.group_of[ax[r as usize]];
+                let m = &rs.moving[lc * words..(lc + 1) * words];
+                for (a, b) in self.moving[g * words..(g + 1) * words].iter_mut().zip(m) {
+                    *a |= b;
+                }
+            }
+        }
+        self.kappa.resize_with(n, Vec::new);
+        self.kappa.truncate(n);
+        let (sorted, group_of, atoms) = (&self.sorted, &self.group_of, &self.atoms);
+        for (g, ks) in self.kappa.iter_mut().enumerate() {
+            let members = || {
+                sorted
+                    .iter()
+                    .filter(move |&&k| group_of[k] == g)
+                    .map(|&k| atoms[k].0)
+            };
+            ks.clear();
+            let Some(first) = members().next() else {
                 continue;
-            }
-            if rs.initial[w.lc as usize] {
-                init_atoms[a] = true;
-            }
-            let f = first[w.lc as usize];
-            if f == usize::MAX {
-                first[w.lc as usize] = a;
-            } else {
-                let (ra, rb) = (find(&mut parent, a), find(&mut parent, f));
-                parent[ra] = rb;
+            };
+            let moving = &self.moving[g * words..(g + 1) * words];
+            ks.extend(
+                sites.stmt[first]
+                    .iter()
+                    .copied()
+                    .filter(|c| program.counter_decl(*c).kind == CounterKind::For)
+                    .filter(|c| members().all(|s| sites.stmt[s].contains(c)))
+                    .filter(|c| moving[c.index() / 64] & 1 << (c.index() % 64) == 0),
+            );
+        }
+        self.count(sites, recs);
+        self.classes = recs.iter().map(|rs| rs.pairs.len() as u64).sum();
+        // Dead updates whose write joins the group of what they read.
+        self.agree = 0;
+        for (k, rs) in recs.iter().enumerate() {
+            let ax = &self.aix[self.offs[k]..self.offs[k + 1]];
+            for &(x, r) in &rs.updates {
+                if self.group_of[ax[x as usize]] == self.group_of[ax[r as usize]] {
+                    self.agree += 1;
+                }
             }
         }
     }
-    let mut roots: Vec<usize> = Vec::new();
-    let mut atom_group: HashMap<_, _, WordHash> = HashMap::default();
-    let mut group_of = Vec::with_capacity(atoms.len());
-    let mut copy_in = Vec::new();
-    // Live-out-only writes are placed only along with dead ones (their
-    // value is needed after every read: they may share a finished cell).
-    let mut placeable = Vec::new();
-    let mut has_dead = Vec::new();
-    for (k, &a) in atoms.iter().enumerate() {
-        let r = find(&mut parent, k);
-        let g = match roots.iter().position(|&x| x == r) {
-            Some(g) => g,
-            None => {
-                roots.push(r);
-                copy_in.push(false);
-                placeable.push(true);
-                has_dead.push(false);
-                roots.len() - 1
+
+    /// Σ over cells and samples of the distinct labels (group, κ values)
+    /// among the classes writing the cell. Every class has one label
+    /// (groups join classes, κ is constant on them), so its first write
+    /// gives it; labels are interned per sample and each cell's distinct
+    /// label numbers counted.
+    fn count(&mut self, sites: &Sites, recs: &[Recs]) {
+        let kappa = &self.kappa;
+        let width = 1 + kappa.iter().map(Vec::len).max().unwrap_or(0);
+        let mut labels = 0;
+        let (keys, order, id, stamp) = (
+            &mut self.keys,
+            &mut self.order,
+            &mut self.id,
+            &mut self.stamp,
+        );
+        for (k, rs) in recs.iter().enumerate() {
+            let ax = &self.aix[self.offs[k]..self.offs[k + 1]];
+            keys.clear();
+            for &r in &rs.reps {
+                let w = &rs.writes[r as usize];
+                let g = self.group_of[ax[r as usize]];
+                keys.push(g as i64);
+                keys.extend(kappa[g].iter().map(|&c| counter_at(sites, w, c)));
+                keys.resize(keys.len() + width - 1 - kappa[g].len(), 0);
             }
-        };
-        copy_in[g] |= init_atoms[k];
-        placeable[g] &= !live_atoms[k] && !init_atoms[k];
-        has_dead[g] |= dead_atoms[k];
-        atom_group.insert(a, g);
-        group_of.push(g);
-    }
-    for (p, d) in placeable.iter_mut().zip(&has_dead) {
-        *p &= d;
-    }
-    let groups: Vec<Vec<usize>> = aix
-        .iter()
-        .map(|ax| ax.iter().map(|&a| group_of[a]).collect())
-        .collect();
-    // κ: common counters constant on every class.
-    let mut kappa: Vec<Vec<CounterId>> = Vec::new();
-    let mut seen: Vec<Option<i64>> = Vec::new();
-    for g in 0..roots.len() {
-        let members: Vec<usize> = atoms
-            .iter()
-            .zip(&group_of)
-            .filter(|(_, &h)| h == g)
-            .map(|(a, _)| a.0)
-            .collect();
-        let mut ks = common_counters(program, sites, &members);
-        ks.retain(|&c| {
-            recs.iter().zip(&groups).all(|(rs, gs)| {
-                seen.clear();
-                seen.resize(rs.reps.len(), None);
-                rs.writes.iter().zip(gs).all(|(w, &h)| {
-                    if w.lc == NONE || h != g {
-                        return true;
+            let key = |k: u32| &keys[k as usize * width..(k as usize + 1) * width];
+            order.clear();
+            order.extend(0..rs.reps.len() as u32);
+            order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
+            id.clear();
+            id.resize(rs.reps.len(), 0u32);
+            let mut next = 0;
+            for k in 0..order.len() {
+                if k > 0 && key(order[k - 1]) != key(order[k]) {
+                    next += 1;
+                }
+                id[order[k] as usize] = next;
+            }
+            // stamp[label] = 1 + the cell that last counted it.
+            stamp.clear();
+            stamp.resize(rs.reps.len(), 0);
+            for (c, cell) in rs.pairs.chunk_by(|a, b| a.0 == b.0).enumerate() {
+                for &(_, lc) in cell {
+                    let l = id[lc as usize] as usize;
+                    if stamp[l] != c as u32 + 1 {
+                        stamp[l] = c as u32 + 1;
+                        labels += 1;
                     }
-                    let v = counter_at(sites, w, c);
-                    *seen[w.lc as usize].get_or_insert(v) == v
-                })
-            })
-        });
-        kappa.push(ks);
-    }
-    let labels = count(sites, recs, &groups, &kappa);
-    let classes = recs.iter().map(|rs| rs.pairs.len() as u64).sum();
-    // Dead updates whose write joins the group of what they read.
-    let mut agree = 0;
-    for (rs, gs) in recs.iter().zip(&groups) {
-        for (w, &h) in rs.writes.iter().zip(gs) {
-            if w.kind == Kind::Dead
-                && w.self_lc != NONE
-                && gs[rs.reps[w.self_lc as usize] as usize] == h
-            {
-                agree += 1;
+                }
             }
         }
+        self.labels = labels;
     }
-    Eval {
-        atom_group,
-        groups,
-        kappa,
-        copy_in,
-        placeable,
-        labels,
-        classes,
-        agree,
+
+    /// The evaluation `run` left in the buffers.
+    pub(super) fn eval(&self, recs: &[Recs]) -> Eval {
+        Eval {
+            atom_group: self
+                .atoms
+                .iter()
+                .copied()
+                .zip(self.group_of.iter().copied())
+                .collect(),
+            groups: (0..recs.len())
+                .map(|k| {
+                    self.aix[self.offs[k]..self.offs[k + 1]]
+                        .iter()
+                        .map(|&a| self.group_of[a])
+                        .collect()
+                })
+                .collect(),
+            kappa: self.kappa.clone(),
+            copy_in: self.copy_in.clone(),
+            placeable: self.placeable.clone(),
+            labels: self.labels,
+            classes: self.classes,
+        }
     }
 }
 
@@ -950,17 +1083,15 @@ fn usable(program: &Program, e: &Affine, loops: &[CounterId]) -> bool {
 /// A concrete box: (lo, hi) per dimension.
 pub(super) type IntBox = Vec<(i64, i64)>;
 
+/// Per sample, per group: a concrete box (None: no write there).
+pub(super) type Boxes = Vec<Vec<Option<IntBox>>>;
+
 /// Splits per statement.
 pub type Splits = HashMap<usize, Vec<Affine>>;
 
 /// Concrete box of each group at each sample (None: no write there): index
 /// ranges (declared for copied-in groups, none for scratch), then κ ranges.
-pub(super) fn concrete_boxes(
-    sites: &Sites,
-    recs: &[Recs],
-    ev: &Eval,
-    scratch: &[bool],
-) -> Vec<Vec<Option<IntBox>>> {
+pub(super) fn concrete_boxes(sites: &Sites, recs: &[Recs], ev: &Eval, scratch: &[bool]) -> Boxes {
     let n = ev.kappa.len();
     let mut v: Vec<(i64, i64)> = Vec::new();
     recs.iter()
@@ -1006,18 +1137,6 @@ pub(super) fn volume(b: &Option<Vec<(i64, i64)>>) -> i64 {
     })
 }
 
-fn disjoint(a: &[u32], b: &[u32]) -> bool {
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => return false,
-        }
-    }
-    true
-}
-
 /// Merges groups that never share a cell at any sample (same κ, neither
 /// placeable) when the merged box is no larger than the two: fewer arrays,
 /// the same labels per cell. Groups stay in the order of their first atom.
@@ -1026,8 +1145,29 @@ pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], ev: &mut Eval) {
     if n < 2 {
         return;
     }
-    // Cells and boxes by group, made when a first pair gets that far.
-    let mut cells_boxes = None;
+    let (target, _) = merge_plan(sites, recs, ev);
+    let keep: Vec<usize> = (0..n).filter(|&g| target[g] == g).collect();
+    let new_id = |g: usize| keep.iter().position(|&k| k == target[g]).unwrap_or(0);
+    for g in ev.atom_group.values_mut() {
+        *g = new_id(*g);
+    }
+    for g in ev.groups.iter_mut().flatten() {
+        *g = new_id(*g);
+    }
+    ev.kappa = keep.iter().map(|&g| ev.kappa[g].clone()).collect();
+    ev.copy_in = keep.iter().map(|&g| ev.copy_in[g]).collect();
+    ev.placeable = keep.iter().map(|&g| ev.placeable[g]).collect();
+}
+
+/// The merges of `merge_disjoint`: the group every group goes into (itself
+/// when kept), `ev.copy_in` of the kept groups updated, and the concrete
+/// boxes of the merged groups when they were made (at the kept groups'
+/// places: what `concrete_boxes` gives after the renaming).
+fn merge_plan(sites: &Sites, recs: &[Recs], ev: &mut Eval) -> (Vec<usize>, Option<Boxes>) {
+    let n = ev.kappa.len();
+    // Which groups share a cell at some sample (n × n), and the boxes by
+    // group, made when a first pair gets that far.
+    let mut share_boxes: Option<(Vec<bool>, Boxes)> = None;
     let mut target: Vec<usize> = (0..n).collect();
     for h in 1..n {
         if ev.placeable[h] {
@@ -1037,25 +1177,13 @@ pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], ev: &mut Eval) {
             if target[g] != g || ev.placeable[g] || ev.kappa[g] != ev.kappa[h] {
                 continue;
             }
-            let (cells, boxes) = cells_boxes.get_or_insert_with(|| {
-                let cells: Vec<Vec<Vec<u32>>> = recs
-                    .iter()
-                    .zip(&ev.groups)
-                    .map(|(rs, gs)| {
-                        let mut v = vec![Vec::new(); n];
-                        for (w, &g) in rs.writes.iter().zip(gs) {
-                            v[g].extend_from_slice(&w.cells);
-                        }
-                        for c in &mut v {
-                            c.sort_unstable();
-                            c.dedup();
-                        }
-                        v
-                    })
-                    .collect();
-                (cells, concrete_boxes(sites, recs, ev, &[]))
+            let (share, boxes) = share_boxes.get_or_insert_with(|| {
+                (
+                    shared_cells(recs, &ev.groups, n),
+                    concrete_boxes(sites, recs, ev, &[]),
+                )
             });
-            if !cells.iter().all(|cs| disjoint(&cs[g], &cs[h])) {
+            if share[g * n + h] {
                 continue;
             }
             let ci = ev.copy_in[g] || ev.copy_in[h];
@@ -1084,25 +1212,65 @@ pub(super) fn merge_disjoint(sites: &Sites, recs: &[Recs], ev: &mut Eval) {
             for (b, m) in boxes.iter_mut().zip(merged) {
                 b[g] = m;
             }
-            for cs in cells.iter_mut() {
-                let moved = std::mem::take(&mut cs[h]);
-                cs[g].extend(moved);
-                cs[g].sort_unstable();
+            // g now writes the cells of h too.
+            for x in 0..n {
+                if share[h * n + x] {
+                    share[g * n + x] = true;
+                    share[x * n + g] = true;
+                }
             }
             break;
         }
     }
-    let keep: Vec<usize> = (0..n).filter(|&g| target[g] == g).collect();
-    let new_id = |g: usize| keep.iter().position(|&k| k == target[g]).unwrap_or(0);
-    for g in ev.atom_group.values_mut() {
-        *g = new_id(*g);
+    (target, share_boxes.map(|(_, b)| b))
+}
+
+/// Whether groups g and h write a common cell at some sample, at g·n + h.
+fn shared_cells(recs: &[Recs], groups: &[Vec<usize>], n: usize) -> Vec<bool> {
+    let mut share = vec![false; n * n];
+    let mut here: Vec<usize> = Vec::new();
+    for (rs, gs) in recs.iter().zip(groups) {
+        for cell in rs.cell_writes.chunk_by(|a, b| a.0 == b.0) {
+            here.clear();
+            for &(_, x) in cell {
+                let g = gs[x as usize];
+                if !here.contains(&g) {
+                    here.push(g);
+                }
+            }
+            for (i, &a) in here.iter().enumerate() {
+                for &b in &here[..i] {
+                    share[a * n + b] = true;
+                    share[b * n + a] = true;
+                }
+            }
+        }
     }
-    for g in ev.groups.iter_mut().flatten() {
-        *g = new_id(*g);
+    share
+}
+
+/// `estimate` of the form after `drop_counters` and `merge_disjoint`
+/// (which it leaves undone): the boxes the merges made are the renamed
+/// form's.
+fn merged_size(sites: &Sites, recs: &[Recs], ev: &mut Eval) -> i64 {
+    drop_counters(sites, recs, ev);
+    if ev.kappa.len() < 2 {
+        return estimate(sites, recs, ev);
     }
-    ev.kappa = keep.iter().map(|&g| ev.kappa[g].clone()).collect();
-    ev.copy_in = keep.iter().map(|&g| ev.copy_in[g]).collect();
-    ev.placeable = keep.iter().map(|&g| ev.placeable[g]).collect();
+    let (target, boxes) = merge_plan(sites, recs, ev);
+    let Some(boxes) = boxes else {
+        return estimate(sites, recs, ev);
+    };
+    boxes
+        .iter()
+        .map(|bs| {
+            bs.iter()
+                .enumerate()
+                .filter(|&(g, _)| target[g] == g && !ev.placeable[g])
+                .map(|(_, b)| volume(b))
+                .sum::<i64>()
+        })
+        .sum()
 }
 
 /// Cells of the renamed form summed over the samples, the placeable groups
@@ -1123,25 +1291,53 @@ fn estimate(sites: &Sites, recs: &[Recs], ev: &Eval) -> i64 {
 /// Splits of at most this many conditions per statement.
 const MAX_CONDS: usize = 2;
 
-/// The sides a new condition gives the writes of statement s, or None when
-/// it leaves them all on one side.
-fn sides_of(
-    sites: &Sites,
-    samples: &[Sample],
-    recs: &[Recs],
-    s: usize,
-    e: &Affine,
-) -> Option<Vec<bool>> {
-    let sides: Vec<bool> = recs
+/// The sides a new condition gives the writes of statement s (`ops`: their
+/// iteration vectors and parameters, samples in a row), or None when it
+/// leaves them all on one side.
+fn sides_of(sites: &Sites, ops: &[(&[i64], &[i64])], s: usize, e: &Affine) -> Option<Vec<bool>> {
+    let at = AtSite::new(e, &sites.stmt[s]);
+    let sides: Vec<bool> = ops
         .iter()
-        .zip(samples)
-        .flat_map(|(rs, x)| {
-            rs.writes.iter().filter(|w| w.stmt == s).map(|w| {
-                eval_at(e, &sites.stmt[w.stmt], &w.iter, &x.values).is_some_and(|v| v <= 0)
-            })
-        })
+        .map(|&(iter, params)| at.eval(iter, params).is_some_and(|v| v <= 0))
         .collect();
     (sides.iter().any(|&b| b) && !sides.iter().all(|&b| b)).then_some(sides)
+}
+
+/// `eval_at` of one affine function at the operations of one site, with
+/// every variable's place looked up once.
+struct AtSite<'a> {
+    e: &'a Affine,
+    /// Per term: a parameter (Err) or a loop position (Ok); None when a
+    /// counter is not among the loops.
+    at: Option<Vec<Result<usize, usize>>>,
+}
+
+impl AtSite<'_> {
+    fn new<'a>(e: &'a Affine, loops: &[CounterId]) -> AtSite<'a> {
+        let at = e
+            .terms
+            .iter()
+            .map(|&(v, _)| match v {
+                Var::Param(p) => Some(Err(p.index())),
+                Var::Counter(c) => loops.iter().position(|&l| l == c).map(Ok),
+            })
+            .collect();
+        AtSite { e, at }
+    }
+
+    /// The same value as `eval_at(e, loops, iter, params)`.
+    fn eval(&self, iter: &[i64], params: &[i64]) -> Option<i64> {
+        let at = self.at.as_ref()?;
+        let mut acc = self.e.constant;
+        for (&(_, c), &place) in self.e.terms.iter().zip(at) {
+            let v = match place {
+                Ok(k) => iter.get(k),
+                Err(p) => params.get(p),
+            };
+            acc = acc.checked_add(c.checked_mul(v.copied().unwrap_or(0))?)?;
+        }
+        Some(acc)
+    }
 }
 
 fn with(splits: &HashMap<usize, Vec<Affine>>, s: usize, e: &Affine) -> HashMap<usize, Vec<Affine>> {
@@ -1151,31 +1347,21 @@ fn with(splits: &HashMap<usize, Vec<Affine>>, s: usize, e: &Affine) -> HashMap<u
 }
 
 /// Every one-condition trial of `stmts` (statement order, then pool order)
-/// with its score. A trial depends only on the sides it gives the
-/// statement's writes, so it is evaluated once per distinct division;
-/// conditions leaving every write on one side (`divide` gives None) are
-/// skipped.
+/// with its score. `candidates` gives the conditions of a statement with
+/// the sides they give its writes (conditions leaving every write on one
+/// side are left out). A trial depends only on those sides, so it is
+/// evaluated once per distinct division.
 fn scan<'a, T: Copy>(
     stmts: &[usize],
-    candidates: impl Fn(usize) -> Vec<&'a Affine>,
-    divide: impl Fn(usize, &Affine) -> Option<Vec<bool>>,
-    try_split: impl Fn(usize, &[bool]) -> Eval,
-    mut score: impl FnMut(Eval) -> T,
+    candidates: impl Fn(usize) -> Vec<(&'a Affine, &'a [bool])>,
+    mut try_split: impl FnMut(usize, &[bool]) -> T,
 ) -> Vec<(usize, &'a Affine, T)> {
     let mut out = Vec::new();
+    let mut seen: HashMap<&[bool], T, WordHash> = HashMap::default();
     for &s in stmts {
-        let mut seen: HashMap<Vec<bool>, T, WordHash> = HashMap::default();
-        for e in candidates(s) {
-            let Some(sides) = divide(s, e) else {
-                continue;
-            };
-            let x = match seen.get(&sides) {
-                Some(&x) => x,
-                None => {
-                    let x = score(try_split(s, &sides));
-                    *seen.entry(sides).or_insert(x)
-                }
-            };
+        seen.clear();
+        for (e, sides) in candidates(s) {
+            let x = *seen.entry(sides).or_insert_with(|| try_split(s, sides));
             out.push((s, e, x));
         }
     }
@@ -1204,55 +1390,79 @@ pub(super) fn array_form(
     if stmts.is_empty() {
         return None;
     }
-    let candidates = |splits: &Splits, s: usize| -> Vec<&Affine> {
+    // The sides of every usable condition of every statement, made once:
+    // the first scan asks for all of them.
+    let sides: Vec<Vec<Option<Vec<bool>>>> = stmts
+        .iter()
+        .map(|&s| {
+            let ops: Vec<(&[i64], &[i64])> = recs
+                .iter()
+                .zip(samples)
+                .flat_map(|(rs, x)| {
+                    rs.writes
+                        .iter()
+                        .filter(|w| w.stmt == s)
+                        .map(|w| (w.iter.as_slice(), x.values.as_slice()))
+                })
+                .collect();
+            pool.iter()
+                .map(|e| {
+                    usable(program, e, &sites.stmt[s])
+                        .then(|| sides_of(sites, &ops, s, e))
+                        .flatten()
+                })
+                .collect()
+        })
+        .collect();
+    let candidates = |splits: &Splits, s: usize| -> Vec<(&Affine, &[bool])> {
         let have = splits.get(&s).map_or(&[][..], |v| v.as_slice());
         if have.len() >= MAX_CONDS {
             return Vec::new();
         }
+        let k = stmts.iter().position(|&x| x == s).unwrap_or(0);
         pool.iter()
-            .filter(|e| usable(program, e, &sites.stmt[s]) && !have.contains(e))
+            .zip(&sides[k])
+            .filter(|(e, _)| !have.contains(e))
+            .filter_map(|(e, sd)| Some((e, sd.as_deref()?)))
             .collect()
     };
     // A trial adds one condition to statement s: its bits are the current
     // ones with the next bit of s set where the condition holds.
-    let trial = |bits: &[Vec<u32>], splits: &Splits, s: usize, sides: &[bool]| {
-        let bit = 1u32 << splits.get(&s).map_or(0, Vec::len);
-        let mut sides = sides.iter();
-        let mut t = bits.to_vec();
-        for (rs, bs) in recs.iter().zip(&mut t) {
-            for (w, b) in rs.writes.iter().zip(bs) {
-                if w.stmt == s && sides.next() == Some(&true) {
-                    *b |= bit;
-                }
-            }
-        }
-        t
-    };
+    fn extra<'a>(splits: &Splits, s: usize, sides: &'a [bool]) -> Option<Extra<'a>> {
+        Some(Extra {
+            stmt: s,
+            bit: 1u32 << splits.get(&s).map_or(0, Vec::len),
+            sides,
+        })
+    }
+    let mut work = Work::default();
     let mut splits: Splits = HashMap::new();
     let mut bits = all_bits(sites, samples, recs, &splits);
-    let mut best = evaluate(program, sites, recs, &bits);
+    work.run(program, sites, recs, &bits, None);
+    let mut best = (work.labels, work.classes);
     // Splits that tie with the one taken in the last round: the read labels
     // may have a closed form under one and not under another.
     let mut ties: Vec<(usize, Affine)> = Vec::new();
     let mut before = splits.clone();
     for _ in 0..3 {
-        if best.labels == best.classes {
+        if best.0 == best.1 {
             break;
         }
         let mut round: Vec<(usize, Affine, (u64, u64))> = Vec::new();
         let scored = scan(
             &stmts,
             |s| candidates(&splits, s),
-            |s, e| sides_of(sites, samples, recs, s, e),
-            |s, sides| evaluate(program, sites, recs, &trial(&bits, &splits, s, sides)),
-            |t| (t.labels, t.agree),
+            |s, sides| {
+                work.run(program, sites, recs, &bits, extra(&splits, s, sides));
+                (work.labels, work.agree)
+            },
         );
         for (s, e, score) in scored {
-            let cur = round.first().map_or((best.labels, 0), |x| x.2);
+            let cur = round.first().map_or((best.0, 0), |x| x.2);
             if score > cur {
                 round.clear();
             }
-            if score.0 > best.labels && score >= cur {
+            if score.0 > best.0 && score >= cur {
                 round.push((s, e.clone(), score));
             }
         }
@@ -1263,28 +1473,27 @@ pub(super) fn array_form(
         before = splits.clone();
         splits = with(&splits, s, &e);
         bits = all_bits(sites, samples, recs, &splits);
-        best = evaluate(program, sites, recs, &bits);
+        work.run(program, sites, recs, &bits, None);
+        best = (work.labels, work.classes);
         ties = round.into_iter().map(|(s, e, _)| (s, e)).collect();
     }
     let mut alts: Vec<Splits> = Vec::new();
     // Shrinking rounds: at the same label count, a split whose groups
     // (merged, dead and live-out-only ones free) take fewer cells.
-    let size_of = |mut ev: Eval| {
-        drop_counters(sites, recs, &mut ev);
-        merge_disjoint(sites, recs, &mut ev);
-        estimate(sites, recs, &ev)
-    };
-    if best.labels == best.classes {
-        let mut size = size_of(evaluate(program, sites, recs, &bits));
+    let size_of = |mut ev: Eval| merged_size(sites, recs, &mut ev);
+    if best.0 == best.1 {
+        work.run(program, sites, recs, &bits, None);
+        let mut size = size_of(work.eval(recs));
         let first = splits.clone();
         for _ in 0..2 {
             let mut pick: Option<(usize, Affine, i64)> = None;
             let scored = scan(
                 &stmts,
                 |s| candidates(&splits, s),
-                |s, e| sides_of(sites, samples, recs, s, e),
-                |s, sides| evaluate(program, sites, recs, &trial(&bits, &splits, s, sides)),
-                |t| (t.labels == best.labels).then(|| size_of(t)),
+                |s, sides| {
+                    work.run(program, sites, recs, &bits, extra(&splits, s, sides));
+                    (work.labels == best.0).then(|| size_of(work.eval(recs)))
+                },
             );
             for (s, e, got) in scored {
                 if let Some(z) = got {
@@ -1524,9 +1733,21 @@ pub(super) fn read_trees(
                 )
             })
             .collect();
-        let refs: Vec<&Pt> = pts.iter().collect();
+        let mut fitter = Fitter {
+            pts,
+            vars: &vars,
+            copy_in: &form.copy_in,
+            conds: &conds,
+            holds: vec![None; conds.len()],
+        };
+        let all: Vec<u64> = (0..pts.len().div_ceil(64))
+            .map(|w| match pts.len() - w * 64 {
+                n if n >= 64 => u64::MAX,
+                n => (1 << n) - 1,
+            })
+            .collect();
         let tree = (0..=2)
-            .find_map(|depth| fit_tree(&refs, &vars, &form.copy_in, &conds, depth))
+            .find_map(|depth| fitter.tree(&all, depth))
             .ok_or_else(|| {
                 format!(
                     "read {} of `{}` has no closed-form label",
@@ -1553,9 +1774,9 @@ fn fit_leaf(pts: &[&Pt], vars: &[Var], copy_in: &[bool]) -> Option<Tree> {
     }
     let mut dims = Vec::new();
     for d in 0..k0.len() {
-        let data: Vec<(Vec<i64>, i64)> = pts
+        let data: Vec<(&[i64], i64)> = pts
             .iter()
-            .filter_map(|p| p.label.as_ref().map(|(_, k)| (p.x.clone(), k[d])))
+            .filter_map(|p| p.label.as_ref().map(|(_, k)| (p.x.as_slice(), k[d])))
             .collect();
         let (a, b) = fit::affine(&data)?;
         // At reads that see only initial values the label must stay inside
@@ -1579,31 +1800,73 @@ fn fit_leaf(pts: &[&Pt], vars: &[Var], copy_in: &[bool]) -> Option<Tree> {
     Some(Tree::Leaf(Some((*g, dims))))
 }
 
-fn fit_tree(
-    pts: &[&Pt],
-    vars: &[Var],
-    copy_in: &[bool],
-    conds: &[(Affine, Vec<i64>, i64)],
-    depth: usize,
-) -> Option<Tree> {
-    if let Some(t) = fit_leaf(pts, vars, copy_in) {
-        return Some(t);
+/// The read points of one access and the conditions a tree may test, with
+/// where each condition holds (a bit set over the points, made on first
+/// use).
+struct Fitter<'a> {
+    pts: &'a [Pt],
+    vars: &'a [Var],
+    copy_in: &'a [bool],
+    conds: &'a [(Affine, Vec<i64>, i64)],
+    holds: Vec<Option<Vec<u64>>>,
+}
+
+impl Fitter<'_> {
+    fn holds(&mut self, k: usize) -> &[u64] {
+        let (pts, (_, a, b)) = (self.pts, &self.conds[k]);
+        self.holds[k].get_or_insert_with(|| {
+            let mut set = vec![0u64; pts.len().div_ceil(64)];
+            for (i, p) in pts.iter().enumerate() {
+                let v = a
+                    .iter()
+                    .zip(&p.x)
+                    .fold(0i64, |s, (c, v)| s.wrapping_add(c.wrapping_mul(*v)));
+                if v.wrapping_add(*b) <= 0 {
+                    set[i / 64] |= 1 << (i % 64);
+                }
+            }
+            set
+        })
     }
-    if depth == 0 {
-        return None;
-    }
-    for (e, a, b) in conds {
-        let holds = |p: &Pt| a.iter().zip(&p.x).map(|(c, v)| c * v).sum::<i64>() + b <= 0;
-        let (yes, no): (Vec<&Pt>, Vec<&Pt>) = pts.iter().partition(|p| holds(p));
-        if yes.is_empty() || no.is_empty() {
-            continue;
+
+    /// A tree of at most `depth` splits through the points in `set` (in
+    /// their order): a leaf if one fits, else the first condition (pool
+    /// order) dividing them whose two sides fit.
+    fn tree(&mut self, set: &[u64], depth: usize) -> Option<Tree> {
+        let pts: Vec<&Pt> = self
+            .pts
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| set[i / 64] & 1 << (i % 64) != 0)
+            .map(|(_, p)| p)
+            .collect();
+        if let Some(t) = fit_leaf(&pts, self.vars, self.copy_in) {
+            return Some(t);
         }
-        let Some(ty) = fit_tree(&yes, vars, copy_in, conds, depth - 1) else {
-            continue;
-        };
-        if let Some(tn) = fit_tree(&no, vars, copy_in, conds, depth - 1) {
-            return Some(Tree::Split(e.clone(), Box::new(ty), Box::new(tn)));
+        if depth == 0 {
+            return None;
         }
+        let (mut yes, mut no) = (vec![0u64; set.len()], vec![0u64; set.len()]);
+        for k in 0..self.conds.len() {
+            let holds = self.holds(k);
+            let (mut any_yes, mut any_no) = (false, false);
+            for (((y, n), &s), &h) in yes.iter_mut().zip(&mut no).zip(set).zip(holds) {
+                *y = s & h;
+                *n = s & !h;
+                any_yes |= *y != 0;
+                any_no |= *n != 0;
+            }
+            if !any_yes || !any_no {
+                continue;
+            }
+            let Some(ty) = self.tree(&yes, depth - 1) else {
+                continue;
+            };
+            if let Some(tn) = self.tree(&no, depth - 1) {
+                let e = self.conds[k].0.clone();
+                return Some(Tree::Split(e, Box::new(ty), Box::new(tn)));
+            }
+        }
+        None
     }
-    None
 }
