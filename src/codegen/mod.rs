@@ -493,7 +493,7 @@ use crate::print;
 fn compile(text: &str) -> Result<Program, String> {
     let mut files = crate::diagnostics::SourceFiles::new();
     let file = files.add("<emitted>".to_string(), text.to_string());
-    let (p, diags) = crate::lower::compile(files.source(file), file);
+    let (p, diags) = crate::lower::compile_errors(files.source(file), file);
     match p {
         Some(p) if !diags.iter().any(|d| d.is_error()) => Ok(p),
         _ => Err(format!(

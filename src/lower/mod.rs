@@ -33,6 +33,16 @@ pub const MAX_SOURCE: usize = u32::MAX as usize;
 /// Parses and checks `source`. Returns the program when there is no error,
 /// and every diagnostic (errors and warnings) in source order per phase.
 pub fn compile(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>) {
+    compile_with(source, file, true)
+}
+
+/// [`compile`] without the warnings: for programs the tool wrote itself
+/// (the expanded program, re-read to check it), where only errors matter.
+pub fn compile_errors(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>) {
+    compile_with(source, file, false)
+}
+
+fn compile_with(source: &str, file: FileId, warn: bool) -> (Option<Program>, Vec<Diagnostic>) {
     if let Some(d) = too_large(source, file) {
         return (None, vec![d]);
     }
@@ -45,7 +55,7 @@ pub fn compile(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>)
     if has_errors(&diags) {
         return (None, diags);
     }
-    if syntax_ok {
+    if syntax_ok && warn {
         diags.extend(warnings::check(&program, file));
     }
     (Some(program), diags)
