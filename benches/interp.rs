@@ -10,6 +10,9 @@ use arrayflow::interp::{run, Options};
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
 
+mod clock;
+use clock::wall_and_cpu;
+
 fn programs(size: Size) -> Vec<arrayflow::model::Program> {
     (0..100)
         .map(|s| generate(s, &GenOptions::all(size)))
@@ -30,13 +33,13 @@ fn bench(c: &mut Criterion) {
             .iter()
             .map(|p| Options::new(p.param_values(&[]).expect("defaults")))
             .collect();
-        c.bench_function(&format!("run 100 {name} programs"), |b| {
-            b.iter(|| {
-                for (p, o) in ps.iter().zip(&opts) {
-                    black_box(run(p, o).expect("generated programs run"));
-                }
-            })
+        let mut g = c.benchmark_group("interp");
+        wall_and_cpu(&mut g, &format!("run 100 {name} programs"), || {
+            for (p, o) in ps.iter().zip(&opts) {
+                black_box(run(p, o).expect("generated programs run"));
+            }
         });
+        g.finish();
     }
 }
 
@@ -63,9 +66,11 @@ fn validation(c: &mut Criterion) {
     assert!(agreed
         .iter()
         .all(|(_, r)| matches!(r, Ok(arrayflow::equiv::Verdict::Agree(_)))));
-    c.bench_function("validate example 2 (N = 6, 8, 9; 3 seeds)", |b| {
-        b.iter(|| check::compare(&original, &emitted, black_box(&vectors), 3))
+    let mut g = c.benchmark_group("interp");
+    wall_and_cpu(&mut g, "validate example 2 (N = 6, 8, 9; 3 seeds)", || {
+        check::compare(&original, &emitted, black_box(&vectors), 3)
     });
+    g.finish();
 }
 
 criterion_group!(benches, bench, validation);
