@@ -101,15 +101,15 @@ fn sigma_is_exact_on_static_control_programs() {
         let o = Options::new(p.param_values(&[]).unwrap());
         let run = run(&p, &o).unwrap();
         for r in &run.reads {
-            let op = &run.ops[r.op as usize];
-            let s = flow.sources(op, r.access as usize).unwrap();
+            let op = run.ops.get(r.op).to_operation();
+            let s = flow.sources(&op, r.access as usize).unwrap();
             match run.op(r.writer) {
                 None => assert!(
                     s.initial && s.writes.is_empty(),
                     "seed {seed}: {op:?} {s:?}"
                 ),
                 Some(w) => assert!(
-                    !s.initial && s.writes == vec![w.clone()],
+                    !s.initial && s.writes == vec![w.to_operation()],
                     "seed {seed}: {op:?} read {} from {w:?}, σ = {s:?}",
                     r.access
                 ),

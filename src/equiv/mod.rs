@@ -195,12 +195,12 @@ impl<'p> Side<'p> {
     }
 
     fn key<'r>(&'r self, run: &'r Run, r: &Read) -> Key<'r> {
-        let op = &run.ops[r.op as usize];
+        let op = run.ops.get(r.op);
         let base = match op.site {
             Site::Stmt(s) => self.stmt_base[s.index()],
             Site::Cond(c) => self.cond_base[c.index()],
         };
-        (base, r.access, &op.iter)
+        (base, r.access, op.iter)
     }
 
     /// A writer's name, with the `@copy` statement that moved it if any.
@@ -402,7 +402,7 @@ fn compare_reads(
         }
     }
     let what = |side: &Side, run: &Run, r: &Read| {
-        let op = &run.ops[r.op as usize];
+        let op = run.ops.get(r.op);
         format!("read {} of {}", r.access, side.names.op(op))
     };
     for (r, &m) in ra.reads.iter().zip(&matched) {
@@ -467,13 +467,13 @@ fn index<'r>(
 }
 
 fn duplicate(side: &Side, run: &Run, r: &Read, in_b: bool, seed: u64) -> EquivError {
-    let op = &run.ops[r.op as usize];
+    let op = run.ops.get(r.op);
     EquivError {
         message: format!(
             "two operations of {} go by the same name {} (seed {seed}): \
              versions of one statement must not run at the same iteration",
             if in_b { "B" } else { "A" },
-            crate::interp::format_op(side.names.base(op.site), &op.iter)
+            crate::interp::format_op(side.names.base(op.site), op.iter)
         ),
         span: Span::NONE,
         in_b,

@@ -1,12 +1,12 @@
 //! The execution engine: walks the model, keeps memory and the trace, and
 //! answers the evaluator's questions ([`Env`]).
 
-use super::{Cell, Contents, ErrorKind, Options, Read, Run, RunError, Writer};
+use super::{Cell, Contents, ErrorKind, Ops, Options, Read, Run, RunError, Writer};
 use crate::hash::{SplitMix64, StableHasher};
 use crate::model::eval::{self, Env, EvalError, StaticEnv};
 use crate::model::{
-    base_label, Access, Condition, CounterId, ExprKind, For, If, Node, Operation, ParamId, Program,
-    Site, Span, Stmt, StmtKind, While,
+    base_label, Access, Condition, CounterId, ExprKind, For, If, Node, ParamId, Program, Site,
+    Span, Stmt, StmtKind, While,
 };
 
 /// Hash domains: each kind of hashed value has its own, so no two kinds ever
@@ -50,7 +50,7 @@ pub(super) struct Machine<'p> {
     loops: Vec<CounterId>,
     iter: Vec<i64>,
     memory: Vec<Contents>,
-    ops: Vec<Operation>,
+    ops: Ops,
     reads: Vec<Read>,
     steps: u64,
     cur: Current,
@@ -89,7 +89,7 @@ impl<'p> Machine<'p> {
             loops: Vec::new(),
             iter: Vec::new(),
             memory: Vec::new(),
-            ops: Vec::new(),
+            ops: Ops::default(),
             reads: Vec::new(),
             steps: 0,
             unknown_prefix: vec![None; 3 * (stmts.len() + conds.len())],
@@ -397,11 +397,7 @@ impl<'p> Machine<'p> {
             return k;
         }
         // The step budget (below u32::MAX, checked by the CLI) bounds this.
-        let k = self.ops.len() as u32;
-        self.ops.push(Operation {
-            site: self.cur.site,
-            iter: self.iter.clone(),
-        });
+        let k = self.ops.push(self.cur.site, &self.iter);
         self.cur.op = Some(k);
         k
     }
