@@ -117,3 +117,46 @@ fn sigma_is_exact_on_static_control_programs() {
         }
     }
 }
+
+/// The interpreter evaluates a subscript by its affine form when it has one
+/// (`eval::subscript`): at any counter and parameter values, small or near
+/// the ends of `i64` where the arithmetic wraps, the form must give what the
+/// expression tree gives.
+#[test]
+fn affine_subscripts_evaluate_as_their_expressions() {
+    use arrayflow::hash::SplitMix64;
+    use arrayflow::model::eval::{self, StaticEnv};
+    let mut compared = 0u64;
+    for (seed, p) in programs() {
+        let mut rng = SplitMix64::new(seed);
+        let mut value = || match rng.below(4) {
+            0 => rng.below(21) as i64 - 10,
+            1 => rng.next_u64() as i64,
+            2 => [i64::MIN, i64::MAX, 1 << 62, -(1 << 62)][rng.below(4) as usize],
+            _ => (rng.next_u64() >> 20) as i64 - (1 << 43),
+        };
+        let params: Vec<i64> = p.params.iter().map(|_| value()).collect();
+        let counters: Vec<i64> = p.counters.iter().map(|_| value()).collect();
+        let mut env = StaticEnv {
+            params: &params,
+            counters: &counters,
+        };
+        let (stmts, conds) = (p.stmts(), p.conditions());
+        let accesses = stmts
+            .iter()
+            .flat_map(|s| s.write().map(|w| w.0).into_iter().chain(s.reads()))
+            .chain(conds.iter().flat_map(|c| c.reads()));
+        for a in accesses {
+            for s in a.subscripts.iter().filter(|s| s.affine.is_some()) {
+                assert_eq!(
+                    eval::subscript(s, &mut env),
+                    eval::expr(&s.expr, &mut env),
+                    "seed {seed}: {:?} at params {params:?}, counters {counters:?}",
+                    s.expr
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared >= cases(), "only {compared} affine subscripts");
+}

@@ -360,8 +360,7 @@ impl<'p> Machine<'p> {
     fn exec(&mut self, s: &'p Stmt) -> Result<(), EvalError> {
         match &s.kind {
             StmtKind::Assign { target, op, value } => {
-                let subs = target.subscripts.iter().map(|s| &s.expr);
-                let cell = eval::with_values(subs, self, |m, subs| m.cell(target, subs))?;
+                let cell = eval::with_subscripts(target, self, |m, subs| m.cell(target, subs))?;
                 let new = match op {
                     Some(op) => {
                         let old = self.load(target, cell);
