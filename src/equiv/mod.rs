@@ -9,7 +9,7 @@
 //! the values later reads see).
 
 use crate::hash::WordHash;
-use crate::interp::{self, Options, Read, Run, RunError, SiteNames, Writer};
+use crate::interp::{self, Interpreter, Options, Read, Run, RunError, SiteNames, Writer};
 use crate::model::{base_label, Program, Site, Span};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -145,6 +145,7 @@ impl<'p> BaseIds<'p> {
 
 struct Side<'p> {
     program: &'p Program,
+    interpreter: Interpreter<'p>,
     names: SiteNames,
     options: Options,
     /// Base-name ids of statements and conditions.
@@ -182,6 +183,7 @@ impl<'p> Side<'p> {
         let (stmt_base, cond_base) = ids.sites(program);
         Ok(Side {
             program,
+            interpreter: Interpreter::new(program),
             names: SiteNames::new(program),
             options,
             stmt_base,
@@ -191,7 +193,7 @@ impl<'p> Side<'p> {
 
     fn run(&mut self, seed: u64) -> Result<Run, RunError> {
         self.options.seed = seed;
-        interp::run(self.program, &self.options)
+        self.interpreter.run(&self.options)
     }
 
     fn key<'r>(&'r self, run: &'r Run, r: &Read) -> Key<'r> {
@@ -291,6 +293,7 @@ impl<'p> Original<'p> {
             }
             total.reads += ra.reads.len() as u64;
             total.cells += ra.arrays.iter().map(|c| c.cells.len() as u64).sum::<u64>();
+            sb.interpreter.recycle(rb);
         }
         Ok(Verdict::Agree(total))
     }

@@ -33,9 +33,9 @@ struct Current {
     last_origin: Writer,
 }
 
-pub(super) struct Machine<'p> {
-    program: &'p Program,
-    options: &'p Options,
+/// What the machine looks up about a program's sites: the same for every
+/// run of the program.
+pub(super) struct Sites<'p> {
     /// The reads of each statement and condition, in access-index order.
     stmt_reads: Vec<Vec<&'p Access>>,
     cond_reads: Vec<Vec<&'p Access>>,
@@ -43,6 +43,33 @@ pub(super) struct Machine<'p> {
     stmt_base: Vec<&'p str>,
     stmt_label: Vec<&'p str>,
     cond_name: Vec<&'p str>,
+}
+
+impl<'p> Sites<'p> {
+    pub(super) fn new(program: &'p Program) -> Sites<'p> {
+        let stmts = program.stmts();
+        let conds = program.conditions();
+        Sites {
+            stmt_reads: stmts.iter().map(|s| s.reads()).collect(),
+            cond_reads: conds.iter().map(|c| c.reads()).collect(),
+            stmt_base: stmts.iter().map(|s| base_label(&s.label)).collect(),
+            stmt_label: stmts.iter().map(|s| s.label.as_str()).collect(),
+            cond_name: conds.iter().map(|c| c.name.as_str()).collect(),
+        }
+    }
+}
+
+/// The trace buffers of a run, empty, possibly with room from an earlier
+/// run.
+pub(super) struct Buffers {
+    pub(super) ops: Ops,
+    pub(super) reads: Vec<Read>,
+}
+
+pub(super) struct Machine<'p> {
+    program: &'p Program,
+    options: &'p Options,
+    sites: &'p Sites<'p>,
     reverse: Vec<bool>,
     shuffle: Vec<bool>,
     counters: Vec<i64>,
@@ -65,9 +92,12 @@ pub(super) struct Machine<'p> {
 }
 
 impl<'p> Machine<'p> {
-    pub(super) fn new(program: &'p Program, options: &'p Options) -> Result<Self, RunError> {
-        let stmts = program.stmts();
-        let conds = program.conditions();
+    pub(super) fn new(
+        program: &'p Program,
+        sites: &'p Sites<'p>,
+        options: &'p Options,
+        buffers: Buffers,
+    ) -> Result<Self, RunError> {
         let by_name = |names: &[String]| -> Vec<bool> {
             program
                 .counters
@@ -78,21 +108,17 @@ impl<'p> Machine<'p> {
         let mut m = Machine {
             program,
             options,
-            stmt_reads: stmts.iter().map(|s| s.reads()).collect(),
-            cond_reads: conds.iter().map(|c| c.reads()).collect(),
-            stmt_base: stmts.iter().map(|s| base_label(&s.label)).collect(),
-            stmt_label: stmts.iter().map(|s| s.label.as_str()).collect(),
-            cond_name: conds.iter().map(|c| c.name.as_str()).collect(),
+            sites,
             reverse: by_name(&options.reverse),
             shuffle: by_name(&options.shuffle),
             counters: vec![0; program.counters.len()],
             loops: Vec::new(),
             iter: Vec::new(),
             memory: Vec::new(),
-            ops: Ops::default(),
-            reads: Vec::new(),
+            ops: buffers.ops,
+            reads: buffers.reads,
             steps: 0,
-            unknown_prefix: vec![None; 3 * (stmts.len() + conds.len())],
+            unknown_prefix: vec![None; 3 * (sites.stmt_base.len() + sites.cond_name.len())],
             call_prefix: Vec::new(),
             spare_orders: Vec::new(),
             cur: Current {
@@ -449,8 +475,8 @@ impl<'p> Machine<'p> {
         self.cur.last_origin = cell.origin;
         if self.cur.traced {
             let reads = match self.cur.site {
-                Site::Stmt(s) => &self.stmt_reads[s.index()],
-                Site::Cond(c) => &self.cond_reads[c.index()],
+                Site::Stmt(s) => &self.sites.stmt_reads[s.index()],
+                Site::Cond(c) => &self.sites.cond_reads[c.index()],
             };
             let access = reads
                 .iter()
@@ -472,8 +498,8 @@ impl<'p> Machine<'p> {
     /// The name the current operation's hashed values are keyed by.
     fn identity(&self) -> &'p str {
         match self.cur.site {
-            Site::Stmt(s) => self.stmt_base[s.index()],
-            Site::Cond(c) => base_label(self.cond_name[c.index()]),
+            Site::Stmt(s) => self.sites.stmt_base[s.index()],
+            Site::Cond(c) => base_label(self.sites.cond_name[c.index()]),
         }
     }
 
@@ -482,7 +508,7 @@ impl<'p> Machine<'p> {
         self.cur.position += 1;
         let site = match self.cur.site {
             Site::Stmt(s) => s.index(),
-            Site::Cond(c) => self.stmt_base.len() + c.index(),
+            Site::Cond(c) => self.sites.stmt_base.len() + c.index(),
         };
         let d = match domain {
             domain::STMT_UNKNOWN => 0,
@@ -506,8 +532,8 @@ impl<'p> Machine<'p> {
     /// "statement `S` at iteration (i=1, j=2)".
     fn here(&self) -> String {
         let what = match self.cur.site {
-            Site::Stmt(s) => format!("statement `{}`", self.stmt_label[s.index()]),
-            Site::Cond(c) => format!("condition `{}`", self.cond_name[c.index()]),
+            Site::Stmt(s) => format!("statement `{}`", self.sites.stmt_label[s.index()]),
+            Site::Cond(c) => format!("condition `{}`", self.sites.cond_name[c.index()]),
         };
         if self.loops.is_empty() {
             return format!("{what} (outside every loop)");

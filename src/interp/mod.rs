@@ -163,6 +163,22 @@ impl Ops {
         (0..self.len() as u32).map(|k| self.get(k))
     }
 
+    fn with_capacity(ops: usize, iters: usize) -> Ops {
+        let mut starts = Vec::with_capacity(ops + 1);
+        starts.push(0);
+        Ops {
+            sites: Vec::with_capacity(ops),
+            starts,
+            iters: Vec::with_capacity(iters),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.sites.clear();
+        self.starts.truncate(1);
+        self.iters.clear();
+    }
+
     /// Appends an operation; its number.
     fn push(&mut self, site: Site, iter: &[i64]) -> u32 {
         let k = self.sites.len() as u32;
@@ -230,8 +246,55 @@ impl std::error::Error for RunError {}
 
 /// Runs `program` to the end, or to the first error.
 pub fn run(program: &Program, options: &Options) -> Result<Run, RunError> {
-    check_loop_options(program, options)?;
-    machine::Machine::new(program, options)?.run()
+    Interpreter::new(program).run(options)
+}
+
+/// One program run many times (seeds, parameters): what depends on the
+/// program alone is worked out once, a run handed back by
+/// [`Interpreter::recycle`] lends its buffers to the next, and otherwise the
+/// next run's buffers start at the size of the last one's.
+pub struct Interpreter<'p> {
+    program: &'p Program,
+    sites: machine::Sites<'p>,
+    spare: Option<machine::Buffers>,
+    /// Operations, iteration entries and reads of the last run.
+    last: (usize, usize, usize),
+}
+
+impl<'p> Interpreter<'p> {
+    pub fn new(program: &'p Program) -> Interpreter<'p> {
+        Interpreter {
+            program,
+            sites: machine::Sites::new(program),
+            spare: None,
+            last: (0, 0, 0),
+        }
+    }
+
+    /// Runs the program to the end, or to the first error.
+    pub fn run(&mut self, options: &Options) -> Result<Run, RunError> {
+        check_loop_options(self.program, options)?;
+        let buffers = self.spare.take().unwrap_or_else(|| {
+            let (ops, iters, reads) = self.last;
+            machine::Buffers {
+                ops: Ops::with_capacity(ops, iters),
+                reads: Vec::with_capacity(reads),
+            }
+        });
+        let run = machine::Machine::new(self.program, &self.sites, options, buffers)?.run()?;
+        self.last = (run.ops.len(), run.ops.iters.len(), run.reads.len());
+        Ok(run)
+    }
+
+    /// Takes back a run that is no longer needed: the next run writes its
+    /// trace into the same memory.
+    pub fn recycle(&mut self, run: Run) {
+        let mut ops = run.ops;
+        let mut reads = run.reads;
+        ops.clear();
+        reads.clear();
+        self.spare = Some(machine::Buffers { ops, reads });
+    }
 }
 
 fn check_loop_options(program: &Program, options: &Options) -> Result<(), RunError> {

@@ -439,3 +439,30 @@ fn too_many_cells_is_an_error() {
     let (p, _) = array_program(vec![(i64::MIN, i64::MAX)]);
     assert_eq!(run(&p, &opts(&p, 0)).unwrap_err().kind, ErrorKind::TooLarge);
 }
+
+/// An `Interpreter` reused across seeds and parameter values, with runs
+/// handed back or kept, makes exactly the runs `run` makes afresh.
+#[test]
+fn a_reused_interpreter_runs_as_a_fresh_one() {
+    let p = example1();
+    let mut it = Interpreter::new(&p);
+    let same = |a: &Run, b: &Run| {
+        assert!(a.ops.iter().eq(b.ops.iter()));
+        assert_eq!(
+            (&a.reads, &a.arrays, a.steps),
+            (&b.reads, &b.arrays, b.steps)
+        );
+    };
+    for seed in 0..12 {
+        let mut o = opts(&p, seed);
+        // Runs of different lengths: 1 to 7 iterations of `i`.
+        o.params = vec![seed as i64 % 7 + 1];
+        let fresh = run(&p, &o).unwrap();
+        let reused = it.run(&o).unwrap();
+        same(&fresh, &reused);
+        assert_eq!(reused.ops.len(), fresh.ops.len());
+        if seed % 3 != 0 {
+            it.recycle(reused);
+        }
+    }
+}
