@@ -118,14 +118,15 @@ fn sigma_is_exact_on_static_control_programs() {
     }
 }
 
-/// The interpreter evaluates a subscript by its affine form when it has one
-/// (`eval::subscript`): at any counter and parameter values, small or near
-/// the ends of `i64` where the arithmetic wraps, the form must give what the
-/// expression tree gives.
+/// The interpreter evaluates a subscript, and each side of a comparison, by
+/// its affine form when it has one (`eval::subscript`, `eval::affine`): at
+/// any counter and parameter values, small or near the ends of `i64` where
+/// the arithmetic wraps, the form must give what the expression tree gives.
 #[test]
-fn affine_subscripts_evaluate_as_their_expressions() {
+fn affine_forms_evaluate_as_their_expressions() {
     use arrayflow::hash::SplitMix64;
     use arrayflow::model::eval::{self, StaticEnv};
+    use arrayflow::model::{Affine, Cond};
     let mut compared = 0u64;
     for (seed, p) in programs() {
         let mut rng = SplitMix64::new(seed);
@@ -157,6 +158,28 @@ fn affine_subscripts_evaluate_as_their_expressions() {
                 compared += 1;
             }
         }
+        for c in &conds {
+            let mut sides = Vec::new();
+            let mut todo = vec![&c.cond];
+            while let Some(c) = todo.pop() {
+                match c {
+                    Cond::Cmp(_, l, r) => sides.extend([l, r]),
+                    Cond::And(a, b) | Cond::Or(a, b) => todo.extend([&**a, &**b]),
+                    Cond::Not(a) => todo.push(a),
+                    Cond::Unknown => {}
+                }
+            }
+            for e in sides {
+                if let Some(a) = Affine::from_expr(e) {
+                    assert_eq!(
+                        Ok(eval::affine(&a, &env)),
+                        eval::expr(e, &mut env),
+                        "seed {seed}: {e:?} at params {params:?}, counters {counters:?}"
+                    );
+                    compared += 1;
+                }
+            }
+        }
     }
-    assert!(compared >= cases(), "only {compared} affine subscripts");
+    assert!(compared >= cases(), "only {compared} affine forms");
 }

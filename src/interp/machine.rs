@@ -5,8 +5,8 @@ use super::{Cell, Contents, ErrorKind, Ops, Options, Read, Run, RunError, Writer
 use crate::hash::{SplitMix64, StableHasher};
 use crate::model::eval::{self, Env, EvalError, StaticEnv};
 use crate::model::{
-    base_label, Access, Condition, CounterId, ExprKind, For, If, Node, ParamId, Program, Site,
-    Span, Stmt, StmtKind, While,
+    base_label, Access, Affine, CmpOp, Cond, Condition, CounterId, ExprKind, For, If, Node,
+    ParamId, Program, Site, Span, Stmt, StmtKind, While,
 };
 
 /// Hash domains: each kind of hashed value has its own, so no two kinds ever
@@ -43,6 +43,10 @@ pub(super) struct Sites<'p> {
     stmt_base: Vec<&'p str>,
     stmt_label: Vec<&'p str>,
     cond_name: Vec<&'p str>,
+    /// A condition that compares two affine expressions, as the affine
+    /// forms: it reads and calls nothing, so evaluating the forms
+    /// ([`eval::affine`], the same values) is all its test does.
+    cond_affine: Vec<Option<(CmpOp, Affine, Affine)>>,
 }
 
 impl<'p> Sites<'p> {
@@ -55,6 +59,15 @@ impl<'p> Sites<'p> {
             stmt_base: stmts.iter().map(|s| base_label(&s.label)).collect(),
             stmt_label: stmts.iter().map(|s| s.label.as_str()).collect(),
             cond_name: conds.iter().map(|c| c.name.as_str()).collect(),
+            cond_affine: conds
+                .iter()
+                .map(|c| match &c.cond {
+                    Cond::Cmp(op, l, r) => {
+                        Some((*op, Affine::from_expr(l)?, Affine::from_expr(r)?))
+                    }
+                    _ => None,
+                })
+                .collect(),
         }
     }
 }
@@ -248,20 +261,26 @@ impl<'p> Machine<'p> {
         eval::expr(e, &mut env).map_err(|err| self.eval_error(err))
     }
 
+    #[inline]
     fn step(&mut self, span: Span) -> Result<(), RunError> {
         self.steps += 1;
         if self.steps > self.options.max_steps {
-            return Err(RunError {
-                kind: ErrorKind::StepBudget,
-                message: format!(
-                    "the run exceeded {} steps (at {}); raise --max-steps or use smaller parameters",
-                    self.options.max_steps,
-                    self.here()
-                ),
-                span,
-            });
+            return Err(self.over_budget(span));
         }
         Ok(())
+    }
+
+    #[cold]
+    fn over_budget(&self, span: Span) -> RunError {
+        RunError {
+            kind: ErrorKind::StepBudget,
+            message: format!(
+                "the run exceeded {} steps (at {}); raise --max-steps or use smaller parameters",
+                self.options.max_steps,
+                self.here()
+            ),
+            span,
+        }
     }
 
     fn block(&mut self, nodes: &'p [Node]) -> Result<(), RunError> {
@@ -371,6 +390,13 @@ impl<'p> Machine<'p> {
 
     fn test(&mut self, c: &'p Condition) -> Result<bool, RunError> {
         self.begin(Site::Cond(c.id), true, c.span)?;
+        if let Some((op, l, r)) = &self.sites.cond_affine[c.id.index()] {
+            return Ok(eval::compare(
+                *op,
+                eval::affine(l, self),
+                eval::affine(r, self),
+            ));
+        }
         eval::cond(&c.cond, self).map_err(|e| self.eval_error(e))
     }
 
