@@ -98,12 +98,12 @@ pub fn verify(
 fn check(flow: &Flow, run: &Run, names: &SiteNames, seed: u64, report: &mut Report) {
     for r in &run.reads {
         report.reads += 1;
-        let op = &run.ops[r.op as usize];
-        let sources = flow.sources(op, r.access as usize);
+        let op = run.ops.get(r.op);
+        let sources = flow.sources(&op.to_operation(), r.access as usize);
         let ok = match (&sources, run.op(r.writer)) {
             (None, _) => false,
             (Some(s), None) => s.initial,
-            (Some(s), Some(w)) => s.writes.contains(w),
+            (Some(s), Some(w)) => s.writes.iter().any(|x| w == *x),
         };
         if !ok {
             let writer = match r.writer {

@@ -101,19 +101,85 @@ fn sigma_is_exact_on_static_control_programs() {
         let o = Options::new(p.param_values(&[]).unwrap());
         let run = run(&p, &o).unwrap();
         for r in &run.reads {
-            let op = &run.ops[r.op as usize];
-            let s = flow.sources(op, r.access as usize).unwrap();
+            let op = run.ops.get(r.op).to_operation();
+            let s = flow.sources(&op, r.access as usize).unwrap();
             match run.op(r.writer) {
                 None => assert!(
                     s.initial && s.writes.is_empty(),
                     "seed {seed}: {op:?} {s:?}"
                 ),
                 Some(w) => assert!(
-                    !s.initial && s.writes == vec![w.clone()],
+                    !s.initial && s.writes == vec![w.to_operation()],
                     "seed {seed}: {op:?} read {} from {w:?}, σ = {s:?}",
                     r.access
                 ),
             }
         }
     }
+}
+
+/// The interpreter evaluates a subscript, and each side of a comparison, by
+/// its affine form when it has one (`eval::subscript`, `eval::affine`): at
+/// any counter and parameter values, small or near the ends of `i64` where
+/// the arithmetic wraps, the form must give what the expression tree gives.
+#[test]
+fn affine_forms_evaluate_as_their_expressions() {
+    use arrayflow::hash::SplitMix64;
+    use arrayflow::model::eval::{self, StaticEnv};
+    use arrayflow::model::{Affine, Cond};
+    let mut compared = 0u64;
+    for (seed, p) in programs() {
+        let mut rng = SplitMix64::new(seed);
+        let mut value = || match rng.below(4) {
+            0 => rng.below(21) as i64 - 10,
+            1 => rng.next_u64() as i64,
+            2 => [i64::MIN, i64::MAX, 1 << 62, -(1 << 62)][rng.below(4) as usize],
+            _ => (rng.next_u64() >> 20) as i64 - (1 << 43),
+        };
+        let params: Vec<i64> = p.params.iter().map(|_| value()).collect();
+        let counters: Vec<i64> = p.counters.iter().map(|_| value()).collect();
+        let mut env = StaticEnv {
+            params: &params,
+            counters: &counters,
+        };
+        let (stmts, conds) = (p.stmts(), p.conditions());
+        let accesses = stmts
+            .iter()
+            .flat_map(|s| s.write().map(|w| w.0).into_iter().chain(s.reads()))
+            .chain(conds.iter().flat_map(|c| c.reads()));
+        for a in accesses {
+            for s in a.subscripts.iter().filter(|s| s.affine.is_some()) {
+                assert_eq!(
+                    eval::subscript(s, &mut env),
+                    eval::expr(&s.expr, &mut env),
+                    "seed {seed}: {:?} at params {params:?}, counters {counters:?}",
+                    s.expr
+                );
+                compared += 1;
+            }
+        }
+        for c in &conds {
+            let mut sides = Vec::new();
+            let mut todo = vec![&c.cond];
+            while let Some(c) = todo.pop() {
+                match c {
+                    Cond::Cmp(_, l, r) => sides.extend([l, r]),
+                    Cond::And(a, b) | Cond::Or(a, b) => todo.extend([&**a, &**b]),
+                    Cond::Not(a) => todo.push(a),
+                    Cond::Unknown => {}
+                }
+            }
+            for e in sides {
+                if let Some(a) = Affine::from_expr(e) {
+                    assert_eq!(
+                        Ok(eval::affine(&a, &env)),
+                        eval::expr(e, &mut env),
+                        "seed {seed}: {e:?} at params {params:?}, counters {counters:?}"
+                    );
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert!(compared >= cases(), "only {compared} affine forms");
 }

@@ -9,7 +9,7 @@
 //! the values later reads see).
 
 use crate::hash::WordHash;
-use crate::interp::{self, Options, Read, Run, RunError, SiteNames, Writer};
+use crate::interp::{self, Interpreter, Options, Read, Run, RunError, SiteNames, Writer};
 use crate::model::{base_label, Program, Site, Span};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -145,6 +145,7 @@ impl<'p> BaseIds<'p> {
 
 struct Side<'p> {
     program: &'p Program,
+    interpreter: Interpreter<'p>,
     names: SiteNames,
     options: Options,
     /// Base-name ids of statements and conditions.
@@ -182,6 +183,7 @@ impl<'p> Side<'p> {
         let (stmt_base, cond_base) = ids.sites(program);
         Ok(Side {
             program,
+            interpreter: Interpreter::new(program),
             names: SiteNames::new(program),
             options,
             stmt_base,
@@ -191,16 +193,16 @@ impl<'p> Side<'p> {
 
     fn run(&mut self, seed: u64) -> Result<Run, RunError> {
         self.options.seed = seed;
-        interp::run(self.program, &self.options)
+        self.interpreter.run(&self.options)
     }
 
     fn key<'r>(&'r self, run: &'r Run, r: &Read) -> Key<'r> {
-        let op = &run.ops[r.op as usize];
+        let op = run.ops.get(r.op);
         let base = match op.site {
             Site::Stmt(s) => self.stmt_base[s.index()],
             Site::Cond(c) => self.cond_base[c.index()],
         };
-        (base, r.access, &op.iter)
+        (base, r.access, op.iter)
     }
 
     /// A writer's name, with the `@copy` statement that moved it if any.
@@ -291,6 +293,7 @@ impl<'p> Original<'p> {
             }
             total.reads += ra.reads.len() as u64;
             total.cells += ra.arrays.iter().map(|c| c.cells.len() as u64).sum::<u64>();
+            sb.interpreter.recycle(rb);
         }
         Ok(Verdict::Agree(total))
     }
@@ -402,7 +405,7 @@ fn compare_reads(
         }
     }
     let what = |side: &Side, run: &Run, r: &Read| {
-        let op = &run.ops[r.op as usize];
+        let op = run.ops.get(r.op);
         format!("read {} of {}", r.access, side.names.op(op))
     };
     for (r, &m) in ra.reads.iter().zip(&matched) {
@@ -467,13 +470,13 @@ fn index<'r>(
 }
 
 fn duplicate(side: &Side, run: &Run, r: &Read, in_b: bool, seed: u64) -> EquivError {
-    let op = &run.ops[r.op as usize];
+    let op = run.ops.get(r.op);
     EquivError {
         message: format!(
             "two operations of {} go by the same name {} (seed {seed}): \
              versions of one statement must not run at the same iteration",
             if in_b { "B" } else { "A" },
-            crate::interp::format_op(side.names.base(op.site), &op.iter)
+            crate::interp::format_op(side.names.base(op.site), op.iter)
         ),
         span: Span::NONE,
         in_b,

@@ -1,12 +1,12 @@
 //! The execution engine: walks the model, keeps memory and the trace, and
 //! answers the evaluator's questions ([`Env`]).
 
-use super::{Cell, Contents, ErrorKind, Options, Read, Run, RunError, Writer};
+use super::{Cell, Contents, ErrorKind, Ops, Options, Read, Run, RunError, Writer};
 use crate::hash::{SplitMix64, StableHasher};
 use crate::model::eval::{self, Env, EvalError, StaticEnv};
 use crate::model::{
-    base_label, Access, Condition, CounterId, ExprKind, For, If, Node, Operation, ParamId, Program,
-    Site, Span, Stmt, StmtKind, While,
+    base_label, Access, Affine, CmpOp, Cond, Condition, CounterId, ExprKind, For, If, Node,
+    ParamId, Program, Site, Span, Stmt, StmtKind, While,
 };
 
 /// Hash domains: each kind of hashed value has its own, so no two kinds ever
@@ -33,9 +33,9 @@ struct Current {
     last_origin: Writer,
 }
 
-pub(super) struct Machine<'p> {
-    program: &'p Program,
-    options: &'p Options,
+/// What the machine looks up about a program's sites: the same for every
+/// run of the program.
+pub(super) struct Sites<'p> {
     /// The reads of each statement and condition, in access-index order.
     stmt_reads: Vec<Vec<&'p Access>>,
     cond_reads: Vec<Vec<&'p Access>>,
@@ -43,6 +43,46 @@ pub(super) struct Machine<'p> {
     stmt_base: Vec<&'p str>,
     stmt_label: Vec<&'p str>,
     cond_name: Vec<&'p str>,
+    /// A condition that compares two affine expressions, as the affine
+    /// forms: it reads and calls nothing, so evaluating the forms
+    /// ([`eval::affine`], the same values) is all its test does.
+    cond_affine: Vec<Option<(CmpOp, Affine, Affine)>>,
+}
+
+impl<'p> Sites<'p> {
+    pub(super) fn new(program: &'p Program) -> Sites<'p> {
+        let stmts = program.stmts();
+        let conds = program.conditions();
+        Sites {
+            stmt_reads: stmts.iter().map(|s| s.reads()).collect(),
+            cond_reads: conds.iter().map(|c| c.reads()).collect(),
+            stmt_base: stmts.iter().map(|s| base_label(&s.label)).collect(),
+            stmt_label: stmts.iter().map(|s| s.label.as_str()).collect(),
+            cond_name: conds.iter().map(|c| c.name.as_str()).collect(),
+            cond_affine: conds
+                .iter()
+                .map(|c| match &c.cond {
+                    Cond::Cmp(op, l, r) => {
+                        Some((*op, Affine::from_expr(l)?, Affine::from_expr(r)?))
+                    }
+                    _ => None,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The trace buffers of a run, empty, possibly with room from an earlier
+/// run.
+pub(super) struct Buffers {
+    pub(super) ops: Ops,
+    pub(super) reads: Vec<Read>,
+}
+
+pub(super) struct Machine<'p> {
+    program: &'p Program,
+    options: &'p Options,
+    sites: &'p Sites<'p>,
     reverse: Vec<bool>,
     shuffle: Vec<bool>,
     counters: Vec<i64>,
@@ -50,7 +90,7 @@ pub(super) struct Machine<'p> {
     loops: Vec<CounterId>,
     iter: Vec<i64>,
     memory: Vec<Contents>,
-    ops: Vec<Operation>,
+    ops: Ops,
     reads: Vec<Read>,
     steps: u64,
     cur: Current,
@@ -65,9 +105,12 @@ pub(super) struct Machine<'p> {
 }
 
 impl<'p> Machine<'p> {
-    pub(super) fn new(program: &'p Program, options: &'p Options) -> Result<Self, RunError> {
-        let stmts = program.stmts();
-        let conds = program.conditions();
+    pub(super) fn new(
+        program: &'p Program,
+        sites: &'p Sites<'p>,
+        options: &'p Options,
+        buffers: Buffers,
+    ) -> Result<Self, RunError> {
         let by_name = |names: &[String]| -> Vec<bool> {
             program
                 .counters
@@ -78,21 +121,17 @@ impl<'p> Machine<'p> {
         let mut m = Machine {
             program,
             options,
-            stmt_reads: stmts.iter().map(|s| s.reads()).collect(),
-            cond_reads: conds.iter().map(|c| c.reads()).collect(),
-            stmt_base: stmts.iter().map(|s| base_label(&s.label)).collect(),
-            stmt_label: stmts.iter().map(|s| s.label.as_str()).collect(),
-            cond_name: conds.iter().map(|c| c.name.as_str()).collect(),
+            sites,
             reverse: by_name(&options.reverse),
             shuffle: by_name(&options.shuffle),
             counters: vec![0; program.counters.len()],
             loops: Vec::new(),
             iter: Vec::new(),
             memory: Vec::new(),
-            ops: Vec::new(),
-            reads: Vec::new(),
+            ops: buffers.ops,
+            reads: buffers.reads,
             steps: 0,
-            unknown_prefix: vec![None; 3 * (stmts.len() + conds.len())],
+            unknown_prefix: vec![None; 3 * (sites.stmt_base.len() + sites.cond_name.len())],
             call_prefix: Vec::new(),
             spare_orders: Vec::new(),
             cur: Current {
@@ -222,20 +261,26 @@ impl<'p> Machine<'p> {
         eval::expr(e, &mut env).map_err(|err| self.eval_error(err))
     }
 
+    #[inline]
     fn step(&mut self, span: Span) -> Result<(), RunError> {
         self.steps += 1;
         if self.steps > self.options.max_steps {
-            return Err(RunError {
-                kind: ErrorKind::StepBudget,
-                message: format!(
-                    "the run exceeded {} steps (at {}); raise --max-steps or use smaller parameters",
-                    self.options.max_steps,
-                    self.here()
-                ),
-                span,
-            });
+            return Err(self.over_budget(span));
         }
         Ok(())
+    }
+
+    #[cold]
+    fn over_budget(&self, span: Span) -> RunError {
+        RunError {
+            kind: ErrorKind::StepBudget,
+            message: format!(
+                "the run exceeded {} steps (at {}); raise --max-steps or use smaller parameters",
+                self.options.max_steps,
+                self.here()
+            ),
+            span,
+        }
     }
 
     fn block(&mut self, nodes: &'p [Node]) -> Result<(), RunError> {
@@ -345,6 +390,13 @@ impl<'p> Machine<'p> {
 
     fn test(&mut self, c: &'p Condition) -> Result<bool, RunError> {
         self.begin(Site::Cond(c.id), true, c.span)?;
+        if let Some((op, l, r)) = &self.sites.cond_affine[c.id.index()] {
+            return Ok(eval::compare(
+                *op,
+                eval::affine(l, self),
+                eval::affine(r, self),
+            ));
+        }
         eval::cond(&c.cond, self).map_err(|e| self.eval_error(e))
     }
 
@@ -360,8 +412,7 @@ impl<'p> Machine<'p> {
     fn exec(&mut self, s: &'p Stmt) -> Result<(), EvalError> {
         match &s.kind {
             StmtKind::Assign { target, op, value } => {
-                let subs = target.subscripts.iter().map(|s| &s.expr);
-                let cell = eval::with_values(subs, self, |m, subs| m.cell(target, subs))?;
+                let cell = eval::with_subscripts(target, self, |m, subs| m.cell(target, subs))?;
                 let new = match op {
                     Some(op) => {
                         let old = self.load(target, cell);
@@ -397,11 +448,7 @@ impl<'p> Machine<'p> {
             return k;
         }
         // The step budget (below u32::MAX, checked by the CLI) bounds this.
-        let k = self.ops.len() as u32;
-        self.ops.push(Operation {
-            site: self.cur.site,
-            iter: self.iter.clone(),
-        });
+        let k = self.ops.push(self.cur.site, &self.iter);
         self.cur.op = Some(k);
         k
     }
@@ -454,8 +501,8 @@ impl<'p> Machine<'p> {
         self.cur.last_origin = cell.origin;
         if self.cur.traced {
             let reads = match self.cur.site {
-                Site::Stmt(s) => &self.stmt_reads[s.index()],
-                Site::Cond(c) => &self.cond_reads[c.index()],
+                Site::Stmt(s) => &self.sites.stmt_reads[s.index()],
+                Site::Cond(c) => &self.sites.cond_reads[c.index()],
             };
             let access = reads
                 .iter()
@@ -477,8 +524,8 @@ impl<'p> Machine<'p> {
     /// The name the current operation's hashed values are keyed by.
     fn identity(&self) -> &'p str {
         match self.cur.site {
-            Site::Stmt(s) => self.stmt_base[s.index()],
-            Site::Cond(c) => base_label(self.cond_name[c.index()]),
+            Site::Stmt(s) => self.sites.stmt_base[s.index()],
+            Site::Cond(c) => base_label(self.sites.cond_name[c.index()]),
         }
     }
 
@@ -487,7 +534,7 @@ impl<'p> Machine<'p> {
         self.cur.position += 1;
         let site = match self.cur.site {
             Site::Stmt(s) => s.index(),
-            Site::Cond(c) => self.stmt_base.len() + c.index(),
+            Site::Cond(c) => self.sites.stmt_base.len() + c.index(),
         };
         let d = match domain {
             domain::STMT_UNKNOWN => 0,
@@ -511,8 +558,8 @@ impl<'p> Machine<'p> {
     /// "statement `S` at iteration (i=1, j=2)".
     fn here(&self) -> String {
         let what = match self.cur.site {
-            Site::Stmt(s) => format!("statement `{}`", self.stmt_label[s.index()]),
-            Site::Cond(c) => format!("condition `{}`", self.cond_name[c.index()]),
+            Site::Stmt(s) => format!("statement `{}`", self.sites.stmt_label[s.index()]),
+            Site::Cond(c) => format!("condition `{}`", self.sites.cond_name[c.index()]),
         };
         if self.loops.is_empty() {
             return format!("{what} (outside every loop)");

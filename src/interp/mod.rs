@@ -90,11 +90,110 @@ pub struct Read {
     pub origin: Writer,
 }
 
+/// An operation of a run, borrowed from its [`Ops`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Op<'r> {
+    pub site: Site,
+    pub iter: &'r [i64],
+}
+
+impl Op<'_> {
+    pub fn to_operation(self) -> Operation {
+        Operation {
+            site: self.site,
+            iter: self.iter.to_vec(),
+        }
+    }
+}
+
+impl<'r> From<&'r Operation> for Op<'r> {
+    fn from(o: &'r Operation) -> Op<'r> {
+        Op {
+            site: o.site,
+            iter: &o.iter,
+        }
+    }
+}
+
+impl PartialEq<Operation> for Op<'_> {
+    fn eq(&self, o: &Operation) -> bool {
+        self.site == o.site && self.iter == o.iter.as_slice()
+    }
+}
+
+/// The operations of a run, numbered from 0. The iteration vectors lie end
+/// to end in one buffer: a run makes no allocation per operation.
+#[derive(Clone, Debug)]
+pub struct Ops {
+    sites: Vec<Site>,
+    /// Operation k's vector is `iters[starts[k]..starts[k + 1]]`.
+    starts: Vec<usize>,
+    iters: Vec<i64>,
+}
+
+impl Default for Ops {
+    fn default() -> Ops {
+        Ops {
+            sites: Vec::new(),
+            starts: vec![0],
+            iters: Vec::new(),
+        }
+    }
+}
+
+impl Ops {
+    pub fn len(&self) -> usize {
+        self.sites.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sites.is_empty()
+    }
+
+    /// Operation `k`; panics past the end, like indexing.
+    pub fn get(&self, k: u32) -> Op<'_> {
+        let k = k as usize;
+        Op {
+            site: self.sites[k],
+            iter: &self.iters[self.starts[k]..self.starts[k + 1]],
+        }
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Op<'_>> + '_ {
+        (0..self.len() as u32).map(|k| self.get(k))
+    }
+
+    fn with_capacity(ops: usize, iters: usize) -> Ops {
+        let mut starts = Vec::with_capacity(ops + 1);
+        starts.push(0);
+        Ops {
+            sites: Vec::with_capacity(ops),
+            starts,
+            iters: Vec::with_capacity(iters),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.sites.clear();
+        self.starts.truncate(1);
+        self.iters.clear();
+    }
+
+    /// Appends an operation; its number.
+    fn push(&mut self, site: Site, iter: &[i64]) -> u32 {
+        let k = self.sites.len() as u32;
+        self.sites.push(site);
+        self.iters.extend_from_slice(iter);
+        self.starts.push(self.iters.len());
+        k
+    }
+}
+
 /// What a run produced.
 #[derive(Clone, Debug)]
 pub struct Run {
     /// Every operation that read or wrote, in the order it first did.
-    pub ops: Vec<Operation>,
+    pub ops: Ops,
     /// Every executed read except those of `@copy` statements, in execution
     /// order.
     pub reads: Vec<Read>,
@@ -104,10 +203,10 @@ pub struct Run {
 }
 
 impl Run {
-    pub fn op(&self, w: Writer) -> Option<&Operation> {
+    pub fn op(&self, w: Writer) -> Option<Op<'_>> {
         match w {
             Writer::Initial => None,
-            Writer::Op(k) => Some(&self.ops[k as usize]),
+            Writer::Op(k) => Some(self.ops.get(k)),
         }
     }
 }
@@ -147,8 +246,55 @@ impl std::error::Error for RunError {}
 
 /// Runs `program` to the end, or to the first error.
 pub fn run(program: &Program, options: &Options) -> Result<Run, RunError> {
-    check_loop_options(program, options)?;
-    machine::Machine::new(program, options)?.run()
+    Interpreter::new(program).run(options)
+}
+
+/// One program run many times (seeds, parameters): what depends on the
+/// program alone is worked out once, a run handed back by
+/// [`Interpreter::recycle`] lends its buffers to the next, and otherwise the
+/// next run's buffers start at the size of the last one's.
+pub struct Interpreter<'p> {
+    program: &'p Program,
+    sites: machine::Sites<'p>,
+    spare: Option<machine::Buffers>,
+    /// Operations, iteration entries and reads of the last run.
+    last: (usize, usize, usize),
+}
+
+impl<'p> Interpreter<'p> {
+    pub fn new(program: &'p Program) -> Interpreter<'p> {
+        Interpreter {
+            program,
+            sites: machine::Sites::new(program),
+            spare: None,
+            last: (0, 0, 0),
+        }
+    }
+
+    /// Runs the program to the end, or to the first error.
+    pub fn run(&mut self, options: &Options) -> Result<Run, RunError> {
+        check_loop_options(self.program, options)?;
+        let buffers = self.spare.take().unwrap_or_else(|| {
+            let (ops, iters, reads) = self.last;
+            machine::Buffers {
+                ops: Ops::with_capacity(ops, iters),
+                reads: Vec::with_capacity(reads),
+            }
+        });
+        let run = machine::Machine::new(self.program, &self.sites, options, buffers)?.run()?;
+        self.last = (run.ops.len(), run.ops.iters.len(), run.reads.len());
+        Ok(run)
+    }
+
+    /// Takes back a run that is no longer needed: the next run writes its
+    /// trace into the same memory.
+    pub fn recycle(&mut self, run: Run) {
+        let mut ops = run.ops;
+        let mut reads = run.reads;
+        ops.clear();
+        reads.clear();
+        self.spare = Some(machine::Buffers { ops, reads });
+    }
 }
 
 fn check_loop_options(program: &Program, options: &Options) -> Result<(), RunError> {
@@ -225,8 +371,9 @@ impl SiteNames {
     }
 
     /// `S[1, 2]`, or `S` outside every loop.
-    pub fn op(&self, op: &Operation) -> String {
-        format_op(self.name(op.site), &op.iter)
+    pub fn op<'r>(&self, op: impl Into<Op<'r>>) -> String {
+        let op = op.into();
+        format_op(self.name(op.site), op.iter)
     }
 }
 

@@ -50,7 +50,7 @@ pub fn text(program: &Program, options: &Options, run: &Run) -> String {
         run.steps
     );
     for r in &run.reads {
-        let op = &run.ops[r.op as usize];
+        let op = run.ops.get(r.op);
         let _ = writeln!(
             out,
             "  {} read {} = {} from {}",
@@ -95,7 +95,7 @@ pub fn json(program: &Program, options: &Options, run: &Run) -> Value {
         .reads
         .iter()
         .map(|r| {
-            let op = &run.ops[r.op as usize];
+            let op = run.ops.get(r.op);
             let v = json!({
                 "site": names.name(op.site),
                 "iter": op.iter,

@@ -63,8 +63,8 @@ fn example1_reads_follow_the_dataflow() {
             let r: Vec<&Read> = run
                 .reads
                 .iter()
-                .filter(|r| run.ops[r.op as usize].site == Site::Stmt(StmtId(2)))
-                .filter(|r| run.ops[r.op as usize].iter == vec![i])
+                .filter(|r| run.ops.get(r.op).site == Site::Stmt(StmtId(2)))
+                .filter(|r| run.ops.get(r.op).iter == [i])
                 .collect();
             assert_eq!(r.len(), 1);
             assert_eq!(name(&run, &names, r[0].writer), expected);
@@ -74,7 +74,7 @@ fn example1_reads_follow_the_dataflow() {
                     .reads
                     .iter()
                     .find(|r| {
-                        let op = &run.ops[r.op as usize];
+                        let op = run.ops.get(r.op);
                         names.name(op.site) == "S" && op.iter == vec![i, k]
                     })
                     .unwrap();
@@ -343,7 +343,7 @@ fn copies_are_untraced_and_pass_the_origin_on() {
     let r = run(&p, &o).unwrap();
     assert_eq!(r.reads.len(), 2);
     assert_eq!(name(&r, &names, r.reads[0].writer), "T");
-    assert_eq!(names.op(&r.ops[r.reads[0].op as usize]), "C");
+    assert_eq!(names.op(r.ops.get(r.reads[0].op)), "C");
 }
 
 #[test]
@@ -367,7 +367,7 @@ fn data_dependent_conditions_use_the_data_and_are_traced() {
     assert_eq!(r.reads.len(), 40);
     let mut taken = 0;
     for read in &r.reads {
-        let op = &r.ops[read.op as usize];
+        let op = r.ops.get(read.op);
         assert_eq!(names.name(op.site), "c");
         let ran = r
             .ops
@@ -405,7 +405,7 @@ fn derived_names_see_the_same_world() {
     let ra = run(&a, &opts(&a, 9)).unwrap();
     let rb = run(&b, &opts(&b, 9)).unwrap();
     let rc = run(&c, &opts(&c, 9)).unwrap();
-    let iters = |r: &Run| -> Vec<Vec<i64>> { r.ops.iter().map(|o| o.iter.clone()).collect() };
+    let iters = |r: &Run| -> Vec<Vec<i64>> { r.ops.iter().map(|o| o.iter.to_vec()).collect() };
     assert_eq!(iters(&ra), iters(&rb));
     assert_eq!(ra.arrays, rb.arrays);
     assert_ne!(
@@ -438,4 +438,31 @@ fn too_many_cells_is_an_error() {
     assert_eq!(run(&p, &opts(&p, 0)).unwrap_err().kind, ErrorKind::TooLarge);
     let (p, _) = array_program(vec![(i64::MIN, i64::MAX)]);
     assert_eq!(run(&p, &opts(&p, 0)).unwrap_err().kind, ErrorKind::TooLarge);
+}
+
+/// An `Interpreter` reused across seeds and parameter values, with runs
+/// handed back or kept, makes exactly the runs `run` makes afresh.
+#[test]
+fn a_reused_interpreter_runs_as_a_fresh_one() {
+    let p = example1();
+    let mut it = Interpreter::new(&p);
+    let same = |a: &Run, b: &Run| {
+        assert!(a.ops.iter().eq(b.ops.iter()));
+        assert_eq!(
+            (&a.reads, &a.arrays, a.steps),
+            (&b.reads, &b.arrays, b.steps)
+        );
+    };
+    for seed in 0..12 {
+        let mut o = opts(&p, seed);
+        // Runs of different lengths: 1 to 7 iterations of `i`.
+        o.params = vec![seed as i64 % 7 + 1];
+        let fresh = run(&p, &o).unwrap();
+        let reused = it.run(&o).unwrap();
+        same(&fresh, &reused);
+        assert_eq!(reused.ops.len(), fresh.ops.len());
+        if seed % 3 != 0 {
+            it.recycle(reused);
+        }
+    }
 }

@@ -57,7 +57,29 @@ pub fn binary(op: BinOp, l: i64, r: i64, span: Span) -> Result<i64, EvalError> {
 
 /// Evaluates the subscripts of an access, left to right.
 pub fn subscripts(a: &Access, env: &mut impl Env) -> Result<Vec<i64>, EvalError> {
-    a.subscripts.iter().map(|s| expr(&s.expr, env)).collect()
+    a.subscripts.iter().map(|s| subscript(s, env)).collect()
+}
+
+/// The value of an affine form, in the wrapping arithmetic of [`expr`].
+pub fn affine(a: &Affine, env: &impl Env) -> i64 {
+    a.terms.iter().fold(a.constant, |acc, &(v, c)| {
+        let x = match v {
+            Var::Param(p) => env.param(p),
+            Var::Counter(c) => env.counter(c),
+        };
+        acc.wrapping_add(c.wrapping_mul(x))
+    })
+}
+
+/// Evaluates a subscript: by its affine form when it has one. The form is
+/// an exact rewrite of the expression over the integers (`Affine::from_expr`
+/// checks every step) and wrapping arithmetic is the integers modulo 2^64,
+/// so both give the same value; the form reads and calls nothing.
+pub fn subscript(s: &Subscript, env: &mut impl Env) -> Result<i64, EvalError> {
+    match &s.affine {
+        Some(a) => Ok(affine(a, env)),
+        None => expr(&s.expr, env),
+    }
 }
 
 /// Evaluates `args` left to right and passes the values to `f`; up to four
@@ -67,15 +89,33 @@ pub fn with_values<'a, E: Env, R>(
     env: &mut E,
     f: impl FnOnce(&mut E, &[i64]) -> Result<R, EvalError>,
 ) -> Result<R, EvalError> {
+    with_each(args, env, expr, f)
+}
+
+/// [`with_values`] for the subscripts of an access ([`subscript`]).
+pub fn with_subscripts<E: Env, R>(
+    a: &Access,
+    env: &mut E,
+    f: impl FnOnce(&mut E, &[i64]) -> Result<R, EvalError>,
+) -> Result<R, EvalError> {
+    with_each(a.subscripts.iter(), env, subscript, f)
+}
+
+fn with_each<'a, T: 'a, E: Env, R>(
+    args: impl ExactSizeIterator<Item = &'a T>,
+    env: &mut E,
+    eval: impl Fn(&'a T, &mut E) -> Result<i64, EvalError>,
+    f: impl FnOnce(&mut E, &[i64]) -> Result<R, EvalError>,
+) -> Result<R, EvalError> {
     let n = args.len();
     if n <= 4 {
         let mut buf = [0i64; 4];
         for (slot, a) in buf.iter_mut().zip(args) {
-            *slot = expr(a, env)?;
+            *slot = eval(a, env)?;
         }
         f(env, &buf[..n])
     } else {
-        let vals = args.map(|a| expr(a, env)).collect::<Result<Vec<_>, _>>()?;
+        let vals = args.map(|a| eval(a, env)).collect::<Result<Vec<_>, _>>()?;
         f(env, &vals)
     }
 }
@@ -87,11 +127,7 @@ pub fn expr(e: &Expr, env: &mut impl Env) -> Result<i64, EvalError> {
         ExprKind::Int(n) => Ok(*n),
         ExprKind::Param(p) => Ok(env.param(*p)),
         ExprKind::Counter(c) => Ok(env.counter(*c)),
-        ExprKind::Access(a) => {
-            with_values(a.subscripts.iter().map(|s| &s.expr), env, |env, subs| {
-                env.read(a, subs)
-            })
-        }
+        ExprKind::Access(a) => with_subscripts(a, env, |env, subs| env.read(a, subs)),
         ExprKind::Call(f, args) => {
             with_values(args.iter(), env, |env, vals| env.call(f, vals, e.span))
         }
@@ -151,5 +187,40 @@ impl Env for StaticEnv<'_> {
     }
     fn counter(&self, c: CounterId) -> i64 {
         self.counters[c.index()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `2*N - i + 1` at N = 2^62, i = -5: the tree wraps at `2*N` (to
+    /// i64::MIN), the form at `1 + 2*N`; both end at i64::MIN + 6.
+    #[test]
+    fn affine_subscripts_wrap_as_the_tree_does() {
+        let (n, i) = (ParamId(0), CounterId(0));
+        let e = |k| Expr::new(k, Span::NONE);
+        let two_n = e(ExprKind::Binary(
+            BinOp::Mul,
+            Box::new(Expr::int(2)),
+            Box::new(e(ExprKind::Param(n))),
+        ));
+        let minus_i = e(ExprKind::Binary(
+            BinOp::Sub,
+            Box::new(two_n),
+            Box::new(e(ExprKind::Counter(i))),
+        ));
+        let s = Subscript::new(e(ExprKind::Binary(
+            BinOp::Add,
+            Box::new(minus_i),
+            Box::new(Expr::int(1)),
+        )));
+        assert!(s.affine.is_some());
+        let mut env = StaticEnv {
+            params: &[1 << 62],
+            counters: &[-5],
+        };
+        assert_eq!(expr(&s.expr, &mut env), Ok(i64::MIN + 6));
+        assert_eq!(subscript(&s, &mut env), Ok(i64::MIN + 6));
     }
 }
