@@ -50,6 +50,9 @@ struct Lowerer<'p, 'a> {
     loop_touches: Vec<bool>,
     if_touches: Vec<bool>,
     cond_static: Vec<bool>,
+    /// Per condition, its affine form when it has one (tested without the
+    /// expression tree).
+    cond_affine: Vec<Option<eval::AffineCmp>>,
     facts: Facts,
 }
 
@@ -164,6 +167,11 @@ fn lower_with(program: &Program, config: &Config, keep_cells: bool) -> Result<Fa
             .conditions()
             .iter()
             .map(|c| c.cond.is_static())
+            .collect(),
+        cond_affine: program
+            .conditions()
+            .iter()
+            .map(|c| eval::AffineCmp::of(&c.cond))
             .collect(),
         facts,
     };
@@ -309,6 +317,9 @@ impl<'p, 'a> Lowerer<'p, 'a> {
             params: &self.params,
             counters: &self.counters,
         };
+        if let Some(a) = &self.cond_affine[c.id.index()] {
+            return Ok(a.holds(&env));
+        }
         eval::cond(&c.cond, &mut env).map_err(|e| LowerError::Eval {
             what: format!(
                 "condition `{}` cannot be evaluated at these sizes: {}",

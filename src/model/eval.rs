@@ -141,6 +141,27 @@ pub fn expr(e: &Expr, env: &mut impl Env) -> Result<i64, EvalError> {
     }
 }
 
+/// A condition that compares two affine expressions, as the two affine
+/// forms: it reads and calls nothing, and [`AffineCmp::holds`] gives what
+/// [`cond`] gives (the forms are exact, see [`affine`]) without the tree.
+#[derive(Clone, Debug)]
+pub struct AffineCmp(CmpOp, Affine, Affine);
+
+impl AffineCmp {
+    pub fn of(c: &Cond) -> Option<AffineCmp> {
+        match c {
+            Cond::Cmp(op, l, r) => {
+                Some(AffineCmp(*op, Affine::from_expr(l)?, Affine::from_expr(r)?))
+            }
+            _ => None,
+        }
+    }
+
+    pub fn holds(&self, env: &impl Env) -> bool {
+        compare(self.0, affine(&self.1, env), affine(&self.2, env))
+    }
+}
+
 pub fn compare(op: CmpOp, l: i64, r: i64) -> bool {
     match op {
         CmpOp::Eq => l == r,
