@@ -188,28 +188,44 @@ fn sorted(mut v: Vec<Event>) -> Vec<Event> {
     v
 }
 
-/// Every access instance on its original cell.
+/// Every access instance on its original cell, in [`sorted`]'s order by a
+/// counting sort on the cell: instances come in execution order and an
+/// operation's reads before its writes, so (cell, op, write) order is
+/// instance order within a cell.
 fn original(f: &Facts) -> Vec<Event> {
-    let mut v = Vec::with_capacity(f.n_accs());
+    let cells = f.acc_cell.iter().max().map_or(0, |&c| c as usize + 1);
+    let mut start = vec![0usize; cells + 1];
+    for x in 0..f.n_accs() {
+        let n = usize::from(f.is_read(x as u32)) + usize::from(f.is_write(x as u32));
+        start[f.acc_cell[x] as usize + 1] += n;
+    }
+    for c in 0..cells {
+        start[c + 1] += start[c];
+    }
+    let none = Event {
+        mem: 0,
+        op: 0,
+        write: false,
+    };
+    let mut v = vec![none; start[cells]];
     for x in 0..f.n_accs() as u32 {
-        let mem = TAG_CELL | u64::from(f.acc_cell[x as usize]);
+        let cell = f.acc_cell[x as usize];
         let op = f.op(x);
-        if f.is_read(x) {
-            v.push(Event {
-                mem,
-                op,
-                write: false,
-            });
-        }
-        if f.is_write(x) {
-            v.push(Event {
-                mem,
-                op,
-                write: true,
-            });
+        for (on, write) in [(f.is_read(x), false), (f.is_write(x), true)] {
+            if on {
+                let at = &mut start[cell as usize];
+                v[*at] = Event {
+                    mem: TAG_CELL | u64::from(cell),
+                    op,
+                    write,
+                };
+                *at += 1;
+            }
         }
     }
-    sorted(v)
+    debug_assert!(v.windows(2).all(|w| w[0] <= w[1]));
+    v.dedup();
+    v
 }
 
 /// (cell, label) cells; dead writes private.
