@@ -33,6 +33,18 @@ struct Current {
     last_origin: Writer,
 }
 
+/// `unknown_hash`'s states for one site and domain: `base` after the
+/// domain, seed, identity and iteration vector length `len`; `outer` after
+/// `base` and all iteration entries but the last, valid while the entry
+/// before the last one has epoch `outer_epoch`.
+#[derive(Clone, Copy)]
+struct Prefix {
+    len: usize,
+    base: StableHasher,
+    outer: StableHasher,
+    outer_epoch: u64,
+}
+
 /// What the machine looks up about a program's sites: the same for every
 /// run of the program.
 pub(super) struct Sites<'p> {
@@ -89,17 +101,23 @@ pub(super) struct Machine<'p> {
     /// The counters of the loops around the current point, outermost first.
     loops: Vec<CounterId>,
     iter: Vec<i64>,
+    /// When each entry of `iter` was last set (from `epoch`): an entry
+    /// keeps its epoch exactly as long as it and every entry before it
+    /// keep their values, as an outer entry only changes after the inner
+    /// ones are popped.
+    epochs: Vec<u64>,
+    epoch: u64,
     memory: Vec<Contents>,
     ops: Ops,
     reads: Vec<Read>,
     steps: u64,
     cur: Current,
-    /// `unknown_hash`'s state after the domain, seed and identity, by
-    /// `3 * site slot + domain slot` (statements first, then conditions),
-    /// filled on first use.
-    unknown_prefix: Vec<Option<StableHasher>>,
-    /// A call's hash state after the domain, seed and function name.
-    call_prefix: Vec<(String, StableHasher)>,
+    /// `unknown_hash`'s states by `3 * site slot + domain slot`
+    /// (statements first, then conditions), filled on first use.
+    unknown_prefix: Vec<Option<Prefix>>,
+    /// A call's hash state after the domain, seed, function name and
+    /// argument count.
+    call_prefix: Vec<(String, usize, StableHasher)>,
     /// Spent shuffle orders, reused by later loop instances.
     spare_orders: Vec<Vec<u64>>,
 }
@@ -127,6 +145,8 @@ impl<'p> Machine<'p> {
             counters: vec![0; program.counters.len()],
             loops: Vec::new(),
             iter: Vec::new(),
+            epochs: Vec::new(),
+            epoch: 0,
             memory: Vec::new(),
             ops: buffers.ops,
             reads: buffers.reads,
@@ -326,7 +346,7 @@ impl<'p> Machine<'p> {
             None
         };
         self.loops.push(f.counter);
-        self.iter.push(lo);
+        self.push_iter(lo);
         let mut k: u128 = 0;
         while k < count {
             let trip = match &order {
@@ -337,12 +357,12 @@ impl<'p> Machine<'p> {
             // lo + trip*step <= hi, so it fits.
             let value = (lo as i128 + trip as i128 * f.step as i128) as i64;
             self.counters[c] = value;
-            *self.iter.last_mut().expect("pushed above") = value;
+            self.set_iter(value);
             self.step(f.span)?;
             self.block(&f.body)?;
             k += 1;
         }
-        self.iter.pop();
+        self.pop_iter();
         self.loops.pop();
         self.spare_orders.extend(order);
         Ok(())
@@ -351,18 +371,36 @@ impl<'p> Machine<'p> {
     fn while_loop(&mut self, w: &'p While) -> Result<(), RunError> {
         let c = w.counter.index();
         self.loops.push(w.counter);
-        self.iter.push(0);
+        self.push_iter(0);
         for trip in 0..self.options.max_trips as i64 {
             self.counters[c] = trip;
-            *self.iter.last_mut().expect("pushed above") = trip;
+            self.set_iter(trip);
             if !self.test(&w.cond)? {
                 break;
             }
             self.block(&w.body)?;
         }
-        self.iter.pop();
+        self.pop_iter();
         self.loops.pop();
         Ok(())
+    }
+
+    fn push_iter(&mut self, v: i64) {
+        self.iter.push(v);
+        self.epochs.push(0);
+        self.set_iter(v);
+    }
+
+    #[inline]
+    fn set_iter(&mut self, v: i64) {
+        self.epoch += 1;
+        *self.iter.last_mut().expect("pushed") = v;
+        *self.epochs.last_mut().expect("pushed") = self.epoch;
+    }
+
+    fn pop_iter(&mut self) {
+        self.iter.pop();
+        self.epochs.pop();
     }
 
     fn if_node(&mut self, i: &'p If) -> Result<(), RunError> {
@@ -542,17 +580,38 @@ impl<'p> Machine<'p> {
             _ => 2,
         };
         let slot = 3 * site + d;
-        let prefix = match self.unknown_prefix[slot] {
-            Some(h) => h,
-            None => {
-                let h = StableHasher::new(domain)
+        let n = self.iter.len();
+        let mut p = match self.unknown_prefix[slot] {
+            Some(p) if p.len == n => p,
+            _ => {
+                // `ints` starts with the length.
+                let base = StableHasher::new(domain)
                     .word(self.options.seed)
-                    .str(self.identity());
-                self.unknown_prefix[slot] = Some(h);
-                h
+                    .str(self.identity())
+                    .word(n as u64);
+                Prefix {
+                    len: n,
+                    base,
+                    outer: base,
+                    outer_epoch: 0,
+                }
             }
         };
-        prefix.ints(&self.iter).word(position).finish()
+        // The same words as `prefix.ints(&self.iter)`, the outer entries'
+        // part reused while they are unchanged.
+        let h = match self.iter.split_last() {
+            None => p.base,
+            Some((&last, outer)) => {
+                let epoch = if n >= 2 { self.epochs[n - 2] } else { 0 };
+                if p.outer_epoch != epoch {
+                    p.outer = outer.iter().fold(p.base, |h, &v| h.int(v));
+                    p.outer_epoch = epoch;
+                }
+                p.outer.int(last)
+            }
+        };
+        self.unknown_prefix[slot] = Some(p);
+        h.word(position).finish()
     }
 
     /// "statement `S` at iteration (i=1, j=2)".
@@ -614,17 +673,24 @@ impl Env for Machine<'_> {
     }
 
     fn call(&mut self, func: &str, args: &[i64], _span: Span) -> Result<i64, EvalError> {
-        let prefix = match self.call_prefix.iter().find(|(f, _)| f == func) {
-            Some(&(_, h)) => h,
+        let n = args.len();
+        let found = self
+            .call_prefix
+            .iter()
+            .find(|(f, k, _)| *k == n && f == func);
+        let prefix = match found {
+            Some(&(_, _, h)) => h,
             None => {
+                // `ints` starts with the length.
                 let h = StableHasher::new(domain::CALL)
                     .word(self.options.seed)
-                    .str(func);
-                self.call_prefix.push((func.to_string(), h));
+                    .str(func)
+                    .word(n as u64);
+                self.call_prefix.push((func.to_string(), n, h));
                 h
             }
         };
-        Ok(prefix.ints(args).finish() as i64)
+        Ok(args.iter().fold(prefix, |h, &v| h.int(v)).finish() as i64)
     }
 
     fn unknown(&mut self, _span: Span) -> Result<i64, EvalError> {
