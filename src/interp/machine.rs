@@ -168,7 +168,7 @@ impl<'p> Machine<'p> {
 
     pub(super) fn run(mut self) -> Result<Run, RunError> {
         let program = self.program;
-        self.block(&program.body)?;
+        self.block(&program.body).map_err(|e| *e)?;
         Ok(Run {
             ops: self.ops,
             reads: self.reads,
@@ -186,8 +186,8 @@ impl<'p> Machine<'p> {
             let mut dims = Vec::with_capacity(a.dims.len());
             for r in &a.dims {
                 dims.push((
-                    self.static_value(&r.lo.expr)?,
-                    self.static_value(&r.hi.expr)?,
+                    self.static_value(&r.lo.expr).map_err(|e| *e)?,
+                    self.static_value(&r.hi.expr).map_err(|e| *e)?,
                 ));
             }
             let size = Contents::size(&dims)
@@ -273,16 +273,16 @@ impl<'p> Machine<'p> {
             .str(array)
     }
 
-    fn static_value(&self, e: &crate::model::Expr) -> Result<i64, RunError> {
+    fn static_value(&self, e: &crate::model::Expr) -> Result<i64, Box<RunError>> {
         let mut env = StaticEnv {
             params: &self.options.params,
             counters: &self.counters,
         };
-        eval::expr(e, &mut env).map_err(|err| self.eval_error(err))
+        eval::expr(e, &mut env).map_err(|err| Box::new(self.eval_error(err)))
     }
 
     #[inline]
-    fn step(&mut self, span: Span) -> Result<(), RunError> {
+    fn step(&mut self, span: Span) -> Result<(), Box<RunError>> {
         self.steps += 1;
         if self.steps > self.options.max_steps {
             return Err(self.over_budget(span));
@@ -291,8 +291,8 @@ impl<'p> Machine<'p> {
     }
 
     #[cold]
-    fn over_budget(&self, span: Span) -> RunError {
-        RunError {
+    fn over_budget(&self, span: Span) -> Box<RunError> {
+        Box::new(RunError {
             kind: ErrorKind::StepBudget,
             message: format!(
                 "the run exceeded {} steps (at {}); raise --max-steps or use smaller parameters",
@@ -300,10 +300,10 @@ impl<'p> Machine<'p> {
                 self.here()
             ),
             span,
-        }
+        })
     }
 
-    fn block(&mut self, nodes: &'p [Node]) -> Result<(), RunError> {
+    fn block(&mut self, nodes: &'p [Node]) -> Result<(), Box<RunError>> {
         for n in nodes {
             match n {
                 Node::For(f) => self.for_loop(f)?,
@@ -315,7 +315,7 @@ impl<'p> Machine<'p> {
         Ok(())
     }
 
-    fn for_loop(&mut self, f: &'p For) -> Result<(), RunError> {
+    fn for_loop(&mut self, f: &'p For) -> Result<(), Box<RunError>> {
         let lo = self.static_value(&f.lower.expr)?;
         let hi = self.static_value(&f.upper.expr)?;
         let count: u128 = if hi < lo {
@@ -368,7 +368,7 @@ impl<'p> Machine<'p> {
         Ok(())
     }
 
-    fn while_loop(&mut self, w: &'p While) -> Result<(), RunError> {
+    fn while_loop(&mut self, w: &'p While) -> Result<(), Box<RunError>> {
         let c = w.counter.index();
         self.loops.push(w.counter);
         self.push_iter(0);
@@ -403,7 +403,7 @@ impl<'p> Machine<'p> {
         self.epochs.pop();
     }
 
-    fn if_node(&mut self, i: &'p If) -> Result<(), RunError> {
+    fn if_node(&mut self, i: &'p If) -> Result<(), Box<RunError>> {
         for (c, body) in &i.branches {
             if self.test(c)? {
                 return self.block(body);
@@ -415,7 +415,7 @@ impl<'p> Machine<'p> {
         }
     }
 
-    fn begin(&mut self, site: Site, traced: bool, span: Span) -> Result<(), RunError> {
+    fn begin(&mut self, site: Site, traced: bool, span: Span) -> Result<(), Box<RunError>> {
         self.cur = Current {
             site,
             op: None,
@@ -426,7 +426,7 @@ impl<'p> Machine<'p> {
         self.step(span)
     }
 
-    fn test(&mut self, c: &'p Condition) -> Result<bool, RunError> {
+    fn test(&mut self, c: &'p Condition) -> Result<bool, Box<RunError>> {
         self.begin(Site::Cond(c.id), true, c.span)?;
         if let Some((op, l, r)) = &self.sites.cond_affine[c.id.index()] {
             return Ok(eval::compare(
@@ -435,16 +435,16 @@ impl<'p> Machine<'p> {
                 eval::affine(r, self),
             ));
         }
-        eval::cond(&c.cond, self).map_err(|e| self.eval_error(e))
+        eval::cond(&c.cond, self).map_err(|e| Box::new(self.eval_error(e)))
     }
 
-    fn stmt(&mut self, s: &'p Stmt) -> Result<(), RunError> {
+    fn stmt(&mut self, s: &'p Stmt) -> Result<(), Box<RunError>> {
         self.begin(
             Site::Stmt(s.id),
             !s.copy || self.options.trace_copies,
             s.span,
         )?;
-        self.exec(s).map_err(|e| self.eval_error(e))
+        self.exec(s).map_err(|e| Box::new(self.eval_error(e)))
     }
 
     fn exec(&mut self, s: &'p Stmt) -> Result<(), EvalError> {
