@@ -6,7 +6,7 @@ use crate::hash::{SplitMix64, StableHasher};
 use crate::model::eval::{self, Env, EvalError, StaticEnv};
 use crate::model::{
     base_label, Access, Affine, CmpOp, Cond, Condition, CounterId, ExprKind, For, If, Node,
-    ParamId, Program, Site, Span, Stmt, StmtKind, While,
+    ParamId, Program, Site, Span, Stmt, StmtKind, Var, While,
 };
 
 /// Hash domains: each kind of hashed value has its own, so no two kinds ever
@@ -43,6 +43,19 @@ struct Prefix {
     base: StableHasher,
     outer: StableHasher,
     outer_epoch: u64,
+}
+
+/// An affine condition ([`Sites`]) at one run's parameter values: each
+/// side is its constant plus the parameter terms, and its counter terms
+/// (`Machine::cond_terms[l]` and `[r]`). Wrapping arithmetic is the
+/// integers modulo 2^64, so summing in another order gives the same value.
+#[derive(Clone, Copy)]
+struct FoldedCmp {
+    op: CmpOp,
+    l: i64,
+    r: i64,
+    l_terms: (u32, u32),
+    r_terms: (u32, u32),
 }
 
 /// What the machine looks up about a program's sites: the same for every
@@ -95,6 +108,9 @@ pub(super) struct Machine<'p> {
     program: &'p Program,
     options: &'p Options,
     sites: &'p Sites<'p>,
+    /// `Sites::cond_affine` folded at this run's parameters.
+    cond_folded: Vec<Option<FoldedCmp>>,
+    cond_terms: Vec<(usize, i64)>,
     reverse: Vec<bool>,
     shuffle: Vec<bool>,
     counters: Vec<i64>,
@@ -142,6 +158,8 @@ impl<'p> Machine<'p> {
             sites,
             reverse: by_name(&options.reverse),
             shuffle: by_name(&options.shuffle),
+            cond_folded: Vec::with_capacity(sites.cond_affine.len()),
+            cond_terms: Vec::new(),
             counters: vec![0; program.counters.len()],
             loops: Vec::new(),
             iter: Vec::new(),
@@ -162,6 +180,7 @@ impl<'p> Machine<'p> {
                 last_origin: Writer::Initial,
             },
         };
+        m.fold_conditions();
         m.allocate()?;
         Ok(m)
     }
@@ -175,6 +194,47 @@ impl<'p> Machine<'p> {
             arrays: self.memory,
             steps: self.steps,
         })
+    }
+
+    fn fold_conditions(&mut self) {
+        let params = &self.options.params;
+        let terms = &mut self.cond_terms;
+        let mut side = |a: &Affine| -> (i64, (u32, u32)) {
+            let start = terms.len() as u32;
+            let mut constant = a.constant;
+            for &(v, c) in &a.terms {
+                match v {
+                    Var::Param(p) => {
+                        constant = constant.wrapping_add(c.wrapping_mul(params[p.index()]))
+                    }
+                    Var::Counter(k) => terms.push((k.index(), c)),
+                }
+            }
+            (constant, (start, terms.len() as u32))
+        };
+        for f in &self.sites.cond_affine {
+            let folded = f.as_ref().map(|(op, l, r)| {
+                let (l, l_terms) = side(l);
+                let (r, r_terms) = side(r);
+                FoldedCmp {
+                    op: *op,
+                    l,
+                    r,
+                    l_terms,
+                    r_terms,
+                }
+            });
+            self.cond_folded.push(folded);
+        }
+    }
+
+    #[inline]
+    fn folded_side(&self, constant: i64, (start, end): (u32, u32)) -> i64 {
+        self.cond_terms[start as usize..end as usize]
+            .iter()
+            .fold(constant, |acc, &(k, c)| {
+                acc.wrapping_add(c.wrapping_mul(self.counters[k]))
+            })
     }
 
     /// Lays out every array at the parameter values and fills it with its
@@ -427,14 +487,18 @@ impl<'p> Machine<'p> {
     }
 
     fn test(&mut self, c: &'p Condition) -> Result<bool, Box<RunError>> {
-        self.begin(Site::Cond(c.id), true, c.span)?;
-        if let Some((op, l, r)) = &self.sites.cond_affine[c.id.index()] {
+        if let Some(f) = self.cond_folded[c.id.index()] {
+            // It reads, writes and hashes nothing: only the site (for a
+            // step budget error) is needed of the operation.
+            self.cur.site = Site::Cond(c.id);
+            self.step(c.span)?;
             return Ok(eval::compare(
-                *op,
-                eval::affine(l, self),
-                eval::affine(r, self),
+                f.op,
+                self.folded_side(f.l, f.l_terms),
+                self.folded_side(f.r, f.r_terms),
             ));
         }
+        self.begin(Site::Cond(c.id), true, c.span)?;
         eval::cond(&c.cond, self).map_err(|e| Box::new(self.eval_error(e)))
     }
 
