@@ -6,7 +6,7 @@ use crate::hash::{SplitMix64, StableHasher};
 use crate::model::eval::{self, Env, EvalError, StaticEnv};
 use crate::model::{
     base_label, Access, Affine, CmpOp, Cond, Condition, CounterId, ExprKind, For, If, Node,
-    ParamId, Program, Site, Span, Stmt, StmtKind, While,
+    ParamId, Program, Site, Span, Stmt, StmtKind, Var, While,
 };
 
 /// Hash domains: each kind of hashed value has its own, so no two kinds ever
@@ -31,6 +31,31 @@ struct Current {
     traced: bool,
     /// The origin of the value the last read returned.
     last_origin: Writer,
+}
+
+/// `unknown_hash`'s states for one site and domain: `base` after the
+/// domain, seed, identity and iteration vector length `len`; `outer` after
+/// `base` and all iteration entries but the last, valid while the entry
+/// before the last one has epoch `outer_epoch`.
+#[derive(Clone, Copy)]
+struct Prefix {
+    len: usize,
+    base: StableHasher,
+    outer: StableHasher,
+    outer_epoch: u64,
+}
+
+/// An affine condition ([`Sites`]) at one run's parameter values: each
+/// side is its constant plus the parameter terms, and its counter terms
+/// (`Machine::cond_terms[l]` and `[r]`). Wrapping arithmetic is the
+/// integers modulo 2^64, so summing in another order gives the same value.
+#[derive(Clone, Copy)]
+struct FoldedCmp {
+    op: CmpOp,
+    l: i64,
+    r: i64,
+    l_terms: (u32, u32),
+    r_terms: (u32, u32),
 }
 
 /// What the machine looks up about a program's sites: the same for every
@@ -83,23 +108,32 @@ pub(super) struct Machine<'p> {
     program: &'p Program,
     options: &'p Options,
     sites: &'p Sites<'p>,
+    /// `Sites::cond_affine` folded at this run's parameters.
+    cond_folded: Vec<Option<FoldedCmp>>,
+    cond_terms: Vec<(usize, i64)>,
     reverse: Vec<bool>,
     shuffle: Vec<bool>,
     counters: Vec<i64>,
     /// The counters of the loops around the current point, outermost first.
     loops: Vec<CounterId>,
     iter: Vec<i64>,
+    /// When each entry of `iter` was last set (from `epoch`): an entry
+    /// keeps its epoch exactly as long as it and every entry before it
+    /// keep their values, as an outer entry only changes after the inner
+    /// ones are popped.
+    epochs: Vec<u64>,
+    epoch: u64,
     memory: Vec<Contents>,
     ops: Ops,
     reads: Vec<Read>,
     steps: u64,
     cur: Current,
-    /// `unknown_hash`'s state after the domain, seed and identity, by
-    /// `3 * site slot + domain slot` (statements first, then conditions),
-    /// filled on first use.
-    unknown_prefix: Vec<Option<StableHasher>>,
-    /// A call's hash state after the domain, seed and function name.
-    call_prefix: Vec<(String, StableHasher)>,
+    /// `unknown_hash`'s states by `3 * site slot + domain slot`
+    /// (statements first, then conditions), filled on first use.
+    unknown_prefix: Vec<Option<Prefix>>,
+    /// A call's hash state after the domain, seed, function name and
+    /// argument count.
+    call_prefix: Vec<(String, usize, StableHasher)>,
     /// Spent shuffle orders, reused by later loop instances.
     spare_orders: Vec<Vec<u64>>,
 }
@@ -124,9 +158,13 @@ impl<'p> Machine<'p> {
             sites,
             reverse: by_name(&options.reverse),
             shuffle: by_name(&options.shuffle),
+            cond_folded: Vec::with_capacity(sites.cond_affine.len()),
+            cond_terms: Vec::new(),
             counters: vec![0; program.counters.len()],
             loops: Vec::new(),
             iter: Vec::new(),
+            epochs: Vec::new(),
+            epoch: 0,
             memory: Vec::new(),
             ops: buffers.ops,
             reads: buffers.reads,
@@ -142,19 +180,61 @@ impl<'p> Machine<'p> {
                 last_origin: Writer::Initial,
             },
         };
+        m.fold_conditions();
         m.allocate()?;
         Ok(m)
     }
 
     pub(super) fn run(mut self) -> Result<Run, RunError> {
         let program = self.program;
-        self.block(&program.body)?;
+        self.block(&program.body).map_err(|e| *e)?;
         Ok(Run {
             ops: self.ops,
             reads: self.reads,
             arrays: self.memory,
             steps: self.steps,
         })
+    }
+
+    fn fold_conditions(&mut self) {
+        let params = &self.options.params;
+        let terms = &mut self.cond_terms;
+        let mut side = |a: &Affine| -> (i64, (u32, u32)) {
+            let start = terms.len() as u32;
+            let mut constant = a.constant;
+            for &(v, c) in &a.terms {
+                match v {
+                    Var::Param(p) => {
+                        constant = constant.wrapping_add(c.wrapping_mul(params[p.index()]))
+                    }
+                    Var::Counter(k) => terms.push((k.index(), c)),
+                }
+            }
+            (constant, (start, terms.len() as u32))
+        };
+        for f in &self.sites.cond_affine {
+            let folded = f.as_ref().map(|(op, l, r)| {
+                let (l, l_terms) = side(l);
+                let (r, r_terms) = side(r);
+                FoldedCmp {
+                    op: *op,
+                    l,
+                    r,
+                    l_terms,
+                    r_terms,
+                }
+            });
+            self.cond_folded.push(folded);
+        }
+    }
+
+    #[inline]
+    fn folded_side(&self, constant: i64, (start, end): (u32, u32)) -> i64 {
+        self.cond_terms[start as usize..end as usize]
+            .iter()
+            .fold(constant, |acc, &(k, c)| {
+                acc.wrapping_add(c.wrapping_mul(self.counters[k]))
+            })
     }
 
     /// Lays out every array at the parameter values and fills it with its
@@ -166,8 +246,8 @@ impl<'p> Machine<'p> {
             let mut dims = Vec::with_capacity(a.dims.len());
             for r in &a.dims {
                 dims.push((
-                    self.static_value(&r.lo.expr)?,
-                    self.static_value(&r.hi.expr)?,
+                    self.static_value(&r.lo.expr).map_err(|e| *e)?,
+                    self.static_value(&r.hi.expr).map_err(|e| *e)?,
                 ));
             }
             let size = Contents::size(&dims)
@@ -253,16 +333,16 @@ impl<'p> Machine<'p> {
             .str(array)
     }
 
-    fn static_value(&self, e: &crate::model::Expr) -> Result<i64, RunError> {
+    fn static_value(&self, e: &crate::model::Expr) -> Result<i64, Box<RunError>> {
         let mut env = StaticEnv {
             params: &self.options.params,
             counters: &self.counters,
         };
-        eval::expr(e, &mut env).map_err(|err| self.eval_error(err))
+        eval::expr(e, &mut env).map_err(|err| Box::new(self.eval_error(err)))
     }
 
     #[inline]
-    fn step(&mut self, span: Span) -> Result<(), RunError> {
+    fn step(&mut self, span: Span) -> Result<(), Box<RunError>> {
         self.steps += 1;
         if self.steps > self.options.max_steps {
             return Err(self.over_budget(span));
@@ -271,8 +351,8 @@ impl<'p> Machine<'p> {
     }
 
     #[cold]
-    fn over_budget(&self, span: Span) -> RunError {
-        RunError {
+    fn over_budget(&self, span: Span) -> Box<RunError> {
+        Box::new(RunError {
             kind: ErrorKind::StepBudget,
             message: format!(
                 "the run exceeded {} steps (at {}); raise --max-steps or use smaller parameters",
@@ -280,10 +360,10 @@ impl<'p> Machine<'p> {
                 self.here()
             ),
             span,
-        }
+        })
     }
 
-    fn block(&mut self, nodes: &'p [Node]) -> Result<(), RunError> {
+    fn block(&mut self, nodes: &'p [Node]) -> Result<(), Box<RunError>> {
         for n in nodes {
             match n {
                 Node::For(f) => self.for_loop(f)?,
@@ -295,7 +375,7 @@ impl<'p> Machine<'p> {
         Ok(())
     }
 
-    fn for_loop(&mut self, f: &'p For) -> Result<(), RunError> {
+    fn for_loop(&mut self, f: &'p For) -> Result<(), Box<RunError>> {
         let lo = self.static_value(&f.lower.expr)?;
         let hi = self.static_value(&f.upper.expr)?;
         let count: u128 = if hi < lo {
@@ -326,7 +406,7 @@ impl<'p> Machine<'p> {
             None
         };
         self.loops.push(f.counter);
-        self.iter.push(lo);
+        self.push_iter(lo);
         let mut k: u128 = 0;
         while k < count {
             let trip = match &order {
@@ -337,35 +417,53 @@ impl<'p> Machine<'p> {
             // lo + trip*step <= hi, so it fits.
             let value = (lo as i128 + trip as i128 * f.step as i128) as i64;
             self.counters[c] = value;
-            *self.iter.last_mut().expect("pushed above") = value;
+            self.set_iter(value);
             self.step(f.span)?;
             self.block(&f.body)?;
             k += 1;
         }
-        self.iter.pop();
+        self.pop_iter();
         self.loops.pop();
         self.spare_orders.extend(order);
         Ok(())
     }
 
-    fn while_loop(&mut self, w: &'p While) -> Result<(), RunError> {
+    fn while_loop(&mut self, w: &'p While) -> Result<(), Box<RunError>> {
         let c = w.counter.index();
         self.loops.push(w.counter);
-        self.iter.push(0);
+        self.push_iter(0);
         for trip in 0..self.options.max_trips as i64 {
             self.counters[c] = trip;
-            *self.iter.last_mut().expect("pushed above") = trip;
+            self.set_iter(trip);
             if !self.test(&w.cond)? {
                 break;
             }
             self.block(&w.body)?;
         }
-        self.iter.pop();
+        self.pop_iter();
         self.loops.pop();
         Ok(())
     }
 
-    fn if_node(&mut self, i: &'p If) -> Result<(), RunError> {
+    fn push_iter(&mut self, v: i64) {
+        self.iter.push(v);
+        self.epochs.push(0);
+        self.set_iter(v);
+    }
+
+    #[inline]
+    fn set_iter(&mut self, v: i64) {
+        self.epoch += 1;
+        *self.iter.last_mut().expect("pushed") = v;
+        *self.epochs.last_mut().expect("pushed") = self.epoch;
+    }
+
+    fn pop_iter(&mut self) {
+        self.iter.pop();
+        self.epochs.pop();
+    }
+
+    fn if_node(&mut self, i: &'p If) -> Result<(), Box<RunError>> {
         for (c, body) in &i.branches {
             if self.test(c)? {
                 return self.block(body);
@@ -377,7 +475,7 @@ impl<'p> Machine<'p> {
         }
     }
 
-    fn begin(&mut self, site: Site, traced: bool, span: Span) -> Result<(), RunError> {
+    fn begin(&mut self, site: Site, traced: bool, span: Span) -> Result<(), Box<RunError>> {
         self.cur = Current {
             site,
             op: None,
@@ -388,25 +486,29 @@ impl<'p> Machine<'p> {
         self.step(span)
     }
 
-    fn test(&mut self, c: &'p Condition) -> Result<bool, RunError> {
-        self.begin(Site::Cond(c.id), true, c.span)?;
-        if let Some((op, l, r)) = &self.sites.cond_affine[c.id.index()] {
+    fn test(&mut self, c: &'p Condition) -> Result<bool, Box<RunError>> {
+        if let Some(f) = self.cond_folded[c.id.index()] {
+            // It reads, writes and hashes nothing: only the site (for a
+            // step budget error) is needed of the operation.
+            self.cur.site = Site::Cond(c.id);
+            self.step(c.span)?;
             return Ok(eval::compare(
-                *op,
-                eval::affine(l, self),
-                eval::affine(r, self),
+                f.op,
+                self.folded_side(f.l, f.l_terms),
+                self.folded_side(f.r, f.r_terms),
             ));
         }
-        eval::cond(&c.cond, self).map_err(|e| self.eval_error(e))
+        self.begin(Site::Cond(c.id), true, c.span)?;
+        eval::cond(&c.cond, self).map_err(|e| Box::new(self.eval_error(e)))
     }
 
-    fn stmt(&mut self, s: &'p Stmt) -> Result<(), RunError> {
+    fn stmt(&mut self, s: &'p Stmt) -> Result<(), Box<RunError>> {
         self.begin(
             Site::Stmt(s.id),
             !s.copy || self.options.trace_copies,
             s.span,
         )?;
-        self.exec(s).map_err(|e| self.eval_error(e))
+        self.exec(s).map_err(|e| Box::new(self.eval_error(e)))
     }
 
     fn exec(&mut self, s: &'p Stmt) -> Result<(), EvalError> {
@@ -542,17 +644,38 @@ impl<'p> Machine<'p> {
             _ => 2,
         };
         let slot = 3 * site + d;
-        let prefix = match self.unknown_prefix[slot] {
-            Some(h) => h,
-            None => {
-                let h = StableHasher::new(domain)
+        let n = self.iter.len();
+        let mut p = match self.unknown_prefix[slot] {
+            Some(p) if p.len == n => p,
+            _ => {
+                // `ints` starts with the length.
+                let base = StableHasher::new(domain)
                     .word(self.options.seed)
-                    .str(self.identity());
-                self.unknown_prefix[slot] = Some(h);
-                h
+                    .str(self.identity())
+                    .word(n as u64);
+                Prefix {
+                    len: n,
+                    base,
+                    outer: base,
+                    outer_epoch: 0,
+                }
             }
         };
-        prefix.ints(&self.iter).word(position).finish()
+        // The same words as `prefix.ints(&self.iter)`, the outer entries'
+        // part reused while they are unchanged.
+        let h = match self.iter.split_last() {
+            None => p.base,
+            Some((&last, outer)) => {
+                let epoch = if n >= 2 { self.epochs[n - 2] } else { 0 };
+                if p.outer_epoch != epoch {
+                    p.outer = outer.iter().fold(p.base, |h, &v| h.int(v));
+                    p.outer_epoch = epoch;
+                }
+                p.outer.int(last)
+            }
+        };
+        self.unknown_prefix[slot] = Some(p);
+        h.word(position).finish()
     }
 
     /// "statement `S` at iteration (i=1, j=2)".
@@ -614,17 +737,24 @@ impl Env for Machine<'_> {
     }
 
     fn call(&mut self, func: &str, args: &[i64], _span: Span) -> Result<i64, EvalError> {
-        let prefix = match self.call_prefix.iter().find(|(f, _)| f == func) {
-            Some(&(_, h)) => h,
+        let n = args.len();
+        let found = self
+            .call_prefix
+            .iter()
+            .find(|(f, k, _)| *k == n && f == func);
+        let prefix = match found {
+            Some(&(_, _, h)) => h,
             None => {
+                // `ints` starts with the length.
                 let h = StableHasher::new(domain::CALL)
                     .word(self.options.seed)
-                    .str(func);
-                self.call_prefix.push((func.to_string(), h));
+                    .str(func)
+                    .word(n as u64);
+                self.call_prefix.push((func.to_string(), n, h));
                 h
             }
         };
-        Ok(prefix.ints(args).finish() as i64)
+        Ok(args.iter().fold(prefix, |h, &v| h.int(v)).finish() as i64)
     }
 
     fn unknown(&mut self, _span: Span) -> Result<i64, EvalError> {

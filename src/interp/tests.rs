@@ -466,3 +466,83 @@ fn a_reused_interpreter_runs_as_a_fresh_one() {
         }
     }
 }
+
+/// `...` values and calls are the documented hashes of (domain, seed, base
+/// label or function name, iteration vector, position), whatever loops were
+/// entered and left in between (the machine reuses hash states of outer
+/// iteration entries): every value below is recomputed from its definition.
+#[test]
+fn unknown_values_are_the_hash_of_their_iteration() {
+    use crate::hash::StableHasher;
+    let mut b = ProgramBuilder::new();
+    let n = b.param("N", Some(3)).unwrap();
+    let a = b
+        .array(
+            "A",
+            vec![
+                (e::int(1), e::param(n)),
+                (e::int(1), e::param(n)),
+                (e::int(1), e::int(2)),
+            ],
+        )
+        .unwrap();
+    let v = b
+        .array(
+            "B",
+            vec![(e::int(1), e::param(n)), (e::int(1), e::param(n))],
+        )
+        .unwrap();
+    let u = b.array("C", vec![(e::int(1), e::param(n))]).unwrap();
+    let i = b.begin_for("i", e::int(1), e::param(n), 1).unwrap();
+    b.assign(
+        Some("U"),
+        e::access(u, vec![e::counter(i)]),
+        None,
+        e::unknown(),
+    )
+    .unwrap();
+    let j = b.begin_for("j", e::int(1), e::param(n), 1).unwrap();
+    let k = b.begin_for("k", e::int(1), e::int(2), 1).unwrap();
+    let sub = vec![e::counter(i), e::counter(j), e::counter(k)];
+    let value = e::add(e::unknown(), e::call("f", vec![e::counter(k)]));
+    b.assign(Some("S"), e::access(a, sub), None, value).unwrap();
+    b.end().unwrap();
+    b.assign(
+        Some("V"),
+        e::access(v, vec![e::counter(i), e::counter(j)]),
+        None,
+        e::unknown(),
+    )
+    .unwrap();
+    b.end().unwrap();
+    b.end().unwrap();
+    let p = b.finish().unwrap();
+    for seed in [0, 7] {
+        let o = opts(&p, seed);
+        // Domains 2 (a statement's `...`) and 3 (a call), docs/interpreter.md.
+        let unknown = |label: &str, iter: &[i64]| {
+            StableHasher::new(2)
+                .word(seed)
+                .str(label)
+                .ints(iter)
+                .word(0)
+                .finish() as i64
+        };
+        let call = |x: i64| StableHasher::new(3).word(seed).str("f").ints(&[x]).finish() as i64;
+        let run = run(&p, &o).unwrap();
+        let cell = |arr: crate::model::ArrayId, index: &[i64]| {
+            let c = &run.arrays[arr.index()];
+            c.cells[c.offset(index).unwrap()].value
+        };
+        for x in 1..=3 {
+            assert_eq!(cell(u, &[x]), unknown("U", &[x]));
+            for y in 1..=3 {
+                assert_eq!(cell(v, &[x, y]), unknown("V", &[x, y]));
+                for z in 1..=2 {
+                    let expected = unknown("S", &[x, y, z]).wrapping_add(call(z));
+                    assert_eq!(cell(a, &[x, y, z]), expected);
+                }
+            }
+        }
+    }
+}
