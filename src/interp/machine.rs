@@ -5,8 +5,8 @@ use super::{Cell, Contents, ErrorKind, Ops, Options, Read, Run, RunError, Writer
 use crate::hash::{SplitMix64, StableHasher};
 use crate::model::eval::{self, Env, EvalError, StaticEnv};
 use crate::model::{
-    base_label, Access, Affine, CmpOp, Cond, Condition, CounterId, ExprKind, For, If, Node,
-    ParamId, Program, Site, Span, Stmt, StmtKind, Var, While,
+    base_label, Access, Affine, CmpOp, Condition, CounterId, ExprKind, For, If, Node, ParamId,
+    Program, Site, Span, Stmt, StmtKind, Var, While,
 };
 
 /// Hash domains: each kind of hashed value has its own, so no two kinds ever
@@ -71,7 +71,7 @@ pub(super) struct Sites<'p> {
     /// A condition that compares two affine expressions, as the affine
     /// forms: it reads and calls nothing, so evaluating the forms
     /// ([`eval::affine`], the same values) is all its test does.
-    cond_affine: Vec<Option<(CmpOp, Affine, Affine)>>,
+    cond_affine: Vec<Option<eval::AffineCmp>>,
 }
 
 impl<'p> Sites<'p> {
@@ -84,15 +84,7 @@ impl<'p> Sites<'p> {
             stmt_base: stmts.iter().map(|s| base_label(&s.label)).collect(),
             stmt_label: stmts.iter().map(|s| s.label.as_str()).collect(),
             cond_name: conds.iter().map(|c| c.name.as_str()).collect(),
-            cond_affine: conds
-                .iter()
-                .map(|c| match &c.cond {
-                    Cond::Cmp(op, l, r) => {
-                        Some((*op, Affine::from_expr(l)?, Affine::from_expr(r)?))
-                    }
-                    _ => None,
-                })
-                .collect(),
+            cond_affine: conds.iter().map(|c| eval::AffineCmp::of(&c.cond)).collect(),
         }
     }
 }
@@ -213,11 +205,12 @@ impl<'p> Machine<'p> {
             (constant, (start, terms.len() as u32))
         };
         for f in &self.sites.cond_affine {
-            let folded = f.as_ref().map(|(op, l, r)| {
+            let folded = f.as_ref().map(|a| {
+                let (op, l, r) = a.parts();
                 let (l, l_terms) = side(l);
                 let (r, r_terms) = side(r);
                 FoldedCmp {
-                    op: *op,
+                    op,
                     l,
                     r,
                     l_terms,

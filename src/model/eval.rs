@@ -157,6 +157,11 @@ impl AffineCmp {
         }
     }
 
+    /// The operator and the two sides.
+    pub fn parts(&self) -> (CmpOp, &Affine, &Affine) {
+        (self.0, &self.1, &self.2)
+    }
+
     pub fn holds(&self, env: &impl Env) -> bool {
         compare(self.0, affine(&self.1, env), affine(&self.2, env))
     }
