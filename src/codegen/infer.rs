@@ -449,14 +449,28 @@ pub(super) fn all_bits(
     recs: &[Recs],
     splits: &HashMap<usize, Vec<Affine>>,
 ) -> Vec<Vec<u32>> {
+    // The conditions of every statement, each variable's place looked up
+    // once (`AtSite::eval` is `eval_at`, so the bits are `side_bits`').
+    let at: Vec<Vec<AtSite>> = (0..sites.stmt.len())
+        .map(|st| {
+            splits.get(&st).map_or(Vec::new(), |cs| {
+                cs.iter().map(|e| AtSite::new(e, &sites.stmt[st])).collect()
+            })
+        })
+        .collect();
     recs.iter()
         .zip(samples)
         .map(|(rs, s)| {
             rs.writes
                 .iter()
-                .map(|w| match splits.get(&w.stmt) {
-                    None => 0,
-                    Some(cs) => side_bits(cs, &sites.stmt[w.stmt], &w.iter, &s.values),
+                .map(|w| {
+                    at[w.stmt].iter().enumerate().fold(0, |b, (k, e)| {
+                        if e.eval(&w.iter, &s.values).is_some_and(|v| v <= 0) {
+                            b | 1 << k
+                        } else {
+                            b
+                        }
+                    })
                 })
                 .collect()
         })
@@ -1093,24 +1107,32 @@ pub type Splits = HashMap<usize, Vec<Affine>>;
 /// ranges (declared for copied-in groups, none for scratch), then κ ranges.
 pub(super) fn concrete_boxes(sites: &Sites, recs: &[Recs], ev: &Eval, scratch: &[bool]) -> Boxes {
     let n = ev.kappa.len();
-    let mut v: Vec<(i64, i64)> = Vec::new();
     recs.iter()
         .zip(&ev.groups)
         .map(|(rs, gs)| {
             let mut out: Vec<Option<Vec<(i64, i64)>>> = vec![None; n];
             for (w, &g) in rs.writes.iter().zip(gs) {
-                v.clear();
-                if scratch.get(g) == Some(&true) {
+                let cells: &[(i64, i64)] = if scratch.get(g) == Some(&true) {
+                    &[]
                 } else if ev.copy_in[g] {
-                    v.extend_from_slice(&rs.declared);
+                    &rs.declared
                 } else {
-                    v.extend_from_slice(&w.at);
-                }
-                v.extend(ev.kappa[g].iter().map(|&c| {
+                    &w.at
+                };
+                let v = cells.iter().copied().chain(ev.kappa[g].iter().map(|&c| {
                     let k = counter_at(sites, w, c);
                     (k, k)
                 }));
-                hull(&mut out[g], &v);
+                // `hull` without a vector per write.
+                match &mut out[g] {
+                    None => out[g] = Some(v.collect()),
+                    Some(a) => {
+                        for (x, y) in a.iter_mut().zip(v) {
+                            x.0 = x.0.min(y.0);
+                            x.1 = x.1.max(y.1);
+                        }
+                    }
+                }
             }
             out
         })
@@ -1762,11 +1784,14 @@ pub(super) fn read_trees(
 
 /// A leaf: one group and affine κ. Points that see only initial values
 /// (label None) fit any group that is copied in.
-fn fit_leaf(pts: &[&Pt], vars: &[Var], copy_in: &[bool]) -> Option<Tree> {
-    let Some((g, k0)) = pts.iter().find_map(|p| p.label.as_ref()) else {
+fn fit_leaf<'p, I>(pts: I, vars: &[Var], copy_in: &[bool]) -> Option<Tree>
+where
+    I: Iterator<Item = &'p Pt> + Clone,
+{
+    let Some((g, k0)) = pts.clone().find_map(|p| p.label.as_ref()) else {
         return Some(Tree::Leaf(None));
     };
-    if !pts.iter().all(|p| match &p.label {
+    if !pts.clone().all(|p| match &p.label {
         Some((h, k)) => h == g && k.len() == k0.len(),
         None => copy_in.get(*g) == Some(&true),
     }) {
@@ -1775,7 +1800,7 @@ fn fit_leaf(pts: &[&Pt], vars: &[Var], copy_in: &[bool]) -> Option<Tree> {
     let mut dims = Vec::new();
     for d in 0..k0.len() {
         let data: Vec<(&[i64], i64)> = pts
-            .iter()
+            .clone()
             .filter_map(|p| p.label.as_ref().map(|(_, k)| (p.x.as_slice(), k[d])))
             .collect();
         let (a, b) = fit::affine(&data)?;
@@ -1783,7 +1808,7 @@ fn fit_leaf(pts: &[&Pt], vars: &[Var], copy_in: &[bool]) -> Option<Tree> {
         // the κ values seen (the copied-in box), not just fit.
         let lo = data.iter().map(|d| d.1).min()?;
         let hi = data.iter().map(|d| d.1).max()?;
-        for p in pts.iter().filter(|p| p.label.is_none()) {
+        for p in pts.clone().filter(|p| p.label.is_none()) {
             let v: i64 = a.iter().zip(&p.x).map(|(c, x)| c * x).sum::<i64>() + b;
             if v < lo || v > hi {
                 return None;
@@ -1798,6 +1823,23 @@ fn fit_leaf(pts: &[&Pt], vars: &[Var], copy_in: &[bool]) -> Option<Tree> {
         dims.push(e);
     }
     Some(Tree::Leaf(Some((*g, dims))))
+}
+
+/// The points of `pts` in the bit set `set`, in their order.
+fn members<'p>(pts: &'p [Pt], set: &'p [u64]) -> impl Iterator<Item = &'p Pt> + Clone {
+    set.iter()
+        .enumerate()
+        .flat_map(move |(w, &word)| {
+            let mut bits = word;
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let b = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    w * 64 + b
+                })
+            })
+        })
+        .filter_map(move |i| pts.get(i))
 }
 
 /// The read points of one access and the conditions a tree may test, with
@@ -1833,14 +1875,7 @@ impl Fitter<'_> {
     /// their order): a leaf if one fits, else the first condition (pool
     /// order) dividing them whose two sides fit.
     fn tree(&mut self, set: &[u64], depth: usize) -> Option<Tree> {
-        let pts: Vec<&Pt> = self
-            .pts
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| set[i / 64] & 1 << (i % 64) != 0)
-            .map(|(_, p)| p)
-            .collect();
-        if let Some(t) = fit_leaf(&pts, self.vars, self.copy_in) {
+        if let Some(t) = fit_leaf(members(self.pts, set), self.vars, self.copy_in) {
             return Some(t);
         }
         if depth == 0 {
