@@ -530,6 +530,9 @@ pub(super) struct Work {
     moving: Vec<u64>,
     kappa: Vec<Vec<CounterId>>,
     keys: Vec<i64>,
+    /// Keys packed in one word (mixed radix over the columns' ranges:
+    /// the same order and equalities), the index in the low 32 bits.
+    packed: Vec<u64>,
     order: Vec<u32>,
     id: Vec<u32>,
     stamp: Vec<u32>,
@@ -719,8 +722,9 @@ impl Work {
         let kappa = &self.kappa;
         let width = 1 + kappa.iter().map(Vec::len).max().unwrap_or(0);
         let mut labels = 0;
-        let (keys, order, id, stamp) = (
+        let (keys, packed, order, id, stamp) = (
             &mut self.keys,
+            &mut self.packed,
             &mut self.order,
             &mut self.id,
             &mut self.stamp,
@@ -736,17 +740,28 @@ impl Work {
                 keys.resize(keys.len() + width - 1 - kappa[g].len(), 0);
             }
             let key = |k: u32| &keys[k as usize * width..(k as usize + 1) * width];
-            order.clear();
-            order.extend(0..rs.reps.len() as u32);
-            order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
             id.clear();
             id.resize(rs.reps.len(), 0u32);
-            let mut next = 0;
-            for k in 0..order.len() {
-                if k > 0 && key(order[k - 1]) != key(order[k]) {
-                    next += 1;
+            if pack(keys, width, rs.reps.len(), packed) {
+                packed.sort_unstable();
+                let mut next = 0;
+                for k in 0..packed.len() {
+                    if k > 0 && packed[k - 1] >> 32 != packed[k] >> 32 {
+                        next += 1;
+                    }
+                    id[packed[k] as u32 as usize] = next;
                 }
-                id[order[k] as usize] = next;
+            } else {
+                order.clear();
+                order.extend(0..rs.reps.len() as u32);
+                order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
+                let mut next = 0;
+                for k in 0..order.len() {
+                    if k > 0 && key(order[k - 1]) != key(order[k]) {
+                        next += 1;
+                    }
+                    id[order[k] as usize] = next;
+                }
             }
             // stamp[label] = 1 + the cell that last counted it.
             stamp.clear();
@@ -788,6 +803,50 @@ impl Work {
             classes: self.classes,
         }
     }
+}
+
+/// `n` keys of `width` columns as `(mixed-radix number) << 32 | index`
+/// into `out`; false (out unspecified) when the numbers need more than 32
+/// bits or there are too many keys. Digits are the columns minus their
+/// minimum, the first column most significant: the numbers compare as the
+/// keys do.
+fn pack(keys: &[i64], width: usize, n: usize, out: &mut Vec<u64>) -> bool {
+    out.clear();
+    if n == 0 {
+        return true;
+    }
+    if n > u32::MAX as usize {
+        return false;
+    }
+    let mut radix = [(0i64, 0u64); 8];
+    let Some(radix) = radix.get_mut(..width) else {
+        return false;
+    };
+    let mut span: u64 = 1;
+    for (c, r) in radix.iter_mut().enumerate() {
+        let col = keys.iter().skip(c).step_by(width).take(n);
+        let (lo, hi) = col.fold((i64::MAX, i64::MIN), |(l, h), &v| (l.min(v), h.max(v)));
+        let Some(range) = hi.checked_sub(lo).and_then(|d| u64::try_from(d).ok()) else {
+            return false;
+        };
+        *r = (lo, range + 1);
+        span = match span.checked_mul(range + 1) {
+            Some(x) if x <= 1 << 32 => x,
+            _ => return false,
+        };
+    }
+    out.extend(
+        keys.chunks_exact(width)
+            .take(n)
+            .enumerate()
+            .map(|(k, key)| {
+                let v = key.iter().zip(&*radix).fold(0u64, |acc, (&x, &(lo, r))| {
+                    acc * r + x.wrapping_sub(lo) as u64
+                });
+                v << 32 | k as u64
+            }),
+    );
+    true
 }
 
 /// Drops the κ counters that do not separate classes (innermost first).
