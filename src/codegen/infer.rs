@@ -355,29 +355,36 @@ pub(super) fn records(
             self_lc: NONE,
         });
     }
-    let mut local: HashMap<u32, u32, WordHash> = HashMap::default();
+    // Local class of every class (NONE: none here), by class number.
+    let mut local: Vec<u32> = vec![NONE; c.n_classes()];
+    let local_of = |local: &[u32], class: u32| local.get(class as usize).copied().unwrap_or(NONE);
     let mut reps = Vec::new();
     let mut initial = Vec::new();
     for (k, w) in writes.iter_mut().enumerate() {
         if w.class == NONE {
             continue;
         }
-        w.lc = *local.entry(w.class).or_insert_with(|| {
+        if local.len() <= w.class as usize {
+            local.resize(w.class as usize + 1, NONE);
+        }
+        let l = &mut local[w.class as usize];
+        if *l == NONE {
             reps.push(k as u32);
             initial.push(c.class_rep_initial.get(w.class as usize) == Some(&true));
-            reps.len() as u32 - 1
-        });
+            *l = reps.len() as u32 - 1;
+        }
+        w.lc = *l;
     }
     let mut pairs = Vec::new();
     for w in &mut writes {
-        w.self_lc = local.get(&w.self_read).copied().unwrap_or(NONE);
+        w.self_lc = local_of(&local, w.self_read);
         if w.lc != NONE {
             pairs.extend(w.cells.iter().map(|&cell| (cell, w.lc)));
         }
     }
     pairs.sort_unstable();
     pairs.dedup();
-    reads.retain(|r| local.contains_key(&r.class));
+    reads.retain(|r| local_of(&local, r.class) != NONE);
     let words = program.counters.len().div_ceil(64);
     let slim = writes
         .iter()
