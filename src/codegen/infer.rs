@@ -355,29 +355,36 @@ pub(super) fn records(
             self_lc: NONE,
         });
     }
-    let mut local: HashMap<u32, u32, WordHash> = HashMap::default();
+    // Local class of every class (NONE: none here), by class number.
+    let mut local: Vec<u32> = vec![NONE; c.n_classes()];
+    let local_of = |local: &[u32], class: u32| local.get(class as usize).copied().unwrap_or(NONE);
     let mut reps = Vec::new();
     let mut initial = Vec::new();
     for (k, w) in writes.iter_mut().enumerate() {
         if w.class == NONE {
             continue;
         }
-        w.lc = *local.entry(w.class).or_insert_with(|| {
+        if local.len() <= w.class as usize {
+            local.resize(w.class as usize + 1, NONE);
+        }
+        let l = &mut local[w.class as usize];
+        if *l == NONE {
             reps.push(k as u32);
             initial.push(c.class_rep_initial.get(w.class as usize) == Some(&true));
-            reps.len() as u32 - 1
-        });
+            *l = reps.len() as u32 - 1;
+        }
+        w.lc = *l;
     }
     let mut pairs = Vec::new();
     for w in &mut writes {
-        w.self_lc = local.get(&w.self_read).copied().unwrap_or(NONE);
+        w.self_lc = local_of(&local, w.self_read);
         if w.lc != NONE {
             pairs.extend(w.cells.iter().map(|&cell| (cell, w.lc)));
         }
     }
     pairs.sort_unstable();
     pairs.dedup();
-    reads.retain(|r| local.contains_key(&r.class));
+    reads.retain(|r| local_of(&local, r.class) != NONE);
     let words = program.counters.len().div_ceil(64);
     let slim = writes
         .iter()
@@ -449,14 +456,28 @@ pub(super) fn all_bits(
     recs: &[Recs],
     splits: &HashMap<usize, Vec<Affine>>,
 ) -> Vec<Vec<u32>> {
+    // The conditions of every statement, each variable's place looked up
+    // once (`AtSite::eval` is `eval_at`, so the bits are `side_bits`').
+    let at: Vec<Vec<AtSite>> = (0..sites.stmt.len())
+        .map(|st| {
+            splits.get(&st).map_or(Vec::new(), |cs| {
+                cs.iter().map(|e| AtSite::new(e, &sites.stmt[st])).collect()
+            })
+        })
+        .collect();
     recs.iter()
         .zip(samples)
         .map(|(rs, s)| {
             rs.writes
                 .iter()
-                .map(|w| match splits.get(&w.stmt) {
-                    None => 0,
-                    Some(cs) => side_bits(cs, &sites.stmt[w.stmt], &w.iter, &s.values),
+                .map(|w| {
+                    at[w.stmt].iter().enumerate().fold(0, |b, (k, e)| {
+                        if e.eval(&w.iter, &s.values).is_some_and(|v| v <= 0) {
+                            b | 1 << k
+                        } else {
+                            b
+                        }
+                    })
                 })
                 .collect()
         })
@@ -516,6 +537,9 @@ pub(super) struct Work {
     moving: Vec<u64>,
     kappa: Vec<Vec<CounterId>>,
     keys: Vec<i64>,
+    /// Keys packed in one word (mixed radix over the columns' ranges:
+    /// the same order and equalities), the index in the low 32 bits.
+    packed: Vec<u64>,
     order: Vec<u32>,
     id: Vec<u32>,
     stamp: Vec<u32>,
@@ -705,8 +729,9 @@ impl Work {
         let kappa = &self.kappa;
         let width = 1 + kappa.iter().map(Vec::len).max().unwrap_or(0);
         let mut labels = 0;
-        let (keys, order, id, stamp) = (
+        let (keys, packed, order, id, stamp) = (
             &mut self.keys,
+            &mut self.packed,
             &mut self.order,
             &mut self.id,
             &mut self.stamp,
@@ -722,17 +747,28 @@ impl Work {
                 keys.resize(keys.len() + width - 1 - kappa[g].len(), 0);
             }
             let key = |k: u32| &keys[k as usize * width..(k as usize + 1) * width];
-            order.clear();
-            order.extend(0..rs.reps.len() as u32);
-            order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
             id.clear();
             id.resize(rs.reps.len(), 0u32);
-            let mut next = 0;
-            for k in 0..order.len() {
-                if k > 0 && key(order[k - 1]) != key(order[k]) {
-                    next += 1;
+            if pack(keys, width, rs.reps.len(), packed) {
+                packed.sort_unstable();
+                let mut next = 0;
+                for k in 0..packed.len() {
+                    if k > 0 && packed[k - 1] >> 32 != packed[k] >> 32 {
+                        next += 1;
+                    }
+                    id[packed[k] as u32 as usize] = next;
                 }
-                id[order[k] as usize] = next;
+            } else {
+                order.clear();
+                order.extend(0..rs.reps.len() as u32);
+                order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
+                let mut next = 0;
+                for k in 0..order.len() {
+                    if k > 0 && key(order[k - 1]) != key(order[k]) {
+                        next += 1;
+                    }
+                    id[order[k] as usize] = next;
+                }
             }
             // stamp[label] = 1 + the cell that last counted it.
             stamp.clear();
@@ -774,6 +810,50 @@ impl Work {
             classes: self.classes,
         }
     }
+}
+
+/// `n` keys of `width` columns as `(mixed-radix number) << 32 | index`
+/// into `out`; false (out unspecified) when the numbers need more than 32
+/// bits or there are too many keys. Digits are the columns minus their
+/// minimum, the first column most significant: the numbers compare as the
+/// keys do.
+fn pack(keys: &[i64], width: usize, n: usize, out: &mut Vec<u64>) -> bool {
+    out.clear();
+    if n == 0 {
+        return true;
+    }
+    if n > u32::MAX as usize {
+        return false;
+    }
+    let mut radix = [(0i64, 0u64); 8];
+    let Some(radix) = radix.get_mut(..width) else {
+        return false;
+    };
+    let mut span: u64 = 1;
+    for (c, r) in radix.iter_mut().enumerate() {
+        let col = keys.iter().skip(c).step_by(width).take(n);
+        let (lo, hi) = col.fold((i64::MAX, i64::MIN), |(l, h), &v| (l.min(v), h.max(v)));
+        let Some(range) = hi.checked_sub(lo).and_then(|d| u64::try_from(d).ok()) else {
+            return false;
+        };
+        *r = (lo, range + 1);
+        span = match span.checked_mul(range + 1) {
+            Some(x) if x <= 1 << 32 => x,
+            _ => return false,
+        };
+    }
+    out.extend(
+        keys.chunks_exact(width)
+            .take(n)
+            .enumerate()
+            .map(|(k, key)| {
+                let v = key.iter().zip(&*radix).fold(0u64, |acc, (&x, &(lo, r))| {
+                    acc * r + x.wrapping_sub(lo) as u64
+                });
+                v << 32 | k as u64
+            }),
+    );
+    true
 }
 
 /// Drops the κ counters that do not separate classes (innermost first).
@@ -1093,24 +1173,32 @@ pub type Splits = HashMap<usize, Vec<Affine>>;
 /// ranges (declared for copied-in groups, none for scratch), then κ ranges.
 pub(super) fn concrete_boxes(sites: &Sites, recs: &[Recs], ev: &Eval, scratch: &[bool]) -> Boxes {
     let n = ev.kappa.len();
-    let mut v: Vec<(i64, i64)> = Vec::new();
     recs.iter()
         .zip(&ev.groups)
         .map(|(rs, gs)| {
             let mut out: Vec<Option<Vec<(i64, i64)>>> = vec![None; n];
             for (w, &g) in rs.writes.iter().zip(gs) {
-                v.clear();
-                if scratch.get(g) == Some(&true) {
+                let cells: &[(i64, i64)] = if scratch.get(g) == Some(&true) {
+                    &[]
                 } else if ev.copy_in[g] {
-                    v.extend_from_slice(&rs.declared);
+                    &rs.declared
                 } else {
-                    v.extend_from_slice(&w.at);
-                }
-                v.extend(ev.kappa[g].iter().map(|&c| {
+                    &w.at
+                };
+                let v = cells.iter().copied().chain(ev.kappa[g].iter().map(|&c| {
                     let k = counter_at(sites, w, c);
                     (k, k)
                 }));
-                hull(&mut out[g], &v);
+                // `hull` without a vector per write.
+                match &mut out[g] {
+                    None => out[g] = Some(v.collect()),
+                    Some(a) => {
+                        for (x, y) in a.iter_mut().zip(v) {
+                            x.0 = x.0.min(y.0);
+                            x.1 = x.1.max(y.1);
+                        }
+                    }
+                }
             }
             out
         })
@@ -1762,11 +1850,14 @@ pub(super) fn read_trees(
 
 /// A leaf: one group and affine κ. Points that see only initial values
 /// (label None) fit any group that is copied in.
-fn fit_leaf(pts: &[&Pt], vars: &[Var], copy_in: &[bool]) -> Option<Tree> {
-    let Some((g, k0)) = pts.iter().find_map(|p| p.label.as_ref()) else {
+fn fit_leaf<'p, I>(pts: I, vars: &[Var], copy_in: &[bool]) -> Option<Tree>
+where
+    I: Iterator<Item = &'p Pt> + Clone,
+{
+    let Some((g, k0)) = pts.clone().find_map(|p| p.label.as_ref()) else {
         return Some(Tree::Leaf(None));
     };
-    if !pts.iter().all(|p| match &p.label {
+    if !pts.clone().all(|p| match &p.label {
         Some((h, k)) => h == g && k.len() == k0.len(),
         None => copy_in.get(*g) == Some(&true),
     }) {
@@ -1775,7 +1866,7 @@ fn fit_leaf(pts: &[&Pt], vars: &[Var], copy_in: &[bool]) -> Option<Tree> {
     let mut dims = Vec::new();
     for d in 0..k0.len() {
         let data: Vec<(&[i64], i64)> = pts
-            .iter()
+            .clone()
             .filter_map(|p| p.label.as_ref().map(|(_, k)| (p.x.as_slice(), k[d])))
             .collect();
         let (a, b) = fit::affine(&data)?;
@@ -1783,7 +1874,7 @@ fn fit_leaf(pts: &[&Pt], vars: &[Var], copy_in: &[bool]) -> Option<Tree> {
         // the κ values seen (the copied-in box), not just fit.
         let lo = data.iter().map(|d| d.1).min()?;
         let hi = data.iter().map(|d| d.1).max()?;
-        for p in pts.iter().filter(|p| p.label.is_none()) {
+        for p in pts.clone().filter(|p| p.label.is_none()) {
             let v: i64 = a.iter().zip(&p.x).map(|(c, x)| c * x).sum::<i64>() + b;
             if v < lo || v > hi {
                 return None;
@@ -1798,6 +1889,23 @@ fn fit_leaf(pts: &[&Pt], vars: &[Var], copy_in: &[bool]) -> Option<Tree> {
         dims.push(e);
     }
     Some(Tree::Leaf(Some((*g, dims))))
+}
+
+/// The points of `pts` in the bit set `set`, in their order.
+fn members<'p>(pts: &'p [Pt], set: &'p [u64]) -> impl Iterator<Item = &'p Pt> + Clone {
+    set.iter()
+        .enumerate()
+        .flat_map(move |(w, &word)| {
+            let mut bits = word;
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let b = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    w * 64 + b
+                })
+            })
+        })
+        .filter_map(move |i| pts.get(i))
 }
 
 /// The read points of one access and the conditions a tree may test, with
@@ -1833,14 +1941,7 @@ impl Fitter<'_> {
     /// their order): a leaf if one fits, else the first condition (pool
     /// order) dividing them whose two sides fit.
     fn tree(&mut self, set: &[u64], depth: usize) -> Option<Tree> {
-        let pts: Vec<&Pt> = self
-            .pts
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| set[i / 64] & 1 << (i % 64) != 0)
-            .map(|(_, p)| p)
-            .collect();
-        if let Some(t) = fit_leaf(&pts, self.vars, self.copy_in) {
+        if let Some(t) = fit_leaf(members(self.pts, set), self.vars, self.copy_in) {
             return Some(t);
         }
         if depth == 0 {
