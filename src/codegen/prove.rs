@@ -425,21 +425,6 @@ impl Counters {
     }
 }
 
-/// `out += k·x` in place, term for term as `Lin::add_scaled` (same terms
-/// in the same order, zeros dropped).
-fn add_scaled_into(out: &mut Lin, terms: &[(usize, i64)], constant: i64, k: i64) -> Option<()> {
-    for &(j, c) in terms {
-        let c = c.checked_mul(k)?;
-        match out.terms.iter_mut().find(|(v, _)| *v == j) {
-            Some((_, e)) => *e = e.checked_add(c)?,
-            None => out.terms.push((j, c)),
-        }
-    }
-    out.terms.retain(|&(_, c)| c != 0);
-    out.constant = out.constant.checked_add(constant.checked_mul(k)?)?;
-    Some(())
-}
-
 impl Env {
     fn lin(&self, a: &Affine) -> Option<Lin> {
         let mut out = Lin {
@@ -449,11 +434,11 @@ impl Env {
         for &(v, c) in &a.terms {
             match v {
                 Var::Param(p) => {
-                    add_scaled_into(&mut out, &[(*self.params.get(p.index())?, 1)], 0, c)?
+                    out.add_scaled_terms(&[(*self.params.get(p.index())?, 1)], 0, c)?
                 }
                 Var::Counter(k) => {
                     let x = self.counters.get(&k)?;
-                    add_scaled_into(&mut out, &x.terms, x.constant, c)?
+                    out.add_scaled_terms(&x.terms, x.constant, c)?
                 }
             }
         }

@@ -380,16 +380,28 @@ pub(crate) struct Sparse {
 impl Sparse {
     pub(crate) fn add_scaled(&self, other: &Sparse, k: i64) -> Option<Sparse> {
         let mut out = self.clone();
-        for &(j, c) in &other.terms {
+        out.add_scaled_terms(&other.terms, other.constant, k)?;
+        Some(out)
+    }
+    /// `self += k·(terms + constant)` in place: new variables appended in
+    /// order, zero coefficients dropped (None on overflow, `self` then
+    /// partly updated).
+    pub(crate) fn add_scaled_terms(
+        &mut self,
+        terms: &[(usize, i64)],
+        constant: i64,
+        k: i64,
+    ) -> Option<()> {
+        for &(j, c) in terms {
             let c = c.checked_mul(k)?;
-            match out.terms.iter_mut().find(|(v, _)| *v == j) {
+            match self.terms.iter_mut().find(|(v, _)| *v == j) {
                 Some((_, e)) => *e = e.checked_add(c)?,
-                None => out.terms.push((j, c)),
+                None => self.terms.push((j, c)),
             }
         }
-        out.terms.retain(|&(_, c)| c != 0);
-        out.constant = out.constant.checked_add(other.constant.checked_mul(k)?)?;
-        Some(out)
+        self.terms.retain(|&(_, c)| c != 0);
+        self.constant = self.constant.checked_add(constant.checked_mul(k)?)?;
+        Some(())
     }
     pub(crate) fn sub(&self, other: &Sparse) -> Option<Sparse> {
         self.add_scaled(other, -1)
