@@ -197,51 +197,41 @@ fn lower_with(program: &Program, config: &Config, keep_cells: bool) -> Result<Fa
 }
 
 impl<'p, 'a> Lowerer<'p, 'a> {
-    /// Whether anything in `nodes` accesses memory: subtrees that do not are
-    /// skipped, whatever their loops' ranges.
-    fn touches(&self, nodes: &[Node]) -> bool {
-        nodes.iter().any(|n| match n {
-            Node::Stmt(s) => !self.stmt_plans[s.id.index()].is_empty(),
-            Node::For(f) => self.touches(&f.body),
-            Node::While(w) => {
-                !self.cond_plans[w.cond.id.index()].is_empty() || self.touches(&w.body)
-            }
-            Node::If(i) => {
-                i.branches
-                    .iter()
-                    .any(|(c, b)| !self.cond_plans[c.id.index()].is_empty() || self.touches(b))
-                    || i.otherwise.as_ref().is_some_and(|b| self.touches(b))
-            }
-        })
-    }
-
-    /// Fills `loop_touches` and `if_touches` for every node under `nodes`.
-    fn shape(&mut self, nodes: &[Node]) {
+    /// Whether anything in `nodes` accesses memory (subtrees that do not are
+    /// skipped, whatever their loops' ranges), recording it for every loop
+    /// and `if` under `nodes` in `loop_touches` and `if_touches`: one
+    /// bottom-up pass before the walk.
+    fn shape(&mut self, nodes: &[Node]) -> bool {
+        let mut any = false;
         for n in nodes {
-            match n {
-                Node::Stmt(_) => {}
+            any |= match n {
+                Node::Stmt(s) => !self.stmt_plans[s.id.index()].is_empty(),
                 Node::For(f) => {
-                    self.loop_touches[f.counter.index()] = self.touches(&f.body);
-                    self.shape(&f.body);
+                    let t = self.shape(&f.body);
+                    self.loop_touches[f.counter.index()] = t;
+                    t
                 }
                 Node::While(w) => {
-                    self.loop_touches[w.counter.index()] =
-                        !self.cond_plans[w.cond.id.index()].is_empty() || self.touches(&w.body);
-                    self.shape(&w.body);
+                    let t = self.shape(&w.body) || !self.cond_plans[w.cond.id.index()].is_empty();
+                    self.loop_touches[w.counter.index()] = t;
+                    t
                 }
                 Node::If(i) => {
-                    if let Some((c, _)) = i.branches.first() {
-                        self.if_touches[c.id.index()] = self.touches(std::slice::from_ref(n));
-                    }
-                    for (_, b) in &i.branches {
-                        self.shape(b);
+                    let mut t = false;
+                    for (c, b) in &i.branches {
+                        t |= self.shape(b) | !self.cond_plans[c.id.index()].is_empty();
                     }
                     if let Some(b) = &i.otherwise {
-                        self.shape(b);
+                        t |= self.shape(b);
                     }
+                    if let Some((c, _)) = i.branches.first() {
+                        self.if_touches[c.id.index()] = t;
+                    }
+                    t
                 }
-            }
+            };
         }
+        any
     }
 
     /// The error for a budget `max` of `unit` that `name` took to `count`.
@@ -393,7 +383,8 @@ impl<'p, 'a> Lowerer<'p, 'a> {
     fn if_node(&mut self, i: &'p If) -> Result<(), LowerError> {
         let any = match i.branches.first() {
             Some((c, _)) => self.if_touches[c.id.index()],
-            None => i.otherwise.as_ref().is_some_and(|b| self.touches(b)),
+            // No branch to key it by (the front ends never make one): walk it.
+            None => true,
         };
         if !any {
             return Ok(());
