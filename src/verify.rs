@@ -99,7 +99,9 @@ fn check(flow: &Flow, run: &Run, names: &SiteNames, seed: u64, report: &mut Repo
     for r in &run.reads {
         report.reads += 1;
         let op = run.ops.get(r.op);
-        let sources = flow.sources(&op.to_operation(), r.access as usize);
+        let sources = flow
+            .get_at(op.site, op.iter, r.access as usize)
+            .map(|r| r.sources());
         let ok = match (&sources, run.op(r.writer)) {
             (None, _) => false,
             (Some(s), None) => s.initial,

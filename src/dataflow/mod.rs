@@ -215,14 +215,19 @@ impl Flow {
     /// The read of access `access` of operation `op`, if `op` is a potential
     /// operation with such a read.
     pub fn get(&self, op: &Operation, access: usize) -> Option<Read<'_>> {
+        self.get_at(op.site, &op.iter, access)
+    }
+
+    /// [`Flow::get`] by site and iteration vector (no `Operation` needed).
+    pub fn get_at(&self, site: Site, iter: &[i64], access: usize) -> Option<Read<'_>> {
         let (starts, order) = self.by_site.get_or_init(|| self.index_by_site());
-        let site = self.site_index(op.site);
+        let site = self.site_index(site);
         let group = &order[*starts.get(site)? as usize..*starts.get(site + 1)? as usize];
         let k = group
             .binary_search_by(|&slot| {
                 let s = self.slots[slot as usize];
                 self.op_iter(s.op)
-                    .cmp(&op.iter)
+                    .cmp(iter)
                     .then((s.access as usize).cmp(&access))
             })
             .ok()?;
