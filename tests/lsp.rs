@@ -248,6 +248,22 @@ fn robustness_errors_get_replies_and_the_server_goes_on() {
     c.send_raw(b"{\"jsonrpc\": \"2.0\", \"id\": 99, \"method\": ");
     let e = c.wait("the parse error", |v| v["error"]["code"] == json!(-32700));
     assert_eq!(e["id"], Value::Null);
+    // A header line that is not UTF-8: an error reply, not the end.
+    c.send_bytes(b"Content-Length: 2\r\nX-Junk: \xff\xfe\r\n\r\n{}");
+    let e = c.wait("the non-UTF-8 header error", |v| {
+        v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("not UTF-8"))
+    });
+    assert_eq!(e["id"], Value::Null);
+    // A header block without Content-Length: an error reply too.
+    c.send_bytes(b"Content-Type: application/json\r\n\r\n");
+    c.wait("the missing Content-Length error", |v| {
+        v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("without Content-Length"))
+    });
+    assert_hover_on_r(&mut c, &u, &text);
     // A message that is not a JSON-RPC message, with an id.
     c.send(json!({"jsonrpc": "2.0", "id": 98}));
     let e = c.wait("the invalid request", |v| v["id"] == json!(98));

@@ -318,9 +318,10 @@ pub fn serve(
     result
 }
 
-fn read_loop(mut input: impl BufRead, tx: Sender<transport::Incoming>) {
+fn read_loop(input: impl BufRead, tx: Sender<transport::Incoming>) {
+    let mut reader = transport::Reader::new(input);
     loop {
-        match transport::read(&mut input) {
+        match reader.read() {
             Ok(Some(m)) => {
                 let exit = matches!(&m, transport::Incoming::Message(Message::Notification(n)) if n.method == "exit");
                 if tx.send(m).is_err() || exit {

@@ -107,6 +107,13 @@ impl Client {
         stdin.flush().unwrap();
     }
 
+    /// Writes `bytes` as they are, framing included.
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
     pub fn send(&mut self, v: Value) {
         self.send_raw(v.to_string().as_bytes());
     }
