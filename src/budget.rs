@@ -86,17 +86,13 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
 
 /// Bytes live now, when the counting allocator is installed.
 pub fn live() -> Option<u64> {
-    INSTALLED
-        .load(Relaxed)
-        .then(|| LIVE.load(Relaxed) as u64)
+    INSTALLED.load(Relaxed).then(|| LIVE.load(Relaxed) as u64)
 }
 
 /// The most bytes live at once since the start (or [`reset_peak`]), when
 /// the counting allocator is installed.
 pub fn peak() -> Option<u64> {
-    INSTALLED
-        .load(Relaxed)
-        .then(|| PEAK.load(Relaxed) as u64)
+    INSTALLED.load(Relaxed).then(|| PEAK.load(Relaxed) as u64)
 }
 
 /// Starts measuring the peak from the bytes live now (benchmarks).
@@ -127,7 +123,10 @@ pub fn set_limit(bytes: u64) {
 /// the cgroup memory limit. Without any of them (not Linux): 8 GiB.
 pub fn default_limit() -> u64 {
     let mut m = u64::MAX;
-    for v in [physical(), address_space(), cgroup()].into_iter().flatten() {
+    for v in [physical(), address_space(), cgroup()]
+        .into_iter()
+        .flatten()
+    {
         m = m.min(v);
     }
     if m == u64::MAX {

@@ -85,7 +85,10 @@ fn capped(args: &[&str]) -> Output {
 fn fails_with(args: &[&str], code: &str) -> String {
     let out = capped(args);
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(!err.contains("memory allocation"), "{args:?}: aborted: {err}");
+    assert!(
+        !err.contains("memory allocation"),
+        "{args:?}: aborted: {err}"
+    );
     assert!(!err.contains("panicked"), "{args:?}: panicked: {err}");
     assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
     assert!(err.contains(&format!("error[{code}]")), "{args:?}: {err}");
@@ -103,26 +106,58 @@ fn matmul_over_the_instance_budget_is_refused_at_once() {
         assert!(err.contains("`T`"), "{err}");
     }
     fails_with(&["expand", MATMUL, "--param", "N=2000"], "E0302");
-    fails_with(&["plot", MATMUL, "--param", "N=2000", "--stmt", "T", "-o", "/dev/null"], "E0302");
+    fails_with(
+        &[
+            "plot",
+            MATMUL,
+            "--param",
+            "N=2000",
+            "--stmt",
+            "T",
+            "-o",
+            "/dev/null",
+        ],
+        "E0302",
+    );
 }
 
 #[test]
 fn matmul_c_over_the_instance_budget_is_refused_at_once() {
-    fails_with(&["flow", "fixtures/c/kernels/matmul.c", "--param", "N=512"], "E0302");
+    fails_with(
+        &["flow", "fixtures/c/kernels/matmul.c", "--param", "N=512"],
+        "E0302",
+    );
 }
 
 #[test]
 fn matmul_past_the_memory_budget_is_refused_before_allocating() {
-    // 402,915,328 access instances admitted by the instance budget take
-    // more than 6 GB of facts: refused by the estimate.
+    // N² (S) + 3N³ (T: C, A, B) + 4N² (the database's entry writes of C,
+    // A, B and exit reads of C) = 403,963,904 access instances at N=512,
+    // admitted by the instance budget, take more than 6 GB of facts:
+    // refused by the estimate.
     let err = fails_with(
-        &["flow", MATMUL, "--param", "N=512", "--max-instances", "1000000000"],
+        &[
+            "flow",
+            MATMUL,
+            "--param",
+            "N=512",
+            "--max-instances",
+            "1000000000",
+        ],
         "E0304",
     );
-    assert!(err.contains("402915328 access instances"), "{err}");
+    assert!(err.contains("403963904 access instances"), "{err}");
+    assert!(err.contains("would need"), "{err}");
     // Under the default budget (half of the 2 GB address space) too.
     fails_with(
-        &["expand", MATMUL, "--param", "N=512", "--max-instances", "1000000000"],
+        &[
+            "expand",
+            MATMUL,
+            "--param",
+            "N=512",
+            "--max-instances",
+            "1000000000",
+        ],
         "E0304",
     );
 }
@@ -130,10 +165,19 @@ fn matmul_past_the_memory_budget_is_refused_before_allocating() {
 #[test]
 fn an_explicit_memory_budget_is_kept() {
     // N=64: 786,432 instances, over 13 MB of facts, over 1 MiB.
-    let err = fails_with(&["flow", MATMUL, "--param", "N=64", "--max-memory", "1M"], "E0304");
+    let err = fails_with(
+        &["flow", MATMUL, "--param", "N=64", "--max-memory", "1M"],
+        "E0304",
+    );
     assert!(err.contains("1.0 MiB"), "{err}");
-    fails_with(&["expand", MATMUL, "--param", "N=64", "--max-memory", "1M"], "E0304");
-    fails_with(&["verify", MATMUL, "--param", "N=64", "--max-memory", "1M"], "E0304");
+    fails_with(
+        &["expand", MATMUL, "--param", "N=64", "--max-memory", "1M"],
+        "E0304",
+    );
+    fails_with(
+        &["verify", MATMUL, "--param", "N=64", "--max-memory", "1M"],
+        "E0304",
+    );
 }
 
 #[test]
@@ -155,4 +199,34 @@ fn verify_over_budget_prints_the_diagnostic() {
     let err = fails_with(&["verify", MATMUL, "--max-instances", "10"], "E0302");
     assert!(!err.contains("Budget {"), "{err}");
     assert!(err.contains("--max-instances"), "{err}");
+}
+
+#[path = "support/lsp_client.rs"]
+mod lsp_client;
+
+#[test]
+fn the_language_server_answers_over_budget_and_keeps_serving() {
+    use serde_json::json;
+    let bin = env!("CARGO_BIN_EXE_arrayflow");
+    let text = std::fs::read_to_string(format!("{}/{MATMUL}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let u = "file:///work/matmul.loop";
+    let options =
+        json!({"params": {"N": 64}, "maxMemory": 1 << 20, "maxInstances": 1_000_000_000u64});
+    let mut c = lsp_client::Client::start_with(bin, options);
+    c.open(u, &text);
+    let diags = c.diagnostics(u, 1);
+    assert!(diags.iter().any(|d| d["code"] == "E0304"), "{diags:?}");
+    // A budget back to the default, small sizes: the analysis runs again.
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"arrayflow": {"params": {"N": 3}, "maxMemory": 0}}}),
+    );
+    c.wait("diagnostics without the memory error", |v| {
+        v["method"] == "textDocument/publishDiagnostics"
+            && v["params"]["uri"] == u
+            && !v.to_string().contains("E0304")
+    });
+    let lens = c.call("textDocument/codeLens", json!({"textDocument": {"uri": u}}));
+    assert!(lens.to_string().contains("N=3"), "{lens}");
+    c.shutdown();
 }

@@ -123,7 +123,11 @@ struct Collector {
 }
 
 /// Evaluates σ for every read of `facts`.
-pub(super) fn evaluate(facts: Facts, max_visits: u64, max_memory: u64) -> Result<Flow, DataflowError> {
+pub(super) fn evaluate(
+    facts: Facts,
+    max_visits: u64,
+    max_memory: u64,
+) -> Result<Flow, DataflowError> {
     evaluate_with(facts, max_visits, max_memory, false).map(|(flow, _)| flow)
 }
 

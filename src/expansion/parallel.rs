@@ -12,8 +12,8 @@
 
 use super::classes::NONE;
 use super::Expansion;
-use crate::dataflow::render::site_loops;
 use crate::budget::Exceeded;
+use crate::dataflow::render::site_loops;
 use crate::facts::Facts;
 use crate::model::{CounterId, Node, Program};
 
@@ -96,7 +96,10 @@ pub fn report(program: &Program, exp: &Expansion) -> Result<Vec<LoopReport>, Exc
     let rw: usize = (0..f.n_accs() as u32)
         .map(|x| usize::from(f.is_read(x)) + usize::from(f.is_write(x)))
         .sum();
-    for (k, what) in ["original", "expanded", "single-assignment"].iter().enumerate() {
+    for (k, what) in ["original", "expanded", "single-assignment"]
+        .iter()
+        .enumerate()
+    {
         // Each access instance is at most one read and one write event,
         // plus, in single-assignment form, one read per source of its slot.
         let n = match k {

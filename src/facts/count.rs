@@ -343,8 +343,11 @@ impl<'p> Counter<'p> {
             };
             let fit = if self.limits {
                 let max_acc = self.config.max_instances.min(u64::from(NONE) - 1);
-                room(max_acc, self.total.instances, each.instances)
-                    .min(room(self.config.max_instances, self.total.iterations, each.iterations))
+                room(max_acc, self.total.instances, each.instances).min(room(
+                    self.config.max_instances,
+                    self.total.iterations,
+                    each.iterations,
+                ))
             } else {
                 u64::MAX
             };
