@@ -129,6 +129,7 @@ fn kernels() -> Vec<Kernel> {
         params: ps.iter().map(|&(n, v)| (n.to_string(), v)).collect(),
         max_trips: 4,
         max_instances: 200_000_000,
+        max_memory: u64::MAX,
     };
     let mut out = Vec::new();
     for n in [64, 128, 256] {

@@ -34,6 +34,7 @@ fn kernels() -> Vec<Kernel> {
         params: ps.iter().map(|&(n, v)| (n.to_string(), v)).collect(),
         max_trips,
         max_instances: 200_000_000,
+        max_memory: u64::MAX,
     };
     vec![
         // 10^6 updates C[i,j] += ..., each its own class (static control).

@@ -1,6 +1,7 @@
 //! arrayflow: instance-wise array dataflow analysis and maximal static
 //! expansion for loop programs. See `docs/architecture.md` for the map.
 
+pub mod budget;
 pub mod cfront;
 pub mod cli;
 pub mod codegen;

@@ -1,7 +1,9 @@
 // The front end allocates and frees many small nodes; mimalloc does that
-// markedly faster than the system allocator (docs/benchmarks.md).
+// markedly faster than the system allocator (docs/benchmarks.md). The
+// counting wrapper gives the memory budget its live bytes (src/budget.rs).
 #[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOC: arrayflow::budget::Counting<mimalloc::MiMalloc> =
+    arrayflow::budget::Counting::new(mimalloc::MiMalloc);
 
 fn main() -> std::process::ExitCode {
     arrayflow::cli::main()

@@ -40,7 +40,7 @@ impl fmt::Display for Violation {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum VerifyError {
-    Analysis(String),
+    Analysis(dataflow::DataflowError),
     Run(u64, RunError),
 }
 
@@ -75,8 +75,18 @@ pub fn verify(
         max_trips: options.max_trips,
         ..Config::default()
     };
-    let flow =
-        dataflow::analyze(program, &config).map_err(|e| VerifyError::Analysis(format!("{e:?}")))?;
+    verify_with(program, &config, options, seeds)
+}
+
+/// [`verify`] with σ computed under `config` (its budgets; its parameters
+/// and trips should be those of `options`).
+pub fn verify_with(
+    program: &Program,
+    config: &Config,
+    options: &Options,
+    seeds: u64,
+) -> Result<Report, VerifyError> {
+    let flow = dataflow::analyze(program, config).map_err(VerifyError::Analysis)?;
     let mut o = options.clone();
     o.reverse.clear();
     o.shuffle.clear();

@@ -88,6 +88,7 @@ fn every_source_of_the_bounded_engine_is_a_reported_flow() {
                 params,
                 max_trips: 3,
                 max_instances: 200_000,
+                ..arrayflow::dataflow::Config::default()
             };
             let Ok(flow) = arrayflow::dataflow::analyze(&program, &config) else {
                 continue;

@@ -265,6 +265,7 @@ fn check_sound(seed: u64, p: &Program, e: &Emitted) -> (usize, usize) {
             params: named,
             max_trips: 3,
             max_instances: 2_000_000,
+            ..Config::default()
         };
         let Ok(flow) = dataflow::analyze(a, &config) else {
             continue;

@@ -50,6 +50,7 @@ pub enum Emit {
 }
 
 pub fn run(args: &Args) -> ExitCode {
+    args.budget.install();
     let loaded = match load(&args.input.file) {
         Ok(l) => l,
         Err(code) => return code,
@@ -68,7 +69,14 @@ pub fn run(args: &Args) -> ExitCode {
     };
     let program = &loaded.program;
     let base = sa::single_assignment(program, &exp);
-    let loops = parallel::report(program, &exp);
+    let loops = match parallel::report(program, &exp) {
+        Ok(l) => l,
+        Err(e) => {
+            let e = ExpansionError::Dataflow(crate::dataflow::DataflowError::Memory(e));
+            eprint!("{}", loaded.files.render(&diagnostic(&e, loaded.file)));
+            return ExitCode::from(1);
+        }
+    };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let written = match (args.transform, args.format) {

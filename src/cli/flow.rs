@@ -23,6 +23,7 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
+    args.budget.install();
     let config = args.input.sizes.config(args.budget.max_instances);
     let loaded = match load_with(&args.input.file, config) {
         Ok(l) => l,
@@ -53,6 +54,7 @@ pub fn diagnostic(e: &DataflowError, file: crate::diagnostics::FileId) -> Diagno
         DataflowError::Params(_) => "E0301",
         DataflowError::Budget { .. } => "E0302",
         DataflowError::Eval { .. } => "E0303",
+        DataflowError::Memory(_) => "E0304",
     };
     let d = Diagnostic::error(code, e.to_string());
     match e.span() {

@@ -42,6 +42,7 @@ pub fn run(args: &Args) -> ExitCode {
             }
         }
     }
+    args.budget.install();
     let config = args.input.sizes.config(args.budget.max_instances);
     let exp = match expansion::expand(program, &config) {
         Ok(e) => e,

@@ -10,7 +10,7 @@
 
 use super::run::{options, report, Limits};
 use super::{load, Input};
-use crate::verify::{verify, VerifyError};
+use crate::verify::{verify_with, VerifyError};
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
@@ -22,6 +22,8 @@ pub struct Args {
     pub seeds: u64,
     #[command(flatten)]
     pub limits: Limits,
+    #[command(flatten)]
+    pub budget: super::Budget,
     /// Check a transformation instead of σ: `mse` compares the expanded
     /// program with the original.
     #[arg(long, value_enum)]
@@ -36,6 +38,7 @@ pub enum Transform {
 }
 
 pub fn run(args: &Args) -> ExitCode {
+    args.budget.install();
     let loaded = match load(&args.input.file) {
         Ok(l) => l,
         Err(code) => return code,
@@ -47,7 +50,8 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(o) => o,
         Err(code) => return code,
     };
-    match verify(&loaded.program, &args.input.sizes.params, &o, args.seeds) {
+    let config = args.input.sizes.config(args.budget.max_instances);
+    match verify_with(&loaded.program, &config, &o, args.seeds) {
         Ok(r) if r.violations.is_empty() => {
             println!(
                 "σ holds: {} reads checked on {} seeds (max-trips {})",
@@ -72,8 +76,9 @@ pub fn run(args: &Args) -> ExitCode {
             report(&loaded, "E0400", &msg, e.span);
             ExitCode::from(1)
         }
-        Err(e) => {
-            eprintln!("error: {e}");
+        Err(VerifyError::Analysis(e)) => {
+            let d = super::flow::diagnostic(&e, loaded.file);
+            eprint!("{}", loaded.files.render(&d));
             ExitCode::from(1)
         }
     }

@@ -654,6 +654,7 @@ fn config(p: &Program, v: &[i64], o: &Options) -> Config {
             .collect(),
         max_trips: o.max_trips,
         max_instances: o.max_instances,
+        max_memory: crate::budget::limit(),
     }
 }
 

@@ -116,14 +116,19 @@ struct Collector {
     pairs: Vec<(u32, u64)>,
     visits: u64,
     max: u64,
+    max_memory: u64,
     /// When kept: one bit per access instance, set when the initial value
     /// of its cell reaches it.
     initial_accs: Option<Vec<u64>>,
 }
 
 /// Evaluates σ for every read of `facts`.
-pub(super) fn evaluate(facts: Facts, max_visits: u64) -> Result<Flow, DataflowError> {
-    evaluate_with(facts, max_visits, false).map(|(flow, _)| flow)
+pub(super) fn evaluate(
+    facts: Facts,
+    max_visits: u64,
+    max_memory: u64,
+) -> Result<Flow, DataflowError> {
+    evaluate_with(facts, max_visits, max_memory, false).map(|(flow, _)| flow)
 }
 
 /// Evaluates σ and keeps the facts, with the access instances the initial
@@ -131,8 +136,9 @@ pub(super) fn evaluate(facts: Facts, max_visits: u64) -> Result<Flow, DataflowEr
 pub(super) fn evaluate_keep(
     facts: Facts,
     max_visits: u64,
+    max_memory: u64,
 ) -> Result<(Flow, Facts, Vec<u64>), DataflowError> {
-    let (flow, kept) = evaluate_with(facts, max_visits, true)?;
+    let (flow, kept) = evaluate_with(facts, max_visits, max_memory, true)?;
     let (facts, bits) = kept.unwrap_or_default();
     Ok((flow, facts, bits))
 }
@@ -143,6 +149,7 @@ type Kept = (Facts, Vec<u64>);
 fn evaluate_with(
     facts: Facts,
     max_visits: u64,
+    max_memory: u64,
     keep: bool,
 ) -> Result<(Flow, Option<Kept>), DataflowError> {
     let mut flow = Flow::start(&facts);
@@ -150,6 +157,7 @@ fn evaluate_with(
         pairs: Vec::new(),
         visits: 0,
         max: max_visits,
+        max_memory,
         initial_accs: keep.then(|| vec![0; facts.n_accs().div_ceil(64)]),
     };
     let mut batch = Batch::default();
@@ -195,6 +203,7 @@ fn flush(
     next_op: Op,
 ) -> Result<usize, DataflowError> {
     if batch.len() > 0 {
+        crate::budget::check(col.max_memory, || "the sources of the reads".to_string())?;
         let out = run(facts, batch, FUEL);
         flow.stats.runs += 1;
         flow.stats.read_instances += batch.len() as u64;

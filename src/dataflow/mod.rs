@@ -26,8 +26,7 @@ use std::sync::OnceLock;
 /// instances, or more than that many steps of the rules' walk.
 pub fn analyze(program: &Program, config: &Config) -> Result<Flow, DataflowError> {
     let facts = crate::facts::lower(program, config)?;
-    let max = config.max_instances;
-    engine::evaluate(facts, max)
+    engine::evaluate(facts, config.max_instances, config.max_memory)
 }
 
 /// σ together with the facts it was computed from: the access instances
@@ -54,8 +53,8 @@ impl Instances {
 /// reaches.
 pub fn analyze_instances(program: &Program, config: &Config) -> Result<Instances, DataflowError> {
     let facts = crate::facts::lower_cells(program, config)?;
-    let max = config.max_instances;
-    let (flow, facts, initial) = engine::evaluate_keep(facts, max)?;
+    let (flow, facts, initial) =
+        engine::evaluate_keep(facts, config.max_instances, config.max_memory)?;
     Ok(Instances {
         flow,
         facts,

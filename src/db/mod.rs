@@ -58,6 +58,9 @@ pub struct Settings {
     /// The most access instances one kernel's analysis may create.
     #[returns(copy)]
     pub max_instances: u64,
+    /// The memory budget of every analysis, in bytes (`crate::budget`).
+    #[returns(copy)]
+    pub max_memory: u64,
 }
 
 /// Diagnostics of [`parse`] and of the per-file steps point into this file id.
@@ -96,7 +99,13 @@ impl Database {
 
     fn with_storage(storage: salsa::Storage<Database>, config: Config) -> Database {
         let db = Database { storage };
-        Settings::new(&db, config.params, config.max_trips, config.max_instances);
+        Settings::new(
+            &db,
+            config.params,
+            config.max_trips,
+            config.max_instances,
+            config.max_memory,
+        );
         db
     }
 
@@ -117,6 +126,7 @@ impl Database {
             params: s.params(self).clone(),
             max_trips: s.max_trips(self),
             max_instances: s.max_instances(self),
+            max_memory: s.max_memory(self),
         }
     }
 
@@ -131,6 +141,9 @@ impl Database {
         }
         if s.max_instances(self) != config.max_instances {
             s.set_max_instances(self).to(config.max_instances);
+        }
+        if s.max_memory(self) != config.max_memory {
+            s.set_max_memory(self).to(config.max_memory);
         }
     }
 }
@@ -238,6 +251,7 @@ fn settings(db: &dyn salsa::Database) -> Config {
             params: s.params(db).clone(),
             max_trips: s.max_trips(db),
             max_instances: s.max_instances(db),
+            max_memory: s.max_memory(db),
         },
         None => Config::default(),
     }
@@ -474,7 +488,7 @@ pub fn kernel_expansion<'db>(
     let config = settings(db);
     let exp = expansion::expand(local, &config).map_err(|e| e.to_string())?;
     let base = sa::single_assignment(local, &exp);
-    let loops = parallel::report(local, &exp);
+    let loops = parallel::report(local, &exp).map_err(|e| e.to_string())?;
     let mut text = Vec::new();
     render::text(&exp, &base, &loops, &mut text).map_err(|e| e.to_string())?;
     let memory = render::memory(&exp, &base)

@@ -62,6 +62,9 @@ pub struct Expansion {
     pub inst: Instances,
     pub classes: Classes,
     pub arrays: Vec<ArraySummary>,
+    /// The memory budget it was computed under, which the reports made
+    /// from it (`parallel::report`) keep to.
+    pub max_memory: u64,
 }
 
 /// What expansion does to one array.
@@ -84,12 +87,20 @@ pub struct ArraySummary {
 /// Computes σ, then the classes and labels.
 pub fn expand(program: &Program, config: &Config) -> Result<Expansion, ExpansionError> {
     let inst = dataflow::analyze_instances(program, config)?;
+    let polled = |what: &str| {
+        let what = || format!("the {what} of {} access instances", inst.facts.n_accs());
+        crate::budget::check(config.max_memory, what)
+            .map_err(|e| ExpansionError::Dataflow(DataflowError::Memory(e)))
+    };
+    polled("σ")?;
     let classes = classes::compute(&inst)?;
+    polled("classes")?;
     let arrays = summaries(program, &inst, &classes);
     Ok(Expansion {
         inst,
         classes,
         arrays,
+        max_memory: config.max_memory,
     })
 }
 

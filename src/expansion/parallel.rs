@@ -12,6 +12,7 @@
 
 use super::classes::NONE;
 use super::Expansion;
+use crate::budget::Exceeded;
 use crate::dataflow::render::site_loops;
 use crate::facts::Facts;
 use crate::model::{CounterId, Node, Program};
@@ -83,28 +84,56 @@ struct Event {
     write: bool,
 }
 
-/// The loops of `program`, each with the dependences it carries.
-pub fn report(program: &Program, exp: &Expansion) -> Vec<LoopReport> {
-    let schemes = [original(&exp.inst.facts), mse(exp), sa(exp)];
+/// The loops of `program`, each with the dependences it carries. The three
+/// memories are built one at a time, each refused before it is allocated
+/// when it would not fit in the expansion's memory budget.
+pub fn report(program: &Program, exp: &Expansion) -> Result<Vec<LoopReport>, Exceeded> {
+    let f = &exp.inst.facts;
     let loops_of = site_loops(program);
-    let mut out = Vec::new();
     let mut loops = Vec::new();
     collect_loops(&program.body, 0, &mut loops);
-    for (counter, depth) in loops {
-        let carried: Vec<Carried> = schemes
-            .iter()
-            .map(|ev| carried(&exp.inst.facts, &loops_of, ev, counter, depth))
-            .collect();
-        out.push(LoopReport {
+    let mut found = vec![[Carried::default(); 3]; loops.len()];
+    let rw: usize = (0..f.n_accs() as u32)
+        .map(|x| usize::from(f.is_read(x)) + usize::from(f.is_write(x)))
+        .sum();
+    for (k, what) in ["original", "expanded", "single-assignment"]
+        .iter()
+        .enumerate()
+    {
+        // Each access instance is at most one read and one write event,
+        // plus, in single-assignment form, one read per source of its slot.
+        let n = match k {
+            2 => sa(exp, |_| {}),
+            _ => rw,
+        };
+        let bytes = (n as u64).saturating_mul(std::mem::size_of::<Event>() as u64);
+        let describe = || format!("the {n} memory events of the {what} program's loops");
+        crate::budget::reserve(bytes, exp.max_memory, describe)?;
+        let events = match k {
+            0 => original(f),
+            1 => mse(exp, rw),
+            _ => {
+                let mut v = Vec::with_capacity(n);
+                sa(exp, |e| v.push(e));
+                sorted(v)
+            }
+        };
+        for (i, &(counter, depth)) in loops.iter().enumerate() {
+            found[i][k] = carried(f, &loops_of, &events, counter, depth);
+        }
+    }
+    Ok(loops
+        .into_iter()
+        .zip(found)
+        .map(|((counter, depth), [original, mse, sa])| LoopReport {
             counter,
             name: program.counter_decl(counter).name.clone(),
             depth,
-            original: carried[0],
-            mse: carried[1],
-            sa: carried[2],
-        });
-    }
-    out
+            original,
+            mse,
+            sa,
+        })
+        .collect())
 }
 
 /// The loops of `program` that carry a dependence on its own cells, from
@@ -229,10 +258,10 @@ fn original(f: &Facts) -> Vec<Event> {
 }
 
 /// (cell, label) cells; dead writes private.
-fn mse(exp: &Expansion) -> Vec<Event> {
+fn mse(exp: &Expansion, events: usize) -> Vec<Event> {
     let f = &exp.inst.facts;
     let c = &exp.classes;
-    let mut v = Vec::with_capacity(f.n_accs());
+    let mut v = Vec::with_capacity(events);
     let mut w = 0usize;
     for x in 0..f.n_accs() as u32 {
         let cell = u64::from(f.acc_cell[x as usize]);
@@ -264,8 +293,9 @@ fn mse(exp: &Expansion) -> Vec<Event> {
     sorted(v)
 }
 
-/// One cell per write operation; reads of every possible source.
-fn sa(exp: &Expansion) -> Vec<Event> {
+/// One cell per write operation; reads of every possible source. Each event
+/// goes to `push`; returns how many there were.
+fn sa(exp: &Expansion, mut push: impl FnMut(Event)) -> usize {
     let f = &exp.inst.facts;
     let c = &exp.classes;
     let flow = &exp.inst.flow;
@@ -273,7 +303,11 @@ fn sa(exp: &Expansion) -> Vec<Event> {
     for (w, &op) in c.write_ops.iter().enumerate() {
         op_write[op as usize] = w as u32;
     }
-    let mut v = Vec::with_capacity(f.n_accs());
+    let mut n = 0;
+    let mut put = |mem: u64, op: u32, write: bool| {
+        n += 1;
+        push(Event { mem, op, write });
+    };
     let mut last_slot = NONE;
     for x in 0..f.n_accs() as u32 {
         let op = f.op(x);
@@ -282,31 +316,16 @@ fn sa(exp: &Expansion) -> Vec<Event> {
             if slot != last_slot {
                 last_slot = slot;
                 for &o in flow.source_ops(slot as usize) {
-                    let mem = TAG_SA | u64::from(op_write[o as usize]);
-                    v.push(Event {
-                        mem,
-                        op,
-                        write: false,
-                    });
+                    put(TAG_SA | u64::from(op_write[o as usize]), op, false);
                 }
             }
             if exp.inst.initial_at(x) {
-                let mem = TAG_CELL | u64::from(f.acc_cell[x as usize]);
-                v.push(Event {
-                    mem,
-                    op,
-                    write: false,
-                });
+                put(TAG_CELL | u64::from(f.acc_cell[x as usize]), op, false);
             }
         }
         if f.is_write(x) {
-            let mem = TAG_SA | u64::from(op_write[op as usize]);
-            v.push(Event {
-                mem,
-                op,
-                write: true,
-            });
+            put(TAG_SA | u64::from(op_write[op as usize]), op, true);
         }
     }
-    sorted(v)
+    n
 }

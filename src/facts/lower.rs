@@ -72,21 +72,7 @@ fn lower_with(program: &Program, config: &Config, keep_cells: bool) -> Result<Fa
     let params = program
         .param_values(&config.params)
         .map_err(LowerError::Params)?;
-    let point = Point {
-        params: &params,
-        counters: &[],
-    };
-    let mut dims = Vec::new();
-    for a in &program.arrays {
-        let mut d = Vec::new();
-        for r in &a.dims {
-            d.push((
-                point.affine(&r.lo.affine, r.lo.expr.span)?,
-                point.affine(&r.hi.affine, r.hi.expr.span)?,
-            ));
-        }
-        dims.push(d);
-    }
+    let dims = super::count::dims(program, &params)?;
     fn plans(accs: Vec<crate::model::AccessRef<'_>>) -> Vec<Plan<'_>> {
         accs.into_iter()
             .map(|a| Plan {
@@ -141,6 +127,13 @@ fn lower_with(program: &Program, config: &Config, keep_cells: bool) -> Result<Fa
         site_arrays,
         ..Facts::default()
     };
+    // Counted first: over budget fails here, before anything is allocated.
+    let counted = super::count::count(program, config, &params, &dims, &facts.params)?;
+    let mut facts = facts;
+    if let Some(c) = &counted {
+        c.admit(config, keep_cells)?;
+        c.reserve(&mut facts, keep_cells);
+    }
     let cells = CellTable::new(&dims);
     for p in stmt_plans.iter_mut().chain(&mut cond_plans).flatten() {
         p.count = p.lowering.count(p.access, &cells);
@@ -457,6 +450,9 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         };
         let f = &mut self.facts;
         let op = f.op_site.len() as u32;
+        if op % 4096 == 0 {
+            crate::budget::check(self.config.max_memory, || "the lowered facts".to_string())?;
+        }
         f.op_site.push(f.site_index(site) as u32);
         f.iters.extend_from_slice(&self.iter);
         f.op_iter_start.push(end);

@@ -45,6 +45,7 @@
 //! kind. The lowering is done by [`lower`]; how each kind of access becomes
 //! access instances is in [`kinds`].
 
+pub mod count;
 pub mod kinds;
 mod lower;
 
@@ -108,6 +109,8 @@ pub struct Config {
     pub max_trips: u32,
     /// The most access instances the analysis may create.
     pub max_instances: u64,
+    /// The most bytes the process may hold while it runs (`crate::budget`).
+    pub max_memory: u64,
 }
 
 /// The default `--max-instances`.
@@ -119,6 +122,7 @@ impl Default for Config {
             params: Vec::new(),
             max_trips: 4,
             max_instances: DEFAULT_MAX_INSTANCES,
+            max_memory: crate::budget::limit(),
         }
     }
 }
@@ -145,6 +149,8 @@ pub enum LowerError {
     },
     /// A bound, subscript or static condition cannot be evaluated.
     Eval { what: String, span: Span },
+    /// The memory budget would be (or was) exceeded.
+    Memory(crate::budget::Exceeded),
 }
 
 impl fmt::Display for LowerError {
@@ -173,17 +179,24 @@ impl fmt::Display for LowerError {
                 )
             }
             LowerError::Eval { what, .. } => f.write_str(what),
+            LowerError::Memory(e) => e.fmt(f),
         }
     }
 }
 
 impl std::error::Error for LowerError {}
 
+impl From<crate::budget::Exceeded> for LowerError {
+    fn from(e: crate::budget::Exceeded) -> LowerError {
+        LowerError::Memory(e)
+    }
+}
+
 impl LowerError {
     /// Where in the source the error points, when it points somewhere.
     pub fn span(&self) -> Option<Span> {
         match self {
-            LowerError::Params(_) => None,
+            LowerError::Params(_) | LowerError::Memory(_) => None,
             LowerError::Budget { span, .. } | LowerError::Eval { span, .. } => Some(*span),
         }
     }

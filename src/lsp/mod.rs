@@ -67,7 +67,8 @@ impl Default for ServerConfig {
 
 impl ServerConfig {
     /// Reads `{"params": {"N": 8}, "maxTrips": 4, "maxInstances": 1000000,
-    /// "maxAnalysisBytes": 4194304}`, also when nested under `"arrayflow"`.
+    /// "maxMemory": 1073741824, "maxAnalysisBytes": 4194304}`, also when
+    /// nested under `"arrayflow"`.
     /// Fields that are absent keep their value; wrong types are reported.
     pub fn update(&mut self, value: &serde_json::Value) -> Vec<String> {
         let v = value.get("arrayflow").unwrap_or(value);
@@ -100,6 +101,11 @@ impl ServerConfig {
         }
         if let Some(n) = number("maxInstances") {
             self.analysis.max_instances = n;
+        }
+        if let Some(n) = number("maxMemory") {
+            // 0: the default (half of the machine's memory or `ulimit -v`).
+            crate::budget::set_limit(n);
+            self.analysis.max_memory = crate::budget::limit();
         }
         if let Some(n) = number("maxAnalysisBytes") {
             self.max_analysis_bytes = n as usize;

@@ -1,0 +1,302 @@
+//! The memory budget: how many bytes an analysis may hold, how many it holds
+//! now, and the error when it would take more.
+//!
+//! Two mechanisms, because either alone lets an allocation abort the process:
+//! - *estimates* before every large allocation (instances × bytes per
+//!   instance): [`reserve`] refuses a request that would go over before
+//!   anything is allocated;
+//! - *polling*: [`check`] is called in the engine's hot loops and fails once
+//!   the live bytes exceed the limit.
+//!
+//! Live bytes are known only when the binary installs [`Counting`] as its
+//! global allocator (`src/main.rs`); a library user without it gets the
+//! estimates alone ([`live`] is `None`).
+//!
+//! The limit is process-wide ([`set_limit`], `--max-memory`): live bytes are
+//! too. Its default is half of the smallest of physical memory, the
+//! address-space limit (`ulimit -v`) and the cgroup's memory limit, so that
+//! the default also holds under `ulimit -v`; the other half is headroom for
+//! the allocation that crosses the limit between two polls.
+
+use std::alloc::{GlobalAlloc, Layout};
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+/// The limit in bytes; 0 until set or first read (then the default).
+static LIMIT: AtomicU64 = AtomicU64::new(0);
+
+/// A global allocator that counts the bytes live and their peak, around
+/// another allocator.
+pub struct Counting<A> {
+    inner: A,
+}
+
+impl<A> Counting<A> {
+    pub const fn new(inner: A) -> Counting<A> {
+        Counting { inner }
+    }
+}
+
+fn grew(size: usize) {
+    let now = LIVE.fetch_add(size, Relaxed) + size;
+    // A load first: the peak rarely moves, and a plain load is cheap.
+    if now > PEAK.load(Relaxed) {
+        PEAK.fetch_max(now, Relaxed);
+    }
+}
+
+// SAFETY: every method forwards to `inner` with the same arguments; the
+// counters are only bookkeeping and never unwind.
+unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = self.inner.alloc(layout);
+        if !p.is_null() {
+            INSTALLED.store(true, Relaxed);
+            grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = self.inner.alloc_zeroed(layout);
+        if !p.is_null() {
+            INSTALLED.store(true, Relaxed);
+            grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        self.inner.dealloc(ptr, layout);
+        LIVE.fetch_sub(layout.size(), Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = self.inner.realloc(ptr, layout, new_size);
+        if !p.is_null() {
+            LIVE.fetch_sub(layout.size(), Relaxed);
+            grew(new_size);
+        }
+        p
+    }
+}
+
+/// Bytes live now, when the counting allocator is installed.
+pub fn live() -> Option<u64> {
+    INSTALLED.load(Relaxed).then(|| LIVE.load(Relaxed) as u64)
+}
+
+/// The most bytes live at once since the start (or [`reset_peak`]), when
+/// the counting allocator is installed.
+pub fn peak() -> Option<u64> {
+    INSTALLED.load(Relaxed).then(|| PEAK.load(Relaxed) as u64)
+}
+
+/// Starts measuring the peak from the bytes live now (benchmarks).
+pub fn reset_peak() {
+    PEAK.store(LIVE.load(Relaxed), Relaxed);
+}
+
+/// The memory budget in bytes (the default until [`set_limit`]).
+pub fn limit() -> u64 {
+    match LIMIT.load(Relaxed) {
+        0 => {
+            let d = default_limit();
+            // Another thread may have set it meanwhile: keep theirs.
+            let _ = LIMIT.compare_exchange(0, d, Relaxed, Relaxed);
+            LIMIT.load(Relaxed)
+        }
+        n => n,
+    }
+}
+
+/// Sets the memory budget of every later analysis in this process
+/// (`--max-memory`, the language server's `maxMemory`). 0 means the default.
+pub fn set_limit(bytes: u64) {
+    LIMIT.store(if bytes == 0 { default_limit() } else { bytes }, Relaxed);
+}
+
+/// Half of the smallest of: physical memory, the soft address-space limit,
+/// the cgroup memory limit. Without any of them (not Linux): 8 GiB.
+pub fn default_limit() -> u64 {
+    let mut m = u64::MAX;
+    for v in [physical(), address_space(), cgroup()]
+        .into_iter()
+        .flatten()
+    {
+        m = m.min(v);
+    }
+    if m == u64::MAX {
+        8 << 30
+    } else {
+        (m / 2).max(64 << 20)
+    }
+}
+
+fn physical() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kb.checked_mul(1024)
+}
+
+fn address_space() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = text.lines().find(|l| l.starts_with("Max address space"))?;
+    // "Max address space  <soft>  <hard>  bytes": the soft limit.
+    line["Max address space".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+fn cgroup() -> Option<u64> {
+    let text = std::fs::read_to_string("/sys/fs/cgroup/memory.max").ok()?;
+    text.trim().parse().ok()
+}
+
+/// A request that would hold more bytes than the budget.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exceeded {
+    /// What needed the memory, e.g. "the access instances (12000000)".
+    pub what: String,
+    /// Bytes it needed (live plus the estimate), or the live bytes seen.
+    pub bytes: u64,
+    pub limit: u64,
+    /// Refused before allocating, from an estimate (else: seen live).
+    pub estimated: bool,
+}
+
+impl fmt::Display for Exceeded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let how = if self.estimated {
+            "would need"
+        } else {
+            "reached"
+        };
+        write!(
+            f,
+            "the analysis {how} {} of memory for {}, over the budget of {}; lower \
+             the parameters with `--param NAME=INT`, or raise the budget with `--max-memory SIZE`",
+            show(self.bytes),
+            self.what,
+            show(self.limit)
+        )
+    }
+}
+
+impl std::error::Error for Exceeded {}
+
+/// Fails when the live bytes exceed `limit` (never without the counting
+/// allocator). Cheap: two relaxed loads.
+pub fn check(limit: u64, what: impl FnOnce() -> String) -> Result<(), Exceeded> {
+    match live() {
+        Some(now) if now > limit => Err(Exceeded {
+            what: what(),
+            bytes: now,
+            limit,
+            estimated: false,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Fails when `bytes` more than the live bytes (or `bytes` alone, without
+/// the counting allocator) would exceed `limit`: call before allocating them.
+pub fn reserve(bytes: u64, limit: u64, what: impl FnOnce() -> String) -> Result<(), Exceeded> {
+    let total = live().unwrap_or(0).saturating_add(bytes);
+    if total > limit {
+        return Err(Exceeded {
+            what: what(),
+            bytes: total,
+            limit,
+            estimated: true,
+        });
+    }
+    Ok(())
+}
+
+/// Parses a size: an integer of bytes with an optional suffix K, M, G, T
+/// (powers of 1024; a trailing `B`/`iB` is allowed), e.g. `512M`, `2GiB`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let upper = t.to_ascii_uppercase();
+    let body = upper
+        .strip_suffix("IB")
+        .or_else(|| upper.strip_suffix('B'))
+        .unwrap_or(&upper);
+    let (digits, shift) = match body.chars().last() {
+        Some('K') => (&body[..body.len() - 1], 10),
+        Some('M') => (&body[..body.len() - 1], 20),
+        Some('G') => (&body[..body.len() - 1], 30),
+        Some('T') => (&body[..body.len() - 1], 40),
+        _ => (body, 0),
+    };
+    let n: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{t}` is not a size (an integer with K, M, G or T)"))?;
+    let bytes = n
+        .checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("`{t}` is too large"))?;
+    if bytes == 0 {
+        return Err("the memory budget must be positive".to_string());
+    }
+    Ok(bytes)
+}
+
+/// A byte count for messages: `1.5 GiB`, `300 MiB`, `12 KiB`, `80 B`.
+pub fn show(bytes: u64) -> String {
+    const UNITS: [(&str, u32); 4] = [("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)];
+    for (name, shift) in UNITS {
+        if bytes >= 1 << shift {
+            let v = bytes as f64 / (1u64 << shift) as f64;
+            return if v < 10.0 {
+                format!("{v:.1} {name}")
+            } else {
+                format!("{v:.0} {name}")
+            };
+        }
+    }
+    format!("{bytes} B")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("1000"), Ok(1000));
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_size("3kb"), Ok(3 << 10));
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("12X").is_err());
+        assert!(parse_size("99999999999T").is_err());
+    }
+
+    #[test]
+    fn sizes_show() {
+        assert_eq!(show(80), "80 B");
+        assert_eq!(show(3 << 29), "1.5 GiB");
+        assert_eq!(show(300 << 20), "300 MiB");
+    }
+
+    #[test]
+    fn reserve_refuses_over_the_limit() {
+        let e = reserve(u64::MAX / 2, 1 << 20, || "x".to_string()).unwrap_err();
+        assert!(e.estimated);
+        assert_eq!(e.limit, 1 << 20);
+        assert!(reserve(0, u64::MAX, || "x".to_string()).is_ok());
+    }
+
+    #[test]
+    fn default_limit_is_positive() {
+        assert!(default_limit() >= 64 << 20);
+    }
+}
