@@ -48,7 +48,7 @@
 pub mod kinds;
 mod lower;
 
-pub use lower::{lower, lower_cells};
+pub use lower::{lower, lower_cells, lower_with};
 
 use crate::model::{CondId, Program, Site, Span, StmtId};
 use std::fmt;

@@ -225,6 +225,9 @@ pub enum ErrorKind {
     /// Inconsistent options: a loop option naming no `for` loop or one loop
     /// twice, a wrong number of parameter values, a step budget too large.
     BadOption,
+    /// An access of an extension kind (`A[i] @name(...)`): the interpreter
+    /// knows the meaning of the core accesses only.
+    Unsupported,
 }
 
 /// Why a run stopped.
@@ -273,6 +276,17 @@ impl<'p> Interpreter<'p> {
 
     /// Runs the program to the end, or to the first error.
     pub fn run(&mut self, options: &Options) -> Result<Run, RunError> {
+        if let Some(a) = self.program.first_ext_access() {
+            let name = a.ext.as_ref().map_or("", |x| x.name.as_str());
+            return Err(RunError {
+                kind: ErrorKind::Unsupported,
+                message: format!(
+                    "the interpreter cannot run an access of kind `@{name}`: it knows the \
+                     core accesses only"
+                ),
+                span: a.span,
+            });
+        }
         check_loop_options(self.program, options)?;
         let buffers = self.spare.take().unwrap_or_else(|| {
             let (ops, iters, reads) = self.last;
