@@ -1,6 +1,7 @@
 //! The reference semantics of σ: the definition of docs/rules.md §1 in
-//! plain Rust, over every (write, read) pair. Cubic and obviously right, for
-//! tests: the rules are checked against it, here and in crates that add
+//! plain Rust, judging every (write, read) pair of a cell by conditions
+//! (1)–(3) as written. Slow (quadratic in the writes of a cell per read)
+//! and obviously right, for tests: the rules are checked against it, here and in crates that add
 //! access kinds. It shares no code with `facts` or the rules: the potential
 //! operations come from a recursive walk of the model (`model::eval` for
 //! bounds, subscripts and static conditions), and each access's cells from
@@ -62,19 +63,24 @@ pub fn core_cells(
     ))
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Lit {
+/// A guard literal: condition `CondId` at the iteration vector took the
+/// value, or the `while` loop `CondId` (its condition) at the iteration
+/// vector ran trip k.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Lit {
     Cond(CondId, Vec<i64>, bool),
     Runs(CondId, Vec<i64>, i64),
 }
 
-struct NOp {
-    op: Operation,
-    guard: Vec<Lit>,
+/// A potential operation with what §1 needs of it.
+pub struct RefOp {
+    pub op: Operation,
+    /// G(op).
+    pub guard: Vec<Lit>,
     /// Cells each read access may read, by access index.
-    reads: Vec<Vec<Cell>>,
+    pub reads: Vec<Vec<Cell>>,
     /// Cells written, and whether surely.
-    write: Option<(Vec<Cell>, bool)>,
+    pub write: Option<(Vec<Cell>, bool)>,
 }
 
 struct Walk<'p, 'm> {
@@ -84,7 +90,7 @@ struct Walk<'p, 'm> {
     counters: Vec<i64>,
     iter: Vec<i64>,
     max_trips: u32,
-    ops: Vec<NOp>,
+    ops: Vec<RefOp>,
     error: Option<String>,
 }
 
@@ -138,7 +144,7 @@ impl Walk<'_, '_> {
         if reads.is_empty() && write.is_none() {
             return;
         }
-        self.ops.push(NOp {
+        self.ops.push(RefOp {
             op: Operation {
                 site,
                 iter: self.iter.clone(),
@@ -255,6 +261,19 @@ pub fn sigma(
     max_trips: u32,
     meaning: &Meaning<'_>,
 ) -> Result<BTreeMap<(Operation, usize), Sources>, String> {
+    let ops = operations(program, params, max_trips, meaning)?;
+    Ok(sigma_of(&ops))
+}
+
+/// The potential operations of `program` in execution order (ops without
+/// any access left out), with guards and cells: what [`sigma`] judges, for
+/// other references to build on.
+pub fn operations(
+    program: &Program,
+    params: &[(String, i64)],
+    max_trips: u32,
+    meaning: &Meaning<'_>,
+) -> Result<Vec<RefOp>, String> {
     let mut w = Walk {
         program,
         meaning,
@@ -266,10 +285,14 @@ pub fn sigma(
         error: None,
     };
     w.block(&program.body, &[]);
-    if let Some(e) = w.error {
-        return Err(e);
+    match w.error {
+        Some(e) => Err(e),
+        None => Ok(w.ops),
     }
-    let ops = w.ops;
+}
+
+/// σ by the definition over the operations of [`operations`].
+fn sigma_of(ops: &[RefOp]) -> BTreeMap<(Operation, usize), Sources> {
     // The writes of each cell, in execution order: (op index, must).
     let mut writes: HashMap<&Cell, Vec<(usize, bool)>> = HashMap::new();
     for (k, o) in ops.iter().enumerate() {
@@ -283,27 +306,33 @@ pub fn sigma(
     for (r, o) in ops.iter().enumerate() {
         for (a, cells) in o.reads.iter().enumerate() {
             let mut s = Sources::default();
+            let fr: Vec<&Lit> = o.guard.iter().collect();
             for c in cells {
-                let before: &[(usize, bool)] = writes.get(c).map_or(&[], |v| v.as_slice());
-                let before: Vec<(usize, bool)> =
-                    before.iter().copied().filter(|&(w, _)| w < r).collect();
-                for (i, &(w, _)) in before.iter().enumerate() {
+                let all: &[(usize, bool)] = writes.get(c).map_or(&[], |v| v.as_slice());
+                // Back from r: each candidate against the must-writes after
+                // it. A must-write whose whole guard G(r) forces kills every
+                // earlier write and the initial value: the walk ends there.
+                let mut later: Vec<usize> = Vec::new();
+                let mut init_killed = false;
+                for &(w, must) in all.iter().rev().filter(|&&(w, _)| w < r) {
                     let gw = &ops[w].guard;
-                    if !consistent(gw, &o.guard) {
-                        continue;
+                    if consistent(gw, &o.guard) {
+                        let f: Vec<&Lit> = gw.iter().chain(&o.guard).collect();
+                        let killed = later
+                            .iter()
+                            .any(|&w2| ops[w2].guard.iter().all(|l| forces(&f, l)));
+                        if !killed {
+                            s.writes.push(ops[w].op.clone());
+                        }
                     }
-                    let f: Vec<&Lit> = gw.iter().chain(&o.guard).collect();
-                    let killed = before[i + 1..]
-                        .iter()
-                        .any(|&(w2, must)| must && ops[w2].guard.iter().all(|l| forces(&f, l)));
-                    if !killed {
-                        s.writes.push(ops[w].op.clone());
+                    if must {
+                        if gw.iter().all(|l| forces(&fr, l)) {
+                            init_killed = true;
+                            break;
+                        }
+                        later.push(w);
                     }
                 }
-                let fr: Vec<&Lit> = o.guard.iter().collect();
-                let init_killed = before
-                    .iter()
-                    .any(|&(w2, must)| must && ops[w2].guard.iter().all(|l| forces(&fr, l)));
                 s.initial |= !init_killed;
             }
             s.writes.sort();
@@ -311,5 +340,5 @@ pub fn sigma(
             out.insert((o.op.clone(), a), s);
         }
     }
-    Ok(out)
+    out
 }

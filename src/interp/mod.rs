@@ -262,6 +262,8 @@ pub struct Interpreter<'p> {
     spare: Option<machine::Buffers>,
     /// Operations, iteration entries and reads of the last run.
     last: (usize, usize, usize),
+    /// Why the program cannot run at all: an extension access.
+    refused: Option<RunError>,
 }
 
 impl<'p> Interpreter<'p> {
@@ -271,21 +273,24 @@ impl<'p> Interpreter<'p> {
             sites: machine::Sites::new(program),
             spare: None,
             last: (0, 0, 0),
+            refused: program.first_ext_access().map(|a| {
+                let name = a.ext.as_ref().map_or("", |x| x.name.as_str());
+                RunError {
+                    kind: ErrorKind::Unsupported,
+                    message: format!(
+                        "the interpreter cannot run an access of kind `@{name}`: it knows the \
+                         core accesses only"
+                    ),
+                    span: a.span,
+                }
+            }),
         }
     }
 
     /// Runs the program to the end, or to the first error.
     pub fn run(&mut self, options: &Options) -> Result<Run, RunError> {
-        if let Some(a) = self.program.first_ext_access() {
-            let name = a.ext.as_ref().map_or("", |x| x.name.as_str());
-            return Err(RunError {
-                kind: ErrorKind::Unsupported,
-                message: format!(
-                    "the interpreter cannot run an access of kind `@{name}`: it knows the \
-                     core accesses only"
-                ),
-                span: a.span,
-            });
+        if let Some(e) = &self.refused {
+            return Err(e.clone());
         }
         check_loop_options(self.program, options)?;
         let buffers = self.spare.take().unwrap_or_else(|| {
