@@ -17,23 +17,23 @@ ascent::ascent_source! {
     relation cond_lit(Op, u32, bool);
 
     // visit(X, O, W, N): walking back from reader X (a read, or an update), write W (or NONE, the
-    // initial value) is reached after N steps. `#[ds(super::bag)]`: a bag
+    // initial value) is reached after N steps. `#[ds(arrayflow::dataflow::bag)]`: a bag
     // relation, kept without a dedup index (src/dataflow/bag.rs): the rules
     // derive each of its tuples once.
-    #[ds(super::bag)]
+    #[ds(arrayflow::dataflow::bag)]
     relation visit(Acc, Op, Acc, u32);
     // step(X, O, W, N): the walk from X goes on past the visited write W
     // (each kind's rules say when).
     relation step(Acc, Op, Acc, u32);
     // exhausted(X): the walk from X used up its fuel; the engine runs X
     // again with more.
-    #[ds(super::bag)]
+    #[ds(arrayflow::dataflow::bag)]
     relation exhausted(Acc);
     // conflict(X, W): G(W) ∪ G(X) holds a condition literal with both values.
     relation conflict(Acc, Acc);
-    #[ds(super::bag)]
+    #[ds(arrayflow::dataflow::bag)]
     relation source(Acc, Acc);
-    #[ds(super::bag)]
+    #[ds(arrayflow::dataflow::bag)]
     relation initial(Acc);
 
     // The walk starts at the latest write of the cell before the read.

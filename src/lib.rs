@@ -1,6 +1,10 @@
 //! arrayflow: instance-wise array dataflow analysis and maximal static
 //! expansion for loop programs. See `docs/architecture.md` for the map.
 
+// Paths in the rule sources (`rules/`) name this crate `arrayflow`, so they
+// resolve the same here and in a crate that includes them (docs/rules.md §5).
+extern crate self as arrayflow;
+
 pub mod budget;
 pub mod cfront;
 pub mod cli;
@@ -15,6 +19,7 @@ pub mod facts;
 pub mod gen;
 pub mod hash;
 pub mod interp;
+pub mod kinds;
 pub mod lower;
 pub mod lsp;
 pub mod model;

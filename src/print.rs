@@ -156,7 +156,18 @@ pub fn access(p: &Program, a: &Access) -> String {
         return name.clone();
     }
     let subs: Vec<String> = a.subscripts.iter().map(|s| expr(p, &s.expr)).collect();
-    format!("{name}[{}]", subs.join(", "))
+    match &a.ext {
+        None => format!("{name}[{}]", subs.join(", ")),
+        Some(x) => {
+            let args: Vec<String> = x.args.iter().map(|s| expr(p, &s.expr)).collect();
+            format!(
+                "{name}[{}] @{}({})",
+                subs.join(", "),
+                x.name,
+                args.join(", ")
+            )
+        }
+    }
 }
 
 /// Binding strength: sums 1, products 2, negation (and negative literals) 3,

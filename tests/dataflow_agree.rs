@@ -1,4 +1,5 @@
-//! The ascent engine agrees with the naive crepe transcription of the
+//! The ascent engine, and the public plain-Rust reference
+//! (`dataflow::reference`), agree with the naive crepe transcription of the
 //! definition on random programs from `arrayflow::gen`, at their default
 //! sizes and at zero and negative parameter values. ARRAYFLOW_CASES sets the
 //! number of cases.
@@ -45,6 +46,16 @@ fn check(program: &Program, params: &[(String, i64)], max_trips: u32) -> Result<
         "program: {}",
         arrayflow::print::program(program)
     );
+    // The public plain-Rust reference (what extension crates test their
+    // kinds against) says the same as the crepe transcription.
+    let plain = arrayflow::dataflow::reference::sigma(
+        program,
+        params,
+        max_trips,
+        &arrayflow::dataflow::reference::core_cells,
+    )
+    .map_err(TestCaseError::fail)?;
+    prop_assert_eq!(&plain, &want, "reference vs naive");
     // Every read can also be looked up by its operation.
     for ((op, a), s) in &want {
         let found = flow.sources(op, *a);

@@ -40,6 +40,7 @@ impl Place {
                 array,
                 subscripts,
                 span: at,
+                ext: None,
             },
             why,
         }
@@ -324,6 +325,7 @@ impl<'t> Ctx<'t> {
                     array: a,
                     subscripts: Vec::new(),
                     span: at,
+                    ext: None,
                 }),
                 at,
             )),
@@ -332,6 +334,7 @@ impl<'t> Ctx<'t> {
                     array: a,
                     subscripts: (0..d).map(|_| any(Vec::new(), at)).collect(),
                     span: at,
+                    ext: None,
                 };
                 self.escapes.push(Escape {
                     target: access.clone(),
@@ -442,6 +445,7 @@ impl<'t> Ctx<'t> {
                         array: a,
                         subscripts,
                         span: at,
+                        ext: None,
                     }),
                     at,
                 ))
@@ -454,6 +458,7 @@ impl<'t> Ctx<'t> {
                     array: a,
                     subscripts,
                     span: at,
+                    ext: None,
                 };
                 self.escapes.push(Escape {
                     target: access.clone(),
@@ -552,12 +557,14 @@ impl<'t> Ctx<'t> {
                             array: a,
                             subscripts: Vec::new(),
                             span: at,
+                            ext: None,
                         })),
                         ModelRef::Array(a, d) => Ok(Place::Over {
                             access: Access {
                                 array: a,
                                 subscripts: (0..d).map(|_| any(Vec::new(), at)).collect(),
                                 span: at,
+                                ext: None,
                             },
                             guard: false,
                             why: format!("`{name}` is written as a whole"),
@@ -581,6 +588,7 @@ impl<'t> Ctx<'t> {
                         array: a,
                         subscripts,
                         span: at,
+                        ext: None,
                     }));
                 }
                 if idx.len() < d {
@@ -591,6 +599,7 @@ impl<'t> Ctx<'t> {
                             array: a,
                             subscripts,
                             span: at,
+                            ext: None,
                         },
                         guard: false,
                         why: format!("`{}` is part of `{name}`", self.text(n)),

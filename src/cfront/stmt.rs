@@ -670,6 +670,7 @@ impl<'t> Ctx<'t> {
                     array: a,
                     subscripts: Vec::new(),
                     span: var_span,
+                    ext: None,
                 };
                 self.b
                     .assign_at(label.as_deref(), false, target, None, value, at);
@@ -682,6 +683,7 @@ impl<'t> Ctx<'t> {
                     array: a,
                     subscripts: (0..d).map(|_| any(Vec::new(), at)).collect(),
                     span: var_span,
+                    ext: None,
                 };
                 self.warn(
                     W_MAY_ACCESS,
@@ -738,6 +740,7 @@ impl<'t> Ctx<'t> {
                 array: a,
                 subscripts: (0..d).map(|_| any(Vec::new(), span(list))).collect(),
                 span: var_span,
+                ext: None,
             };
             if d > 0 {
                 self.warn(
@@ -766,6 +769,7 @@ impl<'t> Ctx<'t> {
                 array: a,
                 subscripts,
                 span: at,
+                ext: None,
             };
             self.b
                 .assign_at(label.take().as_deref(), false, target, None, value, at);

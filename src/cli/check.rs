@@ -19,7 +19,7 @@ pub struct Args {
 
 pub fn run(args: &Args) -> ExitCode {
     let mut files = SourceFiles::new();
-    let db = crate::db::Database::default();
+    let db = crate::db::Database::with_kinds(Default::default(), super::kinds());
     let mut all = Vec::new();
     let (mut unreadable, mut invalid) = (false, false);
     for path in &args.files {
@@ -30,7 +30,9 @@ pub fn run(args: &Args) -> ExitCode {
         let name = path.display().to_string();
         let file = db.add_file(name.clone(), source);
         let id = files.add(name, file.text(&db).clone());
-        let diags = super::in_file(&crate::db::parse(&db, file).diagnostics, id);
+        let mut diags = crate::db::parse(&db, file).diagnostics.clone();
+        diags.extend(crate::db::kind_diagnostics(&db, file));
+        let diags = super::in_file(&diags, id);
         invalid |= has_errors(&diags);
         match args.format {
             Format::Text => {

@@ -60,7 +60,7 @@ pub fn run(args: &Args) -> ExitCode {
         return emit_code(args, &loaded, c);
     }
     let config = args.input.sizes.config(args.budget.max_instances);
-    let exp = match expansion::expand(&loaded.program, &config) {
+    let exp = match expansion::expand_with(&loaded.program, &config, &super::kinds()) {
         Ok(e) => e,
         Err(e) => {
             eprint!("{}", loaded.files.render(&diagnostic(&e, loaded.file)));

@@ -11,5 +11,5 @@ pub struct Args {
 }
 
 pub fn run(_args: &Args) -> ExitCode {
-    crate::lsp::run()
+    crate::lsp::run_with(super::kinds())
 }

@@ -17,6 +17,7 @@ pub mod run;
 pub mod verify;
 
 use crate::diagnostics::{has_errors, FileId, SourceFiles};
+use crate::kinds::Kinds;
 use crate::model::Program;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::Path;
@@ -143,7 +144,26 @@ fn parse_param(s: &str) -> Result<(String, i64), String> {
     Ok((name.trim().to_string(), value))
 }
 
+/// The `arrayflow` command with the core access kinds.
 pub fn main() -> ExitCode {
+    main_with(Kinds::core())
+}
+
+/// The access kinds of this process's command (set once by [`main_with`]).
+static KINDS: std::sync::OnceLock<Kinds> = std::sync::OnceLock::new();
+
+/// The access kinds every command of this process uses: those given to
+/// [`main_with`], or the core's.
+pub fn kinds() -> Kinds {
+    KINDS.get().cloned().unwrap_or_default()
+}
+
+/// The `arrayflow` command (every subcommand, the language server
+/// included) with the access kinds of `kinds`: the entry point of a binary
+/// that adds kinds (docs/rules.md §5, `examples/kinds/`).
+pub fn main_with(kinds: Kinds) -> ExitCode {
+    // A second call in one process keeps the first set: commands read it.
+    let _ = KINDS.set(kinds);
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -206,7 +226,7 @@ pub fn load(path: &Path) -> Result<Loaded, ExitCode> {
 /// [`load`] into a database with these analysis settings.
 pub fn load_with(path: &Path, config: crate::dataflow::Config) -> Result<Loaded, ExitCode> {
     let text = read_source(path).ok_or(ExitCode::from(2))?;
-    let db = crate::db::Database::new(config);
+    let db = crate::db::Database::with_kinds(config, kinds());
     let name = path.display().to_string();
     let source = db.add_file(name.clone(), text);
     let mut files = SourceFiles::new();

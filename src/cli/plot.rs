@@ -44,7 +44,7 @@ pub fn run(args: &Args) -> ExitCode {
     }
     args.budget.install();
     let config = args.input.sizes.config(args.budget.max_instances);
-    let exp = match expansion::expand(program, &config) {
+    let exp = match expansion::expand_with(program, &config, &super::kinds()) {
         Ok(e) => e,
         Err(e) => {
             let d = super::expand::diagnostic(&e, loaded.file);

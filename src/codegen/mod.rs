@@ -109,6 +109,12 @@ pub struct Emitted {
 /// closed form disagrees there falls back to its next candidate, finally to
 /// no expansion.
 pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
+    if let Some(a) = program.first_ext_access() {
+        let name = a.ext.as_ref().map_or("", |x| x.name.as_str());
+        return Err(format!(
+            "code generation validates with the interpreter, which cannot run an access of kind `@{name}`"
+        ));
+    }
     let mut names = Names::new(program);
     let (plus, outs) = augment(program, &mut names)?;
     let mut samples = samples(&plus, o)?;
@@ -982,11 +988,13 @@ impl Gen<'_> {
             array: g,
             subscripts: counters.iter().map(|&c| sub(c)).collect(),
             span: Span::NONE,
+            ext: None,
         };
         let src = Access {
             array: a,
             subscripts: counters[..n_orig].iter().map(|&c| sub(c)).collect(),
             span: Span::NONE,
+            ext: None,
         };
         let label = self.label("copy_in");
         let mut node = Node::Stmt(Stmt {

@@ -73,35 +73,45 @@ impl<K, V> RelIndexMerge for NoDedup<K, V> {
 
 // The provider's macros, as ascent's `#[ds]` expects them (its default
 // provider is `ascent::rel`; everything but the full index is the same).
+#[doc(hidden)]
+#[macro_export]
 macro_rules! bag_rel_codegen {
     ($($tt:tt)*) => {};
 }
-pub(crate) use bag_rel_codegen as rel_codegen;
+pub use crate::bag_rel_codegen as rel_codegen;
 
+#[doc(hidden)]
+#[macro_export]
 macro_rules! bag_rel {
     ($name:ident, $field_types:ty, $indices:expr, ser, ()) => {
         ::std::vec::Vec<$field_types>
     };
 }
-pub(crate) use bag_rel as rel;
+pub use crate::bag_rel as rel;
 
+#[doc(hidden)]
+#[macro_export]
 macro_rules! bag_rel_ind_common {
     ($name:ident, $field_types:ty, $indices:expr, ser, ()) => {
         ()
     };
 }
-pub(crate) use bag_rel_ind_common as rel_ind_common;
+pub use crate::bag_rel_ind_common as rel_ind_common;
 
+#[doc(hidden)]
+#[macro_export]
 macro_rules! bag_rel_full_ind {
     ($name:ident, $field_types:ty, $indices:expr, ser, (), $key:ty, $val:ty) => {
         $crate::dataflow::bag::NoDedup<$key, $val>
     };
 }
-pub(crate) use bag_rel_full_ind as rel_full_ind;
+pub use crate::bag_rel_full_ind as rel_full_ind;
 
+#[doc(hidden)]
+#[macro_export]
 macro_rules! bag_rel_ind {
     ($name:ident, $field_types:ty, $indices:expr, ser, (), $ind:expr, $key:ty, $val:ty) => {
         ::ascent::rel::ToRelIndexType<$key, $val>
     };
 }
-pub(crate) use bag_rel_ind as rel_ind;
+pub use crate::bag_rel_ind as rel_ind;

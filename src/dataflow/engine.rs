@@ -8,18 +8,21 @@
 use super::{DataflowError, Flow};
 use crate::facts::{Facts, Lit, LowerError, NONE};
 
-type Acc = u32;
-type Op = u32;
+/// Access-instance ids.
+pub type Acc = u32;
+/// Operation ids.
+pub type Op = u32;
 
 /// Readers per batch.
 const BATCH: usize = 1 << 13;
 /// Steps each walk may take inside a batch before it is run on its own.
 const FUEL: u32 = 64;
 
-/// The context of one run of the rules: the facts, looked up by key, and the
-/// fuel of each walk. Equal to every other context: there is one per run.
+/// The context of one run of the rules, the one tuple of relation `ctx`:
+/// the facts, looked up by key, the batch's readers, and the fuel of each
+/// walk. Equal to every other context: there is one per run.
 #[derive(Clone, Copy)]
-pub(super) struct Ctx<'a> {
+pub struct Ctx<'a> {
     pub facts: &'a Facts,
     /// read(X, O) and update(X, O) of the batch.
     pub reads: &'a [(Acc, Op)],
@@ -35,6 +38,101 @@ impl PartialEq for Ctx<'_> {
 impl Eq for Ctx<'_> {}
 impl std::hash::Hash for Ctx<'_> {
     fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
+/// What the rule sources name, for the program [`crate::dataflow_engine!`]
+/// expands (rule files cannot import: they are pasted where they are
+/// included).
+pub mod prelude {
+    pub use super::{Acc, Ctx, Op};
+    pub use crate::facts::{Lit, NONE};
+}
+
+/// The input of one run of the rules.
+pub struct Input<'a> {
+    pub ctx: Ctx<'a>,
+    /// closure(O, L) and cond_lit(O, I, B) of the batch's reading operations.
+    pub closure: &'a [(Op, Lit)],
+    pub conds: &'a [(Op, u32, bool)],
+}
+
+/// What one run of the rules derived.
+pub struct Outcome {
+    pub source: Vec<(Acc, Acc)>,
+    pub initial: Vec<(Acc,)>,
+    pub exhausted: Vec<(Acc,)>,
+    /// `visit` tuples derived (what the walk budget counts).
+    pub visits: usize,
+}
+
+/// A compiled program of rules: the core rules with the rules of a set of
+/// access kinds. ascent compiles a program where `ascent!` is expanded, so a
+/// crate that adds a kind with rules builds its own engine with
+/// [`crate::dataflow_engine!`] and hands it to
+/// [`crate::kinds::Kinds::with_engine`].
+pub trait Engine: Sync {
+    /// Its name (for `Debug` and equality of kind sets).
+    fn name(&self) -> &'static str;
+    /// Runs the rules on one batch.
+    fn run(&self, input: &Input<'_>) -> Outcome;
+}
+
+/// Defines a unit struct implementing [`Engine`] that runs the core rules
+/// (`dataflow_core`, `dataflow_must`, `dataflow_may`, `dataflow_update` of
+/// [`crate::dataflow::rules`]) together with the given ascent items,
+/// typically `include_source!(path::to::my_kind_rules);` lines. The caller's
+/// crate must depend on `ascent` 0.8 (ascent's expansion names `::ascent`).
+///
+/// ```ignore
+/// arrayflow::dataflow_engine! {
+///     pub struct MyEngine;
+///     include_source!(crate::rules::my_kind);
+/// }
+/// ```
+#[macro_export]
+macro_rules! dataflow_engine {
+    ($(#[$m:meta])* $vis:vis struct $name:ident; $($rules:tt)*) => {
+        $(#[$m])*
+        $vis struct $name;
+
+        impl $crate::dataflow::engine::Engine for $name {
+            fn name(&self) -> &'static str {
+                concat!(module_path!(), "::", stringify!($name))
+            }
+
+            fn run<'a>(
+                &self,
+                input: &$crate::dataflow::engine::Input<'a>,
+            ) -> $crate::dataflow::engine::Outcome {
+                #[allow(unused_imports)]
+                use $crate::dataflow::engine::prelude::*;
+                let ctx = input.ctx;
+                let r = ::ascent::ascent_run! {
+                    struct Walk<'a>;
+                    include_source!($crate::dataflow::rules::core_rules::dataflow_core);
+                    include_source!($crate::dataflow::rules::must::dataflow_must);
+                    include_source!($crate::dataflow::rules::may::dataflow_may);
+                    include_source!($crate::dataflow::rules::update::dataflow_update);
+                    $($rules)*
+
+                    ctx(ctx);
+                    closure(o, l) <-- for &(o, l) in input.closure.iter();
+                    cond_lit(o, i, b) <-- for &(o, i, b) in input.conds.iter();
+                };
+                $crate::dataflow::engine::Outcome {
+                    visits: r.visit.len(),
+                    source: r.source,
+                    initial: r.initial,
+                    exhausted: r.exhausted,
+                }
+            }
+        }
+    };
+}
+
+crate::dataflow_engine! {
+    /// The engine of the core kinds: the core rules alone.
+    pub struct CoreEngine;
 }
 
 /// The input relations of one batch.
@@ -77,38 +175,17 @@ impl Batch {
     }
 }
 
-/// What one run of the rules derived.
-struct Outcome {
-    source: Vec<(Acc, Acc)>,
-    initial: Vec<(Acc,)>,
-    exhausted: Vec<(Acc,)>,
-    visits: usize,
-}
-
-fn run<'a>(facts: &'a Facts, batch: &'a Batch, fuel: u32) -> Outcome {
-    let ctx = Ctx {
-        facts,
-        reads: &batch.reads,
-        updates: &batch.updates,
-        fuel,
-    };
-    let r = ascent::ascent_run! {
-        struct Walk<'a>;
-        include_source!(super::rules::core_rules::dataflow_core);
-        include_source!(super::rules::must::dataflow_must);
-        include_source!(super::rules::may::dataflow_may);
-        include_source!(super::rules::update::dataflow_update);
-
-        ctx(ctx);
-        closure(o, l) <-- for &(o, l) in batch.closure.iter();
-        cond_lit(o, i, b) <-- for &(o, i, b) in batch.conds.iter();
-    };
-    Outcome {
-        visits: r.visit.len(),
-        source: r.source,
-        initial: r.initial,
-        exhausted: r.exhausted,
-    }
+fn run(engine: &dyn Engine, facts: &Facts, batch: &Batch, fuel: u32) -> Outcome {
+    engine.run(&Input {
+        ctx: Ctx {
+            facts,
+            reads: &batch.reads,
+            updates: &batch.updates,
+            fuel,
+        },
+        closure: &batch.closure,
+        conds: &batch.conds,
+    })
 }
 
 /// Collects the results of the batches into a [`Flow`].
@@ -124,21 +201,23 @@ struct Collector {
 
 /// Evaluates σ for every read of `facts`.
 pub(super) fn evaluate(
+    engine: &dyn Engine,
     facts: Facts,
     max_visits: u64,
     max_memory: u64,
 ) -> Result<Flow, DataflowError> {
-    evaluate_with(facts, max_visits, max_memory, false).map(|(flow, _)| flow)
+    evaluate_with(engine, facts, max_visits, max_memory, false).map(|(flow, _)| flow)
 }
 
 /// Evaluates σ and keeps the facts, with the access instances the initial
 /// value reaches (one bit each).
 pub(super) fn evaluate_keep(
+    engine: &dyn Engine,
     facts: Facts,
     max_visits: u64,
     max_memory: u64,
 ) -> Result<(Flow, Facts, Vec<u64>), DataflowError> {
-    let (flow, kept) = evaluate_with(facts, max_visits, max_memory, true)?;
+    let (flow, kept) = evaluate_with(engine, facts, max_visits, max_memory, true)?;
     let (facts, bits) = kept.unwrap_or_default();
     Ok((flow, facts, bits))
 }
@@ -147,6 +226,7 @@ pub(super) fn evaluate_keep(
 type Kept = (Facts, Vec<u64>);
 
 fn evaluate_with(
+    engine: &dyn Engine,
     facts: Facts,
     max_visits: u64,
     max_memory: u64,
@@ -169,6 +249,7 @@ fn evaluate_with(
         }
         if batch.len() >= BATCH && batch.last_op != Some(facts.op(x)) {
             slot_done = flush(
+                engine,
                 &facts,
                 &mut batch,
                 &mut col,
@@ -179,7 +260,9 @@ fn evaluate_with(
         }
         batch.add(&facts, x);
     }
-    flush(&facts, &mut batch, &mut col, &mut flow, slot_done, NONE)?;
+    flush(
+        engine, &facts, &mut batch, &mut col, &mut flow, slot_done, NONE,
+    )?;
     flow.stats.walk_steps = col.visits;
     match col.initial_accs {
         Some(bits) => {
@@ -195,6 +278,7 @@ fn evaluate_with(
 
 /// Runs one batch and finishes every slot of operations before `next_op`.
 fn flush(
+    engine: &dyn Engine,
     facts: &Facts,
     batch: &mut Batch,
     col: &mut Collector,
@@ -204,7 +288,7 @@ fn flush(
 ) -> Result<usize, DataflowError> {
     if batch.len() > 0 {
         crate::budget::check(col.max_memory, || "the sources of the reads".to_string())?;
-        let out = run(facts, batch, FUEL);
+        let out = run(engine, facts, batch, FUEL);
         flow.stats.runs += 1;
         flow.stats.read_instances += batch.len() as u64;
         col.charge(facts, out.visits, batch)?;
@@ -217,7 +301,7 @@ fn flush(
             let mut one = Batch::default();
             one.add(facts, x);
             let fuel = u32::try_from(col.max.saturating_sub(col.visits)).unwrap_or(u32::MAX - 1);
-            let out = run(facts, &one, fuel);
+            let out = run(engine, facts, &one, fuel);
             flow.stats.runs += 1;
             col.charge(facts, out.visits, &one)?;
             if !out.exhausted.is_empty() {

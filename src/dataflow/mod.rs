@@ -8,14 +8,17 @@
 //! costs a few bytes per read instance.
 
 pub mod assemble;
-mod bag;
-mod engine;
+#[doc(hidden)]
+pub mod bag;
+pub mod engine;
+pub mod reference;
 pub mod render;
-mod rules;
+pub mod rules;
 
 pub use crate::facts::{Config, LowerError as DataflowError, DEFAULT_MAX_INSTANCES};
 
 use crate::facts::{Facts, Slot};
+use crate::kinds::Kinds;
 use crate::model::{ArrayId, Operation, Program, Site};
 use std::sync::OnceLock;
 
@@ -25,8 +28,18 @@ use std::sync::OnceLock;
 /// evaluated, or a budget exceeded: more than `config.max_instances` access
 /// instances, or more than that many steps of the rules' walk.
 pub fn analyze(program: &Program, config: &Config) -> Result<Flow, DataflowError> {
-    let facts = crate::facts::lower(program, config)?;
-    engine::evaluate(facts, config.max_instances, config.max_memory)
+    analyze_with(program, config, &Kinds::core())
+}
+
+/// [`analyze`] with the access kinds of `kinds` (lowerings and rules).
+pub fn analyze_with(
+    program: &Program,
+    config: &Config,
+    kinds: &Kinds,
+) -> Result<Flow, DataflowError> {
+    let facts = crate::facts::lower_with(program, config, kinds.all(), false)?;
+    let max = config.max_instances;
+    engine::evaluate(kinds.engine(), facts, max, config.max_memory)
 }
 
 /// σ together with the facts it was computed from: the access instances
@@ -52,9 +65,18 @@ impl Instances {
 /// [`analyze`], keeping the facts and the access instances the initial value
 /// reaches.
 pub fn analyze_instances(program: &Program, config: &Config) -> Result<Instances, DataflowError> {
-    let facts = crate::facts::lower_cells(program, config)?;
-    let (flow, facts, initial) =
-        engine::evaluate_keep(facts, config.max_instances, config.max_memory)?;
+    analyze_instances_with(program, config, &Kinds::core())
+}
+
+/// [`analyze_instances`] with the access kinds of `kinds`.
+pub fn analyze_instances_with(
+    program: &Program,
+    config: &Config,
+    kinds: &Kinds,
+) -> Result<Instances, DataflowError> {
+    let facts = crate::facts::lower_with(program, config, kinds.all(), true)?;
+    let max = config.max_instances;
+    let (flow, facts, initial) = engine::evaluate_keep(kinds.engine(), facts, max, config.max_memory)?;
     Ok(Instances {
         flow,
         facts,

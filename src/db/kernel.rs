@@ -389,6 +389,17 @@ impl Relocate {
                 .map(|s| Subscript::new(self.expr(&s.expr)))
                 .collect(),
             span: self.span(a.span),
+            ext: a.ext.as_ref().map(|x| {
+                Box::new(crate::model::ExtAccess {
+                    name: x.name.clone(),
+                    args: x
+                        .args
+                        .iter()
+                        .map(|s| Subscript::new(self.expr(&s.expr)))
+                        .collect(),
+                    span: self.span(x.span),
+                })
+            }),
         }
     }
 
@@ -564,6 +575,7 @@ pub fn augment(local: &Program) -> (Program, Augmented) {
             array: a,
             subscripts: subs,
             span: Span::NONE,
+            ext: None,
         };
         let kind = |subs| StmtKind::Assign {
             target: target(subs),
@@ -588,6 +600,7 @@ pub fn augment(local: &Program) -> (Program, Augmented) {
                     array: a,
                     subscripts: subs,
                     span: Span::NONE,
+                    ext: None,
                 }),
                 Span::NONE,
             )],

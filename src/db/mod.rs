@@ -34,6 +34,7 @@ pub use kernel::{KernelProgram, Placement};
 
 use crate::dataflow::{self, Config, DataflowError, Flow};
 use crate::diagnostics::{Diagnostic, FileId};
+use crate::kinds::Kinds;
 use crate::model::{ArrayId, CounterId, Program, Site, Span};
 use kernel::{Augmented, EXIT};
 use salsa::Setter;
@@ -61,6 +62,10 @@ pub struct Settings {
     /// The memory budget of every analysis, in bytes (`crate::budget`).
     #[returns(copy)]
     pub max_memory: u64,
+    /// The access kinds: which `@name` accesses the front end takes, how
+    /// they lower, and the rules' engine. Fixed when the database is made.
+    #[returns(ref)]
+    pub kinds: Kinds,
 }
 
 /// Diagnostics of [`parse`] and of the per-file steps point into this file id.
@@ -78,14 +83,19 @@ impl salsa::Database for Database {}
 
 impl Default for Database {
     fn default() -> Database {
-        Database::with_storage(salsa::Storage::default(), Config::default())
+        Database::new(Config::default())
     }
 }
 
 impl Database {
-    /// A database with these settings.
+    /// A database with these settings and the core access kinds.
     pub fn new(config: Config) -> Database {
-        Database::with_storage(salsa::Storage::default(), config)
+        Database::with_kinds(config, Kinds::core())
+    }
+
+    /// A database with these settings and access kinds.
+    pub fn with_kinds(config: Config, kinds: Kinds) -> Database {
+        Database::with_storage(salsa::Storage::default(), config, kinds)
     }
 
     /// A database whose salsa events (query executions, cancellation
@@ -94,10 +104,10 @@ impl Database {
         config: Config,
         callback: Box<dyn Fn(salsa::Event) + Send + Sync + 'static>,
     ) -> Database {
-        Database::with_storage(salsa::Storage::new(Some(callback)), config)
+        Database::with_storage(salsa::Storage::new(Some(callback)), config, Kinds::core())
     }
 
-    fn with_storage(storage: salsa::Storage<Database>, config: Config) -> Database {
+    fn with_storage(storage: salsa::Storage<Database>, config: Config, kinds: Kinds) -> Database {
         let db = Database { storage };
         Settings::new(
             &db,
@@ -105,8 +115,14 @@ impl Database {
             config.max_trips,
             config.max_instances,
             config.max_memory,
+            kinds,
         );
         db
+    }
+
+    /// The access kinds of the database.
+    pub fn kinds(&self) -> Kinds {
+        kinds(self)
     }
 
     /// Adds a file.
@@ -165,10 +181,21 @@ pub fn compile(
     source: &str,
     file: FileId,
 ) -> (Option<Program>, Vec<Diagnostic>) {
+    compile_kinds(path, source, file, &Kinds::core())
+}
+
+/// [`compile`], the `.loop` front end taking the extension accesses of
+/// `kinds` (C has no syntax for them).
+pub fn compile_kinds(
+    path: &std::path::Path,
+    source: &str,
+    file: FileId,
+    kinds: &Kinds,
+) -> (Option<Program>, Vec<Diagnostic>) {
     if crate::cfront::is_c_path(path) {
         crate::cfront::compile(source, file)
     } else {
-        crate::lower::compile(source, file)
+        crate::lower::compile_kinds(source, file, kinds)
     }
 }
 
@@ -177,7 +204,7 @@ pub fn compile(
 #[salsa::tracked(no_eq)]
 pub fn parse(db: &dyn salsa::Database, file: SourceFile) -> Parsed {
     let path = std::path::Path::new(file.path(db));
-    let (program, diagnostics) = compile(path, file.text(db), FILE);
+    let (program, diagnostics) = compile_kinds(path, file.text(db), FILE, &kinds(db));
     Parsed {
         program,
         diagnostics,
@@ -227,7 +254,7 @@ pub fn kernel_flow<'db>(db: &'db dyn salsa::Database, kernel: Kernel<'db>) -> Ke
                     max_instances: config.max_instances.saturating_add(more),
                     ..config.clone()
                 };
-                dataflow::analyze(&program, &inner)
+                dataflow::analyze_with(&program, &inner, &kinds(db))
             };
             let entry = extra.entry_cells.max(extra.entry_iterations);
             match run(entry) {
@@ -243,6 +270,14 @@ pub fn kernel_flow<'db>(db: &'db dyn salsa::Database, kernel: Kernel<'db>) -> Ke
         Err(m) => Err(DataflowError::Params(m)),
     };
     KernelFlow { augmented, result }
+}
+
+/// The access kinds of the database (the core's before settings exist).
+fn kinds(db: &dyn salsa::Database) -> Kinds {
+    match Settings::try_get(db) {
+        Some(s) => s.kinds(db).clone(),
+        None => Kinds::core(),
+    }
 }
 
 fn settings(db: &dyn salsa::Database) -> Config {
@@ -383,7 +418,27 @@ pub fn analysis_diagnostics(db: &dyn salsa::Database, file: SourceFile) -> Vec<D
             out.push(kernel_error(program, k.program(db), k.place(db), e));
         }
     }
+    if out.is_empty() {
+        out.extend(kind_diagnostics(db, file));
+    }
     out
+}
+
+/// The diagnostics of the extension kinds' checks (`Kinds::with_check`) on
+/// a valid file, from σ of the whole file. Programs without an extension
+/// access never pay for it.
+pub fn kind_diagnostics(db: &dyn salsa::Database, file: SourceFile) -> Vec<Diagnostic> {
+    let kinds = kinds(db);
+    let Some(program) = &parse(db, file).program else {
+        return Vec::new();
+    };
+    if !kinds.has_checks() || program.first_ext_access().is_none() {
+        return Vec::new();
+    }
+    match resolve::file_flow(db, file) {
+        Ok(flow) => kinds.diagnose(program, &flow, FILE),
+        Err(_) => Vec::new(),
+    }
 }
 
 /// A kernel's analysis error as a diagnostic of the file.
@@ -486,7 +541,7 @@ pub fn kernel_expansion<'db>(
     use crate::expansion::{self, parallel, render, sa};
     let local = &kernel.program(db).program;
     let config = settings(db);
-    let exp = expansion::expand(local, &config).map_err(|e| e.to_string())?;
+    let exp = expansion::expand_with(local, &config, &kinds(db)).map_err(|e| e.to_string())?;
     let base = sa::single_assignment(local, &exp);
     let loops = parallel::report(local, &exp).map_err(|e| e.to_string())?;
     let mut text = Vec::new();

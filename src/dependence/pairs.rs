@@ -254,7 +254,29 @@ pub fn build(program: &Program, src: &Reference<'_>, dst: &Reference<'_>) -> Bui
         }
     }
     let (sa, da) = (src.access, dst.access);
-    for (k, (fs, fd)) in sa.subscripts.iter().zip(&da.subscripts).enumerate() {
+    // An extension access touches cells its kind decides: compare none.
+    let ext = sa.ext.as_ref().or(da.ext.as_ref());
+    if let Some(x) = ext {
+        b.note(
+            format!(
+                "an access of kind `@{}`: its cells are not compared (every dimension may meet)",
+                x.name
+            ),
+            false,
+        );
+    }
+    let compared = if ext.is_some() {
+        0
+    } else {
+        sa.subscripts.len()
+    };
+    for (k, (fs, fd)) in sa
+        .subscripts
+        .iter()
+        .zip(&da.subscripts)
+        .enumerate()
+        .take(compared)
+    {
         let diff = match (&fs.affine, &fd.affine) {
             (Some(f), Some(g)) => b
                 .lin(&src_map, f)

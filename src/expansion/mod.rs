@@ -86,7 +86,16 @@ pub struct ArraySummary {
 
 /// Computes σ, then the classes and labels.
 pub fn expand(program: &Program, config: &Config) -> Result<Expansion, ExpansionError> {
-    let inst = dataflow::analyze_instances(program, config)?;
+    expand_with(program, config, &crate::kinds::Kinds::core())
+}
+
+/// [`expand`] with the access kinds of `kinds`.
+pub fn expand_with(
+    program: &Program,
+    config: &Config,
+    kinds: &crate::kinds::Kinds,
+) -> Result<Expansion, ExpansionError> {
+    let inst = dataflow::analyze_instances_with(program, config, kinds)?;
     let polled = |what: &str| {
         let what = || format!("the {what} of {} access instances", inst.facts.n_accs());
         crate::budget::check(config.max_memory, what)

@@ -1,15 +1,17 @@
 //! Access kinds: how one access of one operation becomes access instances.
 //!
-//! Each kind is one [`AccessLowering`] implementation plus one rules file in
-//! `rules/` that says how the walk of the rules treats its instances. The
-//! lowering asks the kinds in [`KINDS`] order and uses the first that claims
-//! an access. docs/rules.md has the recipe for adding a kind.
+//! Each kind is one [`AccessLowering`] implementation plus the rules (an
+//! `ascent_source!`) that say how the walk treats its instances. The
+//! lowering asks the kinds of a set in order and uses the first that claims
+//! an access; [`CORE`] are the built-in ones. [`crate::kinds::Kinds`] puts a
+//! set together with the engine of its rules (docs/rules.md §5).
 
 use super::{role, LowerError};
 use crate::model::{Access, AccessKind, ArrayId, CounterId, ParamId, Span, Var};
 use std::collections::HashMap;
 
-/// Concrete values at the current operation.
+/// Concrete values at the current operation: parameters and loop counters
+/// by id.
 pub struct Point<'a> {
     pub params: &'a [i64],
     pub counters: &'a [i64],
@@ -160,6 +162,31 @@ impl Sink<'_> {
         self.reads.clear();
         self.writes.clear();
     }
+    /// The operation may read `cell` (a reader of the rules' walk).
+    pub fn read(&mut self, cell: usize) {
+        self.put(AccessKind::Read, cell, false);
+    }
+    /// The operation writes `cell`: `must` when it surely does (it kills the
+    /// writes before it), otherwise a may-write.
+    pub fn write(&mut self, cell: usize, must: bool) {
+        self.put(AccessKind::Write, cell, must);
+    }
+    /// The operation reads `cell`, then writes it (one instance).
+    pub fn update(&mut self, cell: usize, must: bool) {
+        self.put(AccessKind::Update, cell, must);
+    }
+    /// The cell number of `index` in `array` (dense or numbered on first use).
+    pub fn cell(&mut self, array: ArrayId, index: &[i64]) -> usize {
+        self.cells.cell(array, index)
+    }
+    /// The declared range of dimension `d` of `array`: (lo, number of indices).
+    pub fn range(&self, array: ArrayId, d: usize) -> (i64, i64) {
+        self.cells.range(array, d)
+    }
+    /// Emits `kind` of `cell`: a read, a write or an update.
+    pub fn put_kind(&mut self, kind: AccessKind, cell: usize, must: bool) {
+        self.put(kind, cell, must);
+    }
     fn put(&mut self, kind: AccessKind, cell: usize, must: bool) {
         let m = if must { role::MUST } else { 0 };
         match kind {
@@ -171,9 +198,25 @@ impl Sink<'_> {
 }
 
 /// How one kind of access becomes access instances.
+///
+/// An extension kind names itself in `.loop` text through [`syntax`]
+/// (`A[i] @name(args)`, docs/language.md): the model keeps such an access's
+/// kind name and arguments in [`Access::ext`], and only a kind whose
+/// `syntax` is that name may claim it.
+///
+/// [`syntax`]: AccessLowering::syntax
 pub trait AccessLowering: Sync {
     /// The kind's name in docs and messages.
     fn name(&self) -> &'static str;
+    /// The name after `@` that writes an access of this kind in `.loop`
+    /// text; `None` for kinds that take plain accesses (the core's).
+    fn syntax(&self) -> Option<&'static str> {
+        None
+    }
+    /// How many arguments `@name(...)` takes (checked by the front end).
+    fn arity(&self) -> usize {
+        0
+    }
     /// Whether this kind lowers the access.
     fn claims(&self, access: &Access, kind: AccessKind) -> bool;
     /// How many access instances it makes (checked against the budget before
@@ -200,16 +243,32 @@ pub struct RangeMay;
 /// or may by its subscripts. Rules: `rules/update.rs`.
 pub struct Update;
 
-/// The kinds, in the order the lowering asks them.
-pub static KINDS: [&dyn AccessLowering; 3] = [&Update, &AffineMust, &RangeMay];
+/// The core kinds, in the order the lowering asks them.
+pub static CORE: [&dyn AccessLowering; 3] = [&Update, &AffineMust, &RangeMay];
 
-/// The kind that lowers an access.
-pub fn kind_of(access: &Access, kind: AccessKind) -> &'static dyn AccessLowering {
-    KINDS
+/// The kind that lowers an access, among `kinds` (asked in order): for an
+/// extension access the kind whose syntax it names (an error when none
+/// takes it), otherwise the first core-syntax kind that claims it.
+pub fn kind_of(
+    kinds: &[&'static dyn AccessLowering],
+    access: &Access,
+    kind: AccessKind,
+) -> Result<&'static dyn AccessLowering, LowerError> {
+    if let Some(ext) = &access.ext {
+        return kinds
+            .iter()
+            .copied()
+            .find(|k| k.syntax() == Some(ext.name.as_str()) && k.claims(access, kind))
+            .ok_or_else(|| LowerError::Eval {
+                what: format!("no access kind `@{}` takes this access", ext.name),
+                span: ext.span,
+            });
+    }
+    Ok(kinds
         .iter()
         .copied()
-        .find(|k| k.claims(access, kind))
-        .unwrap_or(&RangeMay)
+        .find(|k| k.syntax().is_none() && k.claims(access, kind))
+        .unwrap_or(&RangeMay))
 }
 
 impl AccessLowering for AffineMust {

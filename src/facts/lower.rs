@@ -7,7 +7,7 @@
 //! new write's innermost guard region: each write is stepped over at most once
 //! for every write that hides it, so the walk is amortised linear.
 
-use super::kinds::{kind_of, AccessLowering, CellTable, Point, Sink};
+use super::kinds::{kind_of, AccessLowering, CellTable, Point, Sink, CORE};
 use super::{role, Config, Facts, Instance, Lit, LowerError, Scope, Slot, NONE};
 use crate::model::eval::{self, StaticEnv};
 use crate::model::{
@@ -56,38 +56,48 @@ struct Lowerer<'p, 'a> {
     facts: Facts,
 }
 
-/// Lowers `program` at the sizes of `config` into [`Facts`].
+/// Lowers `program` at the sizes of `config` into [`Facts`] with the core
+/// kinds.
 pub fn lower(program: &Program, config: &Config) -> Result<Facts, LowerError> {
-    lower_with(program, config, false)
+    lower_with(program, config, &CORE, false)
 }
 
 /// [`lower`], also recording the cell of every access instance
 /// (`Facts::acc_cell`) and keeping the cell table (`Facts::cells`): for
 /// layers that need to know what each write writes (expansion).
 pub fn lower_cells(program: &Program, config: &Config) -> Result<Facts, LowerError> {
-    lower_with(program, config, true)
+    lower_with(program, config, &CORE, true)
 }
 
-fn lower_with(program: &Program, config: &Config, keep_cells: bool) -> Result<Facts, LowerError> {
+/// [`lower`] or (`keep_cells`) [`lower_cells`] with the access kinds
+/// `kinds`, asked in order (`crate::kinds::Kinds::all`).
+pub fn lower_with<'p>(
+    program: &'p Program,
+    config: &Config,
+    kinds: &[&'static dyn AccessLowering],
+    keep_cells: bool,
+) -> Result<Facts, LowerError> {
     let params = program
         .param_values(&config.params)
         .map_err(LowerError::Params)?;
     let dims = super::count::dims(program, &params)?;
-    fn plans(accs: Vec<crate::model::AccessRef<'_>>) -> Vec<Plan<'_>> {
+    let plans = |accs: Vec<crate::model::AccessRef<'p>>| -> Result<Vec<Plan<'p>>, LowerError> {
         accs.into_iter()
-            .map(|a| Plan {
-                access: a.access,
-                kind: a.kind,
-                lowering: kind_of(a.access, a.kind),
-                count: 0,
+            .map(|a| {
+                Ok(Plan {
+                    access: a.access,
+                    kind: a.kind,
+                    lowering: kind_of(kinds, a.access, a.kind)?,
+                    count: 0,
+                })
             })
             .collect()
-    }
+    };
     let mut stmt_plans: Vec<Vec<Plan<'_>>> = program
         .stmts()
         .iter()
         .map(|s| plans(s.accesses()))
-        .collect();
+        .collect::<Result<_, _>>()?;
     let mut cond_plans: Vec<Vec<Plan<'_>>> = program
         .conditions()
         .iter()
@@ -96,7 +106,7 @@ fn lower_with(program: &Program, config: &Config, keep_cells: bool) -> Result<Fa
             c.cond.collect_reads(&mut out);
             plans(out)
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     let site_arrays = program
         .stmts()
         .iter()

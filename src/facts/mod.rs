@@ -49,7 +49,7 @@ pub mod count;
 pub mod kinds;
 mod lower;
 
-pub use lower::{lower, lower_cells};
+pub use lower::{lower, lower_cells, lower_with};
 
 use crate::model::{CondId, Program, Site, Span, StmtId};
 use std::fmt;

@@ -225,6 +225,9 @@ pub enum ErrorKind {
     /// Inconsistent options: a loop option naming no `for` loop or one loop
     /// twice, a wrong number of parameter values, a step budget too large.
     BadOption,
+    /// An access of an extension kind (`A[i] @name(...)`): the interpreter
+    /// knows the meaning of the core accesses only.
+    Unsupported,
 }
 
 /// Why a run stopped.
@@ -259,6 +262,8 @@ pub struct Interpreter<'p> {
     spare: Option<machine::Buffers>,
     /// Operations, iteration entries and reads of the last run.
     last: (usize, usize, usize),
+    /// Why the program cannot run at all: an extension access.
+    refused: Option<RunError>,
 }
 
 impl<'p> Interpreter<'p> {
@@ -268,11 +273,25 @@ impl<'p> Interpreter<'p> {
             sites: machine::Sites::new(program),
             spare: None,
             last: (0, 0, 0),
+            refused: program.first_ext_access().map(|a| {
+                let name = a.ext.as_ref().map_or("", |x| x.name.as_str());
+                RunError {
+                    kind: ErrorKind::Unsupported,
+                    message: format!(
+                        "the interpreter cannot run an access of kind `@{name}`: it knows the \
+                         core accesses only"
+                    ),
+                    span: a.span,
+                }
+            }),
         }
     }
 
     /// Runs the program to the end, or to the first error.
     pub fn run(&mut self, options: &Options) -> Result<Run, RunError> {
+        if let Some(e) = &self.refused {
+            return Err(e.clone());
+        }
         check_loop_options(self.program, options)?;
         let buffers = self.spare.take().unwrap_or_else(|| {
             let (ops, iters, reads) = self.last;

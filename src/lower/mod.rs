@@ -20,6 +20,7 @@ mod ranges;
 mod warnings;
 
 use crate::diagnostics::{has_errors, Diagnostic, FileId};
+use crate::kinds::Kinds;
 use crate::model::builder::{BuildError, ProgramBuilder, MAX_DEPTH};
 use crate::model::*;
 use crate::syntax::ast::{self, Item, NameHasher};
@@ -33,23 +34,38 @@ pub const MAX_SOURCE: usize = u32::MAX as usize;
 /// Parses and checks `source`. Returns the program when there is no error,
 /// and every diagnostic (errors and warnings) in source order per phase.
 pub fn compile(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>) {
-    compile_with(source, file, true)
+    compile_with(source, file, true, &Kinds::core())
+}
+
+/// [`compile`] accepting the extension accesses (`A[i] @name(args)`) of
+/// the kinds in `kinds`; any other `@name` is error E0116.
+pub fn compile_kinds(
+    source: &str,
+    file: FileId,
+    kinds: &Kinds,
+) -> (Option<Program>, Vec<Diagnostic>) {
+    compile_with(source, file, true, kinds)
 }
 
 /// [`compile`] without the warnings: for programs the tool wrote itself
 /// (the expanded program, re-read to check it), where only errors matter.
 pub fn compile_errors(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>) {
-    compile_with(source, file, false)
+    compile_with(source, file, false, &Kinds::core())
 }
 
-fn compile_with(source: &str, file: FileId, warn: bool) -> (Option<Program>, Vec<Diagnostic>) {
+fn compile_with(
+    source: &str,
+    file: FileId,
+    warn: bool,
+    kinds: &Kinds,
+) -> (Option<Program>, Vec<Diagnostic>) {
     if let Some(d) = too_large(source, file) {
         return (None, vec![d]);
     }
     let (tree, mut diags) = crate::syntax::parse(source, file);
     by_position(&mut diags);
     let syntax_ok = !has_errors(&diags);
-    let (program, mut more) = lower(&tree, file);
+    let (program, mut more) = lower_kinds(&tree, file, kinds);
     by_position(&mut more);
     diags.extend(more);
     if has_errors(&diags) {
@@ -95,8 +111,14 @@ fn by_position(diags: &mut [Diagnostic]) {
 /// Checks a syntax tree and lowers it. The program is only meaningful when
 /// no error was reported.
 pub fn lower(tree: &ast::File, file: FileId) -> (Program, Vec<Diagnostic>) {
+    lower_kinds(tree, file, &Kinds::core())
+}
+
+/// [`lower`], taking the extension accesses of the kinds in `kinds`.
+pub fn lower_kinds(tree: &ast::File, file: FileId, kinds: &Kinds) -> (Program, Vec<Diagnostic>) {
     let mut l = Lowerer {
         tree,
+        kinds,
         file,
         diags: Vec::new(),
         b: ProgramBuilder::new(),
@@ -155,6 +177,8 @@ struct InScope {
 
 struct Lowerer<'a> {
     tree: &'a ast::File,
+    /// The kinds whose `@name` accesses are accepted.
+    kinds: &'a Kinds,
     file: FileId,
     diags: Vec<Diagnostic>,
     b: ProgramBuilder,
@@ -586,12 +610,104 @@ impl<'a> Lowerer<'a> {
     fn assign(&mut self, a: &'a ast::Assign) {
         let label = self.prefix(&a.prefix);
         let subs = self.tree.list(a.subscripts);
-        let target = self.access(a.target, subs, a.target_span, true);
+        let mut target = self.access(a.target, subs, a.target_span, true);
+        if let (Some(t), Some(x)) = (&mut target, &a.ext) {
+            t.ext = self.ext(x);
+            let kind = if a.op.is_some() {
+                AccessKind::Update
+            } else {
+                AccessKind::Write
+            };
+            if t.ext.is_none() || !self.claimed(t, kind) {
+                target = None;
+            }
+        }
         let value = self.value(a.value);
         if let Some(target) = target {
             self.b
                 .assign_at(label, a.prefix.copy, target, a.op, value, a.span);
         }
+    }
+
+    /// The annotation `@name(args)` of an extension access: E0116 when no
+    /// kind of the set has that name, E0117 when the arguments do not fit.
+    fn ext(&mut self, x: &ast::Ext) -> Option<Box<ExtAccess>> {
+        let name = self.text(x.kind).to_string();
+        let Some(kind) = self.kinds.by_syntax(&name) else {
+            let known: Vec<String> = self
+                .kinds
+                .all()
+                .iter()
+                .filter_map(|k| k.syntax().map(|n| format!("`@{n}`")))
+                .collect();
+            let d = Diagnostic::error("E0116", format!("unknown access kind `@{name}`"))
+                .primary(self.file, x.kind.span, "no access kind of this name")
+                .note(if known.is_empty() {
+                    "this build has no extension access kinds (docs/rules.md §5 adds one)"
+                        .to_string()
+                } else {
+                    format!("the access kinds of this build: {}", known.join(", "))
+                });
+            self.error(d);
+            return None;
+        };
+        let ids = self.tree.list(x.args);
+        let mut args = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let v = self.value(id);
+            let s = Subscript::new(v);
+            if s.affine.is_none() {
+                let d = Diagnostic::error(
+                    "E0117",
+                    format!("the arguments of `@{name}` must be affine"),
+                )
+                .primary(self.file, s.expr.span, "not affine")
+                .note("affine: integers, parameters and loop counters with + and -, and products by constants");
+                self.error(d);
+                return None;
+            }
+            args.push(s);
+        }
+        if args.len() != kind.arity() {
+            let d = Diagnostic::error(
+                "E0117",
+                format!(
+                    "`@{name}` takes {} but is given {}",
+                    plural(kind.arity(), "argument"),
+                    plural(args.len(), "argument")
+                ),
+            )
+            .primary(self.file, x.span, "here");
+            self.error(d);
+            return None;
+        }
+        Some(Box::new(ExtAccess {
+            name,
+            args,
+            span: x.span,
+        }))
+    }
+
+    /// Whether the kind an extension access names takes it in this
+    /// position (a read, a write, an update): E0117 when not.
+    fn claimed(&mut self, a: &Access, kind: AccessKind) -> bool {
+        let Some(x) = &a.ext else { return true };
+        if self.kinds.kind_of(a, kind).is_ok() {
+            return true;
+        }
+        let what = match kind {
+            AccessKind::Read => "a read",
+            AccessKind::Write => "an assignment's target",
+            AccessKind::Update => "a compound assignment's target",
+        };
+        let d = Diagnostic::error("E0117", format!("`@{}` does not take this access", x.name))
+            .primary(self.file, a.span, format!("{what} of this shape"))
+            .note(format!(
+                "the kind `@{}` decides which accesses it takes (its `claims`)",
+                x.name
+            ));
+        self.error(d);
+        false
     }
 
     // ---- expressions --------------------------------------------------
@@ -672,6 +788,7 @@ impl<'a> Lowerer<'a> {
                     array: id,
                     subscripts,
                     span,
+                    ext: None,
                 })
             }
             None => {
@@ -755,6 +872,21 @@ impl<'a> Lowerer<'a> {
                 Some(a) => ExprKind::Access(a),
                 None => return dummy(),
             },
+            K::Ext(index, at) => {
+                let mut inner = self.value(index);
+                let x = self.tree.exts[at as usize];
+                match (&mut inner.kind, self.ext(&x)) {
+                    (ExprKind::Access(a), Some(ext)) => a.ext = Some(ext),
+                    _ => return dummy(),
+                }
+                if let ExprKind::Access(a) = &inner.kind {
+                    if !self.claimed(a, AccessKind::Read) {
+                        return dummy();
+                    }
+                }
+                inner.span = e.span;
+                inner.kind
+            }
             K::Call(f, args) => {
                 self.call_of_array(f, e.span);
                 let args = self.values(args);

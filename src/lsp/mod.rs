@@ -25,6 +25,7 @@ pub mod transport;
 
 use crate::dataflow::Config;
 use crate::db::{Database, SourceFile};
+use crate::kinds::Kinds;
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
 use std::collections::HashMap;
@@ -260,9 +261,17 @@ struct Job {
     id: Option<RequestId>,
 }
 
-/// Runs the server on stdin and stdout until `exit`.
+/// Runs the server on stdin and stdout until `exit`, with the core access
+/// kinds.
 pub fn run() -> std::process::ExitCode {
-    match serve(std::io::BufReader::new(std::io::stdin()), std::io::stdout()) {
+    run_with(Kinds::core())
+}
+
+/// [`run`] with the access kinds of `kinds`: every document's database
+/// takes their `@name` accesses and analyses them with their rules.
+pub fn run_with(kinds: Kinds) -> std::process::ExitCode {
+    let input = std::io::BufReader::new(std::io::stdin());
+    match serve_with(input, std::io::stdout(), kinds) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             log(e);
@@ -276,6 +285,15 @@ pub fn run() -> std::process::ExitCode {
 pub fn serve(
     input: impl BufRead + Send,
     output: impl Write + Send + 'static,
+) -> Result<(), String> {
+    serve_with(input, output, Kinds::core())
+}
+
+/// [`serve`] with the access kinds of `kinds`.
+pub fn serve_with(
+    input: impl BufRead + Send,
+    output: impl Write + Send + 'static,
+    kinds: Kinds,
 ) -> Result<(), String> {
     let (out_tx, out_rx) = unbounded::<Out>();
     let writer = std::thread::Builder::new()
@@ -311,6 +329,7 @@ pub fn serve(
             shared: shared.clone(),
             jobs: job_tx,
             docs: HashMap::new(),
+            kinds,
             initialized: false,
             shutdown: false,
         };
@@ -360,6 +379,8 @@ fn write_loop(mut output: impl Write, rx: Receiver<Out>) {
 
 struct Server {
     shared: Arc<Shared>,
+    /// The access kinds every document's database is made with.
+    kinds: Kinds,
     jobs: Sender<Job>,
     docs: HashMap<String, Arc<Doc>>,
     initialized: bool,
@@ -607,7 +628,7 @@ impl Server {
     fn open(&mut self, item: lsp_types::TextDocumentItem) -> Arc<Doc> {
         let key = item.uri.as_str().to_string();
         let (_, config) = self.shared.config();
-        let db = Database::new(config.analysis);
+        let db = Database::with_kinds(config.analysis, self.kinds.clone());
         let file = db.add_file(key.clone(), item.text.clone());
         let doc = Arc::new(Doc {
             uri: item.uri,

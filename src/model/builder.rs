@@ -508,6 +508,7 @@ pub mod e {
             array,
             subscripts: subscripts.into_iter().map(Subscript::new).collect(),
             span: Span::NONE,
+            ext: None,
         }
     }
     /// A read of `array[subscripts]`.

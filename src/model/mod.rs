@@ -223,6 +223,20 @@ pub struct Access {
     pub array: ArrayId,
     pub subscripts: Vec<Subscript>,
     pub span: Span,
+    /// An access of an extension kind (`A[i] @name(args)`): which kind and
+    /// its arguments. `None` for every access the core kinds lower.
+    pub ext: Option<Box<ExtAccess>>,
+}
+
+/// The kind annotation of an extension access, `@name(arg, ...)`: the name
+/// an [`crate::facts::kinds::AccessLowering::syntax`] claims and affine
+/// arguments it reads as it likes (docs/language.md).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExtAccess {
+    pub name: String,
+    pub args: Vec<Subscript>,
+    /// The span of `@name(...)`.
+    pub span: Span,
 }
 
 /// One subscript: the expression as written, and its affine form when it has one.
@@ -472,6 +486,20 @@ impl Program {
     }
 
     /// Every statement, in textual order (so `stmts()[k].id == StmtId(k)`).
+    /// The first access of an extension kind (`A[i] @name(args)`), if any:
+    /// layers that know only the core kinds (the interpreter, the exact
+    /// dependence tests, code generation) refuse programs that have one.
+    pub fn first_ext_access(&self) -> Option<&Access> {
+        let mut out = Vec::new();
+        for s in self.stmts() {
+            s.collect_accesses(&mut out);
+        }
+        for c in self.conditions() {
+            c.cond.collect_reads(&mut out);
+        }
+        out.into_iter().map(|a| a.access).find(|a| a.ext.is_some())
+    }
+
     pub fn stmts(&self) -> Vec<&Stmt> {
         let mut out = Vec::new();
         walk_stmts(&self.body, &mut out);

@@ -29,6 +29,18 @@ pub struct File {
     pub exprs: Vec<Expr>,
     /// The elements of every [`List`].
     pub lists: Vec<ExprId>,
+    /// The kind annotations of [`ExprKind::Ext`] accesses.
+    pub exts: Vec<Ext>,
+}
+
+/// `@name(args)` after an access, `A[i] @name(args)`: an access of an
+/// extension kind (docs/language.md).
+#[derive(Clone, Copy, Debug)]
+pub struct Ext {
+    pub kind: Name,
+    pub args: List,
+    /// From `@` to `)`.
+    pub span: Span,
 }
 
 /// An expression of [`File::exprs`].
@@ -158,6 +170,8 @@ pub struct Assign {
     pub subscripts: List,
     /// Span of `A[...]`.
     pub target_span: Span,
+    /// `A[...] @name(args) = ...`: the target is an extension access.
+    pub ext: Option<Ext>,
     pub op: Option<BinOp>,
     pub value: ExprId,
     pub span: Span,
@@ -196,6 +210,9 @@ pub enum ExprKind {
     Name(Name),
     /// `A[i, j]` or `A[i][j]`, subscripts flattened.
     Index(Name, List),
+    /// An `Index` followed by `@name(args)`: the index node and the
+    /// annotation's position in [`File::exts`].
+    Ext(ExprId, u32),
     Call(Name, List),
     /// `...`: an unknown value or an unknown condition.
     Unknown,

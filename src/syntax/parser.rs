@@ -43,6 +43,7 @@ pub fn parse(source: &str, file: FileId) -> (File, Vec<Diagnostic>) {
         consumed: 0,
         exprs: Vec::new(),
         lists: Vec::new(),
+        exts: Vec::new(),
         scratch: Vec::new(),
         garbage: None,
         eof_reported: false,
@@ -57,6 +58,7 @@ pub fn parse(source: &str, file: FileId) -> (File, Vec<Diagnostic>) {
             names: p.names,
             exprs: p.exprs,
             lists: p.lists,
+            exts: p.exts,
         },
         diags,
     )
@@ -104,6 +106,7 @@ struct Parser<'s> {
     /// The expression arena and list elements of the file being built.
     exprs: Vec<Expr>,
     lists: Vec<ExprId>,
+    exts: Vec<Ext>,
     /// Lists being read, innermost on top.
     scratch: Vec<ExprId>,
     /// The last run of unexpected characters, to silence the parse error it
@@ -953,6 +956,7 @@ impl<'s> Parser<'s> {
             _ => {
                 let subscripts = self.list(Tok::RBracket);
                 let target_span = name.span.to(self.prev);
+                let ext = self.ext_suffix();
                 let op = match self.peek() {
                     Tok::Assign => None,
                     Tok::PlusAssign => Some(BinOp::Add),
@@ -990,6 +994,7 @@ impl<'s> Parser<'s> {
                     target: name,
                     subscripts,
                     target_span,
+                    ext,
                     op,
                     value,
                     span,
@@ -1054,6 +1059,28 @@ impl<'s> Parser<'s> {
     }
 
     /// `(a, b)` or `[i, j][k]`: the list after an opening bracket just seen.
+    /// `@name(args)` after an access, if there is one (the caller has read
+    /// `A[...]`; `@` can follow nothing else there).
+    fn ext_suffix(&mut self) -> Option<Ext> {
+        let at = self.eat(Tok::At)?;
+        if !self.at(Tok::Ident) {
+            self.expected("an access kind name after `@`");
+            return None;
+        }
+        let kind = self.bump();
+        let kind = self.intern(kind.span);
+        if !self.at(Tok::LParen) {
+            self.expected("`(` after the access kind");
+            return None;
+        }
+        let args = self.list(Tok::RParen);
+        Some(Ext {
+            kind,
+            args,
+            span: at.span.to(self.prev),
+        })
+    }
+
     fn list(&mut self, close: Tok) -> List {
         let mark = self.scratch.len();
         let open = if close == Tok::RParen {
@@ -1119,6 +1146,15 @@ impl<'s> Parser<'s> {
                 ids.iter().map(|&x| h(self, x)).max().unwrap_or(0)
             }
             ExprKind::Neg(x) | ExprKind::Not(x) => h(self, x),
+            ExprKind::Ext(x, e) => {
+                let l = self.exts[e as usize].args;
+                let ids = &self.lists[l.start as usize..(l.start + l.len) as usize];
+                ids.iter()
+                    .map(|&y| h(self, y))
+                    .max()
+                    .unwrap_or(0)
+                    .max(h(self, x))
+            }
             ExprKind::Infix(_, l, r) => h(self, l).max(h(self, r)),
             _ => 0,
         };
@@ -1245,7 +1281,15 @@ impl<'s> Parser<'s> {
                     }
                     Tok::LBracket => {
                         let subs = self.list(Tok::RBracket);
-                        self.node(ExprKind::Index(name, subs), t.span.to(self.prev))
+                        let index = self.node(ExprKind::Index(name, subs), t.span.to(self.prev));
+                        match self.ext_suffix() {
+                            Some(ext) => {
+                                self.exts.push(ext);
+                                let at = self.exts.len() as u32 - 1;
+                                self.node(ExprKind::Ext(index, at), t.span.to(self.prev))
+                            }
+                            None => index,
+                        }
                     }
                     _ => self.leaf(ExprKind::Name(name), t.span),
                 }

@@ -3,14 +3,14 @@
 //! tests only.
 //!
 //! Plain Rust does what crepe cannot: enumerating the potential operations
-//! of the program with their guards, iteration vectors and touched cells (a
-//! recursive walk of the model, evaluating bounds, subscripts and static
-//! conditions with `model::eval`), and turning the derived tuples back into
-//! operations. Everything from the enumeration on is crepe.
+//! of the program with their guards, iteration vectors and touched cells
+//! (`dataflow::reference::operations`: a recursive walk of the model,
+//! evaluating bounds, subscripts and static conditions with `model::eval`),
+//! and turning the derived tuples back into operations. Everything from the
+//! enumeration on is crepe.
 
 use arrayflow::dataflow::Sources;
-use arrayflow::model::eval::{self, StaticEnv};
-use arrayflow::model::{Access, AccessKind, CondId, Condition, Node, Operation, Program, Site};
+use arrayflow::model::{CondId, Operation, Program};
 use std::collections::{BTreeMap, HashMap};
 
 mod rules {
@@ -92,195 +92,20 @@ mod rules {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum Lit {
-    Cond(CondId, Vec<i64>, bool),
-    Runs(CondId, Vec<i64>, i64),
-}
+pub use arrayflow::dataflow::reference::Cell;
+use arrayflow::dataflow::reference::{Lit, RefOp};
 
-/// A cell: array id and index.
-pub type Cell = (u32, Vec<i64>);
-
-struct NOp {
-    op: Operation,
-    guard: Vec<Lit>,
-    /// Cells each read access may read, by access index.
-    reads: Vec<Vec<Cell>>,
-    /// Cells written, and whether it is a must-write.
-    write: Option<(Vec<Cell>, bool)>,
-}
-
-struct Walk<'p> {
-    program: &'p Program,
-    params: Vec<i64>,
-    counters: Vec<i64>,
-    iter: Vec<i64>,
-    max_trips: u32,
-    ops: Vec<NOp>,
-}
-
-impl<'p> Walk<'p> {
-    fn value(&self, e: &arrayflow::model::Expr) -> i64 {
-        let mut env = StaticEnv {
-            params: &self.params,
-            counters: &self.counters,
-        };
-        eval::expr(e, &mut env).expect("static expression")
-    }
-
-    fn test(&self, c: &Condition) -> bool {
-        let mut env = StaticEnv {
-            params: &self.params,
-            counters: &self.counters,
-        };
-        eval::cond(&c.cond, &mut env).expect("static condition")
-    }
-
-    fn cells(&self, a: &Access) -> (Vec<Cell>, bool) {
-        let decl = self.program.array_decl(a.array);
-        let mut sets: Vec<Vec<i64>> = Vec::new();
-        for (d, s) in a.subscripts.iter().enumerate() {
-            if s.affine.is_some() {
-                sets.push(vec![self.value(&s.expr)]);
-            } else {
-                let lo = self.value(&decl.dims[d].lo.expr);
-                let hi = self.value(&decl.dims[d].hi.expr);
-                sets.push((lo..=hi).collect());
-            }
-        }
-        let mut out = vec![Vec::new()];
-        for set in sets {
-            out = out
-                .into_iter()
-                .flat_map(|p: Vec<i64>| {
-                    set.iter().map(move |&v| {
-                        let mut q = p.clone();
-                        q.push(v);
-                        q
-                    })
-                })
-                .collect();
-        }
-        (
-            out.into_iter().map(|c| (a.array.0, c)).collect(),
-            a.is_affine(),
-        )
-    }
-
-    fn emit(&mut self, site: Site, accs: Vec<arrayflow::model::AccessRef<'_>>, guard: &[Lit]) {
-        let mut reads = Vec::new();
-        let mut write = None;
-        for a in accs {
-            let (cells, must) = self.cells(a.access);
-            if a.kind == AccessKind::Update {
-                reads.insert(0, cells.clone());
-            } else if a.kind.reads() {
-                reads.push(cells.clone());
-            }
-            if a.kind.writes() {
-                write = Some((cells, must));
-            }
-        }
-        if reads.is_empty() && write.is_none() {
-            return;
-        }
-        self.ops.push(NOp {
-            op: Operation {
-                site,
-                iter: self.iter.clone(),
-            },
-            guard: guard.to_vec(),
-            reads,
-            write,
-        });
-    }
-
-    fn cond_op(&mut self, c: &Condition, guard: &[Lit]) {
-        let mut accs = Vec::new();
-        c.cond.collect_reads(&mut accs);
-        self.emit(Site::Cond(c.id), accs, guard);
-    }
-
-    fn block(&mut self, nodes: &[Node], guard: &[Lit]) {
-        for n in nodes {
-            match n {
-                Node::Stmt(s) => self.emit(Site::Stmt(s.id), s.accesses(), guard),
-                Node::For(f) => {
-                    let lo = self.value(&f.lower.expr);
-                    let hi = self.value(&f.upper.expr);
-                    self.iter.push(lo);
-                    let mut v = lo;
-                    while v <= hi {
-                        self.counters[f.counter.index()] = v;
-                        *self.iter.last_mut().unwrap() = v;
-                        self.block(&f.body, guard);
-                        v += f.step;
-                    }
-                    self.iter.pop();
-                }
-                Node::While(w) => {
-                    let unknown = !w.cond.cond.is_static();
-                    let outer = self.iter.clone();
-                    self.iter.push(0);
-                    for k in 0..i64::from(self.max_trips) {
-                        self.counters[w.counter.index()] = k;
-                        *self.iter.last_mut().unwrap() = k;
-                        let mut g = guard.to_vec();
-                        if unknown && k > 0 {
-                            g.push(Lit::Runs(w.cond.id, outer.clone(), k - 1));
-                        }
-                        self.cond_op(&w.cond, &g);
-                        let mut g = guard.to_vec();
-                        if unknown {
-                            g.push(Lit::Runs(w.cond.id, outer.clone(), k));
-                        } else if !self.test(&w.cond) {
-                            break;
-                        }
-                        self.block(&w.body, &g);
-                    }
-                    self.iter.pop();
-                }
-                Node::If(i) => {
-                    let mut g = guard.to_vec();
-                    let mut taken = false;
-                    for (c, body) in &i.branches {
-                        self.cond_op(c, &g);
-                        if c.cond.is_static() {
-                            if self.test(c) {
-                                self.block(body, &g);
-                                taken = true;
-                                break;
-                            }
-                        } else {
-                            let mut gt = g.clone();
-                            gt.push(Lit::Cond(c.id, self.iter.clone(), true));
-                            self.block(body, &gt);
-                            g.push(Lit::Cond(c.id, self.iter.clone(), false));
-                        }
-                    }
-                    if !taken {
-                        if let Some(body) = &i.otherwise {
-                            self.block(body, &g);
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// The potential operations in execution order, with guards and cells.
-fn enumerate(program: &Program, params: &[(String, i64)], max_trips: u32) -> Vec<NOp> {
-    let mut w = Walk {
+/// The potential operations in execution order, with guards and cells (the
+/// enumeration of `dataflow::reference`, plain Rust; the rules below are
+/// crepe's).
+fn enumerate(program: &Program, params: &[(String, i64)], max_trips: u32) -> Vec<RefOp> {
+    arrayflow::dataflow::reference::operations(
         program,
-        params: program.param_values(params).expect("parameter values"),
-        counters: vec![0; program.counters.len()],
-        iter: Vec::new(),
+        params,
         max_trips,
-        ops: Vec::new(),
-    };
-    w.block(&program.body, &[]);
-    w.ops
+        &arrayflow::dataflow::reference::core_cells,
+    )
+    .expect("a program the reference can enumerate")
 }
 
 /// σ of every read by the definition: (operation, access) ↦ sources.

@@ -1,0 +1,225 @@
+//! `arrayflow-kinds` (the arrayflow command built with this crate's kinds
+//! through `cli::main_with`) on the fixtures, whose expected sources are
+//! worked out by hand in their header comments: `check`, `flow`, `expand`,
+//! the commands that refuse extension accesses, and the language server.
+
+#[path = "../../../tests/support/lsp_client.rs"]
+#[allow(dead_code)]
+mod lsp_client;
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_arrayflow-kinds");
+
+fn fixture(name: &str) -> String {
+    format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("run arrayflow-kinds")
+}
+
+/// `flow --format json`: (stmt, iter, access) -> (sources as "S[i]", initial).
+fn flow(name: &str) -> Vec<(String, Vec<String>, bool)> {
+    let out = run(&["flow", "--format", "json", &fixture(name)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let op = |o: &Value| {
+        format!(
+            "{}{:?}",
+            o["stmt"].as_str().unwrap_or("?"),
+            o["iter"]
+                .as_array()
+                .map(|a| a
+                    .iter()
+                    .map(|x| x.as_i64().unwrap_or(0))
+                    .collect::<Vec<_>>())
+                .unwrap_or_default()
+        )
+    };
+    v["reads"]
+        .as_array()
+        .expect("reads")
+        .iter()
+        .map(|r| {
+            let sources = r["sources"]
+                .as_array()
+                .expect("sources")
+                .iter()
+                .map(op)
+                .collect();
+            (
+                format!("{}/{}", op(r), r["access"]),
+                sources,
+                r["initial"] == Value::Bool(true),
+            )
+        })
+        .collect()
+}
+
+fn read(of: &[(String, Vec<String>, bool)], key: &str) -> (Vec<String>, bool) {
+    let r = of
+        .iter()
+        .find(|r| r.0 == key)
+        .unwrap_or_else(|| panic!("no read {key} in {of:?}"));
+    (r.1.clone(), r.2)
+}
+
+fn ops(names: &[&str]) -> Vec<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn sections_flow_as_worked_out_by_hand() {
+    let f = flow("sections.loop");
+    for i in 0..=4 {
+        assert_eq!(read(&f, &format!("S2[{i}]/0")), (ops(&["S1[]"]), false));
+    }
+    assert_eq!(read(&f, "S3[]/0"), (ops(&["S2[0]", "S2[1]"]), false));
+    for i in [0, 3, 4] {
+        assert_eq!(read(&f, &format!("S4[{i}]/0")), (ops(&["S1[]"]), false));
+    }
+    for i in [1, 2] {
+        assert_eq!(
+            read(&f, &format!("S4[{i}]/0")),
+            (ops(&["S3[]"]), false),
+            "S3 kills S1"
+        );
+    }
+    assert_eq!(f.len(), 11, "{f:?}");
+}
+
+#[test]
+fn a_lifetime_end_kills_and_a_dead_read_is_an_error() {
+    let f = flow("lifetime.loop");
+    for i in 0..=3 {
+        assert_eq!(
+            read(&f, &format!("S2[{i}]/0")),
+            (
+                ops(&["S1[{i}]".replace("{i}", &i.to_string()).as_str()]),
+                false
+            )
+        );
+    }
+    assert_eq!(read(&f, "S2[0]/1"), (ops(&[]), true));
+    for i in 1..=3 {
+        let end = format!("E[{}]", i - 1);
+        assert_eq!(
+            read(&f, &format!("S2[{i}]/1")),
+            (ops(&[end.as_str()]), false)
+        );
+    }
+    let out = run(&["check", &fixture("lifetime.loop")]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("error[K0001]: `T[1]` may read a cell after its lifetime ended"),
+        "{err}"
+    );
+    let out = run(&["check", &fixture("sections.loop")]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn expand_counts_the_section_writes() {
+    let out = run(&["expand", &fixture("sections.loop")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    // A[1..2] are written by S1 and by S3, and both values are read (S2
+    // reads S1's, S4 S3's): two classes there; A[0], A[3..4] one.
+    assert!(text.contains("A[1 .. 2]: x2"), "{text}");
+    assert!(text.contains("A[0]: x1"), "{text}");
+    assert!(text.contains("A[3 .. 4]: x1"), "{text}");
+}
+
+#[test]
+fn unknown_kinds_and_misplaced_ones_are_diagnostics() {
+    let dir = std::env::temp_dir().join(format!("arrayflow-kinds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        (
+            "unknown.loop",
+            "real A[0..3];\nS: A[0] @slice(2) = 1;\n",
+            "E0116",
+            "unknown access kind `@slice`",
+        ),
+        (
+            "arity.loop",
+            "real A[0..3];\nS: A[0] @section(1, 2) = 1;\n",
+            "E0117",
+            "takes 1 argument but is given 2",
+        ),
+        (
+            "read.loop",
+            "real A[0..3];\nreal x;\nS: x = A[0] @dead(2);\n",
+            "E0117",
+            "`@dead` does not take this access",
+        ),
+        (
+            "affine.loop",
+            "real A[0..3];\nreal B[0..3];\nS: A[0] @section(B[1]) = 1;\n",
+            "E0117",
+            "must be affine",
+        ),
+    ];
+    for (name, text, code, message) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let out = run(&["check", path.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+        assert!(
+            err.contains(&format!("error[{code}]")) && err.contains(message),
+            "{name}: {err}"
+        );
+    }
+    // The section's end outside the declared range: an analysis error.
+    let path = dir.join("range.loop");
+    std::fs::write(
+        &path,
+        "real A[0..3];\nreal x;\nS: A[2] @section(6) = 1;\nT: x = A[0];\n",
+    )
+    .unwrap();
+    let out = run(&["flow", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("leaves the declared range"), "{err}");
+    // The interpreter knows the core accesses only: `run` refuses.
+    let out = run(&["run", &fixture("sections.loop")]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot run an access of kind `@section`")
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_language_server_reports_a_dead_read() {
+    let text = std::fs::read_to_string(fixture("lifetime.loop")).unwrap();
+    let uri = "file:///work/lifetime.loop";
+    let mut c = lsp_client::Client::start(BIN);
+    c.open(uri, &text);
+    let diags = c.diagnostics(uri, 1);
+    let hit = diags.iter().find(|d| d["code"] == "K0001");
+    let d = hit.unwrap_or_else(|| panic!("no K0001 in {diags:?}"));
+    // `T[1]` on line 10 (0-based 9) of the fixture.
+    assert_eq!(d["range"]["start"]["line"], 9, "{d}");
+    c.shutdown();
+}
