@@ -162,7 +162,7 @@ const OUTPUT: Carried = Carried {
 
 fn loops(name: &str, trips: u32) -> Vec<LoopReport> {
     let (p, e) = run(name, trips);
-    report(&p, &e)
+    report(&p, &e).expect("within the memory budget")
 }
 
 fn carried(l: &[LoopReport], name: &str) -> (Carried, Carried, Carried) {

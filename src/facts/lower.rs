@@ -460,7 +460,7 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         };
         let f = &mut self.facts;
         let op = f.op_site.len() as u32;
-        if op % 4096 == 0 {
+        if op.is_multiple_of(4096) {
             crate::budget::check(self.config.max_memory, || "the lowered facts".to_string())?;
         }
         f.op_site.push(f.site_index(site) as u32);
