@@ -135,31 +135,22 @@ fn matmul_past_the_memory_budget_is_refused_before_allocating() {
     // A, B and exit reads of C) = 403,963,904 access instances at N=512,
     // admitted by the instance budget, take more than 6 GB of facts:
     // refused by the estimate.
-    let err = fails_with(
-        &[
-            "flow",
+    // Under the default budget: half of the 2 GB address space.
+    let big = |command| {
+        let args = [
+            command,
             MATMUL,
             "--param",
             "N=512",
             "--max-instances",
             "1000000000",
-        ],
-        "E0304",
-    );
+        ];
+        fails_with(&args, "E0304")
+    };
+    let err = big("flow");
     assert!(err.contains("403963904 access instances"), "{err}");
     assert!(err.contains("would need"), "{err}");
-    // Under the default budget (half of the 2 GB address space) too.
-    fails_with(
-        &[
-            "expand",
-            MATMUL,
-            "--param",
-            "N=512",
-            "--max-instances",
-            "1000000000",
-        ],
-        "E0304",
-    );
+    big("expand");
 }
 
 #[test]
