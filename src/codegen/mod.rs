@@ -111,7 +111,15 @@ pub struct Emitted {
 pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     let mut names = Names::new(program);
     let (plus, outs) = augment(program, &mut names)?;
-    let mut samples = samples(&plus, o)?;
+    // The copy-out reads cost only for the cells the program writes (the
+    // others read their initial value, which labels nothing).
+    let frame = crate::facts::Frame {
+        entry: Vec::new(),
+        exit: (outs.iter())
+            .filter_map(|&s| Some((plus.stmts()[s.index()].reads().first()?.array, s)))
+            .collect(),
+    };
+    let mut samples = samples(&plus, &frame, o)?;
     let sites = Sites::new(&plus);
     let pool = infer::pool(&plus);
     let out_ix: Vec<usize> = outs.iter().map(|s| s.index()).collect();
@@ -146,7 +154,7 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
             .find(|v| validate(&mut originals, &e.program, std::slice::from_ref(*v)).is_err());
         let extra = failing.filter(|_| resampled < MAX_RESAMPLES).and_then(|v| {
             let values: Vec<i64> = v.iter().map(|x| x.1).collect();
-            let exp = expansion::expand(&plus, &config(&plus, &values, o)).ok()?;
+            let exp = expansion::expand_framed(&plus, &config(&plus, &values, o), &frame).ok()?;
             Some(Sample { values, exp })
         });
         match extra {
@@ -657,7 +665,7 @@ fn config(p: &Program, v: &[i64], o: &Options) -> Config {
     }
 }
 
-fn samples(plus: &Program, o: &Options) -> Result<Vec<Sample>, String> {
+fn samples(plus: &Program, frame: &crate::facts::Frame, o: &Options) -> Result<Vec<Sample>, String> {
     let mut out = Vec::new();
     let mut first_err = None;
     for v in vectors(plus, o)? {
@@ -665,7 +673,7 @@ fn samples(plus: &Program, o: &Options) -> Result<Vec<Sample>, String> {
         if plus.param_values(&cfg.params).is_err() {
             continue;
         }
-        match expansion::expand(plus, &cfg) {
+        match expansion::expand_framed(plus, &cfg, frame) {
             Ok(exp) => out.push(Sample { values: v, exp }),
             Err(e) if out.is_empty() => {
                 first_err.get_or_insert(e.to_string());

@@ -30,6 +30,37 @@ pub fn analyze(program: &Program, config: &Config) -> Result<Flow, DataflowError
     engine::evaluate(facts, max)
 }
 
+/// [`analyze`] with the statements of `frame` lowered only for the cells the
+/// rest of the program touches ([`crate::facts::Frame`]); the walk-step
+/// budget grows by their instances (a budget error counts without them).
+pub fn analyze_framed(
+    program: &Program,
+    config: &Config,
+    frame: &crate::facts::Frame,
+) -> Result<Flow, DataflowError> {
+    let facts = crate::facts::lower_framed(program, config, frame, false)?;
+    let extra = facts.frame_instances;
+    let max = config.max_instances;
+    engine::evaluate(facts, max.saturating_add(extra)).map_err(|e| match e {
+        DataflowError::Budget {
+            unit,
+            site,
+            span,
+            count,
+            params,
+            ..
+        } => DataflowError::Budget {
+            unit,
+            site,
+            span,
+            count: count.saturating_sub(extra),
+            max,
+            params,
+        },
+        e => e,
+    })
+}
+
 /// σ together with the facts it was computed from: the access instances
 /// with their cells, and which of them the initial value reaches. For layers
 /// that reason about cells (expansion, parallelism); [`analyze`] is leaner.
@@ -53,8 +84,17 @@ impl Instances {
 /// [`analyze`], keeping the facts and the access instances the initial value
 /// reaches.
 pub fn analyze_instances(program: &Program, config: &Config) -> Result<Instances, DataflowError> {
-    let facts = crate::facts::lower_cells(program, config)?;
-    let max = config.max_instances;
+    analyze_instances_framed(program, config, &crate::facts::Frame::default())
+}
+
+/// [`analyze_instances`] with a [`crate::facts::Frame`] (as [`analyze_framed`]).
+pub fn analyze_instances_framed(
+    program: &Program,
+    config: &Config,
+    frame: &crate::facts::Frame,
+) -> Result<Instances, DataflowError> {
+    let facts = crate::facts::lower_framed(program, config, frame, true)?;
+    let max = config.max_instances.saturating_add(facts.frame_instances);
     let (flow, facts, initial) = engine::evaluate_keep(facts, max)?;
     Ok(Instances {
         flow,

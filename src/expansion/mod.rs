@@ -83,7 +83,17 @@ pub struct ArraySummary {
 
 /// Computes σ, then the classes and labels.
 pub fn expand(program: &Program, config: &Config) -> Result<Expansion, ExpansionError> {
-    let inst = dataflow::analyze_instances(program, config)?;
+    expand_framed(program, config, &crate::facts::Frame::default())
+}
+
+/// [`expand`] with a [`crate::facts::Frame`]: its statements lowered only
+/// for the cells the rest of the program touches.
+pub fn expand_framed(
+    program: &Program,
+    config: &Config,
+    frame: &crate::facts::Frame,
+) -> Result<Expansion, ExpansionError> {
+    let inst = dataflow::analyze_instances_framed(program, config, frame)?;
     let classes = classes::compute(&inst)?;
     let arrays = summaries(program, &inst, &classes);
     Ok(Expansion {
