@@ -8,15 +8,14 @@
 
 mod support;
 
+use arrayflow::dataflow::Config;
 use arrayflow::db::resolve::file_flow;
 use arrayflow::db::Database;
-use arrayflow::dataflow::Config;
 use std::hint::black_box;
 
 fn programs() -> Vec<(&'static str, String)> {
-    let one = |n: &str| {
-        format!("param N = {n};\nreal B[0..N];\nfor i = 0 to 3 do\n  B[i] = 1;\nend\n")
-    };
+    let one =
+        |n: &str| format!("param N = {n};\nreal B[0..N];\nfor i = 0 to 3 do\n  B[i] = 1;\nend\n");
     let two = |n: &str| {
         format!("param N = {n};\nreal C[0..N, 0..N];\nfor i = 0 to 3 do\n  C[i, i] = 1;\nend\n")
     };

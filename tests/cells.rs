@@ -105,14 +105,23 @@ fn flow_of_the_issue_programs() {
 }
 
 #[test]
-fn expand_and_emitted_code() {
-    for (name, text) in [("big.loop", BIG), ("big2.loop", BIG2), ("reads.loop", READS)] {
-        let path = file(name, text);
-        let out = ok(&["expand"], &path);
-        assert!(out.contains("loops:"), "{out}");
-        let code = ok(&["expand", "--emit", "code"], &path);
-        assert!(code.contains("for i = 0 to 3 do"), "{code}");
-    }
+fn expand_counts_declared_cells_without_making_them() {
+    let out = ok(&["expand"], &file("big.loop", BIG));
+    // 4 dead writes, so no class; the declared cells are only counted.
+    assert!(
+        out.contains("B: 100000001 / 0 (rectangular 100000001)"),
+        "{out}"
+    );
+    let out = ok(&["expand"], &file("big2.loop", BIG2));
+    assert!(out.contains("C: 10000200001 / 0"), "{out}");
+    let out = ok(&["expand"], &file("reads.loop", READS));
+    // T[2]'s write of A[2, N] is read by U: one class; S[2], S[3] and U's
+    // write of B are read (by T and, for U, by no one: dead).
+    assert!(out.contains("A: 10000000200000001 / 1 "), "{out}");
+    assert!(
+        out.contains("B: 100000001 cells declared, 4 written; 2 classes"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -132,7 +141,12 @@ fn run_holds_the_touched_cells_only() {
     let b = &v["arrays"][0];
     assert_eq!(b["touched_only"], json!(true), "{out}");
     // B[0..6] and B[N].
-    let index: Vec<&Value> = b["cells"].as_array().unwrap().iter().map(|c| &c["index"]).collect();
+    let index: Vec<&Value> = b["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["index"])
+        .collect();
     let want: Vec<Value> = (0..=6).chain([100_000_000]).map(|i| json!([i])).collect();
     assert_eq!(index, want.iter().collect::<Vec<_>>(), "{out}");
     for (name, text) in [("big.loop", BIG), ("big2.loop", BIG2)] {
@@ -143,7 +157,11 @@ fn run_holds_the_touched_cells_only() {
 
 #[test]
 fn verify_and_deps() {
-    for (name, text) in [("big.loop", BIG), ("big2.loop", BIG2), ("reads.loop", READS)] {
+    for (name, text) in [
+        ("big.loop", BIG),
+        ("big2.loop", BIG2),
+        ("reads.loop", READS),
+    ] {
         let path = file(name, text);
         ok(&["verify"], &path);
         ok(&["deps"], &path);
@@ -156,11 +174,19 @@ fn the_language_server_answers_on_huge_arrays() {
         "arrayflow-limited.sh",
         &format!("#!/bin/sh\nulimit -v {LIMIT_KB}\nexec \"{BIN}\" \"$@\"\n"),
     );
-    Command::new("chmod").arg("+x").arg(&script).status().unwrap();
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .unwrap();
     let mut c = Client::start(script.to_str().unwrap());
-    for (k, (name, text)) in [("big.loop", BIG), ("big2.loop", BIG2), ("reads.loop", READS)]
-        .into_iter()
-        .enumerate()
+    for (k, (name, text)) in [
+        ("big.loop", BIG),
+        ("big2.loop", BIG2),
+        ("reads.loop", READS),
+    ]
+    .into_iter()
+    .enumerate()
     {
         let uri = format!("file:///work/{name}");
         c.open(&uri, text);

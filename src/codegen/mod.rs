@@ -111,12 +111,15 @@ pub struct Emitted {
 pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     let mut names = Names::new(program);
     let (plus, outs) = augment(program, &mut names)?;
-    // The copy-out reads cost only for the cells the program writes (the
-    // others read their initial value, which labels nothing).
+    // The copy-out reads of a big array cost only for the cells the program
+    // writes (`facts::Frame`); small arrays keep a read of every cell, on
+    // which the copy-out's labels are fitted.
+    let values = plus.param_values(&o.params)?;
     let frame = crate::facts::Frame {
         entry: Vec::new(),
         exit: (outs.iter())
             .filter_map(|&s| Some((plus.stmts()[s.index()].reads().first()?.array, s)))
+            .filter(|&(a, _)| declared_cells(&plus, a, &values) > crate::facts::kinds::DENSE_LIMIT)
             .collect(),
     };
     let mut samples = samples(&plus, &frame, o)?;
@@ -588,6 +591,24 @@ impl Names {
     }
 }
 
+/// The number of cells array `a` declares at parameter values `values`.
+fn declared_cells(p: &Program, a: ArrayId, values: &[i64]) -> u64 {
+    let at = |b: &Bound| {
+        b.affine.eval(|v| match v {
+            Var::Param(q) => values[q.index()],
+            Var::Counter(_) => 0,
+        })
+    };
+    p.array_decl(a).dims.iter().fold(1u64, |n, r| {
+        let extent = match (at(&r.lo), at(&r.hi)) {
+            (Some(lo), Some(hi)) if hi >= lo => (hi as i128 - lo as i128 + 1) as u64,
+            (Some(_), Some(_)) => 0,
+            _ => u64::MAX,
+        };
+        n.saturating_mul(extent)
+    })
+}
+
 /// The program with one virtual read of every cell of every written array
 /// at the end (its final contents), so that copy-out gets closed forms too.
 fn augment(p: &Program, names: &mut Names) -> Result<(Program, Vec<StmtId>), String> {
@@ -665,7 +686,11 @@ fn config(p: &Program, v: &[i64], o: &Options) -> Config {
     }
 }
 
-fn samples(plus: &Program, frame: &crate::facts::Frame, o: &Options) -> Result<Vec<Sample>, String> {
+fn samples(
+    plus: &Program,
+    frame: &crate::facts::Frame,
+    o: &Options,
+) -> Result<Vec<Sample>, String> {
     let mut out = Vec::new();
     let mut first_err = None;
     for v in vectors(plus, o)? {

@@ -492,15 +492,14 @@ fn compare_contents(sa: &Side, ra: &Run, sb: &Side, rb: &Run, seed: u64) -> Opti
         let cb = &rb.arrays[id_b.index()];
         // The cells either run holds; a cell one run did not touch holds
         // its initial value, the same in both (name, index and seed).
-        let at: Box<dyn Iterator<Item = usize>> =
-            if ca.touched.is_none() && cb.touched.is_none() {
-                Box::new(0..ca.cells.len().min(cb.cells.len()))
-            } else {
-                let mut at: Vec<usize> = ca.held().chain(cb.held()).map(|(k, _)| k).collect();
-                at.sort_unstable();
-                at.dedup();
-                Box::new(at.into_iter())
-            };
+        let at: Box<dyn Iterator<Item = usize>> = if ca.touched.is_none() && cb.touched.is_none() {
+            Box::new(0..ca.cells.len().min(cb.cells.len()))
+        } else {
+            let mut at: Vec<usize> = ca.held().chain(cb.held()).map(|(k, _)| k).collect();
+            at.sort_unstable();
+            at.dedup();
+            Box::new(at.into_iter())
+        };
         let initial = |k: usize| Cell {
             value: crate::interp::initial_value(seed, &arr.name, &ca.index(k)),
             writer: Writer::Initial,

@@ -593,7 +593,10 @@ impl<'p, 'a> Lowerer<'p, 'a> {
 
     /// The entry writes of the framed cells this operation touches first.
     fn first_touches(&mut self, plans: &[Plan<'p>]) -> Result<(), LowerError> {
-        let target = plans.iter().find(|p| p.kind.writes()).map(|p| p.access.array);
+        let target = plans
+            .iter()
+            .find(|p| p.kind.writes())
+            .map(|p| p.access.array);
         for k in 0..self.reads.len() + self.writes.len() {
             let (cell, array) = match self.reads.get(k) {
                 Some(&c) => (c, self.read_tags[k].1),
@@ -624,7 +627,13 @@ impl<'p, 'a> Lowerer<'p, 'a> {
 
     /// One operation of a frame statement on `cell` (its iteration vector is
     /// the cell's index), with one access instance; its id.
-    fn frame_op(&mut self, site: Site, cell: usize, flags: u8, prev: u32) -> Result<u32, LowerError> {
+    fn frame_op(
+        &mut self,
+        site: Site,
+        cell: usize,
+        flags: u8,
+        prev: u32,
+    ) -> Result<u32, LowerError> {
         let f = &mut self.facts;
         let index = self.cells.locate(cell).map(|(_, i)| i).unwrap_or_default();
         let x = f.acc_op.len();

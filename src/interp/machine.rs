@@ -3,12 +3,12 @@
 
 use super::{Cell, Contents, ErrorKind, Ops, Options, Read, Run, RunError, Writer};
 use crate::hash::{SplitMix64, StableHasher};
-use std::collections::HashSet;
 use crate::model::eval::{self, Env, EvalError, StaticEnv};
 use crate::model::{
     base_label, Access, Affine, CmpOp, Condition, CounterId, ExprKind, For, If, Node, ParamId,
     Program, Site, Span, Stmt, StmtKind, Var, While,
 };
+use std::collections::HashSet;
 
 /// Hash domains: each kind of hashed value has its own, so no two kinds ever
 /// share an input.
@@ -273,7 +273,9 @@ impl<'p> Machine<'p> {
                 return Err(self.too_large(&a.name, a.span));
             };
             let dense = n <= super::memory::DENSE_MAX
-                && total.checked_add(n).is_some_and(|t| t <= self.options.max_cells);
+                && total
+                    .checked_add(n)
+                    .is_some_and(|t| t <= self.options.max_cells);
             if dense {
                 total += n;
             }

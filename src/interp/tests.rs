@@ -470,7 +470,12 @@ fn sparse_arrays_run_as_dense_ones() {
         let b = run(&big, &opts(&big, seed)).unwrap();
         assert_eq!(a.arrays[0].touched, None);
         let held = b.arrays[0].touched.as_ref().expect("sparse");
-        let values = |r: &Run| r.reads.iter().map(|x| (x.value, x.writer)).collect::<Vec<_>>();
+        let values = |r: &Run| {
+            r.reads
+                .iter()
+                .map(|x| (x.value, x.writer))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(values(&a), values(&b));
         // 4 written (A[1, 2] read again), 4 read on the diagonal, 4 in
         // column 5, and A[7, 7].
@@ -483,7 +488,10 @@ fn sparse_arrays_run_as_dense_ones() {
         let untouched = b.arrays[0].offset(&[7, 7]).unwrap();
         let seven = crate::interp::initial_value(seed, "A", &[7, 7]);
         assert_eq!(b.arrays[0].get(untouched).unwrap().value, seven);
-        assert_eq!(a.arrays[0].cells[a.arrays[0].offset(&[7, 7]).unwrap()].value, seven);
+        assert_eq!(
+            a.arrays[0].cells[a.arrays[0].offset(&[7, 7]).unwrap()].value,
+            seven
+        );
     }
 }
 
