@@ -689,8 +689,7 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         for (a, s) in std::mem::take(&mut self.frame.exit) {
             let from = written.partition_point(|w| w.0 < a);
             let to = written.partition_point(|w| w.0 <= a);
-            for k in from..to {
-                let cell = written[k].2;
+            for &(_, _, cell) in &written[from..to] {
                 let top = self.cells.tops[cell];
                 self.frame_op(Site::Stmt(s), cell, role::READ, top)?;
             }
