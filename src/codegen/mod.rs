@@ -117,7 +117,18 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     }
     let mut names = Names::new(program);
     let (plus, outs) = augment(program, &mut names)?;
-    let mut samples = samples(&plus, o)?;
+    // The copy-out reads of a big array cost only for the cells the program
+    // writes (`facts::Frame`); small arrays keep a read of every cell, on
+    // which the copy-out's labels are fitted.
+    let values = plus.param_values(&o.params)?;
+    let frame = crate::facts::Frame {
+        entry: Vec::new(),
+        exit: (outs.iter())
+            .filter_map(|&s| Some((plus.stmts()[s.index()].reads().first()?.array, s)))
+            .filter(|&(a, _)| declared_cells(&plus, a, &values) > crate::facts::kinds::DENSE_LIMIT)
+            .collect(),
+    };
+    let mut samples = samples(&plus, &frame, o)?;
     let sites = Sites::new(&plus);
     let pool = infer::pool(&plus);
     let out_ix: Vec<usize> = outs.iter().map(|s| s.index()).collect();
@@ -152,7 +163,13 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
             .find(|v| validate(&mut originals, &e.program, std::slice::from_ref(*v)).is_err());
         let extra = failing.filter(|_| resampled < MAX_RESAMPLES).and_then(|v| {
             let values: Vec<i64> = v.iter().map(|x| x.1).collect();
-            let exp = expansion::expand(&plus, &config(&plus, &values, o)).ok()?;
+            let exp = expansion::expand_framed(
+                &plus,
+                &config(&plus, &values, o),
+                &crate::kinds::Kinds::core(),
+                &frame,
+            )
+            .ok()?;
             Some(Sample { values, exp })
         });
         match extra {
@@ -586,6 +603,24 @@ impl Names {
     }
 }
 
+/// The number of cells array `a` declares at parameter values `values`.
+fn declared_cells(p: &Program, a: ArrayId, values: &[i64]) -> u64 {
+    let at = |b: &Bound| {
+        b.affine.eval(|v| match v {
+            Var::Param(q) => values[q.index()],
+            Var::Counter(_) => 0,
+        })
+    };
+    p.array_decl(a).dims.iter().fold(1u64, |n, r| {
+        let extent = match (at(&r.lo), at(&r.hi)) {
+            (Some(lo), Some(hi)) if hi >= lo => (hi as i128 - lo as i128 + 1) as u64,
+            (Some(_), Some(_)) => 0,
+            _ => u64::MAX,
+        };
+        n.saturating_mul(extent)
+    })
+}
+
 /// The program with one virtual read of every cell of every written array
 /// at the end (its final contents), so that copy-out gets closed forms too.
 fn augment(p: &Program, names: &mut Names) -> Result<(Program, Vec<StmtId>), String> {
@@ -664,7 +699,11 @@ fn config(p: &Program, v: &[i64], o: &Options) -> Config {
     }
 }
 
-fn samples(plus: &Program, o: &Options) -> Result<Vec<Sample>, String> {
+fn samples(
+    plus: &Program,
+    frame: &crate::facts::Frame,
+    o: &Options,
+) -> Result<Vec<Sample>, String> {
     let mut out = Vec::new();
     let mut first_err = None;
     for v in vectors(plus, o)? {
@@ -672,7 +711,7 @@ fn samples(plus: &Program, o: &Options) -> Result<Vec<Sample>, String> {
         if plus.param_values(&cfg.params).is_err() {
             continue;
         }
-        match expansion::expand(plus, &cfg) {
+        match expansion::expand_framed(plus, &cfg, &crate::kinds::Kinds::core(), frame) {
             Ok(exp) => out.push(Sample { values: v, exp }),
             Err(e) if out.is_empty() => {
                 first_err.get_or_insert(e.to_string());

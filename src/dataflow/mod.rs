@@ -37,9 +37,45 @@ pub fn analyze_with(
     config: &Config,
     kinds: &Kinds,
 ) -> Result<Flow, DataflowError> {
-    let facts = crate::facts::lower_with(program, config, kinds.all(), false)?;
+    analyze_framed(program, config, kinds, &crate::facts::Frame::default())
+}
+
+/// [`analyze`] with the statements of `frame` lowered only for the cells the
+/// rest of the program touches ([`crate::facts::Frame`]); the walk-step
+/// budget grows by their instances (a budget error counts without them).
+pub fn analyze_framed(
+    program: &Program,
+    config: &Config,
+    kinds: &Kinds,
+    frame: &crate::facts::Frame,
+) -> Result<Flow, DataflowError> {
+    let facts = crate::facts::lower_framed(program, config, kinds.all(), false, frame)?;
+    let extra = facts.frame_instances;
     let max = config.max_instances;
-    engine::evaluate(kinds.engine(), facts, max, config.max_memory)
+    engine::evaluate(
+        kinds.engine(),
+        facts,
+        max.saturating_add(extra),
+        config.max_memory,
+    )
+    .map_err(|e| match e {
+        DataflowError::Budget {
+            unit,
+            site,
+            span,
+            count,
+            params,
+            ..
+        } => DataflowError::Budget {
+            unit,
+            site,
+            span,
+            count: count.saturating_sub(extra),
+            max,
+            params,
+        },
+        e => e,
+    })
 }
 
 /// σ together with the facts it was computed from: the access instances
@@ -65,7 +101,12 @@ impl Instances {
 /// [`analyze`], keeping the facts and the access instances the initial value
 /// reaches.
 pub fn analyze_instances(program: &Program, config: &Config) -> Result<Instances, DataflowError> {
-    analyze_instances_with(program, config, &Kinds::core())
+    analyze_instances_framed(
+        program,
+        config,
+        &Kinds::core(),
+        &crate::facts::Frame::default(),
+    )
 }
 
 /// [`analyze_instances`] with the access kinds of `kinds`.
@@ -74,9 +115,20 @@ pub fn analyze_instances_with(
     config: &Config,
     kinds: &Kinds,
 ) -> Result<Instances, DataflowError> {
-    let facts = crate::facts::lower_with(program, config, kinds.all(), true)?;
-    let max = config.max_instances;
-    let (flow, facts, initial) = engine::evaluate_keep(kinds.engine(), facts, max, config.max_memory)?;
+    analyze_instances_framed(program, config, kinds, &crate::facts::Frame::default())
+}
+
+/// [`analyze_instances_with`] with a [`crate::facts::Frame`] (as [`analyze_framed`]).
+pub fn analyze_instances_framed(
+    program: &Program,
+    config: &Config,
+    kinds: &Kinds,
+    frame: &crate::facts::Frame,
+) -> Result<Instances, DataflowError> {
+    let facts = crate::facts::lower_framed(program, config, kinds.all(), true, frame)?;
+    let max = config.max_instances.saturating_add(facts.frame_instances);
+    let (flow, facts, initial) =
+        engine::evaluate_keep(kinds.engine(), facts, max, config.max_memory)?;
     Ok(Instances {
         flow,
         facts,

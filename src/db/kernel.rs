@@ -12,10 +12,13 @@
 //!
 //! [`augment`] wraps a local program for the dataflow analysis: an *entry*
 //! write of every cell of every array the kernel reads, before the kernel,
-//! and an *exit* read of every cell of every array it writes, after it.
+//! and an *exit* read of every cell of every array it writes, after it. They
+//! are loops over the declared cells in the program, but the lowering makes
+//! them only for the cells the kernel touches ([`Augmented::frame`]).
 //! docs/architecture.md ("Incremental analysis") proves that σ of the whole
 //! program follows from these per-kernel results.
 
+use crate::facts::Frame;
 use crate::model::builder::{generated_cond_name, generated_stmt_label, generated_while_name};
 use crate::model::*;
 
@@ -507,7 +510,24 @@ impl Augmented {
     /// The exit statement of an array, if the kernel writes it.
     pub fn exit_stmt(&self, a: ArrayId) -> Option<StmtId> {
         let k = self.exit.iter().position(|&x| x == a)?;
-        Some(StmtId(self.entry.len() as u32 + self.body_stmts + k as u32))
+        Some(StmtId(self.exit_start().0 + k as u32))
+    }
+
+    /// The entry and exit statements, lowered only for the cells the
+    /// kernel touches.
+    pub fn frame(&self) -> Frame {
+        Frame {
+            entry: (self.entry.iter().enumerate())
+                .map(|(k, &a)| (a, StmtId(k as u32)))
+                .collect(),
+            exit: (self.exit.iter().enumerate())
+                .map(|(k, &a)| (a, StmtId(self.exit_start().0 + k as u32)))
+                .collect(),
+        }
+    }
+
+    fn exit_start(&self) -> StmtId {
+        StmtId(self.entry.len() as u32 + self.body_stmts)
     }
 
     /// The kernel site of an augmented site, `None` for entry and exit statements.

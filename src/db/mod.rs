@@ -36,7 +36,7 @@ use crate::dataflow::{self, Config, DataflowError, Flow};
 use crate::diagnostics::{Diagnostic, FileId};
 use crate::kinds::Kinds;
 use crate::model::{ArrayId, CounterId, Program, Site, Span};
-use kernel::{Augmented, EXIT};
+use kernel::Augmented;
 use salsa::Setter;
 
 /// One source file.
@@ -246,29 +246,9 @@ pub fn kernel_flow<'db>(db: &'db dyn salsa::Database, kernel: Kernel<'db>) -> Ke
     let local = &kernel.program(db).program;
     let config = settings(db);
     let (program, augmented) = kernel::augment(local);
-    let result = match local.param_values(&config.params) {
-        Ok(values) => {
-            let extra = synthetic_instances(local, &augmented, &values);
-            let run = |more: u64| {
-                let inner = Config {
-                    max_instances: config.max_instances.saturating_add(more),
-                    ..config.clone()
-                };
-                dataflow::analyze_with(&program, &inner, &kinds(db))
-            };
-            let entry = extra.entry_cells.max(extra.entry_iterations);
-            match run(entry) {
-                // The kernel fit; only the exit reads went over.
-                Err(DataflowError::Budget { ref site, .. }) if site.starts_with(EXIT) => {
-                    let exit = extra.exit_cells.max(extra.exit_iterations);
-                    run(entry.saturating_add(exit).saturating_mul(2))
-                }
-                r => r,
-            }
-            .map_err(|e| extra.restore(e, config.max_instances))
-        }
-        Err(m) => Err(DataflowError::Params(m)),
-    };
+    // The entry writes and exit reads cost only for the cells the kernel
+    // touches, and do not count against its budget.
+    let result = dataflow::analyze_framed(&program, &config, &kinds(db), &augmented.frame());
     KernelFlow { augmented, result }
 }
 
@@ -289,81 +269,6 @@ fn settings(db: &dyn salsa::Database) -> Config {
             max_memory: s.max_memory(db),
         },
         None => Config::default(),
-    }
-}
-
-/// What the entry writes and exit reads add to a kernel's counts, so that
-/// the budget bounds the kernel's own instances.
-struct Synthetic {
-    entry_cells: u64,
-    entry_iterations: u64,
-    exit_cells: u64,
-    exit_iterations: u64,
-}
-
-impl Synthetic {
-    /// A budget error in the kernel's terms: counts without the entry
-    /// writes before it, and the budget the user gave.
-    fn restore(&self, e: DataflowError, max: u64) -> DataflowError {
-        match e {
-            DataflowError::Budget {
-                unit,
-                site,
-                span,
-                count,
-                params,
-                ..
-            } => {
-                let before = match unit {
-                    "access instances" => self.entry_cells,
-                    "loop iterations" => self.entry_iterations,
-                    _ => 0,
-                };
-                DataflowError::Budget {
-                    unit,
-                    site,
-                    span,
-                    count: count.saturating_sub(before),
-                    max,
-                    params,
-                }
-            }
-            e => e,
-        }
-    }
-}
-
-fn synthetic_instances(p: &Program, aug: &Augmented, values: &[i64]) -> Synthetic {
-    let size = |a: ArrayId| -> (u64, u64) {
-        let mut cells = 1u64;
-        let mut iterations = 0u64;
-        for r in &p.array_decl(a).dims {
-            let at = |b: &crate::model::Bound| {
-                let mut env = crate::model::eval::StaticEnv {
-                    params: values,
-                    counters: &[],
-                };
-                crate::model::eval::expr(&b.expr, &mut env).unwrap_or(0)
-            };
-            let n = at(&r.hi).saturating_sub(at(&r.lo)).saturating_add(1).max(0) as u64;
-            cells = cells.saturating_mul(n);
-            iterations = iterations.saturating_add(cells);
-        }
-        (cells, iterations)
-    };
-    let sum = |arrays: &[ArrayId]| {
-        arrays.iter().fold((0u64, 0u64), |(c, i), &a| {
-            let (c2, i2) = size(a);
-            (c.saturating_add(c2), i.saturating_add(i2))
-        })
-    };
-    let (entry_cells, entry_iterations) = sum(&aug.entry);
-    let (exit_cells, exit_iterations) = sum(&aug.exit);
-    Synthetic {
-        entry_cells,
-        entry_iterations,
-        exit_cells,
-        exit_iterations,
     }
 }
 

@@ -87,8 +87,8 @@ impl<'db> Resolver<'db> {
                 site: Site::Stmt(exit),
                 iter: cell.to_vec(),
             };
-            // A cell outside the declared range has no exit read: kernel j
-            // may only have written it out of range (see the module docs).
+            // Only the cells kernel j wrote have exit reads (`facts::Frame`):
+            // the exit read of any other cell reaches its entry write alone.
             let Some(read) = flow.get(&op, 0) else {
                 continue;
             };

@@ -9,7 +9,7 @@
 //! the values later reads see).
 
 use crate::hash::WordHash;
-use crate::interp::{self, Interpreter, Options, Read, Run, RunError, SiteNames, Writer};
+use crate::interp::{self, Cell, Interpreter, Options, Read, Run, RunError, SiteNames, Writer};
 use crate::model::{base_label, Program, Site, Span};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -292,7 +292,7 @@ impl<'p> Original<'p> {
                 return Ok(Verdict::Differ(m));
             }
             total.reads += ra.reads.len() as u64;
-            total.cells += ra.arrays.iter().map(|c| c.cells.len() as u64).sum::<u64>();
+            total.cells += ra.arrays.iter().map(|c| c.held_len() as u64).sum::<u64>();
             sb.interpreter.recycle(rb);
         }
         Ok(Verdict::Agree(total))
@@ -490,7 +490,24 @@ fn compare_contents(sa: &Side, ra: &Run, sb: &Side, rb: &Run, seed: u64) -> Opti
             .array(&arr.name)
             .expect("checked by match_arrays");
         let cb = &rb.arrays[id_b.index()];
-        for (k, (x, y)) in ca.cells.iter().zip(&cb.cells).enumerate() {
+        // The cells either run holds; a cell one run did not touch holds
+        // its initial value, the same in both (name, index and seed).
+        let at: Box<dyn Iterator<Item = usize>> = if ca.touched.is_none() && cb.touched.is_none() {
+            Box::new(0..ca.cells.len().min(cb.cells.len()))
+        } else {
+            let mut at: Vec<usize> = ca.held().chain(cb.held()).map(|(k, _)| k).collect();
+            at.sort_unstable();
+            at.dedup();
+            Box::new(at.into_iter())
+        };
+        let initial = |k: usize| Cell {
+            value: crate::interp::initial_value(seed, &arr.name, &ca.index(k)),
+            writer: Writer::Initial,
+            origin: Writer::Initial,
+        };
+        for k in at {
+            let x = ca.get(k).unwrap_or_else(|| initial(k));
+            let y = cb.get(k).unwrap_or_else(|| initial(k));
             if x.value != y.value {
                 let index = ca.index(k);
                 let cell = if index.is_empty() {

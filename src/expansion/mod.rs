@@ -86,7 +86,12 @@ pub struct ArraySummary {
 
 /// Computes σ, then the classes and labels.
 pub fn expand(program: &Program, config: &Config) -> Result<Expansion, ExpansionError> {
-    expand_with(program, config, &crate::kinds::Kinds::core())
+    expand_framed(
+        program,
+        config,
+        &crate::kinds::Kinds::core(),
+        &crate::facts::Frame::default(),
+    )
 }
 
 /// [`expand`] with the access kinds of `kinds`.
@@ -95,7 +100,18 @@ pub fn expand_with(
     config: &Config,
     kinds: &crate::kinds::Kinds,
 ) -> Result<Expansion, ExpansionError> {
-    let inst = dataflow::analyze_instances_with(program, config, kinds)?;
+    expand_framed(program, config, kinds, &crate::facts::Frame::default())
+}
+
+/// [`expand_with`] with a [`crate::facts::Frame`]: its statements lowered
+/// only for the cells the rest of the program touches.
+pub fn expand_framed(
+    program: &Program,
+    config: &Config,
+    kinds: &crate::kinds::Kinds,
+    frame: &crate::facts::Frame,
+) -> Result<Expansion, ExpansionError> {
+    let inst = dataflow::analyze_instances_framed(program, config, kinds, frame)?;
     let polled = |what: &str| {
         let what = || format!("the {what} of {} access instances", inst.facts.n_accs());
         crate::budget::check(config.max_memory, what)

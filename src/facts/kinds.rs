@@ -7,6 +7,7 @@
 //! set together with the engine of its rules (docs/rules.md §5).
 
 use super::{role, LowerError};
+use crate::hash::WordHash;
 use crate::model::{Access, AccessKind, ArrayId, CounterId, ParamId, Span, Var};
 use std::collections::HashMap;
 
@@ -38,14 +39,23 @@ impl Point<'_> {
 }
 
 /// Where the lowering keeps, for every cell, the latest write so far. Cells
-/// of the declared ranges are dense; cells outside them, and arrays too big to
-/// lay out densely, are numbered on first use.
+/// cost only when touched where arrays are big: the declared ranges of small
+/// arrays are laid out densely (a slot per cell, up to [`DENSE_LIMIT`] cells
+/// in all); cells of bigger arrays, and cells outside the declared ranges, are
+/// numbered on first use.
 #[derive(Debug, Default)]
 pub struct CellTable {
     arrays: Vec<Layout>,
     /// Latest write instance of each cell (NONE before the first).
     pub tops: Vec<u32>,
-    sparse: HashMap<(u32, Vec<i64>), u32>,
+    /// Cells laid out densely: `tops[..dense]`.
+    dense: usize,
+    /// In-range cells of the big arrays, by (array, row-major position).
+    near: HashMap<(u32, u64), u32, WordHash>,
+    /// Cells outside the declared ranges (or of ranges past `u64`).
+    far: HashMap<(u32, Vec<i64>), u32>,
+    /// The array and index of each cell numbered on use: cell `dense + k`.
+    used: Vec<(ArrayId, Box<[i64]>)>,
 }
 
 #[derive(Debug)]
@@ -53,11 +63,41 @@ struct Layout {
     base: usize,
     lo: Vec<i64>,
     extent: Vec<i64>,
+    /// Laid out densely at `base`.
     dense: bool,
+    /// The declared cells fit a `u64` (positions can key `near`).
+    linear: bool,
 }
 
-/// Arrays with more declared cells than this are numbered on use.
-const DENSE_LIMIT: u64 = 1 << 26;
+/// The most cells laid out densely, over all arrays (16 MiB of `tops`).
+pub const DENSE_LIMIT: u64 = 1 << 22;
+
+impl Layout {
+    /// The row-major position of an in-range index.
+    fn position(&self, index: &[i64]) -> Option<u64> {
+        let mut lin: u64 = 0;
+        for ((&i, &lo), &ext) in index.iter().zip(&self.lo).zip(&self.extent) {
+            let off = i.wrapping_sub(lo);
+            if i < lo || off >= ext {
+                return None;
+            }
+            // `linear` makes the product of the extents fit.
+            lin = lin * ext as u64 + off as u64;
+        }
+        Some(lin)
+    }
+
+    /// The index at a row-major position (the inverse of `position`).
+    fn index(&self, mut rest: u64) -> Vec<i64> {
+        let mut index = vec![0; self.extent.len()];
+        for d in (0..index.len()).rev() {
+            let ext = self.extent[d].max(1) as u64;
+            index[d] = self.lo[d] + (rest % ext) as i64;
+            rest /= ext;
+        }
+        index
+    }
+}
 
 impl CellTable {
     /// Lays out arrays whose declared ranges are `dims[a] = [(lo, hi), ..]`.
@@ -89,9 +129,11 @@ impl CellTable {
                 lo,
                 extent,
                 dense,
+                linear: size.is_some(),
             });
         }
         t.tops = vec![super::NONE; total as usize];
+        t.dense = total as usize;
         t
     }
 
@@ -103,49 +145,46 @@ impl CellTable {
 
     /// The array and index of a cell number (the inverse of [`CellTable::cell`]).
     pub fn locate(&self, cell: usize) -> Option<(ArrayId, Vec<i64>)> {
-        for (a, l) in self.arrays.iter().enumerate() {
-            let size: usize = l.extent.iter().map(|&e| e.max(0) as usize).product();
-            if l.dense && cell >= l.base && cell < l.base + size {
-                let mut rest = cell - l.base;
-                let mut index = vec![0; l.extent.len()];
-                for d in (0..index.len()).rev() {
-                    let ext = l.extent[d] as usize;
-                    index[d] = l.lo[d] + (rest % ext) as i64;
-                    rest /= ext;
-                }
-                return Some((ArrayId(a as u32), index));
-            }
+        if cell >= self.dense {
+            return self
+                .used
+                .get(cell - self.dense)
+                .map(|(a, index)| (*a, index.to_vec()));
         }
-        self.sparse
-            .iter()
-            .find(|(_, &k)| k as usize == cell)
-            .map(|((a, index), _)| (ArrayId(*a), index.clone()))
+        self.arrays.iter().enumerate().find_map(|(a, l)| {
+            let size: u64 = l.extent.iter().map(|&e| e.max(0) as u64).product();
+            let inside = l.dense && cell >= l.base && ((cell - l.base) as u64) < size;
+            inside.then(|| (ArrayId(a as u32), l.index((cell - l.base) as u64)))
+        })
     }
 
     /// The index into `tops` of one cell.
     pub fn cell(&mut self, array: ArrayId, index: &[i64]) -> usize {
         let l = &self.arrays[array.index()];
-        if l.dense {
-            let mut lin: usize = 0;
-            let mut inside = true;
-            for ((&i, &lo), &ext) in index.iter().zip(&l.lo).zip(&l.extent) {
-                let off = i.wrapping_sub(lo);
-                if i < lo || off >= ext {
-                    inside = false;
-                    break;
-                }
-                lin = lin * ext as usize + off as usize;
+        let position = if l.linear { l.position(index) } else { None };
+        if let Some(p) = position {
+            if l.dense {
+                return l.base + p as usize;
             }
-            if inside {
-                return l.base + lin;
+            let next = self.tops.len() as u32;
+            let k = *self.near.entry((array.0, p)).or_insert(next);
+            if k == next {
+                self.number(array, index);
             }
+            return k as usize;
         }
         let next = self.tops.len() as u32;
-        let k = *self.sparse.entry((array.0, index.to_vec())).or_insert(next);
+        let k = *self.far.entry((array.0, index.to_vec())).or_insert(next);
         if k == next {
-            self.tops.push(super::NONE);
+            self.number(array, index);
         }
         k as usize
+    }
+
+    /// Makes the next cell number that of `index` of `array`.
+    fn number(&mut self, array: ArrayId, index: &[i64]) {
+        self.tops.push(super::NONE);
+        self.used.push((array, index.into()));
     }
 }
 

@@ -8,10 +8,10 @@
 //! for every write that hides it, so the walk is amortised linear.
 
 use super::kinds::{kind_of, AccessLowering, CellTable, Point, Sink, CORE};
-use super::{role, Config, Facts, Instance, Lit, LowerError, Scope, Slot, NONE};
+use super::{role, Config, Facts, Frame, Instance, Lit, LowerError, Scope, Slot, NONE};
 use crate::model::eval::{self, StaticEnv};
 use crate::model::{
-    Access, AccessKind, Condition, For, If, Node, Program, Site, Span, Stmt, While,
+    Access, AccessKind, ArrayId, Condition, For, If, Node, Program, Site, Span, Stmt, StmtId, While,
 };
 
 /// An access of a statement or condition with the kind that lowers it.
@@ -36,8 +36,12 @@ struct Lowerer<'p, 'a> {
     stmt_plans: &'a [Vec<Plan<'p>>],
     cond_plans: &'a [Vec<Plan<'p>>],
     reads: Vec<usize>,
+    /// The read slot (counted from the operation's first) and array of each
+    /// of `reads`.
+    read_tags: Vec<(u32, ArrayId)>,
     writes: Vec<(usize, u8)>,
     scratch: Vec<i64>,
+    frame: FrameState,
     cells: CellTable,
     count: u64,
     keep_cells: bool,
@@ -56,26 +60,78 @@ struct Lowerer<'p, 'a> {
     facts: Facts,
 }
 
+/// What the lowering needs of a [`Frame`].
+#[derive(Default)]
+struct FrameState {
+    on: bool,
+    /// By statement: the frame's statements, which the walk skips.
+    skip: Vec<bool>,
+    /// By array: its entry statement.
+    entry: Vec<Option<StmtId>>,
+    /// By array: whether it has an entry or exit statement.
+    framed: Vec<bool>,
+    exit: Vec<(ArrayId, StmtId)>,
+    /// Cells of framed arrays, at their first access.
+    touched: Vec<usize>,
+    /// One bit per cell: in `touched`.
+    seen: Vec<u64>,
+}
+
+impl FrameState {
+    fn new(program: &Program, frame: &Frame) -> FrameState {
+        let n = program.arrays.len();
+        let mut f = FrameState {
+            on: !frame.entry.is_empty() || !frame.exit.is_empty(),
+            skip: vec![false; program.stmts().len()],
+            entry: vec![None; n],
+            framed: vec![false; n],
+            exit: frame.exit.clone(),
+            touched: Vec::new(),
+            seen: Vec::new(),
+        };
+        for &(a, s) in &frame.entry {
+            f.entry[a.index()] = Some(s);
+        }
+        for &(a, s) in frame.entry.iter().chain(&frame.exit) {
+            f.framed[a.index()] = true;
+            f.skip[s.index()] = true;
+        }
+        f
+    }
+}
+
 /// Lowers `program` at the sizes of `config` into [`Facts`] with the core
 /// kinds.
 pub fn lower(program: &Program, config: &Config) -> Result<Facts, LowerError> {
-    lower_with(program, config, &CORE, false)
+    lower_framed(program, config, &CORE, false, &Frame::default())
 }
 
 /// [`lower`], also recording the cell of every access instance
 /// (`Facts::acc_cell`) and keeping the cell table (`Facts::cells`): for
 /// layers that need to know what each write writes (expansion).
 pub fn lower_cells(program: &Program, config: &Config) -> Result<Facts, LowerError> {
-    lower_with(program, config, &CORE, true)
+    lower_framed(program, config, &CORE, true, &Frame::default())
 }
 
 /// [`lower`] or (`keep_cells`) [`lower_cells`] with the access kinds
 /// `kinds`, asked in order (`crate::kinds::Kinds::all`).
-pub fn lower_with<'p>(
+pub fn lower_with(
+    program: &Program,
+    config: &Config,
+    kinds: &[&'static dyn AccessLowering],
+    keep_cells: bool,
+) -> Result<Facts, LowerError> {
+    lower_framed(program, config, kinds, keep_cells, &Frame::default())
+}
+
+/// [`lower_with`] with the statements of `frame` lowered only for the cells
+/// the rest touches (see [`Frame`]).
+pub fn lower_framed<'p>(
     program: &'p Program,
     config: &Config,
     kinds: &[&'static dyn AccessLowering],
     keep_cells: bool,
+    frame: &Frame,
 ) -> Result<Facts, LowerError> {
     let params = program
         .param_values(&config.params)
@@ -158,8 +214,10 @@ pub fn lower_with<'p>(
         stmt_plans: &stmt_plans,
         cond_plans: &cond_plans,
         reads: Vec::new(),
+        read_tags: Vec::new(),
         writes: Vec::new(),
         scratch: Vec::new(),
+        frame: FrameState::new(program, frame),
         cells,
         count: 0,
         keep_cells,
@@ -180,6 +238,7 @@ pub fn lower_with<'p>(
     };
     l.shape(&program.body);
     l.block(&program.body)?;
+    l.exits()?;
     let mut f = l.facts;
     if keep_cells {
         f.cells = l.cells;
@@ -208,7 +267,10 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         let mut any = false;
         for n in nodes {
             any |= match n {
-                Node::Stmt(s) => !self.stmt_plans[s.id.index()].is_empty(),
+                Node::Stmt(s) => {
+                    !self.stmt_plans[s.id.index()].is_empty()
+                        && !self.frame.skip.get(s.id.index()).copied().unwrap_or(false)
+                }
                 Node::For(f) => {
                     let t = self.shape(&f.body);
                     self.loop_touches[f.counter.index()] = t;
@@ -428,6 +490,9 @@ impl<'p, 'a> Lowerer<'p, 'a> {
     }
 
     fn stmt(&mut self, s: &'p Stmt) -> Result<(), LowerError> {
+        if self.frame.on && self.frame.skip[s.id.index()] {
+            return Ok(());
+        }
         let plans = &self.stmt_plans[s.id.index()];
         self.op(Site::Stmt(s.id), plans, &s.label, s.span)
     }
@@ -453,6 +518,12 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         if self.count > max {
             return Err(self.over("access instances", name, span, self.count, max));
         }
+        // The cells first: a first access may bring an entry write, which
+        // comes before this operation.
+        let write_slot = self.cells_of(plans)?;
+        if self.frame.on {
+            self.first_touches(plans)?;
+        }
         let entries = self.facts.iters.len() + self.iter.len();
         let Ok(end) = u32::try_from(entries) else {
             let max = u64::from(u32::MAX);
@@ -473,27 +544,22 @@ impl<'p, 'a> Lowerer<'p, 'a> {
             .extend((0..n_reads).map(|access| Slot { op, access }));
         let inner_start = f.scopes.get(self.scope as usize).map_or(0, |s| s.start);
 
-        self.emit_all(op, plans, slot_base, inner_start)
+        self.emit_all(op, slot_base, write_slot, inner_start);
+        Ok(())
     }
 
-    /// Emits the instances of one operation: reads first, in access order;
-    /// then the write target.
-    fn emit_all(
-        &mut self,
-        op: u32,
-        plans: &[Plan<'p>],
-        slot_base: u32,
-        inner_start: u32,
-    ) -> Result<(), LowerError> {
+    /// The cells of one operation: those it reads into `reads` (slot and
+    /// array in `read_tags`), those its target writes into `writes`; the
+    /// target's read slot when it also reads.
+    fn cells_of(&mut self, plans: &[Plan<'p>]) -> Result<Option<u32>, LowerError> {
         let Lowerer {
             params,
             counters,
             reads,
+            read_tags,
             writes,
             scratch,
             cells,
-            keep_cells,
-            facts: f,
             ..
         } = self;
         let point = Point { params, counters };
@@ -503,64 +569,182 @@ impl<'p, 'a> Lowerer<'p, 'a> {
             writes,
             scratch,
         };
-        let mut slot = slot_base;
-        let mut write_slot = NONE;
+        sink.clear();
+        read_tags.clear();
+        let mut slot = 0;
+        let mut write_slot = None;
         let mut target = None;
         for p in plans {
             if p.kind.writes() {
                 target = Some(p);
                 if p.kind.reads() {
-                    write_slot = slot;
+                    write_slot = Some(slot);
                     slot += 1;
                 }
                 continue;
             }
-            sink.clear();
             p.lowering.emit(p.access, p.kind, &point, &mut sink)?;
-            for &cell in sink.reads.iter() {
-                f.acc_op.push(op);
-                f.acc_role.push(role::READ);
-                f.acc_prev.push(sink.cells.tops[cell]);
-                f.acc_link.push(NONE);
-                f.acc_slot.push(slot);
-                if *keep_cells {
-                    f.acc_cell.push(cell as u32);
-                }
-            }
+            read_tags.resize(sink.reads.len(), (slot, p.access.array));
             slot += 1;
         }
         if let Some(p) = target {
-            sink.clear();
             p.lowering.emit(p.access, p.kind, &point, &mut sink)?;
-            for &(cell, flags) in sink.writes.iter() {
-                let x = f.acc_op.len() as u32;
-                let top = sink.cells.tops[cell];
-                let link = if flags & role::MUST != 0 {
-                    // hop: step back over the writes inside Inner(x).
-                    let mut h = top;
-                    while h != NONE && h >= inner_start {
-                        h = f.acc_link[h as usize];
-                    }
-                    h
-                } else {
-                    top
-                };
-                f.acc_op.push(op);
-                f.acc_role.push(flags);
-                f.acc_prev
-                    .push(if flags & role::READ != 0 { top } else { NONE });
-                f.acc_link.push(link);
-                f.acc_slot.push(if flags & role::READ != 0 {
-                    write_slot
-                } else {
-                    NONE
-                });
-                if *keep_cells {
-                    f.acc_cell.push(cell as u32);
-                }
-                sink.cells.tops[cell] = x;
+        }
+        Ok(write_slot)
+    }
+
+    /// The entry writes of the framed cells this operation touches first.
+    fn first_touches(&mut self, plans: &[Plan<'p>]) -> Result<(), LowerError> {
+        let target = plans
+            .iter()
+            .find(|p| p.kind.writes())
+            .map(|p| p.access.array);
+        for k in 0..self.reads.len() + self.writes.len() {
+            let (cell, array) = match self.reads.get(k) {
+                Some(&c) => (c, self.read_tags[k].1),
+                None => match (self.writes.get(k - self.reads.len()), target) {
+                    (Some(&(c, _)), Some(a)) => (c, a),
+                    _ => continue,
+                },
+            };
+            if self.cells.tops[cell] != NONE || !self.frame.framed[array.index()] {
+                continue;
+            }
+            let (word, bit) = (cell / 64, 1u64 << (cell % 64));
+            if self.frame.seen.len() <= word {
+                self.frame.seen.resize(word + 1, 0);
+            }
+            if self.frame.seen[word] & bit != 0 {
+                continue;
+            }
+            self.frame.seen[word] |= bit;
+            self.frame.touched.push(cell);
+            if let Some(s) = self.frame.entry[array.index()] {
+                let x = self.frame_op(Site::Stmt(s), cell, role::WRITE | role::MUST, NONE)?;
+                self.cells.tops[cell] = x;
             }
         }
         Ok(())
+    }
+
+    /// One operation of a frame statement on `cell` (its iteration vector is
+    /// the cell's index), with one access instance; its id.
+    fn frame_op(
+        &mut self,
+        site: Site,
+        cell: usize,
+        flags: u8,
+        prev: u32,
+    ) -> Result<u32, LowerError> {
+        let f = &mut self.facts;
+        let index = self.cells.locate(cell).map(|(_, i)| i).unwrap_or_default();
+        let x = f.acc_op.len();
+        let end = f.iters.len() + index.len();
+        if x >= NONE as usize - 1 || u32::try_from(end).is_err() {
+            let name = f.site_names[f.site_index(site)].clone();
+            let max = u64::from(NONE) - 1;
+            return Err(self.over("access instances", &name, Span::NONE, x as u64 + 1, max));
+        }
+        let op = f.op_site.len() as u32;
+        f.op_site.push(f.site_index(site) as u32);
+        f.iters.extend_from_slice(&index);
+        f.op_iter_start.push(end as u32);
+        f.op_scope.push(NONE);
+        let slot = if flags & role::READ != 0 {
+            f.slots.push(Slot { op, access: 0 });
+            f.slots.len() as u32 - 1
+        } else {
+            NONE
+        };
+        f.acc_op.push(op);
+        f.acc_role.push(flags);
+        f.acc_prev.push(prev);
+        f.acc_link.push(NONE);
+        f.acc_slot.push(slot);
+        if self.keep_cells {
+            f.acc_cell.push(cell as u32);
+        }
+        f.frame_instances += 1;
+        Ok(x as u32)
+    }
+
+    /// Whether access instance `x` is an entry write.
+    fn is_entry(&self, x: u32) -> bool {
+        let f = &self.facts;
+        let site = f.op_site[f.acc_op[x as usize] as usize] as usize;
+        self.frame.skip.get(site).copied().unwrap_or(false)
+    }
+
+    /// The exit reads: every framed cell of an exit array the walk wrote, in
+    /// exit statement order, then index order.
+    fn exits(&mut self) -> Result<(), LowerError> {
+        let touched = std::mem::take(&mut self.frame.touched);
+        let mut written: Vec<(ArrayId, Vec<i64>, usize)> = touched
+            .into_iter()
+            .filter(|&c| {
+                let top = self.cells.tops[c];
+                top != NONE && !self.is_entry(top)
+            })
+            .filter_map(|c| self.cells.locate(c).map(|(a, i)| (a, i, c)))
+            .collect();
+        written.sort_unstable();
+        for (a, s) in std::mem::take(&mut self.frame.exit) {
+            let from = written.partition_point(|w| w.0 < a);
+            let to = written.partition_point(|w| w.0 <= a);
+            for &(_, _, cell) in &written[from..to] {
+                let top = self.cells.tops[cell];
+                self.frame_op(Site::Stmt(s), cell, role::READ, top)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Emits the instances of one operation from `reads` and `writes`:
+    /// reads first, in access order; then the write target.
+    fn emit_all(&mut self, op: u32, slot_base: u32, write_slot: Option<u32>, inner_start: u32) {
+        let framed = self.frame.on;
+        for (k, &cell) in self.reads.iter().enumerate() {
+            let f = &mut self.facts;
+            f.acc_op.push(op);
+            f.acc_role.push(role::READ);
+            f.acc_prev.push(self.cells.tops[cell]);
+            f.acc_link.push(NONE);
+            f.acc_slot.push(slot_base + self.read_tags[k].0);
+            if self.keep_cells {
+                f.acc_cell.push(cell as u32);
+            }
+        }
+        let write_slot = write_slot.map_or(NONE, |s| slot_base + s);
+        for k in 0..self.writes.len() {
+            let (cell, flags) = self.writes[k];
+            let x = self.facts.acc_op.len() as u32;
+            let top = self.cells.tops[cell];
+            let link = if flags & role::MUST != 0 {
+                // hop: step back over the writes inside Inner(x); an entry
+                // write stands for one before everything.
+                let mut h = top;
+                while h != NONE && h >= inner_start && !(framed && self.is_entry(h)) {
+                    h = self.facts.acc_link[h as usize];
+                }
+                h
+            } else {
+                top
+            };
+            let f = &mut self.facts;
+            f.acc_op.push(op);
+            f.acc_role.push(flags);
+            f.acc_prev
+                .push(if flags & role::READ != 0 { top } else { NONE });
+            f.acc_link.push(link);
+            f.acc_slot.push(if flags & role::READ != 0 {
+                write_slot
+            } else {
+                NONE
+            });
+            if self.keep_cells {
+                f.acc_cell.push(cell as u32);
+            }
+            self.cells.tops[cell] = x;
+        }
     }
 }

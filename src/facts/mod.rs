@@ -49,9 +49,9 @@ pub mod count;
 pub mod kinds;
 mod lower;
 
-pub use lower::{lower, lower_cells, lower_with};
+pub use lower::{lower, lower_cells, lower_framed, lower_with};
 
-use crate::model::{CondId, Program, Site, Span, StmtId};
+use crate::model::{ArrayId, CondId, Program, Site, Span, StmtId};
 use std::fmt;
 
 /// "No access instance": the initial value, or the end of a write chain.
@@ -125,6 +125,26 @@ impl Default for Config {
             max_memory: crate::budget::limit(),
         }
     }
+}
+
+/// Statements around a program that stand for every cell of an array but
+/// are lowered only for the cells the program touches (`db::kernel::augment`,
+/// `codegen`'s copy-out). Each statement accesses its array once, by one
+/// loop counter per dimension; the walk skips it, and:
+///
+/// - an *entry* statement writes (must, no guard) each cell of its array
+///   the program touches, just before the first access of that cell. Nothing
+///   touches the cell before, so this is the same as writing it at the
+///   start: no read's sources change. Its iteration vector is the cell's index.
+/// - an *exit* statement reads each cell of its array the program writes,
+///   after everything else, in statement order then index order.
+///
+/// Neither counts against the budget of access instances or loop
+/// iterations; the walk-step budget grows by their number.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Frame {
+    pub entry: Vec<(ArrayId, StmtId)>,
+    pub exit: Vec<(ArrayId, StmtId)>,
 }
 
 /// Why a program could not be lowered.
@@ -246,6 +266,8 @@ pub struct Facts {
     pub slots: Vec<Slot>,
     /// Array read by access `a` of site `s`: `site_arrays[site_index(s)][a]`.
     pub site_arrays: Vec<Vec<crate::model::ArrayId>>,
+    /// Access instances of the [`Frame`]'s statements (not in the budget).
+    pub frame_instances: u64,
 }
 
 impl Facts {

@@ -8,6 +8,7 @@ use crate::model::{
     base_label, Access, Affine, CmpOp, Condition, CounterId, ExprKind, For, If, Node, ParamId,
     Program, Site, Span, Stmt, StmtKind, Var, While,
 };
+use std::collections::HashSet;
 
 /// Hash domains: each kind of hashed value has its own, so no two kinds ever
 /// share an input.
@@ -56,6 +57,16 @@ struct FoldedCmp {
     r: i64,
     l_terms: (u32, u32),
     r_terms: (u32, u32),
+}
+
+fn initial_prefix(seed: u64, array: &str) -> StableHasher {
+    StableHasher::new(domain::INITIAL).word(seed).str(array)
+}
+
+/// The initial value of cell `index` of the array named `array` on `seed`
+/// (what an untouched cell of a sparse array holds).
+pub fn initial_value(seed: u64, array: &str, index: &[i64]) -> i64 {
+    initial_prefix(seed, array).ints(index).finish() as i64
 }
 
 /// What the machine looks up about a program's sites: the same for every
@@ -116,6 +127,15 @@ pub(super) struct Machine<'p> {
     epochs: Vec<u64>,
     epoch: u64,
     memory: Vec<Contents>,
+    /// Cells held: every cell of the dense arrays, the touched ones of the
+    /// sparse arrays (bounded by `max_cells`).
+    held: u64,
+    /// The initial values handed out so far, when some array is sparse
+    /// (its initial values are checked for collisions as they are read).
+    initials: Option<HashSet<i64>>,
+    /// The error behind an `EvalError::Env` from memory (a collision, the
+    /// cell budget), which has its own kind.
+    pending: Option<RunError>,
     ops: Ops,
     reads: Vec<Read>,
     steps: u64,
@@ -158,6 +178,9 @@ impl<'p> Machine<'p> {
             epochs: Vec::new(),
             epoch: 0,
             memory: Vec::new(),
+            held: 0,
+            initials: None,
+            pending: None,
             ops: buffers.ops,
             reads: buffers.reads,
             steps: 0,
@@ -230,8 +253,10 @@ impl<'p> Machine<'p> {
             })
     }
 
-    /// Lays out every array at the parameter values and fills it with its
-    /// initial values, which must all differ.
+    /// Lays out every array at the parameter values: small ones densely,
+    /// filled with their initial values, which must all differ; big ones
+    /// (or past the cell budget) sparse, their initial values made and
+    /// checked when read.
     fn allocate(&mut self) -> Result<(), RunError> {
         let mut total = 0u64;
         let mut layouts = Vec::with_capacity(self.program.arrays.len());
@@ -243,30 +268,30 @@ impl<'p> Machine<'p> {
                     self.static_value(&r.hi.expr).map_err(|e| *e)?,
                 ));
             }
-            let size = Contents::size(&dims)
-                .and_then(|n| total.checked_add(n))
-                .filter(|&t| t <= self.options.max_cells);
-            match size {
-                Some(t) => total = t,
-                None => {
-                    return Err(RunError {
-                        kind: ErrorKind::TooLarge,
-                        message: format!(
-                            "the arrays need more than {} cells at these parameter values \
-                             (array `{}` goes over); use smaller parameters or raise --max-cells",
-                            self.options.max_cells, a.name
-                        ),
-                        span: a.span,
-                    });
-                }
+            // Positions of every array fit `usize` (`Machine::cell`).
+            let Some(n) = Contents::size(&dims).filter(|&n| usize::try_from(n).is_ok()) else {
+                return Err(self.too_large(&a.name, a.span));
+            };
+            let dense = n <= super::memory::DENSE_MAX
+                && total
+                    .checked_add(n)
+                    .is_some_and(|t| t <= self.options.max_cells);
+            if dense {
+                total += n;
             }
-            layouts.push(dims);
+            layouts.push((dims, dense));
         }
+        let sparse = layouts.iter().any(|(_, dense)| !dense);
         let mut all = Vec::with_capacity(total as usize);
-        for (a, dims) in self.program.arrays.iter().zip(layouts) {
+        for (a, (dims, dense)) in self.program.arrays.iter().zip(layouts) {
+            if !dense {
+                self.memory.push(Contents::sparse(dims));
+                continue;
+            }
             let mut c = Contents {
                 dims,
                 cells: Vec::new(),
+                touched: None,
             };
             let n = Contents::size(&c.dims).unwrap_or(0) as usize;
             let prefix = self.initial(&a.name);
@@ -291,18 +316,82 @@ impl<'p> Machine<'p> {
             }
             self.memory.push(c);
         }
+        self.held = total;
         all.sort_unstable();
         if let Some(w) = all.windows(2).find(|w| w[0] == w[1]) {
             return Err(self.collision(w[0]));
         }
+        if sparse {
+            self.initials = Some(all.into_iter().collect());
+        }
         Ok(())
+    }
+
+    fn too_large(&self, name: &str, span: Span) -> RunError {
+        RunError {
+            kind: ErrorKind::TooLarge,
+            message: format!(
+                "the arrays need more than {} cells at these parameter values \
+                 (array `{name}` goes over); use smaller parameters or raise --max-cells",
+                self.options.max_cells
+            ),
+            span,
+        }
+    }
+
+    /// The cell at `flat` of array `array`; an untouched cell of a sparse
+    /// array is made from its initial value (which must differ from every
+    /// other one handed out) and counted against the cell budget.
+    fn fetch(&mut self, array: usize, flat: usize) -> Result<Cell, EvalError> {
+        if let Some(c) = self.memory[array].get(flat) {
+            return Ok(c);
+        }
+        let index = self.memory[array].index(flat);
+        let value = self
+            .initial(&self.program.arrays[array].name)
+            .ints(&index)
+            .finish() as i64;
+        let cell = Cell {
+            value,
+            writer: Writer::Initial,
+            origin: Writer::Initial,
+        };
+        self.store(array, flat, cell)?;
+        if let Some(seen) = &mut self.initials {
+            if !seen.insert(value) {
+                return Err(self.fail(self.collision(value)));
+            }
+        }
+        Ok(cell)
+    }
+
+    /// Sets a cell, counting a new cell of a sparse array against the budget.
+    fn store(&mut self, array: usize, flat: usize, cell: Cell) -> Result<(), EvalError> {
+        if self.memory[array].set(flat, cell) {
+            self.held += 1;
+            if self.held > self.options.max_cells {
+                let program = self.program;
+                let a = &program.arrays[array];
+                return Err(self.fail(self.too_large(&a.name, a.span)));
+            }
+        }
+        Ok(())
+    }
+
+    /// An error of memory, kept for `eval_error` behind the `EvalError` the
+    /// evaluator passes up.
+    #[cold]
+    fn fail(&mut self, e: RunError) -> EvalError {
+        let span = e.span;
+        self.pending = Some(e);
+        EvalError::Env(String::new(), span)
     }
 
     fn collision(&self, value: i64) -> RunError {
         let mut cells = Vec::new();
         for (a, c) in self.program.arrays.iter().zip(&self.memory) {
-            for (k, cell) in c.cells.iter().enumerate() {
-                if cell.value == value {
+            for (k, cell) in c.held() {
+                if cell.value == value && cell.writer == Writer::Initial {
                     cells.push(format!("{}{:?}", a.name, c.index(k)));
                 }
             }
@@ -321,9 +410,7 @@ impl<'p> Machine<'p> {
     /// The hash state an initial value of `array` starts from; the cell's
     /// index completes it.
     fn initial(&self, array: &str) -> StableHasher {
-        StableHasher::new(domain::INITIAL)
-            .word(self.options.seed)
-            .str(array)
+        initial_prefix(self.options.seed, array)
     }
 
     fn static_value(&self, e: &crate::model::Expr) -> Result<i64, Box<RunError>> {
@@ -492,7 +579,7 @@ impl<'p> Machine<'p> {
             ));
         }
         self.begin(Site::Cond(c.id), true, c.span)?;
-        eval::cond(&c.cond, self).map_err(|e| Box::new(self.eval_error(e)))
+        eval::cond(&c.cond, self).map_err(|e| self.run_error(e))
     }
 
     fn stmt(&mut self, s: &'p Stmt) -> Result<(), Box<RunError>> {
@@ -501,7 +588,7 @@ impl<'p> Machine<'p> {
             !s.copy || self.options.trace_copies,
             s.span,
         )?;
-        self.exec(s).map_err(|e| Box::new(self.eval_error(e)))
+        self.exec(s).map_err(|e| self.run_error(e))
     }
 
     fn exec(&mut self, s: &'p Stmt) -> Result<(), EvalError> {
@@ -510,7 +597,7 @@ impl<'p> Machine<'p> {
                 let cell = eval::with_subscripts(target, self, |m, subs| m.cell(target, subs))?;
                 let new = match op {
                     Some(op) => {
-                        let old = self.load(target, cell);
+                        let old = self.load(target, cell)?;
                         let v = eval::expr(value, self)?;
                         eval::binary(*op, old, v, value.span)?
                     }
@@ -523,11 +610,12 @@ impl<'p> Machine<'p> {
                     _ => me,
                 };
                 let (array, flat) = cell;
-                self.memory[array].cells[flat] = Cell {
+                let cell = Cell {
                     value: new,
                     writer: me,
                     origin,
                 };
+                self.store(array, flat, cell)?;
             }
             StmtKind::Call { args, .. } => {
                 for a in args {
@@ -591,8 +679,8 @@ impl<'p> Machine<'p> {
     }
 
     /// Reads a cell for access `a` of the current operation and traces it.
-    fn load(&mut self, a: &Access, (array, flat): (usize, usize)) -> i64 {
-        let cell = self.memory[array].cells[flat];
+    fn load(&mut self, a: &Access, (array, flat): (usize, usize)) -> Result<i64, EvalError> {
+        let cell = self.fetch(array, flat)?;
         self.cur.last_origin = cell.origin;
         if self.cur.traced {
             let reads = match self.cur.site {
@@ -613,7 +701,7 @@ impl<'p> Machine<'p> {
                 origin: cell.origin,
             });
         }
-        cell.value
+        Ok(cell.value)
     }
 
     /// The name the current operation's hashed values are keyed by.
@@ -689,6 +777,12 @@ impl<'p> Machine<'p> {
         format!("{what} at iteration ({})", parts.join(", "))
     }
 
+    /// The error an evaluation stopped with: a memory error kept in
+    /// `pending`, or what `eval_error` makes of it.
+    fn run_error(&mut self, e: EvalError) -> Box<RunError> {
+        Box::new(self.pending.take().unwrap_or_else(|| self.eval_error(e)))
+    }
+
     fn eval_error(&self, e: EvalError) -> RunError {
         let (kind, message, span) = match e {
             EvalError::DivisionByZero(span) => (
@@ -726,7 +820,7 @@ impl Env for Machine<'_> {
 
     fn read(&mut self, access: &Access, subscripts: &[i64]) -> Result<i64, EvalError> {
         let cell = self.cell(access, subscripts)?;
-        Ok(self.load(access, cell))
+        self.load(access, cell)
     }
 
     fn call(&mut self, func: &str, args: &[i64], _span: Span) -> Result<i64, EvalError> {

@@ -1,6 +1,9 @@
-//! Array memory: one dense row-major block of cells per declared array.
+//! Array memory: small arrays are one dense row-major block of cells; a big
+//! array keeps only the cells a run touched, the others holding their
+//! initial value (a hash of the seed, the array's name and the index).
 
 use super::Writer;
+use std::collections::BTreeMap;
 
 /// One array cell: its value and who put it there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -11,13 +14,19 @@ pub struct Cell {
     pub origin: Writer,
 }
 
+/// Arrays with more cells than this keep only the cells a run touches.
+pub const DENSE_MAX: u64 = 1 << 20;
+
 /// The contents of one array.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Contents {
     /// The inclusive range `(lo, hi)` of each dimension; empty for a scalar.
     pub dims: Vec<(i64, i64)>,
-    /// Row-major, the last dimension varying fastest.
+    /// Row-major, the last dimension varying fastest; empty when sparse.
     pub cells: Vec<Cell>,
+    /// A sparse (big) array: the cells the run read or wrote, by row-major
+    /// position. Every other cell holds its initial value.
+    pub touched: Option<BTreeMap<usize, Cell>>,
 }
 
 impl Contents {
@@ -31,6 +40,49 @@ impl Contents {
             };
             acc.checked_mul(extent)
         })
+    }
+
+    /// A sparse array of `dims`: no cell held yet.
+    pub fn sparse(dims: Vec<(i64, i64)>) -> Contents {
+        Contents {
+            dims,
+            cells: Vec::new(),
+            touched: Some(BTreeMap::new()),
+        }
+    }
+
+    /// The cell at row-major position `flat`, `None` for a cell of a sparse
+    /// array no one touched (it holds its initial value).
+    pub fn get(&self, flat: usize) -> Option<Cell> {
+        match &self.touched {
+            Some(t) => t.get(&flat).copied(),
+            None => self.cells.get(flat).copied(),
+        }
+    }
+
+    /// Sets the cell at `flat`; whether a sparse array holds one cell more.
+    pub fn set(&mut self, flat: usize, cell: Cell) -> bool {
+        match &mut self.touched {
+            Some(t) => t.insert(flat, cell).is_none(),
+            None => {
+                self.cells[flat] = cell;
+                false
+            }
+        }
+    }
+
+    /// The cells held, with their row-major positions, in that order: every
+    /// cell of a dense array, the touched ones of a sparse array.
+    pub fn held(&self) -> Box<dyn Iterator<Item = (usize, Cell)> + '_> {
+        match &self.touched {
+            Some(t) => Box::new(t.iter().map(|(&k, &c)| (k, c))),
+            None => Box::new(self.cells.iter().copied().enumerate()),
+        }
+    }
+
+    /// The number of cells held.
+    pub fn held_len(&self) -> usize {
+        self.touched.as_ref().map_or(self.cells.len(), |t| t.len())
     }
 
     /// The position of `index` in `cells`, or the first dimension (0-based)
@@ -67,10 +119,7 @@ mod tests {
 
     #[test]
     fn offsets_are_row_major_and_invert() {
-        let c = Contents {
-            dims: vec![(1, 3), (0, 1)],
-            cells: Vec::new(),
-        };
+        let c = Contents::sparse(vec![(1, 3), (0, 1)]);
         assert_eq!(c.offset(&[1, 0]), Ok(0));
         assert_eq!(c.offset(&[1, 1]), Ok(1));
         assert_eq!(c.offset(&[2, 0]), Ok(2));

@@ -17,6 +17,7 @@ pub mod output;
 #[cfg(test)]
 pub(crate) mod tests;
 
+pub use machine::initial_value;
 pub use memory::{Cell, Contents};
 
 use crate::model::{base_label, CounterKind, Operation, Program, Site, Span};

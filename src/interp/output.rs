@@ -1,7 +1,7 @@
 //! A run as text (for people) or JSON (for tools). Both list every traced
 //! read in execution order, then the final contents of every declared array.
 
-use super::{format_op, Options, Run, SiteNames, Writer};
+use super::{format_op, Contents, Options, Run, SiteNames, Writer};
 use crate::model::Program;
 use serde_json::{json, Value};
 
@@ -62,7 +62,16 @@ pub fn text(program: &Program, options: &Options, run: &Run) -> String {
     }
     out.push_str("final contents:\n");
     for (a, c) in program.arrays.iter().zip(&run.arrays) {
-        for (k, cell) in c.cells.iter().enumerate() {
+        if c.touched.is_some() {
+            let _ = writeln!(
+                out,
+                "  # {}: {} cells, the {} touched shown; the others hold their initial values",
+                a.name,
+                Contents::size(&c.dims).unwrap_or(0),
+                c.held_len()
+            );
+        }
+        for (k, cell) in c.held() {
             let _ = writeln!(
                 out,
                 "  {} = {} from {}",
@@ -112,9 +121,7 @@ pub fn json(program: &Program, options: &Options, run: &Run) -> Value {
         .zip(&run.arrays)
         .map(|(a, c)| {
             let cells: Vec<Value> = c
-                .cells
-                .iter()
-                .enumerate()
+                .held()
                 .map(|(k, cell)| {
                     let v = json!({
                         "index": c.index(k),
@@ -124,7 +131,12 @@ pub fn json(program: &Program, options: &Options, run: &Run) -> Value {
                     with_origin(v, cell.writer, cell.origin)
                 })
                 .collect();
-            json!({"name": a.name, "dims": c.dims, "cells": cells})
+            let mut v = json!({"name": a.name, "dims": c.dims, "cells": cells});
+            if c.touched.is_some() {
+                // A sparse array: the cells not listed hold their initial values.
+                v["touched_only"] = json!(true);
+            }
+            v
         })
         .collect();
     json!({

@@ -434,10 +434,65 @@ fn division_by_zero_is_an_error() {
 
 #[test]
 fn too_many_cells_is_an_error() {
-    let (p, _) = array_program(vec![(1, 1 << 20), (1, 1 << 20)]);
-    assert_eq!(run(&p, &opts(&p, 0)).unwrap_err().kind, ErrorKind::TooLarge);
+    // A big array is sparse: the budget bounds the cells a run touches.
+    let p = parsed("param N = 1000000000000; real A[1..N]; for i = 1 to 10 do A[i] = i; end");
+    let mut o = opts(&p, 0);
+    o.max_cells = 8;
+    assert_eq!(run(&p, &o).unwrap_err().kind, ErrorKind::TooLarge);
+    o.max_cells = 10;
+    assert_eq!(run(&p, &o).unwrap().arrays[0].held_len(), 10);
     let (p, _) = array_program(vec![(i64::MIN, i64::MAX)]);
     assert_eq!(run(&p, &opts(&p, 0)).unwrap_err().kind, ErrorKind::TooLarge);
+}
+
+fn parsed(source: &str) -> Program {
+    crate::lower::compile(source, crate::diagnostics::FileId(0))
+        .0
+        .expect("a valid program")
+}
+
+/// A big (sparse) array behaves as a small (dense) one: the same reads and
+/// values, and the cells it holds are those the small one's run touched,
+/// with the same contents; an untouched cell reads its initial value.
+#[test]
+fn sparse_arrays_run_as_dense_ones() {
+    let text = |n: &str| {
+        format!(
+            "param N = {n}; real A[0..N, 0..N]; real s;\n\
+             for i = 0 to 3 do A[i, i + 1] = A[i, i] + A[i + 2, 5]; end\n\
+             s = A[1, 2] + A[7, 7];"
+        )
+    };
+    let small = parsed(&text("9"));
+    let big = parsed(&text("100000000"));
+    for seed in 0..4 {
+        let a = run(&small, &opts(&small, seed)).unwrap();
+        let b = run(&big, &opts(&big, seed)).unwrap();
+        assert_eq!(a.arrays[0].touched, None);
+        let held = b.arrays[0].touched.as_ref().expect("sparse");
+        let values = |r: &Run| {
+            r.reads
+                .iter()
+                .map(|x| (x.value, x.writer))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(values(&a), values(&b));
+        // 4 written (A[1, 2] read again), 4 read on the diagonal, 4 in
+        // column 5, and A[7, 7].
+        assert_eq!(held.len(), 4 + 4 + 4 + 1);
+        for (&flat, cell) in held {
+            let index = b.arrays[0].index(flat);
+            let k = a.arrays[0].offset(&index).unwrap();
+            assert_eq!(a.arrays[0].cells[k], *cell, "cell {index:?}");
+        }
+        let untouched = b.arrays[0].offset(&[7, 7]).unwrap();
+        let seven = crate::interp::initial_value(seed, "A", &[7, 7]);
+        assert_eq!(b.arrays[0].get(untouched).unwrap().value, seven);
+        assert_eq!(
+            a.arrays[0].cells[a.arrays[0].offset(&[7, 7]).unwrap()].value,
+            seven
+        );
+    }
 }
 
 /// An `Interpreter` reused across seeds and parameter values, with runs
