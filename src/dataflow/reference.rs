@@ -314,7 +314,8 @@ fn sigma_of(ops: &[RefOp]) -> BTreeMap<(Operation, usize), Sources> {
                 // earlier write and the initial value: the walk ends there.
                 let mut later: Vec<usize> = Vec::new();
                 let mut init_killed = false;
-                for &(w, must) in all.iter().rev().filter(|&&(w, _)| w < r) {
+                let before = &all[..all.partition_point(|&(w, _)| w < r)];
+                for &(w, must) in before.iter().rev() {
                     let gw = &ops[w].guard;
                     if consistent(gw, &o.guard) {
                         let f: Vec<&Lit> = gw.iter().chain(&o.guard).collect();

@@ -4,7 +4,6 @@
 //! the commands that refuse extension accesses, and the language server.
 
 #[path = "../../../tests/support/lsp_client.rs"]
-#[allow(dead_code)]
 mod lsp_client;
 
 use serde_json::Value;

@@ -60,11 +60,7 @@ fn annotate(a: &mut Access, name: &str, r: &mut Mix) -> bool {
 
 fn reads(e: &mut Expr, r: &mut Mix, n: &mut u32) {
     match &mut e.kind {
-        ExprKind::Access(a) => {
-            if r.below(3) == 0 && annotate(a, "section", r) {
-                *n += 1;
-            }
-        }
+        ExprKind::Access(a) => *n += u32::from(r.below(3) == 0 && annotate(a, "section", r)),
         ExprKind::Call(_, args) => args.iter_mut().for_each(|x| reads(x, r, n)),
         ExprKind::Neg(x) => reads(x, r, n),
         ExprKind::Binary(_, x, y) => {
