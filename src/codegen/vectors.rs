@@ -38,7 +38,7 @@ pub fn samples(p: &Program, o: &Options) -> Result<Vec<Vec<i64>>, String> {
 
 /// Validation vectors not in `sampled`: base+2, +4, +5 on every parameter;
 /// with several parameters each at base+4 alone; small vectors (every
-/// vector of {1, 2, 3}ⁿ for up to 3 parameters, else each parameter at 1
+/// vector of {1, 2, 3}ⁿ for up to 4 parameters, at most 81, else each parameter at 1
 /// and 3 with the others at 2, plus (1, 2, 3, 1, …) and its reverse); every
 /// parameter at 0.
 pub fn validation(p: &Program, o: &Options, sampled: &[Vec<i64>]) -> Result<Vec<Vector>, String> {
@@ -51,7 +51,7 @@ pub fn validation(p: &Program, o: &Options, sampled: &[Vec<i64>]) -> Result<Vec<
     if n > 1 {
         vs.extend(each(&base, |b| b.saturating_add(4)));
     }
-    if n <= 3 {
+    if n <= 4 {
         for code in 0..3usize.pow(n as u32) {
             vs.push(
                 (0..n)
