@@ -696,7 +696,8 @@ fn samples(plus: &Program, o: &Options) -> Result<Vec<Sample>, String> {
     Ok(out)
 }
 
-/// Marks every `for` loop that carries no dependence at any sample.
+/// Marks every `for` loop that carries no dependence at any sample nor,
+/// by the exact tests, at any size.
 fn mark_parallel(p: &mut Program, samples: &[Sample], o: &Options) -> Result<Vec<String>, String> {
     let mut carried: HashSet<CounterId> = HashSet::new();
     let mut seen: HashSet<CounterId> = HashSet::new();

@@ -135,7 +135,7 @@ pub fn text(p: &Program, e: &Emitted) -> String {
     }
     let _ = writeln!(
         out,
-        "# doall (no dependence carried at the samples): {}",
+        "# doall (no dependence carried at the samples nor, by the exact tests, at any size): {}",
         if e.doall.is_empty() {
             "none".to_string()
         } else {
