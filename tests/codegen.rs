@@ -346,3 +346,111 @@ fn a_nondeterministic_original_is_named() {
         ),
     }
 }
+
+/// A program from source text.
+fn program(text: &str) -> Program {
+    let (p, diags) = arrayflow::lower::compile(text, arrayflow::diagnostics::FileId(0));
+    assert!(!arrayflow::diagnostics::has_errors(&diags), "{text}");
+    p.unwrap()
+}
+
+/// `equiv` (50 seeds) of the original and the emitted program at `params`.
+fn agrees_at(a: &Program, e: &Emitted, params: &[(&str, i64)]) {
+    let o = EquivOptions {
+        params: params.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+        seeds: 50,
+        ..EquivOptions::default()
+    };
+    match equiv(a, &e.program, &o) {
+        Ok(Verdict::Agree(_)) => {}
+        other => panic!("at {params:?}: {other:?}\n{}{}", report::text(a, e), e.text),
+    }
+}
+
+/// Issue 14: S7 reads S8's value of the previous iteration, `y_1[i, j -
+/// 1]` for j > 1. It was emitted as `y_1[i, M - N + j]`, fitted where M - N
+/// = -1 at every sample with i, j > 1, and wrong at M = 2, N = 2 and M = 3,
+/// N = 5 (an out-of-range subscript there). Samples now move each parameter
+/// on its own, and the fit prefers the fewest terms.
+#[test]
+fn labels_fitted_where_parameters_move_together_are_not_emitted() {
+    let a = program(
+        "param M = 3, N = 4;\nreal y;\nfor i = 1 to M do\n  for j = 1 to N do\n    \
+         S7: use(y);\n    S8: y = ...;\n  end\nend\n",
+    );
+    let e = emit(&a, &Options::default()).unwrap();
+    assert!(!e.text.contains("M - N"), "{}", e.text);
+    for v in [
+        [("M", 2), ("N", 2)],
+        [("M", 3), ("N", 5)],
+        [("M", 1), ("N", 3)],
+    ] {
+        agrees_at(&a, &e, &v);
+    }
+}
+
+/// Issue 14's second case: T writes under 3 <= N, U reads under 2 <= N;
+/// at every N but 2 the two conditions agree wherever U runs, so a read
+/// tree split on `2 <= N` fitted the old samples (N ∈ {4, 5, 7, 1, 0}) and
+/// their validation vectors (6, 8, 9) while U must read S's value at N = 2.
+/// N = 2 is a sample now.
+#[test]
+fn labels_that_differ_only_at_n_2_are_right_there() {
+    let a = program(
+        "param N = 4;\nreal x;\nS: x = ...;\nif 2 <= N then\n  R: use(x);\nend\n\
+         if 3 <= N then\n  T: x = ...;\nend\nif 2 <= N then\n  U: use(x);\nend\n",
+    );
+    let e = emit(&a, &Options::default()).unwrap();
+    for n in 0..=6 {
+        agrees_at(&a, &e, &[("N", n)]);
+    }
+}
+
+/// An array whose labels are checked but not proved is not emitted
+/// expanded by default: the header says why and how to emit it anyway;
+/// with `allow_unproved` it is emitted and the header says "not proved".
+/// maydan-1.1-symbolic is refused by the prover (for negative n its write
+/// and read ranges meet: docs/expansion.md §8).
+#[test]
+fn unproved_arrays_fall_back_unless_allowed() {
+    let a = fixture("maydan-1.1-symbolic.loop");
+    let e = emit(&a, &Options::default()).unwrap();
+    let header = report::text(&a, &e);
+    let r = e.arrays.iter().find(|r| r.name == "a").expect("a");
+    assert!(!r.expanded, "{header}");
+    assert!(
+        r.verdict
+            .starts_with("not expanded: labels checked at n ∈ {")
+            && r.verdict.contains("but not proved: ")
+            && r.verdict.ends_with("; pass --allow-unproved to emit them"),
+        "{header}"
+    );
+    assert!(!e.text.contains("a_1"), "{}", e.text);
+    let o = Options {
+        allow_unproved: true,
+        ..Options::default()
+    };
+    let e = emit(&a, &o).unwrap();
+    let header = report::text(&a, &e);
+    let r = e.arrays.iter().find(|r| r.name == "a").expect("a");
+    assert!(r.expanded, "{header}");
+    assert!(header.contains("#   static: checked at n ∈ {"), "{header}");
+    assert!(header.contains("(not proved: "), "{header}");
+}
+
+/// Issue 14: at N = 1000000 the emitted program (original plus its renamed
+/// copy) stops on the step budget at the validation vectors N + 2, … where
+/// the original runs: that is a limit of the check, not a disagreement.
+#[test]
+fn a_validation_limit_is_reported_as_a_limit() {
+    let a = program("param N = 1000000;\nreal B[0..N];\nfor i = 0 to 3 do\n  B[i] = 1;\nend\n");
+    let e = emit(&a, &Options::default()).unwrap_or_else(|m| panic!("{m}"));
+    let header = report::text(&a, &e);
+    assert!(
+        header.contains("# validation stopped at N = 1000002: ")
+            && header.contains("; not validated there"),
+        "{header}"
+    );
+    // The small vectors were validated.
+    assert!(e.validated.iter().any(|v| v[0] <= 3), "{header}");
+}

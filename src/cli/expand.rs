@@ -37,6 +37,12 @@ pub struct Args {
     /// the input's language; `--emit c`: as C whatever the input.
     #[arg(long, value_enum)]
     pub emit: Option<Emit>,
+    /// With `--emit`: also emit arrays whose labels are checked at the
+    /// samples and validated but not proved static for every parameter
+    /// value (the header says "checked, not proved"); without it they are
+    /// not expanded (or take a proved, less expanded form).
+    #[arg(long)]
+    pub allow_unproved: bool,
 }
 
 /// `--emit`.
@@ -103,6 +109,7 @@ fn emit_code(args: &Args, loaded: &super::Loaded, c: bool) -> ExitCode {
         params: args.input.sizes.params.clone(),
         max_trips: args.input.sizes.max_trips,
         max_instances: args.budget.max_instances,
+        allow_unproved: args.allow_unproved,
     };
     match codegen::emit(&loaded.program, &o) {
         Ok(e) => {

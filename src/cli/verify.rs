@@ -28,6 +28,10 @@ pub struct Args {
     /// program with the original.
     #[arg(long, value_enum)]
     pub transform: Option<Transform>,
+    /// With `--transform mse`: also expand arrays whose labels are not
+    /// proved static (`expand --allow-unproved`).
+    #[arg(long)]
+    pub allow_unproved: bool,
 }
 
 /// `--transform`.
@@ -91,6 +95,7 @@ fn transform(args: &Args, loaded: &super::Loaded) -> ExitCode {
     let o = codegen::Options {
         params: args.input.sizes.params.clone(),
         max_trips: args.input.sizes.max_trips,
+        allow_unproved: args.allow_unproved,
         ..codegen::Options::default()
     };
     let emitted = match codegen::emit(p, &o) {
@@ -128,6 +133,10 @@ fn transform(args: &Args, loaded: &super::Loaded) -> ExitCode {
                     a.seeds, a.reads, a.cells
                 );
             }
+            Ok(Verdict::Differ(m)) if m.limit => println!(
+                "{at}: not compared, the expanded program stopped on a limit: {}",
+                m.failure.unwrap_or_default()
+            ),
             Ok(Verdict::Differ(m)) => {
                 print!("{at}: {m}");
                 println!("the expanded program is NOT equivalent");

@@ -89,7 +89,7 @@ impl<'p> Originals<'p> {
                 }
             };
             let r = self.at[k].1.equiv(emitted);
-            let stop = !matches!(r, Ok(Verdict::Agree(_))) && !original_fails(&r);
+            let stop = !matches!(r, Ok(Verdict::Agree(_))) && !original_fails(&r) && !limit(&r);
             out.push((v.clone(), r));
             if stop {
                 break;
@@ -97,6 +97,12 @@ impl<'p> Originals<'p> {
         }
         out
     }
+}
+
+/// The comparison was not made because the emitted program's run stopped on
+/// a limit (steps, cells) where the original's did not.
+pub fn limit(r: &Result<Verdict, EquivError>) -> bool {
+    matches!(r, Ok(Verdict::Differ(m)) if m.limit)
 }
 
 /// The comparison was not made because the original itself does not run.

@@ -2,6 +2,8 @@
 //! set of integer points, if there is one (rational elimination in i128,
 //! then a check of every point).
 
+use crate::model::Var;
+
 /// Coefficients `a` (one per coordinate of x) and the constant `b`.
 pub type Fitted = (Vec<i64>, i64);
 
@@ -82,9 +84,56 @@ pub fn affine<X: AsRef<[i64]>>(points: &[(X, i64)]) -> Option<Fitted> {
     Some((a, b))
 }
 
+/// The simplest fit: among the affine functions through `points`, one with
+/// the fewest variable terms, then the fewest terms in columns from
+/// `params_from` on (the parameters: samples vary them least, so a term in
+/// them is the likeliest to be a coincidence of the samples, e.g. `M - N +
+/// j` where `j - 1` fits because M - N = -1 at every sample), then the
+/// smallest column set as a bit mask. Subsets of the first fit's size are tried only when it
+/// has more than one term and at most [`MAX_COLUMNS`] columns.
+pub fn simplest<X: AsRef<[i64]>>(points: &[(X, i64)], params_from: usize) -> Option<Fitted> {
+    let first = affine(points)?;
+    let n = first.0.len();
+    let support = first.0.iter().filter(|&&c| c != 0).count();
+    if support <= 1 || n > MAX_COLUMNS {
+        return Some(first);
+    }
+    let params = |set: u32| (set >> params_from.min(31)).count_ones();
+    let mut subsets: Vec<u32> = (0..1u32 << n)
+        .filter(|s| (s.count_ones() as usize) < support)
+        .collect();
+    subsets.sort_by_key(|&s| (s.count_ones(), params(s), s));
+    let mut proj: Vec<(Vec<i64>, i64)> = Vec::with_capacity(points.len());
+    for set in subsets {
+        proj.clear();
+        proj.extend(points.iter().map(|(x, y)| {
+            let x = x.as_ref();
+            let v: Vec<i64> = (0..n).filter(|c| set >> c & 1 == 1).map(|c| x[c]).collect();
+            (v, *y)
+        }));
+        if let Some((a, b)) = affine(&proj) {
+            let mut full = vec![0; n];
+            for (c, v) in (0..n).filter(|c| set >> c & 1 == 1).zip(a) {
+                full[c] = v;
+            }
+            return Some((full, b));
+        }
+    }
+    Some(first)
+}
+
+/// [`simplest`] with one column per variable of `vars`, parameters last.
+pub fn simplest_over<X: AsRef<[i64]>>(points: &[(X, i64)], vars: &[Var]) -> Option<Fitted> {
+    let params_from = vars.iter().position(|v| matches!(v, Var::Param(_)));
+    simplest(points, params_from.unwrap_or(vars.len()))
+}
+
+/// The most columns [`simplest`] searches subsets of (2^n fits at worst).
+pub const MAX_COLUMNS: usize = 10;
+
 #[cfg(test)]
 mod tests {
-    use super::affine;
+    use super::{affine, simplest};
 
     #[test]
     fn fits_offsets_and_params() {
@@ -105,5 +154,31 @@ mod tests {
         assert_eq!(affine(&pts), None);
         let pts = vec![(vec![1], 1), (vec![1], 2)];
         assert_eq!(affine(&pts), None);
+    }
+
+    /// Issue 14's samples: (i, j, M, N) with M - N = -1 at every point;
+    /// y = j - 1. `affine` returns M - N + j (free constant 0), `simplest`
+    /// the one-term j - 1.
+    #[test]
+    fn prefers_fewest_terms() {
+        let pts: Vec<(Vec<i64>, i64)> = [(2, 2, 3, 4), (3, 4, 3, 4), (2, 3, 4, 5), (5, 6, 6, 7)]
+            .iter()
+            .map(|&(i, j, m, n)| (vec![i, j, m, n], j - 1))
+            .collect();
+        let (a, _) = affine(&pts).expect("fits");
+        assert!(a.iter().filter(|&&c| c != 0).count() > 1, "{a:?}");
+        assert_eq!(simplest(&pts, 2), Some((vec![0, 1, 0, 0], -1)));
+        // Tie on one term: a counter (i = N - 1 here) before a parameter.
+        let pts: Vec<(Vec<i64>, i64)> = [(3, 4), (4, 5), (6, 7)]
+            .iter()
+            .map(|&(i, n)| (vec![i, n], n - 1))
+            .collect();
+        assert_eq!(simplest(&pts, 1), Some((vec![1, 0], 0)));
+        // Nothing simpler than a genuine two-term function.
+        let pts: Vec<(Vec<i64>, i64)> = [(1, 1), (2, 1), (1, 3)]
+            .iter()
+            .map(|&(i, j)| (vec![i, j], i + 2 * j))
+            .collect();
+        assert_eq!(simplest(&pts, 2), Some((vec![1, 2], 0)));
     }
 }

@@ -1681,7 +1681,7 @@ fn fit_param(points: &[(Vec<i64>, i64)]) -> Option<Affine> {
     if points.len() < 3 {
         return None;
     }
-    let (a, b) = fit::affine(points)?;
+    let (a, b) = fit::simplest(points, 0)?;
     let mut e = Affine::constant(b);
     for (k, c) in a.into_iter().enumerate() {
         if c != 0 {
@@ -1869,7 +1869,7 @@ where
             .clone()
             .filter_map(|p| p.label.as_ref().map(|(_, k)| (p.x.as_slice(), k[d])))
             .collect();
-        let (a, b) = fit::affine(&data)?;
+        let (a, b) = fit::simplest_over(&data, vars)?;
         // At reads that see only initial values the label must stay inside
         // the κ values seen (the copied-in box), not just fit.
         let lo = data.iter().map(|d| d.1).min()?;

@@ -12,6 +12,7 @@ mod place;
 pub mod prove;
 pub mod report;
 pub mod size;
+pub mod vectors;
 
 use crate::dataflow::Config;
 use crate::expansion::{self, parallel};
@@ -29,6 +30,9 @@ pub struct Options {
     pub params: Vec<(String, i64)>,
     pub max_trips: u32,
     pub max_instances: u64,
+    /// Emit arrays whose labels are checked at the samples and validated but
+    /// not proved static (`--allow-unproved`); otherwise they fall back.
+    pub allow_unproved: bool,
 }
 
 impl Default for Options {
@@ -37,6 +41,7 @@ impl Default for Options {
             params: Vec::new(),
             max_trips: 4,
             max_instances: 5_000_000,
+            allow_unproved: false,
         }
     }
 }
@@ -93,6 +98,9 @@ pub struct Emitted {
     pub samples: Vec<Vec<i64>>,
     /// Unsampled vectors where `equiv` (original vs emitted) agreed.
     pub validated: Vec<Vec<i64>>,
+    /// "validation stopped at N = …: <limit>; not validated there": vectors
+    /// where the emitted program's checking run hit a limit.
+    pub limits: Vec<String>,
     pub arrays: Vec<ArrayReport>,
     pub doall: Vec<String>,
     /// Why no loop is marked, when the marks failed validation.
@@ -106,8 +114,9 @@ pub struct Emitted {
 
 /// Computes the closed forms, emits the expanded program and validates it
 /// against the original at unsampled parameter vectors; an array whose
-/// closed form disagrees there falls back to its next candidate, finally to
-/// no expansion.
+/// closed form disagrees there, or (unless `o.allow_unproved`) whose labels
+/// `prove` does not prove static, falls back to its next candidate, finally
+/// to no expansion.
 pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     if let Some(a) = program.first_ext_access() {
         let name = a.ext.as_ref().map_or("", |x| x.name.as_str());
@@ -137,7 +146,8 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     // (up to MAX_RESAMPLES times) before the fallback forms are tried.
     // The vectors stay those first unsampled: a vector sampled after a
     // disagreement is still validated (the report lists it).
-    let vectors = validation_vectors(program, o, &samples)?;
+    let sampled: Vec<Vec<i64>> = samples.iter().map(|s| s.values.clone()).collect();
+    let vectors = vectors::validation(program, o, &sampled)?;
     let mut originals = check::Originals::new(program, VALIDATION_SEEDS);
     let base = Base {
         plus: &plus,
@@ -155,8 +165,13 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
         };
         let mut e = ctx.build(&first_choice(&cands), true)?;
         if let Ok(v) = validate(&mut originals, &e.program, &vectors) {
-            e.validated = v;
-            return Ok(e);
+            // Unproved arrays are settled one by one below.
+            if o.allow_unproved || e.arrays.iter().all(|r| report::unproved(r).is_none()) {
+                e.validated = v.compared;
+                e.limits = v.limits;
+                return Ok(e);
+            }
+            break cands;
         }
         let failing = vectors
             .iter()
@@ -181,8 +196,9 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
         }
     };
     // Array by array, without doall marks (they are checked last):
-    // the first candidate (most expanded first) that agrees with the
-    // original, given the arrays already settled.
+    // the first candidate (most expanded first) that is proved (unless
+    // unproved forms are allowed) and agrees with the original, given the
+    // arrays already settled.
     for c in &mut cands {
         c.fit(&plus, &sites, &samples, &pool, false);
     }
@@ -191,16 +207,29 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
         samples: &samples,
         cands: &cands,
     };
+    let checked = report::checked(
+        program,
+        &samples.iter().map(|s| s.values.clone()).collect::<Vec<_>>(),
+    );
     let mut choice: Vec<Option<usize>> = vec![None; cands.len()];
-    let mut notes: Vec<Option<String>> = vec![None; cands.len()];
+    let mut notes: Vec<Option<Refusal>> = vec![None; cands.len()];
     for k in 0..cands.len() {
-        for c in 0..cands[k].forms.len() {
+        for (c, (form, trees)) in cands[k].forms.iter().enumerate() {
+            if !o.allow_unproved {
+                let proof = prove::prove(&plus, &prove::Labels::new(form, trees));
+                if let Some(why) = report::not_proved(&proof) {
+                    notes[k].get_or_insert(Refusal::Unproved(format!(
+                        "labels {checked} but not proved: {why}; pass --allow-unproved to emit"
+                    )));
+                    continue;
+                }
+            }
             choice[k] = Some(c);
             let trial = ctx.build(&choice, false)?;
             match validate(&mut originals, &trial.program, &vectors) {
                 Ok(_) => break,
                 Err(why) => {
-                    notes[k].get_or_insert(why);
+                    notes[k].get_or_insert(Refusal::Disagrees(why));
                     choice[k] = None;
                 }
             }
@@ -233,15 +262,33 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
         }
     };
     for (r, note) in e.arrays.iter_mut().zip(notes) {
-        let Some(why) = note else { continue };
-        r.verdict = if r.expanded {
-            format!("{} (a more expanded closed form {why})", r.verdict)
-        } else {
-            format!("not expanded: every closed form {why}")
+        r.verdict = match (note, r.expanded) {
+            (None, _) => continue,
+            (Some(Refusal::Disagrees(why)), true) => {
+                format!("{} (a more expanded closed form {why})", r.verdict)
+            }
+            (Some(Refusal::Disagrees(why)), false) => {
+                format!("not expanded: every closed form {why}")
+            }
+            (Some(Refusal::Unproved(why)), true) => {
+                format!("{} (a more expanded closed form: {why} it)", r.verdict)
+            }
+            (Some(Refusal::Unproved(why)), false) => format!("not expanded: {why} them"),
         };
     }
-    e.validated = v;
+    e.validated = v.compared;
+    e.limits = v.limits;
     Ok(e)
+}
+
+/// Why a more expanded candidate of an array was not emitted.
+#[derive(Clone)]
+enum Refusal {
+    /// "disagrees with the original at N = 6: ..." (validation).
+    Disagrees(String),
+    /// "labels checked at N ∈ {…} but not proved: why; pass
+    /// --allow-unproved to emit" (the proof).
+    Unproved(String),
 }
 
 /// How often a disagreeing validation vector is added to the samples.
@@ -454,6 +501,7 @@ impl Ctx<'_> {
             text,
             samples: samples.iter().map(|s| s.values.clone()).collect(),
             validated: Vec::new(),
+            limits: Vec::new(),
             arrays: reports,
             doall,
             doall_note: None,
@@ -466,41 +514,34 @@ impl Ctx<'_> {
 /// Seeds of each validation run.
 const VALIDATION_SEEDS: u64 = 3;
 
-/// Unsampled vectors to validate at: base+2, +4 and +5 on every parameter,
-/// then every parameter at 0, where loops over 0..N-1 or 1..N are empty
-/// (where the assumptions hold).
-fn validation_vectors(
-    p: &Program,
-    o: &Options,
-    samples: &[Sample],
-) -> Result<Vec<check::Vector>, String> {
-    let mut out = check::shifted(p, &o.params, &[2, 4, 5])?;
-    let zero: check::Vector = p.params.iter().map(|q| (q.name.clone(), 0)).collect();
-    if p.param_values(&zero).is_ok() && !out.contains(&zero) {
-        out.push(zero);
-    }
-    out.retain(|v| {
-        !samples
-            .iter()
-            .any(|s| s.values.iter().eq(v.iter().map(|x| &x.1)))
-    });
-    Ok(out)
+/// What validation established.
+#[derive(Debug, Default)]
+pub struct Validated {
+    /// The vectors compared (those where the original runs).
+    pub compared: Vec<Vec<i64>>,
+    /// "validation stopped at N = …: <limit>; not validated there": where
+    /// the emitted program's run hit a limit (steps, cells) the original's
+    /// did not; not a disagreement.
+    pub limits: Vec<String>,
 }
 
-/// Runs `equiv` (original vs emitted) at `vectors`; Ok: the vectors compared
-/// (those where the original runs), Err: "disagrees with the original at
-/// N = 6: final contents of A[3]".
+/// Runs `equiv` (original vs emitted) at `vectors`; Err: "disagrees with
+/// the original at N = 6: final contents of A[3]".
 pub fn validate(
     original: &mut check::Originals,
     emitted: &Program,
     vectors: &[check::Vector],
-) -> Result<Vec<Vec<i64>>, String> {
+) -> Result<Validated, String> {
     use crate::equiv::Verdict;
-    let mut compared = Vec::new();
+    let mut out = Validated::default();
     for (v, r) in original.compare(emitted, vectors) {
         let at = check::text(&v);
         match r {
-            Ok(Verdict::Agree(_)) => compared.push(v.iter().map(|x| x.1).collect()),
+            Ok(Verdict::Agree(_)) => out.compared.push(v.iter().map(|x| x.1).collect()),
+            Ok(Verdict::Differ(m)) if m.limit => out.limits.push(format!(
+                "validation stopped at {at}: {}; not validated there",
+                m.failure.unwrap_or_default()
+            )),
             Ok(Verdict::Differ(m)) => {
                 return Err(format!("disagrees with the original at {at}: {}", m.what))
             }
@@ -508,7 +549,7 @@ pub fn validate(
             Err(e) => return Err(format!("does not run at {at}: {}", e.message)),
         }
     }
-    Ok(compared)
+    Ok(out)
 }
 
 use crate::print;
@@ -661,30 +702,6 @@ fn augment(p: &Program, names: &mut Names) -> Result<(Program, Vec<StmtId>), Str
     Ok((plus, outs))
 }
 
-/// Parameter vectors: the base, base+1, base+3, each parameter at 1, and
-/// every parameter at 0 (loops over 1..N or 0..N-1 empty: what a read after
-/// them sees comes from before them).
-fn vectors(p: &Program, o: &Options) -> Result<Vec<Vec<i64>>, String> {
-    let base = p.param_values(&o.params)?;
-    let mut vs = vec![base.clone()];
-    for d in [1, 3] {
-        vs.push(base.iter().map(|v| v + d).collect());
-    }
-    for k in 0..base.len() {
-        let mut v = base.clone();
-        v[k] = 1;
-        vs.push(v);
-    }
-    vs.push(vec![0; base.len()]);
-    let mut out: Vec<Vec<i64>> = Vec::new();
-    for v in vs {
-        if !out.contains(&v) {
-            out.push(v);
-        }
-    }
-    Ok(out)
-}
-
 fn config(p: &Program, v: &[i64], o: &Options) -> Config {
     Config {
         params: p
@@ -706,7 +723,7 @@ fn samples(
 ) -> Result<Vec<Sample>, String> {
     let mut out = Vec::new();
     let mut first_err = None;
-    for v in vectors(plus, o)? {
+    for v in vectors::samples(plus, o)? {
         let cfg = config(plus, &v, o);
         if plus.param_values(&cfg.params).is_err() {
             continue;
@@ -725,7 +742,8 @@ fn samples(
     Ok(out)
 }
 
-/// Marks every `for` loop that carries no dependence at any sample.
+/// Marks every `for` loop that carries no dependence at any sample nor,
+/// by the exact tests, at any size.
 fn mark_parallel(p: &mut Program, samples: &[Sample], o: &Options) -> Result<Vec<String>, String> {
     let mut carried: HashSet<CounterId> = HashSet::new();
     let mut seen: HashSet<CounterId> = HashSet::new();
@@ -738,6 +756,15 @@ fn mark_parallel(p: &mut Program, samples: &[Sample], o: &Options) -> Result<Vec
             if c.any() {
                 carried.insert(counter);
             }
+        }
+    }
+    // The samples miss a dependence that only other sizes have (`for j = 2
+    // to M step 3` runs once while M < 5): the exact tests, which hold for
+    // every parameter value, must find none either.
+    let exact = carried_at_any_size(p);
+    for (k, c) in p.counters.iter().enumerate() {
+        if exact.contains(&c.name) {
+            carried.insert(CounterId(k as u32));
         }
     }
     let mut names = Vec::new();
@@ -770,6 +797,35 @@ fn mark_parallel(p: &mut Program, samples: &[Sample], o: &Options) -> Result<Vec
         names.push(p.counter_decl(c).name.clone());
     }
     Ok(names)
+}
+
+/// The names of the loops that carry a dependence for some parameter value
+/// by the exact tests (`dependence`; a name stands for every loop with that
+/// counter name, conservatively; a dependence with no direction vector
+/// marks all its common loops).
+fn carried_at_any_size(p: &Program) -> HashSet<String> {
+    use crate::dependence::{direction::Dir, report, Config, Tester};
+    let mut tester = Tester::new(Config::default());
+    let mut out = HashSet::new();
+    for r in report::analyze(p, &mut tester) {
+        if !r.dependent {
+            continue;
+        }
+        for v in &r.dependence.vectors {
+            if let Some(name) = v
+                .dirs
+                .iter()
+                .position(|d| *d != Dir::Zero)
+                .and_then(|l| r.loops.get(l))
+            {
+                out.insert(name.clone());
+            }
+        }
+        if r.dependence.vectors.is_empty() {
+            out.extend(r.loops.iter().cloned());
+        }
+    }
+    out
 }
 
 /// An affine function as an expression.

@@ -2,7 +2,7 @@
 
 use super::prove::Proof;
 use super::size::Poly;
-use super::Emitted;
+use super::{ArrayReport, Emitted};
 use crate::model::Program;
 use std::fmt::Write;
 
@@ -36,40 +36,55 @@ pub fn checked_at(p: &Program, e: &Emitted) -> String {
     format!("checked at {}, {validated}", values(p, &e.samples))
 }
 
+/// "checked at N ∈ {4, 5, 7, 1}" ("checked" without parameters): where
+/// the closed forms were inferred.
+pub fn checked(p: &Program, samples: &[Vec<i64>]) -> String {
+    if p.params.is_empty() {
+        "checked".to_string()
+    } else {
+        format!("checked at {}", values(p, samples))
+    }
+}
+
+/// Why `proof` is not a proof ("`S` may be a source of read 1 of `T` with
+/// another label", "unknown: …"); None when it is one.
+pub fn not_proved(proof: &Proof) -> Option<String> {
+    match proof {
+        Proof::Proved => None,
+        Proof::Refuted(why) => Some(why.clone()),
+        Proof::Unknown(why) => Some(format!("unknown: {why}")),
+    }
+}
+
+/// Why an expanded array's labels are not proved; None when they are or
+/// the array is not expanded.
+pub fn unproved(a: &ArrayReport) -> Option<String> {
+    a.proof.as_ref().filter(|_| a.expanded).and_then(not_proved)
+}
+
 /// "proved for every N with N >= 0" or "checked at N ∈ {…} (not proved:
 /// why)": what the symbolic proof (`prove`) established for one array.
 pub fn proved(p: &Program, e: &Emitted, proof: &Proof) -> String {
-    let why = match proof {
-        Proof::Proved => {
-            let names: Vec<&str> = p.params.iter().map(|q| q.name.as_str()).collect();
-            let whom = if names.is_empty() {
-                return "proved (every source's label equals its read's label)".into();
-            } else {
-                format!("every {}", names.join(", "))
-            };
-            let assumed: Vec<String> = p
-                .assumptions
-                .iter()
-                .map(|c| crate::print::cond(p, c))
-                .collect();
-            let with = if assumed.is_empty() {
-                String::new()
-            } else {
-                format!(" with {}", assumed.join(" and "))
-            };
-            return format!(
-                "proved for {whom}{with} (every source's label equals its read's label)"
-            );
-        }
-        Proof::Refuted(why) => why.clone(),
-        Proof::Unknown(why) => format!("unknown: {why}"),
+    let Some(why) = not_proved(proof) else {
+        let names: Vec<&str> = p.params.iter().map(|q| q.name.as_str()).collect();
+        let whom = if names.is_empty() {
+            return "proved (every source's label equals its read's label)".into();
+        } else {
+            format!("every {}", names.join(", "))
+        };
+        let assumed: Vec<String> = p
+            .assumptions
+            .iter()
+            .map(|c| crate::print::cond(p, c))
+            .collect();
+        let with = if assumed.is_empty() {
+            String::new()
+        } else {
+            format!(" with {}", assumed.join(" and "))
+        };
+        return format!("proved for {whom}{with} (every source's label equals its read's label)");
     };
-    let at = if p.params.is_empty() {
-        "checked".to_string()
-    } else {
-        format!("checked at {}", values(p, &e.samples))
-    };
-    format!("{at} (not proved: {why})")
+    format!("{} (not proved: {why})", checked(p, &e.samples))
 }
 
 /// The report: per array its verdict, declarations with sizes (formula and
@@ -77,6 +92,9 @@ pub fn proved(p: &Program, e: &Emitted, proof: &Proof) -> String {
 pub fn text(p: &Program, e: &Emitted) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# maximal static expansion, {}", checked_at(p, e));
+    for limit in &e.limits {
+        let _ = writeln!(out, "# {limit}");
+    }
     for a in &e.arrays {
         let _ = writeln!(out, "# {}: {}", a.name, a.verdict);
         if let Some(proof) = &a.proof {
@@ -117,7 +135,7 @@ pub fn text(p: &Program, e: &Emitted) -> String {
     }
     let _ = writeln!(
         out,
-        "# doall (no dependence carried at the samples): {}",
+        "# doall (no dependence carried at the samples nor, by the exact tests, at any size): {}",
         if e.doall.is_empty() {
             "none".to_string()
         } else {

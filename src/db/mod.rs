@@ -490,6 +490,7 @@ pub fn expanded_code(
         params: c.params,
         max_trips: c.max_trips,
         max_instances: c.max_instances,
+        ..Default::default()
     };
     let e = crate::codegen::emit(program, &o)?;
     let text = format!("{}{}", crate::codegen::report::text(program, &e), e.text);

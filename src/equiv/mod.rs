@@ -85,6 +85,9 @@ pub struct Mismatch {
     pub actual: Option<Seen>,
     /// B's run error, when B failed where A ran.
     pub failure: Option<String>,
+    /// B's run stopped on a limit (`--max-steps`, `--max-cells`), not on an
+    /// error of its own: the comparison was not made, rather than failed.
+    pub limit: bool,
 }
 
 impl fmt::Display for Mismatch {
@@ -281,6 +284,10 @@ impl<'p> Original<'p> {
                         what: "B's run".into(),
                         expected: None,
                         actual: None,
+                        limit: matches!(
+                            e.kind,
+                            interp::ErrorKind::StepBudget | interp::ErrorKind::TooLarge
+                        ),
                         failure: Some(e.message),
                     }))
                 }
@@ -420,6 +427,7 @@ fn compare_reads(
                 expected: Some(expected()),
                 actual: None,
                 failure: None,
+                limit: false,
             }));
         };
         if s.value != r.value {
@@ -435,6 +443,7 @@ fn compare_reads(
                     writer: sb.writer(rb, s.writer, s.origin),
                 }),
                 failure: None,
+                limit: false,
             }));
         }
     }
@@ -448,6 +457,7 @@ fn compare_reads(
                 writer: sb.writer(rb, s.writer, s.origin),
             }),
             failure: None,
+            limit: false,
         }));
     }
     Ok(None)
@@ -528,6 +538,7 @@ fn compare_contents(sa: &Side, ra: &Run, sb: &Side, rb: &Run, seed: u64) -> Opti
                         writer: sb.writer(rb, y.writer, y.origin),
                     }),
                     failure: None,
+                    limit: false,
                 });
             }
         }

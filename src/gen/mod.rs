@@ -48,6 +48,10 @@ pub struct GenOptions {
     /// Conditions that read arrays or call functions.
     pub data_conditions: bool,
     pub non_affine_subscripts: bool,
+    /// How many parameters (`N`, `M`, `K`, `L`; at most 4): 0 draws one or
+    /// two, as before this option. Each has its own default, and
+    /// assumptions `N >= 2`, the others `>= 1`.
+    pub params: usize,
 }
 
 impl GenOptions {
@@ -58,6 +62,7 @@ impl GenOptions {
             unknown_conditions: true,
             data_conditions: true,
             non_affine_subscripts: true,
+            params: 0,
         }
     }
 
@@ -70,6 +75,7 @@ impl GenOptions {
             unknown_conditions: false,
             data_conditions: false,
             non_affine_subscripts: false,
+            params: 0,
         }
     }
 }
@@ -141,6 +147,7 @@ struct Limits {
     arrays: usize,
 }
 
+const PARAM_NAMES: [&str; 4] = ["N", "M", "K", "L"];
 const COUNTER_NAMES: [&str; 6] = ["i", "j", "k", "l", "m", "n"];
 const ARRAY_NAMES: [&str; 5] = ["A", "B", "C", "D", "E"];
 const SCALAR_NAMES: [&str; 3] = ["x", "y", "z"];
@@ -213,10 +220,15 @@ impl<'o> Gen<'o> {
         let n = built(self.b.param("N", Some(n_default)));
         self.params.push((n, n_default));
         self.b.assume(e::cmp(CmpOp::Ge, e::param(n), e::int(2)));
-        if self.rng.chance(1, 2) {
-            let m_default = self.rng.range(1, 3);
-            let m = built(self.b.param("M", Some(m_default)));
-            self.params.push((m, m_default));
+        let more = match self.o.params {
+            // One draw, so that the programs of every seed stay as they were.
+            0 => usize::from(self.rng.chance(1, 2)),
+            k => k.min(PARAM_NAMES.len()) - 1,
+        };
+        for name in &PARAM_NAMES[1..=more] {
+            let default = self.rng.range(1, 3);
+            let m = built(self.b.param(name, Some(default)));
+            self.params.push((m, default));
             self.b.assume(e::cmp(CmpOp::Ge, e::param(m), e::int(1)));
         }
         let arrays = self.rng.range(1, self.limits.arrays as i64) as usize;

@@ -1,0 +1,111 @@
+//! The parameter vectors `emit` infers closed forms at (samples) and
+//! validates them at (unsampled). Both move every parameter on its own and
+//! include small values next to the defaults: a form fitted only where the
+//! parameters move together (M - N constant) or stay large is wrong
+//! elsewhere (issue 14: `y_1[i, M - N + j]` for `y_1[i, j - 1]`; labels
+//! that differ only at N = 2). Vectors violating the assumptions are left
+//! out.
+
+use super::check::Vector;
+use super::Options;
+use crate::model::Program;
+
+/// Samples: the base, base+1, base+3; each parameter at 1 and (with several
+/// parameters) at base+2 with the others at the base; every parameter at
+/// 2; with several, the small unequal (2, 3, 4, …) and its reverse; every
+/// parameter at 0 (loops over 1..N or 0..N-1 empty: what a read after them
+/// sees comes from before them).
+pub fn samples(p: &Program, o: &Options) -> Result<Vec<Vec<i64>>, String> {
+    let base = p.param_values(&o.params)?;
+    let n = base.len();
+    let mut vs = vec![base.clone()];
+    for d in [1, 3] {
+        vs.push(base.iter().map(|v| v.saturating_add(d)).collect());
+    }
+    vs.extend(each(&base, |_| 1));
+    if n > 1 {
+        vs.extend(each(&base, |b| b.saturating_add(2)));
+    }
+    vs.push(vec![2; n]);
+    if n > 1 {
+        let up: Vec<i64> = (2..).take(n).collect();
+        vs.push(up.iter().rev().copied().collect());
+        vs.push(up);
+    }
+    vs.push(vec![0; n]);
+    Ok(admissible(p, vs))
+}
+
+/// Validation vectors not in `sampled`: base+2, +4, +5 on every parameter;
+/// with several parameters each at base+4 alone; small vectors (every
+/// vector of {1, 2, 3}ⁿ for up to 4 parameters, at most 81, else each parameter at 1
+/// and 3 with the others at 2, plus (1, 2, 3, 1, …) and its reverse); every
+/// parameter at 0.
+pub fn validation(p: &Program, o: &Options, sampled: &[Vec<i64>]) -> Result<Vec<Vector>, String> {
+    let base = p.param_values(&o.params)?;
+    let n = base.len();
+    let mut vs: Vec<Vec<i64>> = [2, 4, 5]
+        .iter()
+        .map(|&d| base.iter().map(|v| v.saturating_add(d)).collect())
+        .collect();
+    if n > 1 {
+        vs.extend(each(&base, |b| b.saturating_add(4)));
+    }
+    if n <= 4 {
+        for code in 0..3usize.pow(n as u32) {
+            vs.push(
+                (0..n)
+                    .map(|k| (code / 3usize.pow(k as u32) % 3) as i64 + 1)
+                    .collect(),
+            );
+        }
+    } else {
+        let twos = vec![2; n];
+        vs.extend(each(&twos, |_| 1));
+        vs.extend(each(&twos, |_| 3));
+        let cycle: Vec<i64> = (0..n).map(|k| (k % 3) as i64 + 1).collect();
+        vs.push(cycle.iter().rev().copied().collect());
+        vs.push(cycle);
+    }
+    vs.push(vec![0; n]);
+    let named = |v: Vec<i64>| -> Vector {
+        p.params
+            .iter()
+            .zip(v)
+            .map(|(q, x)| (q.name.clone(), x))
+            .collect()
+    };
+    Ok(admissible(p, vs)
+        .into_iter()
+        .filter(|v| !sampled.contains(v))
+        .map(named)
+        .collect())
+}
+
+/// `base` with parameter k replaced by `f(base[k])`, for each k.
+fn each(base: &[i64], f: impl Fn(i64) -> i64) -> Vec<Vec<i64>> {
+    (0..base.len())
+        .map(|k| {
+            let mut v = base.to_vec();
+            v[k] = f(v[k]);
+            v
+        })
+        .collect()
+}
+
+/// The vectors where the assumptions hold, first occurrences only.
+fn admissible(p: &Program, vs: Vec<Vec<i64>>) -> Vec<Vec<i64>> {
+    let mut out: Vec<Vec<i64>> = Vec::new();
+    for v in vs {
+        let named: Vector = p
+            .params
+            .iter()
+            .zip(&v)
+            .map(|(q, &x)| (q.name.clone(), x))
+            .collect();
+        if !out.contains(&v) && p.param_values(&named).is_ok() {
+            out.push(v);
+        }
+    }
+    out
+}
