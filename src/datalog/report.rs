@@ -1,8 +1,8 @@
 //! Check relations as diagnostics: every tuple of a `.check` relation is a
 //! warning (W1101), of a `.deny` relation an error (E1101), pointing at the
-//! program entity of its first `access`, `site` or `loop` column (in that
-//! order of preference: an access is the most precise); the other entity
-//! columns become secondary labels. `{Column}` in the message is replaced
+//! program entity of its first column of type `access`, `site` or `loop`
+//! (the rule writer chooses by the column order); the other entity columns
+//! become secondary labels. `{Column}` in the message is replaced
 //! by the tuple's value (a symbol by its text).
 
 use super::check::Rules;
@@ -15,9 +15,10 @@ pub fn diagnostics(rules: &Rules, out: &Output, exported: &Exported, file: FileI
     let mut diags = Vec::new();
     for check in &rules.checks {
         let rel = &rules.relations[check.rel];
-        let primary = [Type::Access, Type::Site, Type::Loop]
+        let primary = rel
+            .cols
             .iter()
-            .find_map(|t| rel.cols.iter().position(|(_, c)| c == t));
+            .position(|(_, t)| matches!(t, Type::Access | Type::Site | Type::Loop));
         for row in &out.relations[check.rel] {
             let mut message = check.message.clone();
             for (k, (name, ty)) in rel.cols.iter().enumerate() {
