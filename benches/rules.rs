@@ -16,7 +16,7 @@
 //! only (medians of 21 CPU-timed runs).
 
 use arrayflow::datalog::{self, Exported};
-use arrayflow::db::{self, rules as dbr, Database};
+use arrayflow::db::{rules as dbr, Database};
 use arrayflow::diagnostics::FileId;
 use salsa::Setter;
 use std::time::Duration;
@@ -86,18 +86,22 @@ fn run_time(rules: &datalog::Rules, e: &Exported, name: &str) -> usize {
 }
 
 fn ascent_reach(e: &Exported) -> usize {
-    let mut p = Reach::default();
-    p.source = rel(e, "source").iter().map(|r| (r[0], r[1])).collect();
-    p.read = rel(e, "read").iter().map(|r| (r[0], r[1], r[2])).collect();
+    let mut p = Reach {
+        source: rel(e, "source").iter().map(|r| (r[0], r[1])).collect(),
+        read: rel(e, "read").iter().map(|r| (r[0], r[1], r[2])).collect(),
+        ..Default::default()
+    };
     p.run();
     p.reach.len()
 }
 
 fn ascent_unreached(e: &Exported) -> usize {
-    let mut p = Unreached::default();
-    p.source = rel(e, "source").iter().map(|r| (r[0], r[1])).collect();
-    p.read = rel(e, "read").iter().map(|r| (r[0], r[1], r[2])).collect();
-    p.initial = rel(e, "initial").iter().map(|r| (r[0],)).collect();
+    let mut p = Unreached {
+        source: rel(e, "source").iter().map(|r| (r[0], r[1])).collect(),
+        read: rel(e, "read").iter().map(|r| (r[0], r[1], r[2])).collect(),
+        initial: rel(e, "initial").iter().map(|r| (r[0],)).collect(),
+        ..Default::default()
+    };
     p.run();
     p.unreached.len()
 }
@@ -125,7 +129,11 @@ fn main() {
     let n_reach = run_time(&reach, &e, "reach");
     assert_eq!(n_reach, ascent_reach(&e), "the two engines disagree");
     let n_unreached = run_time(&unreached, &e, "unreached");
-    assert_eq!(n_unreached, ascent_unreached(&e), "the two engines disagree");
+    assert_eq!(
+        n_unreached,
+        ascent_unreached(&e),
+        "the two engines disagree"
+    );
 
     // The edit: the doall rule, toggled between marked and all loops.
     let doall = std::fs::read_to_string(concat!(
@@ -133,7 +141,10 @@ fn main() {
         "/fixtures/rules/doall_flow.dl"
     ))
     .unwrap();
-    let variants = [doall.clone(), doall.replace("loop(L, C, 1)", "loop(L, C, _)")];
+    let variants = [
+        doall.clone(),
+        doall.replace("loop(L, C, 1)", "loop(L, C, _)"),
+    ];
     let mut db = Database::default();
     let file = db.add_file("k50.loop", kernels_file());
     dbr::set_rules(&mut db, &[("doall.dl".into(), variants[0].clone())]);
@@ -149,7 +160,9 @@ fn main() {
     if std::env::var_os("ARRAYFLOW_BENCH_QUICK").is_none() {
         let mut c = support::criterion();
         let mut g = c.benchmark_group("rules");
-        g.bench_function("reach run-time", |b| b.iter(|| run_time(&reach, &e, "reach")));
+        g.bench_function("reach run-time", |b| {
+            b.iter(|| run_time(&reach, &e, "reach"))
+        });
         g.bench_function("reach ascent", |b| b.iter(|| ascent_reach(&e)));
         g.bench_function("unreached run-time", |b| {
             b.iter(|| run_time(&unreached, &e, "unreached"))
@@ -166,7 +179,11 @@ fn main() {
     let rt_un = t(&mut || run_time(&unreached, &e, "unreached"));
     let asc_un = t(&mut || ascent_unreached(&e));
     let edits = t(&mut || edit(&mut db));
-    println!("facts: {} reads, {} sources", rel(&e, "read").len(), rel(&e, "source").len());
+    println!(
+        "facts: {} reads, {} sources",
+        rel(&e, "read").len(),
+        rel(&e, "source").len()
+    );
     println!(
         "reach: {n_reach} tuples; run-time {rt_reach:?}, ascent {asc_reach:?}, ratio {:.2}",
         rt_reach.as_secs_f64() / asc_reach.as_secs_f64()

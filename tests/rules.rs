@@ -10,10 +10,10 @@ use arrayflow::diagnostics::FileId;
 use arrayflow::hash::SplitMix64 as Rng;
 use std::sync::{Arc, Mutex};
 
-mod naive_datalog;
-mod support;
 #[path = "support/lsp_client.rs"]
 mod lsp_client;
+mod naive_datalog;
+mod support;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/rules");
 
@@ -105,7 +105,11 @@ fn gen_rules(rng: &mut Rng) -> String {
                 }
             })
             .collect();
-        s.push_str(&format!("p{h}({}) :- {}.\n", head.join(", "), body.join(", ")));
+        s.push_str(&format!(
+            "p{h}({}) :- {}.\n",
+            head.join(", "),
+            body.join(", ")
+        ));
     }
     s
 }
@@ -138,11 +142,17 @@ fn datafrog_evaluation_equals_the_naive_reference_on_generated_rule_sets() {
         let symbols = Symbols::default();
         let fast = datalog::evaluate(&rules, &inputs, &symbols);
         let (slow, _) = naive_datalog::evaluate(&rules, &inputs, &symbols);
-        assert_eq!(fast.relations, slow, "case {case}:\n{text}\ninputs {inputs:?}");
+        assert_eq!(
+            fast.relations, slow,
+            "case {case}:\n{text}\ninputs {inputs:?}"
+        );
         derived += slow[3..].iter().map(Vec::len).sum::<usize>();
         checked += 1;
     }
-    assert!(checked * 2 > rejected, "{checked} checked, {rejected} rejected");
+    assert!(
+        checked * 2 > rejected,
+        "{checked} checked, {rejected} rejected"
+    );
     assert!(derived > checked, "the rule sets derive almost nothing");
 }
 
@@ -178,7 +188,11 @@ fn facts_and_rules_of_constants() {
     let (items, errors) = syntax::parse(text, FileId(0));
     assert!(errors.is_empty(), "{errors:?}");
     let rules = check::check(&items, &gen_schema(), FileId(0)).unwrap();
-    let out = datalog::evaluate(&rules, &[vec![], vec![vec![3], vec![7]], vec![]], &Symbols::default());
+    let out = datalog::evaluate(
+        &rules,
+        &[vec![], vec![vec![3], vec![7]], vec![]],
+        &Symbols::default(),
+    );
     let p = &out.relations[rules.relation("p").unwrap()];
     assert_eq!(p, &vec![vec![1], vec![3], vec![7]]);
     let q = &out.relations[rules.relation("q").unwrap()];
@@ -261,12 +275,32 @@ fn every_rule_file_diagnostic() {
         ("p(X) :- read(X, _, _)", "E1001", ""),
         (".decl p(x: number)\np(X) :- read(X _, _).", "E1001", "_"),
         (".decl p(x: integer)", "E1001", "integer"),
-        (".decl p(x: number)\np(X) :- reads(X, _, _).", "E1002", "reads"),
+        (
+            ".decl p(x: number)\np(X) :- reads(X, _, _).",
+            "E1002",
+            "reads",
+        ),
         (".check nothing \"m\"", "E1002", "nothing"),
-        (".decl p(x: number)\np(X) :- read(X, _).", "E1003", "read(X, _)"),
-        (".decl p(x: number, y: number)\np(X, Y) :- initial(X).", "E1004", "Y"),
-        (".decl p(x: number)\np(X) :- initial(X), !source(X, Y).", "E1004", "Y"),
-        (".decl p(x: number)\np(X) :- initial(X), Y > 1.", "E1004", "Y"),
+        (
+            ".decl p(x: number)\np(X) :- read(X, _).",
+            "E1003",
+            "read(X, _)",
+        ),
+        (
+            ".decl p(x: number, y: number)\np(X, Y) :- initial(X).",
+            "E1004",
+            "Y",
+        ),
+        (
+            ".decl p(x: number)\np(X) :- initial(X), !source(X, Y).",
+            "E1004",
+            "Y",
+        ),
+        (
+            ".decl p(x: number)\np(X) :- initial(X), Y > 1.",
+            "E1004",
+            "Y",
+        ),
         (".decl p(x: number)\np(_) :- initial(X).", "E1004", "_"),
         (
             ".decl p(x: number)\n.decl q(x: number)\np(X) :- initial(X), !q(X).\nq(X) :- p(X).",
@@ -274,13 +308,25 @@ fn every_rule_file_diagnostic() {
             "!q(X)",
         ),
         (".decl p(s: site)\np(S) :- op(S, _).", "E1006", "S"),
-        (".decl p(s: site)\np(S) :- site(S, _), S < \"a\".", "E1006", "S < \"a\""),
-        (".decl p(x: number)\np(X) :- read(X, _, _), X = \"a\".", "E1006", "X = \"a\""),
+        (
+            ".decl p(s: site)\np(S) :- site(S, _), S < \"a\".",
+            "E1006",
+            "S < \"a\"",
+        ),
+        (
+            ".decl p(x: number)\np(X) :- read(X, _, _), X = \"a\".",
+            "E1006",
+            "X = \"a\"",
+        ),
         (".decl site(x: number)", "E1007", "site"),
         (".decl p(x: number)\n.decl p(x: number)", "E1007", "p"),
         ("initial(1).", "E1007", "initial"),
         (".decl p(x: number)\n.check p \"m\"", "E1008", "p"),
-        (".decl p(s: site)\n.check p \"at {t}\"", "E1008", "\"at {t}\""),
+        (
+            ".decl p(s: site)\n.check p \"at {t}\"",
+            "E1008",
+            "\"at {t}\"",
+        ),
     ];
     for (text, code, covered) in cases {
         let got = rule_errors(text);
@@ -300,8 +346,8 @@ fn every_rule_file_diagnostic() {
 /// give their code.
 #[test]
 fn documented_rule_examples_give_their_code() {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/language.md"))
-        .unwrap();
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/language.md")).unwrap();
     let mut checked = 0;
     for part in doc.split("\n### ").skip(1) {
         let code = &part[..5];
@@ -338,7 +384,10 @@ fn souffle_files_read_back_give_the_same_results() {
     for entry in std::fs::read_dir(papers).unwrap() {
         let path = entry.unwrap().path();
         let db = Database::default();
-        let file = db.add_file(path.display().to_string(), std::fs::read_to_string(&path).unwrap());
+        let file = db.add_file(
+            path.display().to_string(),
+            std::fs::read_to_string(&path).unwrap(),
+        );
         let Some(e) = dbr::exported(&db, file) else {
             continue;
         };
@@ -359,7 +408,10 @@ fn souffle_files_read_back_give_the_same_results() {
     std::fs::remove_dir_all(&dir).ok();
     assert!(checked > 40, "only {checked} fixtures");
     let dl = datalog::souffle::declarations();
-    assert!(dl.contains(".decl read(r: number, o: number, x: access)\n.input read\n"), "{dl}");
+    assert!(
+        dl.contains(".decl read(r: number, o: number, x: access)\n.input read\n"),
+        "{dl}"
+    );
 }
 
 /// Editing a rule file re-runs its check and evaluation, not the exported
@@ -373,7 +425,9 @@ fn a_rule_edit_reruns_only_that_rule_file() {
         Box::new(move |event| {
             if let salsa::EventKind::WillExecute { database_key } = event.kind {
                 let name = format!("{database_key:?}");
-                sink.lock().unwrap().push(name.split('(').next().unwrap_or("").to_string());
+                sink.lock()
+                    .unwrap()
+                    .push(name.split('(').next().unwrap_or("").to_string());
             }
         }),
     );
@@ -416,35 +470,71 @@ fn arrayflow(args: &[&str]) -> (i32, String, String) {
 fn the_command_line() {
     let f = |n: &str| format!("{FIXTURES}/{n}");
     // Findings are warnings: exit 0, pointing into the program.
-    let (code, out, err) = arrayflow(&["check", &f("doall_flow.loop"), "--rules", &f("doall_flow.dl")]);
+    let (code, out, err) = arrayflow(&[
+        "check",
+        &f("doall_flow.loop"),
+        "--rules",
+        &f("doall_flow.dl"),
+    ]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("warning[W1101]: loop `i` is marked doall but carries a flow of `A` from Sum to Sum"), "{err}");
+    assert!(
+        err.contains(
+            "warning[W1101]: loop `i` is marked doall but carries a flow of `A` from Sum to Sum"
+        ),
+        "{err}"
+    );
     assert!(err.contains("doall_flow.loop:7:1"), "{err}");
     assert!(out.contains("doall_flow.loop: ok"), "{out}");
     // `.deny` makes them errors; `.output` prints the relation.
     let dir = std::env::temp_dir().join(format!("arrayflow-cli-rules-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let deny = dir.join("deny.dl");
-    let text = std::fs::read_to_string(f("doall_flow.dl")).unwrap().replace(".check", ".deny")
+    let text = std::fs::read_to_string(f("doall_flow.dl"))
+        .unwrap()
+        .replace(".check", ".deny")
         + ".output bad_doall\n";
     std::fs::write(&deny, text).unwrap();
-    let (code, out, err) = arrayflow(&["check", &f("doall_flow.loop"), "--rules", deny.to_str().unwrap()]);
+    let (code, out, err) = arrayflow(&[
+        "check",
+        &f("doall_flow.loop"),
+        "--rules",
+        deny.to_str().unwrap(),
+    ]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("error[E1101]"), "{err}");
-    assert!(out.contains("bad_doall(0, \"i\", \"Sum\", \"Sum\", \"A\")"), "{out}");
+    assert!(
+        out.contains("bad_doall(0, \"i\", \"Sum\", \"Sum\", \"A\")"),
+        "{out}"
+    );
     // A wrong rule file: its diagnostics, exit 1.
     let bad = dir.join("bad.dl");
     std::fs::write(&bad, ".decl p(x: number)\np(X) :- reads(X).\n").unwrap();
-    let (code, _, err) = arrayflow(&["check", &f("doall_flow.loop"), "--rules", bad.to_str().unwrap()]);
+    let (code, _, err) = arrayflow(&[
+        "check",
+        &f("doall_flow.loop"),
+        "--rules",
+        bad.to_str().unwrap(),
+    ]);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("error[E1002]: unknown relation `reads`") && err.contains("bad.dl:2:9"), "{err}");
+    assert!(
+        err.contains("error[E1002]: unknown relation `reads`") && err.contains("bad.dl:2:9"),
+        "{err}"
+    );
     // The Soufflé export.
     let out_dir = dir.join("souffle");
-    let (code, _, err) = arrayflow(&["facts", &f("doall_flow.loop"), "--format", "souffle", out_dir.to_str().unwrap()]);
+    let (code, _, err) = arrayflow(&[
+        "facts",
+        &f("doall_flow.loop"),
+        "--format",
+        "souffle",
+        out_dir.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{err}");
     let carried = std::fs::read_to_string(out_dir.join("flow_carried.facts")).unwrap();
     assert!(carried.contains("0\tSum\tSum\tA\n"), "{carried}");
-    assert!(std::fs::read_to_string(out_dir.join("inputs.dl")).unwrap().contains(".input flow_carried"));
+    assert!(std::fs::read_to_string(out_dir.join("inputs.dl"))
+        .unwrap()
+        .contains(".input flow_carried"));
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -463,7 +553,10 @@ fn the_language_server_publishes_rule_findings() {
     let diags = c.diagnostics(u, 1);
     let found: Vec<&serde_json::Value> = diags.iter().filter(|d| d["code"] == "W1101").collect();
     assert_eq!(found.len(), 1, "{diags:?}");
-    assert_eq!(found[0]["range"]["start"], json!({"line": 6, "character": 0}));
+    assert_eq!(
+        found[0]["range"]["start"],
+        json!({"line": 6, "character": 0})
+    );
     c.notify(
         "workspace/didChangeConfiguration",
         json!({"settings": {"arrayflow": {"rules": [f("uninitialized.dl")]}}}),

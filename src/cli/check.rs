@@ -33,12 +33,13 @@ pub fn run(args: &Args) -> ExitCode {
     let db = crate::db::Database::new(args.sizes.config(crate::dataflow::DEFAULT_MAX_INSTANCES));
     let mut all = Vec::new();
     let (mut unreadable, mut invalid) = (false, false);
-    let emit = |files: &SourceFiles, diags: Vec<crate::diagnostics::Diagnostic>, all: &mut Vec<_>| {
-        match args.format {
-            Format::Text => eprint!("{}", files.render_all(&diags)),
-            Format::Json => all.extend(diags),
-        }
-    };
+    let emit =
+        |files: &SourceFiles, diags: Vec<crate::diagnostics::Diagnostic>, all: &mut Vec<_>| {
+            match args.format {
+                Format::Text => eprint!("{}", files.render_all(&diags)),
+                Format::Json => all.extend(diags),
+            }
+        };
     let mut rule_files = Vec::new();
     for path in &args.rules {
         let Some(text) = read_source(path) else {
@@ -66,7 +67,10 @@ pub fn run(args: &Args) -> ExitCode {
         let mut diags = super::in_file(&crate::db::parse(&db, file).diagnostics, id);
         let valid = !has_errors(&diags);
         if valid && !args.rules.is_empty() {
-            diags.extend(super::in_file(&crate::db::analysis_diagnostics(&db, file), id));
+            diags.extend(super::in_file(
+                crate::db::analysis_diagnostics(&db, file),
+                id,
+            ));
             for &rf in &rule_files {
                 let res = crate::db::rules::rule_results(&db, file, rf);
                 diags.extend(super::in_file(&res.diagnostics, id));

@@ -33,7 +33,7 @@ pub fn run(args: &Args) -> ExitCode {
         Err(code) => return code,
     };
     let errors = super::in_file(
-        &crate::db::analysis_diagnostics(&loaded.db, loaded.source),
+        crate::db::analysis_diagnostics(&loaded.db, loaded.source),
         loaded.file,
     );
     if !errors.is_empty() {

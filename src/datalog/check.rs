@@ -74,31 +74,36 @@ impl Rules {
     }
 }
 
-struct Checker<'a> {
+struct Checker {
     file: FileId,
     rels: Vec<Relation>,
     by_name: HashMap<String, usize>,
     diags: Vec<Diagnostic>,
-    _items: &'a [Item],
 }
 
-impl Checker<'_> {
+impl Checker {
     fn err(&mut self, code: &'static str, message: String, span: Span, label: &str) {
         self.diags
             .push(Diagnostic::error(code, message).primary(self.file, span, label));
     }
 
-    /// The relation an atom names, with its arity checked.
-    fn resolve(&mut self, a: &Atom) -> Option<usize> {
-        let Some(&r) = self.by_name.get(&a.rel) else {
+    /// The relation `name` names, or E1002.
+    fn lookup(&mut self, name: &str, span: Span) -> Option<usize> {
+        let found = self.by_name.get(name).copied();
+        if found.is_none() {
             self.err(
                 "E1002",
-                format!("unknown relation `{}`", a.rel),
-                a.rel_span,
+                format!("unknown relation `{name}`"),
+                span,
                 "neither exported nor declared with `.decl`",
             );
-            return None;
-        };
+        }
+        found
+    }
+
+    /// The relation an atom names, with its arity checked.
+    fn resolve(&mut self, a: &Atom) -> Option<usize> {
+        let r = self.lookup(&a.rel, a.rel_span)?;
         let want = self.rels[r].cols.len();
         if a.args.len() != want {
             self.err(
@@ -134,7 +139,10 @@ impl Checker<'_> {
             if self.rels[h].exported {
                 self.err(
                     "E1007",
-                    format!("`{}` is an exported relation; rules cannot add to it", r.head.rel),
+                    format!(
+                        "`{}` is an exported relation; rules cannot add to it",
+                        r.head.rel
+                    ),
                     r.head.rel_span,
                     "exported relation in a head",
                 );
@@ -180,7 +188,11 @@ impl Checker<'_> {
                 pos.push(CAtom { rel, args });
             }
         }
-        let use_term = |c: &mut Self, t: &STerm, want: Option<Type>, what: &str| -> Option<(Term, Option<Type>)> {
+        let use_term = |c: &mut Self,
+                        t: &STerm,
+                        want: Option<Type>,
+                        what: &str|
+         -> Option<(Term, Option<Type>)> {
             match t {
                 STerm::Var(name, span) => {
                     let Some(&v) = vars.get(name) else {
@@ -257,7 +269,7 @@ impl Checker<'_> {
                             "operands of different types",
                         );
                         ok = false;
-                    } else if op.orders() && tx.is_symbol() {
+                    } else if syntax::orders(*op) && tx.is_symbol() {
                         self.err(
                             "E1006",
                             "symbols can only be compared with `=` and `!=`".into(),
@@ -347,7 +359,6 @@ pub fn check(
         rels: Vec::new(),
         by_name: HashMap::new(),
         diags: Vec::new(),
-        _items: items,
     };
     for (name, cols) in exported {
         c.by_name.insert(name.clone(), c.rels.len());
@@ -366,11 +377,8 @@ pub fn check(
                 } else {
                     "declared twice".to_string()
                 };
-                let mut diag = Diagnostic::error(
-                    "E1007",
-                    format!("`{}` is {what}", d.name),
-                )
-                .primary(file, d.name_span, "declared again here");
+                let mut diag = Diagnostic::error("E1007", format!("`{}` is {what}", d.name))
+                    .primary(file, d.name_span, "declared again here");
                 if !c.rels[r].exported {
                     diag = diag.secondary(file, c.rels[r].span, "first declared here");
                 }
@@ -399,19 +407,13 @@ pub fn check(
                     rule_spans.push(r);
                 }
             }
-            Item::Output(name, span) | Item::Input(name, span) => match c.by_name.get(name) {
-                Some(&r) => {
+            Item::Output(name, span) | Item::Input(name, span) => {
+                if let Some(r) = c.lookup(name, *span) {
                     if matches!(it, Item::Output(..)) {
                         outputs.push(r)
                     }
                 }
-                None => c.err(
-                    "E1002",
-                    format!("unknown relation `{name}`"),
-                    *span,
-                    "not declared",
-                ),
-            },
+            }
             Item::Check(d) => {
                 if let Some(ch) = check_directive(&mut c, d) {
                     checks.push(ch);
@@ -432,16 +434,8 @@ pub fn check(
     })
 }
 
-fn check_directive(c: &mut Checker<'_>, d: &syntax::CheckDirective) -> Option<Check> {
-    let Some(&rel) = c.by_name.get(&d.rel) else {
-        c.err(
-            "E1002",
-            format!("unknown relation `{}`", d.rel),
-            d.rel_span,
-            "not declared",
-        );
-        return None;
-    };
+fn check_directive(c: &mut Checker, d: &syntax::CheckDirective) -> Option<Check> {
+    let rel = c.lookup(&d.rel, d.rel_span)?;
     let cols = &c.rels[rel].cols;
     if !cols
         .iter()
@@ -495,7 +489,7 @@ pub fn placeholders(message: &str) -> Vec<String> {
 /// Strata of the declared relations (Tarjan's strongly connected
 /// components of the dependency graph, in topological order); a negated
 /// atom inside a component is E1005.
-fn stratify(c: &mut Checker<'_>, rules: &[CRule], spans: &[&syntax::Rule]) -> Vec<Vec<usize>> {
+fn stratify(c: &mut Checker, rules: &[CRule], spans: &[&syntax::Rule]) -> Vec<Vec<usize>> {
     let n = c.rels.len();
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
     for r in rules {

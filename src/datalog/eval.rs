@@ -11,6 +11,7 @@
 use super::check::{CAtom, CRule, Rules, Term};
 use super::syntax::Cmp;
 use super::Symbols;
+use crate::model::eval::compare;
 use datafrog::{Iteration, Relation, Variable};
 use std::collections::HashMap;
 
@@ -54,9 +55,24 @@ enum Op {
         f: RowFn,
     },
     /// `dst` gets `(key, row)`: the row keyed by the values at `key`.
-    Key { src: usize, dst: usize, key: Vec<Operand> },
-    /// `dst` gets `left ++ right` for equal keys.
-    Join { left: usize, right: usize, dst: usize },
+    Key {
+        src: usize,
+        dst: usize,
+        key: Vec<Operand>,
+    },
+    /// `dst` gets `out` read from `left ++ right` for equal keys.
+    Join {
+        left: usize,
+        right: usize,
+        dst: usize,
+        out: Vec<Operand>,
+    },
+    /// `dst` gets `out` read from each new row of `src`.
+    Map {
+        src: usize,
+        dst: usize,
+        out: Vec<Operand>,
+    },
     /// `dst` gets the rows of `src` whose key is not in `rel`.
     Anti { src: usize, rel: usize, dst: usize },
 }
@@ -127,22 +143,36 @@ impl Plan {
                             (key.iter().map(|o| o.get(r)).collect(), r.clone())
                         });
                     }
-                    Op::Join { left, right, dst } => {
+                    Op::Join {
+                        left,
+                        right,
+                        dst,
+                        out,
+                    } => {
                         self.rows[*dst].from_join(
                             &self.keyed[*left],
                             &self.keyed[*right],
                             |_, a, b| {
-                                let mut r = Vec::with_capacity(a.len() + b.len());
-                                r.extend_from_slice(a);
-                                r.extend_from_slice(b);
-                                r
+                                out.iter()
+                                    .map(|o| match *o {
+                                        Operand::At(k) if k < a.len() => a[k],
+                                        Operand::At(k) => b[k - a.len()],
+                                        Operand::Const(c) => c,
+                                    })
+                                    .collect()
                             },
                         );
                     }
+                    Op::Map { src, dst, out } => {
+                        self.rows[*dst]
+                            .from_map(&self.rows[*src], |r| out.iter().map(|o| o.get(r)).collect());
+                    }
                     Op::Anti { src, rel, dst } => {
-                        self.rows[*dst].from_antijoin(&self.keyed[*src], &self.negs[*rel], |_, r| {
-                            r.clone()
-                        });
+                        self.rows[*dst].from_antijoin(
+                            &self.keyed[*src],
+                            &self.negs[*rel],
+                            |_, r| r.clone(),
+                        );
                     }
                 }
             }
@@ -261,9 +291,8 @@ fn compile(rule: &CRule, plan: &mut Plan, done: &[Option<Vec<Row>>], symbols: &m
 
         if i == 0 {
             // The row is the values of the new variables.
-            let identity = checks.is_empty()
-                && cmps.is_empty()
-                && new_cols.len() == atom.args.len();
+            let identity =
+                checks.is_empty() && cmps.is_empty() && new_cols.len() == atom.args.len();
             current = Some(if identity {
                 src
             } else {
@@ -276,7 +305,7 @@ fn compile(rule: &CRule, plan: &mut Plan, done: &[Option<Vec<Row>>], symbols: &m
                         }
                         let row: Row = cols.iter().map(|&c| r[c]).collect();
                         cmps.iter()
-                            .all(|&(a, op, b)| op.holds(a.get(&row), b.get(&row)))
+                            .all(|&(a, op, b)| compare(op, a.get(&row), b.get(&row)))
                             .then_some(row)
                     }),
                 )
@@ -284,10 +313,7 @@ fn compile(rule: &CRule, plan: &mut Plan, done: &[Option<Vec<Row>>], symbols: &m
             width = new_cols.len();
         } else {
             let cur = current.expect("a row before the second atom");
-            let left = plan.key(
-                cur,
-                shared.iter().map(|&(_, p)| Operand::At(p)).collect(),
-            );
+            let left = plan.key(cur, shared.iter().map(|&(_, p)| Operand::At(p)).collect());
             // The right side: the atom's new columns, keyed by its shared ones.
             let right_rows = if checks.is_empty() {
                 src
@@ -311,27 +337,52 @@ fn compile(rule: &CRule, plan: &mut Plan, done: &[Option<Vec<Row>>], symbols: &m
                 dst: right,
                 key: right_key,
             });
-            let project = new_cols.clone();
+            let w = width;
+            // Where a variable of the new row is in `left ++ right`.
+            let concat = |p: usize| if p < w { p } else { w + new_cols[p - w] };
+            if i + 1 == rule.pos.len() && rule.neg.is_empty() && cmps.is_empty() {
+                // The last join makes the head's tuples directly.
+                let out = rule
+                    .head
+                    .args
+                    .iter()
+                    .map(|t| match operand(t, &at, symbols) {
+                        Operand::At(p) => Operand::At(concat(p)),
+                        c => c,
+                    })
+                    .collect();
+                plan.ops.push(Op::Join {
+                    left,
+                    right,
+                    dst: head,
+                    out,
+                });
+                return;
+            }
+            let out = (0..w)
+                .chain(new_cols.iter().map(|&c| w + c))
+                .map(Operand::At)
+                .collect();
             let joined = plan.row_var();
             plan.ops.push(Op::Join {
                 left,
                 right,
                 dst: joined,
+                out,
             });
-            // The right side carries the whole atom row; keep its new columns.
-            let w = width;
-            let keep = plan.filter(
-                joined,
-                Box::new(move |r: &Row| {
-                    let mut row: Row = r[..w].to_vec();
-                    row.extend(project.iter().map(|&c| r[w + c]));
-                    cmps.iter()
-                        .all(|&(a, op, b)| op.holds(a.get(&row), b.get(&row)))
-                        .then_some(row)
-                }),
-            );
             width += new_cols.len();
-            current = Some(keep);
+            current = Some(if cmps.is_empty() {
+                joined
+            } else {
+                plan.filter(
+                    joined,
+                    Box::new(move |row: &Row| {
+                        cmps.iter()
+                            .all(|&(a, op, b)| compare(op, a.get(row), b.get(row)))
+                            .then(|| row.clone())
+                    }),
+                )
+            });
         }
     }
 
@@ -344,7 +395,8 @@ fn compile(rule: &CRule, plan: &mut Plan, done: &[Option<Vec<Row>>], symbols: &m
     let Some(mut cur) = current else {
         // No positive atom: a fact, or constants compared with constants.
         let cmps_hold = pending.iter().all(|(a, op, b)| {
-            op.holds(
+            compare(
+                *op,
                 operand(a, &at, symbols).get(&[]),
                 operand(b, &at, symbols).get(&[]),
             )
@@ -369,14 +421,10 @@ fn compile(rule: &CRule, plan: &mut Plan, done: &[Option<Vec<Row>>], symbols: &m
     for n in &rule.neg {
         cur = antijoin(n, cur, &at, plan, done, symbols);
     }
-    plan.ops.push(Op::Filter {
+    plan.ops.push(Op::Map {
         src: cur,
-        tmp: {
-            plan.flagged.push(plan.iteration.variable("flagged"));
-            plan.flagged.len() - 1
-        },
         dst: head,
-        f: Box::new(move |r: &Row| Some(head_ops.iter().map(|o| o.get(r)).collect())),
+        out: head_ops,
     });
 }
 
@@ -399,10 +447,14 @@ fn antijoin(
     let cols: Vec<usize> = (0..n.args.len())
         .filter(|&c| !matches!(n.args[c], Term::Wild))
         .collect();
-    let key: Vec<Operand> = cols.iter().map(|&c| operand(&n.args[c], at, symbols)).collect();
+    let key: Vec<Operand> = cols
+        .iter()
+        .map(|&c| operand(&n.args[c], at, symbols))
+        .collect();
     let rows = done[n.rel].as_deref().unwrap_or(&[]);
     plan.negs.push(Relation::from_iter(
-        rows.iter().map(|r| cols.iter().map(|&c| r[c]).collect::<Row>()),
+        rows.iter()
+            .map(|r| cols.iter().map(|&c| r[c]).collect::<Row>()),
     ));
     let rel = plan.negs.len() - 1;
     let src = plan.key(cur, key);

@@ -47,7 +47,7 @@
 use super::syntax::Type;
 use super::{Row, Symbols};
 use crate::expansion::Expansion;
-use crate::model::{ArrayId, CounterId, Node, Program, Site, Span};
+use crate::model::{Access, ArrayId, CounterId, Node, Program, Site, Span};
 use std::collections::HashMap;
 
 /// The exported relations, in this order (`schema()` gives their columns).
@@ -92,7 +92,12 @@ pub fn schema() -> Vec<(String, Vec<(String, Type)>)> {
         &[("O", Number), ("D", Number), ("V", Number)],
         &[("R", Number), ("O", Number), ("X", Access)],
         &[("R", Number), ("C", Number)],
-        &[("O", Number), ("X", Access), ("C", Number), ("Must", Number)],
+        &[
+            ("O", Number),
+            ("X", Access),
+            ("C", Number),
+            ("Must", Number),
+        ],
         &[("C", Number), ("Array", Symbol)],
         &[("C", Number), ("D", Number), ("V", Number)],
         &[("R", Number), ("O", Number)],
@@ -165,19 +170,35 @@ impl Exported {
     }
 }
 
-fn sites(program: &Program) -> Vec<(Site, String, Span, Vec<&crate::model::Access>, Option<&crate::model::Access>)> {
-    let mut out = Vec::new();
-    for s in program.stmts() {
-        out.push((Site::Stmt(s.id), s.label.clone(), s.span, s.reads(), s.write().map(|w| w.0)));
-    }
-    for c in program.conditions() {
-        out.push((Site::Cond(c.id), c.name.clone(), c.span, c.reads(), None));
-    }
-    out
+/// A site with what the access relations need of it.
+struct SiteAccesses<'a> {
+    site: Site,
+    name: String,
+    span: Span,
+    reads: Vec<&'a Access>,
+    write: Option<&'a Access>,
+}
+
+fn sites(program: &Program) -> Vec<SiteAccesses<'_>> {
+    let stmts = program.stmts().into_iter().map(|s| SiteAccesses {
+        site: Site::Stmt(s.id),
+        name: s.label.clone(),
+        span: s.span,
+        reads: s.reads(),
+        write: s.write().map(|w| w.0),
+    });
+    let conds = program.conditions().into_iter().map(|c| SiteAccesses {
+        site: Site::Cond(c.id),
+        name: c.name.clone(),
+        span: c.span,
+        reads: c.reads(),
+        write: None,
+    });
+    stmts.chain(conds).collect()
 }
 
 /// Loops around every site: (loop counter, site name) pairs.
-fn enclosing(nodes: &[Node], around: &mut Vec<CounterId>, program: &Program, out: &mut Vec<(CounterId, String)>) {
+fn enclosing(nodes: &[Node], around: &mut Vec<CounterId>, out: &mut Vec<(CounterId, String)>) {
     let here = |site: String, around: &[CounterId], out: &mut Vec<(CounterId, String)>| {
         out.extend(around.iter().map(|&c| (c, site.clone())));
     };
@@ -186,22 +207,22 @@ fn enclosing(nodes: &[Node], around: &mut Vec<CounterId>, program: &Program, out
             Node::Stmt(s) => here(s.label.clone(), around, out),
             Node::For(f) => {
                 around.push(f.counter);
-                enclosing(&f.body, around, program, out);
+                enclosing(&f.body, around, out);
                 around.pop();
             }
             Node::While(w) => {
                 around.push(w.counter);
                 here(w.cond.name.clone(), around, out);
-                enclosing(&w.body, around, program, out);
+                enclosing(&w.body, around, out);
                 around.pop();
             }
             Node::If(i) => {
                 for (c, b) in &i.branches {
                     here(c.name.clone(), around, out);
-                    enclosing(b, around, program, out);
+                    enclosing(b, around, out);
                 }
                 if let Some(b) = &i.otherwise {
-                    enclosing(b, around, program, out);
+                    enclosing(b, around, out);
                 }
             }
         }
@@ -227,11 +248,22 @@ pub fn export(program: &Program, exp: Option<&Expansion>, loops: &[LoopInfo]) ->
     let mut read_id: HashMap<(usize, usize), i64> = HashMap::new();
     let mut write_id: HashMap<usize, i64> = HashMap::new();
     let mut site_sym: HashMap<Site, i64> = HashMap::new();
-    for (k, (site, name, span, reads, write)) in sites(program).into_iter().enumerate() {
+    for (k, sa) in sites(program).into_iter().enumerate() {
+        let SiteAccesses {
+            site,
+            name,
+            span,
+            reads,
+            write,
+        } = sa;
         let s = sym.intern(&name);
         site_sym.insert(site, s);
         e.site_spans.insert(s, span);
-        let kind = if matches!(site, Site::Stmt(_)) { stmt } else { cond };
+        let kind = if matches!(site, Site::Stmt(_)) {
+            stmt
+        } else {
+            cond
+        };
         rels[0].push(vec![s, kind]);
         for (i, a) in reads.iter().enumerate() {
             let x = e.access_spans.len() as i64;
@@ -262,7 +294,7 @@ pub fn export(program: &Program, exp: Option<&Expansion>, loops: &[LoopInfo]) ->
     }
     let mut around = Vec::new();
     let mut pairs = Vec::new();
-    enclosing(&program.body, &mut around, program, &mut pairs);
+    enclosing(&program.body, &mut around, &mut pairs);
     for (c, s) in pairs {
         let s = sym.intern(&s);
         rels[3].push(vec![c.index() as i64, s]);
@@ -337,7 +369,10 @@ fn instances(
     let mut cells: Vec<u32> = facts.acc_cell.clone();
     cells.sort_unstable();
     cells.dedup();
-    for (c, cell) in cells.into_iter().filter_map(|c| exp.cell(c).map(|x| (c, x))) {
+    for (c, cell) in cells
+        .into_iter()
+        .filter_map(|c| exp.cell(c).map(|x| (c, x)))
+    {
         rels[9].push(vec![c as i64, arrays[cell.0.index()]]);
         for (d, &v) in cell.1.iter().enumerate() {
             rels[10].push(vec![c as i64, d as i64, v]);

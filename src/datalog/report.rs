@@ -11,7 +11,12 @@ use super::{Exported, Output};
 use crate::diagnostics::{Diagnostic, FileId};
 
 /// The diagnostics of every check relation, in the program file `file`.
-pub fn diagnostics(rules: &Rules, out: &Output, exported: &Exported, file: FileId) -> Vec<Diagnostic> {
+pub fn diagnostics(
+    rules: &Rules,
+    out: &Output,
+    exported: &Exported,
+    file: FileId,
+) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     for check in &rules.checks {
         let rel = &rules.relations[check.rel];
@@ -29,12 +34,11 @@ pub fn diagnostics(rules: &Rules, out: &Output, exported: &Exported, file: FileI
                 };
                 message = message.replace(&format!("{{{name}}}"), &text);
             }
-            let (code, mut d) = if check.deny {
-                ("E1101", Diagnostic::error("E1101", message))
+            let mut d = if check.deny {
+                Diagnostic::error("E1101", message)
             } else {
-                ("W1101", Diagnostic::warning("W1101", message))
+                Diagnostic::warning("W1101", message)
             };
-            let _ = code;
             let mut placed = false;
             if let Some(p) = primary {
                 if let Some(span) = exported.span(rel.cols[p].1, row[p]) {

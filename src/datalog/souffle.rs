@@ -20,7 +20,10 @@ pub fn declarations() -> String {
             .iter()
             .map(|(c, t)| format!("{}: {}", c.to_lowercase(), t.name()))
             .collect();
-        s.push_str(&format!(".decl {name}({})\n.input {name}\n", cols.join(", ")));
+        s.push_str(&format!(
+            ".decl {name}({})\n.input {name}\n",
+            cols.join(", ")
+        ));
     }
     s
 }

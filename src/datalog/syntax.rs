@@ -70,32 +70,13 @@ pub struct Atom {
     pub span: Span,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Cmp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
+/// A comparison: the model's operators, with the model's meaning
+/// (`model::eval::compare`).
+pub use crate::model::CmpOp as Cmp;
 
-impl Cmp {
-    pub fn holds(self, a: i64, b: i64) -> bool {
-        match self {
-            Cmp::Eq => a == b,
-            Cmp::Ne => a != b,
-            Cmp::Lt => a < b,
-            Cmp::Le => a <= b,
-            Cmp::Gt => a > b,
-            Cmp::Ge => a >= b,
-        }
-    }
-
-    /// Whether it orders its operands (numbers only).
-    pub fn orders(self) -> bool {
-        !matches!(self, Cmp::Eq | Cmp::Ne)
-    }
+/// Whether a comparison orders its operands (numbers only).
+pub fn orders(op: Cmp) -> bool {
+    !matches!(op, Cmp::Eq | Cmp::Ne)
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -203,10 +184,7 @@ impl Lexer<'_> {
                     Some(k) => self.pos += k + 4,
                     None => {
                         self.pos = self.src.len();
-                        return Err((
-                            "unterminated comment".into(),
-                            Span::new(start, start + 2),
-                        ));
+                        return Err(("unterminated comment".into(), Span::new(start, start + 2)));
                     }
                 }
             } else {
@@ -215,7 +193,7 @@ impl Lexer<'_> {
         }
     }
 
-    fn next(&mut self) -> Result<(Tok, Span), (String, Span)> {
+    fn token(&mut self) -> Result<(Tok, Span), (String, Span)> {
         self.skip_space()?;
         let start = self.pos;
         let Some(&c) = self.src.get(self.pos) else {
@@ -247,7 +225,11 @@ impl Lexer<'_> {
                 self.pos += 1;
                 Tok::Colon
             }
-            b'.' if self.src.get(self.pos + 1).is_some_and(|b| b.is_ascii_alphabetic()) => {
+            b'.' if self
+                .src
+                .get(self.pos + 1)
+                .is_some_and(|b| b.is_ascii_alphabetic()) =>
+            {
                 self.pos += 1;
                 Tok::Directive(take_ident(self))
             }
@@ -270,7 +252,10 @@ impl Lexer<'_> {
             b'"' => {
                 self.pos += 1;
                 let s = self.pos;
-                while self.pos < self.src.len() && self.src[self.pos] != b'"' && self.src[self.pos] != b'\n' {
+                while self.pos < self.src.len()
+                    && self.src[self.pos] != b'"'
+                    && self.src[self.pos] != b'\n'
+                {
                     self.pos += 1;
                 }
                 if self.src.get(self.pos) != Some(&b'"') {
@@ -322,7 +307,7 @@ type PResult<T> = Result<T, ()>;
 impl Parser<'_> {
     fn bump(&mut self) {
         loop {
-            match self.lx.next() {
+            match self.lx.token() {
                 Ok((t, s)) => {
                     self.tok = t;
                     self.span = s;
@@ -441,33 +426,40 @@ impl Parser<'_> {
         }))
     }
 
+    /// `item, item, ...` up to a `)` (which is not consumed); may be empty.
+    fn list<T>(&mut self, mut item: impl FnMut(&mut Self) -> PResult<T>) -> PResult<Vec<T>> {
+        let mut out = Vec::new();
+        if self.tok != Tok::RParen {
+            out.push(item(self)?);
+            while self.tok == Tok::Comma {
+                self.bump();
+                out.push(item(self)?);
+            }
+        }
+        Ok(out)
+    }
+
+    fn column(&mut self) -> PResult<(String, Type)> {
+        let (col, _) = self.ident("a column name")?;
+        self.eat(&Tok::Colon, "`:` and a type")?;
+        let (ty, ty_span) = self.ident("a type")?;
+        match Type::parse(&ty) {
+            Some(t) => Ok((col, t)),
+            None => {
+                self.error_at(
+                    format!("unknown type `{ty}` (expected number, symbol, site, access or loop)"),
+                    ty_span,
+                    "unknown type",
+                );
+                Err(())
+            }
+        }
+    }
+
     fn decl(&mut self, start: Span) -> PResult<Decl> {
         let (name, name_span) = self.ident("a relation name")?;
         self.eat(&Tok::LParen, "`(`")?;
-        let mut cols = Vec::new();
-        if self.tok != Tok::RParen {
-            loop {
-                let (col, _) = self.ident("a column name")?;
-                self.eat(&Tok::Colon, "`:` and a type")?;
-                let (ty, ty_span) = self.ident("a type")?;
-                let Some(t) = Type::parse(&ty) else {
-                    self.error_at(
-                        format!(
-                            "unknown type `{ty}` (expected number, symbol, site, access or loop)"
-                        ),
-                        ty_span,
-                        "unknown type",
-                    );
-                    return Err(());
-                };
-                cols.push((col, t));
-                if self.tok == Tok::Comma {
-                    self.bump();
-                } else {
-                    break;
-                }
-            }
-        }
+        let cols = self.list(Self::column)?;
         let end = self.eat(&Tok::RParen, "`)`")?;
         Ok(Decl {
             name,
@@ -480,17 +472,7 @@ impl Parser<'_> {
     fn atom(&mut self) -> PResult<Atom> {
         let (rel, rel_span) = self.ident("a relation name")?;
         self.eat(&Tok::LParen, "`(`")?;
-        let mut args = Vec::new();
-        if self.tok != Tok::RParen {
-            loop {
-                args.push(self.term()?);
-                if self.tok == Tok::Comma {
-                    self.bump();
-                } else {
-                    break;
-                }
-            }
-        }
+        let args = self.list(Self::term)?;
         let end = self.eat(&Tok::RParen, "`,` or `)`")?;
         Ok(Atom {
             rel,

@@ -4,7 +4,7 @@
 //! [`rule_results`] on one program and one rule file, so editing a rule file
 //! re-runs that file's check and evaluation and nothing of the analyses.
 
-use super::{kernels, loop_status, parse, settings, SourceFile};
+use super::{loop_status, parse, settings, SourceFile};
 use crate::datalog::{self, relations::LoopInfo, Exported, Rules};
 use crate::diagnostics::{Diagnostic, FileId};
 
@@ -27,7 +27,6 @@ pub const RULES: FileId = FileId(1);
 #[salsa::tracked(returns(ref))]
 pub fn exported(db: &dyn salsa::Database, file: SourceFile) -> Option<Exported> {
     let program = parse(db, file).program.as_ref()?;
-    let _ = kernels(db, file);
     let exp = crate::expansion::expand(program, &settings(db)).ok();
     let loops: Vec<LoopInfo> = loop_status(db, file)
         .into_iter()

@@ -132,7 +132,10 @@ fn read_rules(paths: &[serde_json::Value], problems: &mut Vec<String>) -> Vec<(S
                     let mut files = crate::diagnostics::SourceFiles::new();
                     let id = files.add(path.to_string(), text.clone());
                     let diags = crate::cli::in_file(&diags, id);
-                    problems.push(format!("rules: `{path}` has errors:\n{}", files.render_all(&diags)));
+                    problems.push(format!(
+                        "rules: `{path}` has errors:\n{}",
+                        files.render_all(&diags)
+                    ));
                     continue;
                 }
                 out.push((path.to_string(), text));

@@ -65,7 +65,7 @@ pub fn evaluate(rules: &Rules, inputs: &[Vec<Row>], symbols: &Symbols) -> (Vec<V
                     let cmps_hold = rule.cmps.iter().all(|(a, op, b)| {
                         let x = value(a, &env, &mut symbols).unwrap();
                         let y = value(b, &env, &mut symbols).unwrap();
-                        op.holds(x, y)
+                        arrayflow::model::eval::compare(*op, x, y)
                     });
                     let negs_hold = rule.neg.iter().all(|n| {
                         !rels[n.rel].iter().any(|row| {
