@@ -13,7 +13,7 @@
 //!   are cached: only the edited file's check and evaluation re-run).
 //!
 //! `cargo bench --bench rules`; `ARRAYFLOW_BENCH_QUICK=1` prints the table
-//! only (medians of 21 CPU-timed runs).
+//! only (wall-clock medians of 21 samples of 10 runs).
 
 use arrayflow::datalog::{self, Exported};
 use arrayflow::db::{rules as dbr, Database};
@@ -172,8 +172,21 @@ fn main() {
         g.finish();
     }
 
-    let runs = 21;
-    let t = |f: &mut dyn FnMut() -> usize| median((0..runs).map(|_| time(&mut *f).1).collect());
+    // Wall-clock medians of 21 samples of 10 runs each (CPU time is too
+    // coarse for the ascent runs).
+    let t = |f: &mut dyn FnMut() -> usize| {
+        median(
+            (0..21)
+                .map(|_| {
+                    let start = std::time::Instant::now();
+                    for _ in 0..10 {
+                        std::hint::black_box(f());
+                    }
+                    start.elapsed() / 10
+                })
+                .collect(),
+        )
+    };
     let rt_reach = t(&mut || run_time(&reach, &e, "reach"));
     let asc_reach = t(&mut || ascent_reach(&e));
     let rt_un = t(&mut || run_time(&unreached, &e, "unreached"));

@@ -295,6 +295,15 @@ fn compile(rule: &CRule, plan: &mut Plan, done: &[Option<Vec<Row>>], symbols: &m
                 checks.is_empty() && cmps.is_empty() && new_cols.len() == atom.args.len();
             current = Some(if identity {
                 src
+            } else if checks.is_empty() && cmps.is_empty() {
+                // Only `_` columns to drop: a projection.
+                let dst = plan.row_var();
+                plan.ops.push(Op::Map {
+                    src,
+                    dst,
+                    out: new_cols.iter().map(|&c| Operand::At(c)).collect(),
+                });
+                dst
             } else {
                 let cols = new_cols.clone();
                 plan.filter(
