@@ -10,6 +10,7 @@ pub mod cfront;
 pub mod cli;
 pub mod codegen;
 pub mod dataflow;
+pub mod datalog;
 pub mod db;
 pub mod dependence;
 pub mod diagnostics;

@@ -1,9 +1,14 @@
 //! `arrayflow check FILE...`: parse and check every file; diagnostics go to
 //! stderr (or, with `--format json`, one JSON document to stdout).
-//! Exit 0 when every file is valid (warnings allowed), 1 when any file has an
-//! error, 2 when a file cannot be read.
+//! With `--rules RULES.dl`, the rule files are checked too and run over each
+//! valid file's exported relations: their check relations' tuples are
+//! diagnostics in the program (docs/rules.md §8), their `.output`
+//! relations are printed to stdout.
+//! Exit 0 when every file is valid (warnings allowed), 1 when any file or
+//! rule file has an error (a `.deny` tuple included), 2 when a file cannot
+//! be read.
 
-use super::{read_source, Format};
+use super::{read_source, Format, Sizes};
 use crate::diagnostics::{has_errors, SourceFiles};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,13 +20,45 @@ pub struct Args {
     pub files: Vec<PathBuf>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// A Datalog rule file to run over every valid file; repeat for several.
+    #[arg(long = "rules", value_name = "RULES.dl")]
+    pub rules: Vec<PathBuf>,
+    /// The sizes the rules' instance relations are computed at.
+    #[command(flatten)]
+    pub sizes: Sizes,
 }
 
 pub fn run(args: &Args) -> ExitCode {
     let mut files = SourceFiles::new();
-    let db = crate::db::Database::with_kinds(Default::default(), super::kinds());
+    let db = crate::db::Database::with_kinds(
+        args.sizes.config(crate::dataflow::DEFAULT_MAX_INSTANCES),
+        super::kinds(),
+    );
     let mut all = Vec::new();
     let (mut unreadable, mut invalid) = (false, false);
+    let emit =
+        |files: &SourceFiles, diags: Vec<crate::diagnostics::Diagnostic>, all: &mut Vec<_>| {
+            match args.format {
+                Format::Text => eprint!("{}", files.render_all(&diags)),
+                Format::Json => all.extend(diags),
+            }
+        };
+    let mut rule_files = Vec::new();
+    for path in &args.rules {
+        let Some(text) = read_source(path) else {
+            unreadable = true;
+            continue;
+        };
+        let name = path.display().to_string();
+        let rf = crate::db::rules::RuleFile::new(&db, name.clone(), text.clone());
+        let id = files.add(name, text);
+        if let Err(diags) = crate::db::rules::compiled_rules(&db, rf) {
+            invalid = true;
+            emit(&files, super::in_file(diags, id), &mut all);
+        } else {
+            rule_files.push(rf);
+        }
+    }
     for path in &args.files {
         let Some(source) = read_source(path) else {
             unreadable = true;
@@ -30,18 +67,26 @@ pub fn run(args: &Args) -> ExitCode {
         let name = path.display().to_string();
         let file = db.add_file(name.clone(), source);
         let id = files.add(name, file.text(&db).clone());
-        let mut diags = crate::db::parse(&db, file).diagnostics.clone();
-        diags.extend(crate::db::kind_diagnostics(&db, file));
-        let diags = super::in_file(&diags, id);
-        invalid |= has_errors(&diags);
-        match args.format {
-            Format::Text => {
-                eprint!("{}", files.render_all(&diags));
-                if !has_errors(&diags) {
-                    println!("{}: ok", path.display());
-                }
+        let mut parsed = crate::db::parse(&db, file).diagnostics.clone();
+        parsed.extend(crate::db::kind_diagnostics(&db, file));
+        let mut diags = super::in_file(&parsed, id);
+        let valid = !has_errors(&diags);
+        if valid && !args.rules.is_empty() {
+            diags.extend(super::in_file(
+                crate::db::analysis_diagnostics(&db, file),
+                id,
+            ));
+            for &rf in &rule_files {
+                let res = crate::db::rules::rule_results(&db, file, rf);
+                diags.extend(super::in_file(&res.diagnostics, id));
+                print!("{}", res.outputs);
             }
-            Format::Json => all.extend(diags),
+        }
+        invalid |= has_errors(&diags);
+        let ok = !has_errors(&diags);
+        emit(&files, diags, &mut all);
+        if args.format == Format::Text && ok {
+            println!("{}: ok", path.display());
         }
     }
     if args.format == Format::Json {

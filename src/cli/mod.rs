@@ -8,6 +8,7 @@ pub mod check;
 pub mod deps;
 pub mod equiv;
 pub mod expand;
+pub mod facts;
 pub mod flow;
 pub mod fmt;
 pub mod gen;
@@ -62,6 +63,9 @@ pub enum Command {
     Expand(expand::Args),
     /// Draw a statement's 2-D iteration domain coloured by class (SVG).
     Plot(plot::Args),
+    /// Write the relations run-time rules see, for other Datalog tools
+    /// (docs/rules.md §8).
+    Facts(facts::Args),
 }
 
 /// `--format text|json`.
@@ -187,6 +191,7 @@ pub fn main_with(kinds: Kinds) -> ExitCode {
         Command::Lsp(a) => lsp::run(a),
         Command::Expand(a) => expand::run(a),
         Command::Plot(a) => plot::run(a),
+        Command::Facts(a) => facts::run(a),
     }
 }
 

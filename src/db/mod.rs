@@ -29,6 +29,7 @@ pub mod deps;
 pub mod ide;
 pub mod kernel;
 pub mod resolve;
+pub mod rules;
 
 pub use kernel::{KernelProgram, Placement};
 

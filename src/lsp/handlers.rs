@@ -346,6 +346,11 @@ fn diagnostics(s: &Snapshot, uri: &Uri) -> Vec<lsp_types::Diagnostic> {
             .iter()
             .map(|d| convert(s, uri, d)),
     );
+    out.extend(
+        db::rules::rule_diagnostics(db, file)
+            .iter()
+            .map(|d| convert(s, uri, d)),
+    );
     out.extend(db::remarks(db, file).iter().map(|r| lsp_types::Diagnostic {
         range: s.range(r.span),
         severity: Some(match r.level {

@@ -52,6 +52,8 @@ fn log(msg: impl std::fmt::Display) {
 pub struct ServerConfig {
     pub analysis: Config,
     pub max_analysis_bytes: usize,
+    /// Run-time rule files (path, text), read when configured.
+    pub rules: Vec<(String, String)>,
 }
 
 impl Default for ServerConfig {
@@ -62,6 +64,7 @@ impl Default for ServerConfig {
                 ..Config::default()
             },
             max_analysis_bytes: DEFAULT_MAX_ANALYSIS_BYTES,
+            rules: Vec::new(),
         }
     }
 }
@@ -111,8 +114,43 @@ impl ServerConfig {
         if let Some(n) = number("maxAnalysisBytes") {
             self.max_analysis_bytes = n as usize;
         }
+        if let Some(r) = v.get("rules") {
+            match r.as_array() {
+                Some(paths) => self.rules = read_rules(paths, &mut problems),
+                None => problems.push("rules: not an array of paths".to_string()),
+            }
+        }
         problems
     }
+}
+
+/// The rule files of the `rules` setting; unreadable or wrong ones are
+/// reported as problems (and left out).
+fn read_rules(paths: &[serde_json::Value], problems: &mut Vec<String>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for p in paths {
+        let Some(path) = p.as_str() else {
+            problems.push(format!("rules: {p} is not a path"));
+            continue;
+        };
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                if let Err(diags) = crate::datalog::compile(&text, crate::diagnostics::FileId(0)) {
+                    let mut files = crate::diagnostics::SourceFiles::new();
+                    let id = files.add(path.to_string(), text.clone());
+                    let diags = crate::cli::in_file(&diags, id);
+                    problems.push(format!(
+                        "rules: `{path}` has errors:\n{}",
+                        files.render_all(&diags)
+                    ));
+                    continue;
+                }
+                out.push((path.to_string(), text));
+            }
+            Err(e) => problems.push(format!("rules: cannot read `{path}`: {e}")),
+        }
+    }
+    out
 }
 
 /// What the main thread and the workers share.
@@ -219,6 +257,7 @@ impl Doc {
             }
             if e.config_gen != gen {
                 e.db.configure(config.analysis.clone());
+                crate::db::rules::set_rules(&mut e.db, &config.rules);
                 e.config_gen = gen;
             }
             (e.db.clone(), e.file)

@@ -1,0 +1,139 @@
+//! Run-time Datalog rules in the database (issue 15). A rule file is an
+//! input ([`RuleFile`]); [`exported`] (the relations a program exports,
+//! src/datalog/relations.rs) depends on the program only, and
+//! [`rule_results`] on one program and one rule file, so editing a rule file
+//! re-runs that file's check and evaluation and nothing of the analyses.
+
+use super::{loop_status, parse, settings, SourceFile};
+use crate::datalog::{self, relations::LoopInfo, Exported, Rules};
+use crate::diagnostics::{Diagnostic, FileId};
+
+/// A rule file.
+#[salsa::input]
+pub struct RuleFile {
+    #[returns(ref)]
+    pub path: String,
+    #[returns(ref)]
+    pub text: String,
+}
+
+/// Diagnostics of a rule file itself point into this file id.
+pub const RULES: FileId = FileId(1);
+
+/// The relations a valid file exports (`None` when it has errors). The
+/// instance relations come from the whole program's expansion at the
+/// settings' sizes; they are empty when that analysis fails (its error is
+/// among [`super::analysis_diagnostics`]).
+#[salsa::tracked(returns(ref))]
+pub fn exported(db: &dyn salsa::Database, file: SourceFile) -> Option<Exported> {
+    let program = parse(db, file).program.as_ref()?;
+    let exp = crate::expansion::expand(program, &settings(db)).ok();
+    let loops: Vec<LoopInfo> = loop_status(db, file)
+        .into_iter()
+        .map(|l| LoopInfo {
+            counter: l.counter,
+            span: super::ide::loop_span(program, l.counter),
+            doall: l.doall,
+            flows: l
+                .flows
+                .unwrap_or_default()
+                .iter()
+                .map(|c| (c.array, c.from, c.to))
+                .collect(),
+            deps: l
+                .deps
+                .iter()
+                .map(|d| {
+                    let kind = match d.kind {
+                        crate::dependence::Kind::Flow => "flow",
+                        crate::dependence::Kind::Anti => "anti",
+                        crate::dependence::Kind::Output => "output",
+                    };
+                    (kind, d.array, d.from, d.to)
+                })
+                .collect(),
+        })
+        .collect();
+    Some(datalog::relations::export(program, exp.as_ref(), &loops))
+}
+
+/// A rule file parsed and checked; its diagnostics point into [`RULES`].
+#[salsa::tracked(returns(ref))]
+pub fn compiled_rules(db: &dyn salsa::Database, rules: RuleFile) -> Result<Rules, Vec<Diagnostic>> {
+    datalog::compile(rules.text(db), RULES)
+}
+
+/// What one rule file says about one program.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct RuleResults {
+    /// The check relations' diagnostics, pointing into the program ([`super::FILE`]).
+    pub diagnostics: Vec<Diagnostic>,
+    /// The `.output` relations, one `name(values)` line per tuple.
+    pub outputs: String,
+}
+
+/// Evaluates a rule file over a program's exported relations (nothing when
+/// either has errors).
+#[salsa::tracked(returns(ref))]
+pub fn rule_results(db: &dyn salsa::Database, file: SourceFile, rules: RuleFile) -> RuleResults {
+    let (Ok(r), Some(e)) = (compiled_rules(db, rules), exported(db, file)) else {
+        return RuleResults::default();
+    };
+    let out = datalog::evaluate(r, &e.relations, &e.symbols);
+    RuleResults {
+        diagnostics: datalog::report::diagnostics(r, &out, e, super::FILE),
+        outputs: datalog::report::outputs(r, &out),
+    }
+}
+
+/// The rule files every document of a database is checked with (the
+/// language server's `rules` setting).
+#[salsa::input(singleton)]
+pub struct RuleSet {
+    #[returns(ref)]
+    pub files: Vec<RuleFile>,
+}
+
+/// Makes `files` (path, text) the database's rule files: a file already
+/// there with the same path keeps its input (and its results when its text
+/// is unchanged).
+pub fn set_rules(db: &mut super::Database, files: &[(String, String)]) {
+    use salsa::Setter;
+    let old: Vec<RuleFile> = match RuleSet::try_get(db) {
+        Some(s) => s.files(db).clone(),
+        None => Vec::new(),
+    };
+    let mut new = Vec::new();
+    for (path, text) in files {
+        match old.iter().find(|f| f.path(db) == path) {
+            Some(&f) => {
+                if f.text(db) != text {
+                    f.set_text(db).to(text.clone());
+                }
+                new.push(f);
+            }
+            None => new.push(RuleFile::new(db, path.clone(), text.clone())),
+        }
+    }
+    match RuleSet::try_get(db) {
+        Some(s) if *s.files(db) != new => {
+            s.set_files(db).to(new);
+        }
+        Some(_) => {}
+        None => {
+            RuleSet::new(db, new);
+        }
+    }
+}
+
+/// The findings of every rule file of the database's [`RuleSet`] on
+/// `file` (rule files with errors give none).
+pub fn rule_diagnostics(db: &dyn salsa::Database, file: SourceFile) -> Vec<Diagnostic> {
+    let Some(set) = RuleSet::try_get(db) else {
+        return Vec::new();
+    };
+    set.files(db)
+        .iter()
+        .flat_map(|&r| rule_results(db, file, r).diagnostics.clone())
+        .collect()
+}
