@@ -69,11 +69,19 @@ fn compare(program: &Program, sym: &Symbolic, params: &[(String, i64)]) -> Optio
     let mut n = 0;
     for r in flow.iter() {
         let Site::Stmt(s) = r.site() else { continue };
-        let Some(rf) = sym.reads.iter().find(|x| x.stmt == s && x.read == r.access()) else {
+        let Some(rf) = sym
+            .reads
+            .iter()
+            .find(|x| x.stmt == s && x.read == r.access())
+        else {
             panic!("no symbolic entry for a read of {s:?}")
         };
-        let Outcome::Exact(q) = &rf.outcome else { continue };
-        let got = q.eval(&rf.counters, r.iter(), &values).expect("no overflow");
+        let Outcome::Exact(q) = &rf.outcome else {
+            continue;
+        };
+        let got = q
+            .eval(&rf.counters, r.iter(), &values)
+            .expect("no overflow");
         let want = r.sources();
         let expect = match got {
             None => (true, vec![]),
@@ -120,7 +128,14 @@ fn fixtures(dir: &str) -> Vec<std::path::PathBuf> {
 
 /// Kernels whose every read is static control: each must be exact.
 const STATIC_KERNELS: [&str; 8] = [
-    "jacobi1d", "jacobi2d", "lu", "matmul", "prefix", "reduction", "seidel2d", "trisolve",
+    "jacobi1d",
+    "jacobi2d",
+    "lu",
+    "matmul",
+    "prefix",
+    "reduction",
+    "seidel2d",
+    "trisolve",
 ];
 
 #[test]
@@ -161,8 +176,9 @@ fn paper_fixtures_agree_with_bounded_sigma() {
         }
         check_everywhere(&program, &sym);
     }
-    // Most paper fixtures are static control; a drop means a regression.
-    assert!(exact * 2 > total, "{exact} of {total} reads exact");
+    // 80 of 108 when written; the rest are outside static control or need
+    // floor division. A drop means a regression.
+    assert!(exact * 10 >= total * 7, "{exact} of {total} reads exact");
 }
 
 #[test]
@@ -181,5 +197,6 @@ fn generated_static_control_programs_agree() {
         compared += check_everywhere(&program, &sym);
     }
     eprintln!("{exact} of {total} reads exact, {compared} read instances compared");
-    assert!(exact * 10 >= total * 8, "{exact} of {total} reads exact");
+    // 807 of 866 (93%) for the first 120 seeds when written.
+    assert!(exact * 100 >= total * 85, "{exact} of {total} reads exact");
 }

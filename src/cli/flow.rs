@@ -60,7 +60,7 @@ pub fn run(args: &Args) -> ExitCode {
     let written = match args.format {
         FlowFormat::Json => dataflow::render::json(&loaded.program, &flow, &mut out),
         FlowFormat::Text => dataflow::render::text(&loaded.program, &flow, &mut out),
-        FlowFormat::Isl => out.write_all(crate::symbolic::isl::bounded(&loaded.program, &flow).as_bytes()),
+        FlowFormat::Isl => out.write_all(crate::symbolic::isl::bounded(&flow).as_bytes()),
     };
     super::finish(written.and_then(|()| out.flush()))
 }

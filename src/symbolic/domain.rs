@@ -7,18 +7,39 @@
 
 use crate::model::{Affine, CmpOp, Cond, CounterId, Node, Program, StmtId};
 
-/// `e ≤ 0` or `e = 0`.
+/// `e ≤ 0`, `e = 0`, or (the counter of a loop with a step) `e ≡ 0` or
+/// `e ≢ 0` modulo the step.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Atom {
     Le(Affine),
     Eq(Affine),
+    Stride(Affine, i64),
+    NotStride(Affine, i64),
+}
+
+impl Atom {
+    pub fn expr(&self) -> &Affine {
+        match self {
+            Atom::Le(e) | Atom::Eq(e) | Atom::Stride(e, _) | Atom::NotStride(e, _) => e,
+        }
+    }
+
+    /// The same atom over another expression.
+    pub fn with(&self, e: Affine) -> Atom {
+        match self {
+            Atom::Le(_) => Atom::Le(e),
+            Atom::Eq(_) => Atom::Eq(e),
+            Atom::Stride(_, s) => Atom::Stride(e, *s),
+            Atom::NotStride(_, s) => Atom::NotStride(e, *s),
+        }
+    }
 }
 
 /// A disjunction of conjunctions of atoms.
 pub type Dnf = Vec<Vec<Atom>>;
 
 /// The most disjuncts a condition may expand to.
-const MAX_DISJUNCTS: usize = 16;
+const MAX_DISJUNCTS: usize = 64;
 
 #[derive(Clone, Debug)]
 pub struct Loop {
@@ -62,9 +83,6 @@ impl Place {
         if self.loops.iter().any(|l| l.is_while) {
             return Some("inside a `while` loop");
         }
-        if self.loops.iter().any(|l| l.step != 1) {
-            return Some("inside a loop with a step other than 1");
-        }
         if self.guards.iter().any(|(c, b)| dnf(c, *b).is_none()) {
             return Some("under a condition that is not affine (unknown or reads memory)");
         }
@@ -76,7 +94,7 @@ impl Place {
     pub fn domain(&self) -> Option<Dnf> {
         let mut out: Dnf = vec![Vec::new()];
         for l in &self.loops {
-            if l.is_while || l.step != 1 {
+            if l.is_while {
                 return None;
             }
             let c = Affine::var(crate::model::Var::Counter(l.counter));
@@ -85,6 +103,9 @@ impl Place {
             for conj in &mut out {
                 conj.push(Atom::Le(lo.clone()));
                 conj.push(Atom::Le(hi.clone()));
+                if l.step != 1 {
+                    conj.push(Atom::Stride(lo.checked_scale(-1)?, l.step));
+                }
             }
         }
         for (c, b) in &self.guards {
@@ -121,6 +142,8 @@ pub fn negate(a: &Atom) -> Option<Vec<Atom>> {
             Atom::Le(e.checked_add(&Affine::constant(1))?),
             Atom::Le(positive(&e.checked_scale(-1)?)?),
         ],
+        Atom::Stride(e, k) => vec![Atom::NotStride(e.clone(), *k)],
+        Atom::NotStride(e, k) => vec![Atom::Stride(e.clone(), *k)],
     })
 }
 
@@ -129,7 +152,11 @@ pub fn dnf(c: &Cond, truth: bool) -> Option<Dnf> {
     Some(match c {
         Cond::Cmp(op, l, r) => {
             let d = Affine::from_expr(l)?.checked_sub(&Affine::from_expr(r)?)?;
-            let op = if truth { *op } else { crate::dependence::pairs::negate(*op) };
+            let op = if truth {
+                *op
+            } else {
+                crate::dependence::pairs::negate(*op)
+            };
             let one = Affine::constant(1);
             match op {
                 CmpOp::Lt => vec![vec![Atom::Le(d.checked_add(&one)?)]],

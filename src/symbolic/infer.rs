@@ -13,41 +13,49 @@ use crate::model::{Affine, CounterId, ParamId, Program, StmtId, Var};
 /// One read instance: its counters then every parameter, and its source.
 pub type Point = (Vec<i64>, Concrete);
 
-/// The parameter vectors to sample: each parameter moved on its own from
-/// a base of 4 (0..=6), all parameters equal (1..=5), and the declared
-/// defaults, keeping those that satisfy the assumptions.
+/// The parameter vectors to sample: from a base b (4, else 8, 16, 32:
+/// the first with three vectors the assumptions allow, else the largest
+/// set found), all parameters equal (b-3..=b+1) and each parameter moved on
+/// its own (b-4..=b+4, the others at b). Never the declared defaults, so
+/// the cost does not grow with them.
 pub fn samples(program: &Program) -> Vec<Vec<i64>> {
     let n = program.params.len();
-    let mut cands: Vec<Vec<i64>> = Vec::new();
-    for k in 1..=5 {
-        cands.push(vec![k; n]);
-    }
-    for p in 0..n {
-        for v in 0..=6 {
-            let mut b = vec![4; n];
-            b[p] = v;
-            cands.push(b);
+    let mut best: Vec<Vec<i64>> = Vec::new();
+    for base in [4, 8, 16, 32] {
+        let mut cands: Vec<Vec<i64>> = Vec::new();
+        for k in base - 3..=base + 1 {
+            cands.push(vec![k; n]);
+        }
+        for p in 0..n {
+            for v in base - 4..=base + 4 {
+                let mut b = vec![base; n];
+                b[p] = v;
+                cands.push(b);
+            }
+        }
+        let mut out: Vec<Vec<i64>> = Vec::new();
+        for c in cands {
+            if out.contains(&c) {
+                continue;
+            }
+            let named: Vec<(String, i64)> = program
+                .params
+                .iter()
+                .zip(&c)
+                .map(|(p, &v)| (p.name.clone(), v))
+                .collect();
+            if program.param_values(&named).is_ok() {
+                out.push(c);
+            }
+        }
+        if out.len() >= 3 || n == 0 {
+            return out;
+        }
+        if out.len() > best.len() {
+            best = out;
         }
     }
-    if let Ok(d) = program.param_values(&[]) {
-        cands.push(d);
-    }
-    let mut out: Vec<Vec<i64>> = Vec::new();
-    for c in cands {
-        if out.contains(&c) {
-            continue;
-        }
-        let named: Vec<(String, i64)> = program
-            .params
-            .iter()
-            .zip(&c)
-            .map(|(p, &v)| (p.name.clone(), v))
-            .collect();
-        if program.param_values(&named).is_ok() {
-            out.push(c);
-        }
-    }
-    out
+    best
 }
 
 /// The affine function (over the read's counters then the parameters) a
@@ -70,10 +78,7 @@ fn affine_of(counters: &[CounterId], n_params: usize, (a, b): &(Vec<i64>, i64)) 
 /// Evaluates an affine over a point's features (counters then parameters).
 fn at(e: &Affine, counters: &[CounterId], x: &[i64]) -> i64 {
     e.eval(|v| match v {
-        Var::Counter(c) => counters
-            .iter()
-            .position(|&k| k == c)
-            .map_or(0, |k| x[k]),
+        Var::Counter(c) => counters.iter().position(|&k| k == c).map_or(0, |k| x[k]),
         Var::Param(p) => x[counters.len() + p.index()],
     })
     .unwrap_or(i64::MIN)
@@ -103,13 +108,32 @@ impl Fitter<'_> {
         {
             return None;
         }
+        // Features constant over the points are left out first, so that a
+        // constant source coordinate is a constant, not a multiple of them.
+        let width = pts[0].0.len();
+        let varying: Vec<usize> = (0..width)
+            .filter(|&k| pts.iter().any(|p| p.0[k] != pts[0].0[k]))
+            .collect();
         let mut iter = Vec::with_capacity(it.len());
         for d in 0..it.len() {
-            let data: Vec<(&[i64], i64)> = pts
+            let y = |p: &Point| p.1.as_ref().map_or(0, |s| s.1[d]);
+            let reduced: Vec<(Vec<i64>, i64)> = pts
                 .iter()
-                .map(|p| (&p.0[..], p.1.as_ref().map_or(0, |s| s.1[d])))
+                .map(|p| (varying.iter().map(|&k| p.0[k]).collect(), y(p)))
                 .collect();
-            let f = crate::fit::affine(&data)?;
+            let f = match crate::fit::affine(&reduced) {
+                Some((a, b)) => {
+                    let mut full = vec![0; width];
+                    for (&k, c) in varying.iter().zip(a) {
+                        full[k] = c;
+                    }
+                    (full, b)
+                }
+                None => {
+                    let data: Vec<(&[i64], i64)> = pts.iter().map(|p| (&p.0[..], y(p))).collect();
+                    crate::fit::affine(&data)?
+                }
+            };
             iter.push(affine_of(self.counters, self.n_params, &f));
         }
         Some(Some(Source { stmt: *stmt, iter }))
@@ -127,7 +151,10 @@ impl Fitter<'_> {
             for atom in dom.iter().flatten() {
                 if let Atom::Le(e) = atom {
                     for k in 1..=3 {
-                        if let Some(c) = e.checked_scale(-1).and_then(|c| c.checked_add(&Affine::constant(-k))) {
+                        if let Some(c) = e
+                            .checked_scale(-1)
+                            .and_then(|c| c.checked_add(&Affine::constant(-k)))
+                        {
                             add(c);
                         }
                     }
@@ -158,13 +185,16 @@ impl Fitter<'_> {
             }
         }
         for ((s, _), g) in &groups {
-            let Some(Some(src)) = self.leaf(g) else { continue };
+            let Some(Some(src)) = self.leaf(g) else {
+                continue;
+            };
             let wp = &self.places[s.index()];
             let map: Vec<(CounterId, Affine)> = wp.counters().into_iter().zip(src.iter).collect();
             let Some(dom) = wp.domain() else { continue };
             for atom in dom.iter().flatten() {
                 if let Atom::Le(e) = atom {
-                    if let Some(c) = super::prove::subst(e, &map).and_then(|c| c.checked_scale(-1)) {
+                    if let Some(c) = super::prove::subst(e, &map).and_then(|c| c.checked_scale(-1))
+                    {
                         add(c);
                     }
                 }
@@ -189,7 +219,8 @@ impl Fitter<'_> {
             return None;
         }
         let kinds = |side: &[&Point]| {
-            let mut ks: Vec<Option<StmtId>> = side.iter().map(|p| p.1.as_ref().map(|s| s.0)).collect();
+            let mut ks: Vec<Option<StmtId>> =
+                side.iter().map(|p| p.1.as_ref().map(|s| s.0)).collect();
             ks.sort();
             ks.dedup();
             ks.len()
@@ -213,8 +244,9 @@ impl Fitter<'_> {
             }
         }
         let (_, cond) = best?;
-        let (yes, no): (Vec<&Point>, Vec<&Point>) =
-            pts.iter().partition(|p| at(&cond, self.counters, &p.0) >= 0);
+        let (yes, no): (Vec<&Point>, Vec<&Point>) = pts
+            .iter()
+            .partition(|p| at(&cond, self.counters, &p.0) >= 0);
         Some(Quast::Split {
             cond,
             yes: Box::new(self.fit_at(&yes, depth - 1)?),

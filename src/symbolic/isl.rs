@@ -16,7 +16,13 @@ use std::fmt::Write;
 pub fn tuple(name: &str) -> String {
     let mut s: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
         s.insert(0, '_');
@@ -40,7 +46,12 @@ impl<'p> Isl<'p> {
     }
 
     fn params(&self) -> String {
-        let p: Vec<&str> = self.program.params.iter().map(|p| p.name.as_str()).collect();
+        let p: Vec<&str> = self
+            .program
+            .params
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
         format!("[{}]", p.join(", "))
     }
 
@@ -60,8 +71,16 @@ impl<'p> Isl<'p> {
 
     fn atom(&self, a: &Atom) -> String {
         match a {
-            Atom::Le(e) => self.names.cond(&e.checked_scale(-1).unwrap_or_default(), true),
-            Atom::Eq(e) => self.names.cond(e, true).replacen(">=", "=", 1).replacen("<=", "=", 1),
+            Atom::Le(e) => self
+                .names
+                .cond(&e.checked_scale(-1).unwrap_or_default(), true),
+            Atom::Eq(e) => self
+                .names
+                .cond(e, true)
+                .replacen(">=", "=", 1)
+                .replacen("<=", "=", 1),
+            Atom::Stride(e, k) => format!("({}) mod {k} = 0", self.names.affine(e)),
+            Atom::NotStride(e, k) => format!("({}) mod {k} > 0", self.names.affine(e)),
         }
     }
 
@@ -70,13 +89,20 @@ impl<'p> Isl<'p> {
             if c.is_empty() {
                 "true".to_string()
             } else {
-                c.iter().map(|a| self.atom(a)).collect::<Vec<_>>().join(" and ")
+                c.iter()
+                    .map(|a| self.atom(a))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
             }
         };
         match d.len() {
             0 => "false".into(),
             1 => conj(&d[0]),
-            _ => d.iter().map(|c| format!("({})", conj(c))).collect::<Vec<_>>().join(" or "),
+            _ => d
+                .iter()
+                .map(|c| format!("({})", conj(c)))
+                .collect::<Vec<_>>()
+                .join(" or "),
         }
     }
 
@@ -102,7 +128,10 @@ impl<'p> Isl<'p> {
                 rows.push(Atom::Le(l.lo.checked_sub(&c).unwrap_or_default()));
                 rows.push(Atom::Le(c.checked_sub(&l.hi).unwrap_or_default()));
                 if l.step != 1 {
-                    approx = true;
+                    rows.push(Atom::Stride(
+                        c.checked_sub(&l.lo).unwrap_or_default(),
+                        l.step,
+                    ));
                 }
             }
         }
@@ -131,13 +160,23 @@ impl<'p> Isl<'p> {
                 }
             })
             .collect();
-        (format!("{}[{}]", tuple(&self.program.array_decl(a.array).name), subs.join(", ")), approx)
+        (
+            format!(
+                "{}[{}]",
+                tuple(&self.program.array_decl(a.array).name),
+                subs.join(", ")
+            ),
+            approx,
+        )
     }
 
     fn access_map(&self, s: StmtId, a: &Access) -> (String, bool) {
         let (dom, d_approx) = self.domain(s);
         let (cell, c_approx) = self.cell(a);
-        (format!("{} -> {} : {}", self.instance(s), cell, dom), d_approx || c_approx)
+        (
+            format!("{} -> {} : {}", self.instance(s), cell, dom),
+            d_approx || c_approx,
+        )
     }
 }
 
@@ -153,12 +192,21 @@ pub fn model(program: &Program) -> String {
     for s in &stmts {
         let (d, approx) = isl.domain(s.id);
         if approx {
-            let _ = writeln!(out, "# domain of {}: over-approximated (while, step or unknown condition)", s.label);
+            let _ = writeln!(
+                out,
+                "# domain of {}: over-approximated (while or unknown condition)",
+                s.label
+            );
         }
         doms.push(format!("{} : {}", isl.instance(s.id), d));
     }
     let _ = writeln!(out, "domain: {p} -> {{ {} }}", doms.join("; "));
-    let depth = isl.places.iter().map(|pl| pl.loops.len()).max().unwrap_or(0);
+    let depth = isl
+        .places
+        .iter()
+        .map(|pl| pl.loops.len())
+        .max()
+        .unwrap_or(0);
     let mut sched = Vec::new();
     for s in &stmts {
         let pl = &isl.places[s.id.index()];
@@ -166,7 +214,11 @@ pub fn model(program: &Program) -> String {
         for (k, b) in pl.beta.iter().enumerate() {
             dims.push(b.to_string());
             if let Some(l) = pl.loops.get(k) {
-                dims.push(isl.names.var(crate::model::Var::Counter(l.counter)).to_string());
+                dims.push(
+                    isl.names
+                        .var(crate::model::Var::Counter(l.counter))
+                        .to_string(),
+                );
             }
         }
         while dims.len() < 2 * depth + 1 {
@@ -235,7 +287,11 @@ fn relation(isl: &Isl, stmt: StmtId, q: &Quast) -> (Vec<String>, Vec<String>) {
             None => init.push(format!("{inst} : {cs}")),
             Some(s) => {
                 let it: Vec<String> = s.iter.iter().map(|a| isl.names.affine(a)).collect();
-                src.push(format!("{inst} -> {}[{}] : {cs}", isl.stmt(s.stmt), it.join(", ")));
+                src.push(format!(
+                    "{inst} -> {}[{}] : {cs}",
+                    isl.stmt(s.stmt),
+                    it.join(", ")
+                ));
             }
         }
     }
@@ -244,14 +300,28 @@ fn relation(isl: &Isl, stmt: StmtId, q: &Quast) -> (Vec<String>, Vec<String>) {
 
 /// `arrayflow flow FILE --format isl`: bounded σ at the given sizes, per
 /// read access, as concrete maps and sets.
-pub fn bounded(program: &Program, flow: &Flow) -> String {
+pub fn bounded(flow: &Flow) -> String {
     let mut out = String::new();
-    let sizes: Vec<String> = flow.params().iter().map(|(n, v)| format!("{n}={v}")).collect();
-    let _ = writeln!(out, "# bounded σ at {}, max-trips {}", sizes.join(" "), flow.max_trips());
+    let sizes: Vec<String> = flow
+        .params()
+        .iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "# bounded σ at {}, max-trips {}",
+        sizes.join(" "),
+        flow.max_trips()
+    );
     let mut keys: Vec<(Site, usize)> = Vec::new();
     let mut src: Vec<Vec<String>> = Vec::new();
     let mut init: Vec<Vec<String>> = Vec::new();
-    let vec = |v: &[i64]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ");
+    let vec = |v: &[i64]| {
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     for r in flow.sorted() {
         let key = (r.site(), r.access());
         let k = match keys.iter().position(|x| *x == key) {
@@ -265,13 +335,16 @@ pub fn bounded(program: &Program, flow: &Flow) -> String {
         };
         let me = format!("{}[{}]", tuple(flow.site_name(r.site())), vec(r.iter()));
         for (ws, wi) in r.writes() {
-            src[k].push(format!("{me} -> {}[{}]", tuple(flow.site_name(ws)), vec(wi)));
+            src[k].push(format!(
+                "{me} -> {}[{}]",
+                tuple(flow.site_name(ws)),
+                vec(wi)
+            ));
         }
         if r.initial() {
             init[k].push(me);
         }
     }
-    let _ = program;
     for (k, (site, acc)) in keys.iter().enumerate() {
         let label = tuple(flow.site_name(*site));
         let _ = writeln!(out, "source {label} {acc}: {{ {} }}", src[k].join("; "));

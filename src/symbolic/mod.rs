@@ -71,7 +71,10 @@ fn not_static(program: &Program, places: &[Place], stmt: StmtId, read: usize) ->
             continue;
         }
         if !a.is_affine() {
-            return Some(format!("`{}` writes the array with a subscript that is not affine", w.label));
+            return Some(format!(
+                "`{}` writes the array with a subscript that is not affine",
+                w.label
+            ));
         }
         if let Some(why) = places[w.id.index()].not_static() {
             return Some(format!("`{}` writes the array and is {why}", w.label));
@@ -153,7 +156,10 @@ pub fn analyze(program: &Program) -> Symbolic {
             };
             let mut x = r.iter().to_vec();
             x.extend_from_slice(sample);
-            points.entry((s, r.access())).or_default().push((x, concrete));
+            points
+                .entry((s, r.access()))
+                .or_default()
+                .push((x, concrete));
         }
     }
     let Some(mut prover) = prove::Prover::new(program) else {
@@ -175,7 +181,9 @@ pub fn analyze(program: &Program) -> Symbolic {
             place,
             places: &places,
         };
-        let pts: Vec<&infer::Point> = points.get(&(r.stmt, r.read)).map_or(Vec::new(), |v| v.iter().collect());
+        let pts: Vec<&infer::Point> = points
+            .get(&(r.stmt, r.read))
+            .map_or(Vec::new(), |v| v.iter().collect());
         let outcome = match fitter.fit(&pts) {
             None => Outcome::Fallback("no quast fits bounded σ at the samples".into()),
             Some(q) => {

@@ -67,12 +67,7 @@ fn subst_dnf(d: &Dnf, map: &[(CounterId, Affine)]) -> Option<Dnf> {
     d.iter()
         .map(|conj| {
             conj.iter()
-                .map(|a| {
-                    Some(match a {
-                        Atom::Le(e) => Atom::Le(subst(e, map)?),
-                        Atom::Eq(e) => Atom::Eq(subst(e, map)?),
-                    })
-                })
+                .map(|a| Some(a.with(subst(a.expr(), map)?)))
                 .collect()
         })
         .collect()
@@ -88,7 +83,9 @@ fn precedes(a: &[Affine], pa: &Place, b: &[Affine], pb: &Place) -> Option<Dnf> {
             conj.push(Atom::Eq(a[k].checked_sub(&b[k])?));
         }
         if l < common {
-            conj.push(Atom::Le(a[l].checked_sub(&b[l])?.checked_add(&Affine::constant(1))?));
+            conj.push(Atom::Le(
+                a[l].checked_sub(&b[l])?.checked_add(&Affine::constant(1))?,
+            ));
         } else if pa.order >= pb.order {
             continue;
         }
@@ -108,7 +105,9 @@ fn not_precedes(a: &[Affine], pa: &Place, b: &[Affine], pb: &Place) -> Option<Dn
             conj.push(Atom::Eq(a[k].checked_sub(&b[k])?));
         }
         if l < common {
-            conj.push(Atom::Le(b[l].checked_sub(&a[l])?.checked_add(&Affine::constant(1))?));
+            conj.push(Atom::Le(
+                b[l].checked_sub(&a[l])?.checked_add(&Affine::constant(1))?,
+            ));
         } else if pa.order < pb.order {
             continue;
         }
@@ -194,19 +193,26 @@ impl Prover<'_> {
 
     fn test(&mut self, atoms: &[&Atom]) -> Option<Verdict> {
         let mut vars: Vec<Var> = Vec::new();
+        let mut extra = 0;
         for a in atoms {
-            let (Atom::Le(e) | Atom::Eq(e)) = a;
-            for v in e.vars() {
+            for v in a.expr().vars() {
                 if !vars.contains(&v) {
                     vars.push(v);
                 }
             }
+            // A stride needs a quotient; a non-stride, a quotient and a rest.
+            extra += match a {
+                Atom::Stride(..) => 1,
+                Atom::NotStride(..) => 2,
+                _ => 0,
+            };
         }
-        let n = vars.len();
+        let n = vars.len() + extra;
+        let mut next = vars.len();
         let mut p = Problem::new(n);
         let mut row = vec![0i64; n];
         for a in atoms {
-            let (Atom::Le(e) | Atom::Eq(e)) = a;
+            let e = a.expr();
             row.iter_mut().for_each(|c| *c = 0);
             for &(v, c) in &e.terms {
                 let j = vars.iter().position(|&w| w == v)?;
@@ -216,6 +222,24 @@ impl Prover<'_> {
             match a {
                 Atom::Le(_) => p.add_le(&row, b),
                 Atom::Eq(_) => p.add_eq(&row, b),
+                // e = k·q
+                Atom::Stride(_, k) => {
+                    row[next] = -k;
+                    next += 1;
+                    p.add_eq(&row, b);
+                }
+                // e = k·q + r, 1 ≤ r ≤ k - 1
+                Atom::NotStride(_, k) => {
+                    row[next] = -k;
+                    row[next + 1] = -1;
+                    p.add_eq(&row, b);
+                    let mut r = vec![0i64; n];
+                    r[next + 1] = -1;
+                    p.add_le(&r, -1);
+                    r[next + 1] = 1;
+                    p.add_le(&r, k - 1);
+                    next += 2;
+                }
             }
         }
         Some(self.tester.test_distinct(&p).verdict)
@@ -233,17 +257,22 @@ impl Prover<'_> {
         let name = |s: StmtId| self.program.site_name(crate::model::Site::Stmt(s));
         let x = vars_of(&read.place.counters());
         let cell = subscripts(read.access).ok_or("the read's subscripts are not affine")?;
-        let dom = read.place.domain().ok_or("the read's domain is not affine")?;
+        let dom = read
+            .place
+            .domain()
+            .ok_or("the read's domain is not affine")?;
         let dom = domain::and(&self.assumptions, &dom).ok_or(TOO_BIG)?;
         for (path, leaf) in q.leaves() {
             let mut conj = Vec::new();
             for (e, holds) in &path {
-                conj.push(Atom::Le(if *holds {
-                    e.checked_scale(-1)
-                } else {
-                    e.checked_add(&Affine::constant(1))
-                }
-                .ok_or(TOO_BIG)?));
+                conj.push(Atom::Le(
+                    if *holds {
+                        e.checked_scale(-1)
+                    } else {
+                        e.checked_add(&Affine::constant(1))
+                    }
+                    .ok_or(TOO_BIG)?,
+                ));
             }
             let base = domain::and(&dom, &vec![conj]).ok_or(TOO_BIG)?;
             if let Some(s) = leaf {
@@ -251,7 +280,7 @@ impl Prover<'_> {
             }
             // No write of the cell between the leaf and the read (or before
             // the read at all, for ⊥).
-            for (k, w) in writers.iter().enumerate() {
+            for w in writers {
                 let zc = w.place.counters();
                 let map: Vec<(CounterId, Affine)> = zc
                     .iter()
@@ -263,16 +292,24 @@ impl Prover<'_> {
                     .map(|a| subst(a, &map))
                     .collect::<Option<Vec<_>>>()
                     .ok_or(TOO_BIG)?;
-                let wdom = subst_dnf(&w.place.domain().ok_or("a write's domain is not affine")?, &map)
-                    .ok_or(TOO_BIG)?;
+                let wdom = subst_dnf(
+                    &w.place.domain().ok_or("a write's domain is not affine")?,
+                    &map,
+                )
+                .ok_or(TOO_BIG)?;
                 let wcell = subscripts(w.access).ok_or("a write's subscripts are not affine")?;
                 let mut same = Vec::new();
                 for (a, b) in wcell.iter().zip(&cell) {
-                    same.push(Atom::Eq(subst(a, &map).and_then(|a| a.checked_sub(b)).ok_or(TOO_BIG)?));
+                    same.push(Atom::Eq(
+                        subst(a, &map)
+                            .and_then(|a| a.checked_sub(b))
+                            .ok_or(TOO_BIG)?,
+                    ));
                 }
                 let same = vec![same];
                 let before_read = precedes(&z, w.place, &x, read.place).ok_or(TOO_BIG)?;
-                let what = || match leaf {
+                let what = || {
+                    match leaf {
                     Some(s) => format!(
                         "an instance of `{}` may write the cell between the source `{}` and the read",
                         name(w.stmt),
@@ -282,8 +319,8 @@ impl Prover<'_> {
                         "an instance of `{}` may write the cell before the read where the quast says the initial value",
                         name(w.stmt)
                     ),
+                }
                 };
-                let _ = k;
                 match leaf {
                     None => self.infeasible(&[&base, &wdom, &same, &before_read], &what)?,
                     Some(s) => {
@@ -314,9 +351,16 @@ impl Prover<'_> {
             .iter()
             .find(|w| w.stmt == s.stmt)
             .ok_or_else(|| format!("`{label}` does not write the array read"))?;
-        let map: Vec<(CounterId, Affine)> = w.place.counters().into_iter().zip(s.iter.iter().cloned()).collect();
+        let map: Vec<(CounterId, Affine)> = w
+            .place
+            .counters()
+            .into_iter()
+            .zip(s.iter.iter().cloned())
+            .collect();
         if map.len() != s.iter.len() {
-            return Err(format!("the leaf `{label}` has the wrong number of counters"));
+            return Err(format!(
+                "the leaf `{label}` has the wrong number of counters"
+            ));
         }
         let wdom = w.place.domain().ok_or("a write's domain is not affine")?;
         let outside = not(&subst_dnf(&wdom, &map).ok_or(TOO_BIG)?).ok_or(TOO_BIG)?;
@@ -326,8 +370,15 @@ impl Prover<'_> {
         let wcell = subscripts(w.access).ok_or("a write's subscripts are not affine")?;
         let mut differ: Dnf = Vec::new();
         for (a, b) in wcell.iter().zip(cell) {
-            let d = subst(a, &map).and_then(|a| a.checked_sub(b)).ok_or(TOO_BIG)?;
-            differ.extend(domain::negate(&Atom::Eq(d)).ok_or(TOO_BIG)?.into_iter().map(|a| vec![a]));
+            let d = subst(a, &map)
+                .and_then(|a| a.checked_sub(b))
+                .ok_or(TOO_BIG)?;
+            differ.extend(
+                domain::negate(&Atom::Eq(d))
+                    .ok_or(TOO_BIG)?
+                    .into_iter()
+                    .map(|a| vec![a]),
+            );
         }
         self.infeasible(&[base, &differ], &|| {
             format!("the source `{label}` may write another cell")

@@ -35,10 +35,7 @@ impl Quast {
         let value = |a: &Affine| {
             a.eval(|v| match v {
                 Var::Param(p) => params[p.index()],
-                Var::Counter(c) => counters
-                    .iter()
-                    .position(|&k| k == c)
-                    .map_or(0, |k| iter[k]),
+                Var::Counter(c) => counters.iter().position(|&k| k == c).map_or(0, |k| iter[k]),
             })
         };
         let mut q = self;
@@ -145,7 +142,11 @@ impl Names<'_> {
             None => "initial".to_string(),
             Some(s) => {
                 let it: Vec<String> = s.iter.iter().map(|a| self.affine(a)).collect();
-                format!("{}({})", self.program.site_name(crate::model::Site::Stmt(s.stmt)), it.join(", "))
+                format!(
+                    "{}({})",
+                    self.program.site_name(crate::model::Site::Stmt(s.stmt)),
+                    it.join(", ")
+                )
             }
         }
     }

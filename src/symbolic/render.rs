@@ -10,7 +10,11 @@ fn head(program: &Program, r: &super::ReadFlow) -> (String, String) {
     let stmt = program.stmts()[r.stmt.index()];
     let access = crate::print::access(program, stmt.reads()[r.read]);
     let names = Names { program };
-    let counters: Vec<&str> = r.counters.iter().map(|&c| names.var(Var::Counter(c))).collect();
+    let counters: Vec<&str> = r
+        .counters
+        .iter()
+        .map(|&c| names.var(Var::Counter(c)))
+        .collect();
     (access, format!("({})", counters.join(", ")))
 }
 
@@ -40,7 +44,10 @@ pub fn text(program: &Program, sym: &Symbolic) -> String {
         }
     }
     for (c, k) in &sym.condition_reads {
-        let _ = writeln!(out, "{c} reads (access {k}): bounded σ only: a read in a condition");
+        let _ = writeln!(
+            out,
+            "{c} reads (access {k}): bounded σ only: a read in a condition"
+        );
     }
     out
 }
@@ -52,7 +59,11 @@ pub fn json(program: &Program, sym: &Symbolic) -> String {
         .iter()
         .map(|r| {
             let (access, _) = head(program, r);
-            let counters: Vec<&str> = r.counters.iter().map(|&c| names.var(Var::Counter(c))).collect();
+            let counters: Vec<&str> = r
+                .counters
+                .iter()
+                .map(|&c| names.var(Var::Counter(c)))
+                .collect();
             let mut v = json!({
                 "statement": program.site_name(Site::Stmt(r.stmt)),
                 "access": r.read,
