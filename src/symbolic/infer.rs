@@ -15,40 +15,13 @@ pub type Point = (Vec<i64>, Concrete);
 
 /// The parameter vectors to sample: from a base b (4, else 8, 16, 32:
 /// the first with three vectors the assumptions allow, else the largest
-/// set found), all parameters equal (b-3..=b+1) and each parameter moved on
-/// its own (b-4..=b+4, the others at b). Never the declared defaults, so
-/// the cost does not grow with them.
+/// set found), [`around`] it. Never the declared defaults, so the cost
+/// does not grow with them.
 pub fn samples(program: &Program) -> Vec<Vec<i64>> {
-    let n = program.params.len();
     let mut best: Vec<Vec<i64>> = Vec::new();
     for base in [4, 8, 16, 32] {
-        let mut cands: Vec<Vec<i64>> = Vec::new();
-        for k in base - 3..=base + 1 {
-            cands.push(vec![k; n]);
-        }
-        for p in 0..n {
-            for v in base - 4..=base + 4 {
-                let mut b = vec![base; n];
-                b[p] = v;
-                cands.push(b);
-            }
-        }
-        let mut out: Vec<Vec<i64>> = Vec::new();
-        for c in cands {
-            if out.contains(&c) {
-                continue;
-            }
-            let named: Vec<(String, i64)> = program
-                .params
-                .iter()
-                .zip(&c)
-                .map(|(p, &v)| (p.name.clone(), v))
-                .collect();
-            if program.param_values(&named).is_ok() {
-                out.push(c);
-            }
-        }
-        if out.len() >= 3 || n == 0 {
+        let out = around(program, base);
+        if out.len() >= 3 || program.params.is_empty() {
             return out;
         }
         if out.len() > best.len() {
@@ -56,6 +29,39 @@ pub fn samples(program: &Program) -> Vec<Vec<i64>> {
         }
     }
     best
+}
+
+/// All parameters equal (b-3..=b+1) and each parameter moved on its own
+/// (b-4..=b+4, the others at b), those the assumptions allow.
+pub fn around(program: &Program, base: i64) -> Vec<Vec<i64>> {
+    let n = program.params.len();
+    let mut cands: Vec<Vec<i64>> = Vec::new();
+    for k in base - 3..=base + 1 {
+        cands.push(vec![k; n]);
+    }
+    for p in 0..n {
+        for v in base - 4..=base + 4 {
+            let mut b = vec![base; n];
+            b[p] = v;
+            cands.push(b);
+        }
+    }
+    let mut out: Vec<Vec<i64>> = Vec::new();
+    for c in cands {
+        if out.contains(&c) {
+            continue;
+        }
+        let named: Vec<(String, i64)> = program
+            .params
+            .iter()
+            .zip(&c)
+            .map(|(p, &v)| (p.name.clone(), v))
+            .collect();
+        if program.param_values(&named).is_ok() {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The affine function (over the read's counters then the parameters) a

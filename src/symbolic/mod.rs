@@ -112,22 +112,63 @@ pub fn analyze(program: &Program) -> Symbolic {
         .iter()
         .flat_map(|c| (0..c.reads().len()).map(move |k| (c.name.clone(), k)))
         .collect();
-    let samples = if pending.is_empty() {
-        Vec::new()
-    } else {
-        infer::samples(program)
-    };
     if pending.is_empty() {
         return Symbolic {
             reads,
-            samples,
+            samples: Vec::new(),
             condition_reads,
         };
     }
-    // Points of every pending read at every sample.
-    let mut points: HashMap<(StmtId, usize), Vec<infer::Point>> = HashMap::new();
+    let Some(mut prover) = prove::Prover::new(program) else {
+        for &k in &pending {
+            reads[k].outcome = Outcome::Fallback("the assumptions are not affine".into());
+        }
+        return Symbolic {
+            reads,
+            samples: Vec::new(),
+            condition_reads,
+        };
+    };
+    let mut points: Points = HashMap::new();
     let mut used = Vec::new();
-    for sample in &samples {
+    sample(program, &infer::samples(program), &mut points, &mut used);
+    // A second round, with larger values, for the reads the first left
+    // unproved (a bound the small values never pass, as max(n, 12)).
+    for round in 0..2 {
+        let mut failed = Vec::new();
+        for &k in &pending {
+            let outcome = fit_and_prove(program, &places, &reads[k], &points, &mut prover);
+            if !matches!(outcome, Outcome::Exact(_)) {
+                failed.push(k);
+            }
+            reads[k].outcome = outcome;
+        }
+        if round == 1 || failed.is_empty() {
+            break;
+        }
+        let more: Vec<Vec<i64>> = infer::around(program, 16)
+            .into_iter()
+            .filter(|v| !used.contains(v))
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        sample(program, &more, &mut points, &mut used);
+        pending = failed;
+    }
+    Symbolic {
+        reads,
+        samples: used,
+        condition_reads,
+    }
+}
+
+/// Read instances with one source (or none), per (statement, read).
+type Points = HashMap<(StmtId, usize), Vec<infer::Point>>;
+
+/// Bounded σ at each sample, added to `points`; the samples that ran go to `used`.
+fn sample(program: &Program, samples: &[Vec<i64>], points: &mut Points, used: &mut Vec<Vec<i64>>) {
+    for sample in samples {
         let config = Config {
             params: program
                 .params
@@ -162,56 +203,45 @@ pub fn analyze(program: &Program) -> Symbolic {
                 .push((x, concrete));
         }
     }
-    let Some(mut prover) = prove::Prover::new(program) else {
-        for &k in &pending {
-            reads[k].outcome = Outcome::Fallback("the assumptions are not affine".into());
-        }
-        return Symbolic {
-            reads,
-            samples: used,
-            condition_reads,
-        };
+}
+
+fn fit_and_prove(
+    program: &Program,
+    places: &[Place],
+    r: &ReadFlow,
+    points: &Points,
+    prover: &mut prove::Prover,
+) -> Outcome {
+    let stmts = program.stmts();
+    let place = &places[r.stmt.index()];
+    let fitter = infer::Fitter {
+        counters: &r.counters,
+        n_params: program.params.len(),
+        place,
+        places,
     };
-    for &k in &pending {
-        let r = &reads[k];
-        let place = &places[r.stmt.index()];
-        let fitter = infer::Fitter {
-            counters: &r.counters,
-            n_params: program.params.len(),
-            place,
-            places: &places,
-        };
-        let pts: Vec<&infer::Point> = points
-            .get(&(r.stmt, r.read))
-            .map_or(Vec::new(), |v| v.iter().collect());
-        let outcome = match fitter.fit(&pts) {
-            None => Outcome::Fallback("no quast fits bounded σ at the samples".into()),
-            Some(q) => {
-                let access = stmts[r.stmt.index()].reads()[r.read];
-                let writers: Vec<prove::Writer> = stmts
-                    .iter()
-                    .filter_map(|s| {
-                        let (a, _) = s.write()?;
-                        (a.array == access.array).then_some(prove::Writer {
-                            stmt: s.id,
-                            access: a,
-                            place: &places[s.id.index()],
-                        })
-                    })
-                    .collect();
-                let read = prove::Read { access, place };
-                match prover.prove(&q, &read, &writers) {
-                    prove::Proof::Proved => Outcome::Exact(q),
-                    prove::Proof::NotProved(why) => Outcome::Fallback(format!("not proved: {why}")),
-                }
-            }
-        };
-        reads[k].outcome = outcome;
-    }
-    Symbolic {
-        reads,
-        samples: used,
-        condition_reads,
+    let pts: Vec<&infer::Point> = points
+        .get(&(r.stmt, r.read))
+        .map_or(Vec::new(), |v| v.iter().collect());
+    let Some(q) = fitter.fit(&pts) else {
+        return Outcome::Fallback("no quast fits bounded σ at the samples".into());
+    };
+    let access = stmts[r.stmt.index()].reads()[r.read];
+    let writers: Vec<prove::Writer> = stmts
+        .iter()
+        .filter_map(|s| {
+            let (a, _) = s.write()?;
+            (a.array == access.array).then_some(prove::Writer {
+                stmt: s.id,
+                access: a,
+                place: &places[s.id.index()],
+            })
+        })
+        .collect();
+    let read = prove::Read { access, place };
+    match prover.prove(&q, &read, &writers) {
+        prove::Proof::Proved => Outcome::Exact(q),
+        prove::Proof::NotProved(why) => Outcome::Fallback(format!("not proved: {why}")),
     }
 }
 
