@@ -149,7 +149,7 @@ fn partial_degeneracy_uses_max_of_the_bounds() {
         |x, p| {
             if x[1] > 12 {
                 Some(("W", vec![x[0], x[1] - 1]))
-            } else if x[0] - 1 >= p[0].max(12) {
+            } else if x[0] > p[0].max(12) {
                 Some(("W", vec![x[0] - 1, x[0] - 1]))
             } else {
                 None

@@ -25,6 +25,9 @@ pub enum Quast {
     },
 }
 
+/// The conditions on a path from the root (`(e, true)`: e ≥ 0 holds).
+pub type Path = Vec<(Affine, bool)>;
+
 /// A concrete source: statement and iteration vector, None for ⊥.
 pub type Concrete = Option<(StmtId, Vec<i64>)>;
 
@@ -52,12 +55,8 @@ impl Quast {
     }
 
     /// Every leaf with the conditions on its path (`(e, true)`: e ≥ 0).
-    pub fn leaves(&self) -> Vec<(Vec<(Affine, bool)>, Option<&Source>)> {
-        fn walk<'a>(
-            q: &'a Quast,
-            path: &mut Vec<(Affine, bool)>,
-            out: &mut Vec<(Vec<(Affine, bool)>, Option<&'a Source>)>,
-        ) {
+    pub fn leaves(&self) -> Vec<(Path, Option<&Source>)> {
+        fn walk<'a>(q: &'a Quast, path: &mut Path, out: &mut Vec<(Path, Option<&'a Source>)>) {
             match q {
                 Quast::Leaf(s) => out.push((path.clone(), s.as_ref())),
                 Quast::Split { cond, yes, no } => {
