@@ -348,7 +348,7 @@ fn a_thousand_rapid_edits_end_in_the_last_text() {
         h["result"]["contents"]["value"]
             .as_str()
             .unwrap()
-            .contains("from S[i-1]"),
+            .contains("S(i - 1) if i >= 2, else initial"),
         "{h}"
     );
     c.shutdown();

@@ -1,11 +1,12 @@
-//! `arrayflow flow FILE [--param N=4] [--max-trips 3] [--format text|json]
-//! [--max-instances N]`: the possible sources of every read (σ) at concrete
-//! sizes, through the analysis database (per kernel, then put together:
-//! docs/architecture.md). Exit 0 on success, 1 when the program has errors
+//! `arrayflow flow FILE [--param N=4] [--max-trips 3] [--format text|json|isl]
+//! [--max-instances N] [--symbolic]`: the possible sources of every read (σ)
+//! at concrete sizes, through the analysis database (per kernel, then put
+//! together: docs/architecture.md); with `--symbolic`, σ for every parameter
+//! value where it is proved (docs/symbolic.md). Exit 0 on success, 1 when the program has errors
 //! or the analysis cannot run at these sizes (a budget exceeded, say), 2 on
 //! usage or I/O errors.
 
-use super::{load_with, Budget, Format, Input};
+use super::{load_with, Budget, Input};
 use crate::dataflow::{self, DataflowError};
 use crate::db::resolve::{file_flow, FileFlowError};
 use crate::diagnostics::Diagnostic;
@@ -16,10 +17,24 @@ use std::process::ExitCode;
 pub struct Args {
     #[command(flatten)]
     pub input: Input,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = FlowFormat::Text)]
+    pub format: FlowFormat,
     #[command(flatten)]
     pub budget: Budget,
+    /// σ for every parameter value: a quast per read, proved exact, or the
+    /// reason the read falls back to bounded σ (docs/symbolic.md).
+    #[arg(long)]
+    pub symbolic: bool,
+}
+
+/// `--format text|json|isl`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum FlowFormat {
+    #[default]
+    Text,
+    Json,
+    /// isl notation: relations per read access.
+    Isl,
 }
 
 pub fn run(args: &Args) -> ExitCode {
@@ -29,6 +44,9 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(l) => l,
         Err(code) => return code,
     };
+    if args.symbolic {
+        return symbolic(&loaded.program, args.format);
+    }
     let flow = match file_flow(&loaded.db, loaded.source) {
         Ok(f) => f,
         Err(FileFlowError::Analysis(d)) => {
@@ -41,10 +59,23 @@ pub fn run(args: &Args) -> ExitCode {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let written = match args.format {
-        Format::Json => dataflow::render::json(&loaded.program, &flow, &mut out),
-        Format::Text => dataflow::render::text(&loaded.program, &flow, &mut out),
+        FlowFormat::Json => dataflow::render::json(&loaded.program, &flow, &mut out),
+        FlowFormat::Text => dataflow::render::text(&loaded.program, &flow, &mut out),
+        FlowFormat::Isl => out.write_all(crate::symbolic::isl::bounded(&flow).as_bytes()),
     };
     super::finish(written.and_then(|()| out.flush()))
+}
+
+/// `--symbolic`: σ for every parameter value.
+fn symbolic(program: &crate::model::Program, format: FlowFormat) -> ExitCode {
+    let sym = crate::symbolic::analyze(program);
+    let text = match format {
+        FlowFormat::Text => crate::symbolic::render::text(program, &sym),
+        FlowFormat::Json => crate::symbolic::render::json(program, &sym),
+        FlowFormat::Isl => crate::symbolic::isl::symbolic(program, &sym),
+    };
+    let mut out = std::io::stdout().lock();
+    super::finish(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
 }
 
 /// The diagnostic for an analysis error, pointing at the statement or

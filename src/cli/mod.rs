@@ -13,6 +13,7 @@ pub mod flow;
 pub mod fmt;
 pub mod gen;
 pub mod lsp;
+pub mod model;
 pub mod plot;
 pub mod run;
 pub mod verify;
@@ -61,6 +62,8 @@ pub enum Command {
     /// Maximal static expansion at concrete sizes: classes, labels, dead
     /// writes, memory, parallel loops (or `--transform sa`, the baseline).
     Expand(expand::Args),
+    /// The program model in isl notation: domains, schedule, accesses.
+    Model(model::Args),
     /// Draw a statement's 2-D iteration domain coloured by class (SVG).
     Plot(plot::Args),
     /// Write the relations run-time rules see, for other Datalog tools
@@ -192,6 +195,7 @@ pub fn main_with(kinds: Kinds) -> ExitCode {
         Command::Expand(a) => expand::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Facts(a) => facts::run(a),
+        Command::Model(a) => model::run(a),
     }
 }
 

@@ -6,7 +6,7 @@
 //! docs/expansion.md §8 has the method and the results.
 
 pub mod check;
-pub mod fit;
+pub use crate::fit;
 pub mod infer;
 mod place;
 pub mod prove;

@@ -233,6 +233,11 @@ fn read_hover(
 ) -> String {
     let name = program.site_name(site);
     let arr = &program.array_decl(array).name;
+    if let Some(line) = crate::symbolic::hover_line(program, site, access) {
+        return format!(
+            "**{name}** reads `{arr}` (access {access}): its source for every parameter value:\n```\n{line}\n```"
+        );
+    }
     let head = format!("**{name}** reads `{arr}` (access {access}): its possible sources {sizes}");
     let reads = match read_sources(db, file, site, access) {
         Ok(r) => r,

@@ -1,0 +1,263 @@
+//! Where each statement runs, symbolically: its loops (bounds affine in
+//! outer counters and parameters), its guards, its textual order and its
+//! position among siblings (the 2d+1 schedule). Conditions become
+//! disjunctions of affine atoms; what cannot be one (`...`, a read of
+//! memory, a `while`) is recorded as the reason the statement is not
+//! static control.
+
+use crate::model::{Affine, CmpOp, Cond, CounterId, Node, Program, StmtId};
+
+/// `e ≤ 0`, `e = 0`, or (the counter of a loop with a step) `e ≡ 0` or
+/// `e ≢ 0` modulo the step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Atom {
+    Le(Affine),
+    Eq(Affine),
+    Stride(Affine, i64),
+    NotStride(Affine, i64),
+}
+
+impl Atom {
+    pub fn expr(&self) -> &Affine {
+        match self {
+            Atom::Le(e) | Atom::Eq(e) | Atom::Stride(e, _) | Atom::NotStride(e, _) => e,
+        }
+    }
+
+    /// The same atom over another expression.
+    pub fn with(&self, e: Affine) -> Atom {
+        match self {
+            Atom::Le(_) => Atom::Le(e),
+            Atom::Eq(_) => Atom::Eq(e),
+            Atom::Stride(_, s) => Atom::Stride(e, *s),
+            Atom::NotStride(_, s) => Atom::NotStride(e, *s),
+        }
+    }
+}
+
+/// A disjunction of conjunctions of atoms.
+pub type Dnf = Vec<Vec<Atom>>;
+
+/// The most disjuncts a condition may expand to.
+const MAX_DISJUNCTS: usize = 64;
+
+#[derive(Clone, Debug)]
+pub struct Loop {
+    pub counter: CounterId,
+    pub lo: Affine,
+    pub hi: Affine,
+    pub step: i64,
+    /// A `while` loop: its counter is ≥ 0, the rest unknown.
+    pub is_while: bool,
+}
+
+/// One statement's place in the program.
+#[derive(Clone, Debug)]
+pub struct Place {
+    pub loops: Vec<Loop>,
+    /// The guards around it: condition and the branch taken.
+    pub guards: Vec<(Cond, bool)>,
+    /// Textual order among statements.
+    pub order: usize,
+    /// Position among its siblings at each depth (`loops.len() + 1` entries;
+    /// the bodies of `if`s are flattened into their parent's sequence).
+    pub beta: Vec<usize>,
+}
+
+impl Place {
+    pub fn counters(&self) -> Vec<CounterId> {
+        self.loops.iter().map(|l| l.counter).collect()
+    }
+
+    /// How many outer loops two places share.
+    pub fn common(&self, other: &Place) -> usize {
+        self.loops
+            .iter()
+            .zip(&other.loops)
+            .take_while(|(a, b)| a.counter == b.counter)
+            .count()
+    }
+
+    /// Why the set of instances is not exactly affine, if it is not.
+    pub fn not_static(&self) -> Option<&'static str> {
+        if self.loops.iter().any(|l| l.is_while) {
+            return Some("inside a `while` loop");
+        }
+        if self.guards.iter().any(|(c, b)| dnf(c, *b).is_none()) {
+            return Some("under a condition that is not affine (unknown or reads memory)");
+        }
+        None
+    }
+
+    /// The domain: loop bounds and guards, as a DNF over the counters and
+    /// parameters (None when not static).
+    pub fn domain(&self) -> Option<Dnf> {
+        let mut out: Dnf = vec![Vec::new()];
+        for l in &self.loops {
+            if l.is_while {
+                return None;
+            }
+            let c = Affine::var(crate::model::Var::Counter(l.counter));
+            let lo = l.lo.checked_sub(&c)?;
+            let hi = c.checked_sub(&l.hi)?;
+            for conj in &mut out {
+                conj.push(Atom::Le(lo.clone()));
+                conj.push(Atom::Le(hi.clone()));
+                if l.step != 1 {
+                    conj.push(Atom::Stride(lo.checked_scale(-1)?, l.step));
+                }
+            }
+        }
+        for (c, b) in &self.guards {
+            out = and(&out, &dnf(c, *b)?)?;
+        }
+        Some(out)
+    }
+}
+
+/// The conjunction of two DNFs (None when too large).
+pub fn and(a: &Dnf, b: &Dnf) -> Option<Dnf> {
+    if a.len() * b.len() > MAX_DISJUNCTS {
+        return None;
+    }
+    let mut out = Vec::with_capacity(a.len() * b.len());
+    for p in a {
+        for q in b {
+            out.push(p.iter().chain(q).cloned().collect());
+        }
+    }
+    Some(out)
+}
+
+/// `e ≥ 1`, the negation of `e ≤ 0`.
+pub fn positive(e: &Affine) -> Option<Affine> {
+    Affine::constant(1).checked_sub(e)
+}
+
+/// The alternatives of ¬atom.
+pub fn negate(a: &Atom) -> Option<Vec<Atom>> {
+    Some(match a {
+        Atom::Le(e) => vec![Atom::Le(positive(e)?)],
+        Atom::Eq(e) => vec![
+            Atom::Le(e.checked_add(&Affine::constant(1))?),
+            Atom::Le(positive(&e.checked_scale(-1)?)?),
+        ],
+        Atom::Stride(e, k) => vec![Atom::NotStride(e.clone(), *k)],
+        Atom::NotStride(e, k) => vec![Atom::Stride(e.clone(), *k)],
+    })
+}
+
+/// The DNF of `c == truth`, or None when `c` is not affine or too large.
+pub fn dnf(c: &Cond, truth: bool) -> Option<Dnf> {
+    Some(match c {
+        Cond::Cmp(op, l, r) => {
+            let d = Affine::from_expr(l)?.checked_sub(&Affine::from_expr(r)?)?;
+            let op = if truth {
+                *op
+            } else {
+                crate::dependence::pairs::negate(*op)
+            };
+            let one = Affine::constant(1);
+            match op {
+                CmpOp::Lt => vec![vec![Atom::Le(d.checked_add(&one)?)]],
+                CmpOp::Le => vec![vec![Atom::Le(d)]],
+                CmpOp::Gt => vec![vec![Atom::Le(positive(&d)?)]],
+                CmpOp::Ge => vec![vec![Atom::Le(d.checked_scale(-1)?)]],
+                CmpOp::Eq => vec![vec![Atom::Eq(d)]],
+                CmpOp::Ne => negate(&Atom::Eq(d))?.into_iter().map(|a| vec![a]).collect(),
+            }
+        }
+        Cond::And(a, b) | Cond::Or(a, b) => {
+            let (x, y) = (dnf(a, truth)?, dnf(b, truth)?);
+            if matches!(c, Cond::And(..)) == truth {
+                and(&x, &y)?
+            } else {
+                x.into_iter().chain(y).collect()
+            }
+        }
+        Cond::Not(a) => dnf(a, !truth)?,
+        Cond::Unknown => return None,
+    })
+}
+
+/// The places of every statement, indexed by `StmtId`.
+pub fn places(program: &Program) -> Vec<Place> {
+    let mut w = Walk {
+        loops: Vec::new(),
+        guards: Vec::new(),
+        beta: vec![0],
+        out: Vec::new(),
+    };
+    w.nodes(&program.body);
+    w.out.sort_by_key(|(id, _)| *id);
+    w.out.into_iter().map(|(_, p)| p).collect()
+}
+
+struct Walk {
+    loops: Vec<Loop>,
+    guards: Vec<(Cond, bool)>,
+    /// Next sibling position at each depth.
+    beta: Vec<usize>,
+    out: Vec<(StmtId, Place)>,
+}
+
+impl Walk {
+    fn enter(&mut self, l: Loop, body: &[Node]) {
+        self.loops.push(l);
+        self.beta.push(0);
+        self.nodes(body);
+        self.beta.pop();
+        self.loops.pop();
+        *self.beta.last_mut().expect("depth 0 exists") += 1;
+    }
+
+    fn nodes(&mut self, nodes: &[Node]) {
+        for n in nodes {
+            match n {
+                Node::Stmt(s) => {
+                    let place = Place {
+                        loops: self.loops.clone(),
+                        guards: self.guards.clone(),
+                        order: self.out.len(),
+                        beta: self.beta.clone(),
+                    };
+                    self.out.push((s.id, place));
+                    *self.beta.last_mut().expect("depth 0 exists") += 1;
+                }
+                Node::For(f) => self.enter(
+                    Loop {
+                        counter: f.counter,
+                        lo: f.lower.affine.clone(),
+                        hi: f.upper.affine.clone(),
+                        step: f.step,
+                        is_while: false,
+                    },
+                    &f.body,
+                ),
+                Node::While(wl) => self.enter(
+                    Loop {
+                        counter: wl.counter,
+                        lo: Affine::constant(0),
+                        hi: Affine::constant(0),
+                        step: 1,
+                        is_while: true,
+                    },
+                    &wl.body,
+                ),
+                Node::If(i) => {
+                    let base = self.guards.len();
+                    for (c, body) in &i.branches {
+                        self.guards.push((c.cond.clone(), true));
+                        self.nodes(body);
+                        self.guards.pop();
+                        self.guards.push((c.cond.clone(), false));
+                    }
+                    if let Some(b) = &i.otherwise {
+                        self.nodes(b);
+                    }
+                    self.guards.truncate(base);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! Sample and fit: σ at a few small parameter vectors (the bounded engine,
+//! `dataflow::analyze`), then a quast fitted to it per read: leaves are
+//! affine functions fitted exactly (`crate::fit`) on the samples; splits
+//! are chosen among candidate conditions (the read's loop bounds shifted
+//! by 1..3, the parameters ≥ 1..3, and the domains of the sources fitted
+//! per statement and loop level, composed with those fits). The quast is
+//! only a guess until `prove` accepts it.
+
+use super::domain::{Atom, Place};
+use super::quast::{Concrete, Quast, Source};
+use crate::model::{Affine, CounterId, ParamId, Program, StmtId, Var};
+
+/// One read instance: its counters then every parameter, and its source.
+pub type Point = (Vec<i64>, Concrete);
+
+/// The parameter vectors to sample: from a base b (4, else 8, 16, 32:
+/// the first with three vectors the assumptions allow, else the largest
+/// set found), [`around`] it. Never the declared defaults, so the cost
+/// does not grow with them.
+pub fn samples(program: &Program) -> Vec<Vec<i64>> {
+    let mut best: Vec<Vec<i64>> = Vec::new();
+    for base in [4, 8, 16, 32] {
+        let out = around(program, base);
+        if out.len() >= 3 || program.params.is_empty() {
+            return out;
+        }
+        if out.len() > best.len() {
+            best = out;
+        }
+    }
+    best
+}
+
+/// All parameters equal (b-3..=b+1) and each parameter moved on its own
+/// (b-4..=b+4, the others at b), those the assumptions allow.
+pub fn around(program: &Program, base: i64) -> Vec<Vec<i64>> {
+    let n = program.params.len();
+    let mut cands: Vec<Vec<i64>> = Vec::new();
+    for k in base - 3..=base + 1 {
+        cands.push(vec![k; n]);
+    }
+    for p in 0..n {
+        for v in base - 4..=base + 4 {
+            let mut b = vec![base; n];
+            b[p] = v;
+            cands.push(b);
+        }
+    }
+    let mut out: Vec<Vec<i64>> = Vec::new();
+    for c in cands {
+        if out.contains(&c) {
+            continue;
+        }
+        let named: Vec<(String, i64)> = program
+            .params
+            .iter()
+            .zip(&c)
+            .map(|(p, &v)| (p.name.clone(), v))
+            .collect();
+        if program.param_values(&named).is_ok() {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The affine function (over the read's counters then the parameters) a
+/// fitted coefficient vector stands for.
+fn affine_of(counters: &[CounterId], n_params: usize, (a, b): &(Vec<i64>, i64)) -> Affine {
+    let mut terms: Vec<(Var, i64)> = counters
+        .iter()
+        .map(|&c| Var::Counter(c))
+        .chain((0..n_params).map(|p| Var::Param(ParamId(p as u32))))
+        .zip(a.iter().copied())
+        .filter(|&(_, c)| c != 0)
+        .collect();
+    terms.sort();
+    Affine {
+        terms,
+        constant: *b,
+    }
+}
+
+/// Evaluates an affine over a point's features (counters then parameters).
+fn at(e: &Affine, counters: &[CounterId], x: &[i64]) -> i64 {
+    e.eval(|v| match v {
+        Var::Counter(c) => counters.iter().position(|&k| k == c).map_or(0, |k| x[k]),
+        Var::Param(p) => x[counters.len() + p.index()],
+    })
+    .unwrap_or(i64::MIN)
+}
+
+pub struct Fitter<'a> {
+    pub counters: &'a [CounterId],
+    pub n_params: usize,
+    pub place: &'a Place,
+    /// Places of every statement (by `StmtId`).
+    pub places: &'a [Place],
+}
+
+/// The most nested splits a quast may have.
+const DEPTH: usize = 6;
+
+impl Fitter<'_> {
+    /// A single leaf fitting every point, if there is one.
+    fn leaf(&self, pts: &[&Point]) -> Option<Option<Source>> {
+        let first = &pts.first()?.1;
+        let Some((stmt, it)) = first else {
+            return pts.iter().all(|p| p.1.is_none()).then_some(None);
+        };
+        if !pts
+            .iter()
+            .all(|p| matches!(&p.1, Some((s, i)) if s == stmt && i.len() == it.len()))
+        {
+            return None;
+        }
+        // Features constant over the points are left out first, so that a
+        // constant source coordinate is a constant, not a multiple of them.
+        let width = pts[0].0.len();
+        let varying: Vec<usize> = (0..width)
+            .filter(|&k| pts.iter().any(|p| p.0[k] != pts[0].0[k]))
+            .collect();
+        let mut iter = Vec::with_capacity(it.len());
+        for d in 0..it.len() {
+            let y = |p: &Point| p.1.as_ref().map_or(0, |s| s.1[d]);
+            let reduced: Vec<(Vec<i64>, i64)> = pts
+                .iter()
+                .map(|p| (varying.iter().map(|&k| p.0[k]).collect(), y(p)))
+                .collect();
+            let f = match crate::fit::affine(&reduced) {
+                Some((a, b)) => {
+                    let mut full = vec![0; width];
+                    for (&k, c) in varying.iter().zip(a) {
+                        full[k] = c;
+                    }
+                    (full, b)
+                }
+                None => {
+                    let data: Vec<(&[i64], i64)> = pts.iter().map(|p| (&p.0[..], y(p))).collect();
+                    crate::fit::affine(&data)?
+                }
+            };
+            iter.push(affine_of(self.counters, self.n_params, &f));
+        }
+        Some(Some(Source { stmt: *stmt, iter }))
+    }
+
+    /// Candidate split conditions (`e ≥ 0`).
+    fn candidates(&self, pts: &[&Point]) -> Vec<Affine> {
+        let mut out: Vec<Affine> = Vec::new();
+        let mut add = |e: Affine| {
+            if !e.terms.is_empty() && !out.contains(&e) {
+                out.push(e);
+            }
+        };
+        if let Some(dom) = self.place.domain() {
+            for atom in dom.iter().flatten() {
+                if let Atom::Le(e) = atom {
+                    for k in 1..=3 {
+                        if let Some(c) = e
+                            .checked_scale(-1)
+                            .and_then(|c| c.checked_add(&Affine::constant(-k)))
+                        {
+                            add(c);
+                        }
+                    }
+                }
+            }
+        }
+        for p in 0..self.n_params {
+            for k in 1..=3 {
+                add(Affine {
+                    terms: vec![(Var::Param(ParamId(p as u32)), 1)],
+                    constant: -k,
+                });
+            }
+        }
+        // Sources grouped by statement and the level at which they precede.
+        let mut groups: Vec<((StmtId, usize), Vec<&Point>)> = Vec::new();
+        for p in pts {
+            if let Some((s, it)) = &p.1 {
+                let level = it
+                    .iter()
+                    .zip(&p.0[..self.counters.len()])
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(it.len());
+                match groups.iter_mut().find(|g| g.0 == (*s, level)) {
+                    Some(g) => g.1.push(p),
+                    None => groups.push(((*s, level), vec![p])),
+                }
+            }
+        }
+        for ((s, _), g) in &groups {
+            let Some(Some(src)) = self.leaf(g) else {
+                continue;
+            };
+            let wp = &self.places[s.index()];
+            let map: Vec<(CounterId, Affine)> = wp.counters().into_iter().zip(src.iter).collect();
+            let Some(dom) = wp.domain() else { continue };
+            for atom in dom.iter().flatten() {
+                if let Atom::Le(e) = atom {
+                    if let Some(c) = super::prove::subst(e, &map).and_then(|c| c.checked_scale(-1))
+                    {
+                        add(c);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// A quast through every point, if one is found within the depth.
+    pub fn fit(&self, pts: &[&Point]) -> Option<Quast> {
+        self.fit_at(pts, DEPTH)
+    }
+
+    fn fit_at(&self, pts: &[&Point], depth: usize) -> Option<Quast> {
+        if pts.is_empty() {
+            return Some(Quast::Leaf(None));
+        }
+        if let Some(l) = self.leaf(pts) {
+            return Some(Quast::Leaf(l));
+        }
+        if depth == 0 {
+            return None;
+        }
+        let kinds = |side: &[&Point]| {
+            let mut ks: Vec<Option<StmtId>> =
+                side.iter().map(|p| p.1.as_ref().map(|s| s.0)).collect();
+            ks.sort();
+            ks.dedup();
+            ks.len()
+        };
+        // Best: most points settled by a leaf, then fewest kinds of source.
+        let mut best: Option<((usize, std::cmp::Reverse<usize>), Affine)> = None;
+        for c in self.candidates(pts) {
+            let (yes, no): (Vec<&Point>, Vec<&Point>) =
+                pts.iter().partition(|p| at(&c, self.counters, &p.0) >= 0);
+            if yes.is_empty() || no.is_empty() {
+                continue;
+            }
+            let settled = [&yes, &no]
+                .iter()
+                .filter(|s| self.leaf(s).is_some())
+                .map(|s| s.len())
+                .sum::<usize>();
+            let score = (settled, std::cmp::Reverse(kinds(&yes) + kinds(&no)));
+            if best.as_ref().is_none_or(|(b, _)| score > *b) {
+                best = Some((score, c));
+            }
+        }
+        let (_, cond) = best?;
+        let (yes, no): (Vec<&Point>, Vec<&Point>) = pts
+            .iter()
+            .partition(|p| at(&cond, self.counters, &p.0) >= 0);
+        Some(Quast::Split {
+            cond,
+            yes: Box::new(self.fit_at(&yes, depth - 1)?),
+            no: Box::new(self.fit_at(&no, depth - 1)?),
+        })
+    }
+}

@@ -1,0 +1,268 @@
+//! σ for every parameter value (issue 16): per read, a quast (Last Write
+//! Tree) exact for every parameter value satisfying the assumptions, found
+//! by sample-and-prove. `infer` fits a quast to bounded σ at small
+//! parameter vectors; `prove` checks it with the exact tests of
+//! `dependence`. A read outside static control (a `while`, an unknown or
+//! memory-reading condition, a non-affine subscript, on its side or on a
+//! write of its array) or whose quast is not proved falls back to bounded σ,
+//! with the reason. `isl` prints quasts, the model and bounded σ in isl
+//! notation. docs/symbolic.md.
+
+pub mod domain;
+pub mod infer;
+pub mod isl;
+pub mod prove;
+pub mod quast;
+pub mod render;
+
+use crate::dataflow::{self, Config};
+use crate::model::{ArrayId, CounterId, Program, Site, StmtId};
+use domain::Place;
+pub use quast::{Names, Quast, Source};
+use std::collections::HashMap;
+
+/// What is known of one read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// σ for every parameter value, proved.
+    Exact(Quast),
+    /// Bounded σ only, and why.
+    Fallback(String),
+}
+
+/// One read access: statement, read index (`Stmt::reads()`), array, the
+/// counters of its loops (outermost first), and what is known.
+#[derive(Clone, Debug)]
+pub struct ReadFlow {
+    pub stmt: StmtId,
+    pub read: usize,
+    pub array: ArrayId,
+    pub counters: Vec<CounterId>,
+    pub outcome: Outcome,
+}
+
+/// Symbolic σ of a program.
+#[derive(Clone, Debug)]
+pub struct Symbolic {
+    pub reads: Vec<ReadFlow>,
+    /// The parameter vectors the quasts were fitted on.
+    pub samples: Vec<Vec<i64>>,
+    /// Reads in conditions, which always fall back: (condition name, read index).
+    pub condition_reads: Vec<(String, usize)>,
+}
+
+/// The most access instances one sample may create.
+const SAMPLE_BUDGET: u64 = 2_000_000;
+
+/// Why a read of `stmt` cannot have an exact quast, if it cannot.
+fn not_static(program: &Program, places: &[Place], stmt: StmtId, read: usize) -> Option<String> {
+    let stmts = program.stmts();
+    let s = stmts[stmt.index()];
+    let access = s.reads()[read];
+    if !access.is_affine() {
+        return Some("the read's subscripts are not affine".into());
+    }
+    if let Some(why) = places[stmt.index()].not_static() {
+        return Some(format!("the read is {why}"));
+    }
+    for w in &stmts {
+        let Some((a, _)) = w.write() else { continue };
+        if a.array != access.array {
+            continue;
+        }
+        if !a.is_affine() {
+            return Some(format!(
+                "`{}` writes the array with a subscript that is not affine",
+                w.label
+            ));
+        }
+        if let Some(why) = places[w.id.index()].not_static() {
+            return Some(format!("`{}` writes the array and is {why}", w.label));
+        }
+    }
+    None
+}
+
+/// Symbolic σ of every read of `program`.
+pub fn analyze(program: &Program) -> Symbolic {
+    let places = domain::places(program);
+    let stmts = program.stmts();
+    let mut reads = Vec::new();
+    let mut pending = Vec::new();
+    for s in &stmts {
+        for (k, a) in s.reads().into_iter().enumerate() {
+            let outcome = match not_static(program, &places, s.id, k) {
+                Some(why) => Outcome::Fallback(why),
+                None => {
+                    pending.push(reads.len());
+                    Outcome::Fallback("not fitted".into())
+                }
+            };
+            reads.push(ReadFlow {
+                stmt: s.id,
+                read: k,
+                array: a.array,
+                counters: places[s.id.index()].counters(),
+                outcome,
+            });
+        }
+    }
+    let condition_reads = program
+        .conditions()
+        .iter()
+        .flat_map(|c| (0..c.reads().len()).map(move |k| (c.name.clone(), k)))
+        .collect();
+    if pending.is_empty() {
+        return Symbolic {
+            reads,
+            samples: Vec::new(),
+            condition_reads,
+        };
+    }
+    let Some(mut prover) = prove::Prover::new(program) else {
+        for &k in &pending {
+            reads[k].outcome = Outcome::Fallback("the assumptions are not affine".into());
+        }
+        return Symbolic {
+            reads,
+            samples: Vec::new(),
+            condition_reads,
+        };
+    };
+    let mut points: Points = HashMap::new();
+    let mut used = Vec::new();
+    sample(program, &infer::samples(program), &mut points, &mut used);
+    // A second round, with larger values, for the reads the first left
+    // unproved (a bound the small values never pass, as max(n, 12)).
+    for round in 0..2 {
+        let mut failed = Vec::new();
+        for &k in &pending {
+            let outcome = fit_and_prove(program, &places, &reads[k], &points, &mut prover);
+            if !matches!(outcome, Outcome::Exact(_)) {
+                failed.push(k);
+            }
+            reads[k].outcome = outcome;
+        }
+        if round == 1 || failed.is_empty() {
+            break;
+        }
+        let more: Vec<Vec<i64>> = infer::around(program, 16)
+            .into_iter()
+            .filter(|v| !used.contains(v))
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        sample(program, &more, &mut points, &mut used);
+        pending = failed;
+    }
+    Symbolic {
+        reads,
+        samples: used,
+        condition_reads,
+    }
+}
+
+/// Read instances with one source (or none), per (statement, read).
+type Points = HashMap<(StmtId, usize), Vec<infer::Point>>;
+
+/// Bounded σ at each sample, added to `points`; the samples that ran go to `used`.
+fn sample(program: &Program, samples: &[Vec<i64>], points: &mut Points, used: &mut Vec<Vec<i64>>) {
+    for sample in samples {
+        let config = Config {
+            params: program
+                .params
+                .iter()
+                .zip(sample)
+                .map(|(p, &v)| (p.name.clone(), v))
+                .collect(),
+            max_trips: 1,
+            max_instances: SAMPLE_BUDGET,
+        };
+        let Ok(flow) = dataflow::analyze(program, &config) else {
+            continue;
+        };
+        used.push(sample.clone());
+        for r in flow.iter() {
+            let Site::Stmt(s) = r.site() else { continue };
+            let src = r.sources();
+            let concrete = match (src.initial, &src.writes[..]) {
+                (true, []) => None,
+                (false, [w]) => match w.site {
+                    Site::Stmt(ws) => Some((ws, w.iter.clone())),
+                    Site::Cond(_) => continue,
+                },
+                // Several possible sources: not static; the proof decides.
+                _ => continue,
+            };
+            let mut x = r.iter().to_vec();
+            x.extend_from_slice(sample);
+            points
+                .entry((s, r.access()))
+                .or_default()
+                .push((x, concrete));
+        }
+    }
+}
+
+fn fit_and_prove(
+    program: &Program,
+    places: &[Place],
+    r: &ReadFlow,
+    points: &Points,
+    prover: &mut prove::Prover,
+) -> Outcome {
+    let stmts = program.stmts();
+    let place = &places[r.stmt.index()];
+    let fitter = infer::Fitter {
+        counters: &r.counters,
+        n_params: program.params.len(),
+        place,
+        places,
+    };
+    let pts: Vec<&infer::Point> = points
+        .get(&(r.stmt, r.read))
+        .map_or(Vec::new(), |v| v.iter().collect());
+    let Some(q) = fitter.fit(&pts) else {
+        return Outcome::Fallback("no quast fits bounded σ at the samples".into());
+    };
+    let access = stmts[r.stmt.index()].reads()[r.read];
+    let writers: Vec<prove::Writer> = stmts
+        .iter()
+        .filter_map(|s| {
+            let (a, _) = s.write()?;
+            (a.array == access.array).then_some(prove::Writer {
+                stmt: s.id,
+                access: a,
+                place: &places[s.id.index()],
+            })
+        })
+        .collect();
+    let read = prove::Read { access, place };
+    match prover.prove(&q, &read, &writers) {
+        prove::Proof::Proved => Outcome::Exact(q),
+        prove::Proof::NotProved(why) => Outcome::Fallback(format!("not proved: {why}")),
+    }
+}
+
+impl Symbolic {
+    /// The symbolic source of read `read` of `stmt`, if exact.
+    pub fn quast(&self, stmt: StmtId, read: usize) -> Option<&Quast> {
+        self.reads
+            .iter()
+            .find(|r| r.stmt == stmt && r.read == read)
+            .and_then(|r| match &r.outcome {
+                Outcome::Exact(q) => Some(q),
+                Outcome::Fallback(_) => None,
+            })
+    }
+}
+
+/// The one-line symbolic source for a hover ("S(i, j - 1) if j >= 2, else
+/// R(i)"), when the read has an exact quast.
+pub fn hover_line(program: &Program, site: Site, read: usize) -> Option<String> {
+    let Site::Stmt(stmt) = site else { return None };
+    let s = analyze(program);
+    let q = s.quast(stmt, read)?;
+    Some(Names { program }.line(q))
+}

@@ -1,0 +1,391 @@
+//! The proof that a quast is σ for every parameter value satisfying the
+//! program's assumptions. For each leaf, with `base` = assumptions ∧ the
+//! read runs at x ∧ the leaf's path conditions hold:
+//!
+//! - a source leaf W(g): g is in W's domain, W(g) writes the cell the read
+//!   reads, g ≺ x, and no write K(z) of that cell has g ≺ z ≺ x;
+//! - a ⊥ leaf: no write K(z) of the cell has z ≺ x.
+//!
+//! Each is the integer infeasibility of a few conjunctions of affine
+//! constraints over the parameters, x and z, decided by the exact tests of
+//! `dependence` (the same cascade `deps` uses). A test that is not exact
+//! (a cap, an overflow) leaves the quast unproved.
+
+use super::domain::{self, Atom, Dnf, Place};
+use super::quast::{Quast, Source};
+use crate::dependence::{Config, Problem, Tester, Verdict};
+use crate::model::{Access, Affine, CounterId, Program, StmtId, Var};
+
+/// Whether a quast was proved, and if not, why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Proof {
+    Proved,
+    NotProved(String),
+}
+
+/// A write statement of the read's array, with its place.
+pub struct Writer<'p> {
+    pub stmt: StmtId,
+    pub access: &'p Access,
+    pub place: &'p Place,
+}
+
+/// The read being proved.
+pub struct Read<'p> {
+    pub access: &'p Access,
+    pub place: &'p Place,
+}
+
+pub struct Prover<'p> {
+    pub program: &'p Program,
+    pub tester: Tester,
+    pub assumptions: Dnf,
+}
+
+/// Counter ids for the killer's instance z, disjoint from the program's.
+fn fresh(k: usize) -> CounterId {
+    CounterId(u32::MAX - k as u32)
+}
+
+/// `a` with counters replaced (`map`: counter -> value).
+pub(super) fn subst(a: &Affine, map: &[(CounterId, Affine)]) -> Option<Affine> {
+    let mut out = Affine::constant(a.constant);
+    for &(v, c) in &a.terms {
+        let val = match v {
+            Var::Counter(k) => match map.iter().find(|(m, _)| *m == k) {
+                Some((_, e)) => e.clone(),
+                None => Affine::var(v),
+            },
+            Var::Param(_) => Affine::var(v),
+        };
+        out = out.checked_add(&val.checked_scale(c)?)?;
+    }
+    Some(out)
+}
+
+fn subst_dnf(d: &Dnf, map: &[(CounterId, Affine)]) -> Option<Dnf> {
+    d.iter()
+        .map(|conj| {
+            conj.iter()
+                .map(|a| Some(a.with(subst(a.expr(), map)?)))
+                .collect()
+        })
+        .collect()
+}
+
+/// `a ≺ b` in execution order: a DNF with one conjunction per level.
+fn precedes(a: &[Affine], pa: &Place, b: &[Affine], pb: &Place) -> Option<Dnf> {
+    let common = pa.common(pb);
+    let mut out = Vec::new();
+    for l in 0..=common {
+        let mut conj = Vec::new();
+        for k in 0..l {
+            conj.push(Atom::Eq(a[k].checked_sub(&b[k])?));
+        }
+        if l < common {
+            conj.push(Atom::Le(
+                a[l].checked_sub(&b[l])?.checked_add(&Affine::constant(1))?,
+            ));
+        } else if pa.order >= pb.order {
+            continue;
+        }
+        out.push(conj);
+    }
+    Some(out)
+}
+
+/// `¬(a ≺ b)`: b ≺ a, or b and a the same point of the common loops with a
+/// not textually before b.
+fn not_precedes(a: &[Affine], pa: &Place, b: &[Affine], pb: &Place) -> Option<Dnf> {
+    let common = pa.common(pb);
+    let mut out = Vec::new();
+    for l in 0..=common {
+        let mut conj = Vec::new();
+        for k in 0..l {
+            conj.push(Atom::Eq(a[k].checked_sub(&b[k])?));
+        }
+        if l < common {
+            conj.push(Atom::Le(
+                b[l].checked_sub(&a[l])?.checked_add(&Affine::constant(1))?,
+            ));
+        } else if pa.order < pb.order {
+            continue;
+        }
+        out.push(conj);
+    }
+    Some(out)
+}
+
+/// The negation of a DNF, as a DNF (None when too large).
+fn not(d: &Dnf) -> Option<Dnf> {
+    let mut out: Dnf = vec![Vec::new()];
+    for conj in d {
+        let mut alts = Vec::new();
+        for a in conj {
+            alts.extend(domain::negate(a)?.into_iter().map(|x| vec![x]));
+        }
+        out = domain::and(&out, &alts)?;
+    }
+    Some(out)
+}
+
+fn vars_of(counters: &[CounterId]) -> Vec<Affine> {
+    counters
+        .iter()
+        .map(|&c| Affine::var(Var::Counter(c)))
+        .collect()
+}
+
+fn subscripts(a: &Access) -> Option<Vec<Affine>> {
+    a.subscripts.iter().map(|s| s.affine.clone()).collect()
+}
+
+const TOO_BIG: &str = "a condition expanded to too many cases";
+
+impl Prover<'_> {
+    pub fn new(program: &Program) -> Option<Prover<'_>> {
+        let mut assumptions: Dnf = vec![Vec::new()];
+        for a in &program.assumptions {
+            assumptions = domain::and(&assumptions, &domain::dnf(a, true)?)?;
+        }
+        Some(Prover {
+            program,
+            tester: Tester::new(Config::default()),
+            assumptions,
+        })
+    }
+
+    /// Is every conjunction of one disjunct per factor integer-infeasible?
+    fn infeasible(&mut self, factors: &[&Dnf], what: &dyn Fn() -> String) -> Result<(), String> {
+        let mut pick = vec![0usize; factors.len()];
+        if factors.iter().any(|f| f.is_empty()) {
+            return Ok(());
+        }
+        loop {
+            let atoms: Vec<&Atom> = factors
+                .iter()
+                .zip(&pick)
+                .flat_map(|(f, &k)| f[k].iter())
+                .collect();
+            match self.test(&atoms) {
+                Some(Verdict::Independent) => {}
+                Some(Verdict::Dependent) => return Err(what()),
+                Some(Verdict::Maybe(why)) => {
+                    return Err(format!("{} ({})", what(), why.describe()))
+                }
+                None => return Err(format!("{}: arithmetic overflow", what())),
+            }
+            // Next combination.
+            let mut k = 0;
+            loop {
+                if k == pick.len() {
+                    return Ok(());
+                }
+                pick[k] += 1;
+                if pick[k] < factors[k].len() {
+                    break;
+                }
+                pick[k] = 0;
+                k += 1;
+            }
+        }
+    }
+
+    fn test(&mut self, atoms: &[&Atom]) -> Option<Verdict> {
+        let mut vars: Vec<Var> = Vec::new();
+        let mut extra = 0;
+        for a in atoms {
+            for v in a.expr().vars() {
+                if !vars.contains(&v) {
+                    vars.push(v);
+                }
+            }
+            // A stride needs a quotient; a non-stride, a quotient and a rest.
+            extra += match a {
+                Atom::Stride(..) => 1,
+                Atom::NotStride(..) => 2,
+                _ => 0,
+            };
+        }
+        let n = vars.len() + extra;
+        let mut next = vars.len();
+        let mut p = Problem::new(n);
+        let mut row = vec![0i64; n];
+        for a in atoms {
+            let e = a.expr();
+            row.iter_mut().for_each(|c| *c = 0);
+            for &(v, c) in &e.terms {
+                let j = vars.iter().position(|&w| w == v)?;
+                row[j] = c;
+            }
+            let b = e.constant.checked_neg()?;
+            match a {
+                Atom::Le(_) => p.add_le(&row, b),
+                Atom::Eq(_) => p.add_eq(&row, b),
+                // e = k·q
+                Atom::Stride(_, k) => {
+                    row[next] = -k;
+                    next += 1;
+                    p.add_eq(&row, b);
+                }
+                // e = k·q + r, 1 ≤ r ≤ k - 1
+                Atom::NotStride(_, k) => {
+                    row[next] = -k;
+                    row[next + 1] = -1;
+                    p.add_eq(&row, b);
+                    let mut r = vec![0i64; n];
+                    r[next + 1] = -1;
+                    p.add_le(&r, -1);
+                    r[next + 1] = 1;
+                    p.add_le(&r, k - 1);
+                    next += 2;
+                }
+            }
+        }
+        Some(self.tester.test_distinct(&p).verdict)
+    }
+
+    /// Proves `q` is σ of `read` given the writers of its array.
+    pub fn prove(&mut self, q: &Quast, read: &Read, writers: &[Writer]) -> Proof {
+        match self.prove_all(q, read, writers) {
+            Ok(()) => Proof::Proved,
+            Err(why) => Proof::NotProved(why),
+        }
+    }
+
+    fn prove_all(&mut self, q: &Quast, read: &Read, writers: &[Writer]) -> Result<(), String> {
+        let name = |s: StmtId| self.program.site_name(crate::model::Site::Stmt(s));
+        let x = vars_of(&read.place.counters());
+        let cell = subscripts(read.access).ok_or("the read's subscripts are not affine")?;
+        let dom = read
+            .place
+            .domain()
+            .ok_or("the read's domain is not affine")?;
+        let dom = domain::and(&self.assumptions, &dom).ok_or(TOO_BIG)?;
+        for (path, leaf) in q.leaves() {
+            let mut conj = Vec::new();
+            for (e, holds) in &path {
+                conj.push(Atom::Le(
+                    if *holds {
+                        e.checked_scale(-1)
+                    } else {
+                        e.checked_add(&Affine::constant(1))
+                    }
+                    .ok_or(TOO_BIG)?,
+                ));
+            }
+            let base = domain::and(&dom, &vec![conj]).ok_or(TOO_BIG)?;
+            if let Some(s) = leaf {
+                self.source_leaf(&base, s, &x, &cell, read, writers)?;
+            }
+            // No write of the cell between the leaf and the read (or before
+            // the read at all, for ⊥).
+            for w in writers {
+                let zc = w.place.counters();
+                let map: Vec<(CounterId, Affine)> = zc
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &c)| (c, Affine::var(Var::Counter(fresh(j)))))
+                    .collect();
+                let z = vars_of(&zc)
+                    .iter()
+                    .map(|a| subst(a, &map))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or(TOO_BIG)?;
+                let wdom = subst_dnf(
+                    &w.place.domain().ok_or("a write's domain is not affine")?,
+                    &map,
+                )
+                .ok_or(TOO_BIG)?;
+                let wcell = subscripts(w.access).ok_or("a write's subscripts are not affine")?;
+                let mut same = Vec::new();
+                for (a, b) in wcell.iter().zip(&cell) {
+                    same.push(Atom::Eq(
+                        subst(a, &map)
+                            .and_then(|a| a.checked_sub(b))
+                            .ok_or(TOO_BIG)?,
+                    ));
+                }
+                let same = vec![same];
+                let before_read = precedes(&z, w.place, &x, read.place).ok_or(TOO_BIG)?;
+                let what = || {
+                    match leaf {
+                    Some(s) => format!(
+                        "an instance of `{}` may write the cell between the source `{}` and the read",
+                        name(w.stmt),
+                        name(s.stmt)
+                    ),
+                    None => format!(
+                        "an instance of `{}` may write the cell before the read where the quast says the initial value",
+                        name(w.stmt)
+                    ),
+                }
+                };
+                match leaf {
+                    None => self.infeasible(&[&base, &wdom, &same, &before_read], &what)?,
+                    Some(s) => {
+                        let src = writers
+                            .iter()
+                            .find(|v| v.stmt == s.stmt)
+                            .ok_or("the source does not write the array")?;
+                        let after_src = precedes(&s.iter, src.place, &z, w.place).ok_or(TOO_BIG)?;
+                        self.infeasible(&[&base, &wdom, &same, &after_src, &before_read], &what)?
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn source_leaf(
+        &mut self,
+        base: &Dnf,
+        s: &Source,
+        x: &[Affine],
+        cell: &[Affine],
+        read: &Read,
+        writers: &[Writer],
+    ) -> Result<(), String> {
+        let label = self.program.site_name(crate::model::Site::Stmt(s.stmt));
+        let w = writers
+            .iter()
+            .find(|w| w.stmt == s.stmt)
+            .ok_or_else(|| format!("`{label}` does not write the array read"))?;
+        let map: Vec<(CounterId, Affine)> = w
+            .place
+            .counters()
+            .into_iter()
+            .zip(s.iter.iter().cloned())
+            .collect();
+        if map.len() != s.iter.len() {
+            return Err(format!(
+                "the leaf `{label}` has the wrong number of counters"
+            ));
+        }
+        let wdom = w.place.domain().ok_or("a write's domain is not affine")?;
+        let outside = not(&subst_dnf(&wdom, &map).ok_or(TOO_BIG)?).ok_or(TOO_BIG)?;
+        self.infeasible(&[base, &outside], &|| {
+            format!("the source `{label}` may lie outside its domain")
+        })?;
+        let wcell = subscripts(w.access).ok_or("a write's subscripts are not affine")?;
+        let mut differ: Dnf = Vec::new();
+        for (a, b) in wcell.iter().zip(cell) {
+            let d = subst(a, &map)
+                .and_then(|a| a.checked_sub(b))
+                .ok_or(TOO_BIG)?;
+            differ.extend(
+                domain::negate(&Atom::Eq(d))
+                    .ok_or(TOO_BIG)?
+                    .into_iter()
+                    .map(|a| vec![a]),
+            );
+        }
+        self.infeasible(&[base, &differ], &|| {
+            format!("the source `{label}` may write another cell")
+        })?;
+        let late = not_precedes(&s.iter, w.place, x, read.place).ok_or(TOO_BIG)?;
+        self.infeasible(&[base, &late], &|| {
+            format!("the source `{label}` may not precede the read")
+        })
+    }
+}

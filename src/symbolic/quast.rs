@@ -1,0 +1,198 @@
+//! The quast (quasi-affine selection tree, Feautrier) of one read: affine
+//! conditions on the read's counters and the parameters; leaves name the
+//! source statement and its iteration vector as affine functions of them,
+//! or ⊥ (the initial value). Printing in the program's names.
+
+use crate::model::{Affine, CounterId, Program, StmtId, Var};
+use serde_json::{json, Value};
+
+/// A source: statement `stmt` at iteration vector `iter`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    pub stmt: StmtId,
+    pub iter: Vec<Affine>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Quast {
+    /// The source, or None: the initial value (⊥).
+    Leaf(Option<Source>),
+    /// `if cond >= 0 then yes else no`.
+    Split {
+        cond: Affine,
+        yes: Box<Quast>,
+        no: Box<Quast>,
+    },
+}
+
+/// The conditions on a path from the root (`(e, true)`: e ≥ 0 holds).
+pub type Path = Vec<(Affine, bool)>;
+
+/// A concrete source: statement and iteration vector, None for ⊥.
+pub type Concrete = Option<(StmtId, Vec<i64>)>;
+
+impl Quast {
+    /// The source of the read at `iter` (the values of `counters`) and
+    /// `params` (None on overflow).
+    pub fn eval(&self, counters: &[CounterId], iter: &[i64], params: &[i64]) -> Option<Concrete> {
+        let value = |a: &Affine| {
+            a.eval(|v| match v {
+                Var::Param(p) => params[p.index()],
+                Var::Counter(c) => counters.iter().position(|&k| k == c).map_or(0, |k| iter[k]),
+            })
+        };
+        let mut q = self;
+        loop {
+            match q {
+                Quast::Leaf(None) => return Some(None),
+                Quast::Leaf(Some(s)) => {
+                    let it = s.iter.iter().map(value).collect::<Option<Vec<_>>>()?;
+                    return Some(Some((s.stmt, it)));
+                }
+                Quast::Split { cond, yes, no } => q = if value(cond)? >= 0 { yes } else { no },
+            }
+        }
+    }
+
+    /// Every leaf with the conditions on its path (`(e, true)`: e ≥ 0).
+    pub fn leaves(&self) -> Vec<(Path, Option<&Source>)> {
+        fn walk<'a>(q: &'a Quast, path: &mut Path, out: &mut Vec<(Path, Option<&'a Source>)>) {
+            match q {
+                Quast::Leaf(s) => out.push((path.clone(), s.as_ref())),
+                Quast::Split { cond, yes, no } => {
+                    for (b, sub) in [(true, yes), (false, no)] {
+                        path.push((cond.clone(), b));
+                        walk(sub, path, out);
+                        path.pop();
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut Vec::new(), &mut out);
+        out
+    }
+}
+
+/// Names for printing: the program's parameter and counter names.
+pub struct Names<'p> {
+    pub program: &'p Program,
+}
+
+impl Names<'_> {
+    pub fn var(&self, v: Var) -> &str {
+        match v {
+            Var::Param(p) => &self.program.params[p.index()].name,
+            Var::Counter(c) => &self.program.counter_decl(c).name,
+        }
+    }
+
+    /// `2*i - j + 1`.
+    pub fn affine(&self, a: &Affine) -> String {
+        let mut s = String::new();
+        for &(v, c) in &a.terms {
+            let name = self.var(v);
+            let mag = c.unsigned_abs();
+            if s.is_empty() {
+                if c < 0 {
+                    s.push('-');
+                }
+            } else {
+                s.push_str(if c < 0 { " - " } else { " + " });
+            }
+            if mag != 1 {
+                s.push_str(&format!("{mag}*"));
+            }
+            s.push_str(name);
+        }
+        match (s.is_empty(), a.constant) {
+            (true, k) => k.to_string(),
+            (false, 0) => s,
+            (false, k) if k < 0 => format!("{s} - {}", k.unsigned_abs()),
+            (false, k) => format!("{s} + {k}"),
+        }
+    }
+
+    /// `e ≥ 0` (or, negated, `e < 0`) as `lhs >= rhs` with positive terms
+    /// on each side.
+    pub fn cond(&self, e: &Affine, holds: bool) -> String {
+        let split = |sign: i64| Affine {
+            terms: e
+                .terms
+                .iter()
+                .filter(|(_, c)| c.signum() == sign)
+                .map(|&(v, c)| (v, c * sign))
+                .collect(),
+            constant: 0,
+        };
+        let (l, mut r) = (split(1), split(-1));
+        if l.terms.is_empty() && !r.terms.is_empty() {
+            // -j + 3 >= 0 reads better as 3 >= j, i.e. j <= 3.
+            let op = if holds { "<=" } else { ">" };
+            return format!("{} {op} {}", self.affine(&r), e.constant);
+        }
+        r.constant = -e.constant;
+        let op = if holds { ">=" } else { "<" };
+        format!("{} {op} {}", self.affine(&l), self.affine(&r))
+    }
+
+    pub fn source(&self, s: Option<&Source>) -> String {
+        match s {
+            None => "initial".to_string(),
+            Some(s) => {
+                let it: Vec<String> = s.iter.iter().map(|a| self.affine(a)).collect();
+                format!(
+                    "{}({})",
+                    self.program.site_name(crate::model::Site::Stmt(s.stmt)),
+                    it.join(", ")
+                )
+            }
+        }
+    }
+
+    /// One line: `S(i, j - 1) if j >= 2, else R(i)`.
+    pub fn line(&self, q: &Quast) -> String {
+        match q {
+            Quast::Leaf(s) => self.source(s.as_ref()),
+            Quast::Split { cond, yes, no } => {
+                let yes = match &**yes {
+                    Quast::Leaf(s) => self.source(s.as_ref()),
+                    other => format!("({})", self.line(other)),
+                };
+                format!("{yes} if {}, else {}", self.cond(cond, true), self.line(no))
+            }
+        }
+    }
+
+    /// Indented `if … then … else …` lines, each prefixed by `indent`.
+    pub fn tree(&self, q: &Quast, indent: &str, out: &mut String) {
+        match q {
+            Quast::Leaf(s) => {
+                out.push_str(indent);
+                out.push_str(&self.source(s.as_ref()));
+                out.push('\n');
+            }
+            Quast::Split { cond, yes, no } => {
+                out.push_str(&format!("{indent}if {}:\n", self.cond(cond, true)));
+                self.tree(yes, &format!("{indent}  "), out);
+                out.push_str(&format!("{indent}else:\n"));
+                self.tree(no, &format!("{indent}  "), out);
+            }
+        }
+    }
+
+    pub fn json(&self, q: &Quast) -> Value {
+        match q {
+            Quast::Leaf(None) => json!({ "initial": true }),
+            Quast::Leaf(Some(s)) => json!({
+                "statement": self.program.site_name(crate::model::Site::Stmt(s.stmt)),
+                "iteration": s.iter.iter().map(|a| self.affine(a)).collect::<Vec<_>>(),
+            }),
+            Quast::Split { cond, yes, no } => json!({
+                "if": self.cond(cond, true),
+                "then": self.json(yes),
+                "else": self.json(no),
+            }),
+        }
+    }
+}
