@@ -59,6 +59,7 @@ fn compare(program: &Program, sym: &Symbolic, params: &[(String, i64)]) -> Optio
         params: params.to_vec(),
         max_trips: 2,
         max_instances: 3_000_000,
+        max_memory: arrayflow::budget::limit(),
     };
     let flow = match analyze(program, &config) {
         Ok(f) => f,

@@ -178,6 +178,7 @@ fn sample(program: &Program, samples: &[Vec<i64>], points: &mut Points, used: &m
                 .collect(),
             max_trips: 1,
             max_instances: SAMPLE_BUDGET,
+            max_memory: crate::budget::limit(),
         };
         let Ok(flow) = dataflow::analyze(program, &config) else {
             continue;
