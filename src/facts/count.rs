@@ -58,16 +58,20 @@ enum Stop {
 
 /// Counts what lowering `program` at `params` would make. `Err` is the
 /// budget error the lowering would stop with; `Ok(None)` when the count
-/// could not be made cheaply.
+/// could not be made cheaply. Statements marked in `skip` (by statement
+/// index; empty: none) are a `Frame`'s, which the lowering makes outside the
+/// budget: they count for nothing, and loops holding only them are skipped.
 pub fn count(
     program: &Program,
     config: &Config,
     params: &[i64],
     dims: &[Vec<(i64, i64)>],
     param_names: &[(String, i64)],
+    skip: &[bool],
 ) -> Result<Option<Count>, LowerError> {
     let mut c = Counter {
         program,
+        skip,
         config,
         params,
         dims,
@@ -91,6 +95,8 @@ pub fn count(
 
 struct Counter<'p> {
     program: &'p Program,
+    /// A frame's statements, by statement index (empty: none).
+    skip: &'p [bool],
     config: &'p Config,
     params: &'p [i64],
     dims: &'p [Vec<(i64, i64)>],
@@ -150,7 +156,7 @@ impl<'p> Counter<'p> {
         let mut used = Vec::new();
         for n in nodes {
             match n {
-                Node::Stmt(s) => any |= !s.accesses().is_empty(),
+                Node::Stmt(s) => any |= !self.skipped(s) && !s.accesses().is_empty(),
                 Node::For(f) => {
                     let (t, inner) = self.shape(&f.body);
                     self.loop_touches[f.counter.index()] = t;
@@ -198,6 +204,10 @@ impl<'p> Counter<'p> {
         (any, used)
     }
 
+    fn skipped(&self, s: &crate::model::Stmt) -> bool {
+        self.skip.get(s.id.index()).copied().unwrap_or(false)
+    }
+
     fn tick(&mut self) -> Result<(), Stop> {
         self.work += 1;
         if self.work > WORK {
@@ -230,6 +240,7 @@ impl<'p> Counter<'p> {
         for n in nodes {
             self.tick()?;
             match n {
+                Node::Stmt(s) if self.skipped(s) => {}
                 Node::Stmt(s) => {
                     let accs = s.accesses();
                     self.op(&accs, &s.label, s.span)?;
@@ -510,7 +521,7 @@ pub fn of(program: &Program, config: &Config) -> Result<Option<Count>, LowerErro
         .map(|(p, &v)| (p.name.clone(), v))
         .collect();
     let dims = dims(program, &params)?;
-    count(program, config, &params, &dims, &names)
+    count(program, config, &params, &dims, &names, &[])
 }
 
 /// The declared range `(lo, hi)` of every dimension of every array at

@@ -194,7 +194,11 @@ pub fn lower_framed<'p>(
         ..Facts::default()
     };
     // Counted first: over budget fails here, before anything is allocated.
-    let counted = super::count::count(program, config, &params, &dims, &facts.params)?;
+    // The frame's statements are lowered only for the cells touched and do
+    // not count against the budget: the count skips them.
+    let framed = FrameState::new(program, frame);
+    let skip: &[bool] = if framed.on { &framed.skip } else { &[] };
+    let counted = super::count::count(program, config, &params, &dims, &facts.params, skip)?;
     let mut facts = facts;
     if let Some(c) = &counted {
         c.admit(config, keep_cells)?;
@@ -217,7 +221,7 @@ pub fn lower_framed<'p>(
         read_tags: Vec::new(),
         writes: Vec::new(),
         scratch: Vec::new(),
-        frame: FrameState::new(program, frame),
+        frame: framed,
         cells,
         count: 0,
         keep_cells,
