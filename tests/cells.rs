@@ -196,7 +196,8 @@ fn the_language_server_answers_on_huge_arrays() {
             "{name}: {diags:?}"
         );
         if k == 2 {
-            // Hover on U's read of A[2, N]: T[2] wrote it.
+            // Hover on U's read of A[2, N]: T at i = 2 wrote it (the
+            // symbolic source, `T(2)`, for every parameter value).
             let at = text.find("A[2, N]").unwrap() + 1;
             let line = text[..at].matches('\n').count();
             let col = at - text[..at].rfind('\n').map_or(0, |p| p + 1);
@@ -206,7 +207,7 @@ fn the_language_server_answers_on_huge_arrays() {
                        "position": {"line": line, "character": col}}),
             );
             let value = h["result"]["contents"]["value"].as_str().unwrap_or("");
-            assert!(value.contains("T[2]"), "{h}");
+            assert!(value.contains("T(2)"), "{h}");
         }
     }
     c.shutdown();
