@@ -14,6 +14,7 @@ use lsp_client::Client;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 const BIN: &str = env!("CARGO_BIN_EXE_arrayflow");
 
@@ -41,9 +42,13 @@ U: B[3] = A[2, N] + A[6, N];
 V: use(B[N]);
 ";
 
-/// A file holding `text`, in a directory of its own.
+/// A file holding `text`, in a directory of its own for each call: the
+/// tests run in parallel threads and reuse names, and a shared path let one
+/// test read another's half-written file.
 fn file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("arrayflow-cells-{}", std::process::id()));
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("arrayflow-cells-{}-{call}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
