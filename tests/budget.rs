@@ -222,3 +222,27 @@ fn the_language_server_answers_over_budget_and_keeps_serving() {
     assert!(lens.to_string().contains("N=3"), "{lens}");
     c.shutdown();
 }
+
+/// `run` and `equiv` hold a trace of every read, which grows with the steps:
+/// past the memory budget they stop with a diagnostic (E0400, E0401), not
+/// an abort. matmul at N = 300 takes about 10^8 steps (a trace of several
+/// GB); under the 2 GB limit the default budget is 1 GB.
+#[test]
+fn runs_past_the_memory_budget_end_with_a_diagnostic() {
+    let steps = ["--max-steps", "4000000000"];
+    for budget in [&["--max-memory", "32M"][..], &[]] {
+        let mut run = vec!["run", MATMUL, "--param", "N=300"];
+        run.extend(steps);
+        run.extend(budget);
+        let err = fails_with(&run, "E0400");
+        assert!(err.contains("of memory"), "{err}");
+        if !budget.is_empty() {
+            assert!(err.contains("the budget of 32 MiB"), "{err}");
+        }
+    }
+    let mut equiv = vec!["equiv", MATMUL, MATMUL, "--param", "N=300", "--seeds", "1"];
+    equiv.extend(steps);
+    equiv.extend(["--max-memory", "32M"]);
+    let err = fails_with(&equiv, "E0401");
+    assert!(err.contains("the budget of 32 MiB"), "{err}");
+}

@@ -129,6 +129,23 @@ fn expand_counts_declared_cells_without_making_them() {
     );
 }
 
+/// The expanded program of the 10^8-cell array copies out the 4
+/// cells written, not every declared one (which ended in E0601 when its
+/// doall marks were checked), and is proved and validated at N = 10^8 + 2.
+#[test]
+fn expand_emits_a_copy_out_of_the_cells_written() {
+    let out = ok(&["expand", "--emit", "code"], &file("big.loop", BIG));
+    assert!(out.contains("real B_1[0..3];"), "{out}");
+    assert!(
+        out.contains(
+            "for o1 = 0 to 3 doall\n  if [v] o1 <= N then\n    @copy copy_out: B[o1] = B_1[o1];"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("static: proved for every N"), "{out}");
+    assert!(out.contains("validated at N ∈ {100000002, "), "{out}");
+}
+
 #[test]
 fn run_holds_the_touched_cells_only() {
     let path = file("reads.loop", READS);

@@ -26,6 +26,8 @@ pub struct Args {
     pub seeds: u64,
     #[command(flatten)]
     pub limits: super::run::Limits,
+    #[command(flatten)]
+    pub memory: super::Memory,
     /// Loops of B to reverse or shuffle.
     #[command(flatten)]
     pub order: LoopOrder,
@@ -47,6 +49,7 @@ pub fn run(args: &Args) -> ExitCode {
     o.run.max_trips = args.sizes.max_trips;
     o.run.max_steps = args.limits.max_steps;
     o.run.max_cells = args.limits.max_cells;
+    o.run.max_memory = args.memory.install();
     o.run.reverse = args.order.reverse.clone();
     o.run.shuffle = args.order.shuffle.clone();
     o.run.shuffle_parallel = !args.in_order;

@@ -122,21 +122,36 @@ pub struct Budget {
     /// Loop iterations and the rules' walk steps are bounded by it too.
     #[arg(long, value_name = "N", default_value_t = crate::dataflow::DEFAULT_MAX_INSTANCES)]
     pub max_instances: u64,
-    /// The most memory the command may hold, e.g. `512M`, `4G` (bytes, or
-    /// K, M, G, T: powers of 1024); it stops with an error (E0304) past that.
-    /// Default: half of the smallest of physical memory, `ulimit -v` and the
-    /// cgroup limit.
-    #[arg(long, value_name = "SIZE", value_parser = crate::budget::parse_size)]
-    pub max_memory: Option<u64>,
+    #[command(flatten)]
+    pub memory: Memory,
 }
 
 impl Budget {
     /// Makes `--max-memory` the process's memory budget (`crate::budget`),
     /// which every analysis the command runs reads.
     pub fn install(&self) {
+        self.memory.install();
+    }
+}
+
+/// `--max-memory`, for every command that analyses or runs a program.
+#[derive(Args, Debug, Clone)]
+pub struct Memory {
+    /// The most memory the command may hold, e.g. `512M`, `4G` (bytes, or
+    /// K, M, G, T: powers of 1024); it stops with an error (E0304 in an
+    /// analysis, E0400 in a run) past that. Default: half of the smallest of
+    /// physical memory, `ulimit -v` and the cgroup limit.
+    #[arg(long, value_name = "SIZE", value_parser = crate::budget::parse_size)]
+    pub max_memory: Option<u64>,
+}
+
+impl Memory {
+    /// Makes it the process's memory budget; returns the budget in force.
+    pub fn install(&self) -> u64 {
         if let Some(m) = self.max_memory {
             crate::budget::set_limit(m);
         }
+        crate::budget::limit()
     }
 }
 

@@ -45,12 +45,15 @@ pub struct Args {
     #[command(flatten)]
     pub limits: Limits,
     #[command(flatten)]
+    pub memory: super::Memory,
+    #[command(flatten)]
     pub order: LoopOrder,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }
 
 pub fn run(args: &Args) -> ExitCode {
+    args.memory.install();
     let loaded = match load(&args.input.file) {
         Ok(l) => l,
         Err(code) => return code,
@@ -89,6 +92,8 @@ pub fn options(program: &Program, sizes: &Sizes, limits: &Limits) -> Result<Opti
     o.max_trips = sizes.max_trips;
     o.max_steps = limits.max_steps;
     o.max_cells = limits.max_cells;
+    // `--max-memory`, when the command has it, is installed before.
+    o.max_memory = crate::budget::limit();
     Ok(o)
 }
 

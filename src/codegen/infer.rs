@@ -103,6 +103,18 @@ pub enum Tree {
 }
 
 impl Tree {
+    /// The groups its leaves read, in order of first appearance.
+    pub fn groups(&self, out: &mut Vec<usize>) {
+        match self {
+            Tree::Leaf(Some((g, _))) if !out.contains(g) => out.push(*g),
+            Tree::Leaf(_) => {}
+            Tree::Split(_, a, b) => {
+                a.groups(out);
+                b.groups(out);
+            }
+        }
+    }
+
     pub fn conditions(&self, out: &mut Vec<Affine>) {
         if let Tree::Split(e, a, b) = self {
             if !out.contains(e) {

@@ -149,9 +149,11 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     let sampled: Vec<Vec<i64>> = samples.iter().map(|s| s.values.clone()).collect();
     let vectors = vectors::validation(program, o, &sampled)?;
     let mut originals = check::Originals::new(program, VALIDATION_SEEDS);
+    let big: Vec<ArrayId> = frame.exit.iter().map(|&(a, _)| a).collect();
     let base = Base {
         plus: &plus,
         outs: &outs,
+        big: &big,
         names: &names,
         o,
     };
@@ -390,6 +392,9 @@ impl Candidates {
 struct Base<'a> {
     plus: &'a Program,
     outs: &'a [StmtId],
+    /// Arrays too big to copy out cell by cell (the frame's): their
+    /// copy-out runs over the cells of each group read.
+    big: &'a [ArrayId],
     names: &'a Names,
     o: &'a Options,
 }
@@ -413,6 +418,8 @@ impl Ctx<'_> {
             arrays: HashMap::new(),
             trees: HashMap::new(),
             outs: self.base.outs.iter().copied().collect(),
+            big: self.base.big.iter().copied().collect(),
+            copy_group: None,
             nstmt: 0,
         };
         let mut reports = Vec::new();
@@ -476,7 +483,10 @@ impl Ctx<'_> {
                         rep.groups = form.kappa.len();
                         rep.labels = form.labels;
                         rep.label_classes = form.classes;
-                        let l = prove::Labels::new(&form, &trees);
+                        let mut l = prove::Labels::new(&form, &trees);
+                        if g.big.contains(&a) {
+                            g.copy_out_within_groups(&mut l);
+                        }
                         rep.proof = Some(prove::prove(plus, &l));
                         labels.push(l);
                         g.trees.extend(trees);
@@ -897,6 +907,10 @@ struct Gen<'a> {
     arrays: HashMap<ArrayId, (ArrayForm, Vec<ArrayId>)>,
     trees: HashMap<(Site, usize), Tree>,
     outs: HashSet<StmtId>,
+    big: HashSet<ArrayId>,
+    /// While emitting one group's copy-out nest: that group (the cells
+    /// other groups hold are left out).
+    copy_group: Option<usize>,
     nstmt: usize,
 }
 
@@ -1135,6 +1149,10 @@ impl Gen<'_> {
             match n {
                 Node::Stmt(s) => out.extend(self.stmt(s)),
                 Node::For(f) => {
+                    if let Some(nodes) = self.copy_out_by_group(f) {
+                        out.extend(nodes);
+                        continue;
+                    }
                     let mut f = f.clone();
                     f.body = self.nodes(&f.body);
                     out.push(Node::For(f));
@@ -1159,6 +1177,136 @@ impl Gen<'_> {
             }
         }
         out
+    }
+
+    /// The labels a big array's copy-out reads as emitted by
+    /// [`Gen::copy_out_by_group`]: a group's label within its cells, the
+    /// original array outside them (the pieces outside may overlap: they
+    /// all read the original).
+    fn copy_out_within_groups(&self, l: &mut prove::Labels) {
+        let Some((_, ids)) = self.arrays.get(&l.array) else {
+            return;
+        };
+        for (&(site, k), pieces) in l.reads.iter_mut() {
+            let Site::Stmt(s) = site else { continue };
+            if k != 0 || !self.outs.contains(&s) {
+                continue;
+            }
+            let Some(read) = self.src.stmts()[s.index()].reads().first().copied() else {
+                continue;
+            };
+            let mut out = Vec::new();
+            for p in pieces.iter() {
+                let Some((g, _)) = &p.label else {
+                    out.push(p.clone());
+                    continue;
+                };
+                let cells = &self.q.arrays[ids[*g].index()].dims;
+                // lo - o ≤ 0 and o - hi ≤ 0 for every dimension.
+                let within: Option<Vec<Affine>> = (read.subscripts.iter().zip(cells))
+                    .flat_map(|(sub, r)| {
+                        let o = sub.affine.clone();
+                        [
+                            o.clone().and_then(|o| r.lo.affine.checked_sub(&o)),
+                            o.and_then(|o| o.checked_sub(&r.hi.affine)),
+                        ]
+                    })
+                    .collect();
+                let Some(within) = within else {
+                    out.push(p.clone());
+                    continue;
+                };
+                let mut inside = p.clone();
+                inside
+                    .conds
+                    .extend(within.iter().map(|e| (e.clone(), true)));
+                out.push(inside);
+                for e in within {
+                    let mut outside = p.clone();
+                    outside.conds.push((e, false));
+                    outside.label = None;
+                    out.push(outside);
+                }
+            }
+            *pieces = out;
+        }
+    }
+
+    /// A big array's copy-out: instead of one nest over every declared cell
+    /// (10^8 of them for `real B[0..N]` with N = 10^8, however few are
+    /// written), one nest per group the copy-out reads, over that group's
+    /// cells, guarded by the declared range where the bounds differ. Cells
+    /// outside every group were never written and keep their value. None:
+    /// not such a nest.
+    fn copy_out_by_group(&mut self, f: &For) -> Option<Vec<Node>> {
+        let mut nest = vec![f];
+        while let [Node::For(inner)] = &nest.last()?.body[..] {
+            nest.push(inner);
+        }
+        let [Node::Stmt(s)] = &nest.last()?.body[..] else {
+            return None;
+        };
+        let StmtKind::Call { args, .. } = &s.kind else {
+            return None;
+        };
+        let Some(ExprKind::Access(orig)) = args.first().map(|e| &e.kind) else {
+            return None;
+        };
+        if !self.outs.contains(&s.id) || !self.big.contains(&orig.array) {
+            return None;
+        }
+        let ids = self.arrays.get(&orig.array)?.1.clone();
+        let mut groups = Vec::new();
+        self.trees.get(&(Site::Stmt(s.id), 0))?.groups(&mut groups);
+        let decl = self.src.array_decl(orig.array).clone();
+        if nest.len() != decl.dims.len() {
+            return None;
+        }
+        let mut out = Vec::new();
+        for g in groups {
+            let cells = self.q.arrays[ids.get(g)?.index()].dims.clone();
+            self.copy_group = Some(g);
+            let mut body = self.stmt(s);
+            self.copy_group = None;
+            for (d, l) in nest.iter().enumerate().rev() {
+                let (within, range) = (cells.get(d)?, &decl.dims[d]);
+                let o = Affine::var(Var::Counter(l.counter));
+                let mut guards = Vec::new();
+                if within.lo.affine != range.lo.affine {
+                    guards.push(range.lo.affine.checked_sub(&o)?);
+                }
+                if within.hi.affine != range.hi.affine {
+                    guards.push(o.checked_sub(&range.hi.affine)?);
+                }
+                for e in guards {
+                    body = vec![Node::If(If {
+                        branches: vec![(
+                            Condition {
+                                id: CondId(0),
+                                name: self.names.fresh("v"),
+                                generated: false,
+                                cond: le_zero(&e),
+                                span: Span::NONE,
+                            },
+                            body,
+                        )],
+                        otherwise: None,
+                        span: Span::NONE,
+                    })];
+                }
+                body = vec![Node::For(For {
+                    counter: l.counter,
+                    lower: within.lo.clone(),
+                    upper: within.hi.clone(),
+                    step: 1,
+                    parallel: false,
+                    body,
+                    span: Span::NONE,
+                })];
+            }
+            out.extend(body);
+        }
+        Some(out)
     }
 
     /// Names a generated condition explicitly (its identity stays) and
@@ -1342,9 +1490,21 @@ impl Gen<'_> {
         let Some(ExprKind::Access(orig)) = args.first().map(|e| &e.kind) else {
             return s.clone();
         };
-        let value = self
-            .read_access(Site::Stmt(s.id), 0, orig, truth)
-            .unwrap_or_else(|| orig.clone());
+        let site = Site::Stmt(s.id);
+        let group = self
+            .trees
+            .get(&(site, 0))
+            .and_then(|t| t.leaf(truth).as_ref());
+        let other_group = self
+            .copy_group
+            .is_some_and(|g| group.is_some_and(|(h, _)| *h != g));
+        let value = match other_group {
+            // Another group's nest copies it: nothing here.
+            true => orig.clone(),
+            false => self
+                .read_access(site, 0, orig, truth)
+                .unwrap_or_else(|| orig.clone()),
+        };
         Stmt {
             id: s.id,
             label,

@@ -14,6 +14,10 @@
 //!   writes the cell and w ≺ k ≺ r; "not killed" is the disjunction of the
 //!   negated conditions.
 //!
+//! The initial value is one more write, before every operation, of every
+//! cell; it is in the original array and in every copied-in group (at any
+//! κ), so a read that may see it must read one of those.
+//!
 //! A bad pair is that system with the labels different (another group, or
 //! some κ dimension `<` or `>`). Proved iff every bad pair's systems are
 //! integer-infeasible by the exact tests of `dependence`, the parameters
@@ -50,6 +54,9 @@ pub struct Labels {
     pub array: ArrayId,
     pub writes: HashMap<StmtId, Vec<Piece>>,
     pub reads: HashMap<(Site, usize), Vec<Piece>>,
+    /// Per group: copied in from the original array before the program, so
+    /// it holds the initial value wherever nothing wrote.
+    pub copy_in: Vec<bool>,
 }
 
 impl Labels {
@@ -97,6 +104,7 @@ impl Labels {
             array: form.array,
             writes,
             reads,
+            copy_in: form.copy_in.clone(),
         }
     }
 
@@ -214,32 +222,42 @@ pub fn prove(program: &Program, labels: &Labels) -> Proof {
         label: None,
     }];
     let mut unknown: Option<String> = None;
-    for &(w, wacc) in &writers {
-        let wp = labels.writes.get(&w).unwrap_or(&original);
+    // The writes, then the initial value (None).
+    let sources = writers
+        .iter()
+        .map(|&(w, wacc)| Some((Site::Stmt(w), wacc)))
+        .chain([None]);
+    for w in sources {
+        let wp = match w {
+            Some((Site::Stmt(s), _)) => labels.writes.get(&s).unwrap_or(&original),
+            _ => &original,
+        };
+        let source = match w {
+            Some((site, _)) => format!("`{}`", program.site_name(site)),
+            None => "the initial value".to_string(),
+        };
         for &(r, k, racc) in &readers {
             let rp = labels.reads.get(&(r, k)).unwrap_or(&original);
             let ctx = Pair {
                 program,
                 places: &places,
-                w: (Site::Stmt(w), wacc),
+                w,
                 r: (r, racc),
                 kills: &kills,
+                copy_in: &labels.copy_in,
             };
             match ctx.run(&mut search, wp, rp) {
                 Found::None => {}
                 Found::Some => {
                     return Proof::Refuted(format!(
-                        "`{}` may be a source of read {} of `{}` with another label",
-                        program.site_name(Site::Stmt(w)),
+                        "{source} may be a source of read {} of `{}` with another label",
                         k + 1,
                         program.site_name(r)
                     ))
                 }
                 Found::Unknown(why) => {
                     unknown.get_or_insert(format!(
-                        "{} (`{}` and read {} of `{}`)",
-                        why,
-                        program.site_name(Site::Stmt(w)),
+                        "{why} ({source} and read {} of `{}`)",
                         k + 1,
                         program.site_name(r)
                     ));
@@ -273,11 +291,11 @@ struct Loop {
 }
 
 impl Place {
-    /// Every instance's existence is exactly affine: no `while`, step-1
-    /// loops, static affine guards (so it can serve as a kill).
+    /// Every instance's existence is exactly affine: no `while`, static
+    /// affine guards (so it can serve as a kill). A loop with a step is
+    /// exact on its grid, which `instance` keeps to.
     fn exact(&self) -> bool {
-        self.loops.iter().all(|l| !l.is_while && l.step == 1)
-            && self.guards.iter().all(|(c, _)| affine_cond(c))
+        self.loops.iter().all(|l| !l.is_while) && self.guards.iter().all(|(c, _)| affine_cond(c))
     }
 }
 
@@ -574,13 +592,14 @@ impl Search<'_> {
     }
 }
 
-/// One (write statement, read) pair.
+/// One (write statement, read) pair; `w` None is the initial value.
 struct Pair<'a> {
     program: &'a Program,
     places: &'a HashMap<Site, Place>,
-    w: (Site, &'a Access),
+    w: Option<(Site, &'a Access)>,
     r: (Site, &'a Access),
     kills: &'a [(StmtId, &'a Access)],
+    copy_in: &'a [bool],
 }
 
 /// A system under construction: conjunction `base` and disjunctions `dnfs`.
@@ -718,8 +737,12 @@ enum Variant {
     Same,
     /// Common loops before level l at r's values, level l one less.
     Prev(usize),
-    /// No counter bound to r.
+    /// No counter bound to r: the last iteration of each loop.
     Last,
+    /// No counter bound to r: the first iteration of each loop (a kill of
+    /// the initial value needs only some write before r, and the first one
+    /// runs where a guard cuts the last one off).
+    First,
 }
 
 impl Pair<'_> {
@@ -727,8 +750,16 @@ impl Pair<'_> {
         self.places.get(&s)
     }
 
+    /// The write's place; Some(None) for the initial value.
+    fn w_place(&self) -> Option<Option<&Place>> {
+        match self.w {
+            Some((s, _)) => self.place(s).map(Some),
+            None => Some(None),
+        }
+    }
+
     fn run(&self, search: &mut Search, wp: &[Piece], rp: &[Piece]) -> Found {
-        let (Some(pw), Some(pr)) = (self.place(self.w.0), self.place(self.r.0)) else {
+        let (Some(pw), Some(pr)) = (self.w_place(), self.place(self.r.0)) else {
             return Found::Unknown("a site outside the program".into());
         };
         let p = self.program;
@@ -744,21 +775,31 @@ impl Pair<'_> {
                 sys.dnf(d);
             }
         }
-        let decl = p.array_decl(self.w.1.array);
+        let decl = p.array_decl(self.r.1.array);
         let xs: Vec<usize> = decl.dims.iter().map(|_| sys.fresh()).collect();
         for (r, &x) in decl.dims.iter().zip(&xs) {
             let x = Some(Lin::var(x));
             sys.le(penv.lin(&r.lo.affine), x.clone());
             sys.le(x, penv.lin(&r.hi.affine));
         }
-        let ew = sys.side(&params, pw);
-        let er = sys.side(&params, pr);
-        sys.touches(&ew, self.w.1, &xs);
-        sys.touches(&er, self.r.1, &xs);
-        let Some(order) = before((pw, &ew), (pr, &er)) else {
-            return Found::Unknown("arithmetic overflow".into());
+        // The initial value writes every cell before everything: no loops,
+        // no subscripts, no order.
+        let ew = match (pw, self.w) {
+            (Some(pw), Some((_, wacc))) => {
+                let ew = sys.side(&params, pw);
+                sys.touches(&ew, wacc, &xs);
+                ew
+            }
+            _ => penv.clone(),
         };
-        sys.dnf(order);
+        let er = sys.side(&params, pr);
+        sys.touches(&er, self.r.1, &xs);
+        if let Some(pw) = pw {
+            let Some(order) = before((pw, &ew), (pr, &er)) else {
+                return Found::Unknown("arithmetic overflow".into());
+            };
+            sys.dnf(order);
+        }
         let mut kills = Vec::new();
         for &(k, kacc) in self.kills {
             let Some(pk) = self.place(Site::Stmt(k)) else {
@@ -766,7 +807,7 @@ impl Pair<'_> {
             };
             let mut seen: Vec<Vec<(CounterId, Lin)>> = Vec::new();
             let levels = common(pk, pr);
-            let variants = [Variant::Same, Variant::Last]
+            let variants = [Variant::Same, Variant::Last, Variant::First]
                 .into_iter()
                 .chain((0..levels).map(Variant::Prev));
             for v in variants {
@@ -795,7 +836,11 @@ impl Pair<'_> {
                 let Some(differ) = differ(a, &ew, b, &er) else {
                     return Found::Unknown("arithmetic overflow".into());
                 };
-                if differ.is_empty() {
+                let initial_there = self.w.is_none()
+                    && b.label
+                        .as_ref()
+                        .is_some_and(|(g, _)| self.copy_in.get(*g) == Some(&true));
+                if differ.is_empty() || initial_there {
                     continue;
                 }
                 let mut own = Vec::new();
@@ -844,7 +889,7 @@ impl Pair<'_> {
         er: &Env,
         xs: &[usize],
     ) -> Option<Dnf> {
-        let pw = self.place(self.w.0)?;
+        let pw = self.w_place()?;
         let pr = self.place(self.r.0)?;
         let mut out: Dnf = Vec::new();
         let mut neg = |a: Atom| -> Option<()> {
@@ -868,9 +913,12 @@ impl Pair<'_> {
         for (c, pos) in &pk.guards {
             out.extend(ek.dnf(c, !pos)?);
         }
-        // ¬(w ≺ k) = k ≺ w ∨ k = w; ¬(k ≺ r) = r ≺ k ∨ r = k.
-        out.extend(before((pk, ek), (pw, ew))?);
-        out.extend(same(site, (pk, ek), self.w.0, (pw, ew))?);
+        // ¬(w ≺ k) = k ≺ w ∨ k = w (never for the initial value);
+        // ¬(k ≺ r) = r ≺ k ∨ r = k.
+        if let (Some(pw), Some((w, _))) = (pw, self.w) {
+            out.extend(before((pk, ek), (pw, ew))?);
+            out.extend(same(site, (pk, ek), w, (pw, ew))?);
+        }
         out.extend(before((pr, er), (pk, ek))?);
         out.extend(same(self.r.0, (pr, er), site, (pk, ek))?);
         Some(out)
@@ -905,8 +953,8 @@ fn differ(a: &Piece, ea: &Env, b: &Piece, eb: &Env) -> Option<Dnf> {
 
 /// The instance of kill statement K determined by r and the cell: counters
 /// solved from K's subscripts and guard equalities (coefficient ±1), else
-/// bound as `variant` says, else at the loop's upper bound (outermost
-/// first). None when some counter stays free.
+/// bound as `variant` says, else at the loop's upper bound (its lower one
+/// for `First`; outermost first). None when some counter stays free.
 fn instance(
     pk: &Place,
     kacc: &Access,
@@ -929,6 +977,8 @@ fn instance(
         guard_eqs(c, *pos, &mut eqs);
     }
     let levels = common(pk, pr);
+    // Counters solved from equations: off the grid of a loop with a step.
+    let mut solved = Vec::new();
     loop {
         let mut progress = true;
         while progress {
@@ -952,6 +1002,7 @@ fn instance(
                         // c·k + known = 0 → k = -c·known.
                         env.counters
                             .insert(k, Lin::default().add_scaled(&known, -c)?);
+                        solved.push(k);
                         progress = true;
                     }
                 }
@@ -962,15 +1013,23 @@ fn instance(
             .iter()
             .position(|l| !env.counters.contains_key(&l.counter))
         else {
-            return Some(env);
+            let on_grid = pk
+                .loops
+                .iter()
+                .all(|l| l.step == 1 || !solved.contains(&l.counter));
+            return on_grid.then_some(env);
         };
         let l = &pk.loops[pos];
         let at_r = || er.counters.get(&l.counter).cloned();
+        // r's counters, the previous iteration and the first are on the
+        // grid; the upper bound is only with step 1.
         let v = match variant {
             Variant::Same if pos < levels => at_r()?,
             Variant::Prev(lv) if pos < lv => at_r()?,
-            Variant::Prev(lv) if pos == lv => at_r()?.plus(-1)?,
-            _ => env.lin(&l.hi)?,
+            Variant::Prev(lv) if pos == lv => at_r()?.plus(-l.step)?,
+            Variant::First => env.lin(&l.lo)?,
+            _ if l.step == 1 => env.lin(&l.hi)?,
+            _ => return None,
         };
         env.counters.insert(l.counter, v);
     }

@@ -286,7 +286,9 @@ impl<'p> Original<'p> {
                         actual: None,
                         limit: matches!(
                             e.kind,
-                            interp::ErrorKind::StepBudget | interp::ErrorKind::TooLarge
+                            interp::ErrorKind::StepBudget
+                                | interp::ErrorKind::TooLarge
+                                | interp::ErrorKind::Memory
                         ),
                         failure: Some(e.message),
                     }))

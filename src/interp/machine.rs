@@ -102,6 +102,9 @@ impl<'p> Sites<'p> {
 
 /// The trace buffers of a run, empty, possibly with room from an earlier
 /// run.
+/// Steps between two polls of the memory budget (a power of 2).
+const POLL: u64 = 4096;
+
 pub(super) struct Buffers {
     pub(super) ops: Ops,
     pub(super) reads: Vec<Read>,
@@ -282,6 +285,22 @@ impl<'p> Machine<'p> {
             layouts.push((dims, dense));
         }
         let sparse = layouts.iter().any(|(_, dense)| !dense);
+        // The dense cells and the set of initial values that checks them.
+        let bytes = total.saturating_mul(2 * std::mem::size_of::<Cell>() as u64);
+        if let Err(e) = crate::budget::reserve(bytes, self.options.max_memory, || {
+            format!("{total} array cells")
+        }) {
+            return Err(RunError {
+                kind: ErrorKind::Memory,
+                message: format!(
+                    "the run would need {} of memory for {}, over the budget of {}; raise --max-memory or use smaller parameters",
+                    crate::budget::show(e.bytes),
+                    e.what,
+                    crate::budget::show(e.limit)
+                ),
+                span: Span::NONE,
+            });
+        }
         let mut all = Vec::with_capacity(total as usize);
         for (a, (dims, dense)) in self.program.arrays.iter().zip(layouts) {
             if !dense {
@@ -427,7 +446,49 @@ impl<'p> Machine<'p> {
         if self.steps > self.options.max_steps {
             return Err(self.over_budget(span));
         }
+        if self.steps & (POLL - 1) == 0 {
+            self.poll_memory(span)?;
+        }
         Ok(())
+    }
+
+    /// The memory budget, every [`POLL`] steps: the bytes live, and what
+    /// the trace could allocate before the next poll (a doubling of its
+    /// vectors would otherwise jump past the budget, and past `ulimit -v`).
+    #[cold]
+    fn poll_memory(&self, span: Span) -> Result<(), Box<RunError>> {
+        let limit = self.options.max_memory;
+        let sites = self.sites.stmt_reads.iter().chain(&self.sites.cond_reads);
+        let per_step = sites.map(Vec::len).max().unwrap_or(0).max(1);
+        let depth = self.program.counters.len().max(1);
+        let more = POLL as usize;
+        let reads = match self.reads.capacity() - self.reads.len() < more * per_step {
+            true => 2 * self.reads.capacity().max(more * per_step) * std::mem::size_of::<Read>(),
+            false => 0,
+        };
+        let ahead = reads as u64 + self.ops.growth(more, depth);
+        let ok = crate::budget::check(limit, String::new).is_ok()
+            && crate::budget::reserve(ahead, limit, String::new).is_ok();
+        match ok {
+            true => Ok(()),
+            false => Err(self.over_memory(span)),
+        }
+    }
+
+    #[cold]
+    fn over_memory(&self, span: Span) -> Box<RunError> {
+        let held = crate::budget::live().unwrap_or(0);
+        Box::new(RunError {
+            kind: ErrorKind::Memory,
+            message: format!(
+                "the run would need more memory than the budget of {} (it holds {} of memory at {}, after {} steps, and its trace of reads grows); raise --max-memory or use smaller parameters",
+                crate::budget::show(self.options.max_memory),
+                crate::budget::show(held),
+                self.here(),
+                self.steps
+            ),
+            span,
+        })
     }
 
     #[cold]

@@ -38,6 +38,9 @@ pub struct Options {
     pub max_steps: u64,
     /// The most array cells all declared arrays may hold together.
     pub max_cells: u64,
+    /// The most bytes the process may hold while running (`crate::budget`;
+    /// polled, so only with the counting allocator, as in the binary).
+    pub max_memory: u64,
     /// Counter names of `for` loops whose iterations run last to first.
     pub reverse: Vec<String>,
     /// Counter names of `for` loops whose iterations run in a seeded random
@@ -61,6 +64,7 @@ impl Options {
             max_trips: 4,
             max_steps: DEFAULT_MAX_STEPS,
             max_cells: DEFAULT_MAX_CELLS,
+            max_memory: crate::budget::limit(),
             reverse: Vec::new(),
             shuffle: Vec::new(),
             shuffle_parallel: false,
@@ -180,6 +184,21 @@ impl Ops {
         self.iters.clear();
     }
 
+    /// Bytes the next `steps` operations (each at most `depth` counters
+    /// deep) could allocate: a vector that would outgrow its capacity
+    /// doubles, its new buffer allocated while the old one is live.
+    fn growth(&self, steps: usize, depth: usize) -> u64 {
+        fn doubling<T>(v: &Vec<T>, more: usize) -> u64 {
+            match v.capacity() - v.len() < more {
+                true => (2 * v.capacity().max(more) * std::mem::size_of::<T>()) as u64,
+                false => 0,
+            }
+        }
+        doubling(&self.sites, steps)
+            + doubling(&self.starts, steps)
+            + doubling(&self.iters, steps * depth)
+    }
+
     /// Appends an operation; its number.
     fn push(&mut self, site: Site, iter: &[i64]) -> u32 {
         let k = self.sites.len() as u32;
@@ -221,6 +240,9 @@ pub enum ErrorKind {
     StepBudget,
     /// The arrays need more cells than `--max-cells`.
     TooLarge,
+    /// The run holds more memory than `--max-memory` (its trace of reads
+    /// grows with the steps).
+    Memory,
     /// Two initial cells hashed to the same value (another seed avoids it).
     Collision,
     /// Inconsistent options: a loop option naming no `for` loop or one loop
