@@ -13,10 +13,15 @@ use super::syntax::Cmp;
 use super::Symbols;
 use crate::model::eval::compare;
 use datafrog::{Iteration, Relation, Variable};
+use smallvec::SmallVec;
 use std::collections::HashMap;
 
 /// One tuple: numbers as they are, symbols as their [`Symbols`] id.
 pub type Row = Vec<i64>;
+
+/// A tuple inside the evaluation: up to 4 values inline, so that the rows
+/// and keys datafrog sorts, merges and clones cost no allocation each.
+type Tup = SmallVec<[i64; 4]>;
 
 /// Every relation of a rule set after evaluation, sorted and without
 /// duplicates, indexed like `Rules::relations`.
@@ -43,7 +48,7 @@ impl Operand {
     }
 }
 
-type RowFn = Box<dyn Fn(&Row) -> Option<Row>>;
+type RowFn = Box<dyn Fn(&Tup) -> Option<Tup>>;
 
 /// One datafrog operation of a stratum's plan.
 enum Op {
@@ -78,10 +83,10 @@ enum Op {
 }
 
 struct Plan {
-    rows: Vec<Variable<Row>>,
-    keyed: Vec<Variable<(Row, Row)>>,
-    flagged: Vec<Variable<(bool, Row)>>,
-    negs: Vec<Relation<Row>>,
+    rows: Vec<Variable<Tup>>,
+    keyed: Vec<Variable<(Tup, Tup)>>,
+    flagged: Vec<Variable<(bool, Tup)>>,
+    negs: Vec<Relation<Tup>>,
     ops: Vec<Op>,
     iteration: Iteration,
     /// Relation id → its row variable in this stratum.
@@ -94,7 +99,7 @@ impl Plan {
         self.rows.len() - 1
     }
 
-    fn rel_var(&mut self, rel: usize, done: &[Option<Vec<Row>>]) -> usize {
+    fn rel_var(&mut self, rel: usize, done: &[Option<Vec<Tup>>]) -> usize {
         if let Some(&v) = self.of_rel.get(&rel) {
             return v;
         }
@@ -133,7 +138,7 @@ impl Plan {
                     Op::Filter { src, tmp, dst, f } => {
                         self.flagged[*tmp].from_map(&self.rows[*src], |r| match f(r) {
                             Some(x) => (true, x),
-                            None => (false, Vec::new()),
+                            None => (false, Tup::new()),
                         });
                         self.rows[*dst]
                             .from_antijoin(&self.flagged[*tmp], &reject, |_, r| r.clone());
@@ -185,9 +190,9 @@ impl Plan {
 pub fn evaluate(rules: &Rules, inputs: &[Vec<Row>], symbols: &Symbols) -> Output {
     let mut symbols = symbols.clone();
     let n = rules.relations.len();
-    let mut done: Vec<Option<Vec<Row>>> = vec![None; n];
+    let mut done: Vec<Option<Vec<Tup>>> = vec![None; n];
     for (k, rows) in inputs.iter().enumerate().take(n) {
-        let mut rows = rows.clone();
+        let mut rows: Vec<Tup> = rows.iter().map(|r| Tup::from_slice(r)).collect();
         rows.sort_unstable();
         rows.dedup();
         done[k] = Some(rows);
@@ -222,10 +227,15 @@ pub fn evaluate(rules: &Rules, inputs: &[Vec<Row>], symbols: &Symbols) -> Output
             done[h] = Some(rel.elements);
         }
     }
-    Output {
-        relations: done.into_iter().map(Option::unwrap_or_default).collect(),
-        symbols,
-    }
+    let relations = done
+        .into_iter()
+        .map(|rows| {
+            (rows.unwrap_or_default().into_iter())
+                .map(|r| r.into_vec())
+                .collect()
+        })
+        .collect();
+    Output { relations, symbols }
 }
 
 fn constant(t: &Term, symbols: &mut Symbols) -> Option<i64> {
@@ -237,7 +247,7 @@ fn constant(t: &Term, symbols: &mut Symbols) -> Option<i64> {
 }
 
 /// Adds the operations of one rule to the stratum's plan.
-fn compile(rule: &CRule, plan: &mut Plan, done: &[Option<Vec<Row>>], symbols: &mut Symbols) {
+fn compile(rule: &CRule, plan: &mut Plan, done: &[Option<Vec<Tup>>], symbols: &mut Symbols) {
     // Position of each variable in the current row.
     let mut at: Vec<Option<usize>> = vec![None; rule.n_vars];
     let mut width = 0usize;
@@ -308,11 +318,11 @@ fn compile(rule: &CRule, plan: &mut Plan, done: &[Option<Vec<Row>>], symbols: &m
                 let cols = new_cols.clone();
                 plan.filter(
                     src,
-                    Box::new(move |r: &Row| {
+                    Box::new(move |r: &Tup| {
                         if !checks.iter().all(|&(c, o)| r[c] == o.get(r)) {
                             return None;
                         }
-                        let row: Row = cols.iter().map(|&c| r[c]).collect();
+                        let row: Tup = cols.iter().map(|&c| r[c]).collect();
                         cmps.iter()
                             .all(|&(a, op, b)| compare(op, a.get(&row), b.get(&row)))
                             .then_some(row)
@@ -329,7 +339,7 @@ fn compile(rule: &CRule, plan: &mut Plan, done: &[Option<Vec<Row>>], symbols: &m
             } else {
                 plan.filter(
                     src,
-                    Box::new(move |r: &Row| {
+                    Box::new(move |r: &Tup| {
                         checks
                             .iter()
                             .all(|&(c, o)| r[c] == o.get(r))
@@ -385,7 +395,7 @@ fn compile(rule: &CRule, plan: &mut Plan, done: &[Option<Vec<Row>>], symbols: &m
             } else {
                 plan.filter(
                     joined,
-                    Box::new(move |row: &Row| {
+                    Box::new(move |row: &Tup| {
                         cmps.iter()
                             .all(|&(a, op, b)| compare(op, a.get(row), b.get(row)))
                             .then(|| row.clone())
@@ -422,7 +432,7 @@ fn compile(rule: &CRule, plan: &mut Plan, done: &[Option<Vec<Row>>], symbols: &m
         });
         let ok = cmps_hold && negs_hold;
         if ok {
-            let row: Row = head_ops.iter().map(|o| o.get(&[])).collect();
+            let row: Tup = head_ops.iter().map(|o| o.get(&[])).collect();
             plan.rows[head].extend([row]);
         }
         return;
@@ -450,7 +460,7 @@ fn antijoin(
     cur: usize,
     at: &[Option<usize>],
     plan: &mut Plan,
-    done: &[Option<Vec<Row>>],
+    done: &[Option<Vec<Tup>>],
     symbols: &mut Symbols,
 ) -> usize {
     let cols: Vec<usize> = (0..n.args.len())
@@ -463,7 +473,7 @@ fn antijoin(
     let rows = done[n.rel].as_deref().unwrap_or(&[]);
     plan.negs.push(Relation::from_iter(
         rows.iter()
-            .map(|r| cols.iter().map(|&c| r[c]).collect::<Row>()),
+            .map(|r| cols.iter().map(|&c| r[c]).collect::<Tup>()),
     ));
     let rel = plan.negs.len() - 1;
     let src = plan.key(cur, key);
