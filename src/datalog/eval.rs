@@ -24,7 +24,9 @@ pub type Row = Vec<i64>;
 type Tup = SmallVec<[i64; 4]>;
 
 /// Every relation of a rule set after evaluation, sorted and without
-/// duplicates, indexed like `Rules::relations`.
+/// duplicates, indexed like `Rules::relations`. An input relation is left
+/// empty unless an `.output` or `.check` names it (it is the caller's
+/// input, unchanged, and copying it back would cost more than the rules).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Output {
     pub relations: Vec<Vec<Row>>,
@@ -191,7 +193,27 @@ pub fn evaluate(rules: &Rules, inputs: &[Vec<Row>], symbols: &Symbols) -> Output
     let mut symbols = symbols.clone();
     let n = rules.relations.len();
     let mut done: Vec<Option<Vec<Tup>>> = vec![None; n];
+    // Only the inputs read are converted and sorted: the exported facts
+    // hold 18 relations, and a rule reads two or three.
+    let mut read = vec![false; n];
+    for r in &rules.rules {
+        for a in r.pos.iter().chain(&r.neg) {
+            read[a.rel] = true;
+        }
+    }
+    let mut keep = vec![false; n];
+    for &k in rules
+        .outputs
+        .iter()
+        .chain(rules.checks.iter().map(|c| &c.rel))
+    {
+        read[k] = true;
+        keep[k] = true;
+    }
     for (k, rows) in inputs.iter().enumerate().take(n) {
+        if !read[k] {
+            continue;
+        }
         let mut rows: Vec<Tup> = rows.iter().map(|r| Tup::from_slice(r)).collect();
         rows.sort_unstable();
         rows.dedup();
@@ -227,12 +249,12 @@ pub fn evaluate(rules: &Rules, inputs: &[Vec<Row>], symbols: &Symbols) -> Output
             done[h] = Some(rel.elements);
         }
     }
-    let relations = done
-        .into_iter()
-        .map(|rows| {
-            (rows.unwrap_or_default().into_iter())
+    let relations = (done.into_iter().enumerate())
+        .map(|(k, rows)| match k >= inputs.len() || keep[k] {
+            true => (rows.unwrap_or_default().into_iter())
                 .map(|r| r.into_vec())
-                .collect()
+                .collect(),
+            false => Vec::new(),
         })
         .collect();
     Output { relations, symbols }
