@@ -19,6 +19,7 @@ mod domain {
     pub const COND_UNKNOWN: u64 = 4;
     pub const COND_VALUE: u64 = 5;
     pub const SHUFFLE: u64 = 6;
+    pub const BY_ZERO: u64 = 7;
 }
 
 /// The operation being executed.
@@ -660,7 +661,7 @@ impl<'p> Machine<'p> {
                     Some(op) => {
                         let old = self.load(target, cell)?;
                         let v = eval::expr(value, self)?;
-                        eval::binary(*op, old, v, value.span)?
+                        eval::binary_in(*op, old, v, value.span, self)?
                     }
                     None => eval::expr(value, self)?,
                 };
@@ -903,6 +904,18 @@ impl Env for Machine<'_> {
             }
         };
         Ok(args.iter().fold(prefix, |h, &v| h.int(v)).finish() as i64)
+    }
+
+    /// Values are hashed, so a computed divisor is 0 now and then (durbin's
+    /// `beta` picks up a factor 2 each step until it wraps to 0): the
+    /// quotient is a value of its own, the same in every program that
+    /// divides that value by zero, never an error.
+    fn by_zero(&mut self, op: crate::model::BinOp, l: i64, _span: Span) -> Result<i64, EvalError> {
+        let h = StableHasher::new(domain::BY_ZERO)
+            .word(self.options.seed)
+            .word(matches!(op, crate::model::BinOp::Rem) as u64)
+            .int(l);
+        Ok(h.finish() as i64)
     }
 
     fn unknown(&mut self, _span: Span) -> Result<i64, EvalError> {

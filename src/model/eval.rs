@@ -5,7 +5,8 @@
 //!
 //! Integer semantics: `+ - *` and unary `-` wrap (two's complement, 64 bits);
 //! `/` and `%` are Euclidean (`%` is never negative); dividing by zero is an
-//! error.
+//! error where the environment says so ([`Env::by_zero`]: in static
+//! evaluation it is; in a run, whose values are hashed, it is a value).
 
 use super::*;
 
@@ -41,6 +42,12 @@ pub trait Env {
     fn unknown_cond(&mut self, span: Span) -> Result<bool, EvalError> {
         Err(EvalError::NotStatic(span))
     }
+    /// `l / 0` or `l % 0` (`op`): an error unless the environment gives it
+    /// a value.
+    fn by_zero(&mut self, op: BinOp, l: i64, span: Span) -> Result<i64, EvalError> {
+        let _ = (op, l);
+        Err(EvalError::DivisionByZero(span))
+    }
 }
 
 pub fn binary(op: BinOp, l: i64, r: i64, span: Span) -> Result<i64, EvalError> {
@@ -53,6 +60,20 @@ pub fn binary(op: BinOp, l: i64, r: i64, span: Span) -> Result<i64, EvalError> {
         BinOp::Div => l.wrapping_div_euclid(r),
         BinOp::Rem => l.wrapping_rem_euclid(r),
     })
+}
+
+/// [`binary`], with a division by zero left to the environment.
+pub fn binary_in(
+    op: BinOp,
+    l: i64,
+    r: i64,
+    span: Span,
+    env: &mut impl Env,
+) -> Result<i64, EvalError> {
+    match op {
+        BinOp::Div | BinOp::Rem if r == 0 => env.by_zero(op, l, span),
+        _ => binary(op, l, r, span),
+    }
 }
 
 /// Evaluates the subscripts of an access, left to right.
@@ -135,7 +156,7 @@ pub fn expr(e: &Expr, env: &mut impl Env) -> Result<i64, EvalError> {
         ExprKind::Binary(op, l, r) => {
             let l = expr(l, env)?;
             let r = expr(r, env)?;
-            binary(*op, l, r, e.span)
+            binary_in(*op, l, r, e.span, env)
         }
         ExprKind::Unknown => env.unknown(e.span),
     }
