@@ -423,8 +423,22 @@ impl<'t> Ctx<'t> {
             return Err(Skip(None));
         };
         let op = self.text(op);
+        // `a = b = c;` (deriche's `a1 = a5 = k;`): first `b = c`, then `a`
+        // gets `b`'s new value, read back (the value of an assignment is its
+        // left side's after it).
+        let mut right = right;
+        while right.kind() == "parenthesized_expression" && children(right).len() == 1 {
+            right = children(right)[0];
+        }
+        let chained = right.kind() == "assignment_expression";
+        if chained {
+            self.assign(right, None, at)?;
+        }
         let place = self.place(left)?;
-        let mut value = self.value(right)?;
+        let mut value = match chained {
+            true => self.value(right.field(F::Left).ok_or(Skip(None))?)?,
+            false => self.value(right)?,
+        };
         let op = match op {
             "=" => None,
             o => {

@@ -97,6 +97,19 @@ fn assignments_and_operators() {
     );
 }
 
+/// `a = b = c;` is `b = c;` then `a = b;` (issue 21: deriche's
+/// `a1 = a5 = k;` was rejected); compound and parenthesised links too.
+#[test]
+fn chained_assignments() {
+    same(
+        "double a, b, c, k;\ndouble A[4];\nvoid f(void) {\n\
+         S: a = b = k;\n a = (b += c = 2);\n A[1] = A[2] = A[3];\n}\n",
+        // Scalars are declared in order of first use.
+        "real b;\nreal k;\nreal a;\nreal c;\nreal A[0..3];\n\
+         b = k;\nS: a = b;\nc = 2;\nb += c;\na = b;\nA[2] = A[3];\nA[1] = A[2];\n",
+    );
+}
+
 #[test]
 fn parameters_constants_and_lets() {
     // Integer parameters never assigned are parameters; assigned ones are
@@ -220,7 +233,9 @@ fn unsupported_statements_skip_their_region_only() {
         ("switch (n) { case 1: A[0] = 1; }", "W0901"),
         ("do { A[0] = 1; } while (n);", "W0901"),
         ("A[n++] = 1;", "W0901"),
-        ("A[0] = (n = 2);", "W0901"),
+        // A chain `A[0] = (n = 2);` is supported; an assignment inside an
+        // expression is not.
+        ("A[0] = (n = 2) + 1;", "W0901"),
         ("double *q = A; q[1] = 0;", "W0901"),
         ("for (int i = 0; i < 4; i++) i = 2;", "W0901"),
         ("for (;;) A[0] = 1;", "W0902"),
