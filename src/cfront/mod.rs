@@ -18,6 +18,7 @@
 //! model back as C.
 
 mod decl;
+mod defaults;
 pub mod emit;
 mod expr;
 mod fields;
@@ -97,6 +98,7 @@ pub fn compile(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>)
         return (None, cx.diags);
     }
     let functions = cx.scan_file(root);
+    cx.call_defaults = cx.call_defaults(root);
     let regions = cx.regions(root, &functions);
     // Counters keep their C names: arrays and parameters of every region
     // avoid them, so they are collected before any region is lowered.
@@ -283,6 +285,10 @@ pub struct Ctx<'t> {
     may_writes: Vec<MayWrite>,
     omp_next: bool,
     undo: Vec<Undo>,
+    /// Defaults of function parameters from the calls in the file.
+    call_defaults: defaults::CallDefaults<'t>,
+    /// Position among its function's parameters, by declaration offset.
+    param_pos: HashMap<usize, usize>,
 }
 
 impl<'t> Ctx<'t> {
@@ -320,6 +326,8 @@ impl<'t> Ctx<'t> {
             may_writes: Vec::new(),
             omp_next: false,
             undo: Vec::new(),
+            call_defaults: HashMap::new(),
+            param_pos: HashMap::new(),
         }
     }
 
@@ -604,10 +612,11 @@ impl<'t> Ctx<'t> {
     /// it (and the `for` loops around it).
     fn enter_function(&mut self, r: &Region<'t>) -> Result<(), Skip> {
         if let Some(params) = r.func.field(F::Declarator).and_then(function_parameters) {
-            for p in scan::children(params) {
+            for (k, p) in scan::children(params).into_iter().enumerate() {
                 if p.kind() == "parameter_declaration" {
                     for v in self.declaration(p, false) {
                         let name = self.vars[v.index()].name;
+                        self.param_pos.insert(self.vars[v.index()].pos, k);
                         self.scope.push((name, Binding::Var(v)));
                     }
                 }
@@ -705,7 +714,12 @@ impl<'t> Ctx<'t> {
                     return Ok(ModelRef::Param(p));
                 }
                 let (name, span) = (var.name, var.span);
-                let p = self.param_for(name, None, span);
+                let default = match var.func_param {
+                    true => (self.param_pos.get(&var.pos))
+                        .and_then(|&k| *self.call_defaults.get(&(self.func_name, k))?),
+                    false => None,
+                };
+                let p = self.param_for(name, default, span);
                 self.vars[v.index()].param = Some(p);
                 self.undo.push(Undo::VarParam(v));
                 return Ok(ModelRef::Param(p));

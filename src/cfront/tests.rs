@@ -110,6 +110,32 @@ fn chained_assignments() {
     );
 }
 
+/// A parameter's default comes from the calls in the file (issue 21,
+/// PolyBench's `int ni = 20; ... kernel(ni, ...)`): a constant argument or
+/// a caller's local with a constant initialiser, never assigned; calls that
+/// disagree, or pass anything else, give none.
+#[test]
+fn parameter_defaults_from_the_calls() {
+    let kernel = "void kernel(int n, int m, int k, double A[10]) {\n\
+                  for (int i = 0; i < n + m + k; i++) A[i] = 0;\n}\n";
+    let src = format!(
+        "{kernel}int main(void) {{\n  int n = 2 + 1;\n  int k = 4;\n  double A[10];\n  \
+         k = 5;\n  kernel(n, 6, k, A);\n  kernel(3, 6, 2, A);\n  return 0;\n}}\n"
+    );
+    let p = c(&src);
+    let defaults: Vec<(&str, Option<i64>)> = p
+        .params
+        .iter()
+        .map(|q| (q.name.as_str(), q.default))
+        .collect();
+    // n: 3 at both calls; m: 6; k: assigned in main, so no default.
+    assert_eq!(defaults, vec![("n", Some(3)), ("m", Some(6)), ("k", None)]);
+    let src = format!("{kernel}void g(double *A) {{ kernel(1, 2, 3, A); kernel(4, 2, 3, A); }}\n");
+    let p = c(&src);
+    assert_eq!(p.params[0].default, None, "the calls disagree on n");
+    assert_eq!(p.params[1].default, Some(2));
+}
+
 #[test]
 fn parameters_constants_and_lets() {
     // Integer parameters never assigned are parameters; assigned ones are
