@@ -300,3 +300,54 @@ fn c_errors_exit_1_and_point_at_the_file() {
         "{err}"
     );
 }
+
+/// Issue 21: a C file that includes its own header (PolyBench's
+/// `polybench.h`) is run through the system preprocessor first: its
+/// function-like macros declare the arrays, and `-D` picks the size. The
+/// file's directory is searched; `-I` adds more; a missing header or
+/// `--preprocess never` is an error that says what to do.
+#[test]
+fn c_files_with_their_own_headers_are_preprocessed() {
+    let dir = std::env::temp_dir().join(format!("arrayflow-cpp-{}", std::process::id()));
+    let inc = dir.join("inc");
+    std::fs::create_dir_all(&inc).unwrap();
+    std::fs::write(
+        inc.join("sizes.h"),
+        "#ifdef SMALL\n#define N 4\n#else\n#define N 40\n#endif\n\
+         #define ARRAY_1D(name, n) name[n]\n",
+    )
+    .unwrap();
+    let file = dir.join("k.c");
+    std::fs::write(
+        &file,
+        "#include <stdio.h>\n#include \"sizes.h\"\n\
+         void kernel(int n, double ARRAY_1D(A, N)) {\n#pragma scop\n\
+         for (int i = 1; i < n; i++) A[i] = A[i - 1];\n#pragma endscop\n}\n\
+         int main(void) { double A[N]; kernel(N, A); return 0; }\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let i = inc.to_str().unwrap();
+    // The header is in `inc`: without -I the preprocessor fails.
+    let o = arrayflow(&["check", f]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("sizes.h") && err.contains("-I DIR"), "{err}");
+    // With it, the macros declare A[N] and n defaults to N (main's call).
+    let o = arrayflow(&["run", f, "-I", i, "-D", "SMALL", "--format", "json"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("was preprocessed"), "{err}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    // n = N = 4 (SMALL): `A[i - 1]` is read at i = 1..3.
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["params"]["n"], 4, "{out}");
+    assert_eq!(v["reads"].as_array().map(Vec::len), Some(3), "{out}");
+    // Without -D SMALL, N = 40.
+    let o = arrayflow(&["run", f, "-I", i, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["params"]["n"], 40);
+    // Parsed as it is, the macro-declared array is not understood.
+    let o = arrayflow(&["check", f, "--preprocess", "never"]);
+    assert_ne!(o.status.code(), Some(0));
+}

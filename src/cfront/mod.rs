@@ -23,6 +23,7 @@ pub mod emit;
 mod expr;
 mod fields;
 mod mini;
+pub mod preprocess;
 mod scan;
 mod stmt;
 

@@ -34,7 +34,32 @@ use std::process::ExitCode;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    #[command(flatten)]
+    pub preprocess: Preprocess,
 }
+
+/// How C files are preprocessed (docs/c.md, "Preprocessing"); every
+/// command takes these, before or after its name.
+#[derive(Args, Debug, Clone)]
+pub struct Preprocess {
+    /// Run the system C preprocessor (`$CC`, else `cc`, with `-E -P`) on a C
+    /// file first: `auto` when it includes a header that is not the C
+    /// library's (PolyBench's `polybench.h`).
+    #[arg(long, value_enum, default_value_t = crate::cfront::preprocess::Mode::Auto, global = true)]
+    pub preprocess: crate::cfront::preprocess::Mode,
+    /// A directory the preprocessor searches for headers (after the file's
+    /// own); repeat for several.
+    #[arg(short = 'I', value_name = "DIR", global = true)]
+    pub include: Vec<String>,
+    /// A macro for the preprocessor, `NAME` or `NAME=VALUE` (e.g.
+    /// `-D MINI_DATASET`); repeat for several.
+    #[arg(short = 'D', value_name = "NAME[=VALUE]", global = true)]
+    pub define: Vec<String>,
+}
+
+/// The preprocessing options of this process's command (set once).
+static PREPROCESS: std::sync::OnceLock<crate::cfront::preprocess::Options> =
+    std::sync::OnceLock::new();
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -197,6 +222,11 @@ pub fn main_with(kinds: Kinds) -> ExitCode {
             };
         }
     };
+    let _ = PREPROCESS.set(crate::cfront::preprocess::Options {
+        mode: cli.preprocess.preprocess,
+        include: cli.preprocess.include.clone(),
+        define: cli.preprocess.define.clone(),
+    });
     match &cli.command {
         Command::Check(a) => check::run(a),
         Command::Fmt(a) => fmt::run(a),
@@ -301,10 +331,33 @@ pub fn read_source(path: &Path) -> Option<String> {
         }
     };
     match String::from_utf8(bytes) {
-        Ok(s) => Some(s),
+        Ok(s) => preprocessed(path, s),
         Err(e) => {
             let at = e.utf8_error().valid_up_to();
             eprintln!("error: `{shown}` is not UTF-8 text (invalid byte at offset {at})");
+            None
+        }
+    }
+}
+
+/// A C file's text after the preprocessor, when it is wanted (see
+/// [`Preprocess`]); `None` after printing why it failed.
+fn preprocessed(path: &Path, text: String) -> Option<String> {
+    use crate::cfront::preprocess;
+    let o = PREPROCESS.get_or_init(preprocess::Options::default);
+    if !crate::cfront::is_c_path(path) || !preprocess::wanted(&text, o) {
+        return Some(text);
+    }
+    match preprocess::run(path, o) {
+        Ok(t) => {
+            eprintln!(
+                "note: `{}` was preprocessed (`cc -E -P`): positions below are in the preprocessor's output",
+                path.display()
+            );
+            Some(t)
+        }
+        Err(why) => {
+            eprintln!("error: `{}`: {why}", path.display());
             None
         }
     }
