@@ -62,7 +62,7 @@ impl<'t> Ctx<'t> {
                     .into_iter()
                     .filter(|d| d.kind() == "declaration" && d.start_byte() < a.start_byte())
                     .filter_map(|d| self.initialiser_of(d, name))
-                    .last();
+                    .next_back();
             }
             if n.kind() == "function_definition" {
                 func = Some(n);
