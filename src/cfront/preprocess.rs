@@ -82,12 +82,13 @@ pub fn wanted(source: &str, o: &Options) -> bool {
 /// compiler when set.
 pub fn run(path: &Path, o: &Options) -> Result<String, String> {
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    // `gemm.c` alone has the parent "": the current directory.
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
     let mut cmd = Command::new(&cc);
-    cmd.args(["-E", "-P"]);
-    if let Some(d) = dir {
-        cmd.arg("-I").arg(d);
-    }
+    cmd.args(["-E", "-P", "-I"]).arg(dir);
     for i in &o.include {
         cmd.arg("-I").arg(i);
     }

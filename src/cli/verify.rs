@@ -119,7 +119,9 @@ fn transform(args: &Args, loaded: &super::Loaded) -> ExitCode {
     };
     println!("# {}", codegen::report::checked_at(p, &emitted));
     let mut agreed = 0;
-    for (v, r) in check::compare(p, &emitted.program, &vectors, args.seeds) {
+    let mut originals = check::Originals::new(p, args.seeds)
+        .with_limits(args.limits.max_steps, args.limits.max_cells);
+    for (v, r) in originals.compare(&emitted.program, &vectors) {
         let at = if v.is_empty() {
             "no parameters".to_string()
         } else {

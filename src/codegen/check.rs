@@ -57,6 +57,8 @@ pub struct Originals<'p> {
     original: &'p Program,
     seeds: u64,
     at: Vec<(Vector, Original<'p>)>,
+    /// `--max-steps` and `--max-cells` of every run.
+    limits: (u64, u64),
 }
 
 impl<'p> Originals<'p> {
@@ -65,7 +67,17 @@ impl<'p> Originals<'p> {
             original,
             seeds,
             at: Vec::new(),
+            limits: (
+                crate::interp::DEFAULT_MAX_STEPS,
+                crate::interp::DEFAULT_MAX_CELLS,
+            ),
         }
+    }
+
+    /// Runs with these step and cell budgets (`verify --max-steps`).
+    pub fn with_limits(mut self, max_steps: u64, max_cells: u64) -> Self {
+        self.limits = (max_steps, max_cells);
+        self
     }
 
     /// [`compare`] with the original's runs reused.
@@ -79,11 +91,12 @@ impl<'p> Originals<'p> {
             let k = match self.at.iter().position(|(w, _)| w == v) {
                 Some(k) => k,
                 None => {
-                    let o = EquivOptions {
+                    let mut o = EquivOptions {
                         params: v.clone(),
                         seeds: self.seeds,
                         ..EquivOptions::default()
                     };
+                    (o.run.max_steps, o.run.max_cells) = self.limits;
                     self.at.push((v.clone(), Original::new(self.original, &o)));
                     self.at.len() - 1
                 }
