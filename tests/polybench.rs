@@ -6,8 +6,8 @@
 //! the MINI dataset (`-D MINI_DATASET`: at the default LARGE sizes `flow`
 //! needs more access instances than the default budget, E0302). `verify`
 //! runs the original and the expanded program in the interpreter and
-//! compares every value read (with 10^7 steps: floyd-warshall's expanded
-//! program takes more than the default 10^6 at n = 60). Two kernels at a
+//! compares every value read (2 seeds, with 10^7 steps: floyd-warshall's
+//! expanded program takes more than the default 10^6 at n = 60). Two kernels at a
 //! time (2 cores). `expand` and `verify` are the costly part (several
 //! minutes for all 30 on the CI machine): they run on every third kernel,
 //! on all 30 with `ARRAYFLOW_CASES=30` or more.
@@ -64,6 +64,8 @@ fn kernel(name: &str, expanded: bool) -> Vec<String> {
             "mse",
             "--max-steps",
             "10000000",
+            "--seeds",
+            "2",
         ];
         runs.push((
             [&["expand", name, "--emit", "code"][..], &mini].concat(),
