@@ -266,48 +266,47 @@ impl Fitter<'_> {
         if depth == 0 {
             return None;
         }
-        // Distinct source statements (⊥ included) of a side: few, so a list.
-        let kinds = |side: &[&Point]| {
-            let mut ks: Vec<Option<StmtId>> = Vec::new();
-            for p in side {
-                let k = p.1.as_ref().map(|s| s.0);
-                if !ks.contains(&k) {
-                    ks.push(k);
-                }
-            }
-            ks.len()
-        };
-        // Best: most points settled by a leaf, then fewest kinds of source.
-        // Candidates splitting the points as an earlier one did score the
-        // same and never win (the first best is kept): skipped.
+        // Best: most points settled by a leaf, then fewest kinds of source
+        // (distinct source statements, ⊥ included). Candidates splitting the
+        // points as an earlier one did score the same and never win (the
+        // first best is kept): skipped.
         type Leaves = [Option<Option<Source>>; 2];
         let mut best: Option<((usize, std::cmp::Reverse<usize>), Affine, Leaves)> = None;
         let mut seen: std::collections::HashSet<Vec<u64>> = std::collections::HashSet::new();
         for c in self.candidates(pts) {
             let dense = Dense::new(&c, self.counters);
+            // One pass: the side of each point (a bit mask), the side sizes
+            // and their kinds (few, so lists); the sides are built only for
+            // a candidate that may win.
             let mut mask = vec![0u64; pts.len().div_ceil(64)];
-            let (mut yes, mut no) = (Vec::new(), Vec::new());
-            for (i, &p) in pts.iter().enumerate() {
-                if dense.at(&p.0) >= 0 {
+            let mut size = [0usize; 2];
+            let mut kinds: [Vec<Option<StmtId>>; 2] = [Vec::new(), Vec::new()];
+            for (i, p) in pts.iter().enumerate() {
+                let side = (dense.at(&p.0) < 0) as usize;
+                if side == 0 {
                     mask[i / 64] |= 1 << (i % 64);
-                    yes.push(p);
-                } else {
-                    no.push(p);
+                }
+                size[side] += 1;
+                let k = p.1.as_ref().map(|s| s.0);
+                if !kinds[side].contains(&k) {
+                    kinds[side].push(k);
                 }
             }
-            if yes.is_empty() || no.is_empty() || !seen.insert(mask) {
+            if size[0] == 0 || size[1] == 0 || !seen.insert(mask) {
                 continue;
             }
-            let ks = [kinds(&yes), kinds(&no)];
+            let ks = [kinds[0].len(), kinds[1].len()];
             // A side with two kinds of source is no leaf: the best this
             // candidate can score, without fitting.
             let bound = (
-                (ks[0] == 1) as usize * yes.len() + (ks[1] == 1) as usize * no.len(),
+                (ks[0] == 1) as usize * size[0] + (ks[1] == 1) as usize * size[1],
                 std::cmp::Reverse(ks[0] + ks[1]),
             );
             if best.as_ref().is_some_and(|(b, _, _)| bound <= *b) {
                 continue;
             }
+            let (yes, no): (Vec<&Point>, Vec<&Point>) =
+                pts.iter().partition(|p| dense.at(&p.0) >= 0);
             let leaves = [self.leaf(&yes), self.leaf(&no)];
             let settled = (leaves[0].is_some() as usize * yes.len())
                 + (leaves[1].is_some() as usize * no.len());
