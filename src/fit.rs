@@ -27,7 +27,12 @@ fn normalize(row: &mut [i128]) {
 /// values exists, or on overflow.
 pub fn affine<X: AsRef<[i64]>>(points: &[(X, i64)]) -> Option<Fitted> {
     let n = points.first().map_or(0, |p| p.0.as_ref().len());
-    affine_by(n, points.len(), |i, c| points[i].0.as_ref()[c], |i| points[i].1)
+    affine_by(
+        n,
+        points.len(),
+        |i, c| points[i].0.as_ref()[c],
+        |i| points[i].1,
+    )
 }
 
 /// [`affine`] over `len` points given by accessors: coordinate `c < n` of

@@ -156,12 +156,8 @@ impl Fitter<'_> {
         let mut iter = Vec::with_capacity(it.len());
         for d in 0..it.len() {
             let y = |i: usize| pts[i].1.as_ref().map_or(0, |s| s.1[d]);
-            let reduced = crate::fit::affine_by(
-                varying.len(),
-                pts.len(),
-                |i, c| pts[i].0[varying[c]],
-                y,
-            );
+            let reduced =
+                crate::fit::affine_by(varying.len(), pts.len(), |i, c| pts[i].0[varying[c]], y);
             let f = match reduced {
                 Some((a, b)) => {
                     let mut full = vec![0; width];

@@ -128,7 +128,10 @@ pub fn analyze(program: &Program) -> Symbolic {
             condition_reads,
         };
     };
-    let mut points: Points = stmts.iter().map(|s| vec![Vec::new(); s.reads().len()]).collect();
+    let mut points: Points = stmts
+        .iter()
+        .map(|s| vec![Vec::new(); s.reads().len()])
+        .collect();
     let mut used = Vec::new();
     sample(program, &infer::samples(program), &mut points, &mut used);
     // A second round, with larger values, for the reads the first left
