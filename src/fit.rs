@@ -27,15 +27,34 @@ fn normalize(row: &mut [i128]) {
 /// values exists, or on overflow.
 pub fn affine<X: AsRef<[i64]>>(points: &[(X, i64)]) -> Option<Fitted> {
     let n = points.first().map_or(0, |p| p.0.as_ref().len());
+    affine_by(
+        n,
+        points.len(),
+        |i, c| points[i].0.as_ref()[c],
+        |i| points[i].1,
+    )
+}
+
+/// [`affine`] over `len` points given by accessors: coordinate `c < n` of
+/// point `i` is `x(i, c)`, its value `y(i)`. Lets a caller fit over a
+/// subset of columns or a derived value without copying the points.
+pub fn affine_by(
+    n: usize,
+    len: usize,
+    x: impl Fn(usize, usize) -> i64,
+    y: impl Fn(usize) -> i64,
+) -> Option<Fitted> {
     let cols = n + 1; // coefficients then constant
     let mut basis: Vec<(usize, Vec<i128>)> = Vec::new();
-    for (x, y) in points {
+    let mut row: Vec<i128> = Vec::with_capacity(cols + 1);
+    for i in 0..len {
         if basis.len() == cols {
             break;
         }
-        let mut row: Vec<i128> = x.as_ref().iter().map(|&v| v as i128).collect();
+        row.clear();
+        row.extend((0..n).map(|c| x(i, c) as i128));
         row.push(1);
-        row.push(*y as i128);
+        row.push(y(i) as i128);
         for (pc, b) in &basis {
             let f = row[*pc];
             if f != 0 {
@@ -47,7 +66,7 @@ pub fn affine<X: AsRef<[i64]>>(points: &[(X, i64)]) -> Option<Fitted> {
             }
         }
         match row[..cols].iter().position(|&v| v != 0) {
-            Some(pc) => basis.push((pc, row)),
+            Some(pc) => basis.push((pc, row.clone())),
             None if row[cols] != 0 => return None,
             None => {}
         }
@@ -72,12 +91,12 @@ pub fn affine<X: AsRef<[i64]>>(points: &[(X, i64)]) -> Option<Fitted> {
         .ok()?;
     let b = sol[n];
     let a = sol[..n].to_vec();
-    for (x, y) in points {
+    for i in 0..len {
         let mut v = b;
-        for (c, xv) in a.iter().zip(x.as_ref()) {
-            v = v.checked_add(c.checked_mul(*xv)?)?;
+        for (c, coef) in a.iter().enumerate() {
+            v = v.checked_add(coef.checked_mul(x(i, c))?)?;
         }
-        if v != *y {
+        if v != y(i) {
             return None;
         }
     }

@@ -81,13 +81,46 @@ fn affine_of(counters: &[CounterId], n_params: usize, (a, b): &(Vec<i64>, i64)) 
     }
 }
 
-/// Evaluates an affine over a point's features (counters then parameters).
-fn at(e: &Affine, counters: &[CounterId], x: &[i64]) -> i64 {
-    e.eval(|v| match v {
-        Var::Counter(c) => counters.iter().position(|&k| k == c).map_or(0, |k| x[k]),
-        Var::Param(p) => x[counters.len() + p.index()],
-    })
-    .unwrap_or(i64::MIN)
+/// An affine over a point's features (counters then parameters), each
+/// term's variable resolved to its feature index once: `Affine::eval` with
+/// a lookup per term and point was a sixth of the fit's time.
+struct Dense {
+    /// (feature index, or None for a counter the read is not under: 0)
+    terms: Vec<(Option<usize>, i64)>,
+    constant: i64,
+}
+
+impl Dense {
+    fn new(e: &Affine, counters: &[CounterId]) -> Dense {
+        let terms = e
+            .terms
+            .iter()
+            .map(|&(v, c)| {
+                let k = match v {
+                    Var::Counter(v) => counters.iter().position(|&k| k == v),
+                    Var::Param(p) => Some(counters.len() + p.index()),
+                };
+                (k, c)
+            })
+            .collect();
+        Dense {
+            terms,
+            constant: e.constant,
+        }
+    }
+
+    /// The value at `x` (checked as `Affine::eval`), i64::MIN on overflow.
+    fn at(&self, x: &[i64]) -> i64 {
+        let mut acc = self.constant;
+        for &(k, c) in &self.terms {
+            let v = k.map_or(0, |k| x[k]);
+            match c.checked_mul(v).and_then(|t| acc.checked_add(t)) {
+                Some(a) => acc = a,
+                None => return i64::MIN,
+            }
+        }
+        acc
+    }
 }
 
 pub struct Fitter<'a> {
@@ -122,12 +155,10 @@ impl Fitter<'_> {
             .collect();
         let mut iter = Vec::with_capacity(it.len());
         for d in 0..it.len() {
-            let y = |p: &Point| p.1.as_ref().map_or(0, |s| s.1[d]);
-            let reduced: Vec<(Vec<i64>, i64)> = pts
-                .iter()
-                .map(|p| (varying.iter().map(|&k| p.0[k]).collect(), y(p)))
-                .collect();
-            let f = match crate::fit::affine(&reduced) {
+            let y = |i: usize| pts[i].1.as_ref().map_or(0, |s| s.1[d]);
+            let reduced =
+                crate::fit::affine_by(varying.len(), pts.len(), |i, c| pts[i].0[varying[c]], y);
+            let f = match reduced {
                 Some((a, b)) => {
                     let mut full = vec![0; width];
                     for (&k, c) in varying.iter().zip(a) {
@@ -135,10 +166,7 @@ impl Fitter<'_> {
                     }
                     (full, b)
                 }
-                None => {
-                    let data: Vec<(&[i64], i64)> = pts.iter().map(|p| (&p.0[..], y(p))).collect();
-                    crate::fit::affine(&data)?
-                }
+                None => crate::fit::affine_by(width, pts.len(), |i, c| pts[i].0[c], y)?,
             };
             iter.push(affine_of(self.counters, self.n_params, &f));
         }
@@ -218,45 +246,78 @@ impl Fitter<'_> {
         if pts.is_empty() {
             return Some(Quast::Leaf(None));
         }
-        if let Some(l) = self.leaf(pts) {
+        self.fit_known(pts, self.leaf(pts), depth)
+    }
+
+    /// [`Self::fit_at`] for non-empty points whose [`Self::leaf`] is known.
+    fn fit_known(
+        &self,
+        pts: &[&Point],
+        leaf: Option<Option<Source>>,
+        depth: usize,
+    ) -> Option<Quast> {
+        if let Some(l) = leaf {
             return Some(Quast::Leaf(l));
         }
         if depth == 0 {
             return None;
         }
-        let kinds = |side: &[&Point]| {
-            let mut ks: Vec<Option<StmtId>> =
-                side.iter().map(|p| p.1.as_ref().map(|s| s.0)).collect();
-            ks.sort();
-            ks.dedup();
-            ks.len()
-        };
-        // Best: most points settled by a leaf, then fewest kinds of source.
-        let mut best: Option<((usize, std::cmp::Reverse<usize>), Affine)> = None;
+        // Best: most points settled by a leaf, then fewest kinds of source
+        // (distinct source statements, ⊥ included). Candidates splitting the
+        // points as an earlier one did score the same and never win (the
+        // first best is kept): skipped.
+        type Leaves = [Option<Option<Source>>; 2];
+        let mut best: Option<((usize, std::cmp::Reverse<usize>), Affine, Leaves)> = None;
+        let mut seen: std::collections::HashSet<Vec<u64>> = std::collections::HashSet::new();
         for c in self.candidates(pts) {
-            let (yes, no): (Vec<&Point>, Vec<&Point>) =
-                pts.iter().partition(|p| at(&c, self.counters, &p.0) >= 0);
-            if yes.is_empty() || no.is_empty() {
+            let dense = Dense::new(&c, self.counters);
+            // One pass: the side of each point (a bit mask), the side sizes
+            // and their kinds (few, so lists); the sides are built only for
+            // a candidate that may win.
+            let mut mask = vec![0u64; pts.len().div_ceil(64)];
+            let mut size = [0usize; 2];
+            let mut kinds: [Vec<Option<StmtId>>; 2] = [Vec::new(), Vec::new()];
+            for (i, p) in pts.iter().enumerate() {
+                let side = (dense.at(&p.0) < 0) as usize;
+                if side == 0 {
+                    mask[i / 64] |= 1 << (i % 64);
+                }
+                size[side] += 1;
+                let k = p.1.as_ref().map(|s| s.0);
+                if !kinds[side].contains(&k) {
+                    kinds[side].push(k);
+                }
+            }
+            if size[0] == 0 || size[1] == 0 || !seen.insert(mask) {
                 continue;
             }
-            let settled = [&yes, &no]
-                .iter()
-                .filter(|s| self.leaf(s).is_some())
-                .map(|s| s.len())
-                .sum::<usize>();
-            let score = (settled, std::cmp::Reverse(kinds(&yes) + kinds(&no)));
-            if best.as_ref().is_none_or(|(b, _)| score > *b) {
-                best = Some((score, c));
+            let ks = [kinds[0].len(), kinds[1].len()];
+            // A side with two kinds of source is no leaf: the best this
+            // candidate can score, without fitting.
+            let bound = (
+                (ks[0] == 1) as usize * size[0] + (ks[1] == 1) as usize * size[1],
+                std::cmp::Reverse(ks[0] + ks[1]),
+            );
+            if best.as_ref().is_some_and(|(b, _, _)| bound <= *b) {
+                continue;
+            }
+            let (yes, no): (Vec<&Point>, Vec<&Point>) =
+                pts.iter().partition(|p| dense.at(&p.0) >= 0);
+            let leaves = [self.leaf(&yes), self.leaf(&no)];
+            let settled = (leaves[0].is_some() as usize * yes.len())
+                + (leaves[1].is_some() as usize * no.len());
+            let score = (settled, bound.1);
+            if best.as_ref().is_none_or(|(b, _, _)| score > *b) {
+                best = Some((score, c, leaves));
             }
         }
-        let (_, cond) = best?;
-        let (yes, no): (Vec<&Point>, Vec<&Point>) = pts
-            .iter()
-            .partition(|p| at(&cond, self.counters, &p.0) >= 0);
+        let (_, cond, [leaf_yes, leaf_no]) = best?;
+        let dense = Dense::new(&cond, self.counters);
+        let (yes, no): (Vec<&Point>, Vec<&Point>) = pts.iter().partition(|p| dense.at(&p.0) >= 0);
         Some(Quast::Split {
             cond,
-            yes: Box::new(self.fit_at(&yes, depth - 1)?),
-            no: Box::new(self.fit_at(&no, depth - 1)?),
+            yes: Box::new(self.fit_known(&yes, leaf_yes, depth - 1)?),
+            no: Box::new(self.fit_known(&no, leaf_no, depth - 1)?),
         })
     }
 }

@@ -19,7 +19,6 @@ use crate::dataflow::{self, Config};
 use crate::model::{ArrayId, CounterId, Program, Site, StmtId};
 use domain::Place;
 pub use quast::{Names, Quast, Source};
-use std::collections::HashMap;
 
 /// What is known of one read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,7 +128,10 @@ pub fn analyze(program: &Program) -> Symbolic {
             condition_reads,
         };
     };
-    let mut points: Points = HashMap::new();
+    let mut points: Points = stmts
+        .iter()
+        .map(|s| vec![Vec::new(); s.reads().len()])
+        .collect();
     let mut used = Vec::new();
     sample(program, &infer::samples(program), &mut points, &mut used);
     // A second round, with larger values, for the reads the first left
@@ -163,8 +165,8 @@ pub fn analyze(program: &Program) -> Symbolic {
     }
 }
 
-/// Read instances with one source (or none), per (statement, read).
-type Points = HashMap<(StmtId, usize), Vec<infer::Point>>;
+/// Read instances with one source (or none), per statement (by index) and read.
+type Points = Vec<Vec<Vec<infer::Point>>>;
 
 /// Bounded σ at each sample, added to `points`; the samples that ran go to `used`.
 fn sample(program: &Program, samples: &[Vec<i64>], points: &mut Points, used: &mut Vec<Vec<i64>>) {
@@ -186,22 +188,24 @@ fn sample(program: &Program, samples: &[Vec<i64>], points: &mut Points, used: &m
         used.push(sample.clone());
         for r in flow.iter() {
             let Site::Stmt(s) = r.site() else { continue };
-            let src = r.sources();
-            let concrete = match (src.initial, &src.writes[..]) {
-                (true, []) => None,
-                (false, [w]) => match w.site {
-                    Site::Stmt(ws) => Some((ws, w.iter.clone())),
-                    Site::Cond(_) => continue,
-                },
+            let mut writes = r.writes();
+            let concrete = match (r.initial(), writes.next(), writes.next()) {
+                (true, None, _) => None,
+                (false, Some((Site::Stmt(ws), it)), None) => Some((ws, it.to_vec())),
+                (false, Some((Site::Cond(_), _)), None) => continue,
                 // Several possible sources: not static; the proof decides.
                 _ => continue,
             };
-            let mut x = r.iter().to_vec();
+            let it = r.iter();
+            let mut x = Vec::with_capacity(it.len() + sample.len());
+            x.extend_from_slice(it);
             x.extend_from_slice(sample);
-            points
-                .entry((s, r.access()))
-                .or_default()
-                .push((x, concrete));
+            if let Some(v) = points
+                .get_mut(s.index())
+                .and_then(|v| v.get_mut(r.access()))
+            {
+                v.push((x, concrete));
+            }
         }
     }
 }
@@ -222,7 +226,8 @@ fn fit_and_prove(
         places,
     };
     let pts: Vec<&infer::Point> = points
-        .get(&(r.stmt, r.read))
+        .get(r.stmt.index())
+        .and_then(|v| v.get(r.read))
         .map_or(Vec::new(), |v| v.iter().collect());
     let Some(q) = fitter.fit(&pts) else {
         return Outcome::Fallback("no quast fits bounded σ at the samples".into());
