@@ -1,6 +1,6 @@
 //! `arrayflow flow FILE [--param N=4] [--max-trips 3] [--format text|json|isl]
-//! [--max-instances N] [--symbolic]`: the possible sources of every read (σ)
-//! at concrete sizes, through the analysis database (per kernel, then put
+//! [--max-instances N] [--symbolic] [--instances]`: the possible sources of
+//! every read (σ) at concrete sizes, grouped per read access and streamed, through the analysis database (per kernel, then put
 //! together: docs/architecture.md); with `--symbolic`, σ for every parameter
 //! value where it is proved (docs/symbolic.md). Exit 0 on success, 1 when the program has errors
 //! or the analysis cannot run at these sizes (a budget exceeded, say), 2 on
@@ -25,6 +25,10 @@ pub struct Args {
     /// reason the read falls back to bounded σ (docs/symbolic.md).
     #[arg(long)]
     pub symbolic: bool,
+    /// JSON: one record per read instance instead of the groups per read
+    /// access (docs/interpreter.md, "flow output").
+    #[arg(long)]
+    pub instances: bool,
 }
 
 /// `--format text|json|isl`.
@@ -59,7 +63,10 @@ pub fn run(args: &Args) -> ExitCode {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let written = match args.format {
-        FlowFormat::Json => dataflow::render::json(&loaded.program, &flow, &mut out),
+        FlowFormat::Json if args.instances => {
+            dataflow::render::json(&loaded.program, &flow, &mut out)
+        }
+        FlowFormat::Json => dataflow::render::json_grouped(&loaded.program, &flow, &mut out),
         FlowFormat::Text => dataflow::render::text(&loaded.program, &flow, &mut out),
         FlowFormat::Isl => out.write_all(crate::symbolic::isl::bounded(&flow).as_bytes()),
     };
