@@ -409,15 +409,14 @@ fn boxes(runs: &[&[i64]], d: usize, dims: usize) -> Vec<IterBox> {
 pub fn for_each<E>(
     program: &Program,
     flow: &Flow,
-    mut each: impl FnMut(&Grouper, Vec<AccessGroups>) -> Result<(), E>,
+    mut each: impl FnMut(Vec<AccessGroups>) -> Result<(), E>,
 ) -> Result<(), E> {
     let mut g = Grouper::new(program);
     let mut current: Option<Site> = None;
     for r in flow.sorted() {
         let site = r.site();
         if let Some(c) = current.filter(|&c| c != site) {
-            let done = g.take(c);
-            each(&g, done)?;
+            each(g.take(c))?;
         }
         current = Some(site);
         g.read(
@@ -430,8 +429,7 @@ pub fn for_each<E>(
         );
     }
     if let Some(c) = current {
-        let done = g.take(c);
-        each(&g, done)?;
+        each(g.take(c))?;
     }
     Ok(())
 }
@@ -439,7 +437,7 @@ pub fn for_each<E>(
 /// σ of `flow` grouped, every access in site order.
 pub fn group(program: &Program, flow: &Flow) -> Vec<AccessGroups> {
     let mut out = Vec::new();
-    let _ = for_each::<()>(program, flow, |_, a| {
+    let _ = for_each::<()>(program, flow, |a| {
         out.extend(a);
         Ok(())
     });

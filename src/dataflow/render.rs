@@ -4,26 +4,26 @@
 //! access index; sources are sorted the same way. Reads in conditions appear
 //! under the condition's name (`_C1`, `_W2`, or the name given in brackets).
 
-use super::grouped::{self, Coord, Group, Grouper, IterBox};
+use super::grouped::{self, AccessGroups, Coord, Group, IterBox};
 use super::Flow;
 use crate::model::{CounterId, Node, Program, Site};
 use std::io::{self, Write};
 
 /// `{"params":{..},"max_trips":K,` of both JSON documents.
-fn header(flow: &Flow, out: &mut impl Write) -> io::Result<()> {
+fn header(params: &[(String, i64)], max_trips: u32, out: &mut impl Write) -> io::Result<()> {
     out.write_all(b"{\"params\":{")?;
-    for (k, (name, v)) in flow.params().iter().enumerate() {
+    for (k, (name, v)) in params.iter().enumerate() {
         let sep = if k > 0 { "," } else { "" };
         write!(out, "{sep}{}:{v}", quote(name))?;
     }
-    write!(out, "}},\"max_trips\":{},", flow.max_trips())
+    write!(out, "}},\"max_trips\":{max_trips},")
 }
 
 /// Writes σ as one JSON document, one record per read instance
 /// (`flow --instances`):
 /// `{"params":{..},"max_trips":K,"reads":[{"stmt","iter","access","array","sources","initial"}]}`.
 pub fn json(program: &Program, flow: &Flow, out: &mut impl Write) -> io::Result<()> {
-    header(flow, out)?;
+    header(flow.params(), flow.max_trips(), out)?;
     out.write_all(b"\"reads\":[")?;
     // Names quoted once, not per instance.
     let sites: Vec<String> = (0..program.stmts().len())
@@ -78,11 +78,11 @@ fn ints(out: &mut impl Write, v: &[i64]) -> io::Result<()> {
 
 /// The parameter values of an analysis, `N=4, M=2`, or `no parameters`.
 pub fn sizes(flow: &Flow) -> String {
-    let v: Vec<String> = flow
-        .params()
-        .iter()
-        .map(|(n, v)| format!("{n}={v}"))
-        .collect();
+    sizes_of(flow.params())
+}
+
+fn sizes_of(params: &[(String, i64)]) -> String {
+    let v: Vec<String> = params.iter().map(|(n, v)| format!("{n}={v}")).collect();
     if v.is_empty() {
         "no parameters".to_string()
     } else {
@@ -129,14 +129,6 @@ pub fn site_loops(program: &Program) -> Vec<Vec<CounterId>> {
     let mut out = vec![Vec::new(); n_stmts + program.conditions().len()];
     walk(&program.body, &mut Vec::new(), n_stmts, &mut out);
     out
-}
-
-/// The names of the counters around a site, outermost first.
-fn counter_names<'p>(program: &'p Program, g: &Grouper, site: Site) -> Vec<&'p str> {
-    g.loops(site)
-        .iter()
-        .map(|&c| program.counter_decl(c).name.as_str())
-        .collect()
 }
 
 /// A source coordinate for people: the reader's counter plus an offset, or
@@ -233,109 +225,203 @@ fn describe_boxes(names: &[&str], boxes: &[IterBox]) -> String {
     format!("for {}", each.join("; "))
 }
 
-/// Writes σ for people: one line per group of read instances of one access
-/// whose sources read the same relative to the reader (`grouped`), e.g.
-/// `R[i] reads x (access 0) from T[i] or S[i, 0..2]   for i = 1..5`.
-pub fn text(program: &Program, flow: &Flow, out: &mut impl Write) -> io::Result<()> {
-    writeln!(
-        out,
-        "# sources of every read at {}, max-trips {}",
-        sizes(flow),
-        flow.max_trips()
-    )?;
-    let site_name = |s: Site| flow.site_name(s).to_string();
-    grouped::for_each::<io::Error>(program, flow, |g, accesses| {
+/// Writes grouped σ as the groups come, as text or JSON (`arrayflow flow`):
+/// the header when made, a site's accesses per [`GroupWriter::write`], the
+/// tail at [`GroupWriter::finish`].
+pub struct GroupWriter<'p, W: Write> {
+    program: &'p Program,
+    loops: Vec<Vec<CounterId>>,
+    sites: SiteNames<'p>,
+    json: bool,
+    first: bool,
+    out: W,
+}
+
+impl<'p, W: Write> GroupWriter<'p, W> {
+    /// Writes the header: the sizes, `{"params":..,"max_trips":..,"accesses":[`
+    /// in JSON.
+    pub fn new(
+        program: &'p Program,
+        params: &[(String, i64)],
+        max_trips: u32,
+        json: bool,
+        mut out: W,
+    ) -> io::Result<GroupWriter<'p, W>> {
+        if json {
+            header(params, max_trips, &mut out)?;
+            out.write_all(b"\"accesses\":[")?;
+        } else {
+            writeln!(
+                out,
+                "# sources of every read at {}, max-trips {max_trips}",
+                sizes_of(params)
+            )?;
+        }
+        let stmts = program.stmts();
+        Ok(GroupWriter {
+            program,
+            loops: site_loops(program),
+            sites: SiteNames {
+                n_stmts: stmts.len(),
+                names: stmts
+                    .iter()
+                    .map(|s| s.label.as_str())
+                    .chain(program.conditions().iter().map(|c| c.name.as_str()))
+                    .collect(),
+            },
+            json,
+            first: true,
+            out,
+        })
+    }
+
+    fn site_name(&self, site: Site) -> &'p str {
+        self.sites.get(site)
+    }
+
+    /// The names of the counters around a site, outermost first.
+    fn counter_names(&self, site: Site) -> Vec<&'p str> {
+        let k = self.sites.index(site);
+        let p = self.program;
+        self.loops.get(k).map_or(Vec::new(), |l| {
+            l.iter().map(|&c| p.counter_decl(c).name.as_str()).collect()
+        })
+    }
+
+    /// Writes the groups of some accesses.
+    pub fn write(&mut self, accesses: &[AccessGroups]) -> io::Result<()> {
         for a in accesses {
-            let names = counter_names(program, g, a.site);
-            let reader = with_iter(flow.site_name(a.site), &names.join(", "));
-            let array = &program.array_decl(a.array).name;
-            for group in &a.groups {
-                let from = sources_text(&site_name, &names, group);
-                write!(
-                    out,
-                    "{reader} reads {array} (access {}) from {from}",
-                    a.access
-                )?;
-                let iters = describe_boxes(&names, &group.boxes);
-                if !iters.is_empty() {
-                    write!(out, "   {iters}")?;
-                }
-                writeln!(out)?;
+            if self.json {
+                self.json_access(a)?;
+            } else {
+                self.text_access(a)?;
             }
         }
         Ok(())
-    })
-}
+    }
 
-/// Writes σ grouped as one JSON document, a site at a time (docs/interpreter.md
-/// has the schema): `{"params":{..},"max_trips":K,"accesses":[{"stmt",
-/// "access","array","counters","instances","groups":[{"sources":[{"stmt",
-/// "iter"}],"initial","text","instances","iters"}]}]}`. A source coordinate
-/// is an integer, or `[k]`: the reader's coordinate at that position plus k;
-/// `iters` lists disjoint boxes of reader iterations, `[lo,hi]` per counter.
-pub fn json_grouped(program: &Program, flow: &Flow, out: &mut impl Write) -> io::Result<()> {
-    header(flow, out)?;
-    out.write_all(b"\"accesses\":[")?;
-    let site_name = |s: Site| flow.site_name(s).to_string();
-    let mut first = true;
-    grouped::for_each::<io::Error>(program, flow, |g, accesses| {
-        for a in accesses {
-            let names = counter_names(program, g, a.site);
-            out.write_all(if first { b"\n{" } else { b",\n{" })?;
-            first = false;
-            let total: u64 = a.groups.iter().map(|g| g.count).sum();
-            write!(
-                out,
-                "\"stmt\":{},\"access\":{},\"array\":{},\"counters\":[",
-                quote(flow.site_name(a.site)),
-                a.access,
-                quote(&program.array_decl(a.array).name)
+    /// One line per group, e.g.
+    /// `R[i] reads x (access 0) from T[i] or S[i, 0..2]   for i = 1..5`.
+    fn text_access(&mut self, a: &AccessGroups) -> io::Result<()> {
+        let names = self.counter_names(a.site);
+        let reader = with_iter(self.site_name(a.site), &names.join(", "));
+        let array = &self.program.array_decl(a.array).name;
+        let site_name = |s: Site| self.sites.get(s).to_string();
+        for group in &a.groups {
+            let from = sources_text(&site_name, &names, group);
+            let iters = describe_boxes(&names, &group.boxes);
+            let sep = if iters.is_empty() { "" } else { "   " };
+            writeln!(
+                self.out,
+                "{reader} reads {array} (access {}) from {from}{sep}{iters}",
+                a.access
             )?;
-            for (k, n) in names.iter().enumerate() {
-                out.write_all(if k > 0 { b"," } else { b"" })?;
-                out.write_all(quote(n).as_bytes())?;
-            }
-            write!(out, "],\"instances\":{total},\"groups\":[")?;
-            for (j, group) in a.groups.iter().enumerate() {
-                out.write_all(if j > 0 { b",\n {" } else { b"\n {" })?;
-                out.write_all(b"\"sources\":[")?;
-                for (k, src) in group.sources.iter().enumerate() {
-                    let sep = if k > 0 { "," } else { "" };
-                    write!(
-                        out,
-                        "{sep}{{\"stmt\":{},\"iter\":[",
-                        quote(flow.site_name(src.site))
-                    )?;
-                    for (d, c) in src.iter.iter().enumerate() {
-                        let sep = if d > 0 { "," } else { "" };
-                        match c {
-                            Coord::Same(k) => write!(out, "{sep}[{k}]")?,
-                            Coord::Int(v) => write!(out, "{sep}{v}")?,
-                        }
+        }
+        Ok(())
+    }
+
+    fn json_access(&mut self, a: &AccessGroups) -> io::Result<()> {
+        let names = self.counter_names(a.site);
+        let site_name = |s: Site| self.sites.get(s).to_string();
+        let out = &mut self.out;
+        out.write_all(if self.first { b"\n{" } else { b",\n{" })?;
+        self.first = false;
+        let total: u64 = a.groups.iter().map(|g| g.count).sum();
+        write!(
+            out,
+            "\"stmt\":{},\"access\":{},\"array\":{},\"counters\":[",
+            quote(&site_name(a.site)),
+            a.access,
+            quote(&self.program.array_decl(a.array).name)
+        )?;
+        for (k, n) in names.iter().enumerate() {
+            out.write_all(if k > 0 { b"," } else { b"" })?;
+            out.write_all(quote(n).as_bytes())?;
+        }
+        write!(out, "],\"instances\":{total},\"groups\":[")?;
+        for (j, group) in a.groups.iter().enumerate() {
+            out.write_all(if j > 0 { b",\n {" } else { b"\n {" })?;
+            out.write_all(b"\"sources\":[")?;
+            for (k, src) in group.sources.iter().enumerate() {
+                let sep = if k > 0 { "," } else { "" };
+                let name = quote(&site_name(src.site));
+                write!(out, "{sep}{{\"stmt\":{name},\"iter\":[")?;
+                for (d, c) in src.iter.iter().enumerate() {
+                    let sep = if d > 0 { "," } else { "" };
+                    match c {
+                        Coord::Same(k) => write!(out, "{sep}[{k}]")?,
+                        Coord::Int(v) => write!(out, "{sep}{v}")?,
                     }
-                    out.write_all(b"]}")?;
-                }
-                let from = sources_text(&site_name, &names, group);
-                write!(
-                    out,
-                    "],\"initial\":{},\"text\":{},\"instances\":{},\"iters\":[",
-                    group.initial,
-                    quote(&from),
-                    group.count
-                )?;
-                for (k, b) in group.boxes.iter().enumerate() {
-                    out.write_all(if k > 0 { b",[" } else { b"[" })?;
-                    for (d, (lo, hi)) in b.iter().enumerate() {
-                        let sep = if d > 0 { "," } else { "" };
-                        write!(out, "{sep}[{lo},{hi}]")?;
-                    }
-                    out.write_all(b"]")?;
                 }
                 out.write_all(b"]}")?;
             }
+            let from = sources_text(&site_name, &names, group);
+            write!(
+                out,
+                "],\"initial\":{},\"text\":{},\"instances\":{},\"iters\":[",
+                group.initial,
+                quote(&from),
+                group.count
+            )?;
+            for (k, b) in group.boxes.iter().enumerate() {
+                out.write_all(if k > 0 { b",[" } else { b"[" })?;
+                for (d, (lo, hi)) in b.iter().enumerate() {
+                    let sep = if d > 0 { "," } else { "" };
+                    write!(out, "{sep}[{lo},{hi}]")?;
+                }
+                out.write_all(b"]")?;
+            }
             out.write_all(b"]}")?;
         }
-        Ok(())
-    })?;
-    out.write_all(b"\n]}\n")
+        out.write_all(b"]}")
+    }
+
+    /// Writes the tail and hands the writer back.
+    pub fn finish(mut self) -> io::Result<W> {
+        if self.json {
+            self.out.write_all(b"\n]}\n")?;
+        }
+        Ok(self.out)
+    }
+}
+
+/// Site names by site index (statements, then conditions).
+struct SiteNames<'p> {
+    names: Vec<&'p str>,
+    n_stmts: usize,
+}
+
+impl<'p> SiteNames<'p> {
+    fn index(&self, site: Site) -> usize {
+        match site {
+            Site::Stmt(s) => s.index(),
+            Site::Cond(c) => self.n_stmts + c.index(),
+        }
+    }
+
+    fn get(&self, site: Site) -> &'p str {
+        self.names.get(self.index(site)).copied().unwrap_or("")
+    }
+}
+
+fn grouped(program: &Program, flow: &Flow, json: bool, out: &mut impl Write) -> io::Result<()> {
+    let mut w = GroupWriter::new(program, flow.params(), flow.max_trips(), json, out)?;
+    grouped::for_each::<io::Error>(program, flow, |a| w.write(&a))?;
+    w.finish().map(|_| ())
+}
+
+/// Writes σ for people: one line per group of read instances of one access
+/// whose sources read the same relative to the reader (`grouped`).
+pub fn text(program: &Program, flow: &Flow, out: &mut impl Write) -> io::Result<()> {
+    grouped(program, flow, false, out)
+}
+
+/// Writes σ grouped as one JSON document (docs/interpreter.md, "flow output"):
+/// `{"params":{..},"max_trips":K,"accesses":[{"stmt","access","array",
+/// "counters","instances","groups":[{"sources":[{"stmt","iter"}],"initial",
+/// "text","instances","iters"}]}]}`. A source coordinate is an integer, or
+/// `[k]`: the reader's coordinate at that position plus k; `iters` lists
+/// disjoint boxes of reader iterations, `[lo,hi]` per counter.
+pub fn json_grouped(program: &Program, flow: &Flow, out: &mut impl Write) -> io::Result<()> {
+    grouped(program, flow, true, out)
 }
