@@ -68,6 +68,11 @@ impl<'db> Resolver<'db> {
 
     /// [`Resolver::reach`] added to `into`.
     fn reach_into(&mut self, k: usize, a: ArrayId, cell: &[i64], into: &mut Reach) {
+        if k == 0 {
+            // Nothing runs before the first kernel.
+            into.initial = true;
+            return;
+        }
         memo_key(&mut self.key, k, a, cell);
         if let Some(r) = self.memo.get(self.key.as_slice()) {
             into.add(r);
