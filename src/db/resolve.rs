@@ -213,7 +213,7 @@ impl ReadSink for Assembler {
 fn file_sizes(
     db: &dyn salsa::Database,
     file: SourceFile,
-) -> Result<(&Program, Vec<(String, i64)>, u32), FileFlowError> {
+) -> Result<(&Program, Sizes), FileFlowError> {
     let program = parse(db, file)
         .program
         .as_ref()
@@ -228,7 +228,7 @@ fn file_sizes(
         .zip(values)
         .map(|(p, v)| (p.name.clone(), v))
         .collect();
-    Ok((program, params, config.max_trips))
+    Ok((program, (params, config.max_trips)))
 }
 
 /// The first kernel analysis error of a file, if any.
@@ -292,11 +292,14 @@ fn each_read(
 /// σ of a whole file, put together from its kernels: equal to
 /// `dataflow::analyze` on the file's program (docs/architecture.md).
 pub fn file_flow(db: &dyn salsa::Database, file: SourceFile) -> Result<Flow, FileFlowError> {
-    let (program, params, max_trips) = file_sizes(db, file)?;
+    let (program, (params, max_trips)) = file_sizes(db, file)?;
     let mut asm = Assembler::new(program, params, max_trips);
     each_read(db, file, program, &mut asm)?;
     Ok(asm.finish())
 }
+
+/// What [`file_groups`] hands each site's accesses to.
+type Each<'a, S, E> = dyn FnMut(&mut S, Vec<AccessGroups>) -> Result<(), E> + 'a;
 
 /// Groups a file's reads and hands each site's accesses on, in site order,
 /// as soon as the kernels of that site and of every site before it are done.
@@ -309,7 +312,7 @@ struct GroupSink<'a, S, E> {
     owner: Vec<usize>,
     next: usize,
     n_stmts: usize,
-    each: &'a mut dyn FnMut(&mut S, Vec<AccessGroups>) -> Result<(), E>,
+    each: &'a mut Each<'a, S, E>,
     failed: Option<E>,
 }
 
@@ -375,7 +378,7 @@ pub fn file_groups<'db, S, E>(
     start: impl FnOnce(&'db Program, Sizes) -> Result<S, E>,
     mut each: impl FnMut(&mut S, Vec<AccessGroups>) -> Result<(), E>,
 ) -> Result<Result<S, E>, FileFlowError> {
-    let (program, params, max_trips) = file_sizes(db, file)?;
+    let (program, sizes) = file_sizes(db, file)?;
     let stmts = program.stmts();
     let conds = program.conditions();
     let arrays: Vec<Vec<ArrayId>> = stmts
@@ -400,7 +403,7 @@ pub fn file_groups<'db, S, E>(
     }
     // Every kernel analysed before anything is written.
     check_kernels(db, file, program)?;
-    let state = match start(program, (params, max_trips)) {
+    let state = match start(program, sizes) {
         Ok(s) => s,
         Err(e) => return Ok(Err(e)),
     };
