@@ -105,6 +105,12 @@ fn flow_of_the_issue_programs() {
         let out = ok(&["flow", "--format", "json"], &file(name, text));
         let v: Value = serde_json::from_str(&out).unwrap();
         // Nothing reads: no sources at all.
+        assert_eq!(v["accesses"], json!([]), "{out}");
+        let out = ok(
+            &["flow", "--format", "json", "--instances"],
+            &file(name, text),
+        );
+        let v: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["reads"], json!([]), "{out}");
     }
 }

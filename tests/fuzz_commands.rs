@@ -180,6 +180,7 @@ const COMMANDS: &[&[&str]] = &[
     &["fmt", "F"],
     &["flow", "F"],
     &["flow", "F", "--format", "json"],
+    &["flow", "F", "--format", "json", "--instances"],
     &["run", "F"],
     &["deps", "F"],
     &["expand", "F"],

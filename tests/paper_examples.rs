@@ -112,11 +112,12 @@ fn expected3(p: &Program, n: i64) -> Expected {
     expected
 }
 
-/// Runs `arrayflow flow FILE --format json ARGS` and returns its `reads`.
+/// Runs `arrayflow flow FILE --format json --instances ARGS` and returns its
+/// `reads`.
 fn cli_reads(name: &str, args: &[&str]) -> serde_json::Value {
     let path = format!("{}/fixtures/papers/{name}", env!("CARGO_MANIFEST_DIR"));
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_arrayflow"))
-        .args(["flow", &path, "--format", "json"])
+        .args(["flow", &path, "--format", "json", "--instances"])
         .args(args)
         .output()
         .unwrap();

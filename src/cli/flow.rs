@@ -1,14 +1,15 @@
 //! `arrayflow flow FILE [--param N=4] [--max-trips 3] [--format text|json|isl]
-//! [--max-instances N] [--symbolic]`: the possible sources of every read (σ)
-//! at concrete sizes, through the analysis database (per kernel, then put
+//! [--max-instances N] [--symbolic] [--instances]`: the possible sources of
+//! every read (σ) at concrete sizes, grouped per read access and streamed, through the analysis database (per kernel, then put
 //! together: docs/architecture.md); with `--symbolic`, σ for every parameter
 //! value where it is proved (docs/symbolic.md). Exit 0 on success, 1 when the program has errors
 //! or the analysis cannot run at these sizes (a budget exceeded, say), 2 on
 //! usage or I/O errors.
 
 use super::{load_with, Budget, Input};
+use crate::dataflow::render::GroupWriter;
 use crate::dataflow::{self, DataflowError};
-use crate::db::resolve::{file_flow, FileFlowError};
+use crate::db::resolve::{file_flow, file_groups, FileFlowError};
 use crate::diagnostics::Diagnostic;
 use std::io::Write;
 use std::process::ExitCode;
@@ -25,6 +26,10 @@ pub struct Args {
     /// reason the read falls back to bounded σ (docs/symbolic.md).
     #[arg(long)]
     pub symbolic: bool,
+    /// JSON: one record per read instance instead of the groups per read
+    /// access (docs/interpreter.md, "flow output").
+    #[arg(long)]
+    pub instances: bool,
 }
 
 /// `--format text|json|isl`.
@@ -47,23 +52,45 @@ pub fn run(args: &Args) -> ExitCode {
     if args.symbolic {
         return symbolic(&loaded.program, args.format);
     }
-    let flow = match file_flow(&loaded.db, loaded.source) {
-        Ok(f) => f,
-        Err(FileFlowError::Analysis(d)) => {
-            let d = &super::in_file(&[d], loaded.file)[0];
-            eprint!("{}", loaded.files.render(d));
-            return ExitCode::from(1);
-        }
-        Err(FileFlowError::Invalid) => return ExitCode::from(1),
-    };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let written = match args.format {
-        FlowFormat::Json => dataflow::render::json(&loaded.program, &flow, &mut out),
-        FlowFormat::Text => dataflow::render::text(&loaded.program, &flow, &mut out),
-        FlowFormat::Isl => out.write_all(crate::symbolic::isl::bounded(&flow).as_bytes()),
+    let written = match (args.format, args.instances) {
+        (FlowFormat::Text | FlowFormat::Json, false) => {
+            // Grouped, streamed a site at a time: no whole-file σ is built.
+            let json = args.format == FlowFormat::Json;
+            let r = file_groups(
+                &loaded.db,
+                loaded.source,
+                |program, (params, trips)| {
+                    GroupWriter::new(program, &params, trips, json, &mut out)
+                },
+                |w, a| w.write(&a),
+            );
+            match r {
+                Ok(r) => r.and_then(|w| w.finish().map(|_| ())),
+                Err(e) => return analysis_failed(&loaded, e),
+            }
+        }
+        (format, _) => {
+            let flow = match file_flow(&loaded.db, loaded.source) {
+                Ok(f) => f,
+                Err(e) => return analysis_failed(&loaded, e),
+            };
+            match format {
+                FlowFormat::Isl => out.write_all(crate::symbolic::isl::bounded(&flow).as_bytes()),
+                _ => dataflow::render::json(&loaded.program, &flow, &mut out),
+            }
+        }
     };
     super::finish(written.and_then(|()| out.flush()))
+}
+
+fn analysis_failed(loaded: &super::Loaded, e: FileFlowError) -> ExitCode {
+    if let FileFlowError::Analysis(d) = e {
+        let d = &super::in_file(&[d], loaded.file)[0];
+        eprint!("{}", loaded.files.render(d));
+    }
+    ExitCode::from(1)
 }
 
 /// `--symbolic`: σ for every parameter value.

@@ -3,6 +3,7 @@
 //! looks up, exactly like the result of [`super::analyze`].
 
 use super::{Flow, Stats};
+use crate::hash::WordHash;
 use crate::model::{Program, Site};
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -12,7 +13,7 @@ use std::sync::OnceLock;
 pub struct Assembler {
     flow: Flow,
     /// Operation ids by site index, then iteration vector.
-    ops: Vec<HashMap<Box<[i64]>, u32>>,
+    ops: Vec<HashMap<Box<[i64]>, u32, WordHash>>,
     pairs: Vec<(u32, u64)>,
     last_reader: Option<u32>,
 }
@@ -53,7 +54,7 @@ impl Assembler {
         let n_sites = flow.site_names.len();
         Assembler {
             flow,
-            ops: vec![HashMap::new(); n_sites],
+            ops: vec![HashMap::default(); n_sites],
             pairs: Vec::new(),
             last_reader: None,
         }

@@ -11,6 +11,7 @@ pub mod assemble;
 #[doc(hidden)]
 pub mod bag;
 pub mod engine;
+pub mod grouped;
 pub mod reference;
 pub mod render;
 pub mod rules;

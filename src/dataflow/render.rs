@@ -4,40 +4,59 @@
 //! access index; sources are sorted the same way. Reads in conditions appear
 //! under the condition's name (`_C1`, `_W2`, or the name given in brackets).
 
-use super::{Flow, Read};
+use super::grouped::{self, AccessGroups, Coord, Group, IterBox};
+use super::Flow;
 use crate::model::{CounterId, Node, Program, Site};
-use std::collections::hash_map::{Entry, HashMap};
-use std::fmt::Write as _;
 use std::io::{self, Write};
 
-/// Writes σ as one JSON document:
-/// `{"params":{..},"max_trips":K,"reads":[{"stmt","iter","access","array","sources","initial"}]}`.
-pub fn json(program: &Program, flow: &Flow, out: &mut impl Write) -> io::Result<()> {
+/// `{"params":{..},"max_trips":K,` of both JSON documents.
+fn header(params: &[(String, i64)], max_trips: u32, out: &mut impl Write) -> io::Result<()> {
     out.write_all(b"{\"params\":{")?;
-    for (k, (name, v)) in flow.params().iter().enumerate() {
+    for (k, (name, v)) in params.iter().enumerate() {
         let sep = if k > 0 { "," } else { "" };
         write!(out, "{sep}{}:{v}", quote(name))?;
     }
-    write!(out, "}},\"max_trips\":{},\"reads\":[", flow.max_trips())?;
+    write!(out, "}},\"max_trips\":{max_trips},")
+}
+
+/// Writes σ as one JSON document, one record per read instance
+/// (`flow --instances`):
+/// `{"params":{..},"max_trips":K,"reads":[{"stmt","iter","access","array","sources","initial"}]}`.
+pub fn json(program: &Program, flow: &Flow, out: &mut impl Write) -> io::Result<()> {
+    header(flow.params(), flow.max_trips(), out)?;
+    out.write_all(b"\"reads\":[")?;
+    // Names quoted once, not per instance.
+    let sites: Vec<String> = (0..program.stmts().len())
+        .map(|k| Site::Stmt(crate::model::StmtId(k as u32)))
+        .chain((0..program.conditions().len()).map(|k| Site::Cond(crate::model::CondId(k as u32))))
+        .map(|s| quote(flow.site_name(s)))
+        .collect();
+    let site_q = |s: Site| match s {
+        Site::Stmt(x) => sites[x.index()].as_str(),
+        Site::Cond(c) => sites[program.stmts().len() + c.index()].as_str(),
+    };
+    let arrays: Vec<String> = program.arrays.iter().map(|a| quote(&a.name)).collect();
     for (k, r) in flow.sorted().enumerate() {
-        let sep = if k > 0 { "," } else { "" };
-        let array = &program.array_decl(r.array()).name;
+        out.write_all(if k > 0 {
+            b",\n{\"stmt\":"
+        } else {
+            b"\n{\"stmt\":"
+        })?;
+        out.write_all(site_q(r.site()).as_bytes())?;
+        out.write_all(b",\"iter\":")?;
+        ints(out, r.iter())?;
         write!(
             out,
-            "{sep}\n{{\"stmt\":{},\"iter\":{},\"access\":{},\"array\":{},\"sources\":[",
-            quote(flow.site_name(r.site())),
-            ints(r.iter()),
+            ",\"access\":{},\"array\":{},\"sources\":[",
             r.access(),
-            quote(array)
+            arrays[r.array().index()]
         )?;
         for (j, (site, iter)) in r.writes().enumerate() {
-            let sep = if j > 0 { "," } else { "" };
-            write!(
-                out,
-                "{sep}{{\"stmt\":{},\"iter\":{}}}",
-                quote(flow.site_name(site)),
-                ints(iter)
-            )?;
+            out.write_all(if j > 0 { b",{\"stmt\":" } else { b"{\"stmt\":" })?;
+            out.write_all(site_q(site).as_bytes())?;
+            out.write_all(b",\"iter\":")?;
+            ints(out, iter)?;
+            out.write_all(b"}")?;
         }
         write!(out, "],\"initial\":{}}}", r.initial())?;
     }
@@ -48,18 +67,22 @@ fn quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
 }
 
-fn ints(v: &[i64]) -> String {
-    let parts: Vec<String> = v.iter().map(i64::to_string).collect();
-    format!("[{}]", parts.join(","))
+fn ints(out: &mut impl Write, v: &[i64]) -> io::Result<()> {
+    out.write_all(b"[")?;
+    for (d, x) in v.iter().enumerate() {
+        let sep = if d > 0 { "," } else { "" };
+        write!(out, "{sep}{x}")?;
+    }
+    out.write_all(b"]")
 }
 
 /// The parameter values of an analysis, `N=4, M=2`, or `no parameters`.
 pub fn sizes(flow: &Flow) -> String {
-    let v: Vec<String> = flow
-        .params()
-        .iter()
-        .map(|(n, v)| format!("{n}={v}"))
-        .collect();
+    sizes_of(flow.params())
+}
+
+fn sizes_of(params: &[(String, i64)]) -> String {
+    let v: Vec<String> = params.iter().map(|(n, v)| format!("{n}={v}")).collect();
     if v.is_empty() {
         "no parameters".to_string()
     } else {
@@ -108,115 +131,62 @@ pub fn site_loops(program: &Program) -> Vec<Vec<CounterId>> {
     out
 }
 
-struct Text<'a> {
-    program: &'a Program,
-    flow: &'a Flow,
-    loops: Vec<Vec<CounterId>>,
+/// A source coordinate for people: the reader's counter plus an offset, or
+/// the value.
+fn show_coord(names: &[&str], d: usize, c: Coord) -> String {
+    match (c, names.get(d)) {
+        (Coord::Same(0), Some(n)) => (*n).to_string(),
+        (Coord::Same(k), Some(n)) if k > 0 => format!("{n}+{k}"),
+        (Coord::Same(k), Some(n)) => format!("{n}{k}"),
+        (Coord::Same(k), None) | (Coord::Int(k), _) => k.to_string(),
+    }
 }
 
-impl Text<'_> {
-    fn loops(&self, site: Site) -> &[CounterId] {
-        let k = match site {
-            Site::Stmt(s) => s.index(),
-            Site::Cond(c) => self.program.stmts().len() + c.index(),
-        };
-        self.loops.get(k).map_or(&[], Vec::as_slice)
-    }
-
-    fn counter_name(&self, c: CounterId) -> &str {
-        &self.program.counter_decl(c).name
-    }
-
-    /// `R[i]`: the reader with its counters' names.
-    fn reader(&self, site: Site) -> String {
-        let names: Vec<&str> = self
-            .loops(site)
-            .iter()
-            .map(|&c| self.counter_name(c))
+/// "T[i] or S[i, 0..2] or the initial value": a group's sources, runs of
+/// integers in the last coordinate folded into a range.
+fn sources_text(flow_names: &dyn Fn(Site) -> String, names: &[&str], group: &Group) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut run: Option<(Site, &[Coord], i64, i64)> = None;
+    let flush = |run: &mut Option<(Site, &[Coord], i64, i64)>, parts: &mut Vec<String>| {
+        if let Some((site, prefix, lo, hi)) = run.take() {
+            let mut c: Vec<String> = (0..prefix.len())
+                .map(|d| show_coord(names, d, prefix[d]))
+                .collect();
+            c.push(if lo == hi {
+                lo.to_string()
+            } else {
+                format!("{lo}..{hi}")
+            });
+            parts.push(with_iter(&flow_names(site), &c.join(", ")));
+        }
+    };
+    for src in &group.sources {
+        if let Some((Coord::Int(last), prefix)) = src.iter.split_last() {
+            match &mut run {
+                Some((s, p, _, hi)) if *s == src.site && *p == prefix && *hi + 1 == *last => {
+                    *hi = *last;
+                }
+                _ => {
+                    flush(&mut run, &mut parts);
+                    run = Some((src.site, prefix, *last, *last));
+                }
+            }
+            continue;
+        }
+        flush(&mut run, &mut parts);
+        let c: Vec<String> = (0..src.iter.len())
+            .map(|d| show_coord(names, d, src.iter[d]))
             .collect();
-        with_iter(self.flow.site_name(site), &names.join(", "))
+        parts.push(with_iter(&flow_names(src.site), &c.join(", ")));
     }
-
-    /// Each coordinate of a source relative to the reader: the reader's
-    /// counter name plus an offset when both sit in that loop.
-    fn coords(&self, r: &Read, site: Site, iter: &[i64]) -> Vec<Coord> {
-        let mine = self.loops(r.site());
-        let theirs = self.loops(site);
-        iter.iter()
-            .enumerate()
-            .map(|(d, &v)| {
-                if d < mine.len() && d < theirs.len() && mine[..=d] == theirs[..=d] {
-                    let name = self.counter_name(mine[d]).to_string();
-                    if let Some(k) = v.checked_sub(r.iter()[d]) {
-                        return Coord::Name(name, k);
-                    }
-                }
-                Coord::Int(v)
-            })
-            .collect()
+    flush(&mut run, &mut parts);
+    if group.initial {
+        parts.push("the initial value".to_string());
     }
-
-    /// "T[i] or S[i, 0..2] or the initial value".
-    fn sources(&self, r: &Read) -> String {
-        let mut parts: Vec<String> = Vec::new();
-        let mut group: Option<(Site, Vec<Coord>, i64, i64)> = None;
-        let flush = |g: &mut Option<(Site, Vec<Coord>, i64, i64)>, parts: &mut Vec<String>| {
-            if let Some((site, prefix, lo, hi)) = g.take() {
-                let mut c: Vec<String> = prefix.iter().map(Coord::show).collect();
-                c.push(if lo == hi {
-                    lo.to_string()
-                } else {
-                    format!("{lo}..{hi}")
-                });
-                parts.push(with_iter(self.flow.site_name(site), &c.join(", ")));
-            }
-        };
-        for (site, iter) in r.writes() {
-            let mut coords = self.coords(r, site, iter);
-            // Runs of plain integers in the last coordinate fold into a range.
-            if let Some(Coord::Int(last)) = coords.last().cloned() {
-                coords.pop();
-                match &mut group {
-                    Some((s, p, _, hi)) if *s == site && *p == coords && *hi + 1 == last => {
-                        *hi = last;
-                    }
-                    _ => {
-                        flush(&mut group, &mut parts);
-                        group = Some((site, coords, last, last));
-                    }
-                }
-                continue;
-            }
-            flush(&mut group, &mut parts);
-            let c: Vec<String> = coords.iter().map(Coord::show).collect();
-            parts.push(with_iter(self.flow.site_name(site), &c.join(", ")));
-        }
-        flush(&mut group, &mut parts);
-        if r.initial() {
-            parts.push("the initial value".to_string());
-        }
-        if parts.is_empty() {
-            "nothing (it reads no cell)".to_string()
-        } else {
-            parts.join(" or ")
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Coord {
-    Name(String, i64),
-    Int(i64),
-}
-
-impl Coord {
-    fn show(&self) -> String {
-        match self {
-            Coord::Name(n, 0) => n.clone(),
-            Coord::Name(n, k) if *k > 0 => format!("{n}+{k}"),
-            Coord::Name(n, k) => format!("{n}{k}"),
-            Coord::Int(v) => v.to_string(),
-        }
+    if parts.is_empty() {
+        "nothing (it reads no cell)".to_string()
+    } else {
+        parts.join(" or ")
     }
 }
 
@@ -228,101 +198,230 @@ fn with_iter(name: &str, iter: &str) -> String {
     }
 }
 
-/// The iteration vectors of a group of readers: a box of ranges when they
-/// fill one, else their count and extremes.
-fn describe_group(names: &[&str], iters: &[&[i64]]) -> String {
-    if names.is_empty() || iters.is_empty() {
+/// The reader iterations of a group: `for i = 1..5, j = 0` per box, boxes
+/// separated by `; `; empty for a reader outside every loop.
+fn describe_boxes(names: &[&str], boxes: &[IterBox]) -> String {
+    if names.is_empty() || boxes.is_empty() {
         return String::new();
     }
-    let dims = names.len();
-    let mut lo = iters[0].to_vec();
-    let mut hi = iters[0].to_vec();
-    for it in iters {
-        for d in 0..dims.min(it.len()) {
-            lo[d] = lo[d].min(it[d]);
-            hi[d] = hi[d].max(it[d]);
+    let each: Vec<String> = boxes
+        .iter()
+        .map(|b| {
+            let parts: Vec<String> = b
+                .iter()
+                .enumerate()
+                .map(|(d, &(lo, hi))| {
+                    let n = names.get(d).copied().unwrap_or("?");
+                    if lo == hi {
+                        format!("{n} = {lo}")
+                    } else {
+                        format!("{n} = {lo}..{hi}")
+                    }
+                })
+                .collect();
+            parts.join(", ")
+        })
+        .collect();
+    format!("for {}", each.join("; "))
+}
+
+/// Writes grouped σ as the groups come, as text or JSON (`arrayflow flow`):
+/// the header when made, a site's accesses per [`GroupWriter::write`], the
+/// tail at [`GroupWriter::finish`].
+pub struct GroupWriter<'p, W: Write> {
+    program: &'p Program,
+    loops: Vec<Vec<CounterId>>,
+    sites: SiteNames<'p>,
+    json: bool,
+    first: bool,
+    out: W,
+}
+
+impl<'p, W: Write> GroupWriter<'p, W> {
+    /// Writes the header: the sizes, `{"params":..,"max_trips":..,"accesses":[`
+    /// in JSON.
+    pub fn new(
+        program: &'p Program,
+        params: &[(String, i64)],
+        max_trips: u32,
+        json: bool,
+        mut out: W,
+    ) -> io::Result<GroupWriter<'p, W>> {
+        if json {
+            header(params, max_trips, &mut out)?;
+            out.write_all(b"\"accesses\":[")?;
+        } else {
+            writeln!(
+                out,
+                "# sources of every read at {}, max-trips {max_trips}",
+                sizes_of(params)
+            )?;
         }
+        let stmts = program.stmts();
+        Ok(GroupWriter {
+            program,
+            loops: site_loops(program),
+            sites: SiteNames {
+                n_stmts: stmts.len(),
+                names: stmts
+                    .iter()
+                    .map(|s| s.label.as_str())
+                    .chain(program.conditions().iter().map(|c| c.name.as_str()))
+                    .collect(),
+            },
+            json,
+            first: true,
+            out,
+        })
     }
-    let size = (0..dims).try_fold(1u128, |n, d| n.checked_mul((hi[d] - lo[d] + 1) as u128));
-    let is_box = size == Some(iters.len() as u128);
-    if is_box {
-        let parts: Vec<String> = (0..dims)
-            .map(|d| {
-                if lo[d] == hi[d] {
-                    format!("{} = {}", names[d], lo[d])
-                } else {
-                    format!("{} = {}..{}", names[d], lo[d], hi[d])
+
+    fn site_name(&self, site: Site) -> &'p str {
+        self.sites.get(site)
+    }
+
+    /// The names of the counters around a site, outermost first.
+    fn counter_names(&self, site: Site) -> Vec<&'p str> {
+        let k = self.sites.index(site);
+        let p = self.program;
+        self.loops.get(k).map_or(Vec::new(), |l| {
+            l.iter().map(|&c| p.counter_decl(c).name.as_str()).collect()
+        })
+    }
+
+    /// Writes the groups of some accesses.
+    pub fn write(&mut self, accesses: &[AccessGroups]) -> io::Result<()> {
+        for a in accesses {
+            if self.json {
+                self.json_access(a)?;
+            } else {
+                self.text_access(a)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One line per group, e.g.
+    /// `R[i] reads x (access 0) from T[i] or S[i, 0..2]   for i = 1..5`.
+    fn text_access(&mut self, a: &AccessGroups) -> io::Result<()> {
+        let names = self.counter_names(a.site);
+        let reader = with_iter(self.site_name(a.site), &names.join(", "));
+        let array = &self.program.array_decl(a.array).name;
+        let site_name = |s: Site| self.sites.get(s).to_string();
+        for group in &a.groups {
+            let from = sources_text(&site_name, &names, group);
+            let iters = describe_boxes(&names, &group.boxes);
+            let sep = if iters.is_empty() { "" } else { "   " };
+            writeln!(
+                self.out,
+                "{reader} reads {array} (access {}) from {from}{sep}{iters}",
+                a.access
+            )?;
+        }
+        Ok(())
+    }
+
+    fn json_access(&mut self, a: &AccessGroups) -> io::Result<()> {
+        let names = self.counter_names(a.site);
+        let site_name = |s: Site| self.sites.get(s).to_string();
+        let out = &mut self.out;
+        out.write_all(if self.first { b"\n{" } else { b",\n{" })?;
+        self.first = false;
+        let total: u64 = a.groups.iter().map(|g| g.count).sum();
+        write!(
+            out,
+            "\"stmt\":{},\"access\":{},\"array\":{},\"counters\":[",
+            quote(&site_name(a.site)),
+            a.access,
+            quote(&self.program.array_decl(a.array).name)
+        )?;
+        for (k, n) in names.iter().enumerate() {
+            out.write_all(if k > 0 { b"," } else { b"" })?;
+            out.write_all(quote(n).as_bytes())?;
+        }
+        write!(out, "],\"instances\":{total},\"groups\":[")?;
+        for (j, group) in a.groups.iter().enumerate() {
+            out.write_all(if j > 0 { b",\n {" } else { b"\n {" })?;
+            out.write_all(b"\"sources\":[")?;
+            for (k, src) in group.sources.iter().enumerate() {
+                let sep = if k > 0 { "," } else { "" };
+                let name = quote(&site_name(src.site));
+                write!(out, "{sep}{{\"stmt\":{name},\"iter\":[")?;
+                for (d, c) in src.iter.iter().enumerate() {
+                    let sep = if d > 0 { "," } else { "" };
+                    match c {
+                        Coord::Same(k) => write!(out, "{sep}[{k}]")?,
+                        Coord::Int(v) => write!(out, "{sep}{v}")?,
+                    }
                 }
-            })
-            .collect();
-        format!("for {}", parts.join(", "))
-    } else {
-        format!(
-            "for {} instances from [{}] to [{}]",
-            iters.len(),
-            join(iters[0]),
-            join(iters[iters.len() - 1])
-        )
+                out.write_all(b"]}")?;
+            }
+            let from = sources_text(&site_name, &names, group);
+            write!(
+                out,
+                "],\"initial\":{},\"text\":{},\"instances\":{},\"iters\":[",
+                group.initial,
+                quote(&from),
+                group.count
+            )?;
+            for (k, b) in group.boxes.iter().enumerate() {
+                out.write_all(if k > 0 { b",[" } else { b"[" })?;
+                for (d, (lo, hi)) in b.iter().enumerate() {
+                    let sep = if d > 0 { "," } else { "" };
+                    write!(out, "{sep}[{lo},{hi}]")?;
+                }
+                out.write_all(b"]")?;
+            }
+            out.write_all(b"]}")?;
+        }
+        out.write_all(b"]}")
+    }
+
+    /// Writes the tail and hands the writer back.
+    pub fn finish(mut self) -> io::Result<W> {
+        if self.json {
+            self.out.write_all(b"\n]}\n")?;
+        }
+        Ok(self.out)
     }
 }
 
-fn join(v: &[i64]) -> String {
-    let parts: Vec<String> = v.iter().map(i64::to_string).collect();
-    parts.join(", ")
+/// Site names by site index (statements, then conditions).
+struct SiteNames<'p> {
+    names: Vec<&'p str>,
+    n_stmts: usize,
+}
+
+impl<'p> SiteNames<'p> {
+    fn index(&self, site: Site) -> usize {
+        match site {
+            Site::Stmt(s) => s.index(),
+            Site::Cond(c) => self.n_stmts + c.index(),
+        }
+    }
+
+    fn get(&self, site: Site) -> &'p str {
+        self.names.get(self.index(site)).copied().unwrap_or("")
+    }
+}
+
+fn grouped(program: &Program, flow: &Flow, json: bool, out: &mut impl Write) -> io::Result<()> {
+    let mut w = GroupWriter::new(program, flow.params(), flow.max_trips(), json, out)?;
+    grouped::for_each::<io::Error>(program, flow, |a| w.write(&a))?;
+    w.finish().map(|_| ())
 }
 
 /// Writes σ for people: one line per group of read instances of one access
-/// whose sources read the same relative to the reader, e.g.
-/// `R[i] reads x from T[i] or S[i, 0..2]   for i = 1..5`.
+/// whose sources read the same relative to the reader (`grouped`).
 pub fn text(program: &Program, flow: &Flow, out: &mut impl Write) -> io::Result<()> {
-    let t = Text {
-        program,
-        flow,
-        loops: site_loops(program),
-    };
-    writeln!(
-        out,
-        "# sources of every read at {}, max-trips {}",
-        sizes(flow),
-        flow.max_trips()
-    )?;
-    // Per (site, access), readers whose sources read the same relative to
-    // them form one line, in order of first appearance.
-    let mut lines: Vec<(Read, String, Vec<&[i64]>)> = Vec::new();
-    let mut index: HashMap<(Site, usize, String), usize> = HashMap::new();
-    let mut reads: Vec<Read> = flow.sorted().collect();
-    reads.sort_by_key(|r| (r.site(), r.access()));
-    for r in reads {
-        let line = t.sources(&r);
-        match index.entry((r.site(), r.access(), line)) {
-            Entry::Occupied(e) => lines[*e.get()].2.push(r.iter()),
-            Entry::Vacant(e) => {
-                let line = e.key().2.clone();
-                e.insert(lines.len());
-                lines.push((r, line, vec![r.iter()]));
-            }
-        }
-    }
-    for (r, line, iters) in &lines {
-        let names: Vec<&str> = t
-            .loops(r.site())
-            .iter()
-            .map(|&c| t.counter_name(c))
-            .collect();
-        let mut s = String::new();
-        let _ = write!(
-            s,
-            "{} reads {} (access {}) from {}",
-            t.reader(r.site()),
-            program.array_decl(r.array()).name,
-            r.access(),
-            line
-        );
-        let group = describe_group(&names, iters);
-        if !group.is_empty() {
-            let _ = write!(s, "   {group}");
-        }
-        writeln!(out, "{s}")?;
-    }
-    Ok(())
+    grouped(program, flow, false, out)
+}
+
+/// Writes σ grouped as one JSON document (docs/interpreter.md, "flow output"):
+/// `{"params":{..},"max_trips":K,"accesses":[{"stmt","access","array",
+/// "counters","instances","groups":[{"sources":[{"stmt","iter"}],"initial",
+/// "text","instances","iters"}]}]}`. A source coordinate is an integer, or
+/// `[k]`: the reader's coordinate at that position plus k; `iters` lists
+/// disjoint boxes of reader iterations, `[lo,hi]` per counter.
+pub fn json_grouped(program: &Program, flow: &Flow, out: &mut impl Write) -> io::Result<()> {
+    grouped(program, flow, true, out)
 }

@@ -11,9 +11,11 @@
 use super::kernel::{Augmented, Role};
 use super::{kernel_flow, kernels, parse, settings, Carried, Kernel, LoopFlow, SourceFile};
 use crate::dataflow::assemble::Assembler;
+use crate::dataflow::grouped::{AccessGroups, Grouper};
 use crate::dataflow::{Flow, Read};
 use crate::diagnostics::Diagnostic;
-use crate::model::{ArrayId, CounterId, Node, Operation, Program, Site};
+use crate::hash::WordHash;
+use crate::model::{ArrayId, CondId, CounterId, Node, Operation, Program, Site, StmtId};
 use std::collections::HashMap;
 
 /// The sources of reads, in the file's ids.
@@ -37,7 +39,10 @@ impl Reach {
 pub struct Resolver<'db> {
     db: &'db dyn salsa::Database,
     kernels: &'db [Kernel<'db>],
-    memo: HashMap<(usize, ArrayId, Vec<i64>), Reach>,
+    /// By `[kernel, array, cell..]` (one word per value, hashed fast: a
+    /// read of every cell asks once per reader instance).
+    memo: HashMap<Vec<i64>, Reach, WordHash>,
+    key: Vec<i64>,
 }
 
 impl<'db> Resolver<'db> {
@@ -45,7 +50,8 @@ impl<'db> Resolver<'db> {
         Resolver {
             db,
             kernels: kernels(db, file),
-            memo: HashMap::new(),
+            memo: HashMap::default(),
+            key: Vec::new(),
         }
     }
 
@@ -55,10 +61,24 @@ impl<'db> Resolver<'db> {
 
     /// What may be in `cell` of array `a` when kernel `k` starts.
     pub fn reach(&mut self, k: usize, a: ArrayId, cell: &[i64]) -> Reach {
-        let key = (k, a, cell.to_vec());
-        if let Some(r) = self.memo.get(&key) {
-            return r.clone();
+        let mut out = Reach::default();
+        self.reach_into(k, a, cell, &mut out);
+        out
+    }
+
+    /// [`Resolver::reach`] added to `into`.
+    fn reach_into(&mut self, k: usize, a: ArrayId, cell: &[i64], into: &mut Reach) {
+        if k == 0 {
+            // Nothing runs before the first kernel.
+            into.initial = true;
+            return;
         }
+        memo_key(&mut self.key, k, a, cell);
+        if let Some(r) = self.memo.get(self.key.as_slice()) {
+            into.add(r);
+            return;
+        }
+        let key = self.key.clone();
         let mut out = Reach::default();
         let mut j = k;
         loop {
@@ -67,7 +87,8 @@ impl<'db> Resolver<'db> {
                 break;
             }
             j -= 1;
-            if let Some(r) = self.memo.get(&(j + 1, a, cell.to_vec())) {
+            memo_key(&mut self.key, j + 1, a, cell);
+            if let Some(r) = self.memo.get(self.key.as_slice()) {
                 out.add(r);
                 break;
             }
@@ -111,8 +132,8 @@ impl<'db> Resolver<'db> {
         }
         out.writes.sort();
         out.writes.dedup();
-        self.memo.insert(key, out.clone());
-        out
+        into.add(&out);
+        self.memo.insert(key, out);
     }
 
     /// The sources of a read of kernel `k` (its local σ), in the file's ids.
@@ -124,10 +145,7 @@ impl<'db> Resolver<'db> {
         };
         for (site, iter) in read.writes() {
             match local_role(aug, site) {
-                Some(Role::Entry(a)) => {
-                    let r = self.reach(k, a, iter);
-                    out.add(&r);
-                }
+                Some(Role::Entry(a)) => self.reach_into(k, a, iter, &mut out),
                 Some(Role::Exit(_)) => {}
                 Some(Role::Body(_)) | None => {
                     if let Some(b) = aug.body_site(site) {
@@ -140,6 +158,12 @@ impl<'db> Resolver<'db> {
         out.writes.dedup();
         out
     }
+}
+
+fn memo_key(key: &mut Vec<i64>, k: usize, a: ArrayId, cell: &[i64]) {
+    key.clear();
+    key.extend([k as i64, a.index() as i64]);
+    key.extend_from_slice(cell);
 }
 
 fn local_role(aug: &Augmented, site: Site) -> Option<Role> {
@@ -157,9 +181,39 @@ pub enum FileFlowError {
     Analysis(Diagnostic),
 }
 
-/// σ of a whole file, put together from its kernels: equal to
-/// `dataflow::analyze` on the file's program (docs/architecture.md).
-pub fn file_flow(db: &dyn salsa::Database, file: SourceFile) -> Result<Flow, FileFlowError> {
+/// Where the reads of a whole file go, in the file's ids: each kernel's
+/// reads in its execution order, kernel after kernel.
+trait ReadSink {
+    fn read(
+        &mut self,
+        site: Site,
+        iter: &[i64],
+        access: usize,
+        writes: &mut dyn Iterator<Item = (Site, &[i64])>,
+        initial: bool,
+    );
+    /// Kernel `k`'s reads are all given.
+    fn kernel_done(&mut self, _k: usize) {}
+}
+
+impl ReadSink for Assembler {
+    fn read(
+        &mut self,
+        site: Site,
+        iter: &[i64],
+        access: usize,
+        writes: &mut dyn Iterator<Item = (Site, &[i64])>,
+        initial: bool,
+    ) {
+        Assembler::read(self, site, iter, access, writes, initial);
+    }
+}
+
+/// The program and parameter values of a file's σ.
+fn file_sizes(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+) -> Result<(&Program, Sizes), FileFlowError> {
     let program = parse(db, file)
         .program
         .as_ref()
@@ -174,47 +228,201 @@ pub fn file_flow(db: &dyn salsa::Database, file: SourceFile) -> Result<Flow, Fil
         .zip(values)
         .map(|(p, v)| (p.name.clone(), v))
         .collect();
-    let mut asm = Assembler::new(program, params, config.max_trips);
+    Ok((program, (params, config.max_trips)))
+}
+
+/// The first kernel analysis error of a file, if any.
+fn check_kernels(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    program: &Program,
+) -> Result<(), FileFlowError> {
+    for &kernel in kernels(db, file) {
+        if let Err(e) = &kernel_flow(db, kernel).result {
+            let place = kernel.place(db);
+            let d = super::kernel_error(program, kernel.program(db), place, e);
+            return Err(FileFlowError::Analysis(d));
+        }
+    }
+    Ok(())
+}
+
+/// Hands every read of a file to `sink` with its sources across kernels,
+/// once every kernel is known to have been analysed.
+fn each_read(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    program: &Program,
+    sink: &mut dyn ReadSink,
+) -> Result<(), FileFlowError> {
     let mut resolver = Resolver::new(db, file);
+    check_kernels(db, file, program)?;
     for (k, &kernel) in resolver.kernels().iter().enumerate() {
         let kf = kernel_flow(db, kernel);
         let place = kernel.place(db);
-        let flow = kf.result.as_ref().map_err(|e| {
-            FileFlowError::Analysis(super::kernel_error(program, kernel.program(db), place, e))
-        })?;
+        let Ok(flow) = kf.result.as_ref() else {
+            continue;
+        };
+        let aug = &kf.augmented;
         for read in flow.iter() {
-            let Some(site) = kf.augmented.body_site(read.site()) else {
+            let Some(site) = aug.body_site(read.site()) else {
                 continue;
             };
-            let aug = &kf.augmented;
             let crosses = read
                 .writes()
                 .any(|(s, _)| matches!(local_role(aug, s), Some(Role::Entry(_))));
+            let (site, iter, access) = (place.global_site(site), read.iter(), read.access());
             if crosses {
                 let reach = resolver.sources(k, aug, &read);
-                asm.read(
-                    place.global_site(site),
-                    read.iter(),
-                    read.access(),
-                    reach.writes.iter().map(|(s, i)| (*s, i.as_slice())),
-                    reach.initial,
-                );
+                let mut w = reach.writes.iter().map(|(s, i)| (*s, i.as_slice()));
+                sink.read(site, iter, access, &mut w, reach.initial);
             } else {
                 // Only sources of its own kernel: no copy needed.
-                let local = read
+                let mut w = read
                     .writes()
                     .filter_map(|(s, i)| Some((place.global_site(aug.body_site(s)?), i)));
-                asm.read(
-                    place.global_site(site),
-                    read.iter(),
-                    read.access(),
-                    local,
-                    read.initial(),
-                );
+                sink.read(site, iter, access, &mut w, read.initial());
+            }
+        }
+        sink.kernel_done(k);
+    }
+    Ok(())
+}
+
+/// σ of a whole file, put together from its kernels: equal to
+/// `dataflow::analyze` on the file's program (docs/architecture.md).
+pub fn file_flow(db: &dyn salsa::Database, file: SourceFile) -> Result<Flow, FileFlowError> {
+    let (program, (params, max_trips)) = file_sizes(db, file)?;
+    let mut asm = Assembler::new(program, params, max_trips);
+    each_read(db, file, program, &mut asm)?;
+    Ok(asm.finish())
+}
+
+/// What [`file_groups`] hands each site's accesses to.
+type Each<'a, S, E> = dyn FnMut(&mut S, Vec<AccessGroups>) -> Result<(), E> + 'a;
+
+/// Groups a file's reads and hands each site's accesses on, in site order,
+/// as soon as the kernels of that site and of every site before it are done.
+struct GroupSink<'a, S, E> {
+    state: S,
+    grouper: Grouper,
+    /// The arrays each site reads, by access index, by site index.
+    arrays: Vec<Vec<ArrayId>>,
+    /// The kernel of each site (by site index); sites before `next` are out.
+    owner: Vec<usize>,
+    next: usize,
+    n_stmts: usize,
+    each: &'a mut Each<'a, S, E>,
+    failed: Option<E>,
+}
+
+impl<S, E> GroupSink<'_, S, E> {
+    fn site(&self, k: usize) -> Site {
+        if k < self.n_stmts {
+            Site::Stmt(StmtId(k as u32))
+        } else {
+            Site::Cond(CondId((k - self.n_stmts) as u32))
+        }
+    }
+
+    fn emit_through(&mut self, kernel: usize) {
+        while self.next < self.owner.len() && self.owner[self.next] <= kernel {
+            let done = self.grouper.take(self.site(self.next));
+            self.next += 1;
+            if self.failed.is_none() && !done.is_empty() {
+                if let Err(e) = (self.each)(&mut self.state, done) {
+                    self.failed = Some(e);
+                }
             }
         }
     }
-    Ok(asm.finish())
+}
+
+impl<S, E> ReadSink for GroupSink<'_, S, E> {
+    fn read(
+        &mut self,
+        site: Site,
+        iter: &[i64],
+        access: usize,
+        writes: &mut dyn Iterator<Item = (Site, &[i64])>,
+        initial: bool,
+    ) {
+        let k = match site {
+            Site::Stmt(s) => s.index(),
+            Site::Cond(c) => self.n_stmts + c.index(),
+        };
+        let Some(&array) = self.arrays.get(k).and_then(|a| a.get(access)) else {
+            return;
+        };
+        self.grouper
+            .read(site, iter, access, array, writes, initial);
+    }
+
+    fn kernel_done(&mut self, k: usize) {
+        self.emit_through(k);
+    }
+}
+
+/// A file's parameter values and trip limit.
+pub type Sizes = (Vec<(String, i64)>, u32);
+
+/// σ of a whole file grouped per read access (`dataflow::grouped`), without
+/// the file's [`Flow`]: `start` makes a state from the program and sizes,
+/// then `each` gets it with each site's accesses in site order as soon as
+/// they are complete (`arrayflow flow` streams them); the state is given
+/// back. Equal to grouping [`file_flow`]. Nothing is handed on when some
+/// kernel's analysis failed.
+pub fn file_groups<'db, S, E>(
+    db: &'db dyn salsa::Database,
+    file: SourceFile,
+    start: impl FnOnce(&'db Program, Sizes) -> Result<S, E>,
+    mut each: impl FnMut(&mut S, Vec<AccessGroups>) -> Result<(), E>,
+) -> Result<Result<S, E>, FileFlowError> {
+    let (program, sizes) = file_sizes(db, file)?;
+    let stmts = program.stmts();
+    let conds = program.conditions();
+    let arrays: Vec<Vec<ArrayId>> = stmts
+        .iter()
+        .map(|s| s.reads().iter().map(|a| a.array).collect())
+        .chain(
+            conds
+                .iter()
+                .map(|c| c.reads().iter().map(|a| a.array).collect()),
+        )
+        .collect();
+    let mut owner = vec![0; arrays.len()];
+    for (k, &kernel) in kernels(db, file).iter().enumerate() {
+        let place = kernel.place(db);
+        for (ids, base) in [(place.stmts, 0), (place.conds, stmts.len())] {
+            for id in ids.start..ids.start + ids.len {
+                if let Some(o) = owner.get_mut(base + id as usize) {
+                    *o = k;
+                }
+            }
+        }
+    }
+    // Every kernel analysed before anything is written.
+    check_kernels(db, file, program)?;
+    let state = match start(program, sizes) {
+        Ok(s) => s,
+        Err(e) => return Ok(Err(e)),
+    };
+    let mut sink = GroupSink {
+        state,
+        grouper: Grouper::new(program),
+        arrays,
+        owner,
+        next: 0,
+        n_stmts: stmts.len(),
+        each: &mut each,
+        failed: None,
+    };
+    each_read(db, file, program, &mut sink)?;
+    sink.emit_through(usize::MAX);
+    Ok(match sink.failed {
+        Some(e) => Err(e),
+        None => Ok(sink.state),
+    })
 }
 
 /// The loops of a kernel (local ids) and the flow dependences each carries,
