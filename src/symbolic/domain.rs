@@ -138,9 +138,10 @@ pub fn positive(e: &Affine) -> Option<Affine> {
 pub fn negate(a: &Atom) -> Option<Vec<Atom>> {
     Some(match a {
         Atom::Le(e) => vec![Atom::Le(positive(e)?)],
+        // e ≤ -1, or e ≥ 1.
         Atom::Eq(e) => vec![
             Atom::Le(e.checked_add(&Affine::constant(1))?),
-            Atom::Le(positive(&e.checked_scale(-1)?)?),
+            Atom::Le(positive(e)?),
         ],
         Atom::Stride(e, k) => vec![Atom::NotStride(e.clone(), *k)],
         Atom::NotStride(e, k) => vec![Atom::Stride(e.clone(), *k)],
@@ -258,6 +259,28 @@ impl Walk {
                     self.guards.truncate(base);
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ¬(e = 0) is e ≤ -1 or e ≥ 1, on constants -3..3. (It once gave
+    /// e ≤ -1 twice, and the prover accepted a quast wrong where e ≥ 1.)
+    #[test]
+    fn negated_equalities_cover_both_sides() {
+        let holds = |a: &Atom| match a {
+            Atom::Le(e) => e.constant <= 0,
+            Atom::Eq(e) => e.constant == 0,
+            _ => unreachable!(),
+        };
+        for c in -3..=3 {
+            let alts = negate(&Atom::Eq(Affine::constant(c))).unwrap();
+            assert_eq!(alts.iter().any(holds), c != 0, "c = {c}");
+            let alts = negate(&Atom::Le(Affine::constant(c))).unwrap();
+            assert_eq!(alts.iter().any(holds), c > 0, "c = {c}");
         }
     }
 }
