@@ -9,8 +9,9 @@
 //! compares every value read (2 seeds, with 10^7 steps: floyd-warshall's
 //! expanded program takes more than the default 10^6 at n = 60). Two kernels at a
 //! time (2 cores). `expand` and `verify` are the costly part (several
-//! minutes for all 30 on the CI machine): they run on every third kernel,
-//! on all 30 with `ARRAYFLOW_CASES=30` or more.
+//! minutes for all 30 on the CI machine): they run on every fifth kernel
+//! in name order (2mm, cholesky, durbin, gesummv, lu, symm), on all 30 with
+//! `ARRAYFLOW_CASES=30` or more.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -109,7 +110,7 @@ fn every_polybench_kernel_is_accepted_analysed_and_expanded() {
                     return;
                 };
                 let name = p.file_name().unwrap().to_str().unwrap().to_string();
-                let bad = kernel(&name, every || k % 3 == 0);
+                let bad = kernel(&name, every || k % 5 == 0);
                 failures.lock().unwrap().extend(bad);
             });
         }

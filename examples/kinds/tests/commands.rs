@@ -24,7 +24,7 @@ fn run(args: &[&str]) -> Output {
 
 /// `flow --format json`: (stmt, iter, access) -> (sources as "S[i]", initial).
 fn flow(name: &str) -> Vec<(String, Vec<String>, bool)> {
-    let out = run(&["flow", "--format", "json", &fixture(name)]);
+    let out = run(&["flow", "--format", "json", "--instances", &fixture(name)]);
     assert!(
         out.status.success(),
         "{}",
