@@ -150,6 +150,23 @@ fn expand_emits_a_copy_out_of_the_cells_written() {
     );
     assert!(out.contains("static: proved for every N"), "{out}");
     assert!(out.contains("validated at N ∈ {100000002, "), "{out}");
+    // The interpreter, not the emitter's word: the emitted program reads
+    // and leaves what the original does at N = 10^8.
+    let emitted = file("big_expanded.loop", &out);
+    let o = limited(BIN)
+        .args(["equiv", "--seeds", "3"])
+        .arg(file("big.loop", BIG))
+        .arg(&emitted)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(text.contains("equivalent"), "{text}");
 }
 
 #[test]
