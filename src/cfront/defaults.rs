@@ -7,6 +7,7 @@
 
 use super::fields::{Fields, F};
 use super::scan::children;
+use super::stmt::{lvalue_root, walk};
 use super::Ctx;
 use std::collections::HashMap;
 use tree_sitter::Node;
@@ -19,17 +20,15 @@ impl<'t> Ctx<'t> {
     /// Every call of a named function in the file, argument by argument.
     pub(super) fn call_defaults(&self, root: Node<'t>) -> CallDefaults<'t> {
         let mut out = CallDefaults::new();
-        let mut stack = vec![root];
-        while let Some(n) = stack.pop() {
-            stack.extend(children(n));
+        walk(&[root], |n| {
             if n.kind() != "call_expression" {
-                continue;
+                return;
             }
             let Some(f) = n.field(F::Function).filter(|f| f.kind() == "identifier") else {
-                continue;
+                return;
             };
             let Some(args) = n.field(F::Arguments) else {
-                continue;
+                return;
             };
             let name = self.text(f);
             for (k, a) in children(args).into_iter().enumerate() {
@@ -39,7 +38,7 @@ impl<'t> Ctx<'t> {
                     *slot = None;
                 }
             }
-        }
+        });
         out
     }
 
@@ -91,20 +90,19 @@ impl<'t> Ctx<'t> {
 
     /// Whether the function assigns `name` (`=`, `op=`, `++`, `--`) or takes
     /// its address.
+    /// (`stmt::assigned_names` would also count every name passed to a
+    /// call, as arrays are, and the kernel call passes `ni` by value.)
     fn assigns(&self, func: Node<'t>, name: &str) -> bool {
-        let mut stack = vec![func];
-        while let Some(n) = stack.pop() {
-            stack.extend(children(n));
+        let mut found = false;
+        walk(&[func], |n| {
             let target = match n.kind() {
                 "assignment_expression" => n.field(F::Left),
                 "update_expression" => n.field(F::Argument),
                 "pointer_expression" if self.text(n).starts_with('&') => n.field(F::Argument),
                 _ => None,
             };
-            if target.is_some_and(|t| t.kind() == "identifier" && self.text(t) == name) {
-                return true;
-            }
-        }
-        false
+            found |= target.and_then(|t| lvalue_root(self.src, t)) == Some(name);
+        });
+        found
     }
 }

@@ -62,7 +62,7 @@ pub fn walk<'t>(roots: &[Node<'t>], mut f: impl FnMut(Node<'t>)) {
 }
 
 /// The variable an lvalue is rooted at (`A` in `A[i].x`, `*(A + 1)`).
-fn lvalue_root<'t>(src: &'t str, n: Node<'t>) -> Option<&'t str> {
+pub(super) fn lvalue_root<'t>(src: &'t str, n: Node<'t>) -> Option<&'t str> {
     let mut n = n;
     for _ in 0..1000 {
         match n.kind() {

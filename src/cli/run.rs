@@ -92,8 +92,8 @@ pub fn options(program: &Program, sizes: &Sizes, limits: &Limits) -> Result<Opti
     o.max_trips = sizes.max_trips;
     o.max_steps = limits.max_steps;
     o.max_cells = limits.max_cells;
-    // `--max-memory`, when the command has it, is installed before.
-    o.max_memory = crate::budget::limit();
+    // `o.max_memory` is the budget in force: `--max-memory`, when the
+    // command has it, is installed before.
     Ok(o)
 }
 

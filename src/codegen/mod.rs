@@ -898,6 +898,17 @@ fn affine_text(p: &Program, a: &Affine) -> String {
     print::expr(p, &expr_of(a))
 }
 
+/// The access a copy-out read `out_A: use(A[o1, ..])` reads.
+fn copied(s: &Stmt) -> Option<&Access> {
+    let StmtKind::Call { args, .. } = &s.kind else {
+        return None;
+    };
+    match &args.first()?.kind {
+        ExprKind::Access(a) => Some(a),
+        _ => None,
+    }
+}
+
 /// The code generator's state.
 struct Gen<'a> {
     src: &'a Program,
@@ -1246,12 +1257,7 @@ impl Gen<'_> {
         let [Node::Stmt(s)] = &nest.last()?.body[..] else {
             return None;
         };
-        let StmtKind::Call { args, .. } = &s.kind else {
-            return None;
-        };
-        let Some(ExprKind::Access(orig)) = args.first().map(|e| &e.kind) else {
-            return None;
-        };
+        let orig = copied(s)?;
         if !self.outs.contains(&s.id) || !self.big.contains(&orig.array) {
             return None;
         }
@@ -1484,10 +1490,7 @@ impl Gen<'_> {
     /// The copy-out statement (labelled when emitted).
     fn copy_out(&mut self, s: &Stmt, truth: &dyn Fn(&Affine) -> bool) -> Stmt {
         let label = String::new();
-        let StmtKind::Call { args, .. } = &s.kind else {
-            return s.clone();
-        };
-        let Some(ExprKind::Access(orig)) = args.first().map(|e| &e.kind) else {
+        let Some(orig) = copied(s) else {
             return s.clone();
         };
         let site = Site::Stmt(s.id);

@@ -18,6 +18,17 @@ pub struct Assembler {
     last_reader: Option<u32>,
 }
 
+/// The arrays each site reads, by access index: statements, then
+/// conditions (the site indices of a [`Flow`]).
+pub fn site_arrays(program: &Program) -> Vec<Vec<crate::model::ArrayId>> {
+    let stmts = program.stmts().into_iter().map(|s| s.reads());
+    let conds = program.conditions().into_iter().map(|c| c.reads());
+    stmts
+        .chain(conds)
+        .map(|reads| reads.iter().map(|a| a.array).collect())
+        .collect()
+}
+
 impl Assembler {
     /// An empty flow over the sites of `program`, at these sizes.
     pub fn new(program: &Program, params: Vec<(String, i64)>, max_trips: u32) -> Assembler {
@@ -33,15 +44,7 @@ impl Assembler {
                 .map(|s| s.label.clone())
                 .chain(conds.iter().map(|c| c.name.clone()))
                 .collect(),
-            site_arrays: stmts
-                .iter()
-                .map(|s| s.reads().iter().map(|a| a.array).collect())
-                .chain(
-                    conds
-                        .iter()
-                        .map(|c| c.reads().iter().map(|a| a.array).collect()),
-                )
-                .collect(),
+            site_arrays: site_arrays(program),
             op_site: Vec::new(),
             op_iter_start: vec![0],
             iters: Vec::new(),

@@ -379,21 +379,12 @@ pub fn file_groups<'db, S, E>(
     mut each: impl FnMut(&mut S, Vec<AccessGroups>) -> Result<(), E>,
 ) -> Result<Result<S, E>, FileFlowError> {
     let (program, sizes) = file_sizes(db, file)?;
-    let stmts = program.stmts();
-    let conds = program.conditions();
-    let arrays: Vec<Vec<ArrayId>> = stmts
-        .iter()
-        .map(|s| s.reads().iter().map(|a| a.array).collect())
-        .chain(
-            conds
-                .iter()
-                .map(|c| c.reads().iter().map(|a| a.array).collect()),
-        )
-        .collect();
+    let n_stmts = program.stmts().len();
+    let arrays = crate::dataflow::assemble::site_arrays(program);
     let mut owner = vec![0; arrays.len()];
     for (k, &kernel) in kernels(db, file).iter().enumerate() {
         let place = kernel.place(db);
-        for (ids, base) in [(place.stmts, 0), (place.conds, stmts.len())] {
+        for (ids, base) in [(place.stmts, 0), (place.conds, n_stmts)] {
             for id in ids.start..ids.start + ids.len {
                 if let Some(o) = owner.get_mut(base + id as usize) {
                     *o = k;
@@ -413,7 +404,7 @@ pub fn file_groups<'db, S, E>(
         arrays,
         owner,
         next: 0,
-        n_stmts: stmts.len(),
+        n_stmts,
         each: &mut each,
         failed: None,
     };

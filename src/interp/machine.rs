@@ -463,11 +463,7 @@ impl<'p> Machine<'p> {
         let per_step = sites.map(Vec::len).max().unwrap_or(0).max(1);
         let depth = self.program.counters.len().max(1);
         let more = POLL as usize;
-        let reads = match self.reads.capacity() - self.reads.len() < more * per_step {
-            true => 2 * self.reads.capacity().max(more * per_step) * std::mem::size_of::<Read>(),
-            false => 0,
-        };
-        let ahead = reads as u64 + self.ops.growth(more, depth);
+        let ahead = super::doubling(&self.reads, more * per_step) + self.ops.growth(more, depth);
         let ok = crate::budget::check(limit, String::new).is_ok()
             && crate::budget::reserve(ahead, limit, String::new).is_ok();
         match ok {

@@ -188,12 +188,6 @@ impl Ops {
     /// deep) could allocate: a vector that would outgrow its capacity
     /// doubles, its new buffer allocated while the old one is live.
     fn growth(&self, steps: usize, depth: usize) -> u64 {
-        fn doubling<T>(v: &Vec<T>, more: usize) -> u64 {
-            match v.capacity() - v.len() < more {
-                true => (2 * v.capacity().max(more) * std::mem::size_of::<T>()) as u64,
-                false => 0,
-            }
-        }
         doubling(&self.sites, steps)
             + doubling(&self.starts, steps)
             + doubling(&self.iters, steps * depth)
@@ -206,6 +200,16 @@ impl Ops {
         self.iters.extend_from_slice(iter);
         self.starts.push(self.iters.len());
         k
+    }
+}
+
+/// Bytes `v` allocates if `more` elements are pushed: a vector that would
+/// outgrow its capacity doubles, the new buffer allocated while the old one
+/// is live.
+pub(super) fn doubling<T>(v: &Vec<T>, more: usize) -> u64 {
+    match v.capacity() - v.len() < more {
+        true => (2 * v.capacity().max(more) * std::mem::size_of::<T>()) as u64,
+        false => 0,
     }
 }
 
