@@ -2,7 +2,9 @@
 //! extension crate, the engine compiled from their rules, and the checks
 //! they add to `check` and the language server. A binary that adds kinds
 //! hands its set to [`crate::cli::main_with`] (docs/rules.md §5,
-//! `examples/kinds/`).
+//! `examples/kinds/`). A kind written in C too adds a [`c::CSpelling`].
+
+pub mod c;
 
 pub use crate::dataflow::engine::{Engine, Input, Outcome};
 use crate::dataflow::Flow;
@@ -25,6 +27,8 @@ pub struct Kinds {
     lowerings: Vec<&'static dyn AccessLowering>,
     engine: &'static dyn Engine,
     checks: Vec<Check>,
+    /// How added kinds are written in C, asked in the order added.
+    spellings: Vec<&'static dyn c::CSpelling>,
 }
 
 impl Kinds {
@@ -35,6 +39,7 @@ impl Kinds {
             lowerings: CORE.to_vec(),
             engine: &crate::dataflow::engine::CoreEngine,
             checks: Vec::new(),
+            spellings: Vec::new(),
         }
     }
 
@@ -58,6 +63,18 @@ impl Kinds {
     pub fn with_check(mut self, check: Check) -> Kinds {
         self.checks.push(check);
         self
+    }
+
+    /// Adds a C spelling: the C front end offers it calls and the ends of
+    /// blocks that declare arrays (docs/rules.md §6).
+    pub fn with_c(mut self, spelling: &'static dyn c::CSpelling) -> Kinds {
+        self.spellings.push(spelling);
+        self
+    }
+
+    /// The C spellings, in the order added.
+    pub fn c_spellings(&self) -> &[&'static dyn c::CSpelling] {
+        &self.spellings
     }
 
     pub fn has_checks(&self) -> bool {
@@ -111,6 +128,12 @@ impl PartialEq for Kinds {
     fn eq(&self, other: &Kinds) -> bool {
         self.engine.name() == other.engine.name()
             && self.checks.len() == other.checks.len()
+            && self.spellings.len() == other.spellings.len()
+            && self
+                .spellings
+                .iter()
+                .zip(&other.spellings)
+                .all(|(a, b)| a.name() == b.name())
             && self.lowerings.len() == other.lowerings.len()
             && self
                 .lowerings
@@ -129,6 +152,10 @@ impl std::fmt::Debug for Kinds {
                 &self.lowerings.iter().map(|k| k.name()).collect::<Vec<_>>(),
             )
             .field("engine", &self.engine.name())
+            .field(
+                "c",
+                &self.spellings.iter().map(|k| k.name()).collect::<Vec<_>>(),
+            )
             .finish()
     }
 }

@@ -105,6 +105,7 @@ impl<'t> Ctx<'t> {
     /// same declarator always gives the same variable.
     pub fn declaration(&mut self, n: Node<'t>, global: bool) -> Vec<VarId> {
         let (elem, is_struct) = elem_type(self.src, n.field(F::Type));
+        let ctype = n.field(F::Type).map_or("int", |t| text(self.src, t));
         let is_const = has_const(self.src, n);
         let param = n.kind() == "parameter_declaration";
         let mut out = Vec::new();
@@ -126,6 +127,7 @@ impl<'t> Ctx<'t> {
                 pos,
                 span: span(dec.name),
                 elem,
+                ctype,
                 dims: dec.dims,
                 pointers: dec.pointers,
                 is_const,

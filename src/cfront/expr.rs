@@ -412,7 +412,7 @@ impl<'t> Ctx<'t> {
     }
 
     /// `A[i][j]`: the base and the index expressions, outermost first.
-    fn chain(n: Node<'t>) -> (Node<'t>, Vec<Node<'t>>) {
+    pub(super) fn chain(n: Node<'t>) -> (Node<'t>, Vec<Node<'t>>) {
         let mut idx = Vec::new();
         let mut base = n;
         while base.kind() == "subscript_expression" {
@@ -475,7 +475,7 @@ impl<'t> Ctx<'t> {
         }
     }
 
-    fn subscripts(&mut self, idx: &[Node<'t>]) -> Result<Vec<Subscript>, Skip> {
+    pub(super) fn subscripts(&mut self, idx: &[Node<'t>]) -> Result<Vec<Subscript>, Skip> {
         idx.iter()
             .map(|&i| self.value(i).map(Subscript::new))
             .collect()
@@ -507,7 +507,7 @@ impl<'t> Ctx<'t> {
     }
 
     /// The array a name denotes (for a subscripted access).
-    fn array_of(&mut self, base: Node<'t>) -> Result<(ArrayId, usize, VarId), Skip> {
+    pub(super) fn array_of(&mut self, base: Node<'t>) -> Result<(ArrayId, usize, VarId), Skip> {
         let at = span(base);
         let name = self.text(base);
         match self.lookup(name) {

@@ -25,9 +25,11 @@ mod fields;
 mod mini;
 pub mod preprocess;
 mod scan;
+mod spelling;
 mod stmt;
 
 use crate::diagnostics::{has_errors, Diagnostic, FileId};
+use crate::kinds::c::CSpelling;
 use crate::lower::reserved;
 use crate::model::builder::{Mark, ProgramBuilder};
 use crate::model::*;
@@ -60,6 +62,9 @@ pub const W_UNKNOWN_VALUE: &str = "W0907";
 pub const W_PRAGMA: &str = "W0908";
 /// A C label that cannot name its statement or condition.
 pub const W_LABEL: &str = "W0909";
+/// A call or block end an extension kind's C spelling took up but could
+/// not model: read as plain C.
+pub const W_SPELLING: &str = "W0910";
 
 /// Errors shown before the rest are only counted.
 const MAX_ERRORS: usize = 100;
@@ -76,6 +81,16 @@ pub fn is_c_path(path: &std::path::Path) -> bool {
 /// Parses and lowers a C file. Returns the program when there is no error,
 /// and every diagnostic (warnings say what was skipped or approximated).
 pub fn compile(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>) {
+    compile_with(source, file, &[])
+}
+
+/// [`compile`], offering calls and the ends of blocks that declare arrays
+/// to the C spellings of extension kinds (`crate::kinds::c`).
+pub fn compile_with(
+    source: &str,
+    file: FileId,
+    spellings: &[&'static dyn CSpelling],
+) -> (Option<Program>, Vec<Diagnostic>) {
     if let Some(d) = crate::lower::too_large(source, file) {
         return (None, vec![d]);
     }
@@ -93,6 +108,7 @@ pub fn compile(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>)
         return (None, vec![d]);
     };
     let mut cx = Ctx::new(source, file);
+    cx.spellings = spellings.to_vec();
     let root = tree.root_node();
     if root.has_error() {
         cx.syntax_errors(root);
@@ -162,6 +178,9 @@ pub struct CVar<'t> {
     pub pos: usize,
     pub span: Span,
     pub elem: ElemType,
+    /// The C type of the elements as written (`double`, `unsigned int`, a
+    /// typedef's name), for what extension spellings compare.
+    pub ctype: &'t str,
     /// One per dimension (pointers included): the declared size, if any.
     pub dims: Vec<Option<Node<'t>>>,
     pub pointers: usize,
@@ -290,6 +309,8 @@ pub struct Ctx<'t> {
     call_defaults: defaults::CallDefaults<'t>,
     /// Position among its function's parameters, by declaration offset.
     param_pos: HashMap<usize, usize>,
+    /// The C spellings of the run's extension kinds.
+    spellings: Vec<&'static dyn CSpelling>,
 }
 
 impl<'t> Ctx<'t> {
@@ -328,6 +349,7 @@ impl<'t> Ctx<'t> {
             omp_next: false,
             undo: Vec::new(),
             call_defaults: HashMap::new(),
+            spellings: Vec::new(),
             param_pos: HashMap::new(),
         }
     }

@@ -192,6 +192,7 @@ impl<'t> Ctx<'t> {
                         pos: name.start_byte(),
                         span: span(name),
                         elem: ElemType::Int,
+                        ctype: "int",
                         dims: Vec::new(),
                         pointers: 0,
                         is_const: true,

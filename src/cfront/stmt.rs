@@ -18,7 +18,7 @@ use crate::model::*;
 use std::collections::HashSet;
 use tree_sitter::Node;
 
-type Label<'t> = Option<(&'t str, Span)>;
+pub(super) type Label<'t> = Option<(&'t str, Span)>;
 
 /// An inlined initialiser may be this deep; a deeper one (a chain of locals
 /// each defined from the last) makes the local a scalar instead, so that
@@ -220,7 +220,7 @@ impl<'t> Ctx<'t> {
     }
 
     /// The site name a C label gives a statement, if it can.
-    fn stmt_label(&mut self, label: Label<'t>) -> Option<String> {
+    pub(super) fn stmt_label(&mut self, label: Label<'t>) -> Option<String> {
         let (text, at) = label?;
         if !self.region_labels.insert(text) {
             self.warn(
@@ -308,6 +308,7 @@ impl<'t> Ctx<'t> {
                 for c in children(n) {
                     self.stmt(c, None)?;
                 }
+                self.block_ends(mark)?;
                 self.scope.truncate(mark);
                 Ok(())
             }
@@ -381,6 +382,10 @@ impl<'t> Ctx<'t> {
                 self.emit_assign(label, place, Some(op), one, at, arg)
             }
             "call_expression" => {
+                let mut label = label;
+                if self.spelled_call(e, &mut label, at)? {
+                    return Ok(());
+                }
                 let v = self.value(e)?;
                 let writes = !self.may_writes.is_empty();
                 let label = self.stmt_label(label);

@@ -185,8 +185,8 @@ pub fn compile(
     compile_kinds(path, source, file, &Kinds::core())
 }
 
-/// [`compile`], the `.loop` front end taking the extension accesses of
-/// `kinds` (C has no syntax for them).
+/// [`compile`], with the extension accesses of `kinds`: their `@name`
+/// syntax in `.loop`, their C spellings in C.
 pub fn compile_kinds(
     path: &std::path::Path,
     source: &str,
@@ -194,7 +194,7 @@ pub fn compile_kinds(
     kinds: &Kinds,
 ) -> (Option<Program>, Vec<Diagnostic>) {
     if crate::cfront::is_c_path(path) {
-        crate::cfront::compile(source, file)
+        crate::cfront::compile_with(source, file, kinds.c_spellings())
     } else {
         crate::lower::compile_kinds(source, file, kinds)
     }

@@ -169,6 +169,11 @@ impl ProgramBuilder {
         Ok(ArrayId(self.program.arrays.len() as u32 - 1))
     }
 
+    /// An array declared so far.
+    pub fn array_decl(&self, a: ArrayId) -> &Array {
+        &self.program.arrays[a.index()]
+    }
+
     fn counter(
         &mut self,
         name: String,

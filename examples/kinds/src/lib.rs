@@ -13,9 +13,14 @@
 //!   before it, and a read that may see the dead value is error K0001
 //!   ([`dead_reads`]).
 //!
+//! Both are written in C too ([`c`]): `memset`/`memcpy`/`memmove` are
+//! sections, and an array declared in a block inside a loop gets a lifetime
+//! end where the block ends.
+//!
 //! [`kinds`] is the set `arrayflow-kinds` runs with; [`reference`] is the
 //! meaning of both kinds for the tests, independent of the lowering.
 
+pub mod c;
 pub mod reference;
 
 use arrayflow::dataflow::Flow;
@@ -28,6 +33,8 @@ pub fn kinds() -> Kinds {
     Kinds::core()
         .with(&Section)
         .with(&Dead)
+        .with_c(&Section)
+        .with_c(&Dead)
         .with_engine(&KindsEngine)
         .with_check(dead_reads)
 }

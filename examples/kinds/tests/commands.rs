@@ -76,9 +76,9 @@ fn ops(names: &[&str]) -> Vec<String> {
     names.iter().map(|s| s.to_string()).collect()
 }
 
-#[test]
-fn sections_flow_as_worked_out_by_hand() {
-    let f = flow("sections.loop");
+/// The sections fixture, in `.loop` or in C (`memset`/`memcpy`).
+fn sections_as_worked_out_by_hand(name: &str) {
+    let f = flow(name);
     for i in 0..=4 {
         assert_eq!(read(&f, &format!("S2[{i}]/0")), (ops(&["S1[]"]), false));
     }
@@ -97,32 +97,47 @@ fn sections_flow_as_worked_out_by_hand() {
 }
 
 #[test]
-fn a_lifetime_end_kills_and_a_dead_read_is_an_error() {
-    let f = flow("lifetime.loop");
+fn sections_flow_as_worked_out_by_hand() {
+    sections_as_worked_out_by_hand("sections.loop");
+}
+
+#[test]
+fn memset_and_memcpy_are_sections_in_c() {
+    sections_as_worked_out_by_hand("sections.c");
+}
+
+/// The lifetime fixture, in `.loop` (the end is `E`) or in C (`T_end`, at
+/// the end of the loop body that declares `T`); `at` is where `T[1]` is
+/// read (`line:column`).
+fn lifetime_as_worked_out_by_hand(name: &str, end: &str, at: &str) {
+    let f = flow(name);
     for i in 0..=3 {
         assert_eq!(
             read(&f, &format!("S2[{i}]/0")),
-            (
-                ops(&["S1[{i}]".replace("{i}", &i.to_string()).as_str()]),
-                false
-            )
+            (ops(&[format!("S1[{i}]").as_str()]), false)
         );
     }
     assert_eq!(read(&f, "S2[0]/1"), (ops(&[]), true));
     for i in 1..=3 {
-        let end = format!("E[{}]", i - 1);
+        let end = format!("{end}[{}]", i - 1);
         assert_eq!(
             read(&f, &format!("S2[{i}]/1")),
             (ops(&[end.as_str()]), false)
         );
     }
-    let out = run(&["check", &fixture("lifetime.loop")]);
+    let out = run(&["check", &fixture(name)]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("error[K0001]: `T[1]` may read a cell after its lifetime ended"),
         "{err}"
     );
+    assert!(err.contains(&format!("{name}:{at}")), "{err}");
+}
+
+#[test]
+fn a_lifetime_end_kills_and_a_dead_read_is_an_error() {
+    lifetime_as_worked_out_by_hand("lifetime.loop", "E", "10:21");
     let out = run(&["check", &fixture("sections.loop")]);
     assert_eq!(
         out.status.code(),
@@ -133,19 +148,69 @@ fn a_lifetime_end_kills_and_a_dead_read_is_an_error() {
 }
 
 #[test]
+fn an_array_declared_in_a_loop_body_dies_with_each_trip_in_c() {
+    lifetime_as_worked_out_by_hand("lifetime.c", "T_end", "14:19");
+}
+
+#[test]
 fn expand_counts_the_section_writes() {
-    let out = run(&["expand", &fixture("sections.loop")]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    // A[1..2] are written by S1 and by S3, and both values are read (S2
-    // reads S1's, S4 S3's): two classes there; A[0], A[3..4] one.
-    assert!(text.contains("A[1 .. 2]: x2"), "{text}");
-    assert!(text.contains("A[0]: x1"), "{text}");
-    assert!(text.contains("A[3 .. 4]: x1"), "{text}");
+    for name in ["sections.loop", "sections.c"] {
+        let out = run(&["expand", &fixture(name)]);
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        // A[1..2] are written by S1 and by S3, and both values are read (S2
+        // reads S1's, S4 S3's): two classes there; A[0], A[3..4] one.
+        assert!(text.contains("A[1 .. 2]: x2"), "{name}: {text}");
+        assert!(text.contains("A[0]: x1"), "{name}: {text}");
+        assert!(text.contains("A[3 .. 4]: x1"), "{name}: {text}");
+    }
+}
+
+/// C that looks like a section but is not one the kind can model: W0910,
+/// and the call is read as any call (a may-write, W0905).
+#[test]
+fn c_calls_the_sections_cannot_model_are_warnings() {
+    let dir = std::env::temp_dir().join(format!("arrayflow-kinds-c-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        (
+            "memset(A, 0, 3 * sizeof(float));",
+            "counts `float` objects where the array holds `double` ones",
+        ),
+        (
+            "memset(A, 0, 12);",
+            "covers 12 bytes, not a whole number of 8-byte `double` elements",
+        ),
+        (
+            "memcpy(A, I, 2 * sizeof(double));",
+            "copies `int` elements into `double` ones",
+        ),
+        ("memset(A, 0);", "takes 3 arguments, not 2"),
+        (
+            "memset(A, 0, n * n * sizeof(double));",
+            "has a start or a length that is not affine",
+        ),
+    ];
+    for (k, (call, why)) in cases.iter().enumerate() {
+        let path = dir.join(format!("case{k}.c"));
+        let text = format!(
+            "void memset(); void memcpy();\nint n = 3;\ndouble A[8];\nint I[8];\nvoid f(void) {{\n  {call}\n  A[0] = A[1];\n}}\n"
+        );
+        std::fs::write(&path, text).unwrap();
+        let out = run(&["check", "--preprocess", "never", path.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{call}: {err}");
+        assert!(
+            err.contains("warning[W0910]") && err.contains(why),
+            "{call}: {err}"
+        );
+        assert!(err.contains("warning[W0905]"), "{call}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -211,14 +276,16 @@ fn unknown_kinds_and_misplaced_ones_are_diagnostics() {
 
 #[test]
 fn the_language_server_reports_a_dead_read() {
-    let text = std::fs::read_to_string(fixture("lifetime.loop")).unwrap();
-    let uri = "file:///work/lifetime.loop";
-    let mut c = lsp_client::Client::start(BIN);
-    c.open(uri, &text);
-    let diags = c.diagnostics(uri, 1);
-    let hit = diags.iter().find(|d| d["code"] == "K0001");
-    let d = hit.unwrap_or_else(|| panic!("no K0001 in {diags:?}"));
-    // `T[1]` on line 10 (0-based 9) of the fixture.
-    assert_eq!(d["range"]["start"]["line"], 9, "{d}");
-    c.shutdown();
+    // `T[1]` on line 10 of the `.loop` fixture, 14 of the C one (0-based 9, 13).
+    for (name, line) in [("lifetime.loop", 9), ("lifetime.c", 13)] {
+        let text = std::fs::read_to_string(fixture(name)).unwrap();
+        let uri = format!("file:///work/{name}");
+        let mut c = lsp_client::Client::start(BIN);
+        c.open(&uri, &text);
+        let diags = c.diagnostics(&uri, 1);
+        let hit = diags.iter().find(|d| d["code"] == "K0001");
+        let d = hit.unwrap_or_else(|| panic!("{name}: no K0001 in {diags:?}"));
+        assert_eq!(d["range"]["start"]["line"], line, "{name}: {d}");
+        c.shutdown();
+    }
 }
