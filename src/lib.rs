@@ -26,6 +26,7 @@ pub mod lower;
 pub mod lsp;
 pub mod model;
 pub mod print;
+pub mod privatize;
 pub mod symbolic;
 pub mod syntax;
 pub mod verify;

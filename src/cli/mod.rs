@@ -15,6 +15,7 @@ pub mod gen;
 pub mod lsp;
 pub mod model;
 pub mod plot;
+pub mod privatize;
 pub mod run;
 pub mod verify;
 
@@ -91,6 +92,9 @@ pub enum Command {
     Model(model::Args),
     /// Draw a statement's 2-D iteration domain coloured by class (SVG).
     Plot(plot::Args),
+    /// Per loop and array: private copies that make the loop parallel, with
+    /// their copy-in and finalization (σ at concrete sizes).
+    Privatize(privatize::Args),
     /// Write the relations run-time rules see, for other Datalog tools
     /// (docs/rules.md §8).
     Facts(facts::Args),
@@ -239,6 +243,7 @@ pub fn main_with(kinds: Kinds) -> ExitCode {
         Command::Lsp(a) => lsp::run(a),
         Command::Expand(a) => expand::run(a),
         Command::Plot(a) => plot::run(a),
+        Command::Privatize(a) => privatize::run(a),
         Command::Facts(a) => facts::run(a),
         Command::Model(a) => model::run(a),
     }

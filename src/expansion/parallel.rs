@@ -90,8 +90,7 @@ struct Event {
 pub fn report(program: &Program, exp: &Expansion) -> Result<Vec<LoopReport>, Exceeded> {
     let f = &exp.inst.facts;
     let loops_of = site_loops(program);
-    let mut loops = Vec::new();
-    collect_loops(&program.body, 0, &mut loops);
+    let loops = loops(program);
     let mut found = vec![[Carried::default(); 3]; loops.len()];
     let rw: usize = (0..f.n_accs() as u32)
         .map(|x| usize::from(f.is_read(x)) + usize::from(f.is_write(x)))
@@ -142,12 +141,18 @@ pub fn report(program: &Program, exp: &Expansion) -> Result<Vec<LoopReport>, Exc
 pub fn carried_in_place(program: &Program, facts: &Facts) -> Vec<(CounterId, Carried)> {
     let loops_of = site_loops(program);
     let events = original(facts);
-    let mut loops = Vec::new();
-    collect_loops(&program.body, 0, &mut loops);
-    loops
+    loops(program)
         .into_iter()
         .map(|(counter, depth)| (counter, carried(facts, &loops_of, &events, counter, depth)))
         .collect()
+}
+
+/// Every loop (`for` and `while`) with the number of loops around it, in
+/// program order.
+pub fn loops(program: &Program) -> Vec<(CounterId, usize)> {
+    let mut out = Vec::new();
+    collect_loops(&program.body, 0, &mut out);
+    out
 }
 
 fn collect_loops(nodes: &[Node], depth: usize, out: &mut Vec<(CounterId, usize)>) {

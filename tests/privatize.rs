@@ -1,0 +1,261 @@
+//! Privatization (`privatize`): the paper's examples (maydan-digest.md §3.8,
+//! Figures 10 and 13), small programs whose copy-in and finalization are
+//! worked out by hand, and, on generated programs, two identities with the
+//! independent memory-event scan of `expansion::parallel`: a loop is
+//! parallel as it is exactly when it carries no dependence in the original
+//! program, and parallel after privatization exactly when it carries none
+//! in single-assignment form (one cell per write: only value flows remain).
+//! ARRAYFLOW_CASES generated programs (default 300).
+
+use arrayflow::dataflow::Config;
+use arrayflow::diagnostics::FileId;
+use arrayflow::expansion::{self, parallel};
+use arrayflow::gen::{generate, GenOptions, Size};
+use arrayflow::model::Program;
+use arrayflow::privatize::{analyze, Finalization, Instance, LoopPrivatization, Verdict};
+use std::collections::BTreeSet;
+
+fn program(text: &str) -> Program {
+    let (p, d) = arrayflow::lower::compile(text, FileId(0));
+    p.unwrap_or_else(|| panic!("{d:?}"))
+}
+
+fn loops(p: &Program) -> Vec<LoopPrivatization> {
+    let exp = expansion::expand(p, &Config::default()).expect("expansion");
+    analyze(p, &exp)
+}
+
+fn fixture(name: &str) -> Vec<LoopPrivatization> {
+    let path = format!("{}/fixtures/papers/{name}", env!("CARGO_MANIFEST_DIR"));
+    loops(&program(&std::fs::read_to_string(path).unwrap()))
+}
+
+fn cells(c: &[&[i64]]) -> BTreeSet<Vec<i64>> {
+    c.iter().map(|c| c.to_vec()).collect()
+}
+
+fn verdict<'a>(l: &'a LoopPrivatization, array: &str) -> &'a Verdict {
+    &l.arrays[array]
+}
+
+#[test]
+fn figure_13_privatizes_work_in_j_without_initialization() {
+    // Digest §3.8: data-flow distance (0) between the work references, so
+    // no level-1 vector: j is parallel once work is private, and the writes
+    // cover every cell read, so no initialization.
+    let l = fixture("maydan-3.8-fig13-subst.loop");
+    assert_eq!(l[0].name, "j");
+    assert!(!l[0].parallel_before() && l[0].parallel_after());
+    assert_eq!(l[0].private().collect::<Vec<_>>(), ["work"]);
+    assert_eq!(
+        verdict(&l[0], "work"),
+        &Verdict::Privatizable {
+            copy_in: BTreeSet::new(),
+            finalization: Finalization::None
+        }
+    );
+    assert_eq!(verdict(&l[0], "A"), &Verdict::Shared);
+    assert!(l[0].approximate.is_empty());
+    // The inner loops are parallel as they are.
+    assert!(l[1..].iter().all(|l| l.parallel_before()));
+}
+
+#[test]
+fn figure_13_variant_initializes_work_0_from_before_the_loop() {
+    // Digest §3.8, modified variant: R1 at i = 0 reads work[0], written by
+    // W0 before the loop only: still privatizable, work[0] copied in.
+    let l = fixture("maydan-3.8-fig13-variant-subst.loop");
+    assert!(l[0].parallel_after());
+    assert_eq!(
+        verdict(&l[0], "work"),
+        &Verdict::Privatizable {
+            copy_in: cells(&[&[0]]),
+            finalization: Finalization::None
+        }
+    );
+}
+
+#[test]
+fn figure_13_with_the_scalar_ii_is_approximate() {
+    // work[ii - 1] is not affine: a may-write of the whole range, so σ
+    // over-approximates and the answer must say so.
+    let l = fixture("maydan-3.8-fig13.loop");
+    assert!(l[0].approximate.contains("work"));
+}
+
+#[test]
+fn figure_10_the_covering_write_makes_a_private() {
+    // Digest §3.7: a[i] read after a[i] = ... in the same iteration; the
+    // output dependence a[i+1] / a[i] across iterations goes with privacy.
+    let l = fixture("maydan-3.7-fig10.loop");
+    assert!(!l[0].parallel_before() && l[0].parallel_after());
+}
+
+const LAST: &str = "param N = 4;
+real t;
+real x;
+real A[0..N];
+real B[0..N];
+for i = 0 to N do
+  S1: t = A[i];
+  S2: B[i] = t * 2;
+end
+S3: x = t;
+";
+
+#[test]
+fn finalization_from_the_last_iteration() {
+    let l = loops(&program(LAST));
+    assert_eq!(
+        verdict(&l[0], "t"),
+        &Verdict::Privatizable {
+            copy_in: BTreeSet::new(),
+            finalization: Finalization::LastIteration {
+                cells: cells(&[&[]])
+            }
+        }
+    );
+    assert_eq!(verdict(&l[0], "B"), &Verdict::Shared);
+}
+
+#[test]
+fn finalization_from_an_earlier_iteration_static_or_dynamic() {
+    // t is written for i <= 2 only: x reads S1[2], not the last iteration.
+    let text = LAST.replace(
+        "  S1: t = A[i];\n  S2: B[i] = t * 2;\n",
+        "  if i <= 2 then\n    S1: t = A[i];\n    S2: B[i] = t * 2;\n  end\n",
+    );
+    let fin = |text: &str| match verdict(&loops(&program(text))[0], "t") {
+        Verdict::Privatizable { finalization, .. } => finalization.clone(),
+        v => panic!("{v:?}"),
+    };
+    assert_eq!(
+        fin(&text),
+        Finalization::LastWriter {
+            cells: cells(&[&[]]),
+            dynamic: false
+        }
+    );
+    // Under a data condition the last writer is known only at run time.
+    let text = text.replace("if i <= 2 then", "if A[i] > 0 then");
+    assert_eq!(
+        fin(&text),
+        Finalization::LastWriter {
+            cells: cells(&[&[]]),
+            dynamic: true
+        }
+    );
+}
+
+#[test]
+fn a_reduction_carries_its_value() {
+    let l = loops(&program(
+        "param N = 4;\nreal s;\nreal A[0..N];\nfor i = 0 to N do\n  S: s = s + A[i];\nend\n",
+    ));
+    let at = |i: i64| Instance {
+        site: "S".to_string(),
+        iter: vec![i],
+    };
+    assert_eq!(
+        verdict(&l[0], "s"),
+        &Verdict::Carried {
+            source: at(0),
+            read: at(1)
+        }
+    );
+    assert!(!l[0].parallel_after());
+}
+
+#[test]
+fn parallel_before_and_after_agree_with_the_original_and_single_assignment_scans() {
+    let cases: u64 = std::env::var("ARRAYFLOW_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
+    let (mut loops_seen, mut gained) = (0, 0);
+    for seed in 0..cases {
+        let p = generate(seed, &GenOptions::all(Size::Small));
+        let config = Config {
+            max_trips: (seed % 3) as u32,
+            ..Config::default()
+        };
+        let Ok(exp) = expansion::expand(&p, &config) else {
+            continue;
+        };
+        let report = parallel::report(&p, &exp).expect("loops");
+        let mine = analyze(&p, &exp);
+        assert_eq!(report.len(), mine.len(), "seed {seed}");
+        for (r, m) in report.iter().zip(&mine) {
+            assert_eq!(r.counter, m.counter, "seed {seed}");
+            assert_eq!(
+                m.parallel_before(),
+                !r.original.any(),
+                "seed {seed}, loop {}: {m:?}\n{}",
+                m.name,
+                arrayflow::print::program(&p)
+            );
+            assert_eq!(
+                m.parallel_after(),
+                !r.sa.any(),
+                "seed {seed}, loop {}: {m:?}\n{}",
+                m.name,
+                arrayflow::print::program(&p)
+            );
+            loops_seen += 1;
+            gained += usize::from(m.parallel_after() && !m.parallel_before());
+        }
+    }
+    // Privatization does make loops parallel on these programs.
+    assert!(
+        loops_seen >= cases as usize && gained > 0,
+        "{loops_seen} loops, {gained} gained"
+    );
+}
+
+#[test]
+fn the_command_prints_text_and_json() {
+    let file = format!(
+        "{}/fixtures/papers/maydan-3.8-fig13-variant-subst.loop",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_arrayflow"))
+            .args(args)
+            .output()
+            .expect("run arrayflow");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8")
+    };
+    let text = run(&["privatize", &file]);
+    assert!(
+        text.contains("loop j: parallel after privatizing work"),
+        "{text}"
+    );
+    assert!(
+        text.contains("work: private; copy-in work[0]; nothing live after"),
+        "{text}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&run(&["privatize", &file, "--format", "json"])).expect("json");
+    let j = &v["loops"][0];
+    assert_eq!(j["loop"], "j");
+    assert_eq!(j["parallel"]["after"], true);
+    let work = j["arrays"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["array"] == "work")
+        .unwrap();
+    assert_eq!(work["verdict"], "private");
+    assert_eq!(work["copy_in"], serde_json::json!([[0]]));
+    // Unknown file: exit 2, not a panic.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arrayflow"))
+        .args(["privatize", "/nonexistent.loop"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
