@@ -18,6 +18,17 @@ pub struct Args {
     pub format: Format,
     #[command(flatten)]
     pub budget: Budget,
+    /// Print the privatized `.loop` program instead: each loop that private
+    /// copies make parallel runs `doall` over them (docs/expansion.md §9).
+    #[arg(long, value_enum)]
+    pub emit: Option<Emit>,
+}
+
+/// `--emit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Emit {
+    /// The privatized program, as `.loop` text.
+    Code,
 }
 
 pub fn run(args: &Args) -> ExitCode {
@@ -37,9 +48,52 @@ pub fn run(args: &Args) -> ExitCode {
     };
     let loops = privatize::analyze(&loaded.program, &exp);
     let params = exp.inst.facts.params.clone();
+    if args.emit.is_some() {
+        return emit(args, &loaded.program);
+    }
     match args.format {
         Format::Text => print!("{}", render::text(&params, &loops)),
         Format::Json => println!("{}", render::json(&params, &loops)),
     }
     ExitCode::SUCCESS
+}
+
+fn emit(args: &Args, program: &crate::model::Program) -> ExitCode {
+    let o = crate::codegen::Options {
+        params: args.input.sizes.params.clone(),
+        max_trips: args.input.sizes.max_trips,
+        max_instances: args.budget.max_instances,
+        allow_unproved: false,
+    };
+    let sizes = |vs: &[Vec<(String, i64)>]| -> String {
+        let one = |v: &Vec<(String, i64)>| {
+            let x: Vec<String> = v.iter().map(|(n, x)| format!("{n}={x}")).collect();
+            format!("({})", x.join(", "))
+        };
+        vs.iter().map(one).collect::<Vec<_>>().join(" ")
+    };
+    match privatize::emit::checked(program, &o) {
+        Ok(c) => {
+            let Some(e) = c.emitted else {
+                println!("# arrayflow privatize --emit code: no loop becomes parallel by privatization at {}", sizes(&c.sampled));
+                print!("{}", crate::print::program(program));
+                return ExitCode::SUCCESS;
+            };
+            println!("# arrayflow privatize --emit code: loops parallel after privatization at every size analysed,");
+            println!("#   {}", sizes(&c.sampled));
+            println!(
+                "# and equivalent to the original (doall shuffled) at {}; checked, not proved.",
+                sizes(&c.validated)
+            );
+            for (l, arrays) in &e.loops {
+                println!("# loop {l}: private {}", arrays.join(", "));
+            }
+            print!("{}", e.text);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
 }

@@ -625,10 +625,10 @@ fn obstacle(p: &Program, form: &ArrayForm, trees: &HashMap<(Site, usize), Tree>)
 
 /// Names in use, and fresh ones.
 #[derive(Clone)]
-struct Names(HashSet<String>);
+pub(crate) struct Names(HashSet<String>);
 
 impl Names {
-    fn new(p: &Program) -> Names {
+    pub(crate) fn new(p: &Program) -> Names {
         let mut s: HashSet<String> = HashSet::new();
         s.extend(p.params.iter().map(|x| x.name.clone()));
         s.extend(p.arrays.iter().map(|x| x.name.clone()));
@@ -638,7 +638,7 @@ impl Names {
         Names(s)
     }
 
-    fn fresh(&mut self, base: &str) -> String {
+    pub(crate) fn fresh(&mut self, base: &str) -> String {
         let mut k = 0;
         loop {
             let n = if k == 0 {
@@ -1117,18 +1117,8 @@ impl Gen<'_> {
             ext: None,
         };
         let label = self.label("copy_in");
-        let mut node = Node::Stmt(Stmt {
-            id: StmtId(0),
-            label,
-            label_generated: false,
-            copy: true,
-            kind: StmtKind::Assign {
-                target,
-                op: None,
-                value: Expr::new(ExprKind::Access(src), Span::NONE),
-            },
-            span: Span::NONE,
-        });
+        let value = Expr::new(ExprKind::Access(src), Span::NONE);
+        let mut node = Node::Stmt(Stmt::copy(label, target, value));
         for (k, (lo, hi)) in ranges.iter().enumerate().rev() {
             node = Node::For(For {
                 counter: counters[k],
@@ -1612,10 +1602,13 @@ fn extent(lo: &Affine, hi: &Affine) -> Option<Affine> {
     hi.checked_sub(lo)?.checked_add(&Affine::constant(1))
 }
 
-type Rw<'a> = dyn FnMut(usize, &Access) -> Option<Access> + 'a;
+/// An access rewrite: given a read's index (in `Expr::collect_reads`
+/// order) and its original access, the access to put there, whose extra
+/// trailing subscripts are kept after the rewritten original ones.
+pub(crate) type Rw<'a> = dyn FnMut(usize, &Access) -> Option<Access> + 'a;
 
 /// Rewrites the reads of an expression in `Expr::collect_reads` order.
-fn rewrite_expr(e: &mut Expr, k: &mut usize, f: &mut Rw) {
+pub(crate) fn rewrite_expr(e: &mut Expr, k: &mut usize, f: &mut Rw) {
     match &mut e.kind {
         ExprKind::Access(a) => {
             let me = *k;
@@ -1643,7 +1636,7 @@ fn rewrite_expr(e: &mut Expr, k: &mut usize, f: &mut Rw) {
     }
 }
 
-fn rewrite_cond(c: &mut Cond, k: &mut usize, f: &mut Rw) {
+pub(crate) fn rewrite_cond(c: &mut Cond, k: &mut usize, f: &mut Rw) {
     match c {
         Cond::Cmp(_, l, r) => {
             rewrite_expr(l, k, f);

@@ -361,6 +361,23 @@ impl Access {
 }
 
 impl Stmt {
+    /// `@copy label: target = value;`, a statement a transformation adds
+    /// (its id is given when the printed program is read back).
+    pub fn copy(label: String, target: Access, value: Expr) -> Stmt {
+        Stmt {
+            id: StmtId(0),
+            label,
+            label_generated: false,
+            copy: true,
+            kind: StmtKind::Assign {
+                target,
+                op: None,
+                value,
+            },
+            span: Span::NONE,
+        }
+    }
+
     /// Every access of the statement in canonical order: the target (as `Write`,
     /// or `Update` for a compound assignment), the reads in its subscripts, then
     /// the reads of the right-hand side, each in source order.

@@ -1,0 +1,528 @@
+//! The privatized program (`privatize --emit code`): each loop that becomes
+//! parallel once its arrays are private runs `doall` over private copies,
+//! with a copy-in and a finalization that are right for every parameter
+//! value, whatever the analysed sizes said:
+//!
+//! ```text
+//! for c: @copy X_p[lo - 1, c] = X[c]; @copy X_l[c] = lo - 1; end
+//! for i = lo to hi doall
+//!   for c: @copy X_p[i, c] = X[c]; @copy X_w[i, c] = 0; end   # firstprivate
+//!   ... X_p[i, e] for X[e]; @copy X_w[i, e] = 1 before each write ...
+//! end
+//! for i2 = lo to hi do                                           # last writer wins
+//!   for c: @copy X_l[c] = X_l[c] + X_w[i2, c] * (i2 - X_l[c]); end
+//! end
+//! for c: @copy X[c] = X_p[X_l[c], c]; end                        # lastprivate
+//! ```
+//!
+//! Copy-in takes the whole array (a private copy starts as the shared one,
+//! which no iteration writes); `X_l[c]` is the last iteration that wrote `c`,
+//! or `lo - 1`, whose slot holds the value from before the loop. What is
+//! not proved is that the loop is parallel at every size: the analysis ran
+//! at the given sizes, and `equiv` with `doall` shuffled checks others.
+
+use super::LoopPrivatization;
+use crate::codegen::Names;
+use crate::model::*;
+
+/// The privatized program and what was privatized.
+pub struct Emitted {
+    pub text: String,
+    /// (loop, its private arrays).
+    pub loops: Vec<(String, Vec<String>)>,
+}
+
+/// One private array of one loop: the original and the three new ones.
+struct Private {
+    x: ArrayId,
+    copy: ArrayId,
+    written: ArrayId,
+    last: ArrayId,
+}
+
+fn e(k: ExprKind) -> Expr {
+    Expr::new(k, Span::NONE)
+}
+
+fn int(v: i64) -> Expr {
+    e(ExprKind::Int(v))
+}
+
+fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
+    e(ExprKind::Binary(op, Box::new(l), Box::new(r)))
+}
+
+fn access(array: ArrayId, subs: Vec<Expr>) -> Access {
+    Access {
+        array,
+        subscripts: subs.into_iter().map(Subscript::new).collect(),
+        span: Span::NONE,
+        ext: None,
+    }
+}
+
+fn read(array: ArrayId, subs: Vec<Expr>) -> Expr {
+    e(ExprKind::Access(access(array, subs)))
+}
+
+fn copy(label: String, target: Access, value: Expr) -> Node {
+    Node::Stmt(Stmt::copy(label, target, value))
+}
+
+/// The program with every loop that privatization makes parallel (the
+/// outermost ones, `for` loops with bounds in the parameters alone)
+/// privatized; `None` when there is none.
+pub fn emit(
+    program: &Program,
+    analyses: &[Vec<LoopPrivatization>],
+) -> Result<Option<Emitted>, String> {
+    let mut p = program.clone();
+    let mut names = Names::new(program);
+    let chosen = choose(analyses);
+    let mut done = Vec::new();
+    let body = std::mem::take(&mut p.body);
+    p.body = rewrite_nodes(body, &chosen, &mut p, &mut names, &mut done);
+    if done.is_empty() {
+        return Ok(None);
+    }
+    // Inserted statements renumber generated labels (`_S3` is the third
+    // statement): the derived `_S3.1` keeps matching `_S3` under `equiv`.
+    keep_generated_labels(&mut p.body);
+    let text = crate::print::program(&p);
+    let (back, diags) = crate::lower::compile(&text, crate::diagnostics::FileId(0));
+    if back.is_none() || diags.iter().any(|d| d.is_error()) {
+        return Err(format!(
+            "internal error: the privatized program does not check: {diags:?}\n{text}"
+        ));
+    }
+    Ok(Some(Emitted { text, loops: done }))
+}
+
+/// The loops parallel after privatization at every analysed size and not
+/// parallel as they are at some, each with the arrays private at any (a
+/// private copy of an array no dependence crosses is harmless).
+fn choose(analyses: &[Vec<LoopPrivatization>]) -> Vec<LoopPrivatization> {
+    let Some(first) = analyses.first() else {
+        return Vec::new();
+    };
+    first
+        .iter()
+        .enumerate()
+        .filter_map(|(k, l)| {
+            let at: Vec<&LoopPrivatization> = analyses.iter().filter_map(|a| a.get(k)).collect();
+            let ok = at.len() == analyses.len()
+                && at
+                    .iter()
+                    .all(|m| m.counter == l.counter && m.parallel_after())
+                && at.iter().any(|m| !m.parallel_before());
+            ok.then(|| {
+                let mut merged = l.clone();
+                for m in &at {
+                    for (name, v) in &m.arrays {
+                        if matches!(v, super::Verdict::Privatizable { .. }) {
+                            merged.arrays.insert(name.clone(), v.clone());
+                        }
+                    }
+                }
+                merged
+            })
+        })
+        .collect()
+}
+
+fn keep_generated_labels(nodes: &mut [Node]) {
+    for n in nodes {
+        match n {
+            Node::Stmt(s) if s.label_generated => {
+                s.label = format!("{}.1", s.label);
+                s.label_generated = false;
+            }
+            Node::Stmt(_) => {}
+            Node::For(f) => keep_generated_labels(&mut f.body),
+            Node::While(w) => keep_generated_labels(&mut w.body),
+            Node::If(i) => {
+                for (_, b) in &mut i.branches {
+                    keep_generated_labels(b);
+                }
+                if let Some(b) = &mut i.otherwise {
+                    keep_generated_labels(b);
+                }
+            }
+        }
+    }
+}
+
+fn rewrite_nodes(
+    nodes: Vec<Node>,
+    chosen: &[LoopPrivatization],
+    p: &mut Program,
+    names: &mut Names,
+    done: &mut Vec<(String, Vec<String>)>,
+) -> Vec<Node> {
+    let mut out = Vec::new();
+    for n in nodes {
+        match n {
+            Node::For(mut f) => {
+                let target = chosen
+                    .iter()
+                    .find(|l| l.counter == f.counter)
+                    .filter(|_| !f.lower.affine.uses_counters() && !f.upper.affine.uses_counters());
+                match target {
+                    Some(l) => {
+                        let arrays: Vec<String> = l.private().map(str::to_string).collect();
+                        let xs: Vec<ArrayId> =
+                            arrays.iter().filter_map(|name| p.array(name)).collect();
+                        let privates: Vec<Private> =
+                            xs.into_iter().map(|x| declare(p, names, x, &f)).collect();
+                        privatize(&mut f, &privates, p, names, &mut out);
+                        done.push((p.counter_decl(f.counter).name.clone(), arrays));
+                    }
+                    None => {
+                        f.body = rewrite_nodes(f.body, chosen, p, names, done);
+                        out.push(Node::For(f));
+                    }
+                }
+            }
+            Node::While(mut w) => {
+                w.body = rewrite_nodes(w.body, chosen, p, names, done);
+                out.push(Node::While(w));
+            }
+            Node::If(mut i) => {
+                i.branches = i
+                    .branches
+                    .into_iter()
+                    .map(|(c, b)| (c, rewrite_nodes(b, chosen, p, names, done)))
+                    .collect();
+                i.otherwise = i
+                    .otherwise
+                    .map(|b| rewrite_nodes(b, chosen, p, names, done));
+                out.push(Node::If(i));
+            }
+            Node::Stmt(s) => out.push(Node::Stmt(s)),
+        }
+    }
+    out
+}
+
+/// `X_p[D, lo - 1 .. hi]`, `X_w[D, lo .. hi]`, `X_l[D]`: the iteration
+/// is the last subscript, as `codegen`'s rewrites append them.
+fn declare(p: &mut Program, names: &mut Names, x: ArrayId, l: &For) -> Private {
+    let decl = p.array_decl(x).clone();
+    let range = |lo: Expr| Range {
+        lo: Bound {
+            affine: Affine::from_expr(&lo).expect("affine bound"),
+            expr: lo,
+        },
+        hi: l.upper.clone(),
+    };
+    let below = minus_one(&l.lower);
+    let mut add = |name: String, elem: ElemType, first: Option<Range>| {
+        p.arrays.push(Array {
+            name,
+            elem,
+            dims: decl.dims.iter().cloned().chain(first).collect(),
+            span: Span::NONE,
+        });
+        ArrayId(p.arrays.len() as u32 - 1)
+    };
+    Private {
+        x,
+        copy: add(
+            names.fresh(&format!("{}_p", decl.name)),
+            decl.elem,
+            Some(range(below)),
+        ),
+        written: add(
+            names.fresh(&format!("{}_w", decl.name)),
+            ElemType::Int,
+            Some(range(l.lower.expr.clone())),
+        ),
+        last: add(
+            names.fresh(&format!("{}_l", decl.name)),
+            ElemType::Int,
+            None,
+        ),
+    }
+}
+
+/// A loop nest over every cell of `x` around the statements `body` makes
+/// from the cell's subscripts.
+fn over_cells(
+    p: &mut Program,
+    names: &mut Names,
+    x: ArrayId,
+    body: impl FnOnce(&[Expr], &mut Names) -> Vec<Node>,
+) -> Vec<Node> {
+    let dims = p.array_decl(x).dims.clone();
+    let counters: Vec<CounterId> = (0..dims.len())
+        .map(|_| {
+            p.counters.push(Counter {
+                name: names.fresh("c"),
+                kind: CounterKind::For,
+                generated: false,
+                span: Span::NONE,
+            });
+            CounterId(p.counters.len() as u32 - 1)
+        })
+        .collect();
+    let subs: Vec<Expr> = counters.iter().map(|&c| e(ExprKind::Counter(c))).collect();
+    let mut nodes = body(&subs, names);
+    for (r, &c) in dims.iter().zip(&counters).rev() {
+        nodes = vec![Node::For(For {
+            counter: c,
+            lower: r.lo.clone(),
+            upper: r.hi.clone(),
+            step: 1,
+            parallel: false,
+            body: nodes,
+            span: Span::NONE,
+        })];
+    }
+    nodes
+}
+
+/// `lo - 1`, folded (`0`, not `1 - 1`).
+fn minus_one(lo: &Bound) -> Expr {
+    let a = lo
+        .affine
+        .checked_sub(&Affine::constant(1))
+        .expect("a small bound");
+    crate::cfront::affine_expr(&a, Span::NONE)
+}
+
+/// The subscripts `c` of a cell, then the iteration `at`.
+fn with_last(at: Expr, c: &[Expr]) -> Vec<Expr> {
+    c.iter().cloned().chain(std::iter::once(at)).collect()
+}
+
+/// `@copy X_p[c, at] = X[c]` and the marker `@copy target = value`, with
+/// labels from `bases`.
+fn start(
+    names: &mut Names,
+    v: &Private,
+    c: &[Expr],
+    at: &Expr,
+    bases: [&str; 2],
+    (target, value): (Access, Expr),
+) -> Vec<Node> {
+    let into = access(v.copy, with_last(at.clone(), c));
+    vec![
+        copy(names.fresh(bases[0]), into, read(v.x, c.to_vec())),
+        copy(names.fresh(bases[1]), target, value),
+    ]
+}
+
+/// Pushes onto `out` the set-up, the loop over private copies and the
+/// finalization.
+fn privatize(
+    f: &mut For,
+    privates: &[Private],
+    p: &mut Program,
+    names: &mut Names,
+    out: &mut Vec<Node>,
+) {
+    let i = e(ExprKind::Counter(f.counter));
+    let below = minus_one(&f.lower);
+    let mut head = Vec::new();
+    for v in privates {
+        out.extend(over_cells(p, names, v.x, |c, names| {
+            let none = (access(v.last, c.to_vec()), below.clone());
+            start(names, v, c, &below, ["before", "none"], none)
+        }));
+        head.extend(over_cells(p, names, v.x, |c, names| {
+            let unwritten = (access(v.written, with_last(i.clone(), c)), int(0));
+            start(names, v, c, &i, ["copy_in", "unwritten"], unwritten)
+        }));
+    }
+    let body = std::mem::take(&mut f.body);
+    head.extend(rewrite_body(body, privates, &i, names));
+    f.body = head;
+    f.parallel = true;
+    let (lower, upper, step) = (f.lower.clone(), f.upper.clone(), f.step);
+    out.push(Node::For(f.clone()));
+    for v in privates {
+        p.counters.push(Counter {
+            name: names.fresh("i"),
+            kind: CounterKind::For,
+            generated: false,
+            span: Span::NONE,
+        });
+        let it = CounterId(p.counters.len() as u32 - 1);
+        let at = e(ExprKind::Counter(it));
+        let update = over_cells(p, names, v.x, |c, names| {
+            let l = read(v.last, c.to_vec());
+            let step = bin(
+                BinOp::Mul,
+                read(v.written, with_last(at.clone(), c)),
+                bin(BinOp::Sub, at.clone(), l.clone()),
+            );
+            vec![copy(
+                names.fresh("last"),
+                access(v.last, c.to_vec()),
+                bin(BinOp::Add, l, step),
+            )]
+        });
+        out.push(Node::For(For {
+            counter: it,
+            lower: lower.clone(),
+            upper: upper.clone(),
+            step,
+            parallel: false,
+            body: update,
+            span: Span::NONE,
+        }));
+        out.extend(over_cells(p, names, v.x, |c, names| {
+            let from = with_last(read(v.last, c.to_vec()), c);
+            vec![copy(
+                names.fresh("copy_out"),
+                access(v.x, c.to_vec()),
+                read(v.copy, from),
+            )]
+        }));
+    }
+}
+
+/// The loop's body on the private copies: `X[e]` is `X_p[e, i]`, and a
+/// write of `X[e]` is preceded by `@copy X_w[e, i] = 1`.
+fn rewrite_body(nodes: Vec<Node>, privates: &[Private], i: &Expr, names: &mut Names) -> Vec<Node> {
+    use crate::codegen::{rewrite_cond, rewrite_expr};
+    let mut to_copy = |_: usize, a: &Access| {
+        privates.iter().find(|v| v.x == a.array).map(|v| {
+            let mut n = a.clone();
+            n.array = v.copy;
+            n.subscripts.push(Subscript::new(i.clone()));
+            n
+        })
+    };
+    let mut out = Vec::new();
+    for n in nodes {
+        match n {
+            Node::Stmt(mut s) => {
+                let mut flag = None;
+                match &mut s.kind {
+                    StmtKind::Assign { target, value, .. } => {
+                        for x in &mut target.subscripts {
+                            rewrite_expr(&mut x.expr, &mut 0, &mut to_copy);
+                            *x = Subscript::new(x.expr.clone());
+                        }
+                        if let Some(v) = privates.iter().find(|v| v.x == target.array) {
+                            let subs: Vec<Expr> =
+                                target.subscripts.iter().map(|x| x.expr.clone()).collect();
+                            let label = names.fresh(&format!("{}_written", s.label));
+                            let at = access(v.written, with_last(i.clone(), &subs));
+                            flag = Some(copy(label, at, int(1)));
+                            *target = to_copy(0, target).expect("a private array");
+                        }
+                        rewrite_expr(value, &mut 0, &mut to_copy);
+                    }
+                    StmtKind::Call { args, .. } => {
+                        for x in args {
+                            rewrite_expr(x, &mut 0, &mut to_copy);
+                        }
+                    }
+                }
+                out.extend(flag);
+                out.push(Node::Stmt(s));
+            }
+            Node::For(mut f) => {
+                f.body = rewrite_body(f.body, privates, i, names);
+                out.push(Node::For(f));
+            }
+            Node::While(mut w) => {
+                rewrite_cond(&mut w.cond.cond, &mut 0, &mut to_copy);
+                w.body = rewrite_body(w.body, privates, i, names);
+                out.push(Node::While(w));
+            }
+            Node::If(mut b) => {
+                for (c, body) in &mut b.branches {
+                    rewrite_cond(&mut c.cond, &mut 0, &mut to_copy);
+                    *body = rewrite_body(std::mem::take(body), privates, i, names);
+                }
+                b.otherwise = b.otherwise.map(|o| rewrite_body(o, privates, i, names));
+                out.push(Node::If(b));
+            }
+        }
+    }
+    out
+}
+
+/// What [`checked`] did: the program (if a loop gained) and the sizes it
+/// was analysed and validated at.
+pub struct Checked {
+    pub emitted: Option<Emitted>,
+    pub sampled: Vec<Vec<(String, i64)>>,
+    pub validated: Vec<Vec<(String, i64)>>,
+}
+
+/// Privatization for every parameter value as far as it can be checked:
+/// analysed at `codegen`'s sample vectors (each parameter moved alone,
+/// small values), emitted for the loops that gain at all of them, then run
+/// against the original with `doall` shuffled at its validation vectors.
+/// A disagreement is an error naming the size.
+pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked, String> {
+    use crate::codegen::vectors;
+    let named = |v: &[i64]| -> Vec<(String, i64)> {
+        program
+            .params
+            .iter()
+            .zip(v)
+            .map(|(q, &x)| (q.name.clone(), x))
+            .collect()
+    };
+    let mut analyses = Vec::new();
+    let mut sampled = Vec::new();
+    for v in vectors::samples(program, o)? {
+        let config = crate::dataflow::Config {
+            params: named(&v),
+            max_trips: o.max_trips,
+            max_instances: o.max_instances,
+            ..Default::default()
+        };
+        // A size the analysis cannot take (a subscript out of range there)
+        // says nothing about the others.
+        if let Ok(exp) = crate::expansion::expand(program, &config) {
+            analyses.push(super::analyze(program, &exp));
+            sampled.push(named(&v));
+        }
+    }
+    let Some(emitted) = emit(program, &analyses)? else {
+        return Ok(Checked {
+            emitted: None,
+            sampled,
+            validated: Vec::new(),
+        });
+    };
+    let (b, _) = crate::lower::compile_errors(&emitted.text, crate::diagnostics::FileId(0));
+    let b = b.ok_or("internal error: the privatized program does not check")?;
+    let raw: Vec<Vec<i64>> = sampled
+        .iter()
+        .map(|v| v.iter().map(|&(_, x)| x).collect())
+        .collect();
+    let mut validated = Vec::new();
+    for v in vectors::validation(program, o, &raw)? {
+        let eo = crate::equiv::EquivOptions {
+            params: v.clone(),
+            seeds: 3,
+            ..Default::default()
+        };
+        match crate::equiv::equiv(program, &b, &eo) {
+            Ok(crate::equiv::Verdict::Agree(_)) => validated.push(v),
+            Ok(crate::equiv::Verdict::Differ(m)) => {
+                return Err(format!(
+                    "the privatized program differs from the original at {v:?}: {} (loops parallel at the samples are not at every size)",
+                    m.what
+                ))
+            }
+            Err(e) if e.in_b => {
+                return Err(format!("internal error: the privatized program: {}", e.message))
+            }
+            // The original itself fails at this size: no comparison.
+            Err(_) => {}
+        }
+    }
+    Ok(Checked {
+        emitted: Some(emitted),
+        sampled,
+        validated,
+    })
+}
