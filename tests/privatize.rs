@@ -353,3 +353,44 @@ fn privatized_generated_programs_agree_with_the_original_with_doall_shuffled() {
         "{checked} programs gained a loop, {refused} refused"
     );
 }
+
+#[test]
+fn c_in_gives_openmp_c_out() {
+    let dir = std::env::temp_dir().join(format!("arrayflow-privatize-c-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("k.c");
+    std::fs::write(
+        &src,
+        "#define N 6\ndouble A[N + 1], B[N + 1];\ndouble t, x;\nvoid k(void) {\n  for (int i = 0; i <= N; i++) {\n    t = A[i] * 2;\n    B[i] = t + 1;\n  }\n  x = t;\n}\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arrayflow"))
+        .args(["privatize", "--emit", "code"])
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c = String::from_utf8(out.stdout).unwrap();
+    assert!(c.starts_with("// arrayflow privatize"), "{c}");
+    assert!(c.contains("#pragma omp parallel for"), "{c}");
+    let emitted = dir.join("out.c");
+    std::fs::write(&emitted, &c).unwrap();
+    let cc = std::process::Command::new("cc")
+        .args(["-std=c99", "-fopenmp", "-Wno-unused-label", "-c", "-o"])
+        .arg(dir.join("out.o"))
+        .arg(&emitted)
+        .output();
+    match cc {
+        Ok(o) => assert!(
+            o.status.success(),
+            "{}\n{c}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(_) => assert!(std::env::var("CI").is_err(), "CI needs cc"),
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -79,16 +79,33 @@ fn emit(args: &Args, program: &crate::model::Program) -> ExitCode {
                 print!("{}", crate::print::program(program));
                 return ExitCode::SUCCESS;
             };
-            println!("# arrayflow privatize --emit code: loops parallel after privatization at every size analysed,");
-            println!("#   {}", sizes(&c.sampled));
+            let mark = if crate::cfront::is_c_path(&args.input.file) {
+                "//"
+            } else {
+                "#"
+            };
+            println!("{mark} arrayflow privatize --emit code: loops parallel after privatization at every size analysed,");
+            println!("{mark}   {}", sizes(&c.sampled));
             println!(
-                "# and equivalent to the original (doall shuffled) at {}; checked, not proved.",
+                "{mark} and equivalent to the original (doall shuffled) at {}; checked, not proved.",
                 sizes(&c.validated)
             );
             for (l, arrays) in &e.loops {
-                println!("# loop {l}: private {}", arrays.join(", "));
+                println!("{mark} loop {l}: private {}", arrays.join(", "));
             }
-            print!("{}", e.text);
+            if crate::cfront::is_c_path(&args.input.file) {
+                // C in, C out: `doall` is `#pragma omp parallel for`, the
+                // private copies explicit arrays (docs/c.md, C output).
+                match crate::lower::compile_errors(&e.text, crate::diagnostics::FileId(0)).0 {
+                    Some(b) => print!("{}", crate::cfront::emit::program(&b, "kernel")),
+                    None => {
+                        eprintln!("internal error: the privatized program does not check");
+                        return ExitCode::from(1);
+                    }
+                }
+            } else {
+                print!("{}", e.text);
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {
