@@ -11,7 +11,6 @@ mod many;
 mod support;
 
 use arrayflow::dependence::{analyze, Config, MemoMode, Tester};
-use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -28,7 +27,7 @@ fn tester(memo: MemoMode) -> Tester {
     })
 }
 
-fn bench(c: &mut Criterion) {
+fn main() {
     let text = many::program(400, 1);
     let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".to_string());
     let path = format!("{target}/deps-memo-400.loop");
@@ -50,8 +49,8 @@ fn bench(c: &mut Criterion) {
     if std::env::var_os("ARRAYFLOW_BENCH_QUICK").is_some() {
         return;
     }
+    let mut c = support::criterion().measurement_time(Duration::from_secs(40));
     let mut g = c.benchmark_group("deps_memo_400");
-    g.sample_size(10).measurement_time(Duration::from_secs(40));
     for (name, memo) in MODES {
         g.bench_function(name, |b| {
             b.iter(|| black_box(analyze(&program, &mut tester(memo)).len()))
@@ -59,6 +58,3 @@ fn bench(c: &mut Criterion) {
     }
     g.finish();
 }
-
-criterion_group!(benches, bench);
-criterion_main!(benches);
