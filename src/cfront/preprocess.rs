@@ -286,6 +286,11 @@ impl Preprocessed {
     /// The span of the original file that `span` of [`Self::text`] stands
     /// for, or `None` for text from a header or the command line.
     pub fn to_original(&self, span: Span) -> Option<Span> {
+        // No position (a diagnostic about the whole file): the file's start.
+        // (Spans compare equal whatever their ends: compare the ends.)
+        if (span.start, span.end) == (0, 0) {
+            return Some(span);
+        }
         let (out, orig) = self.lines_of(span.start)?;
         let o = &self.text[out.0 as usize..out.1 as usize];
         let g = &self.original[orig.0 as usize..orig.1 as usize];
@@ -375,6 +380,8 @@ mod tests {
                 .map(|s| &ORIG[s.start as usize..s.end as usize])
         };
         assert_eq!(back("int h"), None);
+        let none = p.to_original(Span::NONE).map(|s| (s.start, s.end));
+        assert_eq!(none, Some((0, 0)));
         assert_eq!(back("int a;"), Some("int a;"));
         // Re-indented: exact after the indentation.
         assert_eq!(back("x[i]"), Some("x[i]"));
