@@ -114,6 +114,19 @@ pub fn has_errors(diagnostics: &[Diagnostic]) -> bool {
 pub struct SourceFiles {
     files: SimpleFiles<String, String>,
     count: u32,
+    /// Files whose spans point into a text derived from what is shown
+    /// (a preprocessed C file): by file, how spans map back.
+    mapped: Vec<(u32, Mapped)>,
+}
+
+/// Maps a span of the analysed text to the shown file, or `None` when it
+/// has no place there (then it is shown in the analysed text, the file
+/// after this one).
+pub type SpanMap = Box<dyn Fn(Span) -> Option<Span>>;
+
+struct Mapped {
+    map: SpanMap,
+    note: String,
 }
 
 /// One diagnostic in the JSON output.
@@ -138,6 +151,53 @@ impl SourceFiles {
         self.files.add(name.into(), source.into());
         self.count += 1;
         FileId(self.count - 1)
+    }
+
+    /// Adds a file shown as `source` whose diagnostics' spans point into
+    /// `analysed`, a text derived from it; `map` takes them back, and what
+    /// it cannot is shown in `analysed` (named `analysed_name`) with `note`.
+    pub fn add_mapped(
+        &mut self,
+        name: impl Into<String>,
+        source: impl Into<String>,
+        analysed_name: impl Into<String>,
+        analysed: impl Into<String>,
+        map: SpanMap,
+        note: impl Into<String>,
+    ) -> FileId {
+        let id = self.add(name, source);
+        self.add(analysed_name, analysed);
+        self.mapped.push((
+            id.0,
+            Mapped {
+                map,
+                note: note.into(),
+            },
+        ));
+        id
+    }
+
+    /// The codespan file and byte range a label is shown at, and the note
+    /// to add when it could not be mapped to its file.
+    fn place(&self, l: &Label) -> (usize, std::ops::Range<usize>, Option<&str>) {
+        let mut id = l.file.0 as usize;
+        let mut span = l.span;
+        let mut note = None;
+        if let Some((_, m)) = self.mapped.iter().find(|(f, _)| *f == l.file.0) {
+            match (m.map)(span) {
+                Some(s) => span = s,
+                None => {
+                    id += 1;
+                    note = Some(m.note.as_str());
+                }
+            }
+        }
+        let len = self.files.get(id).map_or(0, |f| f.source().len());
+        (
+            id,
+            (span.start as usize).min(len)..(span.end as usize).min(len),
+            note,
+        )
     }
 
     pub fn name(&self, file: FileId) -> &str {
@@ -193,24 +253,27 @@ impl SourceFiles {
 
     /// The length of the longest line a label touches.
     fn line_len(&self, l: &Label) -> usize {
-        let id = l.file.0 as usize;
-        let len = self.source(l.file).len();
-        let line = |byte: u32| {
+        let (id, range, _) = self.place(l);
+        let line = |byte: usize| {
             self.files
-                .line_index(id, (byte as usize).min(len))
+                .line_index(id, byte)
                 .and_then(|i| self.files.line_range(id, i))
                 .map_or(0, |r| r.len())
         };
-        line(l.span.start).max(line(l.span.end))
+        line(range.start).max(line(range.end))
     }
 
     pub fn to_json_diagnostic(&self, d: &Diagnostic) -> JsonDiagnostic {
         let (file, (line, column), (end_line, end_column)) = match d.main_label() {
-            Some(l) => (
-                self.name(l.file).to_string(),
-                self.location(l.file, l.span.start as usize),
-                self.location(l.file, l.span.end as usize),
-            ),
+            Some(l) => {
+                let (id, range, _) = self.place(l);
+                let f = FileId(id as u32);
+                (
+                    self.name(f).to_string(),
+                    self.location(f, range.start),
+                    self.location(f, range.end),
+                )
+            }
             None => (String::new(), (1, 1), (1, 1)),
         };
         JsonDiagnostic {
@@ -244,6 +307,7 @@ impl SourceFiles {
             Severity::Error => cs::Severity::Error,
             Severity::Warning => cs::Severity::Warning,
         };
+        let mut notes = d.notes.clone();
         let labels = d
             .labels
             .iter()
@@ -253,16 +317,20 @@ impl SourceFiles {
                 } else {
                     cs::LabelStyle::Secondary
                 };
-                let len = self.source(l.file).len();
-                let range = (l.span.start as usize).min(len)..(l.span.end as usize).min(len);
-                cs::Label::new(style, l.file.0 as usize, range).with_message(&l.message)
+                let (id, range, note) = self.place(l);
+                if let Some(n) = note {
+                    if !notes.iter().any(|x| x == n) {
+                        notes.push(n.to_string());
+                    }
+                }
+                cs::Label::new(style, id, range).with_message(&l.message)
             })
             .collect();
         cs::Diagnostic::new(severity)
             .with_code(d.code)
             .with_message(&d.message)
             .with_labels(labels)
-            .with_notes(d.notes.clone())
+            .with_notes(notes)
     }
 }
 

@@ -123,7 +123,12 @@ fn every_fixture_gives_the_digest_result() {
         }
     }
     for (stem, lines) in &expected {
-        for memo in [MemoMode::Off, MemoMode::Simple, MemoMode::Improved] {
+        for memo in [
+            MemoMode::Off,
+            MemoMode::Simple,
+            MemoMode::Improved,
+            MemoMode::Auto,
+        ] {
             let mut tester = Tester::new(Config {
                 memo,
                 ..Config::default()
@@ -157,7 +162,7 @@ fn improved_key_collapses_the_memo_examples() {
         let after_a = t.stats().of(Test::Svpc).unique;
         analyze(&program("papers/maydan-1.8-memo-b"), &mut t);
         analyze(&program("papers/maydan-1.8-memo-key"), &mut t);
-        (after_a, t.stats().of(Test::Svpc).unique, t.stats().clone())
+        (after_a, t.stats().of(Test::Svpc).unique, t.stats())
     };
     let (a, all, stats) = run(MemoMode::Improved);
     // The write/read problem of (b) and of the collapsed loop: no new SVPC run

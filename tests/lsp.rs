@@ -462,3 +462,34 @@ fn c_files_get_the_same_analyses() {
     assert!(value.contains("from T[i] or S[i, 0..3]"), "{h}");
     c.shutdown();
 }
+
+/// Issue 21: the editor's `params` apply to every file it opens, so a C file
+/// that does not declare `N` gets the other values and an information at
+/// its first parameter that names the setting (W0301), not the command
+/// line's E0301 at line 1.
+#[test]
+fn an_editor_parameter_a_c_file_lacks_is_ignored_there_and_said_so() {
+    let u = uri("kernel.c");
+    let text = "// a kernel without N\n#define NI 6\ndouble A[NI];\nvoid k(void) {\n  for (int i = 1; i < NI; i++)\n    A[i] = A[i - 1] + 1;\n}\n";
+    let mut c = Client::start_with(BIN, json!({"params": {"N": 8, "NI": 3}}));
+    c.open(&u, text);
+    let diags = c.diagnostics(&u, 1);
+    assert!(!diags.iter().any(|d| d["code"] == "E0301"), "{diags:?}");
+    let w = diags
+        .iter()
+        .find(|d| d["code"] == "W0301")
+        .unwrap_or_else(|| panic!("no W0301: {diags:?}"));
+    let m = w["message"].as_str().unwrap();
+    assert!(
+        m.contains("`params` setting") && m.contains("`N` = 8") && m.contains("parameters: NI"),
+        "{m}"
+    );
+    assert!(!m.contains("--param"), "{m}");
+    assert_eq!(w["severity"], 3, "information: {w}");
+    // At `#define NI 6`, the file's parameter.
+    assert_eq!(w["range"]["start"]["line"], 1, "{w}");
+    // NI's value from the setting reached the analysis.
+    let lens = c.call("textDocument/codeLens", json!({"textDocument": {"uri": u}}));
+    assert!(lens.to_string().contains("NI=3"), "{lens}");
+    c.shutdown();
+}

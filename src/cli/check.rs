@@ -60,13 +60,13 @@ pub fn run(args: &Args) -> ExitCode {
         }
     }
     for path in &args.files {
-        let Some(source) = read_source(path) else {
+        let Some(source) = super::read_program(path) else {
             unreadable = true;
             continue;
         };
         let name = path.display().to_string();
-        let file = db.add_file(name.clone(), source);
-        let id = files.add(name, file.text(&db).clone());
+        let id = source.add_to(&mut files, &name);
+        let file = db.add_file(name, source.text);
         let mut parsed = crate::db::parse(&db, file).diagnostics.clone();
         parsed.extend(crate::db::kind_diagnostics(&db, file));
         let mut diags = super::in_file(&parsed, id);

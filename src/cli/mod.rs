@@ -284,12 +284,12 @@ pub fn load(path: &Path) -> Result<Loaded, ExitCode> {
 
 /// [`load`] into a database with these analysis settings.
 pub fn load_with(path: &Path, config: crate::dataflow::Config) -> Result<Loaded, ExitCode> {
-    let text = read_source(path).ok_or(ExitCode::from(2))?;
+    let program = read_program(path).ok_or(ExitCode::from(2))?;
     let db = crate::db::Database::with_kinds(config, kinds());
     let name = path.display().to_string();
-    let source = db.add_file(name.clone(), text);
     let mut files = SourceFiles::new();
-    let file = files.add(name, source.text(&db).clone());
+    let file = program.add_to(&mut files, &name);
+    let source = db.add_file(name, program.text);
     let parsed = crate::db::parse(&db, source);
     let diags = in_file(&parsed.diagnostics, file);
     eprint!("{}", files.render_all(&diags));
@@ -336,7 +336,7 @@ pub fn read_source(path: &Path) -> Option<String> {
         }
     };
     match String::from_utf8(bytes) {
-        Ok(s) => preprocessed(path, s),
+        Ok(s) => Some(s),
         Err(e) => {
             let at = e.utf8_error().valid_up_to();
             eprintln!("error: `{shown}` is not UTF-8 text (invalid byte at offset {at})");
@@ -345,24 +345,59 @@ pub fn read_source(path: &Path) -> Option<String> {
     }
 }
 
-/// A C file's text after the preprocessor, when it is wanted (see
-/// [`Preprocess`]); `None` after printing why it failed.
-fn preprocessed(path: &Path, text: String) -> Option<String> {
+/// A program file as the front end reads it: for a C file that is
+/// preprocessed (see [`Preprocess`]), the preprocessor's output, with the
+/// way back to the file's own lines.
+pub struct Source {
+    pub text: String,
+    pre: Option<std::sync::Arc<crate::cfront::preprocess::Preprocessed>>,
+}
+
+impl Source {
+    /// Adds the file to `files` so that diagnostics show the file's own
+    /// lines, and the preprocessor's output only for text from headers.
+    pub fn add_to(&self, files: &mut SourceFiles, name: &str) -> FileId {
+        match &self.pre {
+            None => files.add(name, self.text.clone()),
+            Some(pre) => {
+                let p = pre.clone();
+                files.add_mapped(
+                    name,
+                    pre.original.clone(),
+                    format!("{name} (preprocessed)"),
+                    pre.text.clone(),
+                    Box::new(move |span| p.to_original(span)),
+                    "this text comes from a header or a macro's definition: \
+                     the position is in the preprocessor's output (`cc -E`)",
+                )
+            }
+        }
+    }
+}
+
+/// [`read_source`], then the preprocessor on a C file that wants it; `None`
+/// after printing why it failed.
+pub fn read_program(path: &Path) -> Option<Source> {
     use crate::cfront::preprocess;
+    let text = read_source(path)?;
     let o = PREPROCESS.get_or_init(preprocess::Options::default);
     if !crate::cfront::is_c_path(path) || !preprocess::wanted(&text, o) {
-        return Some(text);
+        return Some(Source { text, pre: None });
     }
-    match preprocess::run(path, o) {
-        Ok(t) => {
+    match preprocess::run(path, text, o) {
+        Ok(pre) => {
             eprintln!(
-                "note: `{}` was preprocessed (`cc -E -P`): positions below are in the preprocessor's output",
+                "note: `{}` was preprocessed (`cc -E`): positions below are in the file, \
+                 except for text from headers",
                 path.display()
             );
-            Some(t)
+            Some(Source {
+                text: pre.text.clone(),
+                pre: Some(std::sync::Arc::new(pre)),
+            })
         }
         Err(why) => {
-            eprintln!("error: `{}`: {why}", path.display());
+            eprintln!("error: `{}`: {}", path.display(), why.for_command());
             None
         }
     }

@@ -3,7 +3,7 @@
 //! Fourier–Motzkin (table with bounds).
 
 use super::gcd::{self, Lattice};
-use super::memo::{Key, MemoMode, Stats, Table};
+use super::memo::{Key, Memo, MemoMode, Stats};
 use super::num::{Checked, Int};
 use super::problem::{coeffs, normalize_ineq, rhs, Normal, Problem, Rows};
 use super::{acyclic, fourier, reduce, residue, svpc, Answer, Test, Verdict, Why};
@@ -42,8 +42,8 @@ enum GcdEntry {
 /// Answers dependence problems, remembering what it solved.
 pub struct Tester {
     config: Config,
-    gcd_table: Table<GcdEntry>,
-    exact_table: Table<Answer>,
+    gcd_table: Memo<GcdEntry>,
+    exact_table: Memo<Answer>,
     stats: Stats,
     /// Reused buffers: the reduced problem and the keys are built for every
     /// problem, hits included.
@@ -56,8 +56,8 @@ impl Tester {
     pub fn new(config: Config) -> Tester {
         Tester {
             config,
-            gcd_table: Table::default(),
-            exact_table: Table::default(),
+            gcd_table: Memo::new(config.memo),
+            exact_table: Memo::new(config.memo),
             stats: Stats::new(config.memo),
             scratch: reduce::Scratch::default(),
             reduced: Problem::new(0),
@@ -69,8 +69,13 @@ impl Tester {
         self.config
     }
 
-    pub fn stats(&self) -> &Stats {
-        &self.stats
+    pub fn stats(&self) -> Stats {
+        let mut s = self.stats.clone();
+        s.switched_off = (
+            self.gcd_table.switched_off(),
+            self.exact_table.switched_off(),
+        );
+        s
     }
 
     /// Does the problem have an integer solution? `indices[v]` marks loop
@@ -81,7 +86,7 @@ impl Tester {
         // that problem is then the one solved. Otherwise the problem is solved
         // as built.
         let mut reduced = std::mem::replace(&mut self.reduced, Problem::new(0));
-        let changed = self.config.memo == MemoMode::Improved
+        let changed = self.config.memo.improved_key()
             && reduce::drop_unused_into(p, indices, &mut self.scratch, &mut reduced);
         let answer = self.answer(if changed { &reduced } else { p });
         self.reduced = reduced;
@@ -99,11 +104,11 @@ impl Tester {
 
     /// The table with bounds first: a problem found there needs no GCD step.
     fn answer(&mut self, q: &Problem) -> Answer {
-        if self.config.memo == MemoMode::Off {
+        if !self.exact_table.on() {
             return self.compute(q);
         }
         full_key(q, &mut self.key);
-        if let Some(&a) = self.exact_table.get(self.key.as_slice()) {
+        if let Some(a) = self.exact_table.get(self.key.as_slice()) {
             self.stats.decided(a.decided_by, true, !a.dependent());
             return a;
         }
@@ -136,14 +141,13 @@ impl Tester {
             return GcdEntry::Free;
         }
         let b = bounded(q);
-        if self.config.memo == MemoMode::Off {
+        if !self.gcd_table.on() {
             let e = gcd_entry(q, b);
             self.count_gcd(&e, false);
             return e;
         }
         eq_key(q, b, &mut self.key);
         if let Some(e) = self.gcd_table.get(self.key.as_slice()) {
-            let e = e.clone();
             self.count_gcd(&e, true);
             return e;
         }
@@ -161,12 +165,12 @@ impl Tester {
             return Some(Rc::new(Lattice::identity(p.n())));
         }
         let b = bounded(p);
-        let entry = if self.config.memo == MemoMode::Off {
+        let entry = if !self.gcd_table.on() {
             gcd_entry(p, b)
         } else {
             eq_key(p, b, &mut self.key);
             match self.gcd_table.get(self.key.as_slice()) {
-                Some(e) => e.clone(),
+                Some(e) => e,
                 None => {
                     let e = gcd_entry(p, b);
                     self.gcd_table.insert(self.key.clone(), e.clone());

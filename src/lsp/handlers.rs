@@ -1,6 +1,6 @@
 //! The requests the server answers, from LSP types to `db::ide` and back.
 
-use super::{Snapshot, SUMMARY_COMMAND};
+use super::{Preprocessing, Snapshot, SUMMARY_COMMAND};
 use crate::db::{self, ide, Level};
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::model::Span;
@@ -164,13 +164,27 @@ fn json<T: serde::Serialize>(v: T) -> Result<Reply, Failure> {
 }
 
 impl Snapshot {
+    /// The offset in the analysed text of a position in the document (they
+    /// differ for a preprocessed C file: a line the preprocessor dropped,
+    /// a `#define`, has no offset there and answers at the start).
     fn offset(&self, p: Position) -> Result<u32, Failure> {
-        self.index
+        let o = self
+            .index
             .offset(&self.text, p, self.enc)
-            .map_err(|e| (ErrorCode::InvalidParams, e.to_string()))
+            .map_err(|e| (ErrorCode::InvalidParams, e.to_string()))?;
+        Ok(match &self.pre {
+            Preprocessing::Done(pre) => pre.to_output(o).unwrap_or(0),
+            _ => o,
+        })
     }
 
+    /// The document's range of a span of the analysed text; text from a
+    /// header has no place in the document: its start.
     fn range(&self, span: Span) -> Range {
+        let span = match &self.pre {
+            Preprocessing::Done(pre) => pre.to_original(span).unwrap_or(Span::NONE),
+            _ => span,
+        };
         self.index.range(&self.text, span, self.enc)
     }
 
@@ -326,6 +340,19 @@ fn diagnostics(s: &Snapshot, uri: &Uri) -> Vec<lsp_types::Diagnostic> {
         .iter()
         .map(|d| convert(s, uri, d))
         .collect();
+    if let Some(program) = &db::parse(db, file).program {
+        out.extend(unknown_params(s, program));
+    }
+    if let Preprocessing::Failed(why) = &s.pre {
+        out.push(lsp_types::Diagnostic {
+            range: Range::default(),
+            severity: Some(DiagnosticSeverity::WARNING),
+            code: Some(NumberOrString::String("W0302".to_string())),
+            source: Some("arrayflow".to_string()),
+            message: format!("the file is analysed as it is, not preprocessed: {why}"),
+            ..lsp_types::Diagnostic::default()
+        });
+    }
     if !s.analysed() {
         out.push(lsp_types::Diagnostic {
             range: Range::default(),
@@ -393,4 +420,45 @@ fn convert(s: &Snapshot, uri: &Uri, d: &Diagnostic) -> lsp_types::Diagnostic {
         related_information: (!related.is_empty()).then_some(related),
         ..lsp_types::Diagnostic::default()
     }
+}
+
+/// W0301: names of the `params` setting this file does not declare. The
+/// setting applies to every file the editor opens, so such a name is left
+/// out of this file's analysis (`Doc::snapshot`) and said here, at the
+/// file's first parameter (where a value would be declared), else at its
+/// start.
+fn unknown_params(s: &Snapshot, program: &crate::model::Program) -> Option<lsp_types::Diagnostic> {
+    let unknown: Vec<String> = s
+        .config
+        .analysis
+        .params
+        .iter()
+        .filter(|(n, _)| program.param(n).is_none())
+        .map(|(n, v)| format!("`{n}` = {v}"))
+        .collect();
+    if unknown.is_empty() {
+        return None;
+    }
+    let declared: Vec<&str> = program.params.iter().map(|p| p.name.as_str()).collect();
+    let theirs = if declared.is_empty() {
+        "it has no parameters".to_string()
+    } else {
+        format!("its parameters: {}", declared.join(", "))
+    };
+    let range = program
+        .params
+        .first()
+        .map_or(Range::default(), |p| s.range(p.span));
+    Some(lsp_types::Diagnostic {
+        range,
+        severity: Some(DiagnosticSeverity::INFORMATION),
+        code: Some(NumberOrString::String("W0301".to_string())),
+        source: Some("arrayflow".to_string()),
+        message: format!(
+            "the editor's `params` setting gives {}, which this file does not declare ({theirs}): \
+             ignored for this file",
+            unknown.join(", ")
+        ),
+        ..lsp_types::Diagnostic::default()
+    })
 }

@@ -223,6 +223,60 @@ struct Engine {
     file: SourceFile,
     rev: u64,
     config_gen: u64,
+    /// What the database holds of the text at `rev`, when it was preprocessed.
+    pre: Preprocessing,
+}
+
+/// A C document that includes its own headers is preprocessed as the
+/// command line does (docs/c.md), and positions map back to its lines.
+#[derive(Clone, Default)]
+pub(crate) enum Preprocessing {
+    #[default]
+    None,
+    Done(Arc<crate::cfront::preprocess::Preprocessed>),
+    /// The preprocessor failed: the text is analysed as it is (W0302).
+    Failed(String),
+}
+
+impl Preprocessing {
+    /// The text to analyse for `text`, the document `uri`.
+    fn of(uri: &lsp_types::Uri, text: &str) -> (String, Preprocessing) {
+        use crate::cfront::preprocess;
+        let path = std::path::PathBuf::from(decode(uri.path().as_str()));
+        let o = preprocess::Options::default();
+        if !crate::cfront::is_c_path(&path) || !preprocess::wanted(text, &o) {
+            return (text.to_string(), Preprocessing::None);
+        }
+        match preprocess::run_text(&path, text, &o) {
+            Ok(p) => (p.text.clone(), Preprocessing::Done(Arc::new(p))),
+            Err(e) => (text.to_string(), Preprocessing::Failed(e.for_editor())),
+        }
+    }
+}
+
+/// A URI's path with its `%XX` escapes decoded.
+fn decode(path: &str) -> String {
+    let b = path.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut k = 0;
+    while k < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match (
+            b[k],
+            b.get(k + 1).copied().and_then(hex),
+            b.get(k + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                k += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                k += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A consistent view of a document for one job.
@@ -235,6 +289,7 @@ pub(crate) struct Snapshot {
     pub version: i32,
     pub enc: Encoding,
     pub config: ServerConfig,
+    pub pre: Preprocessing,
 }
 
 impl Doc {
@@ -247,20 +302,29 @@ impl Doc {
         // The file is read under the same lock: once this handle holds a
         // clone, it must never wait for the engine (a writer holding the
         // engine waits for every clone to be dropped).
-        let (db, file) = {
+        let (db, file, pre) = {
             let mut e = self.engine.lock().unwrap_or_else(|e| e.into_inner());
             if e.rev != rev {
                 let file = e.file;
+                let (analysed, pre) = Preprocessing::of(&self.uri, &text);
                 // Cancels what still runs on the old text, and waits for it.
-                e.db.set_text(file, (*text).clone());
+                e.db.set_text(file, analysed);
                 e.rev = rev;
+                e.pre = pre;
             }
             if e.config_gen != gen {
-                e.db.configure(config.analysis.clone());
                 crate::db::rules::set_rules(&mut e.db, &config.rules);
                 e.config_gen = gen;
             }
-            (e.db.clone(), e.file)
+            // The editor's `params` apply to every file it opens: a name this
+            // file does not declare is left out here (W0301, not E0301).
+            let mut analysis = config.analysis.clone();
+            if let Some(p) = &crate::db::parse(&e.db, e.file).program {
+                analysis.params.retain(|(n, _)| p.param(n).is_some());
+            }
+            // Writes only what changed.
+            e.db.configure(analysis);
+            (e.db.clone(), e.file, e.pre.clone())
         };
         let index = {
             let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -284,6 +348,7 @@ impl Doc {
             version,
             enc: shared.enc(),
             config,
+            pre,
         }
     }
 
@@ -668,7 +733,9 @@ impl Server {
         let key = item.uri.as_str().to_string();
         let (_, config) = self.shared.config();
         let db = Database::with_kinds(config.analysis, self.kinds.clone());
-        let file = db.add_file(key.clone(), item.text.clone());
+        // The text reaches the database at the first snapshot (rev differs),
+        // preprocessed there when it is to be: not on this thread.
+        let file = db.add_file(key.clone(), String::new());
         let doc = Arc::new(Doc {
             uri: item.uri,
             state: Mutex::new(DocState {
@@ -680,8 +747,9 @@ impl Server {
             engine: Mutex::new(Engine {
                 db,
                 file,
-                rev: 0,
+                rev: u64::MAX,
                 config_gen: u64::MAX,
+                pre: Preprocessing::None,
             }),
             diag_queued: AtomicBool::new(false),
             diag_token: Mutex::new(None),
