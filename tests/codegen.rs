@@ -438,19 +438,18 @@ fn unproved_arrays_fall_back_unless_allowed() {
     assert!(header.contains("(not proved: "), "{header}");
 }
 
-/// Issue 14: at N = 1000000 the emitted program (original plus its renamed
-/// copy) stops on the step budget at the validation vectors N + 2, … where
-/// the original runs: that is a limit of the check, not a disagreement.
+/// Issue 14: at N = 1000000 the emitted program's copy-out of `B` ran over
+/// every one of its 10⁶ cells and stopped on the step budget at the
+/// validation vectors N + 2, …; since issue 21 an array over 2¹⁶ cells is
+/// copied out through the frame (the cells of each group read), so those
+/// vectors are validated, not only reported as a limit.
 #[test]
-fn a_validation_limit_is_reported_as_a_limit() {
+fn a_big_arrays_copy_out_is_validated_at_large_sizes() {
     let a = program("param N = 1000000;\nreal B[0..N];\nfor i = 0 to 3 do\n  B[i] = 1;\nend\n");
     let e = emit(&a, &Options::default()).unwrap_or_else(|m| panic!("{m}"));
     let header = report::text(&a, &e);
-    assert!(
-        header.contains("# validation stopped at N = 1000002: ")
-            && header.contains("; not validated there"),
-        "{header}"
-    );
+    assert!(e.limits.is_empty(), "{header}");
+    assert!(e.validated.iter().any(|v| v[0] == 1_000_002), "{header}");
     // The small vectors were validated.
     assert!(e.validated.iter().any(|v| v[0] <= 3), "{header}");
 }

@@ -3,12 +3,12 @@
 //! macros), its parameters take their defaults from `main`'s calls, and
 //! it goes through `check` and `deps` with no option but the file, and
 //! through `flow`, `expand --emit code` and `verify --transform mse` at
-//! the MINI dataset (`-D MINI_DATASET`: at the default LARGE sizes `flow`
-//! needs more access instances than the default budget, E0302). `verify`
+//! the MINI dataset (`-D MINI_DATASET`: bounded σ and equivalence there;
+//! LARGE with no option is tests/polybench_flow.rs). `verify`
 //! runs the original and the expanded program in the interpreter and
 //! compares every value read (2 seeds, with 10^7 steps: floyd-warshall's
 //! expanded program takes more than the default 10^6 at n = 60). Two kernels at a
-//! time (2 cores): 92 s for the 30 in the test profile on the CI machine.
+//! time (2 cores): 56 s for the 30 in the test profile on the CI machine.
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -11,6 +11,7 @@ use crate::dataflow::render::GroupWriter;
 use crate::dataflow::{self, DataflowError};
 use crate::db::resolve::{file_flow, file_groups, FileFlowError};
 use crate::diagnostics::Diagnostic;
+use crate::symbolic::isl::BoundedWriter;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -43,6 +44,12 @@ pub enum FlowFormat {
 }
 
 pub fn run(args: &Args) -> ExitCode {
+    if args.instances && (args.format != FlowFormat::Json || args.symbolic) {
+        eprintln!(
+            "error: `--instances` prints one JSON record per read instance of bounded σ: use it with `--format json` and without `--symbolic`"
+        );
+        return ExitCode::from(2);
+    }
     args.budget.install();
     let config = args.input.sizes.config(args.budget.max_instances);
     let loaded = match load_with(&args.input.file, config) {
@@ -54,52 +61,149 @@ pub fn run(args: &Args) -> ExitCode {
     }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let written = match (args.format, args.instances) {
-        (FlowFormat::Text | FlowFormat::Json, false) => {
-            // Grouped, streamed a site at a time: no whole-file σ is built.
-            let json = args.format == FlowFormat::Json;
-            let r = file_groups(
+    let written = if args.instances {
+        // One record per instance: σ of the whole file first.
+        let flow = match file_flow(&loaded.db, loaded.source) {
+            Ok(f) => f,
+            Err(e) => return analysis_failed(&loaded, e, args),
+        };
+        dataflow::render::json(&loaded.program, &flow, &mut out)
+    } else {
+        // Grouped, streamed a site at a time: no whole-file σ is built.
+        let r = match args.format {
+            FlowFormat::Isl => file_groups(
+                &loaded.db,
+                loaded.source,
+                |program, (params, trips)| BoundedWriter::new(program, &params, trips, &mut out),
+                |w, a| w.write(&a),
+            )
+            .map(|r| r.and_then(|w| w.finish().map(|_| ()))),
+            format => file_groups(
                 &loaded.db,
                 loaded.source,
                 |program, (params, trips)| {
-                    GroupWriter::new(program, &params, trips, json, &mut out)
+                    GroupWriter::new(
+                        program,
+                        &params,
+                        trips,
+                        format == FlowFormat::Json,
+                        &mut out,
+                    )
                 },
                 |w, a| w.write(&a),
-            );
-            match r {
-                Ok(r) => r.and_then(|w| w.finish().map(|_| ())),
-                Err(e) => return analysis_failed(&loaded, e),
-            }
-        }
-        (format, _) => {
-            let flow = match file_flow(&loaded.db, loaded.source) {
-                Ok(f) => f,
-                Err(e) => return analysis_failed(&loaded, e),
-            };
-            match format {
-                FlowFormat::Isl => out.write_all(crate::symbolic::isl::bounded(&flow).as_bytes()),
-                _ => dataflow::render::json(&loaded.program, &flow, &mut out),
-            }
+            )
+            .map(|r| r.and_then(|w| w.finish().map(|_| ()))),
+        };
+        match r {
+            Ok(r) => r,
+            Err(e) => return analysis_failed(&loaded, e, args),
         }
     };
     super::finish(written.and_then(|()| out.flush()))
 }
 
-fn analysis_failed(loaded: &super::Loaded, e: FileFlowError) -> ExitCode {
+fn analysis_failed(loaded: &super::Loaded, e: FileFlowError, args: &Args) -> ExitCode {
     if let FileFlowError::Analysis(d) = e {
+        // Over the budget at the file's own sizes: σ for every parameter
+        // value instead, when it is exact for every read. Sizes given with
+        // `--param` ask for bounded σ there: E0302 stays.
+        let mut d = d;
+        if d.code == "E0302" && !args.instances && args.input.sizes.params.is_empty() {
+            match symbolic_instead(loaded, args) {
+                Ok(code) => return code,
+                Err(why) => d = d.note(why),
+            }
+        }
         let d = &super::in_file(&[d], loaded.file)[0];
         eprint!("{}", loaded.files.render(d));
     }
     ExitCode::from(1)
 }
 
+/// Prints symbolic σ, with a note saying why, when every read of the
+/// program has a proved quast; else why not.
+fn symbolic_instead(loaded: &super::Loaded, args: &Args) -> Result<ExitCode, String> {
+    let program = &loaded.program;
+    let sym = crate::symbolic::analyze(program);
+    let mut inexact = sym.reads.iter().filter_map(|r| match &r.outcome {
+        crate::symbolic::Outcome::Exact(_) => None,
+        crate::symbolic::Outcome::Fallback(why) => Some((r, why)),
+    });
+    if let Some((r, why)) = inexact.next() {
+        return Err(format!(
+            "σ for every parameter value (`--symbolic`) is not exact here: read {} of `{}`: {why}{}",
+            r.read,
+            program.stmts()[r.stmt.index()].label,
+            match inexact.count() {
+                0 => String::new(),
+                n => format!(" ({n} more reads not exact)"),
+            }
+        ));
+    }
+    if let Some((c, _)) = sym.condition_reads.first() {
+        return Err(format!(
+            "σ for every parameter value (`--symbolic`) does not cover the reads of condition `{c}`"
+        ));
+    }
+    let config = args.input.sizes.config(args.budget.max_instances);
+    let needs = match instances(program, &config) {
+        Some(Ok(n)) => format!("{n} access instances"),
+        Some(Err(n)) => format!("at least {n} access instances"),
+        None => format!("more than {} access instances", config.max_instances),
+    };
+    let at = match program.param_values(&config.params) {
+        Ok(v) => (program.params.iter())
+            .zip(v)
+            .map(|(q, x)| format!("{}={x}", q.name))
+            .collect::<Vec<_>>()
+            .join(", "),
+        Err(_) => String::new(),
+    };
+    eprintln!(
+        "note: bounded σ needs {needs} at {at} (budget {}); σ given symbolically, exact for every parameter value (docs/flow.md)",
+        config.max_instances
+    );
+    Ok(print_symbolic(program, &sym, args.format))
+}
+
+/// Access instances of the whole program at `config`'s sizes, when they
+/// can be counted cheaply: `Ok(exactly)` or, past what the count can hold,
+/// `Err(at least)`.
+fn instances(
+    program: &crate::model::Program,
+    config: &dataflow::Config,
+) -> Option<Result<u64, u64>> {
+    let params = program.param_values(&config.params).ok()?;
+    let dims = crate::facts::count::dims(program, &params).ok()?;
+    let names: Vec<(String, i64)> = (program.params.iter())
+        .zip(&params)
+        .map(|(q, &v)| (q.name.clone(), v))
+        .collect();
+    let unbounded = dataflow::Config {
+        max_instances: u64::MAX,
+        ..config.clone()
+    };
+    match crate::facts::count::count(program, &unbounded, &params, &dims, &names, &[]) {
+        Ok(c) => Some(Ok(c?.instances)),
+        Err(crate::facts::LowerError::Budget { count, .. }) => Some(Err(count)),
+        Err(_) => None,
+    }
+}
+
 /// `--symbolic`: σ for every parameter value.
 fn symbolic(program: &crate::model::Program, format: FlowFormat) -> ExitCode {
-    let sym = crate::symbolic::analyze(program);
+    print_symbolic(program, &crate::symbolic::analyze(program), format)
+}
+
+fn print_symbolic(
+    program: &crate::model::Program,
+    sym: &crate::symbolic::Symbolic,
+    format: FlowFormat,
+) -> ExitCode {
     let text = match format {
-        FlowFormat::Text => crate::symbolic::render::text(program, &sym),
-        FlowFormat::Json => crate::symbolic::render::json(program, &sym),
-        FlowFormat::Isl => crate::symbolic::isl::symbolic(program, &sym),
+        FlowFormat::Text => crate::symbolic::render::text(program, sym),
+        FlowFormat::Json => crate::symbolic::render::json(program, sym),
+        FlowFormat::Isl => crate::symbolic::isl::symbolic(program, sym),
     };
     let mut out = std::io::stdout().lock();
     super::finish(out.write_all(text.as_bytes()).and_then(|()| out.flush()))

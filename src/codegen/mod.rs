@@ -124,6 +124,18 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
             "code generation validates with the interpreter, which cannot run an access of kind `@{name}`"
         ));
     }
+    // Samples and validation vectors around small sizes (`vectors::base`).
+    let base = vectors::base(program, o)?;
+    if let Some(why) = vectors::too_large(program, &base, o) {
+        return Err(why);
+    }
+    let o = &Options {
+        params: (program.params.iter())
+            .zip(base)
+            .map(|(q, v)| (q.name.clone(), v))
+            .collect(),
+        ..o.clone()
+    };
     let mut names = Names::new(program);
     let (plus, outs) = augment(program, &mut names)?;
     // The copy-out reads of a big array cost only for the cells the program
@@ -134,7 +146,7 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
         entry: Vec::new(),
         exit: (outs.iter())
             .filter_map(|&s| Some((plus.stmts()[s.index()].reads().first()?.array, s)))
-            .filter(|&(a, _)| declared_cells(&plus, a, &values) > crate::facts::kinds::DENSE_LIMIT)
+            .filter(|&(a, _)| declared_cells(&plus, a, &values) > FRAME_CELLS)
             .collect(),
     };
     let mut samples = samples(&plus, &frame, o)?;
@@ -295,6 +307,13 @@ enum Refusal {
 
 /// How often a disagreeing validation vector is added to the samples.
 const MAX_RESAMPLES: usize = 3;
+
+/// Arrays with more cells than this are copied out through the frame (a
+/// read of each cell written) rather than a read of every cell: reading
+/// every cell costs at each sample as much as the cells, which a C array
+/// with constant extents (PolyBench's `double A[1000][1200]`) keeps large
+/// however small the samples' parameters are (issue 21).
+const FRAME_CELLS: u64 = 1 << 16;
 
 /// The first candidate of every array that has one.
 fn first_choice(cands: &[Candidates]) -> Vec<Option<usize>> {

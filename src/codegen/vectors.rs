@@ -5,6 +5,12 @@
 //! elsewhere (issue 14: `y_1[i, M - N + j]` for `y_1[i, j - 1]`; labels
 //! that differ only at N = 2). Vectors violating the assumptions are left
 //! out.
+//!
+//! `emit` places both around a *base*: the given sizes when the program is
+//! small there, else those sizes scaled down ([`base`]), because the forms
+//! are proved or validated for every parameter value anyway and the cost of
+//! the bounded expansion at each sample grows with its size (PolyBench's
+//! LARGE_DATASET gemm is 1.3·10⁹ iterations: issue 21).
 
 use super::check::Vector;
 use super::Options;
@@ -80,6 +86,104 @@ pub fn validation(p: &Program, o: &Options, sampled: &[Vec<i64>]) -> Result<Vec<
         .filter(|v| !sampled.contains(v))
         .map(named)
         .collect())
+}
+
+/// The most access instances the base may have before it is scaled down:
+/// about a tenth of a second of bounded expansion per sample in the release
+/// profile.
+pub const BASE_INSTANCES: u64 = 20_000;
+
+/// Parameters at most this large are never scaled (a small constant such
+/// as a stencil's radius keeps its value), and scaled ones stay above it.
+const FLOOR: i64 = 8;
+
+/// The sizes the samples and validation vectors are placed around: the
+/// given ones (`o.params`, defaults for the rest) when the program has at
+/// most [`BASE_INSTANCES`] access instances there; else the first of them
+/// divided by 2, 4, 8, … (never below [`FLOOR`]) that satisfies the
+/// assumptions and is that small, or the smallest of them the assumptions
+/// allow. Sizes where the count cannot be made (a `while` over memory)
+/// are kept.
+pub fn base(p: &Program, o: &Options) -> Result<Vec<i64>, String> {
+    let given = p.param_values(&o.params)?;
+    if small(p, &given, o) != Some(false) {
+        return Ok(given);
+    }
+    let mut fallback = None;
+    let mut f = 2i64;
+    loop {
+        let v: Vec<i64> = given
+            .iter()
+            .map(|&d| if d <= FLOOR { d } else { (d / f).max(FLOOR) })
+            .collect();
+        if admissible(p, vec![v.clone()]).len() == 1 {
+            match small(p, &v, o) {
+                Some(true) => return Ok(v),
+                Some(false) => fallback = Some(v.clone()),
+                None => {}
+            }
+        }
+        if given
+            .iter()
+            .zip(&v)
+            .all(|(&d, &x)| d <= FLOOR || x == FLOOR)
+        {
+            break;
+        }
+        f = f.saturating_mul(2);
+    }
+    Ok(fallback.unwrap_or(given))
+}
+
+/// The most access instances the base may have at all: about fifteen
+/// samples of that size, each expanded and fitted, take about a minute.
+pub const MAX_BASE_INSTANCES: u64 = 1_000_000;
+
+/// Why the program is too large to sample around `base`, if it is: a loop
+/// bound that is no parameter (PolyBench's heat-3d runs `TSTEPS` = 500
+/// steps at every size) keeps it large however small the parameters.
+pub fn too_large(p: &Program, base: &[i64], o: &Options) -> Option<String> {
+    let named: Vec<(String, i64)> = (p.params.iter())
+        .zip(base)
+        .map(|(q, &x)| (q.name.clone(), x))
+        .collect();
+    let config = crate::dataflow::Config {
+        params: named.clone(),
+        max_trips: o.max_trips,
+        max_instances: MAX_BASE_INSTANCES,
+        max_memory: crate::budget::limit(),
+    };
+    let crate::facts::LowerError::Budget { site, .. } = crate::facts::lower(p, &config).err()?
+    else {
+        return None;
+    };
+    Some(format!(
+        "code generation samples the program at about fifteen sizes around {}, where it already has more than {MAX_BASE_INSTANCES} access instances (`{site}` brings it there): that would take minutes; turn constant loop bounds into parameters, or give smaller sizes (`--param`, `-D`)",
+        super::check::text(&named)
+    ))
+}
+
+/// Whether the program has at most [`BASE_INSTANCES`] access instances at
+/// `values`; None when that cannot be told (an evaluation error).
+fn small(p: &Program, values: &[i64], o: &Options) -> Option<bool> {
+    let config = crate::dataflow::Config {
+        params: p
+            .params
+            .iter()
+            .zip(values)
+            .map(|(q, &x)| (q.name.clone(), x))
+            .collect(),
+        max_trips: o.max_trips,
+        max_instances: BASE_INSTANCES,
+        max_memory: crate::budget::limit(),
+    };
+    match crate::facts::lower(p, &config) {
+        Ok(_) => Some(true),
+        Err(crate::facts::LowerError::Budget { .. } | crate::facts::LowerError::Memory(_)) => {
+            Some(false)
+        }
+        Err(_) => None,
+    }
 }
 
 /// `base` with parameter k replaced by `f(base[k])`, for each k.

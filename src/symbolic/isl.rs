@@ -8,9 +8,9 @@
 use super::domain::{self, Atom, Dnf, Place};
 use super::quast::{Names, Quast};
 use super::{Outcome, Symbolic};
-use crate::dataflow::Flow;
+use crate::dataflow::grouped::{AccessGroups, Coord};
 use crate::model::{Access, Program, Site, StmtId};
-use std::fmt::Write;
+use std::fmt::Write as _;
 
 /// A name isl accepts as a tuple name.
 pub fn tuple(name: &str) -> String {
@@ -299,56 +299,77 @@ fn relation(isl: &Isl, stmt: StmtId, q: &Quast) -> (Vec<String>, Vec<String>) {
 }
 
 /// `arrayflow flow FILE --format isl`: bounded σ at the given sizes, per
-/// read access, as concrete maps and sets.
-pub fn bounded(flow: &Flow) -> String {
-    let mut out = String::new();
-    let sizes: Vec<String> = flow
-        .params()
-        .iter()
-        .map(|(n, v)| format!("{n}={v}"))
-        .collect();
-    let _ = writeln!(
-        out,
-        "# bounded σ at {}, max-trips {}",
-        sizes.join(" "),
-        flow.max_trips()
-    );
-    let mut keys: Vec<(Site, usize)> = Vec::new();
-    let mut src: Vec<Vec<String>> = Vec::new();
-    let mut init: Vec<Vec<String>> = Vec::new();
-    let vec = |v: &[i64]| {
-        v.iter()
-            .map(|x| x.to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    for r in flow.sorted() {
-        let key = (r.site(), r.access());
-        let k = match keys.iter().position(|x| *x == key) {
-            Some(k) => k,
-            None => {
-                keys.push(key);
-                src.push(Vec::new());
-                init.push(Vec::new());
-                keys.len() - 1
+/// read access, as a concrete map (`source`) and set (`initial`), written
+/// as each access's groups arrive (`db::resolve::file_groups`): a piece per
+/// group box and source, so matmul at N=128 is a few pieces, not one per
+/// instance. The reader's coordinates are `i0, i1, …`.
+pub struct BoundedWriter<'p, W: std::io::Write> {
+    program: &'p Program,
+    out: W,
+}
+
+impl<'p, W: std::io::Write> BoundedWriter<'p, W> {
+    /// Writes the header line.
+    pub fn new(
+        program: &'p Program,
+        params: &[(String, i64)],
+        max_trips: u32,
+        mut out: W,
+    ) -> std::io::Result<Self> {
+        let sizes: Vec<String> = params.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        writeln!(
+            out,
+            "# bounded σ at {}, max-trips {max_trips}",
+            sizes.join(" ")
+        )?;
+        Ok(BoundedWriter { program, out })
+    }
+
+    /// The `source` and `initial` lines of each access.
+    pub fn write(&mut self, accesses: &[AccessGroups]) -> std::io::Result<()> {
+        for a in accesses {
+            let reader = tuple(&self.program.site_name(a.site));
+            let (mut src, mut init) = (Vec::new(), Vec::new());
+            for g in &a.groups {
+                for b in &g.boxes {
+                    let vars: Vec<String> = (0..b.len()).map(|d| format!("i{d}")).collect();
+                    let me = format!("{reader}[{}]", vars.join(", "));
+                    let cs: Vec<String> = (b.iter().enumerate())
+                        .map(|(d, &(lo, hi))| match lo == hi {
+                            true => format!("i{d} = {lo}"),
+                            false => format!("{lo} <= i{d} <= {hi}"),
+                        })
+                        .collect();
+                    let cs = match cs.is_empty() {
+                        true => String::new(),
+                        false => format!(" : {}", cs.join(" and ")),
+                    };
+                    for w in &g.sources {
+                        let it: Vec<String> = (w.iter.iter().enumerate())
+                            .map(|(d, c)| match *c {
+                                Coord::Same(0) => format!("i{d}"),
+                                Coord::Same(k) if k < 0 => format!("i{d} - {}", -(k as i128)),
+                                Coord::Same(k) => format!("i{d} + {k}"),
+                                Coord::Int(v) => v.to_string(),
+                            })
+                            .collect();
+                        let name = tuple(&self.program.site_name(w.site));
+                        src.push(format!("{me} -> {name}[{}]{cs}", it.join(", ")));
+                    }
+                    if g.initial {
+                        init.push(format!("{me}{cs}"));
+                    }
+                }
             }
-        };
-        let me = format!("{}[{}]", tuple(flow.site_name(r.site())), vec(r.iter()));
-        for (ws, wi) in r.writes() {
-            src[k].push(format!(
-                "{me} -> {}[{}]",
-                tuple(flow.site_name(ws)),
-                vec(wi)
-            ));
+            let key = format!("{reader} {}", a.access);
+            writeln!(self.out, "source {key}: {{ {} }}", src.join("; "))?;
+            writeln!(self.out, "initial {key}: {{ {} }}", init.join("; "))?;
         }
-        if r.initial() {
-            init[k].push(me);
-        }
+        Ok(())
     }
-    for (k, (site, acc)) in keys.iter().enumerate() {
-        let label = tuple(flow.site_name(*site));
-        let _ = writeln!(out, "source {label} {acc}: {{ {} }}", src[k].join("; "));
-        let _ = writeln!(out, "initial {label} {acc}: {{ {} }}", init[k].join("; "));
+
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
     }
-    out
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod gen;
+pub mod symbolic;
 
 /// How many random cases a property test runs: `ARRAYFLOW_CASES`, else `default`.
 pub fn cases(default: u64) -> u64 {
