@@ -81,15 +81,18 @@ fn arrayflow(args: &[&str]) -> (Option<i32>, String, String, f64) {
 
 /// The kernel as the command line loads it (preprocessed, LARGE sizes).
 fn load(path: &Path) -> Program {
+    let original = std::fs::read_to_string(path).expect("read the kernel");
     let text = arrayflow::cfront::preprocess::run(
         path,
+        original,
         &arrayflow::cfront::preprocess::Options {
             mode: arrayflow::cfront::preprocess::Mode::Always,
             include: Vec::new(),
             define: Vec::new(),
         },
     )
-    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    .unwrap_or_else(|e| panic!("{}: {e:?}", path.display()))
+    .text;
     let mut files = arrayflow::diagnostics::SourceFiles::new();
     let file = files.add(path.display().to_string(), text.clone());
     let (p, diags) = arrayflow::db::compile(path, &text, file);
