@@ -52,12 +52,27 @@ pub fn run(args: &Args) -> ExitCode {
     }
     args.budget.install();
     let config = args.input.sizes.config(args.budget.max_instances);
-    let loaded = match load_with(&args.input.file, config) {
+    let loaded = match load_with(&args.input.file, config.clone()) {
         Ok(l) => l,
         Err(code) => return code,
     };
     if args.symbolic {
         return symbolic(&loaded.program, args.format);
+    }
+    // At the file's own sizes (no `--param`), a program past
+    // SYMBOLIC_PAST instances gets symbolic σ when it is exact: bounded σ
+    // would take minutes there (PolyBench's atax at LARGE), the quasts a
+    // second. `--param` asks for bounded σ at those sizes.
+    if !args.instances && args.input.sizes.params.is_empty() {
+        let big = match instances(&loaded.program, &config) {
+            Some(Ok(n)) | Some(Err(n)) => n > SYMBOLIC_PAST,
+            None => false,
+        };
+        if big {
+            if let Ok(code) = symbolic_instead(&loaded, args) {
+                return code;
+            }
+        }
     }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -120,6 +135,10 @@ fn analysis_failed(loaded: &super::Loaded, e: FileFlowError, args: &Args) -> Exi
     ExitCode::from(1)
 }
 
+/// Access instances past which `flow` with no `--param` prefers symbolic σ
+/// (when exact): about a few seconds of bounded σ in the release build.
+const SYMBOLIC_PAST: u64 = 4_000_000;
+
 /// Prints symbolic σ, with a note saying why, when every read of the
 /// program has a proved quast; else why not.
 fn symbolic_instead(loaded: &super::Loaded, args: &Args) -> Result<ExitCode, String> {
@@ -160,7 +179,7 @@ fn symbolic_instead(loaded: &super::Loaded, args: &Args) -> Result<ExitCode, Str
         Err(_) => String::new(),
     };
     eprintln!(
-        "note: bounded σ needs {needs} at {at} (budget {}); σ given symbolically, exact for every parameter value (docs/flow.md)",
+        "note: bounded σ needs {needs} at {at} (budget {}, symbolic σ preferred past {SYMBOLIC_PAST}); σ given symbolically, exact for every parameter value (docs/flow.md)",
         config.max_instances
     );
     Ok(print_symbolic(program, &sym, args.format))
