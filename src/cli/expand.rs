@@ -55,6 +55,20 @@ pub enum Emit {
     C,
 }
 
+/// The expansion at the command's sizes, or exit 1 after its diagnostic
+/// (`expand`, `plot`, `privatize`).
+pub fn expanded(
+    loaded: &super::Loaded,
+    input: &Input,
+    budget: &Budget,
+) -> Result<expansion::Expansion, ExitCode> {
+    let config = input.sizes.config(budget.max_instances);
+    expansion::expand_with(&loaded.program, &config, &super::kinds()).map_err(|e| {
+        eprint!("{}", loaded.files.render(&diagnostic(&e, loaded.file)));
+        ExitCode::from(1)
+    })
+}
+
 pub fn run(args: &Args) -> ExitCode {
     args.budget.install();
     let loaded = match load(&args.input.file) {
@@ -65,13 +79,9 @@ pub fn run(args: &Args) -> ExitCode {
         let c = emit == Emit::C || crate::cfront::is_c_path(&args.input.file);
         return emit_code(args, &loaded, c);
     }
-    let config = args.input.sizes.config(args.budget.max_instances);
-    let exp = match expansion::expand_with(&loaded.program, &config, &super::kinds()) {
+    let exp = match expanded(&loaded, &args.input, &args.budget) {
         Ok(e) => e,
-        Err(e) => {
-            eprint!("{}", loaded.files.render(&diagnostic(&e, loaded.file)));
-            return ExitCode::from(1);
-        }
+        Err(code) => return code,
     };
     let program = &loaded.program;
     let base = sa::single_assignment(program, &exp);

@@ -4,7 +4,7 @@
 //! program has errors or cannot be plotted, 2 on usage or I/O errors.
 
 use super::{load, Budget, Input};
-use crate::expansion::{self, plot};
+use crate::expansion::plot;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -43,14 +43,9 @@ pub fn run(args: &Args) -> ExitCode {
         }
     }
     args.budget.install();
-    let config = args.input.sizes.config(args.budget.max_instances);
-    let exp = match expansion::expand_with(program, &config, &super::kinds()) {
+    let exp = match super::expand::expanded(&loaded, &args.input, &args.budget) {
         Ok(e) => e,
-        Err(e) => {
-            let d = super::expand::diagnostic(&e, loaded.file);
-            eprint!("{}", loaded.files.render(&d));
-            return ExitCode::from(1);
-        }
+        Err(code) => return code,
     };
     match plot::plot(program, &exp, &stmts, &args.output, args.all_arrows) {
         Ok(s) => {

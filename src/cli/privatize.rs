@@ -6,7 +6,6 @@
 //! or I/O errors.
 
 use super::{load, Budget, Format, Input};
-use crate::expansion;
 use crate::privatize::{self, render};
 use std::process::ExitCode;
 
@@ -37,14 +36,9 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(l) => l,
         Err(code) => return code,
     };
-    let config = args.input.sizes.config(args.budget.max_instances);
-    let exp = match expansion::expand_with(&loaded.program, &config, &super::kinds()) {
+    let exp = match super::expand::expanded(&loaded, &args.input, &args.budget) {
         Ok(e) => e,
-        Err(e) => {
-            let d = super::expand::diagnostic(&e, loaded.file);
-            eprint!("{}", loaded.files.render(&d));
-            return ExitCode::from(1);
-        }
+        Err(code) => return code,
     };
     let loops = privatize::analyze(&loaded.program, &exp);
     let params = exp.inst.facts.params.clone();
