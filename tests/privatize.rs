@@ -7,6 +7,8 @@
 //! in single-assignment form (one cell per write: only value flows remain).
 //! ARRAYFLOW_CASES generated programs (default 300).
 
+mod support;
+
 use arrayflow::dataflow::Config;
 use arrayflow::diagnostics::FileId;
 use arrayflow::expansion::{self, parallel};
@@ -168,10 +170,7 @@ fn a_reduction_carries_its_value() {
 
 #[test]
 fn parallel_before_and_after_agree_with_the_original_and_single_assignment_scans() {
-    let cases: u64 = std::env::var("ARRAYFLOW_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(300);
+    let cases = support::cases(300);
     let (mut loops_seen, mut gained) = (0, 0);
     for seed in 0..cases {
         let p = generate(seed, &GenOptions::all(Size::Small));
@@ -307,10 +306,7 @@ fn the_privatized_figure_13_runs_doall_and_agrees_at_other_sizes() {
 
 #[test]
 fn privatized_generated_programs_agree_with_the_original_with_doall_shuffled() {
-    let cases: u64 = std::env::var("ARRAYFLOW_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(300);
+    let cases = support::cases(300);
     let (mut checked, mut refused) = (0, 0);
     for seed in 0..cases {
         let p = generate(seed, &GenOptions::all(Size::Small));
