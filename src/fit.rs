@@ -44,7 +44,12 @@ pub fn affine_by(
     x: impl Fn(usize, usize) -> i64,
     y: impl Fn(usize) -> i64,
 ) -> Option<Fitted> {
-    let cols = n + 1; // coefficients then constant
+    // The constant then the coefficients: pivots go to the earliest
+    // columns, so when the points are degenerate (i + j = n + 2 at every
+    // one) the free coefficients, set to 0, are the last ones (parameters),
+    // never the constant: with the constant free, y = i - 1 there has only
+    // the fractional solution i - (i + j - n - 2)/2 - ... and no fit.
+    let cols = n + 1;
     let mut basis: Vec<(usize, Vec<i128>)> = Vec::new();
     let mut row: Vec<i128> = Vec::with_capacity(cols + 1);
     for i in 0..len {
@@ -52,8 +57,8 @@ pub fn affine_by(
             break;
         }
         row.clear();
-        row.extend((0..n).map(|c| x(i, c) as i128));
         row.push(1);
+        row.extend((0..n).map(|c| x(i, c) as i128));
         row.push(y(i) as i128);
         for (pc, b) in &basis {
             let f = row[*pc];
@@ -89,8 +94,8 @@ pub fn affine_by(
         .map(i64::try_from)
         .collect::<Result<_, _>>()
         .ok()?;
-    let b = sol[n];
-    let a = sol[..n].to_vec();
+    let b = sol[0];
+    let a = sol[1..].to_vec();
     for i in 0..len {
         let mut v = b;
         for (c, coef) in a.iter().enumerate() {
@@ -167,6 +172,17 @@ mod tests {
         assert_eq!(affine(&pts), Some((vec![1], 0)));
     }
 
+    /// nussinov's points: i + j = n + 2 at every one, y = i - 1. With the
+    /// constant free (set to 0) the only solution was fractional: no fit.
+    #[test]
+    fn fits_points_on_a_hyperplane() {
+        let pts: Vec<(Vec<i64>, i64)> = [(3, 3, 4), (3, 4, 5), (4, 3, 5), (4, 4, 6), (5, 5, 8)]
+            .iter()
+            .map(|&(i, j, n)| (vec![i, j, n], i - 1))
+            .collect();
+        assert_eq!(affine(&pts), Some((vec![1, 0, 0], -1)));
+    }
+
     #[test]
     fn rejects_non_affine() {
         let pts: Vec<(Vec<i64>, i64)> = [1, 2, 3].iter().map(|&x| (vec![x], x * x)).collect();
@@ -176,17 +192,24 @@ mod tests {
     }
 
     /// Issue 14's samples: (i, j, M, N) with M - N = -1 at every point;
-    /// y = j - 1. `affine` returns M - N + j (free constant 0), `simplest`
-    /// the one-term j - 1.
+    /// y = j - 1: the free column is N (the last), so `affine` and
+    /// `simplest` both give j - 1.
+    /// Points with N = i + j and y = N: `affine` gives i + j (N free),
+    /// `simplest` the one-term N.
     #[test]
     fn prefers_fewest_terms() {
         let pts: Vec<(Vec<i64>, i64)> = [(2, 2, 3, 4), (3, 4, 3, 4), (2, 3, 4, 5), (5, 6, 6, 7)]
             .iter()
             .map(|&(i, j, m, n)| (vec![i, j, m, n], j - 1))
             .collect();
-        let (a, _) = affine(&pts).expect("fits");
-        assert!(a.iter().filter(|&&c| c != 0).count() > 1, "{a:?}");
+        assert_eq!(affine(&pts), Some((vec![0, 1, 0, 0], -1)));
         assert_eq!(simplest(&pts, 2), Some((vec![0, 1, 0, 0], -1)));
+        let pts: Vec<(Vec<i64>, i64)> = [(1, 2), (2, 2), (1, 4), (3, 4)]
+            .iter()
+            .map(|&(i, j)| (vec![i, j, i + j], i + j))
+            .collect();
+        assert_eq!(affine(&pts), Some((vec![1, 1, 0], 0)));
+        assert_eq!(simplest(&pts, 2), Some((vec![0, 0, 1], 0)));
         // Tie on one term: a counter (i = N - 1 here) before a parameter.
         let pts: Vec<(Vec<i64>, i64)> = [(3, 4), (4, 5), (6, 7)]
             .iter()

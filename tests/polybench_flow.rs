@@ -7,8 +7,8 @@
 //!   and then the output must be the library's `symbolic::analyze`
 //!   rendered, every quast agreeing with bounded σ at every read instance
 //!   at small parameter vectors, sampled and not (tests/support/symbolic.rs,
-//!   the checker of tests/symbolic.rs); else E0302 (adi: some reads are not
-//!   proved). Kernels within the budget get bounded σ at LARGE, which takes
+//!   the checker of tests/symbolic.rs); else E0302 (none of the 20 since the
+//!   lexicographic splits of `symbolic::infer`). Kernels within the budget get bounded σ at LARGE, which takes
 //!   minutes for some (atax): not run here.
 //! - `expand FILE --emit code`: exit 0 with an expanded program (closed
 //!   forms sampled at small sizes, proved or validated for every parameter
@@ -115,7 +115,7 @@ const OVER_BUDGET: [(&str, bool); 20] = [
     ("symm.c", true),
     ("seidel-2d.c", true),
     ("deriche.c", true),
-    ("nussinov.c", false),
+    ("nussinov.c", true),
     ("fdtd-2d.c", true),
     ("doitgen.c", true),
     ("ludcmp.c", true),
@@ -123,8 +123,8 @@ const OVER_BUDGET: [(&str, bool); 20] = [
     ("2mm.c", true),
     ("3mm.c", true),
     ("cholesky.c", true),
-    ("floyd-warshall.c", false),
-    ("adi.c", false),
+    ("floyd-warshall.c", true),
+    ("adi.c", true),
     ("heat-3d.c", true),
 ];
 

@@ -218,10 +218,28 @@ impl Fitter<'_> {
                 }
             }
         }
-        for ((s, _), g) in &groups {
+        for ((s, level), g) in &groups {
             let Some(Some(src)) = self.leaf(g) else {
                 continue;
             };
+            // Where the source precedes: its coordinate at that level against
+            // the read's counter (Feautrier's lexicographic split, e.g.
+            // floyd-warshall's `j ≥ k + 1`).
+            if let (Some(&c), Some(e)) = (self.counters.get(*level), src.iter.get(*level)) {
+                let counter = Affine {
+                    terms: vec![(Var::Counter(c), 1)],
+                    constant: 0,
+                };
+                for k in 0..=1 {
+                    if let Some(d) = e
+                        .checked_scale(-1)
+                        .and_then(|d| d.checked_add(&counter))
+                        .and_then(|d| d.checked_add(&Affine::constant(-k)))
+                    {
+                        add(d);
+                    }
+                }
+            }
             let wp = &self.places[s.index()];
             let map: Vec<(CounterId, Affine)> = wp.counters().into_iter().zip(src.iter).collect();
             let Some(dom) = wp.domain() else { continue };
