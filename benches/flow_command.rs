@@ -10,6 +10,11 @@
 //! cost of the analysis. Its output is checked byte for byte against the
 //! command's (an independent oracle of the command's σ).
 //!
+//! Two commands are measured: the rules engine (`--engine rules`, through
+//! the database as above) and the quast engine (`symbolic::analyze`, then
+//! each read instance's quast evaluated: `symbolic::bounded`), which
+//! `flow` uses by default past 10^5 instances when every read is exact.
+//!
 //! `cargo bench --bench flow_command` runs criterion timings, then prints
 //! the table (thread CPU time, median of 5; peak heap above what was live
 //! before); `ARRAYFLOW_BENCH_QUICK=1` prints the table only.
@@ -49,6 +54,18 @@ fn command(text: &str, n: i64) -> Vec<u8> {
         Ok(Ok(w)) => w.finish().unwrap_or_default(),
         _ => panic!("matmul must analyse"),
     }
+}
+
+/// What `arrayflow flow FILE --param N=n --format json` does by default
+/// at these sizes: quasts, found and proved, evaluated per read instance.
+fn command_quasts(program: &Program, n: i64) -> Vec<u8> {
+    let sym = arrayflow::symbolic::analyze(program);
+    let params = vec![("N".to_string(), n)];
+    let mut w = GroupWriter::new(program, &params, 4, true, Vec::new()).expect("a Vec");
+    arrayflow::symbolic::bounded::groups(program, &sym, &[n], |a| w.write(&a))
+        .expect("matmul's quasts are exact")
+        .expect("a Vec");
+    w.finish().expect("a Vec")
 }
 
 /// The direct simulation: one pass over matmul's iterations in program
@@ -106,9 +123,14 @@ fn main() {
         .expect("matmul parses");
     let sizes = [64, 128];
     for n in sizes {
+        let sim = simulation(&program, n);
         assert!(
-            command(&text, n) == simulation(&program, n),
+            command(&text, n) == sim,
             "the command and the simulation disagree at N={n}"
+        );
+        assert!(
+            command_quasts(&program, n) == sim,
+            "the quast engine and the simulation disagree at N={n}"
         );
     }
     if std::env::var_os("ARRAYFLOW_BENCH_QUICK").is_none() {
@@ -118,34 +140,43 @@ fn main() {
             g.bench_function(format!("command matmul N={n}"), |b| {
                 b.iter(|| command(&text, n))
             });
+            g.bench_function(format!("command (quasts) matmul N={n}"), |b| {
+                b.iter(|| command_quasts(&program, n))
+            });
             g.bench_function(format!("simulation matmul N={n}"), |b| {
                 b.iter(|| simulation(&program, n))
             });
         }
         g.finish();
     }
-    println!("\n| matmul | command (CPU, median of 5) | peak heap | simulation | peak heap | ratio | JSON bytes |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("\n| matmul | engine | command (CPU, median of 5) | peak heap | simulation | peak heap | ratio | JSON bytes |");
+    println!("|---|---|---|---|---|---|---|---|");
     for n in sizes {
-        let (mut tc, mut ts) = (Vec::new(), Vec::new());
-        let (mut pc, mut ps, mut bytes) = (0, 0, 0);
-        for _ in 0..5 {
-            let (out, t, p) = support::measure(|| command(&text, n));
-            tc.push(t);
-            pc = pc.max(p);
-            bytes = out.len();
-            let (_, t, p) = support::measure(|| simulation(&program, n));
-            ts.push(t);
-            ps = ps.max(p);
+        for engine in ["rules", "quasts"] {
+            let run = || match engine {
+                "rules" => command(&text, n),
+                _ => command_quasts(&program, n),
+            };
+            let (mut tc, mut ts) = (Vec::new(), Vec::new());
+            let (mut pc, mut ps, mut bytes) = (0, 0, 0);
+            for _ in 0..5 {
+                let (out, t, p) = support::measure(run);
+                tc.push(t);
+                pc = pc.max(p);
+                bytes = out.len();
+                let (_, t, p) = support::measure(|| simulation(&program, n));
+                ts.push(t);
+                ps = ps.max(p);
+            }
+            let (c, s) = (median(tc), median(ts));
+            println!(
+                "| N={n} | {engine} | {:.1} ms | {:.0} MB | {:.1} ms | {:.0} MB | {:.1}× | {bytes} |",
+                c.as_secs_f64() * 1e3,
+                pc as f64 / 1e6,
+                s.as_secs_f64() * 1e3,
+                ps as f64 / 1e6,
+                c.as_secs_f64() / s.as_secs_f64()
+            );
         }
-        let (c, s) = (median(tc), median(ts));
-        println!(
-            "| N={n} | {:.1} ms | {:.0} MB | {:.1} ms | {:.0} MB | {:.1}× | {bytes} |",
-            c.as_secs_f64() * 1e3,
-            pc as f64 / 1e6,
-            s.as_secs_f64() * 1e3,
-            ps as f64 / 1e6,
-            c.as_secs_f64() / s.as_secs_f64()
-        );
     }
 }

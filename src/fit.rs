@@ -49,12 +49,26 @@ pub fn affine_by(
     // one) the free coefficients, set to 0, are the last ones (parameters),
     // never the constant: with the constant free, y = i - 1 there has only
     // the fractional solution i - (i + j - n - 2)/2 - ... and no fit.
+    // Rows enter the elimination only when the solution so far misses
+    // them (at most n + 1 do): the other points are one i64 check each,
+    // where eliminating every point (i128, a gcd per row) was most of
+    // `symbolic`'s fit.
     let cols = n + 1;
     let mut basis: Vec<(usize, Vec<i128>)> = Vec::new();
     let mut row: Vec<i128> = Vec::with_capacity(cols + 1);
-    for i in 0..len {
-        if basis.len() == cols {
-            break;
+    let mut sol = vec![0i64; cols];
+    let value = |sol: &[i64], i: usize| -> Option<i64> {
+        let mut v = sol[0];
+        for c in 0..n {
+            v = v.checked_add(sol[c + 1].checked_mul(x(i, c))?)?;
+        }
+        Some(v)
+    };
+    let mut i = 0;
+    while i < len {
+        if value(&sol, i)? == y(i) {
+            i += 1;
+            continue;
         }
         row.clear();
         row.push(1);
@@ -70,12 +84,22 @@ pub fn affine_by(
                 normalize(&mut row);
             }
         }
-        match row[..cols].iter().position(|&v| v != 0) {
-            Some(pc) => basis.push((pc, row.clone())),
-            None if row[cols] != 0 => return None,
-            None => {}
-        }
+        // A row in the span of the basis that the solution misses: the
+        // points are inconsistent.
+        let pc = row[..cols].iter().position(|&v| v != 0)?;
+        basis.push((pc, row.clone()));
+        sol = solve(&basis, cols)?;
+        i = 0;
     }
+    Some((sol[1..].to_vec(), sol[0]))
+}
+
+/// Back substitution over `basis` (pivot column, row of `cols`
+/// coefficients then the right-hand side; each row zero at the pivots of
+/// the rows before it), free columns 0; None when a
+/// pivot does not divide (no integer solution with those free values) or
+/// on overflow.
+fn solve(basis: &[(usize, Vec<i128>)], cols: usize) -> Option<Vec<i64>> {
     let mut sol = vec![0i128; cols];
     for (pc, row) in basis.iter().rev() {
         let mut rhs = row[cols];
@@ -89,23 +113,7 @@ pub fn affine_by(
         }
         sol[*pc] = rhs / row[*pc];
     }
-    let sol: Vec<i64> = sol
-        .into_iter()
-        .map(i64::try_from)
-        .collect::<Result<_, _>>()
-        .ok()?;
-    let b = sol[0];
-    let a = sol[1..].to_vec();
-    for i in 0..len {
-        let mut v = b;
-        for (c, coef) in a.iter().enumerate() {
-            v = v.checked_add(coef.checked_mul(x(i, c))?)?;
-        }
-        if v != y(i) {
-            return None;
-        }
-    }
-    Some((a, b))
+    sol.into_iter().map(|v| i64::try_from(v).ok()).collect()
 }
 
 /// The simplest fit: among the affine functions through `points`, one with

@@ -31,7 +31,26 @@ pub struct Args {
     /// access (docs/interpreter.md, "flow output").
     #[arg(long)]
     pub instances: bool,
+    /// What computes bounded σ: `rules` (the Datalog rules over the facts),
+    /// `quasts` (each read instance's proved quast evaluated: static
+    /// control only), `auto` (quasts past 10^5 access instances when every
+    /// read has one, else rules). Both give the same output (docs/flow.md).
+    #[arg(long, value_enum, default_value_t = Engine::Auto)]
+    pub engine: Engine,
 }
+
+/// `--engine`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Engine {
+    #[default]
+    Auto,
+    Rules,
+    Quasts,
+}
+
+/// Access instances past which `--engine auto` tries the quasts: below,
+/// the rules take milliseconds, less than finding the quasts.
+const QUASTS_PAST: u64 = 100_000;
 
 /// `--format text|json|isl`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -48,6 +67,10 @@ pub fn run(args: &Args) -> ExitCode {
         eprintln!(
             "error: `--instances` prints one JSON record per read instance of bounded σ: use it with `--format json` and without `--symbolic`"
         );
+        return ExitCode::from(2);
+    }
+    if args.instances && args.engine == Engine::Quasts {
+        eprintln!("error: `--instances` records come from the rules engine: use it without `--engine quasts`");
         return ExitCode::from(2);
     }
     args.budget.install();
@@ -76,6 +99,16 @@ pub fn run(args: &Args) -> ExitCode {
     }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
+    if !args.instances && args.engine != Engine::Rules {
+        match by_quasts(&loaded, args, &config, &mut out) {
+            Ok(Some(written)) => return super::finish(written.and_then(|()| out.flush())),
+            Ok(None) => {}
+            Err(why) => {
+                eprintln!("error: `--engine quasts`: {why}");
+                return ExitCode::from(1);
+            }
+        }
+    }
     let written = if args.instances {
         // One record per instance: σ of the whole file first.
         let flow = match file_flow(&loaded.db, loaded.source) {
@@ -115,6 +148,61 @@ pub fn run(args: &Args) -> ExitCode {
         }
     };
     super::finish(written.and_then(|()| out.flush()))
+}
+
+/// Bounded σ by the quast engine (`symbolic::bounded`), when `--engine`
+/// asks for it and it applies: Ok(None) to leave it to the rules (`auto`
+/// under [`QUASTS_PAST`] instances or without a quast for every read, and
+/// past the instance budget, where the rules give E0302); Err(why) when
+/// `--engine quasts` cannot be honoured.
+fn by_quasts(
+    loaded: &super::Loaded,
+    args: &Args,
+    config: &dataflow::Config,
+    out: &mut impl Write,
+) -> Result<Option<std::io::Result<()>>, String> {
+    let program = &loaded.program;
+    let forced = args.engine == Engine::Quasts;
+    let n = match instances(program, config) {
+        Some(Ok(n)) => Some(n),
+        Some(Err(_)) | None => None,
+    };
+    match n {
+        Some(n) if n > config.max_instances => return Ok(None),
+        None if !forced => return Ok(None),
+        Some(n) if n <= QUASTS_PAST && !forced => return Ok(None),
+        _ => {}
+    }
+    let Ok(values) = program.param_values(&config.params) else {
+        return Ok(None);
+    };
+    let sym = crate::symbolic::analyze(program);
+    if let Some(why) = crate::symbolic::bounded::unusable(program, &sym) {
+        return if forced { Err(why) } else { Ok(None) };
+    }
+    let params: Vec<(String, i64)> = (program.params.iter())
+        .zip(&values)
+        .map(|(q, &v)| (q.name.clone(), v))
+        .collect();
+    let trips = config.max_trips;
+    let r = match args.format {
+        FlowFormat::Isl => BoundedWriter::new(program, &params, trips, out).map(|mut w| {
+            let r = crate::symbolic::bounded::groups(program, &sym, &values, |a| w.write(&a));
+            (r, w.finish().map(|_| ()))
+        }),
+        format => GroupWriter::new(program, &params, trips, format == FlowFormat::Json, out).map(
+            |mut w| {
+                let r = crate::symbolic::bounded::groups(program, &sym, &values, |a| w.write(&a));
+                (r, w.finish().map(|_| ()))
+            },
+        ),
+    };
+    match r {
+        Err(e) => Ok(Some(Err(e))),
+        Ok((Err(why), _)) => Err(why),
+        Ok((Ok(Err(e)), _)) => Ok(Some(Err(e))),
+        Ok((Ok(Ok(())), fin)) => Ok(Some(fin)),
+    }
 }
 
 fn analysis_failed(loaded: &super::Loaded, e: FileFlowError, args: &Args) -> ExitCode {

@@ -31,6 +31,31 @@ pub fn samples(program: &Program) -> Vec<Vec<i64>> {
     best
 }
 
+/// The first round's vectors among [`samples`]' (`all`, from [`around`]
+/// a base b): all parameters equal at b-1..=b+1, and each parameter moved
+/// alone by 1 (so that no two parameters are equal at every point); all
+/// of them when that leaves fewer than three.
+pub fn first(all: &[Vec<i64>]) -> Vec<Vec<i64>> {
+    let Some(base) = all.first().and_then(|v| v.first()).map(|&b| b + 3) else {
+        return all.to_vec();
+    };
+    let near: Vec<Vec<i64>> = all
+        .iter()
+        .filter(|v| {
+            let off: Vec<i64> = v.iter().map(|x| x - base).collect();
+            let moved = off.iter().filter(|&&d| d != 0).count();
+            let equal = off.iter().all(|&d| d == off[0]);
+            (equal && off[0].abs() <= 1) || (moved == 1 && off.iter().all(|d| d.abs() <= 1))
+        })
+        .cloned()
+        .collect();
+    if near.len() < 3 {
+        all.to_vec()
+    } else {
+        near
+    }
+}
+
 /// All parameters equal (b-3..=b+1) and each parameter moved on its own
 /// (b-4..=b+4, the others at b), those the assumptions allow.
 pub fn around(program: &Program, base: i64) -> Vec<Vec<i64>> {
@@ -84,14 +109,14 @@ fn affine_of(counters: &[CounterId], n_params: usize, (a, b): &(Vec<i64>, i64)) 
 /// An affine over a point's features (counters then parameters), each
 /// term's variable resolved to its feature index once: `Affine::eval` with
 /// a lookup per term and point was a sixth of the fit's time.
-struct Dense {
+pub(crate) struct Dense {
     /// (feature index, or None for a counter the read is not under: 0)
     terms: Vec<(Option<usize>, i64)>,
     constant: i64,
 }
 
 impl Dense {
-    fn new(e: &Affine, counters: &[CounterId]) -> Dense {
+    pub(crate) fn new(e: &Affine, counters: &[CounterId]) -> Dense {
         let terms = e
             .terms
             .iter()
@@ -110,7 +135,7 @@ impl Dense {
     }
 
     /// The value at `x` (checked as `Affine::eval`), i64::MIN on overflow.
-    fn at(&self, x: &[i64]) -> i64 {
+    pub(crate) fn at(&self, x: &[i64]) -> i64 {
         let mut acc = self.constant;
         for &(k, c) in &self.terms {
             let v = k.map_or(0, |k| x[k]);
@@ -181,28 +206,8 @@ impl Fitter<'_> {
                 out.push(e);
             }
         };
-        if let Some(dom) = self.place.domain() {
-            for atom in dom.iter().flatten() {
-                if let Atom::Le(e) = atom {
-                    for k in 1..=3 {
-                        if let Some(c) = e
-                            .checked_scale(-1)
-                            .and_then(|c| c.checked_add(&Affine::constant(-k)))
-                        {
-                            add(c);
-                        }
-                    }
-                }
-            }
-        }
-        for p in 0..self.n_params {
-            for k in 1..=3 {
-                add(Affine {
-                    terms: vec![(Var::Param(ParamId(p as u32)), 1)],
-                    constant: -k,
-                });
-            }
-        }
+        // The sources' own conditions first: they are the likeliest splits,
+        // and a good split found early lets the search skip the rest.
         // Sources grouped by statement and the level at which they precede.
         let mut groups: Vec<((StmtId, usize), Vec<&Point>)> = Vec::new();
         for p in pts {
@@ -252,6 +257,28 @@ impl Fitter<'_> {
                 }
             }
         }
+        if let Some(dom) = self.place.domain() {
+            for atom in dom.iter().flatten() {
+                if let Atom::Le(e) = atom {
+                    for k in 1..=3 {
+                        if let Some(c) = e
+                            .checked_scale(-1)
+                            .and_then(|c| c.checked_add(&Affine::constant(-k)))
+                        {
+                            add(c);
+                        }
+                    }
+                }
+            }
+        }
+        for p in 0..self.n_params {
+            for k in 1..=3 {
+                add(Affine {
+                    terms: vec![(Var::Param(ParamId(p as u32)), 1)],
+                    constant: -k,
+                });
+            }
+        }
         out
     }
 
@@ -286,29 +313,35 @@ impl Fitter<'_> {
         // first best is kept): skipped.
         type Leaves = [Option<Option<Source>>; 2];
         let mut best: Option<((usize, std::cmp::Reverse<usize>), Affine, Leaves)> = None;
-        let mut seen: std::collections::HashSet<Vec<u64>> = std::collections::HashSet::new();
+        let mut seen: std::collections::HashSet<Vec<u64>, crate::hash::WordHash> =
+            Default::default();
+        // Each point's kind once, and buffers reused across candidates
+        // (allocation per candidate was a tenth of the fit).
+        let kind: Vec<Option<StmtId>> = pts.iter().map(|p| p.1.as_ref().map(|s| s.0)).collect();
+        let mut mask = vec![0u64; pts.len().div_ceil(64)];
+        let mut kinds: [Vec<Option<StmtId>>; 2] = [Vec::new(), Vec::new()];
         for c in self.candidates(pts) {
             let dense = Dense::new(&c, self.counters);
             // One pass: the side of each point (a bit mask), the side sizes
             // and their kinds (few, so lists); the sides are built only for
             // a candidate that may win.
-            let mut mask = vec![0u64; pts.len().div_ceil(64)];
+            mask.iter_mut().for_each(|w| *w = 0);
+            kinds.iter_mut().for_each(Vec::clear);
             let mut size = [0usize; 2];
-            let mut kinds: [Vec<Option<StmtId>>; 2] = [Vec::new(), Vec::new()];
-            for (i, p) in pts.iter().enumerate() {
+            for (i, (p, k)) in pts.iter().zip(&kind).enumerate() {
                 let side = (dense.at(&p.0) < 0) as usize;
                 if side == 0 {
                     mask[i / 64] |= 1 << (i % 64);
                 }
                 size[side] += 1;
-                let k = p.1.as_ref().map(|s| s.0);
-                if !kinds[side].contains(&k) {
-                    kinds[side].push(k);
+                if !kinds[side].contains(k) {
+                    kinds[side].push(*k);
                 }
             }
-            if size[0] == 0 || size[1] == 0 || !seen.insert(mask) {
+            if size[0] == 0 || size[1] == 0 || seen.contains(&mask) {
                 continue;
             }
+            seen.insert(mask.clone());
             let ks = [kinds[0].len(), kinds[1].len()];
             // A side with two kinds of source is no leaf: the best this
             // candidate can score, without fitting.

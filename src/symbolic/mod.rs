@@ -8,6 +8,7 @@
 //! with the reason. `isl` prints quasts, the model and bounded σ in isl
 //! notation. docs/symbolic.md.
 
+pub mod bounded;
 pub mod domain;
 pub mod infer;
 pub mod isl;
@@ -133,10 +134,14 @@ pub fn analyze(program: &Program) -> Symbolic {
         .map(|s| vec![Vec::new(); s.reads().len()])
         .collect();
     let mut used = Vec::new();
-    sample(program, &infer::samples(program), &mut points, &mut used);
-    // A second round, with larger values, for the reads the first left
-    // unproved (a bound the small values never pass, as max(n, 12)).
-    for round in 0..2 {
+    let all = infer::samples(program);
+    // Rounds, each for the reads the ones before left unproved: a few
+    // vectors first (most static-control reads are proved from them, and
+    // the fit's cost is its points), then the rest of `all`, then larger
+    // values (a bound the small ones never pass, as max(n, 12)). The proof
+    // keeps every round sound.
+    sample(program, &infer::first(&all), &mut points, &mut used);
+    for round in 0..3 {
         let mut failed = Vec::new();
         for &k in &pending {
             let outcome = fit_and_prove(program, &places, &reads[k], &points, &mut prover);
@@ -145,15 +150,17 @@ pub fn analyze(program: &Program) -> Symbolic {
             }
             reads[k].outcome = outcome;
         }
-        if round == 1 || failed.is_empty() {
+        if round == 2 || failed.is_empty() {
             break;
         }
-        let more: Vec<Vec<i64>> = infer::around(program, 16)
-            .into_iter()
-            .filter(|v| !used.contains(v))
-            .collect();
+        let next = if round == 0 {
+            all.clone()
+        } else {
+            infer::around(program, 16)
+        };
+        let more: Vec<Vec<i64>> = next.into_iter().filter(|v| !used.contains(v)).collect();
         if more.is_empty() {
-            break;
+            continue;
         }
         sample(program, &more, &mut points, &mut used);
         pending = failed;
