@@ -131,7 +131,7 @@ pub fn groups<E>(
         let mut seen: u32 = 0;
         instances(place, &guards, params, &mut |x| {
             seen = seen.wrapping_add(1);
-            if seen % 65_536 == 0 && over.is_none() {
+            if seen.is_multiple_of(65_536) && over.is_none() {
                 if let Err(e) = crate::budget::check(limit, || "the groups of bounded σ".into()) {
                     over = Some(e.to_string());
                 }
