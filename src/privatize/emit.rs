@@ -25,6 +25,9 @@ use super::LoopPrivatization;
 use crate::codegen::Names;
 use crate::model::*;
 
+/// (loop, its private arrays), per privatized loop.
+pub type Privatized = Vec<(String, Vec<String>)>;
+
 /// The privatized program and what was privatized.
 pub struct Emitted {
     pub text: String,
@@ -128,7 +131,7 @@ fn build(
     program: &Program,
     analyses: &[Vec<LoopPrivatization>],
     clauses: Option<&mut Clauses>,
-) -> Option<(Program, Vec<(String, Vec<String>)>)> {
+) -> Option<(Program, Privatized)> {
     let mut p = program.clone();
     let mut names = Names::new(program);
     let chosen = choose(analyses);
