@@ -158,6 +158,7 @@ fn compile_and_run(d: &Path, name: &str, files: &[PathBuf]) -> String {
         .args(["-std=gnu99", "-O1", "-fopenmp", "-w", "-o"])
         .arg(&exe)
         .args(files)
+        .arg("-lm")
         .output()
         .expect("cc");
     assert!(
@@ -265,6 +266,28 @@ fn openmp_clauses_run_like_the_original() {
         assert_eq!(pragmas_out, pragmas, "{name}:\n{out}");
         // Clauses only: the signature is the original's.
         assert!(!out.contains("_w["), "{name}: explicit copies\n{out}");
+        let b = out.replace("void kernel(", "void kernel_b(");
+        assert_eq!(run_c(&dir, name, &a, &b).trim(), "same", "{name}:\n{out}");
+    }
+    // PolyBench/C at MINI_DATASET, where clauses apply: deriche's scalars,
+    // doitgen's `sum`, symm's `temp2` (docs/expansion.md §9.3).
+    let o = arrayflow::cfront::preprocess::Options {
+        define: vec!["MINI_DATASET".to_string()],
+        ..Default::default()
+    };
+    for (name, clauses) in [("deriche", 4), ("doitgen", 1), ("symm", 1)] {
+        let path = fixture(&format!("fixtures/c/polybench/{name}.c"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let pre = arrayflow::cfront::preprocess::run(Path::new(&path), text, &o)
+            .unwrap_or_else(|e| panic!("{name}: {}", e.for_command()));
+        let (a, d) = arrayflow::cfront::compile(&pre.text, FileId(0));
+        let a = a.unwrap_or_else(|| panic!("{d:?}"));
+        let out = arrayflow(&["privatize", "--emit", "code", &path, "-D", "MINI_DATASET"]);
+        let n = out
+            .lines()
+            .filter(|l| l.trim().starts_with("#pragma omp parallel for") && l.contains("private("))
+            .count();
+        assert_eq!(n, clauses, "{name}:\n{out}");
         let b = out.replace("void kernel(", "void kernel_b(");
         assert_eq!(run_c(&dir, name, &a, &b).trim(), "same", "{name}:\n{out}");
     }
