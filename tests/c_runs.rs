@@ -226,7 +226,8 @@ fn privatized_and_expanded_c_run_like_the_original() {
 /// parallel for` with OpenMP's own clauses over local copies (docs/
 /// expansion.md §9.3), run on two threads against the sequential original.
 /// The clause each fixture needs was worked out by hand (the comments in
-/// fixtures/c/privatize/ say why); 4 fixtures, then one mutation.
+/// fixtures/c/privatize/ say why). Cases: 4 fixtures, 3 PolyBench kernels
+/// (MINI_DATASET), then one mutation that must be caught.
 #[test]
 fn openmp_clauses_run_like_the_original() {
     let dir = std::env::temp_dir().join(format!("arrayflow-c-clauses-{}", std::process::id()));
