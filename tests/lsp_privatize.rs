@@ -135,6 +135,48 @@ fn the_remark_and_its_action_on_figure_13() {
     c.shutdown();
 }
 
+/// On a C file the hint sits on the C loop, and the action gives C with
+/// OpenMP's clauses (docs/expansion.md §9.3: `w` is written whole by every
+/// iteration before it is read, so `lastprivate` alone).
+#[test]
+fn the_remark_and_its_action_on_a_c_file() {
+    let file = "fixtures/c/privatize/rowtemp.c";
+    let text = std::fs::read_to_string(path(file)).unwrap();
+    let u = "file:///work/rowtemp.c";
+    let mut c = Client::start(BIN);
+    c.open(u, &text);
+    let diags = c.diagnostics(u, 1);
+    let want = "loop `j` is parallel once `w` is private (copy-in: none; finalization: none) \
+                at N=6, M=5, max-trips 4";
+    let r = diags
+        .iter()
+        .find(|d| d["message"] == want)
+        .unwrap_or_else(|| panic!("{diags:#?}"));
+    let j = line_of(&text, "  for (int j = 0; j < N; j++) {");
+    assert_eq!(r["range"]["start"]["line"], json!(j), "{r}");
+    let at = r["range"]["start"].clone();
+    let a = c.call(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": u}, "range": {"start": at, "end": at},
+               "context": {"diagnostics": []}}),
+    );
+    let apply = a["result"]
+        .as_array()
+        .and_then(|v| v.iter().find(|x| x["title"] == "Apply privatization"))
+        .unwrap_or_else(|| panic!("{a}"))
+        .clone();
+    let resolved = c.call("codeAction/resolve", apply);
+    let code = resolved["result"]["edit"]["documentChanges"][0]["edits"][0]["newText"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        code.lines()
+            .any(|l| l.trim() == "#pragma omp parallel for lastprivate(w_p)"),
+        "{code}"
+    );
+    c.shutdown();
+}
+
 /// The privatization query runs per kernel: editing one kernel of two
 /// reruns it for that kernel only, and a comment edit for neither.
 #[test]
