@@ -390,3 +390,68 @@ fn c_in_gives_openmp_c_out() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `privatize --emit code` on the C fixtures of fixtures/c/privatize/: the
+/// OpenMP pragma lines, worked out by hand from docs/expansion.md §9.3
+/// (each fixture's comment says why); tests/c_runs.rs runs them. 6 files.
+#[test]
+fn openmp_clauses_as_worked_out_by_hand() {
+    let cases: [(&str, &[&str]); 6] = [
+        (
+            "fig13",
+            &["#pragma omp parallel for firstprivate(work_p) lastprivate(work_p)"],
+        ),
+        (
+            "temp",
+            &[
+                "#pragma omp parallel for private(t_p)",
+                "#pragma omp parallel for lastprivate(t_p)",
+            ],
+        ),
+        ("rowtemp", &["#pragma omp parallel for lastprivate(w_p)"]),
+        (
+            "copyin",
+            &["#pragma omp parallel for firstprivate(w_p) lastprivate(w_p)"],
+        ),
+        ("dead", &["#pragma omp parallel for firstprivate(w_p)"]),
+        // A conditional write: no clause fits, explicit private copies.
+        ("lastwriter", &["#pragma omp parallel for"]),
+    ];
+    for (name, pragmas) in cases {
+        let path = format!(
+            "{}/fixtures/c/privatize/{name}.c",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_arrayflow"))
+            .args(["privatize", "--emit", "code", &path])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let c = String::from_utf8(out.stdout).unwrap();
+        let got: Vec<&str> = c
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("#pragma"))
+            .collect();
+        assert_eq!(got, pragmas, "{name}:\n{c}");
+        let explicit = c.contains("_w[");
+        assert_eq!(explicit, name == "lastwriter", "{name}:\n{c}");
+    }
+    let path = format!(
+        "{}/fixtures/c/privatize/lastwriter.c",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arrayflow"))
+        .args(["privatize", "--emit", "code", &path])
+        .output()
+        .unwrap();
+    let c = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        c.contains("// loop i: no OpenMP clause fits t: a write under a condition"),
+        "{c}"
+    );
+}

@@ -84,12 +84,46 @@ static inline long af_mod(long a, long b)
 
 /// The program as a C translation unit defining `void function(...)`.
 pub fn program(p: &Program, function: &str) -> String {
+    program_omp(p, function, &[])
+}
+
+/// A loop that OpenMP runs over thread-private copies of arrays
+/// (`privatize --emit code` on C): the arrays are parameters, i.e.
+/// pointers, which OpenMP's clauses would privatize instead of the cells,
+/// so each gets a local copy (`X_p`) that the clauses name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OmpLoop {
+    pub counter: CounterId,
+    pub arrays: Vec<OmpPrivate>,
+}
+
+/// One array of an [`OmpLoop`]: `private` when neither flag is set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OmpPrivate {
+    pub array: ArrayId,
+    /// `firstprivate`: each thread's copy starts as the shared array.
+    pub first: bool,
+    /// `lastprivate`: the sequentially last iteration's copy is copied
+    /// back to the shared array after the loop.
+    pub last: bool,
+}
+
+/// [`program`] with the loops of `omp` printed with data-sharing clauses:
+/// `{ double X_p[..]; memcpy(X_p, X, ..); #pragma omp parallel for
+/// firstprivate(X_p) lastprivate(X_p) for (..) {..} memcpy(X, X_p, ..); }`,
+/// the local copied in when firstprivate or lastprivate (a loop that runs
+/// no iteration leaves it as the shared array) and out when lastprivate.
+pub fn program_omp(p: &Program, function: &str, omp: &[OmpLoop]) -> String {
     let mut cx = Printer::new(p);
+    cx.omp = omp.to_vec();
     let mut body = String::new();
     cx.nodes(&p.body, 1, &mut body);
 
     let mut out =
         String::from("/* Printed by arrayflow from the program model (docs/c.md, C output). */\n");
+    if cx.uses_memcpy {
+        out.push_str("#include <string.h>\n");
+    }
     if !p.params.is_empty() {
         let list: Vec<String> = p
             .params
@@ -157,6 +191,10 @@ struct Printer<'a> {
     uses_unknown_cond: bool,
     uses_div: bool,
     uses_mod: bool,
+    omp: Vec<OmpLoop>,
+    /// Scalars printed as locals (`x`, not `*x`): private copies.
+    local: HashSet<ArrayId>,
+    uses_memcpy: bool,
 }
 
 /// `name` as a C identifier (`.` of derived names becomes `_`), with `_`
@@ -287,6 +325,9 @@ impl<'a> Printer<'a> {
             uses_unknown_cond: false,
             uses_div: false,
             uses_mod: false,
+            omp: Vec::new(),
+            local: HashSet::new(),
+            uses_memcpy: false,
         }
     }
 
@@ -363,25 +404,10 @@ impl<'a> Printer<'a> {
                     out.push_str(&pad);
                     self.stmt(s, out);
                 }
-                Node::For(f) => {
-                    if f.parallel {
-                        let _ = writeln!(out, "{pad}#pragma omp parallel for");
-                    }
-                    let i = self.counters[f.counter.index()].clone();
-                    let step = if f.step == 1 {
-                        format!("{i}++")
-                    } else {
-                        format!("{i} += {}", f.step)
-                    };
-                    let _ = writeln!(
-                        out,
-                        "{pad}for (int {i} = {}; {i} <= {}; {step}) {{",
-                        self.expr(&f.lower.expr),
-                        self.expr(&f.upper.expr)
-                    );
-                    self.nodes(&f.body, depth + 1, out);
-                    let _ = writeln!(out, "{pad}}}");
-                }
+                Node::For(f) => match self.omp.iter().find(|o| o.counter == f.counter).cloned() {
+                    Some(o) => self.omp_loop(f, &o, depth, out),
+                    None => self.for_loop(f, "", depth, out),
+                },
                 Node::While(w) => {
                     out.push_str(&pad);
                     self.cond_label(&w.cond, out);
@@ -419,6 +445,111 @@ impl<'a> Printer<'a> {
                 }
             }
         }
+    }
+
+    /// `for (..) {..}`, after `#pragma omp parallel for{clauses}` when the
+    /// loop is parallel.
+    fn for_loop(&mut self, f: &For, clauses: &str, depth: usize, out: &mut String) {
+        let pad = "  ".repeat(depth);
+        if f.parallel {
+            let _ = writeln!(out, "{pad}#pragma omp parallel for{clauses}");
+        }
+        let i = self.counters[f.counter.index()].clone();
+        let step = if f.step == 1 {
+            format!("{i}++")
+        } else {
+            format!("{i} += {}", f.step)
+        };
+        let _ = writeln!(
+            out,
+            "{pad}for (int {i} = {}; {i} <= {}; {step}) {{",
+            self.expr(&f.lower.expr),
+            self.expr(&f.upper.expr)
+        );
+        self.nodes(&f.body, depth + 1, out);
+        let _ = writeln!(out, "{pad}}}");
+    }
+
+    /// The loop in a block of its own over local copies ([`program_omp`]).
+    fn omp_loop(&mut self, f: &For, o: &OmpLoop, depth: usize, out: &mut String) {
+        let pad = "  ".repeat(depth);
+        let inner = "  ".repeat(depth + 1);
+        let _ = writeln!(out, "{pad}{{");
+        let saved = self.arrays.clone();
+        let mut taken: HashSet<String> = self.arrays.iter().cloned().collect();
+        taken.extend(self.counters.iter().cloned());
+        taken.extend(self.param_names.values().cloned());
+        taken.extend(self.functions.keys().cloned());
+        let mut copies = Vec::new();
+        let mut clauses: [Vec<String>; 3] = Default::default();
+        for a in &o.arrays {
+            let shared = saved[a.array.index()].clone();
+            let local = fresh(&format!("{shared}_p"), &taken);
+            taken.insert(local.clone());
+            self.arrays[a.array.index()] = local.clone();
+            let decl = self.p.array_decl(a.array);
+            let scalar = decl.dims.is_empty();
+            let text = if scalar {
+                self.local.insert(a.array);
+                format!("{} {local}", self.elem(a.array))
+            } else {
+                self.array_param(a.array, decl)
+            };
+            let _ = writeln!(out, "{inner}{text};");
+            if a.first || a.last {
+                self.copy(scalar, &shared, &local, true, &inner, out);
+            }
+            let k = match (a.first, a.last) {
+                (false, false) => 0,
+                (true, _) => 1,
+                (false, true) => 2,
+            };
+            clauses[k].push(local.clone());
+            if a.first && a.last {
+                clauses[2].push(local.clone());
+            }
+            copies.push((scalar, a.last, shared, local));
+        }
+        let mut text = String::new();
+        for (name, list) in ["private", "firstprivate", "lastprivate"]
+            .iter()
+            .zip(&clauses)
+        {
+            if !list.is_empty() {
+                let _ = write!(text, " {name}({})", list.join(", "));
+            }
+        }
+        self.for_loop(f, &text, depth + 1, out);
+        for (scalar, last, shared, local) in &copies {
+            if *last {
+                self.copy(*scalar, shared, local, false, &inner, out);
+            }
+        }
+        for a in &o.arrays {
+            self.local.remove(&a.array);
+        }
+        self.arrays = saved;
+        let _ = writeln!(out, "{pad}}}");
+    }
+
+    /// The shared array copied into the local one (`inward`) or back; a
+    /// scalar parameter is a pointer.
+    fn copy(
+        &mut self,
+        scalar: bool,
+        shared: &str,
+        local: &str,
+        inward: bool,
+        pad: &str,
+        out: &mut String,
+    ) {
+        let _ = match (scalar, inward) {
+            (true, true) => writeln!(out, "{pad}{local} = *{shared};"),
+            (true, false) => writeln!(out, "{pad}*{shared} = {local};"),
+            (false, true) => writeln!(out, "{pad}memcpy({local}, {shared}, sizeof {local});"),
+            (false, false) => writeln!(out, "{pad}memcpy({shared}, {local}, sizeof {local});"),
+        };
+        self.uses_memcpy |= !scalar;
     }
 
     /// A written condition name as a C label (the C front end reads a label
@@ -476,6 +607,9 @@ impl<'a> Printer<'a> {
     fn access(&mut self, a: &Access) -> String {
         let mut s = self.arrays[a.array.index()].clone();
         if a.subscripts.is_empty() {
+            if self.local.contains(&a.array) {
+                return s;
+            }
             return format!("*{s}");
         }
         let dims = &self.p.array_decl(a.array).dims;

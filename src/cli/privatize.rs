@@ -59,47 +59,10 @@ fn emit(args: &Args, program: &crate::model::Program) -> ExitCode {
         max_instances: args.budget.max_instances,
         allow_unproved: false,
     };
-    let sizes = |vs: &[Vec<(String, i64)>]| -> String {
-        let one = |v: &Vec<(String, i64)>| {
-            let x: Vec<String> = v.iter().map(|(n, x)| format!("{n}={x}")).collect();
-            format!("({})", x.join(", "))
-        };
-        vs.iter().map(one).collect::<Vec<_>>().join(" ")
-    };
-    match privatize::emit::checked(program, &o) {
-        Ok(c) => {
-            let Some(e) = c.emitted else {
-                println!("# arrayflow privatize --emit code: no loop becomes parallel by privatization at {}", sizes(&c.sampled));
-                print!("{}", crate::print::program(program));
-                return ExitCode::SUCCESS;
-            };
-            let mark = if crate::cfront::is_c_path(&args.input.file) {
-                "//"
-            } else {
-                "#"
-            };
-            println!("{mark} arrayflow privatize --emit code: loops parallel after privatization at every size analysed,");
-            println!("{mark}   {}", sizes(&c.sampled));
-            println!(
-                "{mark} and equivalent to the original (doall shuffled) at {}; checked, not proved.",
-                sizes(&c.validated)
-            );
-            for (l, arrays) in &e.loops {
-                println!("{mark} loop {l}: private {}", arrays.join(", "));
-            }
-            if crate::cfront::is_c_path(&args.input.file) {
-                // C in, C out: `doall` is `#pragma omp parallel for`, the
-                // private copies explicit arrays (docs/c.md, C output).
-                match crate::lower::compile_errors(&e.text, crate::diagnostics::FileId(0)).0 {
-                    Some(b) => print!("{}", crate::cfront::emit::program(&b, "kernel")),
-                    None => {
-                        eprintln!("internal error: the privatized program does not check");
-                        return ExitCode::from(1);
-                    }
-                }
-            } else {
-                print!("{}", e.text);
-            }
+    let c = crate::cfront::is_c_path(&args.input.file);
+    match privatize::document::document(program, &o, c) {
+        Ok(text) => {
+            print!("{text}");
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -28,6 +28,7 @@
 pub mod deps;
 pub mod ide;
 pub mod kernel;
+pub mod privatize;
 pub mod resolve;
 pub mod rules;
 
@@ -741,6 +742,7 @@ pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
             _ => {}
         }
     }
+    out.extend(privatize::remarks(db, file));
     for (k, &kern) in kernels(db, file).iter().enumerate() {
         let Ok(e) = kernel_expansion(db, kern) else {
             continue;

@@ -15,8 +15,10 @@ pub enum Kind {
     Hover(Position),
     Definition(Position),
     CodeLens,
-    CodeAction,
-    /// Fill in the edit of "Apply maximal static expansion".
+    /// The actions at a range of the document.
+    CodeAction(Range),
+    /// Fill in the edit of "Apply maximal static expansion" or "Apply
+    /// privatization".
     ResolveAction(Box<CodeAction>),
     Symbols,
     Summary,
@@ -42,6 +44,10 @@ type Failure = (ErrorCode, String);
 
 /// The title of the code action that rewrites the file.
 pub const APPLY: &str = "Apply maximal static expansion";
+
+/// The title of the code action that privatizes the file, offered on the
+/// loops that private copies make parallel.
+pub const APPLY_PRIVATIZATION: &str = "Apply privatization";
 
 fn params<T: serde::de::DeserializeOwned>(
     method: &str,
@@ -75,7 +81,7 @@ pub fn parse_request(method: &str, v: serde_json::Value) -> Result<(String, Kind
         }
         req::CodeActionRequest::METHOD => {
             let p: CodeActionParams = params(method, v)?;
-            Ok((doc(&p.text_document), Kind::CodeAction))
+            Ok((doc(&p.text_document), Kind::CodeAction(p.range)))
         }
         req::CodeActionResolveRequest::METHOD => {
             let a: CodeAction = params(method, v)?;
@@ -241,7 +247,7 @@ pub fn handle(s: &Snapshot, kind: &Kind, uri: &Uri) -> Result<Reply, Failure> {
                 .collect();
             json(lenses)
         }
-        Kind::CodeAction => {
+        Kind::CodeAction(range) => {
             let apply = CodeAction {
                 title: APPLY.to_string(),
                 kind: Some(CodeActionKind::REFACTOR_REWRITE),
@@ -254,10 +260,25 @@ pub fn handle(s: &Snapshot, kind: &Kind, uri: &Uri) -> Result<Reply, Failure> {
                 command: Some(summary_command("Show expansion summary".to_string(), uri)),
                 ..CodeAction::default()
             };
-            json(vec![
+            let mut actions = vec![
                 CodeActionOrCommand::CodeAction(apply),
                 CodeActionOrCommand::CodeAction(summary),
-            ])
+            ];
+            // On a loop that private copies make parallel.
+            let on_loop = s.analysed()
+                && db::privatize::remarks(db, file).iter().any(|r| {
+                    let l = s.range(r.span);
+                    l.start <= range.end && range.start <= l.end
+                });
+            if on_loop {
+                actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                    title: APPLY_PRIVATIZATION.to_string(),
+                    kind: Some(CodeActionKind::REFACTOR_REWRITE),
+                    data: Some(serde_json::json!({ "uri": uri.as_str(), "privatize": true })),
+                    ..CodeAction::default()
+                }));
+            }
+            json(actions)
         }
         Kind::ResolveAction(action) => {
             if !s.analysed() {
@@ -266,9 +287,25 @@ pub fn handle(s: &Snapshot, kind: &Kind, uri: &Uri) -> Result<Reply, Failure> {
                     "the file is too large to analyse".to_string(),
                 ));
             }
-            let code = match db::expanded_code(db, file) {
-                Ok((_, text)) => text.clone(),
-                Err(e) => return Err((ErrorCode::RequestFailed, format!("cannot expand: {e}"))),
+            let privatize = action
+                .data
+                .as_ref()
+                .and_then(|d| d.get("privatize"))
+                .is_some_and(|p| p == true);
+            let code = if privatize {
+                match db::privatize::privatized_code(db, file) {
+                    Ok(text) => text.clone(),
+                    Err(e) => {
+                        return Err((ErrorCode::RequestFailed, format!("cannot privatize: {e}")))
+                    }
+                }
+            } else {
+                match db::expanded_code(db, file) {
+                    Ok((_, text)) => text.clone(),
+                    Err(e) => {
+                        return Err((ErrorCode::RequestFailed, format!("cannot expand: {e}")))
+                    }
+                }
             };
             let whole = Range::new(
                 Position::new(0, 0),

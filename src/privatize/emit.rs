@@ -25,6 +25,9 @@ use super::LoopPrivatization;
 use crate::codegen::Names;
 use crate::model::*;
 
+/// (loop, its private arrays), per privatized loop.
+pub type Privatized = Vec<(String, Vec<String>)>;
+
 /// The privatized program and what was privatized.
 pub struct Emitted {
     pub text: String,
@@ -76,18 +79,9 @@ pub fn emit(
     program: &Program,
     analyses: &[Vec<LoopPrivatization>],
 ) -> Result<Option<Emitted>, String> {
-    let mut p = program.clone();
-    let mut names = Names::new(program);
-    let chosen = choose(analyses);
-    let mut done = Vec::new();
-    let body = std::mem::take(&mut p.body);
-    p.body = rewrite_nodes(body, &chosen, &mut p, &mut names, &mut done);
-    if done.is_empty() {
+    let Some((p, done)) = build(program, analyses, None) else {
         return Ok(None);
-    }
-    // Inserted statements renumber generated labels (`_S3` is the third
-    // statement): the derived `_S3.1` keeps matching `_S3` under `equiv`.
-    keep_generated_labels(&mut p.body);
+    };
     let text = crate::print::program(&p);
     let (back, diags) = crate::lower::compile(&text, crate::diagnostics::FileId(0));
     if back.is_none() || diags.iter().any(|d| d.is_error()) {
@@ -96,6 +90,67 @@ pub fn emit(
         ));
     }
     Ok(Some(Emitted { text, loops: done }))
+}
+
+/// The privatized program as C, for C input: a loop whose private arrays
+/// all fit OpenMP's clauses ([`super::omp`]) keeps its body and gets them;
+/// the others get the explicit code of [`emit`].
+pub struct EmittedC {
+    pub text: String,
+    pub loops: Vec<(String, Vec<String>)>,
+    /// Per privatized loop, what it got and why, for the header.
+    pub notes: Vec<String>,
+}
+
+/// [`emit`] as C defining `void function(..)`.
+pub fn emit_c(
+    program: &Program,
+    analyses: &[Vec<LoopPrivatization>],
+    function: &str,
+) -> Option<EmittedC> {
+    let mut omp = Clauses::default();
+    let (p, loops) = build(program, analyses, Some(&mut omp))?;
+    Some(EmittedC {
+        text: crate::cfront::emit::program_omp(&p, function, &omp.loops),
+        loops,
+        notes: omp.notes,
+    })
+}
+
+/// What the C form gathers: the loops with clauses, and a note per loop.
+#[derive(Default)]
+struct Clauses {
+    loops: Vec<crate::cfront::emit::OmpLoop>,
+    notes: Vec<String>,
+}
+
+/// The program with the chosen loops privatized, and (loop, arrays) for
+/// each; with `clauses`, loops whose arrays all fit OpenMP clauses are only
+/// marked parallel and listed there.
+fn build(
+    program: &Program,
+    analyses: &[Vec<LoopPrivatization>],
+    clauses: Option<&mut Clauses>,
+) -> Option<(Program, Privatized)> {
+    let mut p = program.clone();
+    let mut names = Names::new(program);
+    let chosen = choose(analyses);
+    let mut done = Vec::new();
+    let body = std::mem::take(&mut p.body);
+    let mut cx = Rewrite {
+        chosen: &chosen,
+        names: &mut names,
+        done: &mut done,
+        clauses,
+    };
+    p.body = cx.nodes(body, &mut p);
+    if done.is_empty() {
+        return None;
+    }
+    // Inserted statements renumber generated labels (`_S3` is the third
+    // statement): the derived `_S3.1` keeps matching `_S3` under `equiv`.
+    keep_generated_labels(&mut p.body);
+    Some((p, done))
 }
 
 /// The loops parallel after privatization at every analysed size and not
@@ -152,56 +207,112 @@ fn keep_generated_labels(nodes: &mut [Node]) {
     }
 }
 
-fn rewrite_nodes(
-    nodes: Vec<Node>,
-    chosen: &[LoopPrivatization],
-    p: &mut Program,
-    names: &mut Names,
-    done: &mut Vec<(String, Vec<String>)>,
-) -> Vec<Node> {
-    let mut out = Vec::new();
-    for n in nodes {
-        match n {
-            Node::For(mut f) => {
-                let target = chosen
-                    .iter()
-                    .find(|l| l.counter == f.counter)
-                    .filter(|_| !f.lower.affine.uses_counters() && !f.upper.affine.uses_counters());
-                match target {
-                    Some(l) => {
-                        let arrays: Vec<String> = l.private().map(str::to_string).collect();
-                        let xs: Vec<ArrayId> =
-                            arrays.iter().filter_map(|name| p.array(name)).collect();
-                        let privates: Vec<Private> =
-                            xs.into_iter().map(|x| declare(p, names, x, &f)).collect();
-                        privatize(&mut f, &privates, p, names, &mut out);
-                        done.push((p.counter_decl(f.counter).name.clone(), arrays));
-                    }
-                    None => {
-                        f.body = rewrite_nodes(f.body, chosen, p, names, done);
-                        out.push(Node::For(f));
+struct Rewrite<'a> {
+    chosen: &'a [LoopPrivatization],
+    names: &'a mut Names,
+    done: &'a mut Vec<(String, Vec<String>)>,
+    clauses: Option<&'a mut Clauses>,
+}
+
+impl Rewrite<'_> {
+    fn nodes(&mut self, nodes: Vec<Node>, p: &mut Program) -> Vec<Node> {
+        let mut out = Vec::new();
+        // What follows each node: whether a private array is dead after it.
+        let all = if self.clauses.is_some() {
+            nodes.clone()
+        } else {
+            Vec::new()
+        };
+        for (k, n) in nodes.into_iter().enumerate() {
+            match n {
+                Node::For(mut f) => {
+                    let target = self
+                        .chosen
+                        .iter()
+                        .find(|l| l.counter == f.counter)
+                        .filter(|_| {
+                            !f.lower.affine.uses_counters() && !f.upper.affine.uses_counters()
+                        });
+                    match target {
+                        Some(l) => {
+                            let arrays: Vec<String> = l.private().map(str::to_string).collect();
+                            let xs: Vec<ArrayId> =
+                                arrays.iter().filter_map(|name| p.array(name)).collect();
+                            let loop_name = p.counter_decl(f.counter).name.clone();
+                            if !self.with_clauses(&mut f, all.get(k + 1..).unwrap_or(&[]), &xs, p) {
+                                let privates: Vec<Private> = xs
+                                    .into_iter()
+                                    .map(|x| declare(p, self.names, x, &f))
+                                    .collect();
+                                privatize(&mut f, &privates, p, self.names, &mut out);
+                            } else {
+                                out.push(Node::For(f));
+                            }
+                            self.done.push((loop_name, arrays));
+                        }
+                        None => {
+                            f.body = self.nodes(f.body, p);
+                            out.push(Node::For(f));
+                        }
                     }
                 }
+                Node::While(mut w) => {
+                    w.body = self.nodes(w.body, p);
+                    out.push(Node::While(w));
+                }
+                Node::If(mut i) => {
+                    i.branches = i
+                        .branches
+                        .into_iter()
+                        .map(|(c, b)| (c, self.nodes(b, p)))
+                        .collect();
+                    i.otherwise = i.otherwise.map(|b| self.nodes(b, p));
+                    out.push(Node::If(i));
+                }
+                Node::Stmt(s) => out.push(Node::Stmt(s)),
             }
-            Node::While(mut w) => {
-                w.body = rewrite_nodes(w.body, chosen, p, names, done);
-                out.push(Node::While(w));
-            }
-            Node::If(mut i) => {
-                i.branches = i
-                    .branches
-                    .into_iter()
-                    .map(|(c, b)| (c, rewrite_nodes(b, chosen, p, names, done)))
-                    .collect();
-                i.otherwise = i
-                    .otherwise
-                    .map(|b| rewrite_nodes(b, chosen, p, names, done));
-                out.push(Node::If(i));
-            }
-            Node::Stmt(s) => out.push(Node::Stmt(s)),
         }
+        out
     }
-    out
+
+    /// In the C form, marks `f` parallel with OpenMP clauses when every
+    /// array of `xs` fits one; notes what it got, or why not.
+    fn with_clauses(&mut self, f: &mut For, after: &[Node], xs: &[ArrayId], p: &Program) -> bool {
+        let Some(c) = self.clauses.as_deref_mut() else {
+            return false;
+        };
+        let name = &p.counter_decl(f.counter).name;
+        let mut arrays = Vec::new();
+        let mut whys = Vec::new();
+        for &x in xs {
+            let array = &p.array_decl(x).name;
+            match super::omp::clause(p, f, after, x) {
+                Ok((o, why)) => {
+                    let kind = match (o.first, o.last) {
+                        (false, false) => "private",
+                        (true, false) => "firstprivate",
+                        (false, true) => "lastprivate",
+                        (true, true) => "firstprivate lastprivate",
+                    };
+                    whys.push(format!("{array}: {kind} ({why})"));
+                    arrays.push(o);
+                }
+                Err(why) => {
+                    c.notes
+                        .push(format!("loop {name}: no OpenMP clause fits {array}: {why}"));
+                    return false;
+                }
+            }
+        }
+        c.notes
+            .push(format!("loop {name}: OpenMP clauses; {}", whys.join("; ")));
+        f.parallel = true;
+        c.loops.push(crate::cfront::emit::OmpLoop {
+            counter: f.counter,
+            arrays,
+        });
+        true
+    }
 }
 
 /// `X_p[D, lo - 1 .. hi]`, `X_w[D, lo .. hi]`, `X_l[D]`: the iteration
@@ -450,6 +561,8 @@ fn rewrite_body(nodes: Vec<Node>, privates: &[Private], i: &Expr, names: &mut Na
 /// was analysed and validated at.
 pub struct Checked {
     pub emitted: Option<Emitted>,
+    /// The analysis at each sampled size.
+    pub analyses: Vec<Vec<LoopPrivatization>>,
     pub sampled: Vec<Vec<(String, i64)>>,
     pub validated: Vec<Vec<(String, i64)>>,
 }
@@ -488,6 +601,7 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
     let Some(emitted) = emit(program, &analyses)? else {
         return Ok(Checked {
             emitted: None,
+            analyses,
             sampled,
             validated: Vec::new(),
         });
@@ -522,6 +636,7 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
     }
     Ok(Checked {
         emitted: Some(emitted),
+        analyses,
         sampled,
         validated,
     })

@@ -18,7 +18,9 @@
 //! An execution of L is one iteration of the loops around it; everything is
 //! per execution and then summed up per (L, X).
 
+pub mod document;
 pub mod emit;
+pub mod omp;
 pub mod render;
 
 use crate::dataflow::render::site_loops;

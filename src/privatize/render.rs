@@ -157,3 +157,57 @@ pub fn json(params: &[(String, i64)], loops: &[LoopPrivatization]) -> Value {
         .collect();
     json!({"params": params, "loops": loops})
 }
+
+/// The editor's remark on a loop that private copies make parallel:
+/// "loop `j` is parallel once `work` is private (copy-in: none;
+/// finalization: none)"; `None` for the other loops.
+pub fn remark(l: &LoopPrivatization) -> Option<String> {
+    if l.parallel_before() || !l.parallel_after() {
+        return None;
+    }
+    let private: Vec<&str> = l.private().collect();
+    let names: Vec<String> = private.iter().map(|n| format!("`{n}`")).collect();
+    let what = |name: &str| -> String {
+        let Some(Verdict::Privatizable {
+            copy_in,
+            finalization,
+        }) = l.arrays.get(name)
+        else {
+            return String::new();
+        };
+        let copy = if copy_in.is_empty() {
+            "none".to_string()
+        } else {
+            cells(name, copy_in)
+        };
+        let fin = match finalization {
+            Finalization::None => "none",
+            Finalization::LastIteration { .. } => "last iteration",
+            Finalization::LastWriter { dynamic: false, .. } => "each cell from its last writer",
+            Finalization::LastWriter { dynamic: true, .. } => {
+                "each cell from its last writer, decided at run time"
+            }
+        };
+        let approx = if l.approximate.contains(name) {
+            "; approximate: a may-access"
+        } else {
+            ""
+        };
+        format!("copy-in: {copy}; finalization: {fin}{approx}")
+    };
+    let detail = if let [one] = private.as_slice() {
+        what(one)
+    } else {
+        let each: Vec<String> = private
+            .iter()
+            .map(|n| format!("`{n}`: {}", what(n)))
+            .collect();
+        each.join("; ")
+    };
+    let verb = if names.len() == 1 { "is" } else { "are" };
+    Some(format!(
+        "loop `{}` is parallel once {} {verb} private ({detail})",
+        l.name,
+        names.join(", ")
+    ))
+}

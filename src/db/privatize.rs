@@ -1,0 +1,69 @@
+//! Privatization in the database: the remark on each loop that private
+//! copies make parallel, per kernel (an edit that leaves a kernel's local
+//! program equal reuses it), and the privatized file for the code action.
+
+use super::{kinds, parse, settings, Kernel, Level, Remark, SourceFile};
+use crate::model::CounterId;
+
+/// Per loop (local counter) that privatization makes parallel, the remark
+/// ([`crate::privatize::render::remark`]), by σ of the kernel's local
+/// program at the settings' sizes. A kernel boundary acts as a copy-out
+/// point: reads in later kernels do not count towards the finalization
+/// the remark names (the code action's program finalizes every cell).
+#[salsa::tracked(no_eq)]
+pub fn kernel_privatization<'db>(
+    db: &'db dyn salsa::Database,
+    kernel: Kernel<'db>,
+) -> Result<Vec<(CounterId, String)>, String> {
+    let local = &kernel.program(db).program;
+    let config = settings(db);
+    let exp =
+        crate::expansion::expand_with(local, &config, &kinds(db)).map_err(|e| e.to_string())?;
+    Ok(crate::privatize::analyze(local, &exp)
+        .iter()
+        .filter_map(|l| crate::privatize::render::remark(l).map(|m| (l.counter, m)))
+        .collect())
+}
+
+/// The remarks of a file's loops that private copies make parallel, at
+/// their loop headers.
+pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
+    let Some(program) = &parse(db, file).program else {
+        return Vec::new();
+    };
+    let sizes = super::ide::sizes(&settings(db), program);
+    let mut out = Vec::new();
+    for &k in super::kernels(db, file) {
+        let place = k.place(db);
+        let Ok(loops) = kernel_privatization(db, k) else {
+            continue;
+        };
+        for (c, message) in loops {
+            out.push(Remark {
+                level: Level::Hint,
+                span: super::ide::loop_span(program, place.global_counter(*c)),
+                message: format!("{message} {sizes}"),
+            });
+        }
+    }
+    out
+}
+
+/// The file rewritten by privatization (`arrayflow privatize --emit code`:
+/// the header, then the program; C for a C file).
+#[salsa::tracked(no_eq)]
+pub fn privatized_code(db: &dyn salsa::Database, file: SourceFile) -> Result<String, String> {
+    let program = parse(db, file)
+        .program
+        .as_ref()
+        .ok_or("the file has errors")?;
+    let c = settings(db);
+    let o = crate::codegen::Options {
+        params: c.params,
+        max_trips: c.max_trips,
+        max_instances: c.max_instances,
+        ..Default::default()
+    };
+    let is_c = crate::cfront::is_c_path(std::path::Path::new(file.path(db)));
+    crate::privatize::document::document(program, &o, is_c)
+}

@@ -1,0 +1,59 @@
+//! The text `privatize --emit code` prints, shared by the command line and
+//! the language server's code action: a header (the sizes analysed and
+//! validated, the loops privatized), then the program as `.loop`, or as C
+//! for C input, where loops get OpenMP clauses when they fit
+//! ([`super::omp`]) and explicit private copies otherwise.
+
+use super::emit;
+use crate::model::Program;
+
+/// The privatized program with its header; the original, after a line
+/// saying so, when no loop becomes parallel. `Err` when the analysis or
+/// the validation refuses.
+pub fn document(program: &Program, o: &crate::codegen::Options, c: bool) -> Result<String, String> {
+    let checked = emit::checked(program, o)?;
+    let sizes = |vs: &[Vec<(String, i64)>]| -> String {
+        let one = |v: &Vec<(String, i64)>| {
+            let x: Vec<String> = v.iter().map(|(n, x)| format!("{n}={x}")).collect();
+            format!("({})", x.join(", "))
+        };
+        vs.iter().map(one).collect::<Vec<_>>().join(" ")
+    };
+    let mark = if c { "//" } else { "#" };
+    let Some(e) = &checked.emitted else {
+        let mut out = format!(
+            "{mark} arrayflow privatize --emit code: no loop becomes parallel by privatization at {}\n",
+            sizes(&checked.sampled)
+        );
+        out.push_str(&if c {
+            crate::cfront::emit::program(program, "kernel")
+        } else {
+            crate::print::program(program)
+        });
+        return Ok(out);
+    };
+    let mut out = format!(
+        "{mark} arrayflow privatize --emit code: loops parallel after privatization at every size analysed,\n\
+         {mark}   {}\n\
+         {mark} and equivalent to the original (doall shuffled) at {}; checked, not proved.\n",
+        sizes(&checked.sampled),
+        sizes(&checked.validated)
+    );
+    if !c {
+        for (l, arrays) in &e.loops {
+            out.push_str(&format!("{mark} loop {l}: private {}\n", arrays.join(", ")));
+        }
+        out.push_str(&e.text);
+        return Ok(out);
+    }
+    // C in, C out: `doall` is `#pragma omp parallel for`, with clauses
+    // where they are exact, explicit private copies elsewhere (docs/c.md,
+    // C output; docs/expansion.md §9.3).
+    let ce = emit::emit_c(program, &checked.analyses, "kernel")
+        .ok_or("internal error: the C form privatizes no loop")?;
+    for n in &ce.notes {
+        out.push_str(&format!("{mark} {n}\n"));
+    }
+    out.push_str(&ce.text);
+    Ok(out)
+}
