@@ -172,3 +172,63 @@ fn the_language_server_preprocesses_and_answers_on_the_files_lines() {
     c.shutdown();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The editor's `include`, `define` and `preprocess` settings are the
+/// command line's `-I`, `-D` and `--preprocess`: a header found only in
+/// `inc/`, which stops with `#error` unless `SMALL` is defined.
+#[test]
+fn the_editors_preprocessor_settings_are_the_command_lines() {
+    let dir = temp("c-lsp-settings");
+    std::fs::create_dir_all(dir.join("inc")).unwrap();
+    std::fs::write(
+        dir.join("inc/sizes.h"),
+        "#ifndef SMALL\n#error define SMALL\n#endif\n#define N 4\n",
+    )
+    .unwrap();
+    let text = "#include \"sizes.h\"\nvoid k(double A[N]) {\n  for (int i = 1; i < N; i++)\n    A[i] = A[i - 1];\n}\n";
+    let path = dir.join("main.c");
+    std::fs::write(&path, text).unwrap();
+    let uri = format!("file://{}", path.display());
+    let inc = dir.join("inc").display().to_string();
+    // The command line first, as the reference.
+    let p = path.display().to_string();
+    let (code, _, err) = arrayflow(&["check", &p, "-I", &inc, "-D", "SMALL"]);
+    assert_eq!(code, Some(0), "{err}");
+    let failed = |d: &[Value]| d.iter().any(|d| d["code"] == "W0302");
+    let mut c = Client::start(BIN);
+    c.open(&uri, text);
+    let d = c.diagnostics(&uri, 1);
+    assert!(
+        failed(&d),
+        "no header directory: the preprocessor fails: {d:?}"
+    );
+    let configure = |c: &mut Client, settings: Value| {
+        c.notify(
+            "workspace/didChangeConfiguration",
+            json!({"settings": {"arrayflow": settings}}),
+        );
+    };
+    configure(&mut c, json!({"include": [inc], "define": ["SMALL"]}));
+    let d = c.diagnostics(&uri, 1);
+    assert!(!failed(&d), "-I and -D given: {d:?}");
+    configure(&mut c, json!({"define": []}));
+    let d = c.diagnostics(&uri, 1);
+    let w = d.iter().find(|d| d["code"] == "W0302");
+    let w = w.unwrap_or_else(|| panic!("SMALL no longer defined: {d:?}"));
+    assert!(
+        w["message"].as_str().unwrap_or("").contains("define SMALL"),
+        "{w}"
+    );
+    configure(&mut c, json!({"define": ["SMALL"], "preprocess": "never"}));
+    let d = c.diagnostics(&uri, 1);
+    assert!(!failed(&d), "{d:?}");
+    assert!(
+        d.iter().any(|d| d["code"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("W09") || c.starts_with("E09"))),
+        "not preprocessed: `N` is unknown to the C front end: {d:?}"
+    );
+    configure(&mut c, json!({"preprocess": "sometimes"}));
+    c.shutdown();
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -54,6 +54,10 @@ pub struct ServerConfig {
     pub max_analysis_bytes: usize,
     /// Run-time rule files (path, text), read when configured.
     pub rules: Vec<(String, String)>,
+    /// How C documents are preprocessed: the command line's
+    /// `--preprocess`, `-I`, `-D` (settings `preprocess`, `include`,
+    /// `define`).
+    pub preprocess: crate::cfront::preprocess::Options,
 }
 
 impl Default for ServerConfig {
@@ -65,6 +69,7 @@ impl Default for ServerConfig {
             },
             max_analysis_bytes: DEFAULT_MAX_ANALYSIS_BYTES,
             rules: Vec::new(),
+            preprocess: Default::default(),
         }
     }
 }
@@ -113,6 +118,31 @@ impl ServerConfig {
         }
         if let Some(n) = number("maxAnalysisBytes") {
             self.max_analysis_bytes = n as usize;
+        }
+        let mut strings = |key: &str| -> Option<Vec<String>> {
+            let x = v.get(key)?;
+            let list: Option<Vec<String>> = x
+                .as_array()
+                .and_then(|a| a.iter().map(|e| e.as_str().map(String::from)).collect());
+            if list.is_none() {
+                problems.push(format!("{key}: not an array of strings"));
+            }
+            list
+        };
+        if let Some(dirs) = strings("include") {
+            self.preprocess.include = dirs;
+        }
+        if let Some(macros) = strings("define") {
+            self.preprocess.define = macros;
+        }
+        if let Some(m) = v.get("preprocess") {
+            use crate::cfront::preprocess::Mode;
+            match m.as_str() {
+                Some("auto") => self.preprocess.mode = Mode::Auto,
+                Some("always") => self.preprocess.mode = Mode::Always,
+                Some("never") => self.preprocess.mode = Mode::Never,
+                _ => problems.push("preprocess: not one of \"auto\", \"always\", \"never\"".into()),
+            }
         }
         if let Some(r) = v.get("rules") {
             match r.as_array() {
@@ -240,14 +270,17 @@ pub(crate) enum Preprocessing {
 
 impl Preprocessing {
     /// The text to analyse for `text`, the document `uri`.
-    fn of(uri: &lsp_types::Uri, text: &str) -> (String, Preprocessing) {
+    fn of(
+        uri: &lsp_types::Uri,
+        text: &str,
+        o: &crate::cfront::preprocess::Options,
+    ) -> (String, Preprocessing) {
         use crate::cfront::preprocess;
         let path = std::path::PathBuf::from(decode(uri.path().as_str()));
-        let o = preprocess::Options::default();
-        if !crate::cfront::is_c_path(&path) || !preprocess::wanted(text, &o) {
+        if !crate::cfront::is_c_path(&path) || !preprocess::wanted(text, o) {
             return (text.to_string(), Preprocessing::None);
         }
-        match preprocess::run_text(&path, text, &o) {
+        match preprocess::run_text(&path, text, o) {
             Ok(p) => (p.text.clone(), Preprocessing::Done(Arc::new(p))),
             Err(e) => (text.to_string(), Preprocessing::Failed(e.for_editor())),
         }
@@ -304,9 +337,10 @@ impl Doc {
         // engine waits for every clone to be dropped).
         let (db, file, pre) = {
             let mut e = self.engine.lock().unwrap_or_else(|e| e.into_inner());
-            if e.rev != rev {
+            // A new text, or new settings (the preprocessor's among them).
+            if e.rev != rev || e.config_gen != gen {
                 let file = e.file;
-                let (analysed, pre) = Preprocessing::of(&self.uri, &text);
+                let (analysed, pre) = Preprocessing::of(&self.uri, &text, &config.preprocess);
                 // Cancels what still runs on the old text, and waits for it.
                 e.db.set_text(file, analysed);
                 e.rev = rev;
