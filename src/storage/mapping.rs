@@ -230,6 +230,8 @@ pub fn compute(program: &Program, exp: &Expansion, order: &Order) -> Result<Mapp
                 match fold {
                     Some(d) if !dims[ai].contains(&d) => {
                         dims[ai].push(d);
+                        // Outer loops first, as they nest.
+                        dims[ai].sort_by_key(|x| x.counter());
                         changed = true;
                     }
                     _ => {
@@ -258,6 +260,7 @@ pub fn compute(program: &Program, exp: &Expansion, order: &Order) -> Result<Mapp
                 });
             } else {
                 dims[ai].push(Dim::Expand(l));
+                dims[ai].sort_by_key(|x| x.counter());
                 changed = true;
             }
             if changed {
@@ -483,10 +486,23 @@ fn fold_for(
 ) -> Option<Dim> {
     let f = &exp.inst.facts;
     let flow = &exp.inst.flow;
-    let slot = (0..f.n_accs() as u32)
-        .find(|&x| f.op(x) == r && f.is_read(x) && cell_array.get(&f.acc_cell[x as usize]) == Some(&a))
-        .map(|x| f.acc_slot[x as usize] as usize)?;
-    let src = *flow.source_ops(slot).first()?;
+    // The racing read's access; its value's source, or (when this instance
+    // sees the initial value) the source of another instance of the access.
+    let x = (0..f.n_accs() as u32).find(|&x| {
+        f.op(x) == r && f.is_read(x) && cell_array.get(&f.acc_cell[x as usize]) == Some(&a)
+    })?;
+    let key = read_key(exp, x);
+    let slot = f.acc_slot[x as usize] as usize;
+    let (src, r) = match flow.source_ops(slot).first() {
+        Some(&s) => (s, r),
+        None => flow
+            .iter()
+            .filter(|rd| (rd.site(), rd.access()) == key)
+            .find_map(|rd| {
+                let s = *flow.source_ops(rd.index()).first()?;
+                Some((s, f.slots[rd.index()].op))
+            })?,
+    };
     let (m, _) = order.split(src, r)?;
     if order.schedule.is_parallel(m) || dims.iter().any(|d| d.counter() == m) {
         return None;

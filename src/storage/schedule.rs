@@ -57,10 +57,14 @@ impl Schedule {
 
     /// The parallel loops' names, in counter order.
     pub fn names(&self, program: &Program) -> Vec<String> {
-        (0..self.parallel.len())
-            .filter(|&k| self.parallel[k])
-            .map(|k| program.counter_decl(CounterId(k as u32)).name.clone())
-            .collect()
+        let mut v: Vec<String> = Vec::new();
+        for k in (0..self.parallel.len()).filter(|&k| self.parallel[k]) {
+            let n = &program.counter_decl(CounterId(k as u32)).name;
+            if !v.contains(n) {
+                v.push(n.clone());
+            }
+        }
+        v
     }
 }
 
