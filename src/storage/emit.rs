@@ -64,6 +64,9 @@ struct Gathered {
     reads: BTreeMap<(Site, usize), (Vec<Points>, bool)>,
     /// Final values: (cell index, params) -> the last writer's index.
     last: Vec<Points>,
+    /// Per added dimension: params -> its loop's first and last counter
+    /// values (where it runs).
+    ranges: Vec<(Points, Points)>,
 }
 
 /// The contracted program for every parameter value as far as it can be
@@ -106,6 +109,7 @@ pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Em
         .iter()
         .map(|d| Gathered {
             last: vec![Vec::new(); d.len()],
+            ranges: vec![(Vec::new(), Vec::new()); d.len()],
             ..Default::default()
         })
         .collect();
@@ -133,6 +137,7 @@ pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Em
         rewritten.extend(pl.copy_out(&mut p, &mut names));
     }
     p.body = rewritten;
+    derive_generated_labels(&mut p.body);
     let text = crate::print::program(&p);
     let (back, diags) = crate::lower::compile_errors(&text, crate::diagnostics::FileId(0));
     let Some(back) = back.filter(|_| !diags.iter().any(|d| d.is_error())) else {
@@ -302,6 +307,15 @@ fn gather(
             }
         }
     }
+    for (a, ds) in dims.iter().enumerate() {
+        for (k, d) in ds.iter().enumerate() {
+            let (lo, extent) = ranges[d.counter().index()];
+            if extent > 0 {
+                out[a].ranges[k].0.push((params.to_vec(), lo));
+                out[a].ranges[k].1.push((params.to_vec(), lo + extent - 1));
+            }
+        }
+    }
     let mut last: BTreeMap<u32, u32> = BTreeMap::new();
     for x in 0..f.n_accs() as u32 {
         if f.is_write(x) {
@@ -377,17 +391,34 @@ impl Plan {
         for &d in dims {
             let Some((lo, hi)) = fors.get(&d.counter()).cloned() else {
                 return Err(EmitError::Other(format!(
-                    "`{}` would be indexed by a `while` loop",
-                    decl.name
-                )));
-            };
-            if lo.affine.uses_counters() || hi.affine.uses_counters() {
-                return Err(EmitError::Other(format!(
-                    "`{}` would be expanded along `{}`, whose bounds use other counters: no rectangular declaration is made for it",
+                    "`{}` would be indexed by the `while` loop `{}`",
                     decl.name,
                     src.counter_decl(d.counter()).name
                 )));
-            }
+            };
+            // Bounds in other counters: the range the loop's counter spans
+            // at the samples, fitted in the parameters.
+            let (lo, hi) = if lo.affine.uses_counters() || hi.affine.uses_counters() {
+                let k = bounds.len();
+                let fit = |pts: &Points| {
+                    let a = crate::fit::simplest(pts, 0)?;
+                    let e = fitted(&a, &params(src))?;
+                    let affine = Affine::from_expr(&e)?;
+                    Some(Bound { expr: e, affine })
+                };
+                match (fit(&g.ranges[k].0), fit(&g.ranges[k].1)) {
+                    (Some(l), Some(h)) => (l, h),
+                    _ => {
+                        return Err(EmitError::Other(format!(
+                            "`{}` would be expanded along `{}`, whose range at the samples is no affine function of the parameters",
+                            decl.name,
+                            src.counter_decl(d.counter()).name
+                        )))
+                    }
+                }
+            } else {
+                (lo, hi)
+            };
             extra.push(match d {
                 Dim::Expand(_) => Range {
                     lo: lo.clone(),
@@ -595,9 +626,7 @@ fn for_nodes(p: &Program) -> BTreeMap<CounterId, (Bound, Bound)> {
         for n in nodes {
             match n {
                 Node::For(f) => {
-                    if f.step == 1 {
-                        out.insert(f.counter, (f.lower.clone(), f.upper.clone()));
-                    }
+                    out.insert(f.counter, (f.lower.clone(), f.upper.clone()));
                     walk(&f.body, out);
                 }
                 Node::While(w) => walk(&w.body, out),
@@ -784,6 +813,31 @@ fn rewrite_stmt(s: &mut Stmt, plans: &[Plan], loops: &[CounterId]) {
         StmtKind::Call { args, .. } => {
             for a in args {
                 crate::codegen::rewrite_expr(a, &mut k, &mut |i, x| read_access(plans, site, i, x));
+            }
+        }
+    }
+}
+
+/// Generated labels (`_S3`: the third statement) would be renumbered by the
+/// copies put before them; `_S3.1` keeps standing for `_S3` under `equiv`.
+fn derive_generated_labels(nodes: &mut [Node]) {
+    for n in nodes {
+        match n {
+            Node::Stmt(s) => {
+                if s.label_generated {
+                    s.label = format!("{}.1", s.label);
+                    s.label_generated = false;
+                }
+            }
+            Node::For(f) => derive_generated_labels(&mut f.body),
+            Node::While(w) => derive_generated_labels(&mut w.body),
+            Node::If(i) => {
+                for (_, b) in &mut i.branches {
+                    derive_generated_labels(b);
+                }
+                if let Some(b) = &mut i.otherwise {
+                    derive_generated_labels(b);
+                }
             }
         }
     }
