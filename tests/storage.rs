@@ -82,7 +82,7 @@ fn figure_1_scalar_s_becomes_s_of_n_under_i_parallel() {
         assert_eq!(s.original, 1);
         assert_eq!(c.sa[s.array.index()], (n + n * n) as u64);
         // Every i holds its partial sum at once in the wavefront.
-        assert_eq!(c.bound[s.array.index()], n as u64);
+        assert_eq!(c.bound[s.array.index()], Some(n as u64));
         assert_eq!(
             storage::render::formula(&p, s).unwrap().text(&p),
             "n",
@@ -136,7 +136,7 @@ fn kernels_need_no_expansion_under_their_natural_schedules() {
         for &(a, n) in cells {
             assert!(array(&c, a).dims.is_empty(), "{k} {a}");
             assert_eq!(array(&c, a).cells, n, "{k} {a}");
-            assert!(array(&c, a).cells >= c.bound[array(&c, a).array.index()]);
+            assert!(Some(array(&c, a).cells) >= c.bound[array(&c, a).array.index()]);
         }
         let s = Schedule::new(&p, Some(&names(par))).unwrap();
         let e = emit::checked(&p, &s, &Options::default()).unwrap();
@@ -215,6 +215,26 @@ fn a_value_read_in_the_next_time_step_folds_time_mod_2() {
     ));
 }
 
+#[test]
+fn an_in_place_sweep_with_j_parallel_is_double_buffered() {
+    // a[j] = a[j + 1] for every i: with j parallel, S[i, j] may read a[j + 1]
+    // after S[i, j + 1] overwrote it; the value read was written at i - 1:
+    // a_c[j, i % 2], 2 × 11 cells, the time loop folded mod 2 (by hand).
+    let p = read("fixtures/papers/maydan-1.7-unused-index.loop");
+    let c = contract_at(&p, &["j"], &[]).unwrap();
+    let a = array(&c, "a");
+    assert_eq!(a.dims, vec![Dim::Fold(counter(&p, "i"), 2)]);
+    assert_eq!(a.cells, 22);
+    let s = Schedule::new(&p, Some(&names(&["j"]))).unwrap();
+    let e = emit::checked(&p, &s, &Options::default()).unwrap();
+    assert!(
+        e.text.contains("S: a_c[j, i % 2] = a_c[j + 1, (i - 1) % 2];"),
+        "{}",
+        e.text
+    );
+    agrees(&p, &e, &[]);
+}
+
 /// The `for` loops of a program, outermost first.
 fn for_loops(nodes: &[Node], out: &mut Vec<CounterId>) {
     for n in nodes {
@@ -237,111 +257,171 @@ fn for_loops(nodes: &[Node], out: &mut Vec<CounterId>) {
     }
 }
 
-#[test]
-fn generated_programs_with_generated_schedules() {
-    // Each loop carrying no flow dependence at the base sizes is made
-    // parallel with probability 1/2 (the union of such loops carries none
-    // either). Every contraction must agree with the original under equiv
-    // with doall shuffled, and its memory must be at least the live-value
-    // bound. An emitter refusal (no affine place, a loop with bounds in
-    // other counters) is counted, not hidden.
-    let n = support::cases(120);
-    let (mut emitted, mut refused, mut expanded) = (0u64, 0u64, 0u64);
-    let mut reasons: Vec<String> = Vec::new();
-    for seed in 0..n {
-        let p = generate(seed, &GenOptions::static_control(Size::Small));
-        let Ok(exp) = expansion::expand(&p, &Config::default()) else {
-            continue;
+/// The emitter's sample analyses of `p` (where a parallel loop must carry
+/// no flow dependence either) and the schedule making parallel each loop
+/// that carries none at any of them and that `pick` accepts.
+fn schedule_for(p: &Program, mut pick: impl FnMut() -> bool) -> Option<Schedule> {
+    let samples: Vec<expansion::Expansion> = vectors::samples(p, &Options::default())
+        .ok()?
+        .into_iter()
+        .filter_map(|v| {
+            let params = p.params.iter().map(|q| q.name.clone()).zip(v).collect();
+            expansion::expand(p, &Config { params, ..Config::default() }).ok()
+        })
+        .collect();
+    if samples.is_empty() {
+        return None;
+    }
+    let mut fors = Vec::new();
+    for_loops(&p.body, &mut fors);
+    let mut parallel = vec![false; p.counters.len()];
+    for &l in &fors {
+        let mut one = Schedule {
+            parallel: vec![false; p.counters.len()],
         };
-        // The bounded analysis at the emitter's sample sizes, where the
-        // chosen loops must carry no flow dependence either.
-        let samples: Vec<expansion::Expansion> = vectors::samples(&p, &Options::default())
-            .unwrap()
-            .into_iter()
-            .filter_map(|v| {
-                let params = p.params.iter().map(|q| q.name.clone()).zip(v).collect();
-                expansion::expand(&p, &Config { params, ..Config::default() }).ok()
-            })
-            .collect();
-        let mut fors = Vec::new();
-        for_loops(&p.body, &mut fors);
-        let mut parallel = vec![false; p.counters.len()];
-        let mut rng = arrayflow::hash::SplitMix64::new(seed);
-        for &l in &fors {
-            let mut one = Schedule {
-                parallel: vec![false; p.counters.len()],
-            };
-            one.parallel[l.index()] = true;
-            let ok = samples.iter().chain([&exp]).all(|x| {
-                !matches!(
-                    storage::contract(&p, x, &one),
-                    Err(StorageError::Violated(_))
-                )
-            });
-            if ok && rng.next_u64() % 2 == 0 {
-                parallel[l.index()] = true;
-            }
-        }
-        let s = Schedule { parallel };
-        let c = match storage::contract(&p, &exp, &s) {
-            Ok(c) => c,
-            Err(StorageError::Violated(v)) => panic!("seed {seed}: {v:?}"),
-            Err(StorageError::Unmappable(u)) => {
-                refused += 1;
-                reasons.push(format!("seed {seed}: {}", u.reason));
-                continue;
-            }
-        };
-        for a in &c.mapping.arrays {
-            let held = a.cells + if a.dims.is_empty() { 0 } else { a.original };
-            assert!(
-                held >= c.bound[a.array.index()],
-                "seed {seed}: {} holds {held} < bound {}",
-                a.name,
-                c.bound[a.array.index()]
-            );
-        }
-        let o = Options {
-            max_trips: 4,
-            ..Options::default()
-        };
-        match emit::checked(&p, &s, &o) {
-            Ok(e) => {
-                emitted += 1;
-                if c.mapping.arrays.iter().any(|a| !a.dims.is_empty()) {
-                    expanded += 1;
-                }
-                let base: Vec<(String, i64)> = p
-                    .params
-                    .iter()
-                    .zip(p.param_values(&[]).unwrap())
-                    .map(|(q, v)| (q.name.clone(), v + 6))
-                    .collect();
-                let o = EquivOptions {
-                    params: base,
-                    seeds: 5,
-                    ..Default::default()
-                };
-                match equiv(&p, &e.program, &o) {
-                    Ok(Verdict::Agree(_)) | Err(_) => {}
-                    Ok(Verdict::Differ(m)) => {
-                        panic!("seed {seed}: {m}\n{}\n{}", arrayflow::print::program(&p), e.text)
-                    }
-                }
-            }
-            Err(emit::EmitError::Other(m)) => {
-                refused += 1;
-                reasons.push(format!("seed {seed}: {m}"));
-            }
-            // At another sample size: no mapping there, or the loops chosen
-            // at the base carry a flow dependence there.
-            Err(emit::EmitError::Storage(e)) => {
-                refused += 1;
-                reasons.push(format!("seed {seed}: at a sample: {e:?}"));
-            }
-            Err(other) => panic!("seed {seed}: {other:?}"),
+        one.parallel[l.index()] = true;
+        let ok = samples.iter().all(|x| {
+            !matches!(
+                storage::contract(p, x, &one),
+                Err(StorageError::Violated(_))
+            )
+        });
+        if ok && pick() {
+            parallel[l.index()] = true;
         }
     }
-    eprintln!("{emitted} emitted ({expanded} with expanded arrays), {refused} refused: {reasons:#?}");
-    assert!(emitted >= n * 3 / 4, "{emitted} of {n} emitted: {reasons:#?}");
+    Some(Schedule { parallel })
+}
+
+/// What contracting one program gave.
+#[derive(Default)]
+struct Tally {
+    emitted: u64,
+    expanded: u64,
+    refused: Vec<String>,
+}
+
+/// Contracts `p` under `s` at its defaults: the memory must hold the live
+/// values' bound, and the emitted program must agree with `p` at every
+/// parameter's default + 6 (neither sampled nor validated by the emitter)
+/// under shuffled `doall` loops. Refusals (no affine place) are tallied.
+fn check(name: &str, p: &Program, s: &Schedule, t: &mut Tally) {
+    let exp = expansion::expand(p, &Config::default()).expect("expansion");
+    let c = match storage::contract(p, &exp, s) {
+        Ok(c) => c,
+        Err(StorageError::Violated(v)) => panic!("{name}: {v:?}"),
+        Err(StorageError::Unmappable(u)) => {
+            t.refused.push(format!("{name}: {}", u.reason));
+            return;
+        }
+    };
+    for a in &c.mapping.arrays {
+        let held = a.cells + if a.dims.is_empty() { 0 } else { a.original };
+        if let Some(b) = c.bound[a.array.index()] {
+            assert!(held >= b, "{name}: {} holds {held} < bound {b}", a.name);
+        }
+    }
+    match emit::checked(p, s, &Options::default()) {
+        Ok(e) => {
+            t.emitted += 1;
+            if c.mapping.arrays.iter().any(|a| !a.dims.is_empty()) {
+                t.expanded += 1;
+            }
+            let base: Vec<(String, i64)> = p
+                .params
+                .iter()
+                .zip(p.param_values(&[]).unwrap())
+                .map(|(q, v)| (q.name.clone(), v + 6))
+                .collect();
+            let o = EquivOptions {
+                params: base,
+                seeds: 5,
+                ..Default::default()
+            };
+            match equiv(p, &e.program, &o) {
+                // Err: the original itself fails at that size.
+                Ok(Verdict::Agree(_)) | Err(_) => {}
+                Ok(Verdict::Differ(m)) => {
+                    panic!("{name}: {m}\n{}\n{}", arrayflow::print::program(p), e.text)
+                }
+            }
+        }
+        // No affine place, or, at another sample size, no mapping.
+        Err(emit::EmitError::Other(m)) => t.refused.push(format!("{name}: {m}")),
+        Err(emit::EmitError::Storage(e)) => t.refused.push(format!("{name}: at a sample: {e:?}")),
+        Err(other) => panic!("{name}: {other:?}"),
+    }
+}
+
+#[test]
+fn generated_programs_with_generated_schedules() {
+    // Each loop carrying no flow dependence at the sample sizes is made
+    // parallel with probability 1/2 (the union of such loops carries none
+    // either). Measured: 103 of 120 emitted, 11 of them with expanded
+    // arrays; the 17 refusals all need a piecewise place (a read or a final
+    // value whose source's loop index is no single affine function).
+    let n = support::cases(120);
+    let mut t = Tally::default();
+    for seed in 0..n {
+        let p = generate(seed, &GenOptions::static_control(Size::Small));
+        if expansion::expand(&p, &Config::default()).is_err() {
+            continue;
+        }
+        let mut rng = arrayflow::hash::SplitMix64::new(seed);
+        let Some(s) = schedule_for(&p, || rng.next_u64() % 2 == 0) else {
+            continue;
+        };
+        check(&format!("seed {seed}"), &p, &s, &mut t);
+    }
+    eprintln!(
+        "{} emitted ({} with expanded arrays), {} refused: {:#?}",
+        t.emitted,
+        t.expanded,
+        t.refused.len(),
+        t.refused
+    );
+    assert!(t.emitted >= n * 3 / 4, "{} of {n} emitted: {:#?}", t.emitted, t.refused);
+}
+
+#[test]
+fn paper_fixtures_and_kernels_under_every_loop_that_can_be_parallel() {
+    // Every `.loop` file of fixtures/papers and fixtures/c/kernels whose
+    // analysis runs at its defaults, with every loop that carries no flow
+    // dependence at the sample sizes made parallel.
+    let mut t = Tally::default();
+    let mut files = Vec::new();
+    for dir in ["fixtures/papers", "fixtures/c/kernels"] {
+        let d = format!("{}/{dir}", env!("CARGO_MANIFEST_DIR"));
+        for e in std::fs::read_dir(d).unwrap() {
+            let path = e.unwrap().path();
+            if path.extension().is_some_and(|x| x == "loop") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    let mut tried = 0;
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        let (Some(p), _) = arrayflow::lower::compile(&text, FileId(0)) else {
+            continue;
+        };
+        if expansion::expand(&p, &Config::default()).is_err() {
+            continue;
+        }
+        let Some(s) = schedule_for(&p, || true) else {
+            continue;
+        };
+        tried += 1;
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        check(&name, &p, &s, &mut t);
+    }
+    eprintln!(
+        "{tried} files: {} emitted ({} with expanded arrays), {} refused: {:#?}",
+        t.emitted,
+        t.expanded,
+        t.refused.len(),
+        t.refused
+    );
+    assert!(t.emitted * 4 >= tried * 3, "{:#?}", t.refused);
 }

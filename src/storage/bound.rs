@@ -6,7 +6,9 @@
 //! step up to the step of its last read (half-open: a step's reads and
 //! writes may share a cell, as an update does), at least its own step, and
 //! to the end when it is the cell's final value (the program's result).
-//! Counted per array.
+//! Counted per array; none for an array with a may-access (a non-affine
+//! subscript) or a read with several possible sources (unknown control),
+//! where σ over-approximates lifetimes.
 
 use super::schedule::Order;
 use crate::expansion::Expansion;
@@ -14,7 +16,7 @@ use crate::model::ArrayId;
 use std::collections::HashMap;
 
 /// The most values of each array live at once, by array id.
-pub fn live_values(exp: &Expansion, order: &Order, n_arrays: usize) -> Vec<u64> {
+pub fn live_values(exp: &Expansion, order: &Order, n_arrays: usize) -> Vec<Option<u64>> {
     let f = &exp.inst.facts;
     let flow = &exp.inst.flow;
     // Step of every operation.
@@ -38,6 +40,7 @@ pub fn live_values(exp: &Expansion, order: &Order, n_arrays: usize) -> Vec<u64> 
     let mut initial: HashMap<u32, (u32, ArrayId)> = HashMap::new();
     let mut last_write: HashMap<u32, u32> = HashMap::new();
     let mut array_of: HashMap<u32, Option<ArrayId>> = HashMap::new();
+    let mut may = vec![false; n_arrays];
     for x in 0..f.n_accs() as u32 {
         let cell = f.acc_cell[x as usize];
         let Some(a) = *array_of
@@ -47,6 +50,11 @@ pub fn live_values(exp: &Expansion, order: &Order, n_arrays: usize) -> Vec<u64> 
             continue;
         };
         let op = f.op(x);
+        if f.is_may(x) {
+            if let Some(m) = may.get_mut(a.index()) {
+                *m = true;
+            }
+        }
         if f.is_read(x) && exp.inst.initial_at(x) {
             let e = initial.entry(cell).or_insert((0, a));
             e.0 = e.0.max(step[op as usize]);
@@ -57,6 +65,12 @@ pub fn live_values(exp: &Expansion, order: &Order, n_arrays: usize) -> Vec<u64> 
         }
     }
     for r in flow.iter() {
+        // Several possible sources: σ is not exact here (dynamic control).
+        if flow.source_ops(r.index()).len() + usize::from(r.initial()) > 1 {
+            if let Some(m) = may.get_mut(r.array().index()) {
+                *m = true;
+            }
+        }
         let at = step[f.slots[r.index()].op as usize];
         for src in flow.source_ops(r.index()) {
             if let Some(w) = writes.get_mut(src) {
@@ -82,14 +96,18 @@ pub fn live_values(exp: &Expansion, order: &Order, n_arrays: usize) -> Vec<u64> 
     }
     events
         .into_iter()
-        .map(|mut v| {
+        .zip(may)
+        .map(|(mut v, may)| {
+            if may {
+                return None;
+            }
             v.sort_unstable();
             let (mut now, mut most) = (0i64, 0i64);
             for (_, d) in v {
                 now += d;
                 most = most.max(now);
             }
-            most as u64
+            Some(most as u64)
         })
         .collect()
 }

@@ -59,9 +59,9 @@ type Points = Vec<(Vec<i64>, i64)>;
 /// What the samples say about one contracted array.
 #[derive(Default)]
 struct Gathered {
-    /// Per read access: points per added dimension, and whether some
-    /// instance had a write source.
-    reads: BTreeMap<(Site, usize), (Vec<Points>, bool)>,
+    /// Per read access: points per added dimension, and the instances
+    /// that see the initial value (counters, then parameters).
+    reads: BTreeMap<(Site, usize), (Vec<Points>, Vec<Vec<i64>>)>,
     /// Final values: (cell index, params) -> the last writer's index.
     last: Vec<Points>,
     /// Per added dimension: params -> its loop's first and last counter
@@ -167,9 +167,10 @@ pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Em
             }
             Ok(crate::equiv::Verdict::Differ(m)) => {
                 return Err(EmitError::Other(format!(
-                    "the contracted program differs from the original at {}: {} (the mapping found at the samples does not hold there)",
+                    "the contracted program differs from the original at {}: {}{} (the mapping found at the samples does not hold there)",
                     show(&v),
-                    m.what
+                    m.what,
+                    m.failure.map(|f| format!(" fails: {f}")).unwrap_or_default()
                 )))
             }
             Err(e) if e.in_b => {
@@ -225,15 +226,19 @@ pub fn header(program: &Program, e: &Emitted) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    let others = if e.validated.is_empty() {
+        String::new()
+    } else {
+        format!(" and at {}", sizes(&e.validated))
+    };
     let mut h = format!(
-        "# storage under a schedule: parallel {}\n# checked by equiv with the doall loops shuffled at the samples {} and at {} (not proved for every parameter value)\n",
+        "# storage under a schedule: parallel {}\n# checked by equiv with the doall loops shuffled at {}{others} (not proved for every parameter value)\n",
         if e.parallel.is_empty() {
             "none".to_string()
         } else {
             e.parallel.join(", ")
         },
         sizes(&e.sampled),
-        sizes(&e.validated)
     );
     if e.arrays.is_empty() {
         h.push_str("# no array needs expansion: the original storage with the loops marked doall\n");
@@ -285,7 +290,7 @@ fn gather(
         let entry = out[a]
             .reads
             .entry((r.site(), r.access()))
-            .or_insert_with(|| (vec![Vec::new(); ds.len()], false));
+            .or_insert_with(|| (vec![Vec::new(); ds.len()], Vec::new()));
         let mut place: Option<Vec<i64>> = None;
         for &src in flow.source_ops(r.index()) {
             let v: Vec<i64> = ds.iter().map(|&d| raw(src, d)).collect();
@@ -299,12 +304,14 @@ fn gather(
             }
             place = Some(v);
         }
-        if let Some(v) = place {
-            entry.1 = true;
-            let x = with_params(f.op_iter(op));
-            for (k, y) in v.into_iter().enumerate() {
-                entry.0[k].push((x.clone(), y));
+        let x = with_params(f.op_iter(op));
+        match place {
+            Some(v) => {
+                for (k, y) in v.into_iter().enumerate() {
+                    entry.0[k].push((x.clone(), y));
+                }
             }
+            None => entry.1.push(x),
         }
     }
     for (a, ds) in dims.iter().enumerate() {
@@ -440,8 +447,12 @@ impl Plan {
         let c = ArrayId(p.arrays.len() as u32 - 1);
         let loops_of = crate::dataflow::render::site_loops(src);
         let mut reads = BTreeMap::new();
-        for (&(site, access), (points, written)) in &g.reads {
-            if !written {
+        // How far below and above its loop's range a read of an initial
+        // value goes in each expanded dimension (it reads the copy-in
+        // there), at the samples.
+        let mut margins = vec![(0i64, 0i64); dims.len()];
+        for (&(site, access), (points, initial)) in &g.reads {
+            if points[0].is_empty() {
                 reads.insert((site, access), None);
                 continue;
             }
@@ -457,7 +468,38 @@ impl Plan {
                         decl.name
                     ))
                 })?;
+            for x in initial {
+                let at = &x[n..];
+                for (k, fit) in fits.iter().enumerate() {
+                    let (los, his) = &g.ranges[k];
+                    let find = |pts: &Points| pts.iter().find(|p| p.0 == at).map(|p| p.1);
+                    if let (Some(lo), Some(hi)) = (find(los), find(his)) {
+                        let v = fit
+                            .0
+                            .iter()
+                            .zip(x)
+                            .fold(fit.1, |acc, (c, v)| acc.saturating_add(c.saturating_mul(*v)));
+                        margins[k].0 = margins[k].0.max(lo.saturating_sub(v));
+                        margins[k].1 = margins[k].1.max(v.saturating_sub(hi));
+                    }
+                }
+            }
             reads.insert((site, access), Some(fits));
+        }
+        for (k, &(below, above)) in margins.iter().enumerate() {
+            if let Dim::Expand(_) = dims[k] {
+                let widen = |b: &Bound, by: i64| {
+                    let affine = b.affine.checked_add(&Affine::constant(by))?;
+                    Some(Bound {
+                        expr: expr_of(&affine),
+                        affine,
+                    })
+                };
+                let r = &mut p.arrays[c.index()].dims[decl.dims.len() + k];
+                if let (Some(lo), Some(hi)) = (widen(&r.lo, -below), widen(&r.hi, above)) {
+                    *r = Range { lo, hi };
+                }
+            }
         }
         let last = g
             .last

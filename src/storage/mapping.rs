@@ -271,6 +271,28 @@ pub fn compute(program: &Program, exp: &Expansion, order: &Order) -> Result<Mapp
             break;
         }
     }
+    // The repair adds a dimension per race; a later one may make an earlier
+    // one useless (a loop whose counter the cell already determines): drop
+    // every dimension the mapping stays race-free without.
+    for a in 0..n_arrays {
+        let mut k = 0;
+        while k < dims[a].len() {
+            let mut fewer = dims.clone();
+            fewer[a].remove(k);
+            let ok = fit_reads(program, exp, &places, &fewer).ok().filter(|r| {
+                races(exp, &places, &fewer, r, &cell_array)
+                    .iter()
+                    .all(|race| race.0.index() != a)
+            });
+            match ok {
+                Some(r) => {
+                    dims = fewer;
+                    reads = r;
+                }
+                None => k += 1,
+            }
+        }
+    }
     let last_check = races(exp, &places, &dims, &reads, &cell_array);
     if let Some((a, x, y, _, l)) = last_check.first() {
         return Err(Unmappable {

@@ -34,10 +34,11 @@ pub struct Contraction {
     pub dependences: Vec<Dependence>,
     pub mapping: Mapping,
     /// Per array: single-assignment cells, MSE cells (classes plus a
-    /// private cell per dead write), the live-value bound.
+    /// private cell per dead write), the live-value bound (none with
+    /// may-accesses).
     pub sa: Vec<u64>,
     pub mse: Vec<u64>,
-    pub bound: Vec<u64>,
+    pub bound: Vec<Option<u64>>,
 }
 
 /// Why there is no contraction.

@@ -77,8 +77,10 @@ pub fn describe_dim(program: &Program, d: Dim) -> String {
     }
 }
 
-fn ratio(cells: u64, bound: u64) -> Option<f64> {
-    (bound > 0).then(|| cells as f64 / bound as f64)
+fn ratio(cells: u64, bound: Option<u64>) -> Option<f64> {
+    bound
+        .filter(|&b| b > 0)
+        .map(|b| cells as f64 / b as f64)
 }
 
 /// The arrays some statement writes.
@@ -161,7 +163,12 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
         writeln!(
             out,
             "  {}: {} / {} [{f}] / {} / {} / {} ({r})",
-            a.name, a.original, a.cells, c.mse[k], c.sa[k], c.bound[k]
+            a.name,
+            a.original,
+            a.cells,
+            c.mse[k],
+            c.sa[k],
+            c.bound[k].map_or("- (may-accesses)".to_string(), |b| b.to_string())
         )?;
     }
     Ok(())
