@@ -236,13 +236,12 @@ fn storage_diagnostic(
             let mut d = Diagnostic::error(
                 "E0602",
                 format!(
-                    "parallel loop `{}` breaks a flow dependence: {} reads {} (read {} of {}), \
+                    "parallel loop `{}` breaks a flow dependence: {} reads `{}` (its read {}) \
                      written by {} in another iteration of `{}`",
                     first.loop_name,
                     first.read,
                     first.array,
                     first.access,
-                    first.read,
                     first.source,
                     first.loop_name
                 ),
