@@ -40,7 +40,10 @@ fn analysis(text: &str, par: &[&str]) -> u64 {
     let p = p.expect("program");
     let exp = expansion::expand(&p, &Config::default()).expect("expansion");
     let s = Schedule::new(&p, Some(&names(par))).expect("schedule");
-    storage::contract(&p, &exp, &s).expect("contraction").mapping.total()
+    storage::contract(&p, &exp, &s)
+        .expect("contraction")
+        .mapping
+        .total()
 }
 
 /// What `expand --transform contract --emit code` computes, from the text.

@@ -126,7 +126,12 @@ fn kernels_need_no_expansion_under_their_natural_schedules() {
     // N² cells; lu with i parallel: A's N².
     let cases: [(&str, &[&str], &[(&str, i64)], &[(&str, u64)]); 4] = [
         ("jacobi1d", &["i"], &[("N", 10)], &[("A", 10), ("B", 10)]),
-        ("jacobi2d", &["i", "j"], &[("N", 6)], &[("A", 36), ("B", 36)]),
+        (
+            "jacobi2d",
+            &["i", "j"],
+            &[("N", 6)],
+            &[("A", 36), ("B", 36)],
+        ),
         ("matmul", &["i", "j"], &[("N", 5)], &[("C", 25)]),
         ("lu", &["i"], &[("N", 5)], &[("A", 25)]),
     ];
@@ -192,13 +197,20 @@ fn a_value_read_in_the_next_time_step_folds_time_mod_2() {
     let x = array(&c, "x");
     assert_eq!(
         x.dims,
-        vec![Dim::Fold(counter(&p, "t"), 2), Dim::Expand(counter(&p, "i"))]
+        vec![
+            Dim::Fold(counter(&p, "t"), 2),
+            Dim::Expand(counter(&p, "i"))
+        ]
     );
     assert_eq!(x.cells, 8);
     assert_eq!(storage::render::formula(&p, x).unwrap().text(&p), "2 * N");
     let s = Schedule::new(&p, Some(&names(&["i"]))).unwrap();
     let e = emit::checked(&p, &s, &Options::default()).unwrap();
-    assert!(e.text.contains("R: B[t, i] = x_c[(t - 1) % 2, N - 1];"), "{}", e.text);
+    assert!(
+        e.text.contains("R: B[t, i] = x_c[(t - 1) % 2, N - 1];"),
+        "{}",
+        e.text
+    );
     agrees(&p, &e, &[("T", 9), ("N", 10)]);
     // Without the fold (x expanded along i only) shuffled runs differ: the
     // test of the emitter's own check.
@@ -209,10 +221,7 @@ fn a_value_read_in_the_next_time_step_folds_time_mod_2() {
         seeds: 20,
         ..Default::default()
     };
-    assert!(matches!(
-        equiv(&p, &b.unwrap(), &o),
-        Ok(Verdict::Differ(_))
-    ));
+    assert!(matches!(equiv(&p, &b.unwrap(), &o), Ok(Verdict::Differ(_))));
 }
 
 #[test]
@@ -228,7 +237,8 @@ fn an_in_place_sweep_with_j_parallel_is_double_buffered() {
     let s = Schedule::new(&p, Some(&names(&["j"]))).unwrap();
     let e = emit::checked(&p, &s, &Options::default()).unwrap();
     assert!(
-        e.text.contains("S: a_c[j, i % 2] = a_c[j + 1, (i - 1) % 2];"),
+        e.text
+            .contains("S: a_c[j, i % 2] = a_c[j + 1, (i - 1) % 2];"),
         "{}",
         e.text
     );
@@ -266,7 +276,14 @@ fn schedule_for(p: &Program, mut pick: impl FnMut() -> bool) -> Option<Schedule>
         .into_iter()
         .filter_map(|v| {
             let params = p.params.iter().map(|q| q.name.clone()).zip(v).collect();
-            expansion::expand(p, &Config { params, ..Config::default() }).ok()
+            expansion::expand(
+                p,
+                &Config {
+                    params,
+                    ..Config::default()
+                },
+            )
+            .ok()
         })
         .collect();
     if samples.is_empty() {
@@ -380,7 +397,12 @@ fn generated_programs_with_generated_schedules() {
         t.refused.len(),
         t.refused
     );
-    assert!(t.emitted >= n * 3 / 4, "{} of {n} emitted: {:#?}", t.emitted, t.refused);
+    assert!(
+        t.emitted >= n * 3 / 4,
+        "{} of {n} emitted: {:#?}",
+        t.emitted,
+        t.refused
+    );
 }
 
 fn cli(args: &[&str]) -> (i32, String, String) {
@@ -401,11 +423,21 @@ fn the_command_reports_refuses_and_emits() {
     let fig1 = "fixtures/papers/storage-figure1.loop";
     let (code, out, _) = cli(&["expand", fig1, "--transform", "contract", "--parallel", "i"]);
     assert_eq!(code, 0);
-    assert!(out.contains("output S -> R on s: broken by parallel i (3 pairs"), "{out}");
+    assert!(
+        out.contains("output S -> R on s: broken by parallel i (3 pairs"),
+        "{out}"
+    );
     assert!(out.contains("s: expanded along parallel i"), "{out}");
     assert!(out.contains("s: 1 / 4 [n] / 20 / 20 / 4 (1.00)"), "{out}");
     let (code, out, _) = cli(&[
-        "expand", fig1, "--transform", "contract", "--parallel", "i", "--format", "json",
+        "expand",
+        fig1,
+        "--transform",
+        "contract",
+        "--parallel",
+        "i",
+        "--format",
+        "json",
     ]);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -414,18 +446,45 @@ fn the_command_reports_refuses_and_emits() {
     assert_eq!(v["arrays"][0]["dims"][0]["loop"], "i");
     assert_eq!(v["dependences"].as_array().unwrap().len(), 3);
     let (code, out, _) = cli(&[
-        "expand", fig1, "--transform", "contract", "--parallel", "i", "--emit", "code",
+        "expand",
+        fig1,
+        "--transform",
+        "contract",
+        "--parallel",
+        "i",
+        "--emit",
+        "code",
     ]);
     assert_eq!(code, 0);
-    assert!(out.starts_with("# storage under a schedule: parallel i"), "{out}");
+    assert!(
+        out.starts_with("# storage under a schedule: parallel i"),
+        "{out}"
+    );
     // A parallel loop carrying a flow dependence: E0602 naming both ends.
     let prefix = "fixtures/c/kernels/prefix.loop";
-    let (code, _, err) = cli(&["expand", prefix, "--transform", "contract", "--parallel", "i"]);
+    let (code, _, err) = cli(&[
+        "expand",
+        prefix,
+        "--transform",
+        "contract",
+        "--parallel",
+        "i",
+    ]);
     assert_eq!(code, 1);
     assert!(err.contains("E0602"), "{err}");
-    assert!(err.contains("S[2] reads `B` (its read 0) written by S[1]"), "{err}");
+    assert!(
+        err.contains("S[2] reads `B` (its read 0) written by S[1]"),
+        "{err}"
+    );
     // Unknown loop: E0603; --parallel without contract: usage error.
-    let (code, _, err) = cli(&["expand", prefix, "--transform", "contract", "--parallel", "q"]);
+    let (code, _, err) = cli(&[
+        "expand",
+        prefix,
+        "--transform",
+        "contract",
+        "--parallel",
+        "q",
+    ]);
     assert_eq!(code, 1);
     assert!(err.contains("E0603"), "{err}");
     let (code, _, _) = cli(&["expand", prefix, "--parallel", "i"]);

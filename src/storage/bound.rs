@@ -60,7 +60,9 @@ pub fn live_values(exp: &Expansion, order: &Order, n_arrays: usize) -> Vec<Optio
             e.0 = e.0.max(step[op as usize]);
         }
         if f.is_write(x) {
-            writes.entry(op).or_insert((step[op as usize], step[op as usize], a));
+            writes
+                .entry(op)
+                .or_insert((step[op as usize], step[op as usize], a));
             last_write.insert(cell, op);
         }
     }

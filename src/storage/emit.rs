@@ -45,7 +45,10 @@ pub struct Emitted {
 /// The span of a site.
 pub fn site_span(program: &Program, site: Site) -> Span {
     match site {
-        Site::Stmt(s) => program.stmts().get(s.index()).map_or(Span::NONE, |x| x.span),
+        Site::Stmt(s) => program
+            .stmts()
+            .get(s.index())
+            .map_or(Span::NONE, |x| x.span),
         Site::Cond(c) => program
             .conditions()
             .get(c.index())
@@ -124,7 +127,14 @@ pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Em
         if ds.is_empty() {
             continue;
         }
-        plan.push(Plan::new(program, &mut p, &mut names, ArrayId(k as u32), ds, &gathered[k])?);
+        plan.push(Plan::new(
+            program,
+            &mut p,
+            &mut names,
+            ArrayId(k as u32),
+            ds,
+            &gathered[k],
+        )?);
     }
     let body = std::mem::take(&mut p.body);
     let mut rewritten = Vec::new();
@@ -192,7 +202,11 @@ pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Em
                 .map(|&d| super::render::describe_dim(program, d))
                 .collect();
             (
-                format!("{} -> {}", program.array_decl(pl.x).name, p.array_decl(pl.c).name),
+                format!(
+                    "{} -> {}",
+                    program.array_decl(pl.x).name,
+                    p.array_decl(pl.c).name
+                ),
                 what,
             )
         })
@@ -241,7 +255,9 @@ pub fn header(program: &Program, e: &Emitted) -> String {
         sizes(&e.sampled),
     );
     if e.arrays.is_empty() {
-        h.push_str("# no array needs expansion: the original storage with the loops marked doall\n");
+        h.push_str(
+            "# no array needs expansion: the original storage with the loops marked doall\n",
+        );
     }
     for (a, dims) in &e.arrays {
         h.push_str(&format!("# {a}: {}\n", dims.join(", ")));
@@ -474,11 +490,9 @@ impl Plan {
                     let (los, his) = &g.ranges[k];
                     let find = |pts: &Points| pts.iter().find(|p| p.0 == at).map(|p| p.1);
                     if let (Some(lo), Some(hi)) = (find(los), find(his)) {
-                        let v = fit
-                            .0
-                            .iter()
-                            .zip(x)
-                            .fold(fit.1, |acc, (c, v)| acc.saturating_add(c.saturating_mul(*v)));
+                        let v = fit.0.iter().zip(x).fold(fit.1, |acc, (c, v)| {
+                            acc.saturating_add(c.saturating_mul(*v))
+                        });
                         margins[k].0 = margins[k].0.max(lo.saturating_sub(v));
                         margins[k].1 = margins[k].1.max(v.saturating_sub(hi));
                     }
@@ -765,7 +779,12 @@ fn set_parallel(nodes: &mut [Node], s: &Schedule) {
 
 /// The body with contracted arrays' accesses rewritten; `loops` is the
 /// stack of counters around.
-fn rewrite(nodes: Vec<Node>, plans: &[Plan], loops: &mut Vec<CounterId>, names: &mut Names) -> Vec<Node> {
+fn rewrite(
+    nodes: Vec<Node>,
+    plans: &[Plan],
+    loops: &mut Vec<CounterId>,
+    names: &mut Names,
+) -> Vec<Node> {
     let mut out = Vec::new();
     for n in nodes {
         out.push(match n {
@@ -811,7 +830,9 @@ fn read_access(plans: &[Plan], site: Site, k: usize, a: &Access) -> Option<Acces
 
 fn rewrite_cond_of(c: &mut Condition, plans: &[Plan]) {
     let site = Site::Cond(c.id);
-    crate::codegen::rewrite_cond(&mut c.cond, &mut 0, &mut |k, a| read_access(plans, site, k, a));
+    crate::codegen::rewrite_cond(&mut c.cond, &mut 0, &mut |k, a| {
+        read_access(plans, site, k, a)
+    });
 }
 
 fn rewrite_stmt(s: &mut Stmt, plans: &[Plan], loops: &[CounterId]) {

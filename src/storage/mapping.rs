@@ -422,13 +422,18 @@ fn fit_reads(
 }
 
 fn eval_fit(fit: &(Vec<i64>, i64), x: &[i64]) -> i64 {
-    fit.0
-        .iter()
-        .zip(x)
-        .fold(fit.1, |acc, (c, v)| acc.saturating_add(c.saturating_mul(*v)))
+    fit.0.iter().zip(x).fold(fit.1, |acc, (c, v)| {
+        acc.saturating_add(c.saturating_mul(*v))
+    })
 }
 
-type Race = (ArrayId, u32, u32, Option<super::dependences::Kind>, CounterId);
+type Race = (
+    ArrayId,
+    u32,
+    u32,
+    Option<super::dependences::Kind>,
+    CounterId,
+);
 
 /// The neighbouring accesses on one place that the schedule leaves
 /// unordered, at most one per array, with the parallel loop breaking them.

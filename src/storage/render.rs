@@ -78,9 +78,7 @@ pub fn describe_dim(program: &Program, d: Dim) -> String {
 }
 
 fn ratio(cells: u64, bound: Option<u64>) -> Option<f64> {
-    bound
-        .filter(|&b| b > 0)
-        .map(|b| cells as f64 / b as f64)
+    bound.filter(|&b| b > 0).map(|b| cells as f64 / b as f64)
 }
 
 /// The arrays some statement writes.
@@ -112,7 +110,10 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
             c.parallel.join(", ")
         }
     )?;
-    writeln!(out, "\nmemory-based dependences (neighbouring pairs on a cell):")?;
+    writeln!(
+        out,
+        "\nmemory-based dependences (neighbouring pairs on a cell):"
+    )?;
     if c.dependences.is_empty() {
         writeln!(out, "  none")?;
     }
