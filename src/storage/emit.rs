@@ -20,6 +20,7 @@ use super::mapping::{self, Dim};
 use super::{contract, Order, Schedule, StorageError};
 use crate::codegen::{expr_of, vectors, Names, Options};
 use crate::expansion::{self, ExpansionError};
+use crate::model::builder::e::{access, bin, counter, read};
 use crate::model::*;
 use std::collections::BTreeMap;
 
@@ -58,13 +59,16 @@ pub fn site_span(program: &Program, site: Site) -> Span {
 
 type Fit = (Vec<i64>, i64);
 type Points = Vec<(Vec<i64>, i64)>;
+/// Per added dimension the points of the instances with a source, and the
+/// instances that see the initial value.
+type ReadPoints = (Vec<Points>, Vec<Vec<i64>>);
 
 /// What the samples say about one contracted array.
 #[derive(Default)]
 struct Gathered {
     /// Per read access: points per added dimension, and the instances
     /// that see the initial value (counters, then parameters).
-    reads: BTreeMap<(Site, usize), (Vec<Points>, Vec<Vec<i64>>)>,
+    reads: BTreeMap<(Site, usize), ReadPoints>,
     /// Final values: (cell index, params) -> the last writer's index.
     last: Vec<Points>,
     /// Per added dimension: params -> its loop's first and last counter
@@ -76,12 +80,8 @@ struct Gathered {
 /// checked (see the module documentation).
 pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Emitted, EmitError> {
     let named = |v: &[i64]| -> Vec<(String, i64)> {
-        program
-            .params
-            .iter()
-            .zip(v)
-            .map(|(q, &x)| (q.name.clone(), x))
-            .collect()
+        let names = program.params.iter().map(|q| q.name.clone());
+        names.zip(v.iter().copied()).collect()
     };
     let mut exps = Vec::new();
     let mut dims: Vec<Vec<Dim>> = vec![Vec::new(); program.arrays.len()];
@@ -90,12 +90,9 @@ pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Em
         .into_iter()
         .enumerate()
     {
-        let config = crate::dataflow::Config {
-            params: named(&v),
-            max_trips: o.max_trips,
-            max_instances: o.max_instances,
-            ..Default::default()
-        };
+        let mut config = crate::dataflow::Config::default();
+        (config.params, config.max_trips) = (named(&v), o.max_trips);
+        config.max_instances = o.max_instances;
         let exp = match expansion::expand(program, &config) {
             Ok(e) => e,
             Err(e) if k == 0 => return Err(EmitError::Expansion(e)),
@@ -142,7 +139,7 @@ pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Em
         rewritten.extend(pl.copy_in(&mut p, &mut names));
     }
     let mut loops = Vec::new();
-    rewritten.extend(rewrite(body, &plan, &mut loops, &mut names));
+    rewritten.extend(rewrite(body, &plan, &mut loops));
     for pl in &plan {
         rewritten.extend(pl.copy_out(&mut p, &mut names));
     }
@@ -356,14 +353,6 @@ fn gather(
     Ok(())
 }
 
-fn e(k: ExprKind) -> Expr {
-    Expr::new(k, Span::NONE)
-}
-
-fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
-    e(ExprKind::Binary(op, Box::new(l), Box::new(r)))
-}
-
 /// An affine function over `vars` as an expression.
 fn fitted(fit: &Fit, vars: &[Var]) -> Option<Expr> {
     let mut a = Affine::constant(fit.1);
@@ -559,7 +548,7 @@ impl Plan {
             .map(|k| {
                 let l = self.dims[k].counter();
                 let raw = if loops.contains(&l) {
-                    e(ExprKind::Counter(l))
+                    counter(l)
                 } else {
                     self.bounds[k].0.expr.clone()
                 };
@@ -678,113 +667,64 @@ fn site_index(p: &Program, site: Site) -> usize {
 
 /// The bounds of every `for` loop by counter.
 fn for_nodes(p: &Program) -> BTreeMap<CounterId, (Bound, Bound)> {
-    fn walk(nodes: &[Node], out: &mut BTreeMap<CounterId, (Bound, Bound)>) {
-        for n in nodes {
-            match n {
-                Node::For(f) => {
-                    out.insert(f.counter, (f.lower.clone(), f.upper.clone()));
-                    walk(&f.body, out);
-                }
-                Node::While(w) => walk(&w.body, out),
-                Node::If(i) => {
-                    for (_, b) in &i.branches {
-                        walk(b, out);
-                    }
-                    if let Some(b) = &i.otherwise {
-                        walk(b, out);
-                    }
-                }
-                Node::Stmt(_) => {}
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(&p.body, &mut out);
-    out
-}
-
-fn access(array: ArrayId, subs: Vec<Expr>) -> Access {
-    Access {
-        array,
-        subscripts: subs.into_iter().map(Subscript::new).collect(),
-        span: Span::NONE,
-        ext: None,
-    }
-}
-
-fn read(array: ArrayId, subs: Vec<Expr>) -> Expr {
-    e(ExprKind::Access(access(array, subs)))
+    super::nodes::fors(&p.body)
+        .into_iter()
+        .map(|f| (f.counter, (f.lower.clone(), f.upper.clone())))
+        .collect()
 }
 
 /// A loop nest over the ranges `dims` around what `body` makes of its
-/// counters.
+/// counters (nothing when it makes nothing).
 fn nest(
     p: &mut Program,
     names: &mut Names,
     dims: &[Range],
     body: impl FnOnce(&[Expr], &mut Names) -> Vec<Node>,
 ) -> Vec<Node> {
-    let counters: Vec<CounterId> = dims
-        .iter()
-        .map(|_| {
-            p.counters.push(Counter {
-                name: names.fresh("c"),
-                kind: CounterKind::For,
-                generated: false,
-                span: Span::NONE,
-            });
-            CounterId(p.counters.len() as u32 - 1)
-        })
-        .collect();
-    let subs: Vec<Expr> = counters.iter().map(|&c| e(ExprKind::Counter(c))).collect();
-    let mut nodes = body(&subs, names);
-    if nodes.is_empty() {
-        return nodes;
-    }
-    for (r, &c) in dims.iter().zip(&counters).rev() {
-        nodes = vec![Node::For(For {
-            counter: c,
-            lower: r.lo.clone(),
-            upper: r.hi.clone(),
-            step: 1,
-            parallel: false,
-            body: nodes,
+    let mut counters = Vec::with_capacity(dims.len());
+    for _ in dims {
+        let name = names.fresh("c");
+        counters.push(CounterId(p.counters.len() as u32));
+        p.counters.push(Counter {
+            name,
+            kind: CounterKind::For,
+            generated: false,
             span: Span::NONE,
-        })];
+        });
     }
-    nodes
+    let subs: Vec<Expr> = counters.iter().map(|&c| counter(c)).collect();
+    let inner = body(&subs, names);
+    if inner.is_empty() {
+        return inner;
+    }
+    dims.iter()
+        .zip(counters)
+        .rev()
+        .fold(inner, |nodes, (r, counter)| {
+            vec![Node::For(For {
+                counter,
+                lower: r.lo.clone(),
+                upper: r.hi.clone(),
+                step: 1,
+                parallel: false,
+                body: nodes,
+                span: Span::NONE,
+            })]
+        })
 }
 
 /// Marks the schedule's loops `doall` and every other `for` loop `do`.
 fn set_parallel(nodes: &mut [Node], s: &Schedule) {
-    for n in nodes {
-        match n {
-            Node::For(f) => {
-                f.parallel = s.is_parallel(f.counter);
-                set_parallel(&mut f.body, s);
-            }
-            Node::While(w) => set_parallel(&mut w.body, s),
-            Node::If(i) => {
-                for (_, b) in &mut i.branches {
-                    set_parallel(b, s);
-                }
-                if let Some(b) = &mut i.otherwise {
-                    set_parallel(b, s);
-                }
-            }
-            Node::Stmt(_) => {}
+    super::nodes::each_mut(nodes, &mut |n| {
+        if let Node::For(f) = n {
+            f.parallel = s.is_parallel(f.counter);
         }
-    }
+    });
 }
 
 /// The body with contracted arrays' accesses rewritten; `loops` is the
 /// stack of counters around.
-fn rewrite(
-    nodes: Vec<Node>,
-    plans: &[Plan],
-    loops: &mut Vec<CounterId>,
-    names: &mut Names,
-) -> Vec<Node> {
+fn rewrite(nodes: Vec<Node>, plans: &[Plan], loops: &mut Vec<CounterId>) -> Vec<Node> {
     let mut out = Vec::new();
     for n in nodes {
         out.push(match n {
@@ -794,23 +734,23 @@ fn rewrite(
             }
             Node::For(mut f) => {
                 loops.push(f.counter);
-                f.body = rewrite(f.body, plans, loops, names);
+                f.body = rewrite(f.body, plans, loops);
                 loops.pop();
                 Node::For(f)
             }
             Node::While(mut w) => {
                 loops.push(w.counter);
                 rewrite_cond_of(&mut w.cond, plans);
-                w.body = rewrite(w.body, plans, loops, names);
+                w.body = rewrite(w.body, plans, loops);
                 loops.pop();
                 Node::While(w)
             }
             Node::If(mut i) => {
                 for (c, b) in &mut i.branches {
                     rewrite_cond_of(c, plans);
-                    *b = rewrite(std::mem::take(b), plans, loops, names);
+                    *b = rewrite(std::mem::take(b), plans, loops);
                 }
-                i.otherwise = i.otherwise.map(|b| rewrite(b, plans, loops, names));
+                i.otherwise = i.otherwise.map(|b| rewrite(b, plans, loops));
                 Node::If(i)
             }
         });
@@ -868,7 +808,7 @@ fn rewrite_stmt(s: &mut Stmt, plans: &[Plan], loops: &[CounterId]) {
                 if r != w {
                     let o = op.take().unwrap_or(BinOp::Add);
                     let v = std::mem::replace(value, Expr::int(0));
-                    *value = bin(o, e(ExprKind::Access(r)), v);
+                    *value = bin(o, Expr::new(ExprKind::Access(r), Span::NONE), v);
                 }
             }
             *target = w;
@@ -884,24 +824,12 @@ fn rewrite_stmt(s: &mut Stmt, plans: &[Plan], loops: &[CounterId]) {
 /// Generated labels (`_S3`: the third statement) would be renumbered by the
 /// copies put before them; `_S3.1` keeps standing for `_S3` under `equiv`.
 fn derive_generated_labels(nodes: &mut [Node]) {
-    for n in nodes {
-        match n {
-            Node::Stmt(s) => {
-                if s.label_generated {
-                    s.label = format!("{}.1", s.label);
-                    s.label_generated = false;
-                }
-            }
-            Node::For(f) => derive_generated_labels(&mut f.body),
-            Node::While(w) => derive_generated_labels(&mut w.body),
-            Node::If(i) => {
-                for (_, b) in &mut i.branches {
-                    derive_generated_labels(b);
-                }
-                if let Some(b) = &mut i.otherwise {
-                    derive_generated_labels(b);
-                }
+    super::nodes::each_mut(nodes, &mut |n| {
+        if let Node::Stmt(s) = n {
+            if s.label_generated {
+                s.label = format!("{}.1", s.label);
+                s.label_generated = false;
             }
         }
-    }
+    });
 }

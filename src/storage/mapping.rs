@@ -24,7 +24,7 @@ use super::dependences::neighbours;
 use super::schedule::Order;
 use crate::expansion::Expansion;
 use crate::interp::format_op;
-use crate::model::{ArrayId, CounterId, Node, Program, Site, Var};
+use crate::model::{ArrayId, CounterId, Program, Site, Var};
 use std::collections::{BTreeMap, HashMap};
 
 /// A dimension added to an array.
@@ -54,6 +54,9 @@ pub enum ReadPlace {
     Fitted(Vec<(Vec<i64>, i64)>),
 }
 
+/// Where each read access `(site, access)` of an array reads.
+pub type ReadPlaces = BTreeMap<(Site, usize), ReadPlace>;
+
 /// The mapping of one array.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ArrayMap {
@@ -61,7 +64,7 @@ pub struct ArrayMap {
     pub name: String,
     pub dims: Vec<Dim>,
     /// Read accesses `(site, access)` of the array and where they read.
-    pub reads: BTreeMap<(Site, usize), ReadPlace>,
+    pub reads: ReadPlaces,
     /// Declared cells of the original array at these sizes.
     pub original: u64,
     /// Cells of the contracted array at these sizes.
@@ -113,9 +116,8 @@ pub(crate) fn loop_ranges(program: &Program, exp: &Expansion, order: &Order) -> 
         }
     }
     let params: Vec<i64> = f.params.iter().map(|&(_, v)| v).collect();
-    let mut bounds = Vec::new();
-    collect_lowers(&program.body, &mut bounds);
-    for (c, a) in bounds {
+    for f in super::nodes::fors(&program.body) {
+        let (c, a) = (f.counter, &f.lower.affine);
         if !a.uses_counters() {
             if let Some(v) = a.eval(|v| match v {
                 Var::Param(p) => params.get(p.index()).copied().unwrap_or(0),
@@ -133,27 +135,6 @@ pub(crate) fn loop_ranges(program: &Program, exp: &Expansion, order: &Order) -> 
             (l, h) => (l, (h - l + 1).max(0)),
         })
         .collect()
-}
-
-fn collect_lowers(nodes: &[Node], out: &mut Vec<(CounterId, crate::model::Affine)>) {
-    for n in nodes {
-        match n {
-            Node::For(f) => {
-                out.push((f.counter, f.lower.affine.clone()));
-                collect_lowers(&f.body, out);
-            }
-            Node::While(w) => collect_lowers(&w.body, out),
-            Node::If(i) => {
-                for (_, b) in &i.branches {
-                    collect_lowers(b, out);
-                }
-                if let Some(b) = &i.otherwise {
-                    collect_lowers(b, out);
-                }
-            }
-            Node::Stmt(_) => {}
-        }
-    }
 }
 
 /// The unreduced index of `op` in added dimension `d`: its counter of the
@@ -352,7 +333,7 @@ fn fit_reads(
     exp: &Expansion,
     places: &Places,
     dims: &[Vec<Dim>],
-) -> Result<Vec<BTreeMap<(Site, usize), ReadPlace>>, Unmappable> {
+) -> Result<Vec<ReadPlaces>, Unmappable> {
     let f = &exp.inst.facts;
     let flow = &exp.inst.flow;
     // (array, site, access) -> [(iteration, per-dim source index or None)]
@@ -441,7 +422,7 @@ fn races(
     exp: &Expansion,
     places: &Places,
     dims: &[Vec<Dim>],
-    reads: &[BTreeMap<(Site, usize), ReadPlace>],
+    reads: &[ReadPlaces],
     cell_array: &HashMap<u32, ArrayId>,
 ) -> Vec<Race> {
     let f = &exp.inst.facts;

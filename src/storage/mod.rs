@@ -15,6 +15,7 @@ pub mod bound;
 pub mod dependences;
 pub mod emit;
 pub mod mapping;
+pub mod nodes;
 pub mod render;
 pub mod schedule;
 

@@ -3,35 +3,16 @@
 use super::mapping::{ArrayMap, Dim, ReadPlace};
 use super::Contraction;
 use crate::codegen::size::Poly;
-use crate::model::{Affine, CounterId, Node, Program};
+use crate::model::{Affine, CounterId, Program};
 use serde_json::{json, Value};
 use std::io::{self, Write};
 
-/// Bounds of every `for` loop, by counter.
+/// Bounds and step of every `for` loop, by counter.
 fn loop_bounds(program: &Program) -> Vec<Option<(Affine, Affine, i64)>> {
-    fn walk(nodes: &[Node], out: &mut [Option<(Affine, Affine, i64)>]) {
-        for n in nodes {
-            match n {
-                Node::For(f) => {
-                    out[f.counter.index()] =
-                        Some((f.lower.affine.clone(), f.upper.affine.clone(), f.step));
-                    walk(&f.body, out);
-                }
-                Node::While(w) => walk(&w.body, out),
-                Node::If(i) => {
-                    for (_, b) in &i.branches {
-                        walk(b, out);
-                    }
-                    if let Some(b) = &i.otherwise {
-                        walk(b, out);
-                    }
-                }
-                Node::Stmt(_) => {}
-            }
-        }
-    }
     let mut out = vec![None; program.counters.len()];
-    walk(&program.body, &mut out);
+    for f in super::nodes::fors(&program.body) {
+        out[f.counter.index()] = Some((f.lower.affine.clone(), f.upper.affine.clone(), f.step));
+    }
     out
 }
 

@@ -7,7 +7,7 @@
 
 use crate::dataflow::render::site_loops;
 use crate::facts::Facts;
-use crate::model::{CounterId, Node, Program};
+use crate::model::{CounterId, Program};
 
 /// The parallel loops of a schedule.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,8 +25,10 @@ impl Schedule {
     /// with no names, the loops marked `doall`.
     pub fn new(program: &Program, names: Option<&[String]>) -> Result<Schedule, UnknownLoop> {
         let mut parallel = vec![false; program.counters.len()];
-        let mut fors = Vec::new();
-        collect_fors(&program.body, &mut fors);
+        let fors: Vec<(CounterId, bool)> = super::nodes::fors(&program.body)
+            .into_iter()
+            .map(|f| (f.counter, f.parallel))
+            .collect();
         match names {
             None => {
                 for (c, marked) in fors {
@@ -65,27 +67,6 @@ impl Schedule {
             }
         }
         v
-    }
-}
-
-fn collect_fors(nodes: &[Node], out: &mut Vec<(CounterId, bool)>) {
-    for n in nodes {
-        match n {
-            Node::For(f) => {
-                out.push((f.counter, f.parallel));
-                collect_fors(&f.body, out);
-            }
-            Node::While(w) => collect_fors(&w.body, out),
-            Node::If(i) => {
-                for (_, b) in &i.branches {
-                    collect_fors(b, out);
-                }
-                if let Some(b) = &i.otherwise {
-                    collect_fors(b, out);
-                }
-            }
-            Node::Stmt(_) => {}
-        }
     }
 }
 
