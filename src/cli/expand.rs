@@ -193,7 +193,7 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
         };
         return match storage::emit::checked(program, &schedule, &o) {
             Ok(e) => {
-                let text = storage::emit::header(program, &e) + &e.text;
+                let text = storage::emit::header(&e) + &e.text;
                 let stdout = std::io::stdout();
                 let mut out = std::io::BufWriter::new(stdout.lock());
                 super::finish(out.write_all(text.as_bytes()).and_then(|()| out.flush()))

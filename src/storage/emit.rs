@@ -37,7 +37,7 @@ pub struct Emitted {
     pub program: Program,
     pub text: String,
     pub parallel: Vec<String>,
-    /// (array, its added dimensions described, cells formula or None, cells at the base).
+    /// (`A -> A_c`, its added dimensions described), per contracted array.
     pub arrays: Vec<(String, Vec<String>)>,
     pub sampled: Vec<Vec<(String, i64)>>,
     pub validated: Vec<Vec<(String, i64)>>,
@@ -229,8 +229,7 @@ fn show(v: &[(String, i64)]) -> String {
 }
 
 /// The `#` header: what was contracted, and where it was checked.
-pub fn header(program: &Program, e: &Emitted) -> String {
-    let _ = program;
+pub fn header(e: &Emitted) -> String {
     let sizes = |vs: &[Vec<(String, i64)>]| {
         vs.iter()
             .map(|v| format!("({})", show(v)))
