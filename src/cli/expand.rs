@@ -20,6 +20,9 @@ pub enum Transform {
     Mse,
     /// Single assignment (fully indexed expansion), the baseline.
     Sa,
+    /// The least expansion the parallel loops (`--parallel`, or the
+    /// `doall` marks) need: storage under a schedule.
+    Contract,
 }
 
 #[derive(clap::Args, Debug)]
@@ -43,6 +46,11 @@ pub struct Args {
     /// not expanded (or take a proved, less expanded form).
     #[arg(long)]
     pub allow_unproved: bool,
+    /// With `--transform contract`: the loops to run in parallel, by
+    /// counter name (every other loop sequential); without it, the loops
+    /// marked `doall`.
+    #[arg(long, value_delimiter = ',')]
+    pub parallel: Option<Vec<String>>,
 }
 
 /// `--emit`.
@@ -75,6 +83,13 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(l) => l,
         Err(code) => return code,
     };
+    if args.transform == Transform::Contract {
+        return contract(args, &loaded);
+    }
+    if args.parallel.is_some() {
+        eprintln!("error: `--parallel` goes with `--transform contract`");
+        return ExitCode::from(2);
+    }
     if let Some(emit) = args.emit {
         let c = emit == Emit::C || crate::cfront::is_c_path(&args.input.file);
         return emit_code(args, &loaded, c);
@@ -100,6 +115,8 @@ pub fn run(args: &Args) -> ExitCode {
         (Transform::Mse, Format::Text) => render::text(&exp, &base, &loops, &mut out),
         (Transform::Sa, Format::Json) => render::sa_json(program, &exp, &base, &loops, &mut out),
         (Transform::Sa, Format::Text) => render::sa_text(program, &exp, &base, &loops, &mut out),
+        // Answered by `contract` above.
+        (Transform::Contract, _) => Ok(()),
     };
     super::finish(written.and_then(|()| out.flush()))
 }
@@ -144,5 +161,119 @@ fn emit_code(args: &Args, loaded: &super::Loaded, c: bool) -> ExitCode {
             eprint!("{}", loaded.files.render(&d));
             ExitCode::from(1)
         }
+    }
+}
+
+/// `--transform contract`: the schedule, then the contraction report or
+/// (`--emit code`) the contracted program.
+fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
+    use crate::storage::{self, Schedule};
+    let program = &loaded.program;
+    let schedule = match Schedule::new(program, args.parallel.as_deref()) {
+        Ok(s) => s,
+        Err(storage::schedule::UnknownLoop(name)) => {
+            let d = Diagnostic::error(
+                "E0603",
+                format!("`--parallel {name}`: no `for` loop has the counter `{name}`"),
+            );
+            eprint!("{}", loaded.files.render(&d));
+            return ExitCode::from(1);
+        }
+    };
+    let fail = |d: Diagnostic| {
+        eprint!("{}", loaded.files.render(&d));
+        ExitCode::from(1)
+    };
+    if args.emit.is_some() {
+        let o = codegen::Options {
+            params: args.input.sizes.params.clone(),
+            max_trips: args.input.sizes.max_trips,
+            max_instances: args.budget.max_instances,
+            allow_unproved: args.allow_unproved,
+        };
+        return match storage::emit::checked(program, &schedule, &o) {
+            Ok(e) => {
+                let text = storage::emit::header(&e) + &e.text;
+                let stdout = std::io::stdout();
+                let mut out = std::io::BufWriter::new(stdout.lock());
+                super::finish(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
+            }
+            Err(e) => fail(storage_diagnostic(program, &e, loaded.file)),
+        };
+    }
+    let exp = match expanded(loaded, &args.input, &args.budget) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
+    let c = match storage::contract(program, &exp, &schedule) {
+        Ok(c) => c,
+        Err(e) => {
+            let e = storage::emit::EmitError::Storage(e);
+            return fail(storage_diagnostic(program, &e, loaded.file));
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let written = match args.format {
+        Format::Json => storage::render::json(program, &c, &mut out),
+        Format::Text => storage::render::text(program, &c, &mut out),
+    };
+    super::finish(written.and_then(|()| out.flush()))
+}
+
+/// E0602 (a parallel loop breaks a flow dependence), E0604 (no storage
+/// mapping or no contracted program).
+fn storage_diagnostic(
+    program: &crate::model::Program,
+    e: &crate::storage::emit::EmitError,
+    file: crate::diagnostics::FileId,
+) -> Diagnostic {
+    use crate::storage::emit::EmitError;
+    use crate::storage::StorageError;
+    let span = |site| crate::storage::emit::site_span(program, site);
+    match e {
+        EmitError::Storage(StorageError::Violated(v)) => {
+            let first = &v[0];
+            let mut d = Diagnostic::error(
+                "E0602",
+                format!(
+                    "parallel loop `{}` breaks a flow dependence: {} reads `{}` (its read {}) \
+                     written by {} in another iteration of `{}`",
+                    first.loop_name,
+                    first.read,
+                    first.array,
+                    first.access,
+                    first.source,
+                    first.loop_name
+                ),
+            )
+            .primary(file, span(first.read_site), "this read")
+            .secondary(file, span(first.source_site), "its source");
+            for o in v {
+                d = d.note(format!(
+                    "`{}` breaks {} flow pair(s) {} -> {} on {} (e.g. {} -> {})",
+                    o.loop_name,
+                    o.count,
+                    program.site_name(o.source_site),
+                    program.site_name(o.read_site),
+                    o.array,
+                    o.source,
+                    o.read
+                ));
+            }
+            d
+        }
+        EmitError::Storage(StorageError::Unmappable(u)) => {
+            let d = Diagnostic::error(
+                "E0604",
+                format!("no storage mapping for `{}`: {}", u.array, u.reason),
+            );
+            match u.site {
+                Some(s) => d.primary(file, span(s), "here"),
+                None => d,
+            }
+        }
+        EmitError::Expansion(x) => diagnostic(x, file),
+        EmitError::Other(msg) => Diagnostic::error("E0604", msg.clone()),
     }
 }

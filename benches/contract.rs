@@ -1,0 +1,98 @@
+//! Issue 17: storage under a schedule, per kernel. Two timings: the
+//! analysis `expand --transform contract` prints (parse, σ, the schedule's
+//! dependences, the storage mapping, the live-value bound, at the kernel's
+//! default sizes), target at most 10 ms each; and the whole `--emit code`
+//! (the analysis at every sample size, the fits, the program, and its
+//! `equiv` runs with `doall` shuffled at the samples and validation sizes).
+//!
+//! `cargo bench --bench contract` runs criterion timings, then prints the
+//! table (mean wall time of 10 runs); `ARRAYFLOW_BENCH_QUICK=1` prints the
+//! table only.
+
+use arrayflow::codegen::Options;
+use arrayflow::dataflow::Config;
+use arrayflow::diagnostics::FileId;
+use arrayflow::expansion;
+use arrayflow::storage::{self, emit, Schedule};
+use std::time::Instant;
+
+/// (file, parallel loops).
+const KERNELS: &[(&str, &[&str])] = &[
+    ("fixtures/papers/storage-figure1.loop", &["i"]),
+    ("fixtures/c/kernels/jacobi1d.loop", &["i"]),
+    ("fixtures/c/kernels/jacobi2d.loop", &["i", "j"]),
+    ("fixtures/c/kernels/matmul.loop", &["i", "j"]),
+    ("fixtures/c/kernels/lu.loop", &["i"]),
+    ("fixtures/papers/maydan-1.7-unused-index.loop", &["j"]),
+];
+
+fn source(file: &str) -> String {
+    std::fs::read_to_string(format!("{}/{file}", env!("CARGO_MANIFEST_DIR"))).expect("fixture")
+}
+
+fn names(par: &[&str]) -> Vec<String> {
+    par.iter().map(|s| s.to_string()).collect()
+}
+
+/// What `expand --transform contract` computes, from the text.
+fn analysis(text: &str, par: &[&str]) -> u64 {
+    let (p, _) = arrayflow::lower::compile(text, FileId(0));
+    let p = p.expect("program");
+    let exp = expansion::expand(&p, &Config::default()).expect("expansion");
+    let s = Schedule::new(&p, Some(&names(par))).expect("schedule");
+    storage::contract(&p, &exp, &s)
+        .expect("contraction")
+        .mapping
+        .total()
+}
+
+/// What `expand --transform contract --emit code` computes, from the text.
+fn emitted(text: &str, par: &[&str]) -> usize {
+    let (p, _) = arrayflow::lower::compile(text, FileId(0));
+    let p = p.expect("program");
+    let s = Schedule::new(&p, Some(&names(par))).expect("schedule");
+    emit::checked(&p, &s, &Options::default())
+        .expect("emitted")
+        .text
+        .len()
+}
+
+fn mean_ms(f: impl Fn()) -> f64 {
+    f();
+    let t = Instant::now();
+    for _ in 0..10 {
+        f();
+    }
+    t.elapsed().as_secs_f64() * 100.0
+}
+
+fn main() {
+    let texts: Vec<(String, &str, &[&str])> = KERNELS
+        .iter()
+        .map(|&(f, par)| (source(f), f.rsplit('/').next().unwrap_or(f), par))
+        .collect();
+    if std::env::var_os("ARRAYFLOW_BENCH_QUICK").is_none() {
+        let mut c = criterion::Criterion::default().configure_from_args();
+        let mut g = c.benchmark_group("contract");
+        for (text, name, par) in &texts {
+            g.bench_function(*name, |b| b.iter(|| analysis(text, par)));
+        }
+        g.finish();
+        let mut g = c.benchmark_group("contract --emit code");
+        for (text, name, par) in &texts {
+            g.bench_function(*name, |b| b.iter(|| emitted(text, par)));
+        }
+        g.finish();
+    }
+    println!("| kernel | parallel | analysis (ms) | --emit code (ms) |");
+    println!("|---|---|---|---|");
+    for (text, name, par) in &texts {
+        let a = mean_ms(|| {
+            analysis(text, par);
+        });
+        let e = mean_ms(|| {
+            emitted(text, par);
+        });
+        println!("| {name} | {} | {a:.2} | {e:.1} |", par.join(", "));
+    }
+}

@@ -1,0 +1,115 @@
+//! A lower bound on the memory any storage needs under a schedule: the most
+//! values live at once, by simulation at the analysed sizes. Time is the
+//! schedule's wavefront: operations of one statement that differ only in
+//! parallel counters run at one step, steps in program order. A value (a
+//! write, or the initial value of a cell some read sees) is live from its
+//! step up to the step of its last read (half-open: a step's reads and
+//! writes may share a cell, as an update does), at least its own step, and
+//! to the end when it is the cell's final value (the program's result).
+//! Counted per array; none for an array with a may-access (a non-affine
+//! subscript) or a read with several possible sources (unknown control),
+//! where σ over-approximates lifetimes.
+
+use super::schedule::Order;
+use crate::expansion::Expansion;
+use crate::model::ArrayId;
+use std::collections::HashMap;
+
+/// The most values of each array live at once, by array id.
+pub fn live_values(exp: &Expansion, order: &Order, n_arrays: usize) -> Vec<Option<u64>> {
+    let f = &exp.inst.facts;
+    let flow = &exp.inst.flow;
+    // Step of every operation.
+    let mut steps: HashMap<(u32, Vec<i64>), u32> = HashMap::new();
+    let mut step = vec![0u32; f.n_ops()];
+    for op in 0..f.n_ops() as u32 {
+        let seq: Vec<i64> = order
+            .loops(op)
+            .iter()
+            .zip(f.op_iter(op))
+            .filter(|(c, _)| !order.schedule.is_parallel(**c))
+            .map(|(_, &v)| v)
+            .collect();
+        // Step 0 is before every operation: initial values.
+        let next = steps.len() as u32 + 1;
+        step[op as usize] = *steps.entry((f.op_site[op as usize], seq)).or_insert(next);
+    }
+    let end = steps.len() as u32 + 1;
+    // Values: per write operation (start, end, array); initial values per cell.
+    let mut writes: HashMap<u32, (u32, u32, ArrayId)> = HashMap::new();
+    let mut initial: HashMap<u32, (u32, ArrayId)> = HashMap::new();
+    let mut last_write: HashMap<u32, u32> = HashMap::new();
+    let mut array_of: HashMap<u32, Option<ArrayId>> = HashMap::new();
+    let mut may = vec![false; n_arrays];
+    for x in 0..f.n_accs() as u32 {
+        let cell = f.acc_cell[x as usize];
+        let Some(a) = *array_of
+            .entry(cell)
+            .or_insert_with(|| f.cells.locate(cell as usize).map(|(a, _)| a))
+        else {
+            continue;
+        };
+        let op = f.op(x);
+        if f.is_may(x) {
+            if let Some(m) = may.get_mut(a.index()) {
+                *m = true;
+            }
+        }
+        if f.is_read(x) && exp.inst.initial_at(x) {
+            let e = initial.entry(cell).or_insert((0, a));
+            e.0 = e.0.max(step[op as usize]);
+        }
+        if f.is_write(x) {
+            writes
+                .entry(op)
+                .or_insert((step[op as usize], step[op as usize], a));
+            last_write.insert(cell, op);
+        }
+    }
+    for r in flow.iter() {
+        // Several possible sources: σ is not exact here (dynamic control).
+        if flow.source_ops(r.index()).len() + usize::from(r.initial()) > 1 {
+            if let Some(m) = may.get_mut(r.array().index()) {
+                *m = true;
+            }
+        }
+        let at = step[f.slots[r.index()].op as usize];
+        for src in flow.source_ops(r.index()) {
+            if let Some(w) = writes.get_mut(src) {
+                w.1 = w.1.max(at);
+            }
+        }
+    }
+    for op in last_write.values() {
+        if let Some(w) = writes.get_mut(op) {
+            w.1 = end;
+        }
+    }
+    let mut events: Vec<Vec<(u32, i64)>> = vec![Vec::new(); n_arrays];
+    let intervals = writes
+        .values()
+        .copied()
+        .chain(initial.values().map(|&(e, a)| (0, e, a)));
+    for (s, e, a) in intervals {
+        if let Some(v) = events.get_mut(a.index()) {
+            v.push((s, 1));
+            v.push((e.max(s + 1), -1));
+        }
+    }
+    events
+        .into_iter()
+        .zip(may)
+        .map(|(mut v, may)| {
+            if may {
+                return None;
+            }
+            v.sort_unstable();
+            let (mut now, mut most) = (0i64, 0i64);
+            for (_, d) in v {
+                now += d;
+                most = most.max(now);
+            }
+            Some(most as u64)
+        })
+        .collect()
+}

@@ -1,0 +1,834 @@
+//! The contracted program (`expand --transform contract --emit code`):
+//! every array the mapping adds dimensions to gets a new array `A_c` with
+//! the original dimensions, then one per added loop (its counter for a
+//! parallel loop, its counter `% d` for a folded sequential one):
+//!
+//! ```text
+//! for c, e: @copy A_c[c, e] = A[c]; end             # copy-in
+//! ... the program, schedule loops `doall`, A[x] -> A_c[x, e(...)] ...
+//! for c: if e_last(c) in range: @copy A[c] = A_c[c, e_last(c)]; end
+//! ```
+//!
+//! The places reads go to and the final values' places (`e_last`) are
+//! affine functions fitted at `codegen`'s sample parameter vectors (the
+//! counters, then the parameters); the program is then run against the
+//! original by `equiv` with the `doall` loops shuffled, at the samples and at
+//! `codegen`'s validation vectors. Nothing is proved for every parameter
+//! value: the header says which sizes were checked.
+
+use super::mapping::{self, Dim};
+use super::{contract, Order, Schedule, StorageError};
+use crate::codegen::{expr_of, vectors, Names, Options};
+use crate::expansion::{self, ExpansionError};
+use crate::model::builder::e::{access, bin, counter, read};
+use crate::model::*;
+use std::collections::BTreeMap;
+
+/// Why there is no contracted program.
+#[derive(Debug)]
+pub enum EmitError {
+    Storage(StorageError),
+    Expansion(ExpansionError),
+    Other(String),
+}
+
+/// The contracted program and how it was checked.
+pub struct Emitted {
+    pub program: Program,
+    pub text: String,
+    pub parallel: Vec<String>,
+    /// (`A -> A_c`, its added dimensions described), per contracted array.
+    pub arrays: Vec<(String, Vec<String>)>,
+    pub sampled: Vec<Vec<(String, i64)>>,
+    pub validated: Vec<Vec<(String, i64)>>,
+}
+
+/// The span of a site.
+pub fn site_span(program: &Program, site: Site) -> Span {
+    match site {
+        Site::Stmt(s) => program
+            .stmts()
+            .get(s.index())
+            .map_or(Span::NONE, |x| x.span),
+        Site::Cond(c) => program
+            .conditions()
+            .get(c.index())
+            .map_or(Span::NONE, |x| x.span),
+    }
+}
+
+type Fit = (Vec<i64>, i64);
+type Points = Vec<(Vec<i64>, i64)>;
+/// Per added dimension the points of the instances with a source, and the
+/// instances that see the initial value.
+type ReadPoints = (Vec<Points>, Vec<Vec<i64>>);
+
+/// What the samples say about one contracted array.
+#[derive(Default)]
+struct Gathered {
+    /// Per read access: points per added dimension, and the instances
+    /// that see the initial value (counters, then parameters).
+    reads: BTreeMap<(Site, usize), ReadPoints>,
+    /// Final values: (cell index, params) -> the last writer's index.
+    last: Vec<Points>,
+    /// Per added dimension: params -> its loop's first and last counter
+    /// values (where it runs).
+    ranges: Vec<(Points, Points)>,
+}
+
+/// The contracted program for every parameter value as far as it can be
+/// checked (see the module documentation).
+pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Emitted, EmitError> {
+    let named = |v: &[i64]| -> Vec<(String, i64)> {
+        let names = program.params.iter().map(|q| q.name.clone());
+        names.zip(v.iter().copied()).collect()
+    };
+    let mut exps = Vec::new();
+    let mut dims: Vec<Vec<Dim>> = vec![Vec::new(); program.arrays.len()];
+    for (k, v) in vectors::samples(program, o)
+        .map_err(EmitError::Other)?
+        .into_iter()
+        .enumerate()
+    {
+        let mut config = crate::dataflow::Config::default();
+        (config.params, config.max_trips) = (named(&v), o.max_trips);
+        config.max_instances = o.max_instances;
+        let exp = match expansion::expand(program, &config) {
+            Ok(e) => e,
+            Err(e) if k == 0 => return Err(EmitError::Expansion(e)),
+            // A size the analysis cannot take says nothing about the others.
+            Err(_) => continue,
+        };
+        let c = contract(program, &exp, schedule).map_err(EmitError::Storage)?;
+        for a in &c.mapping.arrays {
+            merge(&mut dims[a.array.index()], &a.dims);
+        }
+        exps.push((v, exp));
+    }
+    let mut gathered: Vec<Gathered> = dims
+        .iter()
+        .map(|d| Gathered {
+            last: vec![Vec::new(); d.len()],
+            ranges: vec![(Vec::new(), Vec::new()); d.len()],
+            ..Default::default()
+        })
+        .collect();
+    for (v, exp) in &exps {
+        gather(program, exp, schedule, &dims, v, &mut gathered)?;
+    }
+    let mut p = program.clone();
+    set_parallel(&mut p.body, schedule);
+    let mut names = Names::new(program);
+    let mut plan = Vec::new();
+    for (k, ds) in dims.iter().enumerate() {
+        if ds.is_empty() {
+            continue;
+        }
+        plan.push(Plan::new(
+            program,
+            &mut p,
+            &mut names,
+            ArrayId(k as u32),
+            ds,
+            &gathered[k],
+        )?);
+    }
+    let body = std::mem::take(&mut p.body);
+    let mut rewritten = Vec::new();
+    for pl in &plan {
+        rewritten.extend(pl.copy_in(&mut p, &mut names));
+    }
+    let mut loops = Vec::new();
+    rewritten.extend(rewrite(body, &plan, &mut loops));
+    for pl in &plan {
+        rewritten.extend(pl.copy_out(&mut p, &mut names));
+    }
+    p.body = rewritten;
+    derive_generated_labels(&mut p.body);
+    let text = crate::print::program(&p);
+    let (back, diags) = crate::lower::compile_errors(&text, crate::diagnostics::FileId(0));
+    let Some(back) = back.filter(|_| !diags.iter().any(|d| d.is_error())) else {
+        return Err(EmitError::Other(format!(
+            "internal error: the contracted program does not check: {diags:?}\n{text}"
+        )));
+    };
+    let sampled: Vec<Vec<(String, i64)>> = exps.iter().map(|(v, _)| named(v)).collect();
+    let raw: Vec<Vec<i64>> = exps.iter().map(|(v, _)| v.clone()).collect();
+    drop(exps);
+    let mut validated = Vec::new();
+    let at = sampled
+        .iter()
+        .cloned()
+        .chain(vectors::validation(program, o, &raw).map_err(EmitError::Other)?);
+    for (k, v) in at.enumerate() {
+        let eo = crate::equiv::EquivOptions {
+            params: v.clone(),
+            seeds: 3,
+            ..Default::default()
+        };
+        match crate::equiv::equiv(program, &back, &eo) {
+            Ok(crate::equiv::Verdict::Agree(_)) => {
+                if k >= sampled.len() {
+                    validated.push(v)
+                }
+            }
+            Ok(crate::equiv::Verdict::Differ(m)) => {
+                return Err(EmitError::Other(format!(
+                    "the contracted program differs from the original at {}: {}{} (the mapping found at the samples does not hold there)",
+                    show(&v),
+                    m.what,
+                    m.failure.map(|f| format!(" fails: {f}")).unwrap_or_default()
+                )))
+            }
+            Err(e) if e.in_b => {
+                return Err(EmitError::Other(format!(
+                    "internal error: the contracted program: {}",
+                    e.message
+                )))
+            }
+            // The original itself fails at this size: no comparison.
+            Err(_) => {}
+        }
+    }
+    let arrays = plan
+        .iter()
+        .map(|pl| {
+            let what = pl
+                .dims
+                .iter()
+                .map(|&d| super::render::describe_dim(program, d))
+                .collect();
+            (
+                format!(
+                    "{} -> {}",
+                    program.array_decl(pl.x).name,
+                    p.array_decl(pl.c).name
+                ),
+                what,
+            )
+        })
+        .collect();
+    Ok(Emitted {
+        program: back,
+        text,
+        parallel: schedule.names(program),
+        arrays,
+        sampled,
+        validated,
+    })
+}
+
+fn show(v: &[(String, i64)]) -> String {
+    if v.is_empty() {
+        return "no parameters".into();
+    }
+    v.iter()
+        .map(|(n, x)| format!("{n}={x}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The `#` header: what was contracted, and where it was checked.
+pub fn header(e: &Emitted) -> String {
+    let sizes = |vs: &[Vec<(String, i64)>]| {
+        vs.iter()
+            .map(|v| format!("({})", show(v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let others = if e.validated.is_empty() {
+        String::new()
+    } else {
+        format!(" and at {}", sizes(&e.validated))
+    };
+    let mut h = format!(
+        "# storage under a schedule: parallel {}\n# checked by equiv with the doall loops shuffled at {}{others} (not proved for every parameter value)\n",
+        if e.parallel.is_empty() {
+            "none".to_string()
+        } else {
+            e.parallel.join(", ")
+        },
+        sizes(&e.sampled),
+    );
+    if e.arrays.is_empty() {
+        h.push_str(
+            "# no array needs expansion: the original storage with the loops marked doall\n",
+        );
+    }
+    for (a, dims) in &e.arrays {
+        h.push_str(&format!("# {a}: {}\n", dims.join(", ")));
+    }
+    h
+}
+
+/// Adds `new`'s dimensions to `into` (a fold keeps the largest modulus).
+fn merge(into: &mut Vec<Dim>, new: &[Dim]) {
+    for &d in new {
+        match into.iter_mut().find(|x| x.counter() == d.counter()) {
+            Some(Dim::Fold(_, m)) => {
+                if let Dim::Fold(_, n) = d {
+                    *m = (*m).max(n);
+                }
+            }
+            Some(_) => {}
+            None => into.push(d),
+        }
+    }
+}
+
+/// The points of one sample: every read of a contracted array, with its
+/// sources' places, and every cell's last writer.
+fn gather(
+    program: &Program,
+    exp: &expansion::Expansion,
+    schedule: &Schedule,
+    dims: &[Vec<Dim>],
+    params: &[i64],
+    out: &mut [Gathered],
+) -> Result<(), EmitError> {
+    let f = &exp.inst.facts;
+    let flow = &exp.inst.flow;
+    let order = Order::new(program, f, schedule);
+    let ranges = mapping::loop_ranges(program, exp, &order);
+    let raw = |op: u32, d: Dim| mapping::raw(&order, &ranges, op, d);
+    let with_params = |x: &[i64]| -> Vec<i64> { x.iter().chain(params).copied().collect() };
+    for r in flow.iter() {
+        let a = r.array().index();
+        let ds = &dims[a];
+        if ds.is_empty() {
+            continue;
+        }
+        let op = f.slots[r.index()].op;
+        let entry = out[a]
+            .reads
+            .entry((r.site(), r.access()))
+            .or_insert_with(|| (vec![Vec::new(); ds.len()], Vec::new()));
+        let mut place: Option<Vec<i64>> = None;
+        for &src in flow.source_ops(r.index()) {
+            let v: Vec<i64> = ds.iter().map(|&d| raw(src, d)).collect();
+            if place.as_ref().is_some_and(|p| *p != v) {
+                return Err(EmitError::Other(format!(
+                    "read {} of {} has sources at two places at {}",
+                    r.access(),
+                    program.site_name(r.site()),
+                    show(f.params.as_slice())
+                )));
+            }
+            place = Some(v);
+        }
+        let x = with_params(f.op_iter(op));
+        match place {
+            Some(v) => {
+                for (k, y) in v.into_iter().enumerate() {
+                    entry.0[k].push((x.clone(), y));
+                }
+            }
+            None => entry.1.push(x),
+        }
+    }
+    for (a, ds) in dims.iter().enumerate() {
+        for (k, d) in ds.iter().enumerate() {
+            let (lo, extent) = ranges[d.counter().index()];
+            if extent > 0 {
+                out[a].ranges[k].0.push((params.to_vec(), lo));
+                out[a].ranges[k].1.push((params.to_vec(), lo + extent - 1));
+            }
+        }
+    }
+    let mut last: BTreeMap<u32, u32> = BTreeMap::new();
+    for x in 0..f.n_accs() as u32 {
+        if f.is_write(x) {
+            last.insert(f.acc_cell[x as usize], f.op(x));
+        }
+    }
+    for (cell, op) in last {
+        let Some((a, index)) = f.cells.locate(cell as usize) else {
+            continue;
+        };
+        for (k, &d) in dims[a.index()].iter().enumerate() {
+            out[a.index()].last[k].push((with_params(&index), raw(op, d)));
+        }
+    }
+    Ok(())
+}
+
+/// An affine function over `vars` as an expression.
+fn fitted(fit: &Fit, vars: &[Var]) -> Option<Expr> {
+    let mut a = Affine::constant(fit.1);
+    for (&c, &v) in fit.0.iter().zip(vars) {
+        if c != 0 {
+            a = a.checked_add(&Affine::var(v).checked_scale(c)?)?;
+        }
+    }
+    Some(expr_of(&a))
+}
+
+fn params(program: &Program) -> Vec<Var> {
+    (0..program.params.len())
+        .map(|q| Var::Param(ParamId(q as u32)))
+        .collect()
+}
+
+/// One contracted array: the original `x`, the new `c`, its dimensions and
+/// the fitted places.
+struct Plan {
+    x: ArrayId,
+    c: ArrayId,
+    dims: Vec<Dim>,
+    /// Per added dimension: the loop's bounds.
+    bounds: Vec<(Bound, Bound)>,
+    /// Per read access: None (the original array) or fits per dimension.
+    reads: BTreeMap<(Site, usize), Option<Vec<Fit>>>,
+    /// Per dimension, the last writer's place over (cell, params).
+    last: Vec<Option<Fit>>,
+    loops_of: Vec<Vec<CounterId>>,
+    n_stmts: usize,
+    params: Vec<Var>,
+}
+
+impl Plan {
+    fn new(
+        src: &Program,
+        p: &mut Program,
+        names: &mut Names,
+        x: ArrayId,
+        dims: &[Dim],
+        g: &Gathered,
+    ) -> Result<Plan, EmitError> {
+        let decl = src.array_decl(x).clone();
+        let fors = for_nodes(src);
+        let mut bounds = Vec::new();
+        let mut extra = Vec::new();
+        for &d in dims {
+            let Some((lo, hi)) = fors.get(&d.counter()).cloned() else {
+                return Err(EmitError::Other(format!(
+                    "`{}` would be indexed by the `while` loop `{}`",
+                    decl.name,
+                    src.counter_decl(d.counter()).name
+                )));
+            };
+            // Bounds in other counters: the range the loop's counter spans
+            // at the samples, fitted in the parameters.
+            let (lo, hi) = if lo.affine.uses_counters() || hi.affine.uses_counters() {
+                let k = bounds.len();
+                let fit = |pts: &Points| {
+                    let a = crate::fit::simplest(pts, 0)?;
+                    let e = fitted(&a, &params(src))?;
+                    let affine = Affine::from_expr(&e)?;
+                    Some(Bound { expr: e, affine })
+                };
+                match (fit(&g.ranges[k].0), fit(&g.ranges[k].1)) {
+                    (Some(l), Some(h)) => (l, h),
+                    _ => {
+                        return Err(EmitError::Other(format!(
+                            "`{}` would be expanded along `{}`, whose range at the samples is no affine function of the parameters",
+                            decl.name,
+                            src.counter_decl(d.counter()).name
+                        )))
+                    }
+                }
+            } else {
+                (lo, hi)
+            };
+            extra.push(match d {
+                Dim::Expand(_) => Range {
+                    lo: lo.clone(),
+                    hi: hi.clone(),
+                },
+                Dim::Fold(_, m) => Range {
+                    lo: constant_bound(0),
+                    hi: constant_bound(m - 1),
+                },
+            });
+            bounds.push((lo, hi));
+        }
+        p.arrays.push(Array {
+            name: names.fresh(&format!("{}_c", decl.name)),
+            elem: decl.elem,
+            dims: decl.dims.iter().cloned().chain(extra).collect(),
+            span: Span::NONE,
+        });
+        let c = ArrayId(p.arrays.len() as u32 - 1);
+        let loops_of = crate::dataflow::render::site_loops(src);
+        let mut reads = BTreeMap::new();
+        // How far below and above its loop's range a read of an initial
+        // value goes in each expanded dimension (it reads the copy-in
+        // there), at the samples.
+        let mut margins = vec![(0i64, 0i64); dims.len()];
+        for (&(site, access), (points, initial)) in &g.reads {
+            if points[0].is_empty() {
+                reads.insert((site, access), None);
+                continue;
+            }
+            let n = loops_of[site_index(src, site)].len();
+            let fits = points
+                .iter()
+                .map(|pts| crate::fit::simplest(pts, n))
+                .collect::<Option<Vec<Fit>>>()
+                .ok_or_else(|| {
+                    EmitError::Other(format!(
+                        "read {access} of {}: the place of its value in `{}` is no affine function of its counters and the parameters",
+                        src.site_name(site),
+                        decl.name
+                    ))
+                })?;
+            for x in initial {
+                let at = &x[n..];
+                for (k, fit) in fits.iter().enumerate() {
+                    let (los, his) = &g.ranges[k];
+                    let find = |pts: &Points| pts.iter().find(|p| p.0 == at).map(|p| p.1);
+                    if let (Some(lo), Some(hi)) = (find(los), find(his)) {
+                        let v = fit.0.iter().zip(x).fold(fit.1, |acc, (c, v)| {
+                            acc.saturating_add(c.saturating_mul(*v))
+                        });
+                        margins[k].0 = margins[k].0.max(lo.saturating_sub(v));
+                        margins[k].1 = margins[k].1.max(v.saturating_sub(hi));
+                    }
+                }
+            }
+            reads.insert((site, access), Some(fits));
+        }
+        for (k, &(below, above)) in margins.iter().enumerate() {
+            if let Dim::Expand(_) = dims[k] {
+                let widen = |b: &Bound, by: i64| {
+                    let affine = b.affine.checked_add(&Affine::constant(by))?;
+                    Some(Bound {
+                        expr: expr_of(&affine),
+                        affine,
+                    })
+                };
+                let r = &mut p.arrays[c.index()].dims[decl.dims.len() + k];
+                if let (Some(lo), Some(hi)) = (widen(&r.lo, -below), widen(&r.hi, above)) {
+                    *r = Range { lo, hi };
+                }
+            }
+        }
+        let last = g
+            .last
+            .iter()
+            .map(|pts| {
+                if pts.is_empty() {
+                    return Ok(None);
+                }
+                crate::fit::simplest(pts, decl.dims.len())
+                    .map(Some)
+                    .ok_or_else(|| {
+                        EmitError::Other(format!(
+                            "the final value of `{}`'s cells: its place is no affine function of the cell and the parameters",
+                            decl.name
+                        ))
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Plan {
+            x,
+            c,
+            dims: dims.to_vec(),
+            bounds,
+            reads,
+            last,
+            loops_of,
+            n_stmts: src.stmts().len(),
+            params: params(src),
+        })
+    }
+
+    /// `index % d` for a folded dimension.
+    fn reduce(&self, k: usize, index: Expr) -> Expr {
+        match self.dims[k] {
+            Dim::Expand(_) => index,
+            Dim::Fold(_, m) => bin(BinOp::Rem, index, Expr::int(m)),
+        }
+    }
+
+    /// The place a write of statement `s` (inside `loops`) goes to.
+    fn write_place(&self, loops: &[CounterId]) -> Vec<Expr> {
+        (0..self.dims.len())
+            .map(|k| {
+                let l = self.dims[k].counter();
+                let raw = if loops.contains(&l) {
+                    counter(l)
+                } else {
+                    self.bounds[k].0.expr.clone()
+                };
+                self.reduce(k, raw)
+            })
+            .collect()
+    }
+
+    /// The place read `(site, access)` goes to; None: the original array.
+    fn read_place(&self, site: Site, access: usize) -> Option<Vec<Expr>> {
+        let fits = self.reads.get(&(site, access))?.as_ref()?;
+        let k = match site {
+            Site::Stmt(s) => s.index(),
+            Site::Cond(c) => self.n_stmts + c.index(),
+        };
+        let vars: Vec<Var> = self.loops_of[k]
+            .iter()
+            .map(|&c| Var::Counter(c))
+            .chain(self.params.iter().copied())
+            .collect();
+        fits.iter()
+            .enumerate()
+            .map(|(d, fit)| fitted(fit, &vars).map(|x| self.reduce(d, x)))
+            .collect()
+    }
+
+    fn copy_in(&self, p: &mut Program, names: &mut Names) -> Vec<Node> {
+        let x = self.x;
+        let c = self.c;
+        let dims = p.array_decl(c).dims.clone();
+        let n = p.array_decl(x).dims.len();
+        nest(p, names, &dims, |subs, names| {
+            vec![Node::Stmt(Stmt::copy(
+                names.fresh("copy_in"),
+                access(c, subs.to_vec()),
+                read(x, subs[..n].to_vec()),
+            ))]
+        })
+    }
+
+    fn copy_out(&self, p: &mut Program, names: &mut Names) -> Vec<Node> {
+        if self.last.iter().any(Option::is_none) {
+            return Vec::new();
+        }
+        let (x, c) = (self.x, self.c);
+        let dims = p.array_decl(x).dims.clone();
+        let n = dims.len();
+        let extra: Vec<Range> = p.array_decl(c).dims[n..].to_vec();
+        nest(p, names, &dims, |subs, names| {
+            let vars: Vec<Var> = subs
+                .iter()
+                .map(|s| match s.kind {
+                    ExprKind::Counter(k) => Var::Counter(k),
+                    _ => Var::Counter(CounterId(0)),
+                })
+                .chain(self.params.iter().copied())
+                .collect();
+            let mut place = subs.to_vec();
+            let mut guard: Option<Cond> = None;
+            for (k, fit) in self.last.iter().enumerate() {
+                let Some(at) = fit.as_ref().and_then(|f| fitted(f, &vars)) else {
+                    return Vec::new();
+                };
+                if let Dim::Expand(_) = self.dims[k] {
+                    let r = &extra[k];
+                    let inside = Cond::And(
+                        Box::new(Cond::Cmp(CmpOp::Le, r.lo.expr.clone(), at.clone())),
+                        Box::new(Cond::Cmp(CmpOp::Le, at.clone(), r.hi.expr.clone())),
+                    );
+                    guard = Some(match guard {
+                        None => inside,
+                        Some(g) => Cond::And(Box::new(g), Box::new(inside)),
+                    });
+                }
+                place.push(self.reduce(k, at));
+            }
+            let stmt = Node::Stmt(Stmt::copy(
+                names.fresh("copy_out"),
+                access(x, subs.to_vec()),
+                read(c, place),
+            ));
+            match guard {
+                None => vec![stmt],
+                Some(cond) => vec![Node::If(If {
+                    branches: vec![(
+                        Condition {
+                            id: CondId(0),
+                            name: names.fresh("in_range"),
+                            generated: false,
+                            cond,
+                            span: Span::NONE,
+                        },
+                        vec![stmt],
+                    )],
+                    otherwise: None,
+                    span: Span::NONE,
+                })],
+            }
+        })
+    }
+}
+
+fn constant_bound(v: i64) -> Bound {
+    Bound {
+        expr: Expr::int(v),
+        affine: Affine::constant(v),
+    }
+}
+
+fn site_index(p: &Program, site: Site) -> usize {
+    match site {
+        Site::Stmt(s) => s.index(),
+        Site::Cond(c) => p.stmts().len() + c.index(),
+    }
+}
+
+/// The bounds of every `for` loop by counter.
+fn for_nodes(p: &Program) -> BTreeMap<CounterId, (Bound, Bound)> {
+    super::nodes::fors(&p.body)
+        .into_iter()
+        .map(|f| (f.counter, (f.lower.clone(), f.upper.clone())))
+        .collect()
+}
+
+/// A loop nest over the ranges `dims` around what `body` makes of its
+/// counters (nothing when it makes nothing).
+fn nest(
+    p: &mut Program,
+    names: &mut Names,
+    dims: &[Range],
+    body: impl FnOnce(&[Expr], &mut Names) -> Vec<Node>,
+) -> Vec<Node> {
+    let mut counters = Vec::with_capacity(dims.len());
+    for _ in dims {
+        let name = names.fresh("c");
+        counters.push(CounterId(p.counters.len() as u32));
+        p.counters.push(Counter {
+            name,
+            kind: CounterKind::For,
+            generated: false,
+            span: Span::NONE,
+        });
+    }
+    let subs: Vec<Expr> = counters.iter().map(|&c| counter(c)).collect();
+    let inner = body(&subs, names);
+    if inner.is_empty() {
+        return inner;
+    }
+    dims.iter()
+        .zip(counters)
+        .rev()
+        .fold(inner, |nodes, (r, counter)| {
+            vec![Node::For(For {
+                counter,
+                lower: r.lo.clone(),
+                upper: r.hi.clone(),
+                step: 1,
+                parallel: false,
+                body: nodes,
+                span: Span::NONE,
+            })]
+        })
+}
+
+/// Marks the schedule's loops `doall` and every other `for` loop `do`.
+fn set_parallel(nodes: &mut [Node], s: &Schedule) {
+    super::nodes::each_mut(nodes, &mut |n| {
+        if let Node::For(f) = n {
+            f.parallel = s.is_parallel(f.counter);
+        }
+    });
+}
+
+/// The body with contracted arrays' accesses rewritten; `loops` is the
+/// stack of counters around.
+fn rewrite(nodes: Vec<Node>, plans: &[Plan], loops: &mut Vec<CounterId>) -> Vec<Node> {
+    let mut out = Vec::new();
+    for n in nodes {
+        out.push(match n {
+            Node::Stmt(mut s) => {
+                rewrite_stmt(&mut s, plans, loops);
+                Node::Stmt(s)
+            }
+            Node::For(mut f) => {
+                loops.push(f.counter);
+                f.body = rewrite(f.body, plans, loops);
+                loops.pop();
+                Node::For(f)
+            }
+            Node::While(mut w) => {
+                loops.push(w.counter);
+                rewrite_cond_of(&mut w.cond, plans);
+                w.body = rewrite(w.body, plans, loops);
+                loops.pop();
+                Node::While(w)
+            }
+            Node::If(mut i) => {
+                for (c, b) in &mut i.branches {
+                    rewrite_cond_of(c, plans);
+                    *b = rewrite(std::mem::take(b), plans, loops);
+                }
+                i.otherwise = i.otherwise.map(|b| rewrite(b, plans, loops));
+                Node::If(i)
+            }
+        });
+    }
+    out
+}
+
+/// The access read `k` of `site` becomes, if its array is contracted.
+fn read_access(plans: &[Plan], site: Site, k: usize, a: &Access) -> Option<Access> {
+    let pl = plans.iter().find(|pl| pl.x == a.array)?;
+    let place = pl.read_place(site, k)?;
+    let mut n = a.clone();
+    n.array = pl.c;
+    n.subscripts.extend(place.into_iter().map(Subscript::new));
+    Some(n)
+}
+
+fn rewrite_cond_of(c: &mut Condition, plans: &[Plan]) {
+    let site = Site::Cond(c.id);
+    crate::codegen::rewrite_cond(&mut c.cond, &mut 0, &mut |k, a| {
+        read_access(plans, site, k, a)
+    });
+}
+
+fn rewrite_stmt(s: &mut Stmt, plans: &[Plan], loops: &[CounterId]) {
+    let site = Site::Stmt(s.id);
+    let mut k = 0;
+    match &mut s.kind {
+        StmtKind::Assign { target, op, value } => {
+            let update_read = op.map(|_| {
+                k = 1;
+                read_access(plans, site, 0, target)
+            });
+            let mut t = target.clone();
+            for sub in &mut t.subscripts {
+                crate::codegen::rewrite_expr(&mut sub.expr, &mut k, &mut |i, a| {
+                    read_access(plans, site, i, a)
+                });
+            }
+            crate::codegen::rewrite_expr(value, &mut k, &mut |i, a| read_access(plans, site, i, a));
+            let w = match plans.iter().find(|pl| pl.x == t.array) {
+                Some(pl) => {
+                    let mut w = t.clone();
+                    w.array = pl.c;
+                    w.subscripts
+                        .extend(pl.write_place(loops).into_iter().map(Subscript::new));
+                    w
+                }
+                None => t.clone(),
+            };
+            if let Some(r) = update_read {
+                // The compound's read goes where its value is, which may
+                // not be where the write goes.
+                let r = r.unwrap_or_else(|| t.clone());
+                if r != w {
+                    let o = op.take().unwrap_or(BinOp::Add);
+                    let v = std::mem::replace(value, Expr::int(0));
+                    *value = bin(o, Expr::new(ExprKind::Access(r), Span::NONE), v);
+                }
+            }
+            *target = w;
+        }
+        StmtKind::Call { args, .. } => {
+            for a in args {
+                crate::codegen::rewrite_expr(a, &mut k, &mut |i, x| read_access(plans, site, i, x));
+            }
+        }
+    }
+}
+
+/// Generated labels (`_S3`: the third statement) would be renumbered by the
+/// copies put before them; `_S3.1` keeps standing for `_S3` under `equiv`.
+fn derive_generated_labels(nodes: &mut [Node]) {
+    super::nodes::each_mut(nodes, &mut |n| {
+        if let Node::Stmt(s) = n {
+            if s.label_generated {
+                s.label = format!("{}.1", s.label);
+                s.label_generated = false;
+            }
+        }
+    });
+}

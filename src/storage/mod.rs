@@ -1,0 +1,87 @@
+//! Storage under a schedule (issue 17; storage-optimization-under-a-
+//! schedule.txt): given the loops that run in parallel, the least
+//! expansion that schedule needs. The schedule must keep every flow
+//! dependence (σ) in order (`dependences::violations`); the memory-based
+//! dependences it still orders are neutral, the others broken
+//! (`dependences::memory_based`); the storage mapping (`mapping`) adds to
+//! each array the loop dimensions that separate the values the broken ones
+//! would clobber, expanded for parallel loops and folded modulo a lifetime
+//! for sequential ones; `bound` is the most values live at once, a lower
+//! bound for any storage; `emit` writes the contracted program. All at
+//! concrete sizes; `emit` checks its closed forms at other sizes.
+//! docs/expansion.md §10.
+
+pub mod bound;
+pub mod dependences;
+pub mod emit;
+pub mod mapping;
+pub mod nodes;
+pub mod render;
+pub mod schedule;
+
+pub use dependences::{Dependence, Violation};
+pub use mapping::{ArrayMap, Dim, Mapping, Unmappable};
+pub use schedule::{Order, Schedule};
+
+use crate::expansion::{sa, Expansion};
+use crate::model::Program;
+
+/// Everything `expand --transform contract` reports at one size.
+#[derive(Debug)]
+pub struct Contraction {
+    /// Parameter values of the analysis, in declaration order.
+    pub params: Vec<i64>,
+    pub parallel: Vec<String>,
+    pub dependences: Vec<Dependence>,
+    pub mapping: Mapping,
+    /// Per array: single-assignment cells, MSE cells (classes plus a
+    /// private cell per dead write), the live-value bound (none with
+    /// may-accesses).
+    pub sa: Vec<u64>,
+    pub mse: Vec<u64>,
+    pub bound: Vec<Option<u64>>,
+}
+
+/// Why there is no contraction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StorageError {
+    /// The schedule breaks flow dependences (the first of each kind).
+    Violated(Vec<Violation>),
+    /// No mapping found for an array.
+    Unmappable(Unmappable),
+}
+
+/// The contraction of `program` under `schedule`, from its expansion at
+/// the analysed sizes.
+pub fn contract(
+    program: &Program,
+    exp: &Expansion,
+    schedule: &Schedule,
+) -> Result<Contraction, StorageError> {
+    let order = Order::new(program, &exp.inst.facts, schedule);
+    let violations = dependences::violations(program, exp, &order);
+    if !violations.is_empty() {
+        return Err(StorageError::Violated(violations));
+    }
+    let dependences = dependences::memory_based(program, exp, &order);
+    let mapping = mapping::compute(program, exp, &order).map_err(StorageError::Unmappable)?;
+    let base = sa::single_assignment(program, exp);
+    let memory = crate::expansion::render::memory(exp, &base);
+    let n = program.arrays.len();
+    let mut sa_cells = vec![0; n];
+    let mut mse_cells = vec![0; n];
+    for (k, m) in memory.iter().enumerate().take(n) {
+        sa_cells[k] = m.sa;
+        mse_cells[k] = m.mse + m.dead_cells;
+    }
+    let bound = bound::live_values(exp, &order, n);
+    Ok(Contraction {
+        params: exp.inst.facts.params.iter().map(|&(_, v)| v).collect(),
+        parallel: schedule.names(program),
+        dependences,
+        mapping,
+        sa: sa_cells,
+        mse: mse_cells,
+        bound,
+    })
+}

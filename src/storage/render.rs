@@ -1,0 +1,212 @@
+//! `expand --transform contract` output: text for people, JSON for tools.
+
+use super::mapping::{ArrayMap, Dim, ReadPlace};
+use super::Contraction;
+use crate::codegen::size::Poly;
+use crate::model::{Affine, CounterId, Program};
+use serde_json::{json, Value};
+use std::io::{self, Write};
+
+/// Bounds and step of every `for` loop, by counter.
+fn loop_bounds(program: &Program) -> Vec<Option<(Affine, Affine, i64)>> {
+    let mut out = vec![None; program.counters.len()];
+    for f in super::nodes::fors(&program.body) {
+        out[f.counter.index()] = Some((f.lower.affine.clone(), f.upper.affine.clone(), f.step));
+    }
+    out
+}
+
+fn extent(lo: &Affine, hi: &Affine) -> Option<Poly> {
+    Poly::affine(&hi.checked_sub(lo)?.checked_add(&Affine::constant(1))?)
+}
+
+/// The contracted array's cells as a polynomial in the parameters: the
+/// declared extents times each added dimension's (a loop's trip count when
+/// its bounds use parameters only and its step is 1, the modulus when
+/// folded). None when some factor is not such a polynomial.
+pub fn formula(program: &Program, a: &ArrayMap) -> Option<Poly> {
+    let bounds = loop_bounds(program);
+    let mut p = Poly::constant(1);
+    for r in &program.array_decl(a.array).dims {
+        p = p.mul(&extent(&r.lo.affine, &r.hi.affine)?)?;
+    }
+    for d in &a.dims {
+        let f = match *d {
+            Dim::Expand(c) => {
+                let (lo, hi, step) = bounds.get(c.index())?.as_ref()?;
+                if *step != 1 {
+                    return None;
+                }
+                extent(lo, hi)?
+            }
+            Dim::Fold(_, m) => Poly::constant(m),
+        };
+        p = p.mul(&f)?;
+    }
+    Some(p)
+}
+
+fn counter(program: &Program, c: CounterId) -> &str {
+    &program.counter_decl(c).name
+}
+
+/// `expanded along i`, `folded along t mod 2`.
+pub fn describe_dim(program: &Program, d: Dim) -> String {
+    match d {
+        Dim::Expand(c) => format!("expanded along parallel {}", counter(program, c)),
+        Dim::Fold(c, m) => format!("folded along sequential {} mod {m}", counter(program, c)),
+    }
+}
+
+fn ratio(cells: u64, bound: Option<u64>) -> Option<f64> {
+    bound.filter(|&b| b > 0).map(|b| cells as f64 / b as f64)
+}
+
+/// The arrays some statement writes.
+fn written(c: &Contraction) -> impl Iterator<Item = &ArrayMap> + '_ {
+    c.mapping
+        .arrays
+        .iter()
+        .filter(move |a| c.sa[a.array.index()] > 0 || !a.dims.is_empty())
+}
+
+pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Result<()> {
+    let params: Vec<String> = program
+        .params
+        .iter()
+        .enumerate()
+        .map(|(k, p)| format!("{}={}", p.name, c.mapping_param(k)))
+        .collect();
+    writeln!(
+        out,
+        "storage under a schedule at {} (parallel: {})",
+        if params.is_empty() {
+            "no parameters".to_string()
+        } else {
+            params.join(", ")
+        },
+        if c.parallel.is_empty() {
+            "none".to_string()
+        } else {
+            c.parallel.join(", ")
+        }
+    )?;
+    writeln!(
+        out,
+        "\nmemory-based dependences (neighbouring pairs on a cell):"
+    )?;
+    if c.dependences.is_empty() {
+        writeln!(out, "  none")?;
+    }
+    for d in &c.dependences {
+        writeln!(
+            out,
+            "  {} {} -> {} on {}: {} ({} pairs, e.g. {} -> {})",
+            d.kind.name(),
+            d.from,
+            d.to,
+            d.array,
+            d.verdict.describe(),
+            d.count,
+            d.example.0,
+            d.example.1
+        )?;
+    }
+    writeln!(out, "\nstorage mapping:")?;
+    for a in written(c) {
+        let how = if a.dims.is_empty() {
+            "original cells (every loop mod 1)".to_string()
+        } else {
+            a.dims
+                .iter()
+                .map(|&d| describe_dim(program, d))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        writeln!(out, "  {}: {how}", a.name)?;
+        for ((site, access), place) in &a.reads {
+            if let ReadPlace::Original = place {
+                writeln!(
+                    out,
+                    "    read {access} of {}: initial values only, from the original array",
+                    program.site_name(*site)
+                )?;
+            }
+        }
+    }
+    writeln!(
+        out,
+        "\nmemory (cells): original / contracted [formula] / MSE / single assignment / live-value bound (contracted ÷ bound)"
+    )?;
+    for a in written(c) {
+        let k = a.array.index();
+        let f = formula(program, a).map_or("no formula".to_string(), |p| p.text(program));
+        let r = ratio(a.cells, c.bound[k]).map_or("-".to_string(), |r| format!("{r:.2}"));
+        writeln!(
+            out,
+            "  {}: {} / {} [{f}] / {} / {} / {} ({r})",
+            a.name,
+            a.original,
+            a.cells,
+            c.mse[k],
+            c.sa[k],
+            c.bound[k].map_or("- (may-accesses)".to_string(), |b| b.to_string())
+        )?;
+    }
+    Ok(())
+}
+
+pub fn json(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Result<()> {
+    let params: serde_json::Map<String, Value> = program
+        .params
+        .iter()
+        .enumerate()
+        .map(|(k, p)| (p.name.clone(), json!(c.mapping_param(k))))
+        .collect();
+    let deps: Vec<Value> = c
+        .dependences
+        .iter()
+        .map(|d| {
+            let (verdict, lp) = match &d.verdict {
+                super::dependences::Verdict::Carried(l) => ("carried", Some(l)),
+                super::dependences::Verdict::Independent => ("independent", None),
+                super::dependences::Verdict::Broken(l) => ("broken", Some(l)),
+            };
+            json!({
+                "kind": d.kind.name(), "array": d.array, "from": d.from, "to": d.to,
+                "neutral": d.verdict.neutral(), "verdict": verdict, "loop": lp,
+                "pairs": d.count, "example": [d.example.0, d.example.1],
+            })
+        })
+        .collect();
+    let arrays: Vec<Value> = written(c)
+        .map(|a| {
+            let k = a.array.index();
+            let dims: Vec<Value> = a
+                .dims
+                .iter()
+                .map(|&d| match d {
+                    Dim::Expand(l) => json!({"loop": counter(program, l), "expanded": true}),
+                    Dim::Fold(l, m) => json!({"loop": counter(program, l), "mod": m}),
+                })
+                .collect();
+            json!({
+                "array": a.name, "dims": dims, "original": a.original, "contracted": a.cells,
+                "formula": formula(program, a).map(|p| p.text(program)),
+                "mse": c.mse[k], "sa": c.sa[k], "bound": c.bound[k],
+                "ratio": ratio(a.cells, c.bound[k]),
+            })
+        })
+        .collect();
+    let doc = json!({
+        "params": params, "parallel": c.parallel, "dependences": deps, "arrays": arrays,
+    });
+    writeln!(out, "{doc}")
+}
+
+impl Contraction {
+    /// The value of parameter `k` at the analysed sizes.
+    fn mapping_param(&self, k: usize) -> i64 {
+        self.params.get(k).copied().unwrap_or(0)
+    }
+}
