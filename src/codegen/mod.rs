@@ -8,6 +8,7 @@
 pub mod check;
 pub use crate::fit;
 pub mod infer;
+pub mod lift;
 mod place;
 pub mod prove;
 pub mod report;
@@ -110,6 +111,9 @@ pub struct Emitted {
     /// expanded array over it.
     pub analysed: Program,
     pub labels: Vec<prove::Labels>,
+    /// Constant loop bounds made parameters to sample at small sizes
+    /// (`lift`): name and the constant, its default. `program` has them.
+    pub lifted: Vec<(String, i64)>,
 }
 
 /// Computes the closed forms, emits the expanded program and validates it
@@ -127,7 +131,14 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     // Samples and validation vectors around small sizes (`vectors::base`).
     let base = vectors::base(program, o)?;
     if let Some(why) = vectors::too_large(program, &base, o) {
-        return Err(why);
+        // Constant loop bounds as parameters, then sampled small (the
+        // lifted program has none left: no second lift).
+        let Some(l) = lift::constant_bounds(program) else {
+            return Err(why);
+        };
+        let mut e = emit(&l.program, o)?;
+        e.lifted = l.added;
+        return Ok(e);
     }
     let o = &Options {
         params: (program.params.iter())
@@ -536,6 +547,7 @@ impl Ctx<'_> {
             doall_note: None,
             analysed: plus.clone(),
             labels,
+            lifted: Vec::new(),
         })
     }
 }

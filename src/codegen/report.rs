@@ -91,7 +91,26 @@ pub fn proved(p: &Program, e: &Emitted, proof: &Proof) -> String {
 /// at each sample), the rectangular form's size; the doall loops.
 pub fn text(p: &Program, e: &Emitted) -> String {
     let mut out = String::new();
+    // With lifted bounds the samples have the added parameters too.
+    let with_lifted;
+    let p = if e.lifted.is_empty() {
+        p
+    } else {
+        with_lifted = Program {
+            params: e.program.params.clone(),
+            ..p.clone()
+        };
+        &with_lifted
+    };
     let _ = writeln!(out, "# maximal static expansion, {}", checked_at(p, e));
+    if !e.lifted.is_empty() {
+        let added: Vec<String> = e.lifted.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+        let _ = writeln!(
+            out,
+            "# constant loop bounds made parameters to sample at small sizes: {}; the program below has them as parameters with those defaults",
+            added.join(", ")
+        );
+    }
     for limit in &e.limits {
         let _ = writeln!(out, "# {limit}");
     }

@@ -181,8 +181,12 @@ impl Fitter<'_> {
         let mut iter = Vec::with_capacity(it.len());
         for d in 0..it.len() {
             let y = |i: usize| pts[i].1.as_ref().map_or(0, |s| s.1[d]);
-            let reduced =
-                crate::fit::affine_by(varying.len(), pts.len(), |i, c| pts[i].0[varying[c]], y);
+            let reduced = crate::fit::affine_by_lazy(
+                varying.len(),
+                pts.len(),
+                |i, c| pts[i].0[varying[c]],
+                y,
+            );
             let f = match reduced {
                 Some((a, b)) => {
                     let mut full = vec![0; width];
@@ -191,7 +195,7 @@ impl Fitter<'_> {
                     }
                     (full, b)
                 }
-                None => crate::fit::affine_by(width, pts.len(), |i, c| pts[i].0[c], y)?,
+                None => crate::fit::affine_by_lazy(width, pts.len(), |i, c| pts[i].0[c], y)?,
             };
             iter.push(affine_of(self.counters, self.n_params, &f));
         }
