@@ -487,14 +487,7 @@ pub fn expanded_code(
         .program
         .as_ref()
         .ok_or("the file has errors")?;
-    let c = settings(db);
-    let o = crate::codegen::Options {
-        params: c.params,
-        max_trips: c.max_trips,
-        max_instances: c.max_instances,
-        ..Default::default()
-    };
-    let e = crate::codegen::emit(program, &o)?;
+    let e = crate::codegen::emit(program, &codegen_options(db))?;
     let text = format!("{}{}", crate::codegen::report::text(program, &e), e.text);
     Ok((e.program, text))
 }
@@ -762,4 +755,16 @@ pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
         }
     }
     out
+}
+
+/// The code generators' options from the database's settings (sizes and
+/// budget), as the commands build them from their flags.
+pub(crate) fn codegen_options(db: &dyn salsa::Database) -> crate::codegen::Options {
+    let c = settings(db);
+    crate::codegen::Options {
+        params: c.params,
+        max_trips: c.max_trips,
+        max_instances: c.max_instances,
+        ..Default::default()
+    }
 }

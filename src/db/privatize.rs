@@ -57,13 +57,7 @@ pub fn privatized_code(db: &dyn salsa::Database, file: SourceFile) -> Result<Str
         .program
         .as_ref()
         .ok_or("the file has errors")?;
-    let c = settings(db);
-    let o = crate::codegen::Options {
-        params: c.params,
-        max_trips: c.max_trips,
-        max_instances: c.max_instances,
-        ..Default::default()
-    };
+    let o = super::codegen_options(db);
     let is_c = crate::cfront::is_c_path(std::path::Path::new(file.path(db)));
     crate::privatize::document::document(program, &o, is_c)
 }
