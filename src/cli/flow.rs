@@ -86,20 +86,25 @@ pub fn run(args: &Args) -> ExitCode {
     // SYMBOLIC_PAST instances gets symbolic σ when it is exact: bounded σ
     // would take minutes there (PolyBench's atax at LARGE), the quasts a
     // second. `--param` asks for bounded σ at those sizes.
+    let mut tried_quasts = false;
     if !args.instances && args.input.sizes.params.is_empty() {
         let big = match instances(&loaded.program, &config) {
             Some(Ok(n)) | Some(Err(n)) => n > SYMBOLIC_PAST,
             None => false,
         };
         if big {
-            if let Ok(code) = symbolic_instead(&loaded, args) {
-                return code;
+            match symbolic_instead(&loaded, args) {
+                Ok(code) => return code,
+                // Not every read is exact: the quast engine would find the
+                // same after analysing again.
+                Err(_) if args.engine == Engine::Auto => tried_quasts = true,
+                Err(_) => {}
             }
         }
     }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    if !args.instances && args.engine != Engine::Rules {
+    if !args.instances && args.engine != Engine::Rules && !tried_quasts {
         match by_quasts(&loaded, args, &config, &mut out) {
             Ok(Some(written)) => return super::finish(written.and_then(|()| out.flush())),
             Ok(None) => {}

@@ -109,12 +109,9 @@ pub fn groups<E>(
             .reads
             .iter()
             .filter(|r| r.stmt == s.id)
-            .filter_map(|r| {
-                Some((
-                    r.read,
-                    r.array,
-                    Compiled::new(sym.quast(r.stmt, r.read)?, &counters),
-                ))
+            .filter_map(|r| match &r.outcome {
+                Outcome::Exact(q) => Some((r.read, r.array, Compiled::new(q, &counters))),
+                Outcome::Fallback(_) => None,
             })
             .collect();
         if reads.is_empty() {
