@@ -96,6 +96,11 @@ fn a_session_on_example_1() {
         .to_string();
     assert!(value.contains("**R** reads `x`"), "{value}");
     assert!(value.contains("from T[i] or S[i, 0..3]"), "{value}");
+    // And, for every N and trip count, the set (symbolic::fada).
+    assert!(
+        value.contains("T(i); S(i, _W1') where _W1' >= 0"),
+        "{value}"
+    );
     assert!(value.contains("N=5"), "{value}");
 
     // Definition: the statements T and S.

@@ -238,8 +238,8 @@ fn symbolic_instead(loaded: &super::Loaded, args: &Args) -> Result<ExitCode, Str
     let program = &loaded.program;
     let sym = crate::symbolic::analyze(program);
     let mut inexact = sym.reads.iter().filter_map(|r| match &r.outcome {
-        crate::symbolic::Outcome::Exact(_) => None,
-        crate::symbolic::Outcome::Fallback(why) => Some((r, why)),
+        crate::symbolic::Outcome::Exact(_) | crate::symbolic::Outcome::Possible(_) => None,
+        crate::symbolic::Outcome::Fallback(why) => Some((r, why.as_str())),
     });
     if let Some((r, why)) = inexact.next() {
         return Err(format!(

@@ -233,12 +233,18 @@ fn read_hover(
 ) -> String {
     let name = program.site_name(site);
     let arr = &program.array_decl(array).name;
-    if let Some(line) = crate::symbolic::hover_line(program, site, access) {
-        return format!(
-            "**{name}** reads `{arr}` (access {access}): its source for every parameter value:\n```\n{line}\n```"
-        );
+    let mut head = format!("**{name}** reads `{arr}` (access {access})");
+    match crate::symbolic::hover(program, site, access) {
+        Some(crate::symbolic::Hover::Exact(line)) => {
+            return format!("{head}: its source for every parameter value:\n```\n{line}\n```");
+        }
+        // The set for every parameter value, then the instances at the sizes.
+        Some(crate::symbolic::Hover::Possible(line)) => head.push_str(&format!(
+            ": one of, for every parameter value and trip count:\n```\n{line}\n```\nIts"
+        )),
+        None => head.push_str(": its"),
     }
-    let head = format!("**{name}** reads `{arr}` (access {access}): its possible sources {sizes}");
+    let head = format!("{head} possible sources {sizes}");
     let reads = match read_sources(db, file, site, access) {
         Ok(r) => r,
         Err(e) => return format!("{head}: not available ({e})"),

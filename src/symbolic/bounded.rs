@@ -22,6 +22,7 @@ pub fn unusable(program: &Program, sym: &Symbolic) -> Option<String> {
     {
         let why = match &r.outcome {
             Outcome::Fallback(why) => why.as_str(),
+            Outcome::Possible(p) => p.why.as_str(),
             Outcome::Exact(_) => "",
         };
         return Some(format!(
@@ -111,7 +112,7 @@ pub fn groups<E>(
             .filter(|r| r.stmt == s.id)
             .filter_map(|r| match &r.outcome {
                 Outcome::Exact(q) => Some((r.read, r.array, Compiled::new(q, &counters))),
-                Outcome::Fallback(_) => None,
+                Outcome::Fallback(_) | Outcome::Possible(_) => None,
             })
             .collect();
         if reads.is_empty() {

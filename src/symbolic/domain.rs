@@ -5,7 +5,7 @@
 //! memory, a `while`) is recorded as the reason the statement is not
 //! static control.
 
-use crate::model::{Affine, CmpOp, Cond, CounterId, Node, Program, StmtId};
+use crate::model::{Affine, CmpOp, Cond, CondId, CounterId, Node, Program, StmtId};
 
 /// `e ≤ 0`, `e = 0`, or (the counter of a loop with a step) `e ≡ 0` or
 /// `e ≢ 0` modulo the step.
@@ -49,6 +49,8 @@ pub struct Loop {
     pub step: i64,
     /// A `while` loop: its counter is ≥ 0, the rest unknown.
     pub is_while: bool,
+    /// The `while` loop's condition.
+    pub cond: Option<CondId>,
 }
 
 /// One statement's place in the program.
@@ -57,6 +59,9 @@ pub struct Place {
     pub loops: Vec<Loop>,
     /// The guards around it: condition and the branch taken.
     pub guards: Vec<(Cond, bool)>,
+    /// Beside each guard: its condition's id and how many loops enclose
+    /// it (its instances are the values of those loops' counters).
+    pub guard_ids: Vec<(CondId, usize)>,
     /// Textual order among statements.
     pub order: usize,
     /// Position among its siblings at each depth (`loops.len() + 1` entries;
@@ -186,6 +191,7 @@ pub fn places(program: &Program) -> Vec<Place> {
     let mut w = Walk {
         loops: Vec::new(),
         guards: Vec::new(),
+        guard_ids: Vec::new(),
         beta: vec![0],
         out: Vec::new(),
     };
@@ -197,6 +203,7 @@ pub fn places(program: &Program) -> Vec<Place> {
 struct Walk {
     loops: Vec<Loop>,
     guards: Vec<(Cond, bool)>,
+    guard_ids: Vec<(CondId, usize)>,
     /// Next sibling position at each depth.
     beta: Vec<usize>,
     out: Vec<(StmtId, Place)>,
@@ -219,6 +226,7 @@ impl Walk {
                     let place = Place {
                         loops: self.loops.clone(),
                         guards: self.guards.clone(),
+                        guard_ids: self.guard_ids.clone(),
                         order: self.out.len(),
                         beta: self.beta.clone(),
                     };
@@ -232,6 +240,7 @@ impl Walk {
                         hi: f.upper.affine.clone(),
                         step: f.step,
                         is_while: false,
+                        cond: None,
                     },
                     &f.body,
                 ),
@@ -242,21 +251,27 @@ impl Walk {
                         hi: Affine::constant(0),
                         step: 1,
                         is_while: true,
+                        cond: Some(wl.cond.id),
                     },
                     &wl.body,
                 ),
                 Node::If(i) => {
                     let base = self.guards.len();
+                    let depth = self.loops.len();
                     for (c, body) in &i.branches {
                         self.guards.push((c.cond.clone(), true));
+                        self.guard_ids.push((c.id, depth));
                         self.nodes(body);
                         self.guards.pop();
+                        self.guard_ids.pop();
                         self.guards.push((c.cond.clone(), false));
+                        self.guard_ids.push((c.id, depth));
                     }
                     if let Some(b) = &i.otherwise {
                         self.nodes(b);
                     }
                     self.guards.truncate(base);
+                    self.guard_ids.truncate(base);
                 }
             }
         }

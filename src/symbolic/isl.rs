@@ -6,7 +6,8 @@
 //! marked with a `#` comment line.
 
 use super::domain::{self, Atom, Dnf, Place};
-use super::quast::{Names, Quast};
+use super::fada::Possible;
+use super::quast::{atom_with, Names, Quast};
 use super::{Outcome, Symbolic};
 use crate::dataflow::grouped::{AccessGroups, Coord};
 use crate::model::{Access, Program, Site, StmtId};
@@ -70,18 +71,7 @@ impl<'p> Isl<'p> {
     }
 
     fn atom(&self, a: &Atom) -> String {
-        match a {
-            Atom::Le(e) => self
-                .names
-                .cond(&e.checked_scale(-1).unwrap_or_default(), true),
-            Atom::Eq(e) => self
-                .names
-                .cond(e, true)
-                .replacen(">=", "=", 1)
-                .replacen("<=", "=", 1),
-            Atom::Stride(e, k) => format!("({}) mod {k} = 0", self.names.affine(e)),
-            Atom::NotStride(e, k) => format!("({}) mod {k} > 0", self.names.affine(e)),
-        }
+        super::quast::atom_with(a, &|v| self.names.var(v).to_string())
     }
 
     fn dnf(&self, d: &Dnf) -> String {
@@ -264,6 +254,11 @@ pub fn symbolic(program: &Program, sym: &Symbolic) -> String {
             Outcome::Fallback(why) => {
                 let _ = writeln!(out, "fallback {key}: {why}");
             }
+            Outcome::Possible(set) => {
+                let (src, init) = possible(&isl, r.stmt, set);
+                let _ = writeln!(out, "possible {key}: {p} -> {{ {} }}", src.join("; "));
+                let _ = writeln!(out, "initial {key}: {p} -> {{ {} }}", init.join("; "));
+            }
             Outcome::Exact(q) => {
                 let (src, init) = relation(&isl, r.stmt, q);
                 let _ = writeln!(out, "source {key}: {p} -> {{ {} }}", src.join("; "));
@@ -372,4 +367,37 @@ impl<'p, W: std::io::Write> BoundedWriter<'p, W> {
         self.out.flush()?;
         Ok(self.out)
     }
+}
+
+/// The pieces of the may-source relation and of the initial set.
+fn possible(isl: &Isl, stmt: StmtId, set: &Possible) -> (Vec<String>, Vec<String>) {
+    let (dom, _) = isl.domain(stmt);
+    let inst = isl.instance(stmt);
+    let with = |atoms: &[Atom], name: &dyn Fn(crate::model::Var) -> String| {
+        let mut cs = vec![format!("({dom})")];
+        cs.extend(atoms.iter().map(|a| atom_with(a, name)));
+        cs.join(" and ")
+    };
+    let mut src = Vec::new();
+    for f in &set.families {
+        let name = |v: crate::model::Var| f.name(isl.program, v);
+        let out: Vec<String> = (0..f.counters.len())
+            .map(|k| name(crate::model::Var::Counter(super::fada::source_var(k))))
+            .collect();
+        for conj in &f.when {
+            src.push(format!(
+                "{inst} -> {}[{}] : {}",
+                isl.stmt(f.stmt),
+                out.join(", "),
+                with(conj, &name)
+            ));
+        }
+    }
+    let name = |v: crate::model::Var| isl.names.var(v).to_string();
+    let init = set
+        .initial
+        .iter()
+        .map(|c| format!("{inst} : {}", with(c, &name)))
+        .collect();
+    (src, init)
 }

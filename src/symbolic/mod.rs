@@ -10,8 +10,10 @@
 
 pub mod bounded;
 pub mod domain;
+pub mod fada;
 pub mod infer;
 pub mod isl;
+pub mod project;
 pub mod prove;
 pub mod quast;
 pub mod render;
@@ -26,6 +28,9 @@ pub use quast::{Names, Quast, Source};
 pub enum Outcome {
     /// σ for every parameter value, proved.
     Exact(Quast),
+    /// Outside static control: the set of possible sources (FADA), for
+    /// every parameter value and trip count.
+    Possible(fada::Possible),
     /// Bounded σ only, and why.
     Fallback(String),
 }
@@ -87,13 +92,18 @@ fn not_static(program: &Program, places: &[Place], stmt: StmtId, read: usize) ->
 pub fn analyze(program: &Program) -> Symbolic {
     let places = domain::places(program);
     let stmts = program.stmts();
+    let mut prover = prove::Prover::new(program);
     let mut reads = Vec::new();
     let mut pending = Vec::new();
     for s in &stmts {
         for (k, a) in s.reads().into_iter().enumerate() {
-            let outcome = match not_static(program, &places, s.id, k) {
-                Some(why) => Outcome::Fallback(why),
-                None => {
+            let outcome = match (not_static(program, &places, s.id, k), prover.as_mut()) {
+                (_, None) => Outcome::Fallback("the assumptions are not affine".into()),
+                (Some(why), Some(p)) => match fada::possible(p, &places, s.id, k) {
+                    Ok(set) => Outcome::Possible(fada::Possible { why, ..set }),
+                    Err(no) => Outcome::Fallback(format!("{why}; possible sources: {no}")),
+                },
+                (None, Some(_)) => {
                     pending.push(reads.len());
                     Outcome::Fallback("not fitted".into())
                 }
@@ -112,17 +122,7 @@ pub fn analyze(program: &Program) -> Symbolic {
         .iter()
         .flat_map(|c| (0..c.reads().len()).map(move |k| (c.name.clone(), k)))
         .collect();
-    if pending.is_empty() {
-        return Symbolic {
-            reads,
-            samples: Vec::new(),
-            condition_reads,
-        };
-    }
-    let Some(mut prover) = prove::Prover::new(program) else {
-        for &k in &pending {
-            reads[k].outcome = Outcome::Fallback("the assumptions are not affine".into());
-        }
+    let Some(mut prover) = prover.filter(|_| !pending.is_empty()) else {
         return Symbolic {
             reads,
             samples: Vec::new(),
@@ -266,16 +266,39 @@ impl Symbolic {
             .find(|r| r.stmt == stmt && r.read == read)
             .and_then(|r| match &r.outcome {
                 Outcome::Exact(q) => Some(q),
-                Outcome::Fallback(_) => None,
+                Outcome::Fallback(_) | Outcome::Possible(_) => None,
             })
+    }
+}
+
+/// What a hover says of a read for every parameter value.
+pub enum Hover {
+    /// The source, one line: "S(i, j - 1) if j >= 2, else R(i)".
+    Exact(String),
+    /// The possible sources outside static control: "T(i); S(i, _W1')
+    /// where _W1' >= 0".
+    Possible(String),
+}
+
+/// The symbolic source of a read for a hover, if known.
+pub fn hover(program: &Program, site: Site, read: usize) -> Option<Hover> {
+    let Site::Stmt(stmt) = site else { return None };
+    let s = analyze(program);
+    let r = s.reads.iter().find(|r| r.stmt == stmt && r.read == read)?;
+    match &r.outcome {
+        Outcome::Exact(q) => Some(Hover::Exact(Names { program }.line(q))),
+        Outcome::Possible(p) => Some(Hover::Possible(
+            render::possible_lines(program, p).join("; "),
+        )),
+        Outcome::Fallback(_) => None,
     }
 }
 
 /// The one-line symbolic source for a hover ("S(i, j - 1) if j >= 2, else
 /// R(i)"), when the read has an exact quast.
 pub fn hover_line(program: &Program, site: Site, read: usize) -> Option<String> {
-    let Site::Stmt(stmt) = site else { return None };
-    let s = analyze(program);
-    let q = s.quast(stmt, read)?;
-    Some(Names { program }.line(q))
+    match hover(program, site, read)? {
+        Hover::Exact(line) => Some(line),
+        Hover::Possible(_) => None,
+    }
 }

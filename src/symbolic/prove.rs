@@ -63,7 +63,7 @@ pub(super) fn subst(a: &Affine, map: &[(CounterId, Affine)]) -> Option<Affine> {
     Some(out)
 }
 
-fn subst_dnf(d: &Dnf, map: &[(CounterId, Affine)]) -> Option<Dnf> {
+pub(super) fn subst_dnf(d: &Dnf, map: &[(CounterId, Affine)]) -> Option<Dnf> {
     d.iter()
         .map(|conj| {
             conj.iter()
@@ -74,7 +74,7 @@ fn subst_dnf(d: &Dnf, map: &[(CounterId, Affine)]) -> Option<Dnf> {
 }
 
 /// `a ≺ b` in execution order: a DNF with one conjunction per level.
-fn precedes(a: &[Affine], pa: &Place, b: &[Affine], pb: &Place) -> Option<Dnf> {
+pub(super) fn precedes(a: &[Affine], pa: &Place, b: &[Affine], pb: &Place) -> Option<Dnf> {
     let common = pa.common(pb);
     let mut out = Vec::new();
     for l in 0..=common {
@@ -191,7 +191,7 @@ impl Prover<'_> {
         }
     }
 
-    fn test(&mut self, atoms: &[&Atom]) -> Option<Verdict> {
+    pub(super) fn test(&mut self, atoms: &[&Atom]) -> Option<Verdict> {
         let mut vars: Vec<Var> = Vec::new();
         let mut extra = 0;
         for a in atoms {

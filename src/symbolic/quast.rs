@@ -3,6 +3,7 @@
 //! source statement and its iteration vector as affine functions of them,
 //! or ⊥ (the initial value). Printing in the program's names.
 
+use super::domain::Atom;
 use crate::model::{Affine, CounterId, Program, StmtId, Var};
 use serde_json::{json, Value};
 
@@ -89,51 +90,13 @@ impl Names<'_> {
 
     /// `2*i - j + 1`.
     pub fn affine(&self, a: &Affine) -> String {
-        let mut s = String::new();
-        for &(v, c) in &a.terms {
-            let name = self.var(v);
-            let mag = c.unsigned_abs();
-            if s.is_empty() {
-                if c < 0 {
-                    s.push('-');
-                }
-            } else {
-                s.push_str(if c < 0 { " - " } else { " + " });
-            }
-            if mag != 1 {
-                s.push_str(&format!("{mag}*"));
-            }
-            s.push_str(name);
-        }
-        match (s.is_empty(), a.constant) {
-            (true, k) => k.to_string(),
-            (false, 0) => s,
-            (false, k) if k < 0 => format!("{s} - {}", k.unsigned_abs()),
-            (false, k) => format!("{s} + {k}"),
-        }
+        affine_with(a, &|v| self.var(v).to_string())
     }
 
     /// `e ≥ 0` (or, negated, `e < 0`) as `lhs >= rhs` with positive terms
     /// on each side.
     pub fn cond(&self, e: &Affine, holds: bool) -> String {
-        let split = |sign: i64| Affine {
-            terms: e
-                .terms
-                .iter()
-                .filter(|(_, c)| c.signum() == sign)
-                .map(|&(v, c)| (v, c * sign))
-                .collect(),
-            constant: 0,
-        };
-        let (l, mut r) = (split(1), split(-1));
-        if l.terms.is_empty() && !r.terms.is_empty() {
-            // -j + 3 >= 0 reads better as 3 >= j, i.e. j <= 3.
-            let op = if holds { "<=" } else { ">" };
-            return format!("{} {op} {}", self.affine(&r), e.constant);
-        }
-        r.constant = -e.constant;
-        let op = if holds { ">=" } else { "<" };
-        format!("{} {op} {}", self.affine(&l), self.affine(&r))
+        cond_with(e, holds, &|v| self.var(v).to_string())
     }
 
     pub fn source(&self, s: Option<&Source>) -> String {
@@ -194,5 +157,66 @@ impl Names<'_> {
                 "else": self.json(no),
             }),
         }
+    }
+}
+
+/// `2*i - j + 1`, each variable named by `name`.
+pub fn affine_with(a: &Affine, name: &dyn Fn(Var) -> String) -> String {
+    let mut s = String::new();
+    for &(v, c) in &a.terms {
+        let name = name(v);
+        let mag = c.unsigned_abs();
+        if s.is_empty() {
+            if c < 0 {
+                s.push('-');
+            }
+        } else {
+            s.push_str(if c < 0 { " - " } else { " + " });
+        }
+        if mag != 1 {
+            s.push_str(&format!("{mag}*"));
+        }
+        s.push_str(&name);
+    }
+    match (s.is_empty(), a.constant) {
+        (true, k) => k.to_string(),
+        (false, 0) => s,
+        (false, k) if k < 0 => format!("{s} - {}", k.unsigned_abs()),
+        (false, k) => format!("{s} + {k}"),
+    }
+}
+
+/// `e ≥ 0` (or, negated, `e < 0`) as `lhs >= rhs` with positive terms on
+/// each side, each variable named by `name`.
+pub fn cond_with(e: &Affine, holds: bool, name: &dyn Fn(Var) -> String) -> String {
+    let split = |sign: i64| Affine {
+        terms: e
+            .terms
+            .iter()
+            .filter(|(_, c)| c.signum() == sign)
+            .map(|&(v, c)| (v, c * sign))
+            .collect(),
+        constant: 0,
+    };
+    let (l, mut r) = (split(1), split(-1));
+    if l.terms.is_empty() && !r.terms.is_empty() {
+        // -j + 3 >= 0 reads better as 3 >= j, i.e. j <= 3.
+        let op = if holds { "<=" } else { ">" };
+        return format!("{} {op} {}", affine_with(&r, name), e.constant);
+    }
+    r.constant = -e.constant;
+    let op = if holds { ">=" } else { "<" };
+    format!("{} {op} {}", affine_with(&l, name), affine_with(&r, name))
+}
+
+/// An atom in isl notation: `j <= 3`, `i = j + 1`, `(i - 1) mod 2 = 0`.
+pub fn atom_with(a: &Atom, name: &dyn Fn(Var) -> String) -> String {
+    match a {
+        Atom::Le(e) => cond_with(&e.checked_scale(-1).unwrap_or_default(), true, name),
+        Atom::Eq(e) => cond_with(e, true, name)
+            .replacen(">=", "=", 1)
+            .replacen("<=", "=", 1),
+        Atom::Stride(e, k) => format!("({}) mod {k} = 0", affine_with(e, name)),
+        Atom::NotStride(e, k) => format!("({}) mod {k} > 0", affine_with(e, name)),
     }
 }

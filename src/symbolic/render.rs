@@ -1,6 +1,8 @@
 //! Text and JSON of symbolic σ (`arrayflow flow --symbolic`).
 
-use super::quast::Names;
+use super::domain::Atom;
+use super::fada::Possible;
+use super::quast::{affine_with, atom_with, Names};
 use super::{Outcome, Symbolic};
 use crate::model::{Program, Site, Var};
 use serde_json::json;
@@ -33,6 +35,16 @@ pub fn text(program: &Program, sym: &Symbolic) -> String {
             Outcome::Exact(q) => {
                 let _ = writeln!(out, "{label}{at} reads {access} (access {}) from:", r.read);
                 names.tree(q, "  ", &mut out);
+            }
+            Outcome::Possible(p) => {
+                let _ = writeln!(
+                    out,
+                    "{label}{at} reads {access} (access {}) from one of (possible sources: control is not static):",
+                    r.read
+                );
+                for line in possible_lines(program, p) {
+                    let _ = writeln!(out, "  {line}");
+                }
             }
             Outcome::Fallback(why) => {
                 let _ = writeln!(
@@ -76,6 +88,10 @@ pub fn json(program: &Program, sym: &Symbolic) -> String {
                     v["exact"] = json!(true);
                     v["quast"] = names.json(q);
                 }
+                Outcome::Possible(p) => {
+                    v["exact"] = json!(false);
+                    v["possible"] = json!(possible_lines(program, p));
+                }
                 Outcome::Fallback(why) => {
                     v["exact"] = json!(false);
                     v["fallback"] = json!(why);
@@ -97,4 +113,34 @@ pub fn json(program: &Program, sym: &Symbolic) -> String {
         "condition_reads": conds,
     });
     format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default())
+}
+
+/// One line per case: `S(i, _W1' - 1) where _W1' >= 1`, `initial where j <= 3`.
+pub fn possible_lines(program: &Program, p: &Possible) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in &p.families {
+        let name = |v: Var| f.name(program, v);
+        let label = program.site_name(Site::Stmt(f.stmt));
+        for c in f.cases() {
+            let it: Vec<String> = c.iter.iter().map(|a| affine_with(a, &name)).collect();
+            out.push(format!(
+                "{label}({}){}",
+                it.join(", "),
+                constraints(&c.rest, &name)
+            ));
+        }
+    }
+    let name = |v: Var| Names { program }.var(v).to_string();
+    for c in &p.initial {
+        out.push(format!("initial{}", constraints(c, &name)));
+    }
+    out
+}
+
+fn constraints(atoms: &[Atom], name: &dyn Fn(Var) -> String) -> String {
+    if atoms.is_empty() {
+        return String::new();
+    }
+    let a: Vec<String> = atoms.iter().map(|a| atom_with(a, name)).collect();
+    format!(" where {}", a.join(" and "))
 }

@@ -99,3 +99,74 @@ pub fn check_everywhere(program: &Program, sym: &Symbolic) -> usize {
         .filter_map(|v| compare(program, sym, v))
         .sum()
 }
+
+/// Compares every set of possible sources (`Outcome::Possible`) with
+/// bounded σ at `params` with `max_trips` trips per `while`: at each read
+/// instance, the statement instances (of the bounded run) the set contains,
+/// and whether it contains the initial value, must be exactly the bounded
+/// sources. Returns how many read instances were compared.
+pub fn compare_possible(
+    program: &Program,
+    sym: &Symbolic,
+    params: &[(String, i64)],
+    max_trips: u32,
+) -> Option<usize> {
+    let config = Config {
+        params: params.to_vec(),
+        max_trips,
+        max_instances: 300_000,
+        max_memory: arrayflow::budget::limit(),
+    };
+    let inst = match arrayflow::dataflow::analyze_instances(program, &config) {
+        Ok(f) => f,
+        Err(DataflowError::Eval { .. }) | Err(DataflowError::Budget { .. }) => return None,
+        Err(e) => panic!("{e}"),
+    };
+    let values = program.param_values(params).unwrap();
+    let facts = &inst.facts;
+    let mut n = 0;
+    for r in inst.flow.iter() {
+        let Site::Stmt(s) = r.site() else { continue };
+        let rf = sym
+            .reads
+            .iter()
+            .find(|x| x.stmt == s && x.read == r.access())
+            .expect("a symbolic entry for every read");
+        let Outcome::Possible(p) = &rf.outcome else {
+            continue;
+        };
+        let want = r.sources();
+        let mut got = Vec::new();
+        for op in 0..facts.n_ops() as u32 {
+            let site = facts.site(op);
+            let Site::Stmt(w) = site else { continue };
+            if p.contains(
+                &rf.counters,
+                r.iter(),
+                &values,
+                Some((w, facts.op_iter(op))),
+            ) {
+                got.push(Operation {
+                    site,
+                    iter: facts.op_iter(op).to_vec(),
+                });
+            }
+        }
+        let mut wanted = want.writes.clone();
+        wanted.sort();
+        got.sort();
+        let init = p.contains(&rf.counters, r.iter(), &values, None);
+        assert_eq!(
+            (want.initial, &wanted),
+            (init, &got),
+            "read {} of {} at {:?}, params {params:?}, max-trips {max_trips}\npossible: {:#?}\nprogram:\n{}",
+            r.access(),
+            program.site_name(Site::Stmt(s)),
+            r.iter(),
+            symbolic::render::possible_lines(program, p),
+            arrayflow::print::program(program)
+        );
+        n += 1;
+    }
+    Some(n)
+}
