@@ -1,8 +1,8 @@
 //! Issue 16's six kernels: symbolic σ (`symbolic::analyze`: sample, fit,
 //! prove) of matmul, jacobi-2d, seidel-2d (the .loop twins in
 //! fixtures/c/kernels) and the three MSE examples
-//! (fixtures/papers/mse-example*.loop, which are not static control and
-//! fall back: the cost there is finding out why). Each kernel with an exact
+//! (fixtures/papers/mse-example*.loop, which are not static control: their
+//! sets of possible sources, `symbolic::fada`). Each kernel with an exact
 //! read is measured twice, with its declared sizes and with every
 //! parameter's default set to 128: the analysis never runs at the
 //! defaults, so the two must match (independent of N). The parameter
