@@ -364,6 +364,11 @@ impl Fitter<'_> {
             let score = (settled, bound.1);
             if best.as_ref().is_none_or(|(b, _, _)| score > *b) {
                 best = Some((score, c, leaves));
+                // Every point settled by two one-kind sides is the most any
+                // candidate can score: no later one can win.
+                if settled == pts.len() {
+                    break;
+                }
             }
         }
         let (_, cond, [leaf_yes, leaf_no]) = best?;
