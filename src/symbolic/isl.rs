@@ -136,8 +136,11 @@ impl<'p> Isl<'p> {
     }
 
     /// `A[i, j - 1]`, and whether a non-affine subscript was widened.
-    fn cell(&self, a: &Access) -> (String, bool) {
-        let mut approx = false;
+    /// The cell, and for a non-affine subscript `o{k}` its declared range
+    /// (any cell of it, as the engines take it: docs/rules.md §1).
+    fn cell(&self, a: &Access) -> (String, Vec<String>) {
+        let decl = self.program.array_decl(a.array);
+        let mut ranges = Vec::new();
         let subs: Vec<String> = a
             .subscripts
             .iter()
@@ -145,27 +148,32 @@ impl<'p> Isl<'p> {
             .map(|(k, s)| match &s.affine {
                 Some(e) => self.names.affine(e),
                 None => {
-                    approx = true;
+                    if let Some(r) = decl.dims.get(k) {
+                        ranges.push(format!(
+                            "{} <= o{k} <= {}",
+                            self.names.affine(&r.lo.affine),
+                            self.names.affine(&r.hi.affine)
+                        ));
+                    }
                     format!("o{k}")
                 }
             })
             .collect();
         (
-            format!(
-                "{}[{}]",
-                tuple(&self.program.array_decl(a.array).name),
-                subs.join(", ")
-            ),
-            approx,
+            format!("{}[{}]", tuple(&decl.name), subs.join(", ")),
+            ranges,
         )
     }
 
     fn access_map(&self, s: StmtId, a: &Access) -> (String, bool) {
         let (dom, d_approx) = self.domain(s);
-        let (cell, c_approx) = self.cell(a);
+        let (cell, ranges) = self.cell(a);
+        let approx = !ranges.is_empty();
+        let mut cs = vec![dom];
+        cs.extend(ranges);
         (
-            format!("{} -> {} : {}", self.instance(s), cell, dom),
-            d_approx || c_approx,
+            format!("{} -> {} : {}", self.instance(s), cell, cs.join(" and ")),
+            d_approx || approx,
         )
     }
 }
