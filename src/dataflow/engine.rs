@@ -243,6 +243,16 @@ pub(super) fn evaluate_keep(
 /// The facts and the initial-value bit of each access instance, when kept.
 pub(super) type Kept = (Facts, Vec<u64>);
 
+/// What one evaluation may spend and keep, and how it cuts its runs.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Limits {
+    pub(super) max_visits: u64,
+    pub(super) max_memory: u64,
+    /// Keep the facts and the initial-value bits.
+    pub(super) keep: bool,
+    pub(super) cut: Cut,
+}
+
 /// The sequential engine in a pool of one thread (or outside rayon with
 /// one core), else the parallel one, which gives the same result
 /// (`super::parallel`).
@@ -253,22 +263,25 @@ fn evaluate_with(
     max_memory: u64,
     keep: bool,
 ) -> Result<(Flow, Option<Kept>), DataflowError> {
-    evaluate_batched(engine, facts, max_visits, max_memory, keep, Cut::DEFAULT)
+    let limits = Limits {
+        max_visits,
+        max_memory,
+        keep,
+        cut: Cut::DEFAULT,
+    };
+    evaluate_batched(engine, facts, limits)
 }
 
-/// [`evaluate_with`] with the runs cut by `cut`.
+/// [`evaluate_with`] with any [`Limits`] (tests cut small runs).
 pub(super) fn evaluate_batched(
     engine: &dyn Engine,
     facts: Facts,
-    max_visits: u64,
-    max_memory: u64,
-    keep: bool,
-    cut: Cut,
+    limits: Limits,
 ) -> Result<(Flow, Option<Kept>), DataflowError> {
     if rayon::current_num_threads() > 1 {
-        super::parallel::evaluate_with(engine, facts, max_visits, max_memory, keep, cut)
+        super::parallel::evaluate_with(engine, facts, limits)
     } else {
-        evaluate_sequential(engine, facts, max_visits, max_memory, keep, cut)
+        evaluate_sequential(engine, facts, limits)
     }
 }
 
@@ -276,14 +289,10 @@ pub(super) fn evaluate_batched(
 pub(super) fn evaluate_sequential(
     engine: &dyn Engine,
     facts: Facts,
-    max_visits: u64,
-    max_memory: u64,
-    keep: bool,
-    cut: Cut,
+    limits: Limits,
 ) -> Result<(Flow, Option<Kept>), DataflowError> {
     let mut flow = Flow::start(&facts);
-    let mut col = Collector::new(&facts, max_visits, max_memory, keep);
-    col.fuel = cut.fuel;
+    let mut col = Collector::new(&facts, limits);
     let mut batch = Batch::default();
     let mut slot_done = 0usize;
     let n = facts.n_accs();
@@ -291,7 +300,7 @@ pub(super) fn evaluate_sequential(
         if !facts.is_read(x) {
             continue;
         }
-        if batch.len() >= cut.batch && batch.last_op != Some(facts.op(x)) {
+        if batch.len() >= limits.cut.batch && batch.last_op != Some(facts.op(x)) {
             slot_done = flush(
                 engine,
                 &facts,
@@ -365,14 +374,14 @@ pub(super) fn max_op(batch: &Batch) -> Op {
 }
 
 impl Collector {
-    pub(super) fn new(facts: &Facts, max: u64, max_memory: u64, keep: bool) -> Collector {
+    pub(super) fn new(facts: &Facts, limits: Limits) -> Collector {
         Collector {
             pairs: Vec::new(),
             visits: 0,
-            max,
-            max_memory,
-            fuel: FUEL,
-            initial_accs: keep.then(|| vec![0; facts.n_accs().div_ceil(64)]),
+            max: limits.max_visits,
+            max_memory: limits.max_memory,
+            fuel: limits.cut.fuel,
+            initial_accs: (limits.keep).then(|| vec![0; facts.n_accs().div_ceil(64)]),
         }
     }
 

@@ -6,7 +6,7 @@
 //! - Batches are cut exactly as the sequential engine cuts them (at least
 //!   `engine::BATCH`, 8192, readers, ending at an operation's end): a budget error
 //!   names the same operation and count.
-//! - Windows of `4 × threads` batches run at once; the merge of one window
+//! - Windows of `16 × threads` batches run at once; the merge of one window
 //!   overlaps the runs of the next (`rayon::join`), so at most two windows
 //!   of outcomes are held. No lock: each batch owns its input and output,
 //!   and the threads share two atomics (steps spent, stop).
@@ -19,7 +19,7 @@
 //! The thread count is rayon's: that of the pool the caller runs in
 //! ([`with_threads`]), one thread meaning the sequential engine.
 
-use super::engine::{self, Acc, Batch, Collector, Cut, Engine, Kept, Op, Outcome};
+use super::engine::{self, Acc, Batch, Collector, Cut, Engine, Kept, Limits, Op, Outcome};
 use super::{DataflowError, Flow};
 use crate::budget::Exceeded;
 use crate::facts::{Facts, NONE};
@@ -27,7 +27,7 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 /// Batches per thread in one window.
-const PER_THREAD: usize = 4;
+const PER_THREAD: usize = 16;
 
 /// Runs `f` in a pool of `threads` threads (0: [`default_threads`]): every
 /// bounded σ computed inside uses them ([`super::analyze`] and the
@@ -297,25 +297,21 @@ impl Job<'_> {
 pub(super) fn evaluate_with(
     engine: &dyn Engine,
     facts: Facts,
-    max_visits: u64,
-    max_memory: u64,
-    keep: bool,
-    cut: Cut,
+    limits: Limits,
 ) -> Result<(Flow, Option<Kept>), DataflowError> {
-    let specs = split(&facts, cut.batch);
+    let specs = split(&facts, limits.cut.batch);
     if specs.len() < 2 {
-        return engine::evaluate_sequential(engine, facts, max_visits, max_memory, keep, cut);
+        return engine::evaluate_sequential(engine, facts, limits);
     }
     let window = PER_THREAD * rayon::current_num_threads();
     let mut flow = Flow::start(&facts);
-    let mut col = Collector::new(&facts, max_visits, max_memory, keep);
-    col.fuel = cut.fuel;
+    let mut col = Collector::new(&facts, limits);
     let job = Job {
         engine,
         facts: &facts,
-        max: max_visits,
-        max_memory,
-        fuel: cut.fuel,
+        max: limits.max_visits,
+        max_memory: limits.max_memory,
+        fuel: limits.cut.fuel,
         shared: Shared::default(),
     };
     let compute =
@@ -337,7 +333,6 @@ pub(super) fn evaluate_with(
         }
     }
     flow.finish_slots(slot_done, facts.slots.len(), &mut col.pairs);
-    drop(job);
     Ok(col.finish(flow, facts))
 }
 
@@ -356,16 +351,15 @@ pub fn analyze_cut(
     let kinds = crate::kinds::Kinds::core();
     let frame = crate::facts::Frame::default();
     let facts = crate::facts::lower_framed(program, config, kinds.all(), keep, &frame)?;
-    let (flow, kept) = engine::evaluate_batched(
-        kinds.engine(),
-        facts,
-        config.max_instances,
-        config.max_memory,
+    let limits = Limits {
+        max_visits: config.max_instances,
+        max_memory: config.max_memory,
         keep,
-        Cut {
+        cut: Cut {
             batch: batch.max(1),
             fuel,
         },
-    )?;
+    };
+    let (flow, kept) = engine::evaluate_batched(kinds.engine(), facts, limits)?;
     Ok((flow, kept.map(|(_, bits)| bits).unwrap_or_default()))
 }
