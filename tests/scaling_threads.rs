@@ -12,7 +12,9 @@
 //! many batches and many walks alone, and with the walk-step budget set
 //! between the instances and the steps needed, so that errors are compared.
 //! The binary's `flow` output at `--threads 1, 2, 3` is compared byte for
-//! byte on every fixture and on matmul at N=24 (5 batches of the real size).
+//! byte on every fixture and on matmul at N=24 (5 batches of the real size);
+//! `ARRAYFLOW_THREADS` sets the default count and is refused when it is not
+//! a positive integer.
 
 mod support;
 
@@ -230,4 +232,28 @@ fn threads_must_be_positive() {
     let (code, _, err) = flow(Path::new("fixtures/c/kernels/matmul.loop"), 0, &[]);
     assert_eq!(code, Some(2));
     assert!(String::from_utf8_lossy(&err).contains("--threads"));
+}
+
+#[test]
+fn arrayflow_threads_sets_the_default_and_is_checked() {
+    let matmul = "fixtures/c/kernels/matmul.loop";
+    let run = |value: &str| {
+        Command::new(BIN)
+            .args(["flow", matmul, "--param", "N=24", "--engine", "rules"])
+            .env("ARRAYFLOW_THREADS", value)
+            .output()
+            .expect("the binary runs")
+    };
+    let one = flow(
+        Path::new(matmul),
+        1,
+        &["--param", "N=24", "--engine", "rules"],
+    );
+    let two = run("2");
+    assert_eq!((two.status.code(), two.stdout), (one.0, one.1));
+    for bad in ["0", "two", "-1"] {
+        let out = run(bad);
+        assert_eq!(out.status.code(), Some(2), "ARRAYFLOW_THREADS={bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("ARRAYFLOW_THREADS"));
+    }
 }

@@ -168,7 +168,10 @@ fn directory(args: &Args) -> ExitCode {
             Ok(_) => rules.push((name, text)),
         }
     }
-    let threads = args.threads.map_or(0, usize::from);
+    let threads = match super::threads(args.threads) {
+        Ok(n) => n,
+        Err(code) => return code,
+    };
     let code = super::project::run(&paths, threads, false, |path| {
         let db = crate::db::Database::with_kinds(config.clone(), super::kinds());
         let rule_files: Vec<_> = (rules.iter())

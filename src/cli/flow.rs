@@ -70,7 +70,10 @@ pub fn run(args: &Args) -> ExitCode {
     if args.input.file.is_dir() {
         return directory(args);
     }
-    let threads = args.threads.map_or(0, usize::from);
+    let threads = match super::threads(args.threads) {
+        Ok(n) => n,
+        Err(code) => return code,
+    };
     let here = || {
         let stdout = std::io::stdout();
         let mut out = std::io::BufWriter::new(stdout.lock());
@@ -96,7 +99,10 @@ fn directory(args: &Args) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let threads = args.threads.map_or(0, usize::from);
+    let threads = match super::threads(args.threads) {
+        Ok(n) => n,
+        Err(code) => return code,
+    };
     super::project::run(&files, threads, true, |path| {
         let mut one = args.clone();
         one.input.file = path.to_path_buf();

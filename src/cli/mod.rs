@@ -263,6 +263,21 @@ pub fn finish(written: std::io::Result<()>) -> ExitCode {
     }
 }
 
+/// `--threads` of `flow` and `check`, else `ARRAYFLOW_THREADS` (0: every
+/// core); `Err` after saying why `ARRAYFLOW_THREADS` is not a count.
+pub fn threads(option: Option<u16>) -> Result<usize, ExitCode> {
+    if let Some(n) = option {
+        return Ok(usize::from(n));
+    }
+    match crate::dataflow::env_threads() {
+        Ok(n) => Ok(n.unwrap_or(0)),
+        Err(why) => {
+            eprintln!("error: {why}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
 /// The number of an exit code made by this crate (0, 1 or 2).
 pub fn code_of(code: ExitCode) -> u8 {
     if code == ExitCode::SUCCESS {

@@ -18,7 +18,7 @@ pub mod render;
 pub mod rules;
 
 pub use crate::facts::{Config, LowerError as DataflowError, DEFAULT_MAX_INSTANCES};
-pub use parallel::{default_threads, with_threads};
+pub use parallel::{default_threads, env_threads, with_threads};
 
 use crate::facts::{Facts, Slot};
 use crate::kinds::Kinds;

@@ -53,11 +53,25 @@ pub fn with_threads<R: Send>(
 /// `ARRAYFLOW_THREADS` when it is a positive integer, else the available
 /// parallelism (1 when unknown).
 pub fn default_threads() -> usize {
-    std::env::var("ARRAYFLOW_THREADS")
+    env_threads()
         .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&n| n > 0)
+        .flatten()
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// The thread count `ARRAYFLOW_THREADS` asks for: `None` when unset, an
+/// error when it is not a positive integer.
+pub fn env_threads() -> Result<Option<usize>, String> {
+    match std::env::var("ARRAYFLOW_THREADS") {
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(format!(
+                "`ARRAYFLOW_THREADS={v}`: the thread count must be a positive integer"
+            )),
+        },
+        Err(_) => Err("`ARRAYFLOW_THREADS` is not Unicode text".to_string()),
+    }
 }
 
 /// One batch: the read instances `start..end` (pure reads and updates among
