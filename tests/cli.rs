@@ -83,7 +83,9 @@ fn unusable_inputs_exit_2_with_a_message() {
     let missing = arrayflow(&["check", "no/such/file.loop"]);
     assert_eq!(code(&missing), 2);
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read"));
-    let dir = arrayflow(&["check", "fixtures"]);
+    // `check DIR` checks the directory's files (tests/scaling_projects.rs);
+    // a command that takes one file says it is a directory.
+    let dir = arrayflow(&["fmt", "fixtures"]);
     assert_eq!(code(&dir), 2);
     assert!(String::from_utf8_lossy(&dir.stderr).contains("is a directory"));
     let latin1 = tmp("latin1.loop", b"real x;\nx = 1; # caf\xe9\n");

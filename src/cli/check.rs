@@ -9,8 +9,9 @@
 //! be read.
 
 use super::{read_source, Format, Sizes};
-use crate::diagnostics::{has_errors, SourceFiles};
-use std::path::PathBuf;
+use crate::diagnostics::{has_errors, Diagnostic, SourceFiles};
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
@@ -26,9 +27,16 @@ pub struct Args {
     /// The sizes the rules' instance relations are computed at.
     #[command(flatten)]
     pub sizes: Sizes,
+    /// Threads for the files of a directory (default: `ARRAYFLOW_THREADS`,
+    /// else every core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
 }
 
 pub fn run(args: &Args) -> ExitCode {
+    if args.files.iter().any(|p| p.is_dir()) {
+        return directory(args);
+    }
     let mut files = SourceFiles::new();
     let db = crate::db::Database::with_kinds(
         args.sizes.config(crate::dataflow::DEFAULT_MAX_INSTANCES),
@@ -60,28 +68,19 @@ pub fn run(args: &Args) -> ExitCode {
         }
     }
     for path in &args.files {
-        let Some(source) = super::read_program(path) else {
+        let checked = check_file(
+            &db,
+            path,
+            &mut files,
+            &rule_files,
+            &args.rules,
+            &mut std::io::stderr(),
+        );
+        let Some((diags, outputs)) = checked else {
             unreadable = true;
             continue;
         };
-        let name = path.display().to_string();
-        let id = source.add_to(&mut files, &name);
-        let file = db.add_file(name, source.text);
-        let mut parsed = crate::db::parse(&db, file).diagnostics.clone();
-        parsed.extend(crate::db::kind_diagnostics(&db, file));
-        let mut diags = super::in_file(&parsed, id);
-        let valid = !has_errors(&diags);
-        if valid && !args.rules.is_empty() {
-            diags.extend(super::in_file(
-                crate::db::analysis_diagnostics(&db, file),
-                id,
-            ));
-            for &rf in &rule_files {
-                let res = crate::db::rules::rule_results(&db, file, rf);
-                diags.extend(super::in_file(&res.diagnostics, id));
-                print!("{}", res.outputs);
-            }
-        }
+        print!("{outputs}");
         invalid |= has_errors(&diags);
         let ok = !has_errors(&diags);
         emit(&files, diags, &mut all);
@@ -99,4 +98,114 @@ pub fn run(args: &Args) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Checks one file in `db`, with `rule_files` (compiled in `db`) run when
+/// `rules` is not empty: its diagnostics and the rules' outputs; `None`
+/// (after saying why to `err`) when it cannot be read.
+fn check_file(
+    db: &crate::db::Database,
+    path: &Path,
+    files: &mut SourceFiles,
+    rule_files: &[crate::db::rules::RuleFile],
+    rules: &[PathBuf],
+    err: &mut dyn Write,
+) -> Option<(Vec<Diagnostic>, String)> {
+    let source = super::read_program_to(path, err)?;
+    let name = path.display().to_string();
+    let id = source.add_to(files, &name);
+    let file = db.add_file(name, source.text);
+    let mut parsed = crate::db::parse(db, file).diagnostics.clone();
+    parsed.extend(crate::db::kind_diagnostics(db, file));
+    let mut diags = super::in_file(&parsed, id);
+    let mut outputs = String::new();
+    if !has_errors(&diags) && !rules.is_empty() {
+        diags.extend(super::in_file(
+            crate::db::analysis_diagnostics(db, file),
+            id,
+        ));
+        for &rf in rule_files {
+            let res = crate::db::rules::rule_results(db, file, rf);
+            diags.extend(super::in_file(&res.diagnostics, id));
+            outputs += &res.outputs;
+        }
+    }
+    Some((diags, outputs))
+}
+
+/// `check DIR...`: the files of the directories (and the files named),
+/// across threads, each file's diagnostics whole, then the table
+/// (`super::project`). Rule files are checked once, first.
+fn directory(args: &Args) -> ExitCode {
+    if args.format == Format::Json {
+        eprintln!("error: `--format json` checks files: name them instead of a directory");
+        return ExitCode::from(2);
+    }
+    let paths = match super::project::expand(&args.files) {
+        Ok(p) => p,
+        Err(why) => {
+            eprintln!("error: {why}");
+            return ExitCode::from(2);
+        }
+    };
+    let config = args.sizes.config(crate::dataflow::DEFAULT_MAX_INSTANCES);
+    let (mut rules, mut worst) = (Vec::new(), 0u8);
+    let scratch = crate::db::Database::with_kinds(config.clone(), super::kinds());
+    let mut files = SourceFiles::new();
+    for path in &args.rules {
+        let Some(text) = read_source(path) else {
+            worst = 2;
+            continue;
+        };
+        let name = path.display().to_string();
+        let rf = crate::db::rules::RuleFile::new(&scratch, name.clone(), text.clone());
+        let id = files.add(name.clone(), text.clone());
+        match crate::db::rules::compiled_rules(&scratch, rf) {
+            Err(diags) => {
+                worst = worst.max(1);
+                eprint!("{}", files.render_all(&super::in_file(diags, id)));
+            }
+            Ok(_) => rules.push((name, text)),
+        }
+    }
+    let threads = match super::threads(args.threads) {
+        Ok(n) => n,
+        Err(code) => return code,
+    };
+    let code = super::project::run(&paths, threads, false, |path| {
+        let db = crate::db::Database::with_kinds(config.clone(), super::kinds());
+        let rule_files: Vec<_> = (rules.iter())
+            .map(|(n, t)| crate::db::rules::RuleFile::new(&db, n.clone(), t.clone()))
+            .collect();
+        let mut files = SourceFiles::new();
+        let mut err = Vec::new();
+        let Some((diags, outputs)) =
+            check_file(&db, path, &mut files, &rule_files, &args.rules, &mut err)
+        else {
+            return super::project::Report {
+                out: Vec::new(),
+                err,
+                code: 2,
+                found: String::new(),
+            };
+        };
+        let _ = write!(err, "{}", files.render_all(&diags));
+        let failed = has_errors(&diags);
+        let mut out = outputs;
+        if !failed {
+            out += &format!("{}: ok\n", path.display());
+        }
+        let warnings = diags.len();
+        super::project::Report {
+            out: out.into_bytes(),
+            err,
+            code: u8::from(failed),
+            found: match warnings {
+                0 => "clean".to_string(),
+                1 => "1 warning".to_string(),
+                n => format!("{n} warnings"),
+            },
+        }
+    });
+    ExitCode::from(super::code_of(code).max(worst))
 }

@@ -6,7 +6,7 @@
 //! or the analysis cannot run at these sizes (a budget exceeded, say), 2 on
 //! usage or I/O errors.
 
-use super::{load_with, Budget, Input};
+use super::{load_to, Budget, Input};
 use crate::dataflow::render::GroupWriter;
 use crate::dataflow::{self, DataflowError};
 use crate::db::resolve::{file_flow, file_groups, FileFlowError};
@@ -15,7 +15,7 @@ use crate::symbolic::isl::BoundedWriter;
 use std::io::Write;
 use std::process::ExitCode;
 
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     #[command(flatten)]
     pub input: Input,
@@ -37,6 +37,10 @@ pub struct Args {
     /// read has one, else rules). Both give the same output (docs/flow.md).
     #[arg(long, value_enum, default_value_t = Engine::Auto)]
     pub engine: Engine,
+    /// Threads for bounded σ (default: `ARRAYFLOW_THREADS`, else every
+    /// core); the output is the same at every count (docs/scaling.md).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
 }
 
 /// `--engine`.
@@ -63,24 +67,99 @@ pub enum FlowFormat {
 }
 
 pub fn run(args: &Args) -> ExitCode {
+    if args.input.file.is_dir() {
+        return directory(args);
+    }
+    let threads = match super::threads(args.threads) {
+        Ok(n) => n,
+        Err(code) => return code,
+    };
+    let here = || {
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        run_to(args, &mut out, &mut std::io::stderr())
+    };
+    match dataflow::with_threads(threads, here) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: cannot start {threads} threads: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `flow DIR`: every `.loop` and `.c` file under DIR, files across the
+/// threads, each file's output whole under a `==> FILE <==` line, then the
+/// table (`super::project`).
+fn directory(args: &Args) -> ExitCode {
+    let files = match super::project::expand(std::slice::from_ref(&args.input.file)) {
+        Ok(f) => f,
+        Err(why) => {
+            eprintln!("error: {why}");
+            return ExitCode::from(2);
+        }
+    };
+    let threads = match super::threads(args.threads) {
+        Ok(n) => n,
+        Err(code) => return code,
+    };
+    super::project::run(&files, threads, true, |path| {
+        let mut one = args.clone();
+        one.input.file = path.to_path_buf();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = super::code_of(run_to(&one, &mut out, &mut err));
+        let found = if code == 0 {
+            instances_of(&one)
+        } else {
+            String::new()
+        };
+        super::project::Report {
+            out,
+            err,
+            code,
+            found,
+        }
+    })
+}
+
+/// The access instances of the file of `args` at its sizes, for the table.
+fn instances_of(args: &Args) -> String {
+    let Some(source) = super::read_program_to(&args.input.file, &mut std::io::sink()) else {
+        return String::new();
+    };
+    let file = crate::diagnostics::FileId(0);
+    let Some(program) = crate::db::compile(&args.input.file, &source.text, file).0 else {
+        return String::new();
+    };
+    let config = args.input.sizes.config(args.budget.max_instances);
+    match instances(&program, &config) {
+        Some(Ok(n)) => format!("{n} access instances"),
+        Some(Err(n)) => format!("≥ {n} access instances"),
+        None => String::new(),
+    }
+}
+
+/// The command on one file, σ to `out` and diagnostics to `err`.
+pub fn run_to(args: &Args, mut out: &mut dyn Write, err: &mut dyn Write) -> ExitCode {
     if args.instances && (args.format != FlowFormat::Json || args.symbolic) {
-        eprintln!(
+        let _ = writeln!(
+            err,
             "error: `--instances` prints one JSON record per read instance of bounded σ: use it with `--format json` and without `--symbolic`"
         );
         return ExitCode::from(2);
     }
     if args.instances && args.engine == Engine::Quasts {
-        eprintln!("error: `--instances` records come from the rules engine: use it without `--engine quasts`");
+        let _ = writeln!(err, "error: `--instances` records come from the rules engine: use it without `--engine quasts`");
         return ExitCode::from(2);
     }
     args.budget.install();
     let config = args.input.sizes.config(args.budget.max_instances);
-    let loaded = match load_with(&args.input.file, config.clone()) {
+    let loaded = match load_to(&args.input.file, config.clone(), err) {
         Ok(l) => l,
         Err(code) => return code,
     };
     if args.symbolic {
-        return symbolic(&loaded.program, args.format);
+        return symbolic(&loaded.program, args.format, out);
     }
     // At the file's own sizes (no `--param`), a program past
     // SYMBOLIC_PAST instances gets symbolic σ when it is exact: bounded σ
@@ -93,7 +172,7 @@ pub fn run(args: &Args) -> ExitCode {
             None => false,
         };
         if big {
-            match symbolic_instead(&loaded, args) {
+            match symbolic_instead(&loaded, args, out, err) {
                 Ok(code) => return code,
                 // Not every read is exact: the quast engine would find the
                 // same after analysing again.
@@ -102,14 +181,12 @@ pub fn run(args: &Args) -> ExitCode {
             }
         }
     }
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
     if !args.instances && args.engine != Engine::Rules && !tried_quasts {
-        match by_quasts(&loaded, args, &config, &mut out) {
+        match by_quasts(&loaded, args, &config, out) {
             Ok(Some(written)) => return super::finish(written.and_then(|()| out.flush())),
             Ok(None) => {}
             Err(why) => {
-                eprintln!("error: `--engine quasts`: {why}");
+                let _ = writeln!(err, "error: `--engine quasts`: {why}");
                 return ExitCode::from(1);
             }
         }
@@ -118,7 +195,7 @@ pub fn run(args: &Args) -> ExitCode {
         // One record per instance: σ of the whole file first.
         let flow = match file_flow(&loaded.db, loaded.source) {
             Ok(f) => f,
-            Err(e) => return analysis_failed(&loaded, e, args),
+            Err(e) => return analysis_failed(&loaded, e, args, out, err),
         };
         dataflow::render::json(&loaded.program, &flow, &mut out)
     } else {
@@ -149,7 +226,7 @@ pub fn run(args: &Args) -> ExitCode {
         };
         match r {
             Ok(r) => r,
-            Err(e) => return analysis_failed(&loaded, e, args),
+            Err(e) => return analysis_failed(&loaded, e, args, out, err),
         }
     };
     super::finish(written.and_then(|()| out.flush()))
@@ -164,7 +241,7 @@ fn by_quasts(
     loaded: &super::Loaded,
     args: &Args,
     config: &dataflow::Config,
-    out: &mut impl Write,
+    out: &mut dyn Write,
 ) -> Result<Option<std::io::Result<()>>, String> {
     let program = &loaded.program;
     let forced = args.engine == Engine::Quasts;
@@ -210,20 +287,26 @@ fn by_quasts(
     }
 }
 
-fn analysis_failed(loaded: &super::Loaded, e: FileFlowError, args: &Args) -> ExitCode {
+fn analysis_failed(
+    loaded: &super::Loaded,
+    e: FileFlowError,
+    args: &Args,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> ExitCode {
     if let FileFlowError::Analysis(d) = e {
         // Over the budget at the file's own sizes: σ for every parameter
         // value instead, when it is exact for every read. Sizes given with
         // `--param` ask for bounded σ there: E0302 stays.
         let mut d = d;
         if d.code == "E0302" && !args.instances && args.input.sizes.params.is_empty() {
-            match symbolic_instead(loaded, args) {
+            match symbolic_instead(loaded, args, out, err) {
                 Ok(code) => return code,
                 Err(why) => d = d.note(why),
             }
         }
         let d = &super::in_file(&[d], loaded.file)[0];
-        eprint!("{}", loaded.files.render(d));
+        let _ = write!(err, "{}", loaded.files.render(d));
     }
     ExitCode::from(1)
 }
@@ -234,7 +317,12 @@ const SYMBOLIC_PAST: u64 = 4_000_000;
 
 /// Prints symbolic σ, with a note saying why, when every read of the
 /// program has a proved quast; else why not.
-fn symbolic_instead(loaded: &super::Loaded, args: &Args) -> Result<ExitCode, String> {
+fn symbolic_instead(
+    loaded: &super::Loaded,
+    args: &Args,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<ExitCode, String> {
     let program = &loaded.program;
     let sym = crate::symbolic::analyze(program);
     let mut inexact = sym.reads.iter().filter_map(|r| match &r.outcome {
@@ -271,11 +359,12 @@ fn symbolic_instead(loaded: &super::Loaded, args: &Args) -> Result<ExitCode, Str
             .join(", "),
         Err(_) => String::new(),
     };
-    eprintln!(
+    let _ = writeln!(
+        err,
         "note: bounded σ needs {needs} at {at} (budget {}, symbolic σ preferred past {SYMBOLIC_PAST}); σ given symbolically, exact for every parameter value (docs/flow.md)",
         config.max_instances
     );
-    Ok(print_symbolic(program, &sym, args.format))
+    Ok(print_symbolic(program, &sym, args.format, out))
 }
 
 /// Access instances of the whole program at `config`'s sizes, when they
@@ -303,21 +392,21 @@ fn instances(
 }
 
 /// `--symbolic`: σ for every parameter value.
-fn symbolic(program: &crate::model::Program, format: FlowFormat) -> ExitCode {
-    print_symbolic(program, &crate::symbolic::analyze(program), format)
+fn symbolic(program: &crate::model::Program, format: FlowFormat, out: &mut dyn Write) -> ExitCode {
+    print_symbolic(program, &crate::symbolic::analyze(program), format, out)
 }
 
 fn print_symbolic(
     program: &crate::model::Program,
     sym: &crate::symbolic::Symbolic,
     format: FlowFormat,
+    out: &mut dyn Write,
 ) -> ExitCode {
     let text = match format {
         FlowFormat::Text => crate::symbolic::render::text(program, sym),
         FlowFormat::Json => crate::symbolic::render::json(program, sym),
         FlowFormat::Isl => crate::symbolic::isl::symbolic(program, sym),
     };
-    let mut out = std::io::stdout().lock();
     super::finish(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
 }
 

@@ -16,6 +16,7 @@ pub mod lsp;
 pub mod model;
 pub mod plot;
 pub mod privatize;
+pub mod project;
 pub mod run;
 pub mod verify;
 
@@ -262,6 +263,32 @@ pub fn finish(written: std::io::Result<()>) -> ExitCode {
     }
 }
 
+/// `--threads` of `flow` and `check`, else `ARRAYFLOW_THREADS` (0: every
+/// core); `Err` after saying why `ARRAYFLOW_THREADS` is not a count.
+pub fn threads(option: Option<u16>) -> Result<usize, ExitCode> {
+    if let Some(n) = option {
+        return Ok(usize::from(n));
+    }
+    match crate::dataflow::env_threads() {
+        Ok(n) => Ok(n.unwrap_or(0)),
+        Err(why) => {
+            eprintln!("error: {why}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+/// The number of an exit code made by this crate (0, 1 or 2).
+pub fn code_of(code: ExitCode) -> u8 {
+    if code == ExitCode::SUCCESS {
+        0
+    } else if code == ExitCode::from(1) {
+        1
+    } else {
+        2
+    }
+}
+
 /// A program loaded by [`load`], with the source its spans point into and the
 /// analysis database it was loaded through.
 pub struct Loaded {
@@ -284,7 +311,17 @@ pub fn load(path: &Path) -> Result<Loaded, ExitCode> {
 
 /// [`load`] into a database with these analysis settings.
 pub fn load_with(path: &Path, config: crate::dataflow::Config) -> Result<Loaded, ExitCode> {
-    let program = read_program(path).ok_or(ExitCode::from(2))?;
+    load_to(path, config, &mut std::io::stderr())
+}
+
+/// [`load_with`], printing the diagnostics to `err` (a directory's files
+/// each print to a buffer of their own: `project`).
+pub fn load_to(
+    path: &Path,
+    config: crate::dataflow::Config,
+    err: &mut dyn std::io::Write,
+) -> Result<Loaded, ExitCode> {
+    let program = read_program_to(path, err).ok_or(ExitCode::from(2))?;
     let db = crate::db::Database::with_kinds(config, kinds());
     let name = path.display().to_string();
     let mut files = SourceFiles::new();
@@ -292,7 +329,7 @@ pub fn load_with(path: &Path, config: crate::dataflow::Config) -> Result<Loaded,
     let source = db.add_file(name, program.text);
     let parsed = crate::db::parse(&db, source);
     let diags = in_file(&parsed.diagnostics, file);
-    eprint!("{}", files.render_all(&diags));
+    let _ = write!(err, "{}", files.render_all(&diags));
     match &parsed.program {
         Some(program) if !has_errors(&diags) => Ok(Loaded {
             program: program.clone(),
@@ -323,15 +360,20 @@ pub fn in_file(
 /// The text of a source file, or `None` after printing why it cannot be
 /// used: missing, a directory, unreadable, or not UTF-8.
 pub fn read_source(path: &Path) -> Option<String> {
+    read_source_to(path, &mut std::io::stderr())
+}
+
+/// [`read_source`], printing why not to `err`.
+pub fn read_source_to(path: &Path, err: &mut dyn std::io::Write) -> Option<String> {
     let shown = path.display();
     if path.is_dir() {
-        eprintln!("error: `{shown}` is a directory, not a source file");
+        let _ = writeln!(err, "error: `{shown}` is a directory, not a source file");
         return None;
     }
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("error: cannot read `{shown}`: {e}");
+            let _ = writeln!(err, "error: cannot read `{shown}`: {e}");
             return None;
         }
     };
@@ -339,7 +381,10 @@ pub fn read_source(path: &Path) -> Option<String> {
         Ok(s) => Some(s),
         Err(e) => {
             let at = e.utf8_error().valid_up_to();
-            eprintln!("error: `{shown}` is not UTF-8 text (invalid byte at offset {at})");
+            let _ = writeln!(
+                err,
+                "error: `{shown}` is not UTF-8 text (invalid byte at offset {at})"
+            );
             None
         }
     }
@@ -378,15 +423,21 @@ impl Source {
 /// [`read_source`], then the preprocessor on a C file that wants it; `None`
 /// after printing why it failed.
 pub fn read_program(path: &Path) -> Option<Source> {
+    read_program_to(path, &mut std::io::stderr())
+}
+
+/// [`read_program`], printing notes and errors to `err`.
+pub fn read_program_to(path: &Path, err: &mut dyn std::io::Write) -> Option<Source> {
     use crate::cfront::preprocess;
-    let text = read_source(path)?;
+    let text = read_source_to(path, err)?;
     let o = PREPROCESS.get_or_init(preprocess::Options::default);
     if !crate::cfront::is_c_path(path) || !preprocess::wanted(&text, o) {
         return Some(Source { text, pre: None });
     }
     match preprocess::run(path, text, o) {
         Ok(pre) => {
-            eprintln!(
+            let _ = writeln!(
+                err,
                 "note: `{}` was preprocessed (`cc -E`): positions below are in the file, \
                  except for text from headers",
                 path.display()
@@ -397,7 +448,7 @@ pub fn read_program(path: &Path) -> Option<Source> {
             })
         }
         Err(why) => {
-            eprintln!("error: `{}`: {}", path.display(), why.for_command());
+            let _ = writeln!(err, "error: `{}`: {}", path.display(), why.for_command());
             None
         }
     }

@@ -13,10 +13,26 @@ pub type Acc = u32;
 /// Operation ids.
 pub type Op = u32;
 
-/// Readers per batch.
-const BATCH: usize = 1 << 13;
+/// Readers per batch (at least: a batch ends at an operation's end).
+pub(super) const BATCH: usize = 1 << 13;
 /// Steps each walk may take inside a batch before it is run on its own.
-const FUEL: u32 = 64;
+pub(super) const FUEL: u32 = 64;
+
+/// How reads are cut into runs: batches of at least `batch` readers, each
+/// walk with `fuel` steps before it is run on its own. Tests use small
+/// ones, to run many batches and walks alone on small programs.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Cut {
+    pub(super) batch: usize,
+    pub(super) fuel: u32,
+}
+
+impl Cut {
+    pub(super) const DEFAULT: Cut = Cut {
+        batch: BATCH,
+        fuel: FUEL,
+    };
+}
 
 /// The context of one run of the rules, the one tuple of relation `ctx`:
 /// the facts, looked up by key, the batch's readers, and the fuel of each
@@ -137,16 +153,16 @@ crate::dataflow_engine! {
 
 /// The input relations of one batch.
 #[derive(Default)]
-struct Batch {
-    reads: Vec<(Acc, Op)>,
-    updates: Vec<(Acc, Op)>,
+pub(super) struct Batch {
+    pub(super) reads: Vec<(Acc, Op)>,
+    pub(super) updates: Vec<(Acc, Op)>,
     closure: Vec<(Op, Lit)>,
     conds: Vec<(Op, u32, bool)>,
-    last_op: Option<Op>,
+    pub(super) last_op: Option<Op>,
 }
 
 impl Batch {
-    fn add(&mut self, facts: &Facts, x: Acc) {
+    pub(super) fn add(&mut self, facts: &Facts, x: Acc) {
         let o = facts.op(x);
         if facts.is_update(x) {
             self.updates.push((x, o));
@@ -161,7 +177,7 @@ impl Batch {
         }
     }
 
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.reads.len() + self.updates.len()
     }
 
@@ -175,7 +191,7 @@ impl Batch {
     }
 }
 
-fn run(engine: &dyn Engine, facts: &Facts, batch: &Batch, fuel: u32) -> Outcome {
+pub(super) fn run(engine: &dyn Engine, facts: &Facts, batch: &Batch, fuel: u32) -> Outcome {
     engine.run(&Input {
         ctx: Ctx {
             facts,
@@ -189,14 +205,16 @@ fn run(engine: &dyn Engine, facts: &Facts, batch: &Batch, fuel: u32) -> Outcome 
 }
 
 /// Collects the results of the batches into a [`Flow`].
-struct Collector {
-    pairs: Vec<(u32, u64)>,
-    visits: u64,
-    max: u64,
-    max_memory: u64,
+pub(super) struct Collector {
+    pub(super) pairs: Vec<(u32, u64)>,
+    pub(super) visits: u64,
+    pub(super) max: u64,
+    pub(super) max_memory: u64,
+    /// Steps of each walk in a batch.
+    pub(super) fuel: u32,
     /// When kept: one bit per access instance, set when the initial value
     /// of its cell reaches it.
-    initial_accs: Option<Vec<u64>>,
+    pub(super) initial_accs: Option<Vec<u64>>,
 }
 
 /// Evaluates σ for every read of `facts`.
@@ -223,8 +241,21 @@ pub(super) fn evaluate_keep(
 }
 
 /// The facts and the initial-value bit of each access instance, when kept.
-type Kept = (Facts, Vec<u64>);
+pub(super) type Kept = (Facts, Vec<u64>);
 
+/// What one evaluation may spend and keep, and how it cuts its runs.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Limits {
+    pub(super) max_visits: u64,
+    pub(super) max_memory: u64,
+    /// Keep the facts and the initial-value bits.
+    pub(super) keep: bool,
+    pub(super) cut: Cut,
+}
+
+/// The sequential engine in a pool of one thread (or outside rayon with
+/// one core), else the parallel one, which gives the same result
+/// (`super::parallel`).
 fn evaluate_with(
     engine: &dyn Engine,
     facts: Facts,
@@ -232,14 +263,36 @@ fn evaluate_with(
     max_memory: u64,
     keep: bool,
 ) -> Result<(Flow, Option<Kept>), DataflowError> {
-    let mut flow = Flow::start(&facts);
-    let mut col = Collector {
-        pairs: Vec::new(),
-        visits: 0,
-        max: max_visits,
+    let limits = Limits {
+        max_visits,
         max_memory,
-        initial_accs: keep.then(|| vec![0; facts.n_accs().div_ceil(64)]),
+        keep,
+        cut: Cut::DEFAULT,
     };
+    evaluate_batched(engine, facts, limits)
+}
+
+/// [`evaluate_with`] with any [`Limits`] (tests cut small runs).
+pub(super) fn evaluate_batched(
+    engine: &dyn Engine,
+    facts: Facts,
+    limits: Limits,
+) -> Result<(Flow, Option<Kept>), DataflowError> {
+    if rayon::current_num_threads() > 1 {
+        super::parallel::evaluate_with(engine, facts, limits)
+    } else {
+        evaluate_sequential(engine, facts, limits)
+    }
+}
+
+/// The reference: one batch after the other on this thread.
+pub(super) fn evaluate_sequential(
+    engine: &dyn Engine,
+    facts: Facts,
+    limits: Limits,
+) -> Result<(Flow, Option<Kept>), DataflowError> {
+    let mut flow = Flow::start(&facts);
+    let mut col = Collector::new(&facts, limits);
     let mut batch = Batch::default();
     let mut slot_done = 0usize;
     let n = facts.n_accs();
@@ -247,7 +300,7 @@ fn evaluate_with(
         if !facts.is_read(x) {
             continue;
         }
-        if batch.len() >= BATCH && batch.last_op != Some(facts.op(x)) {
+        if batch.len() >= limits.cut.batch && batch.last_op != Some(facts.op(x)) {
             slot_done = flush(
                 engine,
                 &facts,
@@ -263,17 +316,7 @@ fn evaluate_with(
     flush(
         engine, &facts, &mut batch, &mut col, &mut flow, slot_done, NONE,
     )?;
-    flow.stats.walk_steps = col.visits;
-    match col.initial_accs {
-        Some(bits) => {
-            flow.adopt_copy(&facts);
-            Ok((flow, Some((facts, bits))))
-        }
-        None => {
-            flow.adopt(facts);
-            Ok((flow, None))
-        }
-    }
+    Ok(col.finish(flow, facts))
 }
 
 /// Runs one batch and finishes every slot of operations before `next_op`.
@@ -288,7 +331,7 @@ fn flush(
 ) -> Result<usize, DataflowError> {
     if batch.len() > 0 {
         crate::budget::check(col.max_memory, || "the sources of the reads".to_string())?;
-        let out = run(engine, facts, batch, FUEL);
+        let out = run(engine, facts, batch, col.fuel);
         flow.stats.runs += 1;
         flow.stats.read_instances += batch.len() as u64;
         col.charge(facts, out.visits, batch)?;
@@ -319,23 +362,68 @@ fn flush(
     Ok(end)
 }
 
+/// The largest operation of a batch (what a budget error names).
+pub(super) fn max_op(batch: &Batch) -> Op {
+    batch
+        .reads
+        .iter()
+        .chain(&batch.updates)
+        .map(|&(_, o)| o)
+        .max()
+        .unwrap_or(0)
+}
+
 impl Collector {
+    pub(super) fn new(facts: &Facts, limits: Limits) -> Collector {
+        Collector {
+            pairs: Vec::new(),
+            visits: 0,
+            max: limits.max_visits,
+            max_memory: limits.max_memory,
+            fuel: limits.cut.fuel,
+            initial_accs: (limits.keep).then(|| vec![0; facts.n_accs().div_ceil(64)]),
+        }
+    }
+
+    /// The flow with its stats and tables, and the facts when kept.
+    pub(super) fn finish(self, mut flow: Flow, facts: Facts) -> (Flow, Option<Kept>) {
+        flow.stats.walk_steps = self.visits;
+        match self.initial_accs {
+            Some(bits) => {
+                flow.adopt_copy(&facts);
+                (flow, Some((facts, bits)))
+            }
+            None => {
+                flow.adopt(facts);
+                (flow, None)
+            }
+        }
+    }
+
     fn charge(&mut self, facts: &Facts, visits: usize, batch: &Batch) -> Result<(), DataflowError> {
+        self.charge_at(facts, visits, max_op(batch))
+    }
+
+    /// Adds `visits` walk steps of a run whose largest operation is `op`.
+    pub(super) fn charge_at(
+        &mut self,
+        facts: &Facts,
+        visits: usize,
+        op: Op,
+    ) -> Result<(), DataflowError> {
         self.visits = self.visits.saturating_add(visits as u64);
         if self.visits > self.max {
-            return Err(self.over(facts, batch));
+            return Err(self.over_at(facts, op));
         }
         Ok(())
     }
 
     fn over(&self, facts: &Facts, batch: &Batch) -> DataflowError {
-        let op = batch
-            .reads
-            .iter()
-            .chain(&batch.updates)
-            .map(|&(_, o)| o)
-            .max()
-            .unwrap_or(0);
+        self.over_at(facts, max_op(batch))
+    }
+
+    /// The walk-step budget error at operation `op`.
+    pub(super) fn over_at(&self, facts: &Facts, op: Op) -> DataflowError {
         let site = facts.op_site.get(op as usize).map(|_| facts.site(op));
         LowerError::Budget {
             unit: "walk steps",
@@ -349,7 +437,7 @@ impl Collector {
         }
     }
 
-    fn add(
+    pub(super) fn add(
         &mut self,
         facts: &Facts,
         flow: &mut Flow,
@@ -367,15 +455,20 @@ impl Collector {
         }
         for &(x,) in initial {
             if keep(&x) {
-                flow.set_initial(facts.acc_slot[x as usize]);
-                if let Some(w) = self
-                    .initial_accs
-                    .as_mut()
-                    .and_then(|b| b.get_mut(x as usize / 64))
-                {
-                    *w |= 1 << (x % 64);
-                }
+                self.initial(facts, flow, x);
             }
+        }
+    }
+
+    /// Records that the initial value of its cell reaches read `x`.
+    pub(super) fn initial(&mut self, facts: &Facts, flow: &mut Flow, x: Acc) {
+        flow.set_initial(facts.acc_slot[x as usize]);
+        if let Some(w) = self
+            .initial_accs
+            .as_mut()
+            .and_then(|b| b.get_mut(x as usize / 64))
+        {
+            *w |= 1 << (x % 64);
         }
     }
 }

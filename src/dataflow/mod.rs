@@ -12,11 +12,13 @@ pub mod assemble;
 pub mod bag;
 pub mod engine;
 pub mod grouped;
+pub mod parallel;
 pub mod reference;
 pub mod render;
 pub mod rules;
 
 pub use crate::facts::{Config, LowerError as DataflowError, DEFAULT_MAX_INSTANCES};
+pub use parallel::{default_threads, env_threads, with_threads};
 
 use crate::facts::{Facts, Slot};
 use crate::kinds::Kinds;

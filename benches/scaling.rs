@@ -1,0 +1,136 @@
+//! Issue 20: bounded σ (the rules engine, `dataflow::analyze`) of matmul at
+//! N=128 on 1 and 2 threads (`dataflow::with_threads`). Target: ≥ 1.7× on 2
+//! cores. Wall time, since the point is several threads; the machine is
+//! shared, so each figure is the median of 5 runs and the load average is
+//! printed with it. The lowering alone (`facts::lower`, sequential) is timed
+//! too: it bounds the speedup (Amdahl).
+//!
+//! The allocator is the binary's (`budget::Counting` around mimalloc), so
+//! the figures include its live-bytes counter, shared by the threads.
+//!
+//! Before timing, the 2-thread σ is checked against the 1-thread σ read by
+//! read (sources and initial flag) and stats for stats.
+//!
+//! `cargo bench --bench scaling` runs criterion, then prints the table;
+//! `ARRAYFLOW_BENCH_QUICK=1` prints the table only.
+
+#[allow(dead_code)]
+#[path = "../tests/kernels/mod.rs"]
+mod kernels;
+
+use arrayflow::budget;
+use arrayflow::dataflow::{analyze, with_threads, Config, Flow};
+use std::time::{Duration, Instant};
+
+#[global_allocator]
+static ALLOC: budget::Counting<mimalloc::MiMalloc> = budget::Counting::new(mimalloc::MiMalloc);
+
+fn config(n: i64) -> Config {
+    Config {
+        params: vec![("N".to_string(), n)],
+        max_trips: 4,
+        max_instances: 200_000_000,
+        max_memory: u64::MAX,
+    }
+}
+
+fn same(a: &Flow, b: &Flow) {
+    assert_eq!(a.stats(), b.stats(), "same stats");
+    assert_eq!(a.len(), b.len(), "same reads");
+    for (x, y) in a.iter().zip(b.iter()) {
+        assert!(
+            x.initial() == y.initial() && x.writes().eq(y.writes()),
+            "read {} differs",
+            x.index()
+        );
+    }
+}
+
+/// Median wall time of 5 runs of `f` and the largest peak heap above what
+/// was live before.
+fn wall<T>(mut f: impl FnMut() -> T) -> (Duration, u64) {
+    let mut times = Vec::new();
+    let mut peak = 0;
+    for _ in 0..5 {
+        let before = budget::live().unwrap_or(0);
+        budget::reset_peak();
+        let t = Instant::now();
+        let r = f();
+        times.push(t.elapsed());
+        peak = peak.max(budget::peak().unwrap_or(0).saturating_sub(before));
+        drop(r);
+    }
+    times.sort();
+    (times[2], peak)
+}
+
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".to_string())
+}
+
+fn figures(n: i64) {
+    let program = kernels::matmul();
+    let c = config(n);
+    let one = with_threads(1, || analyze(&program, &c).expect("matmul analyses")).expect("pool");
+    let two = with_threads(2, || analyze(&program, &c).expect("matmul analyses")).expect("pool");
+    same(&one, &two);
+    let reads = one.stats().read_instances;
+    drop((one, two));
+    let (lower, _) = with_threads(1, || {
+        wall(|| arrayflow::facts::lower(&program, &c).expect("lowers"))
+    })
+    .expect("pool");
+    println!(
+        "\nmatmul N={n}: {reads} read instances; lowering alone {:.1} ms (load average {})",
+        lower.as_secs_f64() * 1e3,
+        load()
+    );
+    println!("| threads | wall (median of 5) | after the lowering | peak heap | speedup | speedup after the lowering | load average |");
+    println!("|---|---|---|---|---|---|---|");
+    let mut base = None;
+    for threads in [1, 2] {
+        let (t, peak) = with_threads(threads, || {
+            wall(|| analyze(&program, &c).expect("matmul analyses"))
+        })
+        .expect("pool");
+        let b = *base.get_or_insert(t);
+        // The rules' batches and the merge: what runs on several threads.
+        let rest = |t: Duration| t.saturating_sub(lower).as_secs_f64();
+        println!(
+            "| {threads} | {:.1} ms | {:.1} ms | {} MB | {:.2}x | {:.2}x | {} |",
+            t.as_secs_f64() * 1e3,
+            rest(t) * 1e3,
+            peak >> 20,
+            b.as_secs_f64() / t.as_secs_f64(),
+            rest(b) / rest(t).max(1e-9),
+            load()
+        );
+    }
+}
+
+fn main() {
+    if std::env::var_os("ARRAYFLOW_BENCH_QUICK").is_none() {
+        let program = kernels::matmul();
+        let c = config(128);
+        let mut cr = criterion::Criterion::default()
+            .configure_from_args()
+            .sample_size(10)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(5));
+        let mut g = cr.benchmark_group("scaling");
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("pool");
+            g.bench_function(format!("matmul N=128 rules, {threads} threads"), |b| {
+                b.iter(|| pool.install(|| analyze(&program, &c).expect("matmul analyses")))
+            });
+        }
+        g.finish();
+    }
+    figures(128);
+}

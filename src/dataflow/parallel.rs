@@ -1,0 +1,379 @@
+//! σ on several cores: the batches of [`super::engine`] run on rayon's
+//! threads, and their results are merged in batch order, so the [`Flow`],
+//! its stats and every error are those of the sequential engine (the
+//! reference, `engine::evaluate_sequential`).
+//!
+//! - Batches are cut exactly as the sequential engine cuts them (at least
+//!   `engine::BATCH`, 8192, readers, ending at an operation's end): a budget error
+//!   names the same operation and count.
+//! - Windows of `16 × threads` batches run at once; the merge of one window
+//!   overlaps the runs of the next (`rayon::join`), so at most two windows
+//!   of outcomes are held. No lock: each batch owns its input and output,
+//!   and the threads share two atomics (steps spent, stop).
+//! - A walk out of fuel is run again on its own in the worker, with the
+//!   budget left by every run finished so far (a bound the sequential run
+//!   never goes under when it succeeds); the merge keeps that result when
+//!   the sequential engine would have found the same, else runs it again
+//!   with the sequential fuel (only on the way to a budget error).
+//!
+//! The thread count is rayon's: that of the pool the caller runs in
+//! ([`with_threads`]), one thread meaning the sequential engine.
+
+use super::engine::{self, Acc, Batch, Collector, Cut, Engine, Kept, Limits, Op, Outcome};
+use super::{DataflowError, Flow};
+use crate::budget::Exceeded;
+use crate::facts::{Facts, NONE};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+/// Batches per thread in one window.
+const PER_THREAD: usize = 16;
+
+/// Runs `f` in a pool of `threads` threads (0: [`default_threads`]): every
+/// bounded σ computed inside uses them ([`super::analyze`] and the
+/// database's queries alike). One thread runs the sequential engine.
+pub fn with_threads<R: Send>(
+    threads: usize,
+    f: impl FnOnce() -> R + Send,
+) -> Result<R, rayon::ThreadPoolBuildError> {
+    let n = if threads == 0 {
+        default_threads()
+    } else {
+        threads
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        // The main thread's usual stack: the whole command may run here.
+        .stack_size(8 << 20)
+        .thread_name(|k| format!("arrayflow-{k}"))
+        .build()?;
+    Ok(pool.install(f))
+}
+
+/// `ARRAYFLOW_THREADS` when it is a positive integer, else the available
+/// parallelism (1 when unknown).
+pub fn default_threads() -> usize {
+    env_threads()
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// The thread count `ARRAYFLOW_THREADS` asks for: `None` when unset, an
+/// error when it is not a positive integer.
+pub fn env_threads() -> Result<Option<usize>, String> {
+    match std::env::var("ARRAYFLOW_THREADS") {
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(format!(
+                "`ARRAYFLOW_THREADS={v}`: the thread count must be a positive integer"
+            )),
+        },
+        Err(_) => Err("`ARRAYFLOW_THREADS` is not Unicode text".to_string()),
+    }
+}
+
+/// One batch: the read instances `start..end` (pure reads and updates among
+/// them), and the first operation after it.
+#[derive(Clone, Copy)]
+struct Spec {
+    start: Acc,
+    end: Acc,
+    next_op: Op,
+}
+
+/// The batches of `facts` of at least `size` readers, cut where the
+/// sequential engine cuts them.
+fn split(facts: &Facts, size: usize) -> Vec<Spec> {
+    let mut specs = Vec::new();
+    let (mut start, mut len, mut last_op) = (0, 0usize, None);
+    for x in 0..facts.n_accs() as Acc {
+        if !facts.is_read(x) {
+            continue;
+        }
+        let o = facts.op(x);
+        if len >= size && last_op != Some(o) {
+            specs.push(Spec {
+                start,
+                end: x,
+                next_op: o,
+            });
+            (start, len) = (x, 0);
+        }
+        if len == 0 {
+            start = x;
+        }
+        len += 1;
+        last_op = Some(o);
+    }
+    if len > 0 {
+        specs.push(Spec {
+            start,
+            end: facts.n_accs() as Acc,
+            next_op: NONE,
+        });
+    }
+    specs
+}
+
+/// What the threads share.
+#[derive(Default)]
+struct Shared {
+    /// Walk steps of every run finished so far, in any order.
+    spent: AtomicU64,
+    /// Set on an error: workers skip what is left.
+    stop: AtomicBool,
+}
+
+/// A walk run again on its own, with the fuel it had.
+struct Redo {
+    x: Acc,
+    fuel: u32,
+    out: Outcome,
+}
+
+/// One batch run by a worker.
+struct Ran {
+    len: usize,
+    max_op: Op,
+    visits: usize,
+    /// `(slot, site << 32 | op)` of the batch's finished walks, sorted.
+    pairs: Vec<(u32, u64)>,
+    /// Finished walks the initial value reaches.
+    initial: Vec<Acc>,
+    redo: Vec<Redo>,
+}
+
+enum Done {
+    Ran(Ran),
+    /// Left after a stop: the merge runs it if it needs it.
+    Skipped,
+    Memory(Exceeded),
+}
+
+/// The fixed inputs of one evaluation.
+struct Job<'a> {
+    engine: &'a dyn Engine,
+    facts: &'a Facts,
+    max: u64,
+    max_memory: u64,
+    fuel: u32,
+    shared: Shared,
+}
+
+impl Job<'_> {
+    fn work(&self, spec: Spec, forced: bool) -> Done {
+        let stopped = || !forced && self.shared.stop.load(Relaxed);
+        if stopped() {
+            return Done::Skipped;
+        }
+        if let Err(e) =
+            crate::budget::check(self.max_memory, || "the sources of the reads".to_string())
+        {
+            self.shared.stop.store(true, Relaxed);
+            return Done::Memory(e);
+        }
+        let facts = self.facts;
+        let mut batch = Batch::default();
+        for x in spec.start..spec.end {
+            if facts.is_read(x) {
+                batch.add(facts, x);
+            }
+        }
+        let out = engine::run(self.engine, facts, &batch, self.fuel);
+        self.spend(out.visits);
+        let mut redo: Vec<Acc> = out.exhausted.iter().map(|&(x,)| x).collect();
+        redo.sort_unstable();
+        redo.dedup();
+        let keep = |x: &Acc| redo.binary_search(x).is_err();
+        let mut pairs: Vec<(u32, u64)> = (out.source.iter())
+            .filter(|(x, _)| keep(x))
+            .map(|&(x, w)| {
+                let o = facts.op(w);
+                let site = u64::from(facts.op_site[o as usize]);
+                (facts.acc_slot[x as usize], site << 32 | u64::from(o))
+            })
+            .collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        let initial = (out.initial.iter()).map(|&(x,)| x).filter(keep).collect();
+        let mut ran = Ran {
+            len: batch.len(),
+            max_op: engine::max_op(&batch),
+            visits: out.visits,
+            pairs,
+            initial,
+            redo: Vec::with_capacity(redo.len()),
+        };
+        drop(batch);
+        for x in redo {
+            if stopped() {
+                return Done::Skipped;
+            }
+            let left = self.max.saturating_sub(self.shared.spent.load(Relaxed));
+            let fuel = u32::try_from(left).unwrap_or(u32::MAX - 1);
+            let out = self.alone(x, fuel);
+            self.spend(out.visits);
+            ran.redo.push(Redo { x, fuel, out });
+        }
+        Done::Ran(ran)
+    }
+
+    /// Runs the walk of `x` on its own.
+    fn alone(&self, x: Acc, fuel: u32) -> Outcome {
+        let mut one = Batch::default();
+        one.add(self.facts, x);
+        engine::run(self.engine, self.facts, &one, fuel)
+    }
+
+    fn spend(&self, visits: usize) {
+        let now = self.shared.spent.fetch_add(visits as u64, Relaxed) + visits as u64;
+        // The sequential run fails too: its runs are a superset of these
+        // with no fewer steps each.
+        if now > self.max {
+            self.shared.stop.store(true, Relaxed);
+        }
+    }
+
+    /// Merges a window's batches in order, as the sequential engine's
+    /// `flush` does; returns the slots finished.
+    fn merge(
+        &self,
+        specs: &[Spec],
+        done: Vec<Done>,
+        flow: &mut Flow,
+        col: &mut Collector,
+        mut slot_done: usize,
+    ) -> Result<usize, DataflowError> {
+        for (&spec, done) in specs.iter().zip(done) {
+            let r = self.merge_one(spec, done, flow, col);
+            if r.is_err() {
+                self.shared.stop.store(true, Relaxed);
+            }
+            r?;
+            let facts = self.facts;
+            let mut end = slot_done;
+            while end < facts.slots.len() && facts.slots[end].op < spec.next_op {
+                end += 1;
+            }
+            flow.finish_slots(slot_done, end, &mut col.pairs);
+            slot_done = end;
+        }
+        Ok(slot_done)
+    }
+
+    fn merge_one(
+        &self,
+        spec: Spec,
+        done: Done,
+        flow: &mut Flow,
+        col: &mut Collector,
+    ) -> Result<(), DataflowError> {
+        let facts = self.facts;
+        let ran = match done {
+            Done::Ran(ran) => ran,
+            Done::Memory(e) => return Err(e.into()),
+            Done::Skipped => match self.work(spec, true) {
+                Done::Ran(ran) => ran,
+                Done::Memory(e) => return Err(e.into()),
+                Done::Skipped => unreachable!("a forced run is never skipped"),
+            },
+        };
+        flow.stats.runs += 1;
+        flow.stats.read_instances += ran.len as u64;
+        col.charge_at(facts, ran.visits, ran.max_op)?;
+        col.pairs.extend_from_slice(&ran.pairs);
+        for x in ran.initial {
+            col.initial(facts, flow, x);
+        }
+        for Redo { x, fuel, out } in ran.redo {
+            let exact = u32::try_from(col.max.saturating_sub(col.visits)).unwrap_or(u32::MAX - 1);
+            // A finished walk within the budget left finishes the same way
+            // with the sequential fuel (its depth is below its steps).
+            let same = fuel == exact
+                || (out.exhausted.is_empty()
+                    && col.visits.saturating_add(out.visits as u64) <= col.max);
+            let out = if same { out } else { self.alone(x, exact) };
+            flow.stats.runs += 1;
+            let op = facts.op(x);
+            col.charge_at(facts, out.visits, op)?;
+            if !out.exhausted.is_empty() {
+                return Err(col.over_at(facts, op));
+            }
+            col.add(facts, flow, &out.source, &out.initial, |_| true);
+        }
+        Ok(())
+    }
+}
+
+/// [`engine::evaluate_sequential`] on the threads of the current rayon pool.
+pub(super) fn evaluate_with(
+    engine: &dyn Engine,
+    facts: Facts,
+    limits: Limits,
+) -> Result<(Flow, Option<Kept>), DataflowError> {
+    let specs = split(&facts, limits.cut.batch);
+    if specs.len() < 2 {
+        return engine::evaluate_sequential(engine, facts, limits);
+    }
+    let window = PER_THREAD * rayon::current_num_threads();
+    let mut flow = Flow::start(&facts);
+    let mut col = Collector::new(&facts, limits);
+    let job = Job {
+        engine,
+        facts: &facts,
+        max: limits.max_visits,
+        max_memory: limits.max_memory,
+        fuel: limits.cut.fuel,
+        shared: Shared::default(),
+    };
+    let compute =
+        |chunk: &[Spec]| -> Vec<Done> { chunk.par_iter().map(|&s| job.work(s, false)).collect() };
+    let mut chunks = specs.chunks(window);
+    let mut current = chunks.next().unwrap_or_default();
+    let mut pending = compute(current);
+    let mut slot_done = 0;
+    loop {
+        let next = chunks.next();
+        let (merged, computed) = rayon::join(
+            || job.merge(current, pending, &mut flow, &mut col, slot_done),
+            || next.map(compute),
+        );
+        slot_done = merged?;
+        match (next, computed) {
+            (Some(n), Some(c)) => (current, pending) = (n, c),
+            _ => break,
+        }
+    }
+    flow.finish_slots(slot_done, facts.slots.len(), &mut col.pairs);
+    Ok(col.finish(flow, facts))
+}
+
+/// σ of `program` with the core kinds, batches of at least `batch`
+/// readers and `fuel` steps per walk in a batch, on the current rayon pool,
+/// with the bits of the access instances the initial value reaches when
+/// `keep`. For tests: the sequential and parallel engines compared on many
+/// small batches and many walks run alone.
+#[doc(hidden)]
+pub fn analyze_cut(
+    program: &crate::model::Program,
+    config: &super::Config,
+    (batch, fuel): (usize, u32),
+    keep: bool,
+) -> Result<(Flow, Vec<u64>), DataflowError> {
+    let kinds = crate::kinds::Kinds::core();
+    let frame = crate::facts::Frame::default();
+    let facts = crate::facts::lower_framed(program, config, kinds.all(), keep, &frame)?;
+    let limits = Limits {
+        max_visits: config.max_instances,
+        max_memory: config.max_memory,
+        keep,
+        cut: Cut {
+            batch: batch.max(1),
+            fuel,
+        },
+    };
+    let (flow, kept) = engine::evaluate_batched(kinds.engine(), facts, limits)?;
+    Ok((flow, kept.map(|(_, bits)| bits).unwrap_or_default()))
+}

@@ -1,0 +1,259 @@
+//! Bounded σ on several threads (`dataflow::parallel`) is the sequential
+//! engine's, exactly: the same sources and initial flags for every read,
+//! the same stats, the same initial-value bits of the kept facts, and the
+//! same error (message included) when the walk-step budget runs out.
+//!
+//! The sequential engine at one thread is the oracle (it is checked against
+//! the naive transcription of the definition in tests/dataflow_agree.rs).
+//! Programs: every fixture (`.loop` and `.c`, the error fixtures left out)
+//! and generated programs (`arrayflow::gen`, 40 by default, more with
+//! `ARRAYFLOW_CASES`), each at 2 and 3 threads, with batches cut small
+//! (1, 3 and 8 readers; fuel 0, 2 and 64 steps) so that small programs run
+//! many batches and many walks alone, and with the walk-step budget set
+//! between the instances and the steps needed, so that errors are compared.
+//! The binary's `flow` output at `--threads 1, 2, 3` is compared byte for
+//! byte on every fixture and on matmul at N=24 (5 batches of the real size);
+//! `ARRAYFLOW_THREADS` sets the default count and is refused when it is not
+//! a positive integer.
+
+mod support;
+
+use arrayflow::dataflow::parallel::analyze_cut;
+use arrayflow::dataflow::{with_threads, Config, DataflowError, Flow};
+use arrayflow::model::Program;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_arrayflow");
+
+/// Batch sizes and fuels the engines are compared at.
+const CUTS: [(usize, u32); 4] = [(1, 0), (3, 2), (8, 64), (8192, 64)];
+
+/// Programs past this many access instances are compared at the default
+/// cut only (batches of one read would take long in the test profile).
+const SMALL: u64 = 20_000;
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            if p.file_name().is_some_and(|n| n != "errors") {
+                sources(&p, out);
+            }
+        } else if p.extension().is_some_and(|x| x == "loop" || x == "c") {
+            out.push(p);
+        }
+    }
+}
+
+fn fixtures() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    sources(Path::new("fixtures"), &mut out);
+    out.sort();
+    assert!(out.len() > 50, "the fixtures are found: {}", out.len());
+    out
+}
+
+fn same(a: &Flow, b: &Flow) -> Result<(), String> {
+    if a.stats() != b.stats() {
+        return Err(format!("stats {:?} vs {:?}", a.stats(), b.stats()));
+    }
+    if a.len() != b.len() {
+        return Err(format!("{} reads vs {}", a.len(), b.len()));
+    }
+    for (x, y) in a.iter().zip(b.iter()) {
+        if x.operation() != y.operation()
+            || x.access() != y.access()
+            || x.initial() != y.initial()
+            || !x.writes().eq(y.writes())
+        {
+            return Err(format!(
+                "read {} of {:?}: {:?} vs {:?}",
+                x.access(),
+                x.operation(),
+                x.sources(),
+                y.sources()
+            ));
+        }
+    }
+    Ok(())
+}
+
+type Run = Result<(Flow, Vec<u64>), DataflowError>;
+
+fn run(threads: usize, program: &Program, config: &Config, cut: (usize, u32), keep: bool) -> Run {
+    with_threads(threads, || analyze_cut(program, config, cut, keep)).expect("a pool")
+}
+
+fn agree(one: &Run, other: &Run) -> Result<(), String> {
+    match (one, other) {
+        (Ok((a, abits)), Ok((b, bbits))) => {
+            same(a, b)?;
+            if abits != bbits {
+                return Err("initial-value bits differ".to_string());
+            }
+            Ok(())
+        }
+        (Err(a), Err(b)) if a.to_string() == b.to_string() => Ok(()),
+        (a, b) => Err(format!(
+            "{} vs {}",
+            a.as_ref()
+                .map_or_else(|e| e.to_string(), |_| "σ".to_string()),
+            b.as_ref()
+                .map_or_else(|e| e.to_string(), |_| "σ".to_string())
+        )),
+    }
+}
+
+/// Compares 1 thread with 2 and 3 on `program`; returns how many
+/// comparisons were made.
+fn compare(name: &str, program: &Program) -> usize {
+    let base = Config {
+        max_instances: 2_000_000,
+        ..Config::default()
+    };
+    let mut n = 0;
+    for (k, &cut) in CUTS.iter().enumerate() {
+        let keep = k % 2 == 1;
+        let one = run(1, program, &base, cut, keep);
+        let Ok((flow, _)) = &one else {
+            // Not analysable at these sizes: the same error everywhere.
+            let two = run(2, program, &base, cut, keep);
+            agree(&one, &two).unwrap_or_else(|e| panic!("{name} {cut:?}: {e}"));
+            return n + 1;
+        };
+        let st = flow.stats();
+        if st.access_instances > SMALL && cut.0 < 8192 {
+            continue;
+        }
+        // Budgets between the instances (lowering passes) and the steps
+        // the walks need (the walks run out): the same error, or σ.
+        let mut budgets = vec![base.max_instances];
+        if st.walk_steps > st.access_instances {
+            let (i, v) = (st.access_instances, st.walk_steps);
+            budgets.extend([i, (i + v) / 2, v - 1]);
+        }
+        for max in budgets {
+            let config = Config {
+                max_instances: max,
+                ..base.clone()
+            };
+            let one = run(1, program, &config, cut, keep);
+            for threads in [2, 3] {
+                let other = run(threads, program, &config, cut, keep);
+                agree(&one, &other).unwrap_or_else(|e| {
+                    panic!("{name}, cut {cut:?}, budget {max}, {threads} threads: {e}")
+                });
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+fn compile(path: &Path) -> Option<Program> {
+    let text = std::fs::read_to_string(path).ok()?;
+    arrayflow::db::compile(path, &text, arrayflow::diagnostics::FileId(0)).0
+}
+
+#[test]
+fn fixtures_agree_at_every_thread_count() {
+    let mut programs = 0;
+    let mut comparisons = 0;
+    for path in fixtures() {
+        if let Some(program) = compile(&path) {
+            programs += 1;
+            comparisons += compare(&path.display().to_string(), &program);
+        }
+    }
+    assert!(programs > 50, "{programs} fixtures compiled");
+    assert!(comparisons > 500, "{comparisons} comparisons");
+}
+
+#[test]
+fn generated_programs_agree_at_every_thread_count() {
+    use arrayflow::gen::{generate, GenOptions, Size};
+    let cases = support::cases(40);
+    for seed in 0..cases {
+        let size = if seed % 4 == 0 {
+            Size::Medium
+        } else {
+            Size::Small
+        };
+        let program = generate(seed, &GenOptions::all(size));
+        compare(&format!("generated program {seed}"), &program);
+    }
+}
+
+fn flow(path: &Path, threads: u32, extra: &[&str]) -> (Option<i32>, Vec<u8>, Vec<u8>) {
+    let out = Command::new(BIN)
+        .arg("flow")
+        .arg(path)
+        .args(extra)
+        .arg(format!("--threads={threads}"))
+        .output()
+        .expect("the binary runs");
+    (out.status.code(), out.stdout, out.stderr)
+}
+
+#[test]
+fn flow_output_is_the_same_at_every_thread_count() {
+    let mut files = fixtures();
+    files.retain(|p| compile(p).is_some());
+    for path in &files {
+        let one = flow(path, 1, &[]);
+        for threads in [2, 3] {
+            assert!(
+                flow(path, threads, &[]) == one,
+                "{}: `flow --threads {threads}` differs from `--threads 1`",
+                path.display()
+            );
+        }
+    }
+    // Several batches of the real size (8192 readers): 41,472 readers.
+    let matmul = Path::new("fixtures/c/kernels/matmul.loop");
+    let args = ["--param", "N=24", "--engine", "rules", "--format", "json"];
+    let one = flow(matmul, 1, &args);
+    assert_eq!(one.0, Some(0), "{}", String::from_utf8_lossy(&one.2));
+    assert!(one.1.len() > 100);
+    for threads in [2, 3] {
+        assert!(
+            flow(matmul, threads, &args) == one,
+            "matmul at {threads} threads"
+        );
+    }
+}
+
+#[test]
+fn threads_must_be_positive() {
+    let (code, _, err) = flow(Path::new("fixtures/c/kernels/matmul.loop"), 0, &[]);
+    assert_eq!(code, Some(2));
+    assert!(String::from_utf8_lossy(&err).contains("--threads"));
+}
+
+#[test]
+fn arrayflow_threads_sets_the_default_and_is_checked() {
+    let matmul = "fixtures/c/kernels/matmul.loop";
+    let run = |value: &str| {
+        Command::new(BIN)
+            .args(["flow", matmul, "--param", "N=24", "--engine", "rules"])
+            .env("ARRAYFLOW_THREADS", value)
+            .output()
+            .expect("the binary runs")
+    };
+    let one = flow(
+        Path::new(matmul),
+        1,
+        &["--param", "N=24", "--engine", "rules"],
+    );
+    let two = run("2");
+    assert_eq!((two.status.code(), two.stdout), (one.0, one.1));
+    for bad in ["0", "two", "-1"] {
+        let out = run(bad);
+        assert_eq!(out.status.code(), Some(2), "ARRAYFLOW_THREADS={bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("ARRAYFLOW_THREADS"));
+    }
+}
