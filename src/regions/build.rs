@@ -145,19 +145,20 @@ fn offsets(
                 None => return Err(why::SIGN),
             }
         };
+        // The region is empty unless every loop runs.
+        conds.push(trip.clone());
         if sign == 0 {
-            conds.push(trip);
             continue;
         }
         let abs = a.scale(sign).ok_or(why::OVERFLOW)?;
         let strided = abs.scale(step).ok_or(why::OVERFLOW)?;
         let start = match (step, trip.is_constant(), sign) {
             (1, _, 1) => {
-                dims.push((abs, Poly::constant(1), trip));
+                dims.push((abs.clone(), abs, trip));
                 lo.clone()
             }
             (1, _, _) => {
-                dims.push((abs, Poly::constant(1), trip));
+                dims.push((abs.clone(), abs, trip));
                 hi.clone()
             }
             (_, true, _) => {

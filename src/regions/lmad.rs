@@ -115,9 +115,23 @@ impl Lmad {
             dims.push(Dim::new(stride, span));
         }
         dims.sort_by(|a, b| stride_key(&a.stride).cmp(&stride_key(&b.stride)).then(a.cmp(b)));
-        when.retain(|w| w.as_constant().is_none_or(|c| c < 0));
         when.sort();
         when.dedup();
+        // Drop conditions the others imply (constants ≥ 0 among them).
+        let mut i = 0;
+        while i < when.len() {
+            let others: Vec<Poly> = when
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .map(|(_, w)| w.clone())
+                .collect();
+            if when[i].nonneg_given(&others) {
+                when.remove(i);
+            } else {
+                i += 1;
+            }
+        }
         Lmad {
             base,
             dims,

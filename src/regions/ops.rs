@@ -14,8 +14,10 @@ use super::poly::Poly;
 /// constant LMADs.
 pub const ENUMERATION_LIMIT: u128 = 1 << 20;
 
-fn nonneg(p: &Poly) -> bool {
-    p.as_constant().is_some_and(|c| c >= 0)
+/// `p ≥ 0` whenever the LMAD's own conditions hold (when they do not,
+/// it is empty anyway).
+fn nonneg(p: &Poly, when: &[Poly]) -> bool {
+    p.nonneg_given(when)
 }
 
 /// Merges dimensions while one's stride divides the next's and the
@@ -43,7 +45,11 @@ pub fn coalesce(l: &Lmad) -> Lmad {
                 };
                 // A negative span empties the set; the merged one must too.
                 let mut when = l.when.clone();
-                when.extend([dj.span.clone(), dk.span.clone()]);
+                for sp in [&dj.span, &dk.span] {
+                    if !nonneg(sp, &l.when) {
+                        when.push(sp.clone());
+                    }
+                }
                 let stride = dj.stride.clone();
                 let mut dims: Vec<Dim> = l
                     .dims
@@ -149,8 +155,8 @@ pub fn union_contiguous(a: &Lmad, b: &Lmad) -> Option<Lmad> {
         let ok = t.divisible_by(delta)
             && dp.span.divisible_by(delta)
             && dq.span.divisible_by(delta)
-            && nonneg(&dp.span)
-            && nonneg(&dq.span)
+            && nonneg(&dp.span, &a.when)
+            && nonneg(&dq.span, &b.when)
             && dq.span.add(delta).and_then(|r| t.le(&r)) == Some(true);
         if !ok {
             continue;

@@ -129,15 +129,87 @@ impl Poly {
         (d.scale(q)? == *self).then_some(q)
     }
 
+    /// The leading term in degree-then-lexicographic order.
+    fn leading(&self) -> Option<(&Vec<Var>, i64)> {
+        self.terms
+            .iter()
+            .max_by(|a, b| a.0.len().cmp(&b.0.len()).then(a.0.cmp(b.0)))
+            .map(|(m, &c)| (m, c))
+    }
+
+    /// `self / d` when the division leaves no remainder and the quotient
+    /// has integer coefficients (so it divides for every value).
+    pub fn div_poly(&self, d: &Poly) -> Option<Poly> {
+        let (dm, dc) = d.leading()?;
+        let (dm, dc) = (dm.clone(), dc);
+        let mut rest = self.clone();
+        let mut q = Poly::default();
+        for _ in 0..64 {
+            let Some((m, c)) = rest.leading() else {
+                return Some(q);
+            };
+            if c % dc != 0 {
+                return None;
+            }
+            // The monomial `m / dm`, if `dm` divides it.
+            let mut left = m.clone();
+            for v in &dm {
+                let i = left.iter().position(|w| w == v)?;
+                left.remove(i);
+            }
+            let t = Poly {
+                terms: BTreeMap::from([(left, c / dc)]),
+            };
+            rest = rest.sub(&t.mul(d)?)?;
+            q = q.add(&t)?;
+        }
+        None
+    }
+
     /// Whether `d` provably divides `self` for every value of the variables:
-    /// a constant `d` dividing every coefficient, or `self` a constant
-    /// multiple of `d`.
+    /// a constant `d` dividing every coefficient, or an exact polynomial
+    /// quotient with integer coefficients.
     pub fn divisible_by(&self, d: &Poly) -> bool {
         match d.as_constant() {
             Some(0) => self.is_zero(),
             Some(k) => self.terms.values().all(|c| c % k == 0),
-            None => self.quotient(d).is_some(),
+            None => self.div_poly(d).is_some(),
         }
+    }
+
+    /// Whether `self ≥ 0` follows from the hypotheses `h ≥ 0`: its
+    /// coefficients (or those of `self − h`) are non-negative once every
+    /// variable is shifted by a lower bound some hypothesis `k·v + c` gives.
+    pub fn nonneg_given(&self, hyps: &[Poly]) -> bool {
+        if let Some(c) = self.as_constant() {
+            return c >= 0;
+        }
+        let mut lb: BTreeMap<Var, i64> = BTreeMap::new();
+        for h in hyps {
+            let linear: Vec<(&Vec<Var>, &i64)> = h.terms.iter().filter(|(m, _)| !m.is_empty()).collect();
+            if let [(m, &k)] = linear[..] {
+                if m.len() == 1 && k > 0 {
+                    let c = h.terms.get(&Vec::new()).copied().unwrap_or(0);
+                    let b = (-c).div_euclid(k) + i64::from((-c).rem_euclid(k) != 0);
+                    let e = lb.entry(m[0]).or_insert(b);
+                    *e = (*e).max(b);
+                }
+            }
+        }
+        let shifted_ok = |p: &Poly| -> bool {
+            let mut p = p.clone();
+            for v in p.vars().collect::<std::collections::BTreeSet<_>>() {
+                let Some(&b) = lb.get(&v) else {
+                    return false;
+                };
+                match Poly::var(v).add_const(b).and_then(|by| p.subst(v, &by)) {
+                    Some(q) => p = q,
+                    None => return false,
+                }
+            }
+            p.terms.values().all(|&c| c >= 0)
+        };
+        shifted_ok(self) || hyps.iter().any(|h| self.sub(h).is_some_and(|d| shifted_ok(&d)))
     }
 
     /// `self ≤ o`, decided when their difference is a constant.
