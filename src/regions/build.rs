@@ -82,12 +82,17 @@ pub fn whole(p: &Program, array: ArrayId) -> Lmad {
 
 /// The LMAD of `access` over the loops `loops` (outermost first), with
 /// the reasons it is inexact; the counters of loops outside stay symbolic.
-pub fn reference(p: &Program, access: &Access, loops: &[Frame]) -> (Lmad, Vec<&'static str>) {
+pub fn reference(
+    p: &Program,
+    access: &Access,
+    loops: &[Frame],
+    values: &dyn Fn(Var) -> Option<i64>,
+) -> (Lmad, Vec<&'static str>) {
     let mut why = Vec::new();
     if access.ext.is_some() {
         why.push(why::EXTENSION);
     }
-    match offsets(p, access, loops, &mut why) {
+    match offsets(p, access, loops, values, &mut why) {
         Ok(l) => (l, why),
         Err(reason) => {
             why.push(reason);
@@ -100,10 +105,14 @@ fn offsets(
     p: &Program,
     access: &Access,
     loops: &[Frame],
+    values: &dyn Fn(Var) -> Option<i64>,
     why: &mut Vec<&'static str>,
 ) -> Result<Lmad, &'static str> {
     let array = &p.arrays[access.array.index()];
-    let ext = extents(p, access.array).ok_or(why::OVERFLOW)?;
+    // Known parameter values first, so that the strides' signs are known.
+    let ext = extents(p, access.array)
+        .and_then(|e| e.iter().map(|x| x.partial(values)).collect::<Option<Vec<_>>>())
+        .ok_or(why::OVERFLOW)?;
     // Row-major: the last dimension has stride 1.
     let mut lambda = vec![Poly::constant(1); ext.len()];
     for k in (0..ext.len().saturating_sub(1)).rev() {
@@ -391,7 +400,7 @@ impl Walker<'_> {
     fn access(&mut self, r: AccessRef<'_>) {
         for i in 0..self.open.len() {
             let (depth, guards) = (self.open[i].depth, self.open[i].guards);
-            let (lmad, mut why) = reference(self.p, r.access, &self.frames[depth..]);
+            let (lmad, mut why) = reference(self.p, r.access, &self.frames[depth..], self.values);
             let guarded = self.guards > guards;
             if guarded {
                 why.push(why::GUARD);

@@ -89,7 +89,7 @@ pub fn interleave(l: &Lmad, k: usize, n: i64) -> Option<Vec<Lmad>> {
         let mut part = l.clone();
         part.base = l.base.add(&d.stride.scale(j)?)?;
         part.dims[k] = Dim::new(d.stride.scale(n)?, d.stride.scale((q - j) / n * n)?);
-        out.push(part);
+        out.push(part.normalize());
     }
     Some(out)
 }
@@ -181,6 +181,43 @@ pub fn union_contiguous(a: &Lmad, b: &Lmad) -> Option<Lmad> {
 /// multiples of `D` and fall by at most one step, are the interleaved
 /// parts of one LMAD of stride `t`. Returns it and the indices used.
 pub fn union_interleaved(ls: &[Lmad]) -> Option<(Lmad, Vec<usize>)> {
+    let ls: Vec<Lmad> = ls.iter().map(Lmad::normalize).collect();
+    shifted_copies(&ls).or_else(|| interleaved_parts(&ls))
+}
+
+/// Copies of one LMAD at bases `τ + j·t`, `j < n`: the LMAD with one more
+/// dimension `(t, (n−1)·t)` (Theorem 2 with a zero-span bridge, Theorem 1).
+fn shifted_copies(ls: &[Lmad]) -> Option<(Lmad, Vec<usize>)> {
+    for (x, lx) in ls.iter().enumerate() {
+        let mut offs: Vec<(i64, usize)> = ls
+            .iter()
+            .enumerate()
+            .filter(|(_, ly)| ly.dims == lx.dims && ly.when == lx.when)
+            .filter_map(|(y, ly)| Some((ly.base.sub(&lx.base)?.as_constant()?, y)))
+            .filter(|&(o, _)| o >= 0)
+            .collect();
+        offs.sort();
+        offs.dedup_by_key(|o| o.0);
+        let Some(&(t, _)) = offs.get(1) else { continue };
+        let run: Vec<usize> = offs
+            .iter()
+            .enumerate()
+            .take_while(|&(j, o)| o.0 == j as i64 * t)
+            .map(|(_, o)| o.1)
+            .collect();
+        if run.len() < 2 || offs[0].1 != x {
+            continue;
+        }
+        let mut u = lx.clone();
+        u.dims.push(Dim::new(Poly::constant(t), Poly::constant(t * (run.len() as i64 - 1))));
+        u.exact = run.iter().all(|&i| ls[i].exact);
+        return Some((u.normalize(), run));
+    }
+    None
+}
+
+/// Theorem 2 backwards on a dimension of non-zero span.
+fn interleaved_parts(ls: &[Lmad]) -> Option<(Lmad, Vec<usize>)> {
     for lx in ls {
         for p in 0..lx.dims.len() {
             let Some(big) = lx.dims[p].stride.as_constant() else {
@@ -212,7 +249,7 @@ pub fn union_interleaved(ls: &[Lmad]) -> Option<(Lmad, Vec<usize>)> {
                 continue;
             }
             let n = (big / t) as usize;
-            if members.len() < n || (0..n).any(|j| members[j].0 != j as i64 * t) {
+            if n < 2 || members.len() < n || (0..n).any(|j| members[j].0 != j as i64 * t) {
                 continue;
             }
             let d = Poly::constant(big);
