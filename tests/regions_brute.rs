@@ -76,7 +76,9 @@ fn random_const(r: &mut Rng) -> Lmad {
 }
 
 fn lin(a: i64, b: i64) -> Poly {
-    Poly::constant(a).add(&Poly::var(N).scale(b).unwrap()).unwrap()
+    Poly::constant(a)
+        .add(&Poly::var(N).scale(b).unwrap())
+        .unwrap()
 }
 
 fn random_symbolic(r: &mut Rng) -> Lmad {
@@ -110,7 +112,10 @@ fn related(r: &mut Rng, a: &Lmad, symbolic: bool) -> Lmad {
             let s = b.dims[k].stride.clone();
             b.base = b.base.add(&s.scale(r.range(-3, 4)).unwrap()).unwrap();
             if r.percent(50) {
-                b.dims[k].span = b.dims[k].span.add(&s.scale(r.range(-2, 3)).unwrap()).unwrap();
+                b.dims[k].span = b.dims[k]
+                    .span
+                    .add(&s.scale(r.range(-2, 3)).unwrap())
+                    .unwrap();
             }
             b
         }
@@ -139,7 +144,11 @@ fn values(symbolic: bool) -> Vec<i64> {
 }
 
 fn check_ops(r: &mut Rng, symbolic: bool) -> [usize; 4] {
-    let a = if symbolic { random_symbolic(r) } else { random_const(r) };
+    let a = if symbolic {
+        random_symbolic(r)
+    } else {
+        random_const(r)
+    };
     let b = related(r, &a, symbolic);
     let mut fired = [0usize; 4];
     let ns = values(symbolic);
@@ -155,7 +164,11 @@ fn check_ops(r: &mut Rng, symbolic: bool) -> [usize; 4] {
                 fired[0] += 1;
                 for &n in &ns {
                     let u: BTreeSet<i64> = parts.iter().flat_map(|p| raw(p, n)).collect();
-                    assert_eq!(u, raw(&a, n), "interleave {a:?} dim {k} n {m} at {n}: {parts:?}");
+                    assert_eq!(
+                        u,
+                        raw(&a, n),
+                        "interleave {a:?} dim {k} n {m} at {n}: {parts:?}"
+                    );
                 }
             }
         }
@@ -198,13 +211,19 @@ fn check_ops(r: &mut Rng, symbolic: bool) -> [usize; 4] {
         if exact {
             assert_eq!(got, want, "aggregate {list:?} = {ls:?} at {n}");
         } else {
-            assert!(got.is_superset(&want), "aggregate {list:?} ⊉ at {n}: {ls:?}");
+            assert!(
+                got.is_superset(&want),
+                "aggregate {list:?} ⊉ at {n}: {ls:?}"
+            );
         }
     }
     if let Some(h) = ops::hull(&list) {
         for &n in &ns {
             let want: BTreeSet<i64> = list.iter().flat_map(|l| raw(l, n)).collect();
-            assert!(raw(&h, n).is_superset(&want), "hull {list:?} = {h:?} at {n}");
+            assert!(
+                raw(&h, n).is_superset(&want),
+                "hull {list:?} = {h:?} at {n}"
+            );
         }
     }
     fired
@@ -233,6 +252,9 @@ fn symbolic_operations_hold_at_every_value() {
     assert!(fired[0] > 0 && fired[1] > 0, "{fired:?}");
 }
 
+/// A subscript: coefficients per counter, of N, and the constant.
+type Sub = (Vec<i64>, i64, i64);
+
 /// A random loop nest: its text and what the oracle needs.
 struct Nest {
     text: String,
@@ -241,7 +263,7 @@ struct Nest {
     extents: Vec<Bnd>,
     /// Per statement: subscripts (coefficients per counter, of N, constant),
     /// whether it writes, whether it is guarded by `i0 + ... <= N`.
-    stmts: Vec<(Vec<(Vec<i64>, i64, i64)>, bool, bool)>,
+    stmts: Vec<(Vec<Sub>, bool, bool)>,
 }
 
 /// `c + n·N + Σ k·counter`.
@@ -284,22 +306,41 @@ fn random_nest(r: &mut Rng) -> Nest {
             k: vec![],
         })
         .collect();
-    let ranges: Vec<String> = extents.iter().map(|e| format!("0..{}", e.text(&[]))).collect();
+    let ranges: Vec<String> = extents
+        .iter()
+        .map(|e| format!("0..{}", e.text(&[])))
+        .collect();
     text += &format!("real A[{}];\n", ranges.join(", "));
     for d in 0..depth {
         let mut k = vec![0; d];
         let lo = if d > 0 && r.percent(30) {
             k[d - 1] = 1;
-            Bnd { c: 0, n: 0, k: k.clone() }
+            Bnd {
+                c: 0,
+                n: 0,
+                k: k.clone(),
+            }
         } else {
-            Bnd { c: r.range(-1, 2), n: 0, k: vec![0; d] }
+            Bnd {
+                c: r.range(-1, 2),
+                n: 0,
+                k: vec![0; d],
+            }
         };
         let mut k = vec![0; d];
         let hi = if d > 0 && r.percent(30) {
             k[d - 1] = 1;
-            Bnd { c: r.range(0, 2), n: 0, k }
+            Bnd {
+                c: r.range(0, 2),
+                n: 0,
+                k,
+            }
         } else {
-            Bnd { c: r.range(-1, 3), n: r.range(0, 1), k }
+            Bnd {
+                c: r.range(-1, 3),
+                n: r.range(0, 1),
+                k,
+            }
         };
         let step = if r.percent(25) { r.range(2, 3) } else { 1 };
         text += &format!(
@@ -308,26 +349,50 @@ fn random_nest(r: &mut Rng) -> Nest {
             NAMES[d],
             lo.text(&NAMES),
             hi.text(&NAMES),
-            if step > 1 { format!(" step {step}") } else { String::new() }
+            if step > 1 {
+                format!(" step {step}")
+            } else {
+                String::new()
+            }
         );
         loops.push((lo, hi, step));
     }
     let mut stmts = Vec::new();
     for w in [true, false] {
-        let subs: Vec<(Vec<i64>, i64, i64)> = (0..dims)
-            .map(|_| ((0..depth).map(|_| r.range(-2, 2)).collect(), r.range(0, 1), r.range(-2, 4)))
+        let subs: Vec<Sub> = (0..dims)
+            .map(|_| {
+                (
+                    (0..depth).map(|_| r.range(-2, 2)).collect(),
+                    r.range(0, 1),
+                    r.range(-2, 4),
+                )
+            })
             .collect();
         let guarded = r.percent(20);
         let sub_text: Vec<String> = subs
             .iter()
-            .map(|(k, n, c)| Bnd { c: *c, n: *n, k: k.clone() }.text(&NAMES))
+            .map(|(k, n, c)| {
+                Bnd {
+                    c: *c,
+                    n: *n,
+                    k: k.clone(),
+                }
+                .text(&NAMES)
+            })
             .collect();
         let pad = "  ".repeat(depth);
         let access = format!("A[{}]", sub_text.join(", "));
-        let stmt = if w { format!("{access} = 1;") } else { format!("use({access});") };
+        let stmt = if w {
+            format!("{access} = 1;")
+        } else {
+            format!("use({access});")
+        };
         if guarded {
             let sum: Vec<&str> = NAMES[..depth].to_vec();
-            text += &format!("{pad}if {} <= N then\n{pad}  {stmt}\n{pad}end\n", sum.join(" + "));
+            text += &format!(
+                "{pad}if {} <= N then\n{pad}  {stmt}\n{pad}end\n",
+                sum.join(" + ")
+            );
         } else {
             text += &format!("{pad}{stmt}\n");
         }
@@ -336,7 +401,12 @@ fn random_nest(r: &mut Rng) -> Nest {
     for d in (0..depth).rev() {
         text += &format!("{}end\n", "  ".repeat(d));
     }
-    Nest { text, loops, extents, stmts }
+    Nest {
+        text,
+        loops,
+        extents,
+        stmts,
+    }
 }
 
 /// Every iteration vector of loops `from..` with the outer ones fixed.
@@ -423,34 +493,64 @@ fn builder_regions_match_the_loops() {
             };
             let mut outers = Vec::new();
             let mut all = Vec::new();
-            iterations(&Nest { loops: nest.loops[..d].to_vec(), ..clone_nest(&nest) }, n, &[], &mut all);
+            iterations(
+                &Nest {
+                    loops: nest.loops[..d].to_vec(),
+                    ..clone_nest(&nest)
+                },
+                n,
+                &[],
+                &mut all,
+            );
             outers.extend(all);
-            let Some(a) = sec.arrays.first() else { continue };
+            let Some(a) = sec.arrays.first() else {
+                continue;
+            };
             for outer in &outers {
                 let mut counters = vec![0; p.counters.len()];
                 counters[..outer.len()].copy_from_slice(outer);
                 let write = touched(&nest, 0, n, outer, false);
                 let read = touched(&nest, 1, n, outer, false);
-                for (region, want, must, s) in [(&a.write, &write, false, 0), (&a.read, &read, false, 1), (&a.must_write, &write, true, 0)] {
+                for (region, want, must, s) in [
+                    (&a.write, &write, false, 0),
+                    (&a.read, &read, false, 1),
+                    (&a.must_write, &write, true, 0),
+                ] {
                     let got = offsets_at(&region.lmads, n, &counters);
                     if must {
-                        assert!(got.is_subset(want), "must-write {got:?} ⊄ {want:?}\n{}", nest.text);
+                        assert!(
+                            got.is_subset(want),
+                            "must-write {got:?} ⊄ {want:?}\n{}",
+                            nest.text
+                        );
                         if !nest.stmts[0].2 && a.write.exact {
                             assert_eq!(&got, want, "must-write\n{}", nest.text);
                         }
                     } else if region.exact {
                         exact_seen += 1;
-                        assert_eq!(&got, want, "exact region at N={n} outer {outer:?}: {:?}\n{}", region.lmads, nest.text);
+                        assert_eq!(
+                            &got, want,
+                            "exact region at N={n} outer {outer:?}: {:?}\n{}",
+                            region.lmads, nest.text
+                        );
                     } else {
                         inexact_seen += 1;
                         let want = &touched(&nest, s, n, outer, true);
-                        assert!(got.is_superset(want), "region at N={n} outer {outer:?}: {:?}\n{}", region.lmads, nest.text);
+                        assert!(
+                            got.is_superset(want),
+                            "region at N={n} outer {outer:?}: {:?}\n{}",
+                            region.lmads,
+                            nest.text
+                        );
                     }
                 }
             }
         }
     }
-    assert!(exact_seen > 0 && inexact_seen > 0, "{exact_seen} {inexact_seen}");
+    assert!(
+        exact_seen > 0 && inexact_seen > 0,
+        "{exact_seen} {inexact_seen}"
+    );
 }
 
 fn clone_nest(n: &Nest) -> Nest {

@@ -9,7 +9,10 @@ use std::process::Command;
 const BIN: &str = env!("CARGO_BIN_EXE_arrayflow");
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(BIN).args(args).output().expect("run arrayflow");
+    let out = Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("run arrayflow");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -62,7 +65,9 @@ fn fig9_json_and_isl() {
          and 0 <= (1)*k0 <= 2 and 0 <= (4)*k1 <= 12) }"
     ));
     assert!(out.contains("# loop i2 at 15:3"));
-    assert!(out.contains("[i1] -> { a[o] : exists (k0 : o = i1 + 2 + (4)*k0 and 0 <= (4)*k0 <= 12) }"));
+    assert!(
+        out.contains("[i1] -> { a[o] : exists (k0 : o = i1 + 2 + (4)*k0 and 0 <= (4)*k0 <= 12) }")
+    );
 }
 
 #[test]

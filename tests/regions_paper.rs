@@ -42,7 +42,10 @@ fn program_regions(p: &Program, array: &str, values: &[(&str, i64)]) -> [(Vec<Lm
         Var::Param(x) => vals[x.index()],
         Var::Counter(_) => None,
     });
-    let s = secs.iter().find(|s| s.section == Section::Program).expect("program");
+    let s = secs
+        .iter()
+        .find(|s| s.section == Section::Program)
+        .expect("program");
     let a = s
         .arrays
         .iter()
@@ -66,7 +69,10 @@ fn assert_same(got: &Lmad, want: &Lmad) {
 }
 
 fn offsets(l: &Lmad) -> BTreeSet<i64> {
-    Concrete::of(l).expect("constant").offsets(1 << 20).expect("small")
+    Concrete::of(l)
+        .expect("constant")
+        .offsets(1 << 20)
+        .expect("small")
 }
 
 fn union_offsets(ls: &[Lmad]) -> BTreeSet<i64> {
@@ -76,10 +82,18 @@ fn union_offsets(ls: &[Lmad]) -> BTreeSet<i64> {
 #[test]
 fn fig2_diagonal_f2a() {
     // b(i1,i1), i1 in 0..nb: B^{nb+2}_{nb(nb+2)} + 0.
-    let p = compile("param nb = 3;\nreal b[0..nb, 0..nb];\nfor i1 = 0 to nb do\n  b[i1, i1] = 1;\nend\n");
+    let p = compile(
+        "param nb = 3;\nreal b[0..nb, 0..nb];\nfor i1 = 0 to nb do\n  b[i1, i1] = 1;\nend\n",
+    );
     let nb = param(&p, "nb");
     let [_, (w, exact), _] = program_regions(&p, "b", &[]);
-    let mut want = Lmad::new(c(0), vec![Dim::new(nb.add_const(2).unwrap(), nb.mul(&nb.add_const(2).unwrap()).unwrap())]);
+    let mut want = Lmad::new(
+        c(0),
+        vec![Dim::new(
+            nb.add_const(2).unwrap(),
+            nb.mul(&nb.add_const(2).unwrap()).unwrap(),
+        )],
+    );
     want.when = vec![nb.clone()];
     assert!(exact);
     assert_eq!(w.len(), 1);
@@ -101,7 +115,13 @@ fn fig2_isomorphic_and_contiguous_f2b_f2c_f2d() {
     let (nb, l) = (param(&p, "nb"), param(&p, "l"));
     let [_, (w, exact), _] = program_regions(&p, "a", &[]);
     // F2b: A^{8,1}_{8nb,nb} + 0 (dimensions sorted by stride).
-    let mut f2b = Lmad::new(c(0), vec![Dim::new(c(1), nb.clone()), Dim::new(c(8), nb.scale(8).unwrap())]);
+    let mut f2b = Lmad::new(
+        c(0),
+        vec![
+            Dim::new(c(1), nb.clone()),
+            Dim::new(c(8), nb.scale(8).unwrap()),
+        ],
+    );
     f2b.when = vec![nb.clone()];
     assert!(exact);
     assert_same(&w[0], &f2b);
@@ -152,7 +172,10 @@ fn fig2_rectangle_f2f() {
     let nb = param(&p, "nb");
     let [_, (w, exact), (m, _)] = program_regions(&p, "b", &[]);
     let sq = nb.add_const(1).unwrap();
-    let mut want = Lmad::new(c(0), vec![Dim::new(c(1), sq.mul(&sq).unwrap().add_const(-1).unwrap())]);
+    let mut want = Lmad::new(
+        c(0),
+        vec![Dim::new(c(1), sq.mul(&sq).unwrap().add_const(-1).unwrap())],
+    );
     want.when = vec![nb.clone()];
     assert!(exact);
     assert_eq!(w.len(), 1);
@@ -199,7 +222,10 @@ fn fig7_unrolled_union_and_four_interleaving() {
     assert!(exact);
     assert_eq!(r.len(), 1);
     let (l, u) = (param(&p, "l"), param(&p, "u"));
-    let mut want = Lmad::new(l.clone(), vec![Dim::new(c(2), c(4)), Dim::new(c(6), u.sub(&l).unwrap())]);
+    let mut want = Lmad::new(
+        l.clone(),
+        vec![Dim::new(c(2), c(4)), Dim::new(c(6), u.sub(&l).unwrap())],
+    );
     want.when = vec![u.sub(&l).unwrap()];
     assert_same(&r[0], &want);
     // u - l = 25: i reaches 24 only, the union is X^2_28 still (not 29).
@@ -242,7 +268,10 @@ fn fig8_descriptors_and_aggregation() {
     assert_eq!(offsets(&all[0]), union_offsets(&f8a));
     assert_eq!(offsets(&all[0]), (1..=21).collect());
     // F8d's step: A^{1,5}_{5,15}+1 coalesces to A^1_20+1.
-    assert_same(&ops::coalesce(&Lmad::consts(1, &[(1, 5), (5, 15)])), &Lmad::consts(1, &[(1, 20)]));
+    assert_same(
+        &ops::coalesce(&Lmad::consts(1, &[(1, 5), (5, 15)])),
+        &Lmad::consts(1, &[(1, 20)]),
+    );
     // F8c (Theorem 3): A^{5,1}_{15,1}+2 ∪ A^{1,5}_{3,15}+3 ≡ A^{1,5}_{4,15}+2.
     let u = ops::union_contiguous(&f8a[1], &f8a[2]).unwrap();
     assert_same(&u, &Lmad::consts(2, &[(1, 4), (5, 15)]));

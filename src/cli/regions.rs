@@ -43,7 +43,10 @@ pub fn run(args: &Args) -> ExitCode {
         match p.params.iter().position(|q| &q.name == n) {
             Some(i) => values[i] = Some(*v),
             None => {
-                let d = Diagnostic::error("E0301", format!("`--param {n}=…`: the program declares no parameter `{n}`"));
+                let d = Diagnostic::error(
+                    "E0301",
+                    format!("`--param {n}=…`: the program declares no parameter `{n}`"),
+                );
                 eprint!("{}", loaded.files.render_all(&[d]));
                 return ExitCode::from(1);
             }

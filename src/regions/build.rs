@@ -6,9 +6,7 @@
 use super::lmad::{Dim, Lmad};
 use super::ops;
 use super::poly::Poly;
-use crate::model::{
-    Access, AccessRef, Affine, ArrayId, Cond, CounterId, Node, Program, Span, Var,
-};
+use crate::model::{Access, AccessRef, Affine, ArrayId, Cond, CounterId, Node, Program, Span, Var};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A loop around a reference, as the builder sees it.
@@ -63,7 +61,11 @@ fn extents(p: &Program, array: ArrayId) -> Option<Vec<Poly>> {
     p.arrays[array.index()]
         .dims
         .iter()
-        .map(|r| Poly::from_affine(&r.hi.affine).sub(&Poly::from_affine(&r.lo.affine))?.add_const(1))
+        .map(|r| {
+            Poly::from_affine(&r.hi.affine)
+                .sub(&Poly::from_affine(&r.lo.affine))?
+                .add_const(1)
+        })
         .collect()
 }
 
@@ -111,7 +113,11 @@ fn offsets(
     let array = &p.arrays[access.array.index()];
     // Known parameter values first, so that the strides' signs are known.
     let ext = extents(p, access.array)
-        .and_then(|e| e.iter().map(|x| x.partial(values)).collect::<Option<Vec<_>>>())
+        .and_then(|e| {
+            e.iter()
+                .map(|x| x.partial(values))
+                .collect::<Option<Vec<_>>>()
+        })
         .ok_or(why::OVERFLOW)?;
     // Row-major: the last dimension has stride 1.
     let mut lambda = vec![Poly::constant(1); ext.len()];
@@ -140,7 +146,9 @@ fn offsets(
         let trip = hi.checked_sub(lo).ok_or(why::OVERFLOW)?;
         let mut a = Poly::default();
         for (c, l) in coefs.iter().zip(&lambda) {
-            a = a.add(&l.scale(*c).ok_or(why::OVERFLOW)?).ok_or(why::OVERFLOW)?;
+            a = a
+                .add(&l.scale(*c).ok_or(why::OVERFLOW)?)
+                .ok_or(why::OVERFLOW)?;
         }
         // Extents are positive, so the coefficients' common sign is the stride's.
         let sign = if coefs.iter().all(|&c| c >= 0) && !a.is_zero() {
@@ -175,7 +183,8 @@ fn offsets(
                 let last = if e >= 0 { e - e % step } else { e };
                 dims.push((strided, abs, Affine::constant(last)));
                 let first = if sign > 0 { 0 } else { last.max(0) };
-                lo.checked_add(&Affine::constant(first)).ok_or(why::OVERFLOW)?
+                lo.checked_add(&Affine::constant(first))
+                    .ok_or(why::OVERFLOW)?
             }
             (_, false, 1) => {
                 // σ = |a|·(hi − lo): rounding down to a multiple of the
@@ -242,7 +251,10 @@ fn offsets(
 /// A section of the program whose regions are summarised.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Section {
-    Loop { counter: CounterId, span: Span },
+    Loop {
+        counter: CounterId,
+        span: Span,
+    },
     /// The whole program (what a procedure's summary will be).
     Program,
 }
@@ -270,10 +282,13 @@ pub struct SectionRegions {
     pub arrays: Vec<ArrayRegions>,
 }
 
-/// What a section gathers before aggregation.
+/// The LMADs of one kind of access and why some are inexact.
+type Pile = (Vec<Lmad>, BTreeSet<&'static str>);
+
+/// What a section gathers before aggregation: reads, writes, must-writes.
 #[derive(Default)]
 struct Gathered {
-    arrays: BTreeMap<ArrayId, [(Vec<Lmad>, BTreeSet<&'static str>); 3]>,
+    arrays: BTreeMap<ArrayId, [Pile; 3]>,
 }
 
 struct Open {
@@ -361,7 +376,12 @@ impl Walker<'_> {
                 self.leave();
             }
             Node::While(wl) => {
-                self.enter(Frame::While { counter: wl.counter }, wl.span);
+                self.enter(
+                    Frame::While {
+                        counter: wl.counter,
+                    },
+                    wl.span,
+                );
                 self.cond(&wl.cond.cond);
                 self.nodes(&wl.body);
                 self.leave();
@@ -409,7 +429,11 @@ impl Walker<'_> {
             if guarded {
                 lmad.exact = false;
             }
-            let slots = self.open[i].gathered.arrays.entry(r.access.array).or_default();
+            let slots = self.open[i]
+                .gathered
+                .arrays
+                .entry(r.access.array)
+                .or_default();
             let mut put = |k: usize, notes: &[&'static str]| {
                 slots[k].0.push(lmad.clone());
                 slots[k].1.extend(notes.iter().copied());
@@ -429,7 +453,7 @@ impl Walker<'_> {
     fn close(&mut self, o: Open) {
         let mut arrays = Vec::new();
         for (array, [r, w, m]) in o.gathered.arrays {
-            let region = |(ls, notes): (Vec<Lmad>, BTreeSet<&'static str>)| {
+            let region = |(ls, notes): Pile| {
                 let (lmads, exact) = ops::aggregate(&ls, false);
                 Region {
                     lmads,

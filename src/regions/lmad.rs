@@ -114,7 +114,11 @@ impl Lmad {
             }
             dims.push(Dim::new(stride, span));
         }
-        dims.sort_by(|a, b| stride_key(&a.stride).cmp(&stride_key(&b.stride)).then(a.cmp(b)));
+        dims.sort_by(|a, b| {
+            stride_key(&a.stride)
+                .cmp(&stride_key(&b.stride))
+                .then(a.cmp(b))
+        });
         when.sort();
         when.dedup();
         // Drop conditions the others imply (constants ≥ 0 among them).
@@ -295,7 +299,7 @@ impl Concrete {
             return Some(false);
         }
         let mut dims = self.dims.clone();
-        dims.sort_by(|a, b| b.0.cmp(&a.0));
+        dims.sort_by_key(|d| std::cmp::Reverse(d.0));
         // The most the remaining dimensions can add after each position.
         let mut reach = vec![0i128; dims.len() + 1];
         for i in (0..dims.len()).rev() {

@@ -120,9 +120,15 @@ fn bridges(a: &Lmad, b: &Lmad) -> Vec<(Lmad, Lmad, usize, usize)> {
     let candidates: Vec<(Lmad, Lmad)> = if a.dims.len() == b.dims.len() {
         vec![(a.clone(), b.clone())]
     } else if a.dims.len() + 1 == b.dims.len() {
-        b.dims.iter().map(|d| (pad(a, &d.stride), b.clone())).collect()
+        b.dims
+            .iter()
+            .map(|d| (pad(a, &d.stride), b.clone()))
+            .collect()
     } else if b.dims.len() + 1 == a.dims.len() {
-        a.dims.iter().map(|d| (a.clone(), pad(b, &d.stride))).collect()
+        a.dims
+            .iter()
+            .map(|d| (a.clone(), pad(b, &d.stride)))
+            .collect()
     } else {
         vec![]
     };
@@ -209,7 +215,10 @@ fn shifted_copies(ls: &[Lmad]) -> Option<(Lmad, Vec<usize>)> {
             continue;
         }
         let mut u = lx.clone();
-        u.dims.push(Dim::new(Poly::constant(t), Poly::constant(t * (run.len() as i64 - 1))));
+        u.dims.push(Dim::new(
+            Poly::constant(t),
+            Poly::constant(t * (run.len() as i64 - 1)),
+        ));
         u.exact = run.iter().all(|&i| ls[i].exact);
         return Some((u.normalize(), run));
     }
@@ -233,9 +242,9 @@ fn interleaved_parts(ls: &[Lmad]) -> Option<(Lmad, Vec<usize>)> {
                 let Some(off) = ly.base.sub(&lx.base).and_then(|d| d.as_constant()) else {
                     continue;
                 };
-                if let Some(q) = (0..ly.dims.len()).find(|&q| {
-                    ly.dims[q].stride == lx.dims[p].stride && without(ly, q) == rest
-                }) {
+                if let Some(q) = (0..ly.dims.len())
+                    .find(|&q| ly.dims[q].stride == lx.dims[p].stride && without(ly, q) == rest)
+                {
                     members.push((off, y, ly.dims[q].span.clone()));
                 }
             }
@@ -293,7 +302,8 @@ pub fn contains(big: &Lmad, small: &Lmad) -> Option<bool> {
 /// [`contains`] enumerating at most `limit` points.
 pub fn contains_within(big: &Lmad, small: &Lmad, limit: u128) -> Option<bool> {
     let (big, small) = (coalesce(big), coalesce(small));
-    if small.is_empty() || (small.base == big.base && small.dims == big.dims && small.when == big.when)
+    if small.is_empty()
+        || (small.base == big.base && small.dims == big.dims && small.when == big.when)
     {
         return Some(true);
     }
@@ -331,7 +341,11 @@ pub fn disjoint(a: &Lmad, b: &Lmad) -> Option<bool> {
         return Some(true);
     }
     if let (Some(ca), Some(cb)) = (Concrete::of(&a), Concrete::of(&b)) {
-        let (small, other) = if ca.points() <= cb.points() { (&ca, &cb) } else { (&cb, &ca) };
+        let (small, other) = if ca.points() <= cb.points() {
+            (&ca, &cb)
+        } else {
+            (&cb, &ca)
+        };
         if let Some(offs) = small.offsets(ENUMERATION_LIMIT) {
             let mut budget = (ENUMERATION_LIMIT as u64).saturating_mul(8);
             for o in offs {
@@ -405,9 +419,9 @@ pub fn hull(ls: &[Lmad]) -> Option<Lmad> {
         }
         g = g.and_then(|g| {
             let d = f.sub(&first.base)?.as_constant()?;
-            l.dims
-                .iter()
-                .try_fold(gcd(g, d as i128), |g, d| Some(gcd(g, d.stride.as_constant()? as i128)))
+            l.dims.iter().try_fold(gcd(g, d as i128), |g, d| {
+                Some(gcd(g, d.stride.as_constant()? as i128))
+            })
         });
     }
     let stride = match g {

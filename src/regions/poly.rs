@@ -186,7 +186,8 @@ impl Poly {
         }
         let mut lb: BTreeMap<Var, i64> = BTreeMap::new();
         for h in hyps {
-            let linear: Vec<(&Vec<Var>, &i64)> = h.terms.iter().filter(|(m, _)| !m.is_empty()).collect();
+            let linear: Vec<(&Vec<Var>, &i64)> =
+                h.terms.iter().filter(|(m, _)| !m.is_empty()).collect();
             if let [(m, &k)] = linear[..] {
                 if m.len() == 1 && k > 0 {
                     let c = h.terms.get(&Vec::new()).copied().unwrap_or(0);
@@ -209,7 +210,10 @@ impl Poly {
             }
             p.terms.values().all(|&c| c >= 0)
         };
-        shifted_ok(self) || hyps.iter().any(|h| self.sub(h).is_some_and(|d| shifted_ok(&d)))
+        shifted_ok(self)
+            || hyps
+                .iter()
+                .any(|h| self.sub(h).is_some_and(|d| shifted_ok(&d)))
     }
 
     /// `self ≤ o`, decided when their difference is a constant.

@@ -35,7 +35,12 @@ pub fn lmad_text(p: &Program, array: &str, l: &Lmad) -> String {
         }
     }
     for (i, w) in l.when.iter().enumerate() {
-        let _ = write!(out, "{} {} >= 0", if i == 0 { " if" } else { " and" }, show(w));
+        let _ = write!(
+            out,
+            "{} {} >= 0",
+            if i == 0 { " if" } else { " and" },
+            show(w)
+        );
     }
     out
 }
@@ -68,7 +73,11 @@ fn section_title(p: &Program, s: &Section, at: &dyn Fn(Span) -> (usize, usize)) 
     }
 }
 
-pub fn text(p: &Program, sections: &[SectionRegions], at: &dyn Fn(Span) -> (usize, usize)) -> String {
+pub fn text(
+    p: &Program,
+    sections: &[SectionRegions],
+    at: &dyn Fn(Span) -> (usize, usize),
+) -> String {
     let mut out = String::new();
     for s in sections {
         let _ = writeln!(out, "{}:", section_title(p, &s.section, at));
@@ -79,8 +88,16 @@ pub fn text(p: &Program, sections: &[SectionRegions], at: &dyn Fn(Span) -> (usiz
             let n = &p.arrays[a.array.index()].name;
             let _ = writeln!(out, "  {n}");
             let _ = writeln!(out, "    read        {}", region_text(p, n, &a.read, false));
-            let _ = writeln!(out, "    write       {}", region_text(p, n, &a.write, false));
-            let _ = writeln!(out, "    must-write  {}", region_text(p, n, &a.must_write, true));
+            let _ = writeln!(
+                out,
+                "    write       {}",
+                region_text(p, n, &a.write, false)
+            );
+            let _ = writeln!(
+                out,
+                "    must-write  {}",
+                region_text(p, n, &a.must_write, true)
+            );
         }
     }
     out
@@ -111,7 +128,11 @@ fn region_json(p: &Program, array: &str, r: &Region) -> Value {
     json!({ "exact": r.exact, "why_inexact": r.notes, "lmads": lmads })
 }
 
-pub fn json(p: &Program, sections: &[SectionRegions], at: &dyn Fn(Span) -> (usize, usize)) -> Value {
+pub fn json(
+    p: &Program,
+    sections: &[SectionRegions],
+    at: &dyn Fn(Span) -> (usize, usize),
+) -> Value {
     let sections: Vec<Value> = sections
         .iter()
         .map(|s| {
@@ -171,20 +192,32 @@ pub fn isl_set(p: &Program, array: &str, ls: &[Lmad]) -> String {
                 format!("{array}[o] : {}", cons.join(" and "))
             } else {
                 cons.insert(0, eq);
-                format!("{array}[o] : exists ({} : {})", ks.join(", "), cons.join(" and "))
+                format!(
+                    "{array}[o] : exists ({} : {})",
+                    ks.join(", "),
+                    cons.join(" and ")
+                )
             }
         })
         .collect();
     format!("[{}] -> {{ {} }}", params.join(", "), pieces.join("; "))
 }
 
-pub fn isl(p: &Program, sections: &[SectionRegions], at: &dyn Fn(Span) -> (usize, usize)) -> String {
+pub fn isl(
+    p: &Program,
+    sections: &[SectionRegions],
+    at: &dyn Fn(Span) -> (usize, usize),
+) -> String {
     let mut out = String::new();
     for s in sections {
         let _ = writeln!(out, "# {}", section_title(p, &s.section, at));
         for a in &s.arrays {
             let n = &p.arrays[a.array.index()].name;
-            for (kind, r) in [("read", &a.read), ("write", &a.write), ("must-write", &a.must_write)] {
+            for (kind, r) in [
+                ("read", &a.read),
+                ("write", &a.write),
+                ("must-write", &a.must_write),
+            ] {
                 let exact = if r.exact { "exact" } else { "over-approximate" };
                 let _ = writeln!(out, "{n} {kind} ({exact}): {}", isl_set(p, n, &r.lmads));
             }
