@@ -301,13 +301,23 @@ pub fn contains(big: &Lmad, small: &Lmad) -> Option<bool> {
 
 /// [`contains`] enumerating at most `limit` points.
 pub fn contains_within(big: &Lmad, small: &Lmad, limit: u128) -> Option<bool> {
-    let (big, small) = (coalesce(big), coalesce(small));
-    if small.is_empty()
-        || (small.base == big.base && small.dims == big.dims && small.when == big.when)
+    contains_coalesced(&coalesce(big), &coalesce(small), limit)
+}
+
+/// Whether `small`'s conditions imply each of `big`'s.
+fn implies(small: &Lmad, big: &Lmad) -> bool {
+    big.when
+        .iter()
+        .all(|w| small.when.contains(w) || w.nonneg_given(&small.when))
+}
+
+/// [`contains_within`] on coalesced LMADs.
+fn contains_coalesced(big: &Lmad, small: &Lmad, limit: u128) -> Option<bool> {
+    if small.is_empty() || (small.base == big.base && small.dims == big.dims && implies(small, big))
     {
         return Some(true);
     }
-    if let (Some(cb), Some(offs)) = (Concrete::of(&big), enumerate(&small, limit)) {
+    if let (Some(cb), Some(offs)) = (Concrete::of(big), enumerate(small, limit)) {
         let mut budget = (limit as u64).saturating_mul(8);
         for o in offs {
             if !cb.contains(o, &mut budget)? {
@@ -318,7 +328,7 @@ pub fn contains_within(big: &Lmad, small: &Lmad, limit: u128) -> Option<bool> {
     }
     // A one-dimensional `big` (after coalescing) covering every offset
     // of `small` on its lattice, under no condition `small` lacks.
-    if big.dims.len() <= 1 && big.when.iter().all(|w| small.when.contains(w)) {
+    if big.dims.len() <= 1 && implies(small, big) {
         let (stride, span) = match big.dims.first() {
             Some(d) => (d.stride.clone(), d.span.clone()),
             None => (Poly::constant(1), Poly::default()),
@@ -388,11 +398,12 @@ fn union_within(a: &Lmad, b: &Lmad, limit: u128) -> Option<Lmad> {
         l.exact = both;
         l
     };
-    if contains_within(a, b, limit) == Some(true) {
-        return Some(keep(coalesce(a)));
+    let (ca, cb) = (coalesce(a), coalesce(b));
+    if contains_coalesced(&ca, &cb, limit) == Some(true) {
+        return Some(keep(ca));
     }
-    if contains_within(b, a, limit) == Some(true) {
-        return Some(keep(coalesce(b)));
+    if contains_coalesced(&cb, &ca, limit) == Some(true) {
+        return Some(keep(cb));
     }
     if let Some(u) = union_contiguous(a, b) {
         return Some(coalesce(&u));
@@ -454,19 +465,24 @@ pub fn aggregate(ls: &[Lmad], hull_left: bool) -> (Vec<Lmad>, bool) {
     cur.dedup_by(|a, b| a.base == b.base && a.dims == b.dims && a.when == b.when);
     loop {
         let mut changed = false;
-        'pairs: for i in 0..cur.len() {
-            for j in 0..cur.len() {
-                if i == j {
-                    continue;
-                }
-                if let Some(u) = union_within(&cur[i], &cur[j], PAIR_LIMIT) {
-                    let (lo, hi) = (i.min(j), i.max(j));
-                    cur.remove(hi);
-                    cur[lo] = u;
-                    changed = true;
-                    break 'pairs;
+        // `union` is symmetric; a merged LMAD is tried again against the
+        // rest at once, so that a run of neighbours (sorted by base) merges
+        // in one pass.
+        let mut i = 0;
+        while i < cur.len() {
+            let mut j = i + 1;
+            while j < cur.len() {
+                match union_within(&cur[i], &cur[j], PAIR_LIMIT) {
+                    Some(u) => {
+                        cur[i] = u;
+                        cur.remove(j);
+                        changed = true;
+                        j = i + 1;
+                    }
+                    None => j += 1,
                 }
             }
+            i += 1;
         }
         if !changed && cur.len() > 2 {
             if let Some((u, used)) = union_interleaved(&cur) {
