@@ -27,6 +27,7 @@ pub mod lsp;
 pub mod model;
 pub mod print;
 pub mod privatize;
+pub mod regions;
 pub mod storage;
 pub mod symbolic;
 pub mod syntax;

@@ -17,6 +17,7 @@ pub mod model;
 pub mod plot;
 pub mod privatize;
 pub mod project;
+pub mod regions;
 pub mod run;
 pub mod verify;
 
@@ -99,6 +100,9 @@ pub enum Command {
     /// Write the relations run-time rules see, for other Datalog tools
     /// (docs/rules.md §8).
     Facts(facts::Args),
+    /// Per loop and array: read, write and must-write regions as LMADs
+    /// (docs/regions.md).
+    Regions(regions::Args),
 }
 
 /// `--format text|json`.
@@ -185,7 +189,7 @@ impl Memory {
     }
 }
 
-fn parse_param(s: &str) -> Result<(String, i64), String> {
+pub(crate) fn parse_param(s: &str) -> Result<(String, i64), String> {
     let (name, value) = s
         .split_once('=')
         .ok_or_else(|| format!("expected NAME=INT, got `{s}`"))?;
@@ -247,6 +251,7 @@ pub fn main_with(kinds: Kinds) -> ExitCode {
         Command::Privatize(a) => privatize::run(a),
         Command::Facts(a) => facts::run(a),
         Command::Model(a) => model::run(a),
+        Command::Regions(a) => regions::run(a),
     }
 }
 
