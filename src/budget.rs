@@ -10,7 +10,9 @@
 //!
 //! Live bytes are known only when the binary installs [`Counting`] as its
 //! global allocator (`src/main.rs`); a library user without it gets the
-//! estimates alone ([`live`] is `None`).
+//! estimates alone ([`live`] is `None`). Each thread passes its changes on
+//! in steps of up to 256 KB ([`SLACK`]), so the count and the peak lag the
+//! truth by at most that much per thread.
 //!
 //! The limit is process-wide ([`set_limit`], `--max-memory`): live bytes are
 //! too. Its default is half of the smallest of physical memory, the
@@ -40,12 +42,54 @@ impl<A> Counting<A> {
     }
 }
 
-fn grew(size: usize) {
-    let now = LIVE.fetch_add(size, Relaxed) + size;
-    // A load first: the peak rarely moves, and a plain load is cheap.
-    if now > PEAK.load(Relaxed) {
-        PEAK.fetch_max(now, Relaxed);
+/// Marks the allocator installed: a load first, since a store on every
+/// allocation would make every thread's allocations write one cache line.
+fn installed() {
+    if !INSTALLED.load(Relaxed) {
+        INSTALLED.store(true, Relaxed);
     }
+}
+
+/// Bytes a thread allocates (or frees) before it updates the shared count:
+/// one shared counter written on every allocation made threads queue on its
+/// cache line. The count lags by at most this much per thread.
+const SLACK: isize = 256 * 1024;
+
+std::thread_local! {
+    static DELTA: std::cell::Cell<isize> = const { std::cell::Cell::new(0) };
+}
+
+/// Adds `d` bytes to this thread's pending change; past [`SLACK`] either
+/// way, to the shared count (and the peak).
+fn change(d: isize) {
+    let pending = DELTA.try_with(|c| {
+        let v = c.get() + d;
+        if v.abs() < SLACK {
+            c.set(v);
+            0
+        } else {
+            c.set(0);
+            v
+        }
+    });
+    // During thread teardown the thread-local is gone: count directly.
+    let v = pending.unwrap_or(d);
+    if v > 0 {
+        let now = LIVE.fetch_add(v as usize, Relaxed) + v as usize;
+        // A load first: the peak rarely moves, and a plain load is cheap.
+        if now > PEAK.load(Relaxed) {
+            PEAK.fetch_max(now, Relaxed);
+        }
+    } else if v < 0 {
+        // Saturating: bytes a finished thread allocated but never passed on
+        // may be freed by another; the count must not wrap below zero.
+        let n = v.unsigned_abs();
+        let _ = LIVE.fetch_update(Relaxed, Relaxed, |x| Some(x.saturating_sub(n)));
+    }
+}
+
+fn grew(size: usize) {
+    change(size as isize);
 }
 
 // SAFETY: every method forwards to `inner` with the same arguments; the
@@ -54,7 +98,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let p = self.inner.alloc(layout);
         if !p.is_null() {
-            INSTALLED.store(true, Relaxed);
+            installed();
             grew(layout.size());
         }
         p
@@ -63,7 +107,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         let p = self.inner.alloc_zeroed(layout);
         if !p.is_null() {
-            INSTALLED.store(true, Relaxed);
+            installed();
             grew(layout.size());
         }
         p
@@ -71,14 +115,13 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         self.inner.dealloc(ptr, layout);
-        LIVE.fetch_sub(layout.size(), Relaxed);
+        change(-(layout.size() as isize));
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let p = self.inner.realloc(ptr, layout, new_size);
         if !p.is_null() {
-            LIVE.fetch_sub(layout.size(), Relaxed);
-            grew(new_size);
+            change(new_size as isize - layout.size() as isize);
         }
         p
     }
