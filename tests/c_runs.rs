@@ -93,7 +93,11 @@ fn harness(a: &Program, b: &Program) -> String {
             .iter()
             .map(|q| q.default.unwrap_or(0).to_string())
             .collect();
+        // Locals of the region are declared inside the function.
         for (k, (arr, n)) in p.arrays.iter().zip(cells(p)).enumerate() {
+            if arr.local {
+                continue;
+            }
             let t = ctype(arr.elem);
             let name = format!("{side}{k}");
             let _ = writeln!(m, "  {t} *{name} = calloc({n}, sizeof({t}));");
@@ -120,6 +124,9 @@ fn harness(a: &Program, b: &Program) -> String {
         lb.join(", ")
     );
     for (k, (arr, n)) in a.arrays.iter().zip(cells(a)).enumerate() {
+        if arr.local {
+            continue;
+        }
         let kb = b.array(&arr.name).expect("B keeps A's arrays").index();
         let t = ctype(arr.elem);
         let _ = writeln!(
@@ -134,12 +141,25 @@ fn harness(a: &Program, b: &Program) -> String {
 
 /// Compiles `a` and `b` as C with OpenMP and runs them on two threads.
 fn run_both(dir: &Path, name: &str, a: &Program, b: &Program) -> String {
+    run_text(
+        dir,
+        name,
+        a,
+        &arrayflow::cfront::emit::program(b, "kernel_b"),
+        b,
+    )
+}
+
+/// Compiles the original `a` (printed as C) and the C text `b` (defining
+/// `kernel_b` with the parameters of `b_model`'s arrays), and runs them on
+/// two threads.
+fn run_text(dir: &Path, name: &str, a: &Program, b: &str, b_model: &Program) -> String {
     let d = dir.join(name);
     std::fs::create_dir_all(&d).unwrap();
     let files: Vec<PathBuf> = [
         ("a.c", arrayflow::cfront::emit::program(a, "kernel_a")),
-        ("b.c", arrayflow::cfront::emit::program(b, "kernel_b")),
-        ("main.c", harness(a, b)),
+        ("b.c", b.to_string()),
+        ("main.c", harness(a, b_model)),
     ]
     .into_iter()
     .map(|(f, text)| {
@@ -236,7 +256,7 @@ fn openmp_clauses_run_like_the_original() {
         return;
     }
     // The pragma lines each fixture gets are checked in tests/privatize.rs.
-    let cases = ["fig13", "temp", "rowtemp", "copyin", "dead"];
+    let cases = ["fig13", "temp", "rowtemp", "copyin", "dead", "local"];
     for name in cases {
         let path = fixture(&format!("fixtures/c/privatize/{name}.c"));
         let (a, d) =
@@ -271,6 +291,21 @@ fn openmp_clauses_run_like_the_original() {
         let b = out.replace("void kernel(", "void kernel_b(");
         assert_eq!(run_c(&dir, name, &a, &b).trim(), "same", "{name}:\n{out}");
     }
+    // Clauses and explicit copies in one function (mixed.c): the emitted
+    // signature has the private copies' arrays after the original ones,
+    // so the harness passes the printed program's arrays.
+    let path = fixture("fixtures/c/privatize/mixed.c");
+    let (a, _) = arrayflow::cfront::compile(&std::fs::read_to_string(&path).unwrap(), FileId(0));
+    let a = a.unwrap();
+    let checked = arrayflow::privatize::emit::checked(&a, &Default::default()).unwrap();
+    let ce = arrayflow::privatize::emit::emit_c(&a, &checked.analyses, "kernel_b").unwrap();
+    assert!(ce.text.contains("lastprivate(t_p)") && ce.text.contains("u_w["));
+    assert_eq!(
+        run_text(&dir, "mixed", &a, &ce.text, &ce.program).trim(),
+        "same",
+        "{}",
+        ce.text
+    );
     // Without lastprivate, the copy Figure 13's loop writes is lost: the
     // caller sees `work` as it was before the loop.
     let path = fixture("fixtures/c/privatize/fig13.c");
@@ -288,19 +323,5 @@ fn openmp_clauses_run_like_the_original() {
 /// Compiles the original `a` (printed as C) and the C text `b` (defining
 /// `kernel_b` with `a`'s signature), and runs them on two threads.
 fn run_c(dir: &Path, name: &str, a: &Program, b: &str) -> String {
-    let d = dir.join(name);
-    std::fs::create_dir_all(&d).unwrap();
-    let files: Vec<PathBuf> = [
-        ("a.c", arrayflow::cfront::emit::program(a, "kernel_a")),
-        ("b.c", b.to_string()),
-        ("main.c", harness(a, a)),
-    ]
-    .into_iter()
-    .map(|(f, text)| {
-        let path = d.join(f);
-        std::fs::write(&path, text).unwrap();
-        path
-    })
-    .collect();
-    compile_and_run(&d, name, &files)
+    run_text(dir, name, a, b, a)
 }

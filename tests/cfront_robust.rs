@@ -238,7 +238,11 @@ fn check(src: String) -> Result<(), String> {
                     }
                 }
             }
-            if let Some(p) = program {
+            if let Some(mut p) = program {
+                // `.loop` has no locals: which C arrays are is not printed.
+                for a in &mut p.arrays {
+                    a.local = false;
+                }
                 let text = arrayflow::print::program(&p);
                 let (q, diags) = arrayflow::lower::compile(&text, FileId(0));
                 if has_errors(&diags) {

@@ -306,7 +306,7 @@ fn the_privatized_figure_13_runs_doall_and_agrees_at_other_sizes() {
 
 #[test]
 fn privatized_generated_programs_agree_with_the_original_with_doall_shuffled() {
-    let cases = support::cases(300);
+    let cases = support::cases(500);
     let (mut checked, mut refused) = (0, 0);
     for seed in 0..cases {
         let p = generate(seed, &GenOptions::all(Size::Small));
@@ -396,7 +396,7 @@ fn c_in_gives_openmp_c_out() {
 /// (each fixture's comment says why); tests/c_runs.rs runs them. 6 files.
 #[test]
 fn openmp_clauses_as_worked_out_by_hand() {
-    let cases: [(&str, &[&str]); 6] = [
+    let cases: [(&str, &[&str]); 8] = [
         (
             "fig13",
             &["#pragma omp parallel for firstprivate(work_p) lastprivate(work_p)"],
@@ -416,6 +416,24 @@ fn openmp_clauses_as_worked_out_by_hand() {
         ("dead", &["#pragma omp parallel for firstprivate(w_p)"]),
         // A conditional write: no clause fits, explicit private copies.
         ("lastwriter", &["#pragma omp parallel for"]),
+        // Locals of the kernel: `private` on the local itself, no copy;
+        // `lastprivate` where a later statement reads the local.
+        (
+            "local",
+            &[
+                "#pragma omp parallel for private(row)",
+                "#pragma omp parallel for private(s)",
+                "#pragma omp parallel for lastprivate(last)",
+            ],
+        ),
+        // One loop with a clause, one with explicit copies.
+        (
+            "mixed",
+            &[
+                "#pragma omp parallel for lastprivate(t_p)",
+                "#pragma omp parallel for",
+            ],
+        ),
     ];
     for (name, pragmas) in cases {
         let path = format!(
@@ -439,7 +457,11 @@ fn openmp_clauses_as_worked_out_by_hand() {
             .collect();
         assert_eq!(got, pragmas, "{name}:\n{c}");
         let explicit = c.contains("_w[");
-        assert_eq!(explicit, name == "lastwriter", "{name}:\n{c}");
+        assert_eq!(
+            explicit,
+            ["lastwriter", "mixed"].contains(&name),
+            "{name}:\n{c}"
+        );
     }
     let path = format!(
         "{}/fixtures/c/privatize/lastwriter.c",

@@ -117,6 +117,18 @@ pub fn program_omp(p: &Program, function: &str, omp: &[OmpLoop]) -> String {
     let mut cx = Printer::new(p);
     cx.omp = omp.to_vec();
     let mut body = String::new();
+    // Arrays local to the region stay locals of the function: the caller
+    // neither passes nor sees them.
+    for (k, a) in p.arrays.iter().enumerate().filter(|(_, a)| a.local) {
+        let id = ArrayId(k as u32);
+        let decl = if a.dims.is_empty() {
+            cx.local.insert(id);
+            format!("{} {}", cx.elem(id), cx.arrays[k])
+        } else {
+            cx.array_param(id, a)
+        };
+        let _ = writeln!(body, "  {decl};");
+    }
     cx.nodes(&p.body, 1, &mut body);
 
     let mut out =
@@ -165,7 +177,7 @@ pub fn program_omp(p: &Program, function: &str, omp: &[OmpLoop]) -> String {
         .iter()
         .map(|q| format!("int {}", cx.param_names[&q.name]))
         .collect();
-    for (k, a) in p.arrays.iter().enumerate() {
+    for (k, a) in p.arrays.iter().enumerate().filter(|(_, a)| !a.local) {
         params.push(cx.array_param(ArrayId(k as u32), a));
     }
     if params.is_empty() {
@@ -484,31 +496,38 @@ impl<'a> Printer<'a> {
         let mut clauses: [Vec<String>; 3] = Default::default();
         for a in &o.arrays {
             let shared = saved[a.array.index()].clone();
-            let local = fresh(&format!("{shared}_p"), &taken);
-            taken.insert(local.clone());
-            self.arrays[a.array.index()] = local.clone();
             let decl = self.p.array_decl(a.array);
-            let scalar = decl.dims.is_empty();
-            let text = if scalar {
-                self.local.insert(a.array);
-                format!("{} {local}", self.elem(a.array))
-            } else {
-                self.array_param(a.array, decl)
-            };
-            let _ = writeln!(out, "{inner}{text};");
-            if a.first || a.last {
-                self.copy(scalar, &shared, &local, true, &inner, out);
-            }
             let k = match (a.first, a.last) {
                 (false, false) => 0,
                 (true, _) => 1,
                 (false, true) => 2,
             };
-            clauses[k].push(local.clone());
+            // A local of the function is a real array or variable, not a
+            // pointer: the clauses name it, with no copy.
+            let name = if decl.local {
+                shared
+            } else {
+                let local = fresh(&format!("{shared}_p"), &taken);
+                taken.insert(local.clone());
+                self.arrays[a.array.index()] = local.clone();
+                let scalar = decl.dims.is_empty();
+                let text = if scalar {
+                    self.local.insert(a.array);
+                    format!("{} {local}", self.elem(a.array))
+                } else {
+                    self.array_param(a.array, decl)
+                };
+                let _ = writeln!(out, "{inner}{text};");
+                if a.first || a.last {
+                    self.copy(scalar, &shared, &local, true, &inner, out);
+                }
+                copies.push((scalar, a.last, shared, local.clone()));
+                local
+            };
             if a.first && a.last {
-                clauses[2].push(local.clone());
+                clauses[2].push(name.clone());
             }
-            copies.push((scalar, a.last, shared, local));
+            clauses[k].push(name);
         }
         let mut text = String::new();
         for (name, list) in ["private", "firstprivate", "lastprivate"]
@@ -525,7 +544,11 @@ impl<'a> Printer<'a> {
                 self.copy(*scalar, shared, local, false, &inner, out);
             }
         }
-        for a in &o.arrays {
+        for a in o
+            .arrays
+            .iter()
+            .filter(|a| !self.p.array_decl(a.array).local)
+        {
             self.local.remove(&a.array);
         }
         self.arrays = saved;

@@ -781,6 +781,7 @@ impl<'t> Ctx<'t> {
         self.undo.push(Undo::VarArray(v));
         if self.in_region(self.vars[v.index()].pos) {
             self.locals.push(a);
+            self.b.set_local(a);
         }
         Ok(ModelRef::Array(a, ndims))
     }

@@ -1074,6 +1074,7 @@ impl Gen<'_> {
                 elem: decl.elem,
                 dims,
                 span: Span::NONE,
+                local: false,
             });
             ids.push(id);
             if form.copy_in[g] {

@@ -243,6 +243,7 @@ fn localize(program: &Program, nodes: &[Node], place: &Placement) -> KernelProgr
                 })
                 .collect(),
             span: Span::NONE,
+            local: a.local,
         })
         .collect();
     r.base = Some(place.base);

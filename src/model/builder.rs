@@ -165,8 +165,14 @@ impl ProgramBuilder {
             elem,
             dims,
             span,
+            local: false,
         });
         Ok(ArrayId(self.program.arrays.len() as u32 - 1))
+    }
+
+    /// Marks an array as declared inside the analysed code ([`Array::local`]).
+    pub fn set_local(&mut self, a: ArrayId) {
+        self.program.arrays[a.index()].local = true;
     }
 
     /// An array declared so far.

@@ -85,6 +85,9 @@ pub struct Array {
     /// One inclusive range per dimension; empty for a scalar.
     pub dims: Vec<Range>,
     pub span: Span,
+    /// Declared inside the analysed code (a C local of the region): no
+    /// caller sees its contents, so its values are dead after the program.
+    pub local: bool,
 }
 
 /// An inclusive range `lo..hi`, both affine in the parameters.

@@ -100,6 +100,9 @@ pub struct EmittedC {
     pub loops: Vec<(String, Vec<String>)>,
     /// Per privatized loop, what it got and why, for the header.
     pub notes: Vec<String>,
+    /// The program printed: its arrays that are not local are the C
+    /// function's parameters after the integer ones, in this order.
+    pub program: Program,
 }
 
 /// [`emit`] as C defining `void function(..)`.
@@ -108,12 +111,16 @@ pub fn emit_c(
     analyses: &[Vec<LoopPrivatization>],
     function: &str,
 ) -> Option<EmittedC> {
-    let mut omp = Clauses::default();
+    let mut omp = Clauses {
+        locals: super::omp::Locals::new(program),
+        ..Clauses::default()
+    };
     let (p, loops) = build(program, analyses, Some(&mut omp))?;
     Some(EmittedC {
         text: crate::cfront::emit::program_omp(&p, function, &omp.loops),
         loops,
         notes: omp.notes,
+        program: p,
     })
 }
 
@@ -122,6 +129,7 @@ pub fn emit_c(
 struct Clauses {
     loops: Vec<crate::cfront::emit::OmpLoop>,
     notes: Vec<String>,
+    locals: super::omp::Locals,
 }
 
 /// The program with the chosen loops privatized, and (loop, arrays) for
@@ -286,7 +294,7 @@ impl Rewrite<'_> {
         let mut whys = Vec::new();
         for &x in xs {
             let array = &p.array_decl(x).name;
-            match super::omp::clause(p, f, after, x) {
+            match super::omp::clause(p, f, after, x, &c.locals) {
                 Ok((o, why)) => {
                     let kind = match (o.first, o.last) {
                         (false, false) => "private",
@@ -333,6 +341,7 @@ fn declare(p: &mut Program, names: &mut Names, x: ArrayId, l: &For) -> Private {
             elem,
             dims: decl.dims.iter().cloned().chain(first).collect(),
             span: Span::NONE,
+            local: false,
         });
         ArrayId(p.arrays.len() as u32 - 1)
     };

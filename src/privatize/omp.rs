@@ -21,6 +21,12 @@
 //! - **dead after**: an item after the loop, in the same body, covers the
 //!   array with no read of it in between.
 //!
+//! - **local and dead after**: the array is local to the code
+//!   ([`Array::local`], a C local of the region), so no caller sees it, and
+//!   nothing outside the loop reads it; when the loop may run again (inside
+//!   another loop), each iteration must also write before reading, or a
+//!   later execution would read what an earlier one left.
+//!
 //! Clauses: dead after → `private`, or `firstprivate` when not fresh;
 //! covered → `lastprivate`, plus `firstprivate` when not fresh; invariant
 //! → `firstprivate lastprivate`; otherwise none fit (the writes are
@@ -29,6 +35,7 @@
 
 use crate::cfront::emit::OmpPrivate;
 use crate::model::*;
+use std::collections::HashSet;
 
 /// The clause for array `x` in loop `l`, whose siblings after it are
 /// `after`, with why; `Err` says why no clause fits.
@@ -37,6 +44,7 @@ pub fn clause(
     l: &For,
     after: &[Node],
     x: ArrayId,
+    locals: &Locals,
 ) -> Result<(OmpPrivate, String), String> {
     let name = &p.array_decl(x).name;
     let loop_name = &p.counter_decl(l.counter).name;
@@ -59,6 +67,12 @@ pub fn clause(
     if dead.is_some() {
         let why =
             format!("{copy_in}; its values are overwritten after loop {loop_name} before any read");
+        return Ok((make(!fresh, false), why));
+    }
+    if locals.dead(l.counter, x, fresh) {
+        let why = format!(
+            "{copy_in}; {name} is local to the code and read nowhere outside loop {loop_name}"
+        );
         return Ok((make(!fresh, false), why));
     }
     if covered.is_some() {
@@ -125,8 +139,70 @@ fn covers(
     }
 }
 
+/// Per `for` loop and array local to the code ([`Array::local`]): whether
+/// nothing outside the loop reads it, and whether the loop may run more
+/// than once (inside another loop).
+#[derive(Debug, Default)]
+pub struct Locals {
+    only_inside: HashSet<(CounterId, ArrayId)>,
+    nested: HashSet<CounterId>,
+}
+
+impl Locals {
+    pub fn new(p: &Program) -> Locals {
+        let locals: Vec<ArrayId> = (0..p.arrays.len() as u32)
+            .map(ArrayId)
+            .filter(|&a| p.array_decl(a).local)
+            .collect();
+        let mut out = Locals::default();
+        if !locals.is_empty() {
+            out.walk(p, &p.body, false, &locals);
+        }
+        out
+    }
+
+    fn walk(&mut self, p: &Program, nodes: &[Node], nested: bool, locals: &[ArrayId]) {
+        for n in nodes {
+            match n {
+                Node::For(f) => {
+                    if nested {
+                        self.nested.insert(f.counter);
+                    }
+                    for &x in locals {
+                        if !p.body.iter().any(|n| reads_skipping(n, x, Some(f.counter))) {
+                            self.only_inside.insert((f.counter, x));
+                        }
+                    }
+                    self.walk(p, &f.body, true, locals);
+                }
+                Node::While(w) => self.walk(p, &w.body, true, locals),
+                Node::If(i) => {
+                    for (_, b) in &i.branches {
+                        self.walk(p, b, nested, locals);
+                    }
+                    self.walk(p, i.otherwise.as_deref().unwrap_or(&[]), nested, locals);
+                }
+                Node::Stmt(_) => {}
+            }
+        }
+    }
+
+    /// Whether the values of local `x` that loop `l` leaves are never
+    /// read: none outside it, and none by a later execution of it unless
+    /// every iteration writes before reading (`fresh`).
+    fn dead(&self, l: CounterId, x: ArrayId, fresh: bool) -> bool {
+        self.only_inside.contains(&(l, x)) && (fresh || !self.nested.contains(&l))
+    }
+}
+
 /// Whether `n` reads `x` anywhere (an update `X[e] += ..` reads it).
 fn reads(n: &Node, x: ArrayId) -> bool {
+    reads_skipping(n, x, None)
+}
+
+/// [`reads`], leaving out the loop of counter `skip`.
+fn reads_skipping(n: &Node, x: ArrayId, skip: Option<CounterId>) -> bool {
+    let reads = |n: &Node, x| reads_skipping(n, x, skip);
     match n {
         Node::Stmt(s) => match &s.kind {
             StmtKind::Assign { target, op, value } => {
@@ -136,6 +212,7 @@ fn reads(n: &Node, x: ArrayId) -> bool {
             }
             StmtKind::Call { args, .. } => args.iter().any(|e| expr_reads(e, x)),
         },
+        Node::For(f) if Some(f.counter) == skip => false,
         Node::For(f) => f.body.iter().any(|b| reads(b, x)),
         Node::While(w) => cond_reads(&w.cond.cond, x) || w.body.iter().any(|b| reads(b, x)),
         Node::If(i) => {

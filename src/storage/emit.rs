@@ -447,6 +447,7 @@ impl Plan {
             elem: decl.elem,
             dims: decl.dims.iter().cloned().chain(extra).collect(),
             span: Span::NONE,
+            local: false,
         });
         let c = ArrayId(p.arrays.len() as u32 - 1);
         let loops_of = crate::dataflow::render::site_loops(src);
