@@ -23,6 +23,7 @@ use arrayflow::dataflow::{with_threads, Config, DataflowError, Flow};
 use arrayflow::model::Program;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use support::fixtures::compile;
 
 const BIN: &str = env!("CARGO_BIN_EXE_arrayflow");
 
@@ -33,28 +34,8 @@ const CUTS: [(usize, u32); 4] = [(1, 0), (3, 2), (8, 64), (8192, 64)];
 /// cut only (batches of one read would take long in the test profile).
 const SMALL: u64 = 20_000;
 
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            if p.file_name().is_some_and(|n| n != "errors") {
-                sources(&p, out);
-            }
-        } else if p.extension().is_some_and(|x| x == "loop" || x == "c") {
-            out.push(p);
-        }
-    }
-}
-
 fn fixtures() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    sources(Path::new("fixtures"), &mut out);
-    out.sort();
-    assert!(out.len() > 50, "the fixtures are found: {}", out.len());
-    out
+    support::fixtures::paths()
 }
 
 fn same(a: &Flow, b: &Flow) -> Result<(), String> {
@@ -152,11 +133,6 @@ fn compare(name: &str, program: &Program) -> usize {
         }
     }
     n
-}
-
-fn compile(path: &Path) -> Option<Program> {
-    let text = std::fs::read_to_string(path).ok()?;
-    arrayflow::db::compile(path, &text, arrayflow::diagnostics::FileId(0)).0
 }
 
 #[test]

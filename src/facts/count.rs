@@ -491,20 +491,16 @@ impl Count {
     /// Allocates the tables of `facts` at their final sizes: no growth,
     /// so no doubling past the budget.
     pub fn reserve(&self, f: &mut super::Facts, keep_cells: bool) {
-        let (n, ops) = (self.instances as usize, self.ops as usize);
-        f.acc_op.reserve_exact(n);
-        f.acc_role.reserve_exact(n);
-        f.acc_prev.reserve_exact(n);
-        f.acc_link.reserve_exact(n);
-        f.acc_slot.reserve_exact(n);
-        if keep_cells {
-            f.acc_cell.reserve_exact(n);
-        }
-        f.op_site.reserve_exact(ops);
-        f.op_iter_start.reserve_exact(ops);
-        f.op_scope.reserve_exact(ops);
-        f.iters.reserve_exact(self.iter_entries as usize);
-        f.slots.reserve_exact(self.slots as usize);
+        let n = |v: u64| v as usize;
+        f.reserve_tables(
+            [
+                n(self.instances),
+                n(self.ops),
+                n(self.iter_entries),
+                n(self.slots),
+            ],
+            keep_cells,
+        );
     }
 }
 

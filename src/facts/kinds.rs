@@ -43,7 +43,7 @@ impl Point<'_> {
 /// arrays are laid out densely (a slot per cell, up to [`DENSE_LIMIT`] cells
 /// in all); cells of bigger arrays, and cells outside the declared ranges, are
 /// numbered on first use.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct CellTable {
     arrays: Vec<Layout>,
     /// Latest write instance of each cell (NONE before the first).
@@ -58,7 +58,7 @@ pub struct CellTable {
     used: Vec<(ArrayId, Box<[i64]>)>,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Layout {
     base: usize,
     lo: Vec<i64>,
@@ -135,6 +135,28 @@ impl CellTable {
         t.tops = vec![super::NONE; total as usize];
         t.dense = total as usize;
         t
+    }
+
+    /// Whether every array is laid out densely: only cells outside the
+    /// declared ranges are numbered on use.
+    pub fn all_dense(&self) -> bool {
+        self.arrays.iter().all(|l| l.dense)
+    }
+
+    /// The same layout with no cell written or numbered yet: for lowering
+    /// part of a program on its own (`lower::split`).
+    pub fn blank(&self) -> CellTable {
+        CellTable {
+            arrays: self.arrays.clone(),
+            tops: vec![super::NONE; self.dense],
+            dense: self.dense,
+            ..CellTable::default()
+        }
+    }
+
+    /// How many cells were numbered on use (outside the dense layout).
+    pub fn numbered(&self) -> usize {
+        self.used.len()
     }
 
     /// The declared range of dimension `d` of `array`: (lo, number of indices).

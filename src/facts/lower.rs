@@ -10,6 +10,10 @@
 use super::kinds::{kind_of, AccessLowering, CellTable, Point, Sink, CORE};
 use super::{role, Config, Facts, Frame, Instance, Lit, LowerError, Scope, Slot, NONE};
 use crate::model::eval::{self, StaticEnv};
+mod split;
+
+pub use split::split_loops;
+
 use crate::model::{
     Access, AccessKind, ArrayId, Condition, For, If, Node, Program, Site, Span, Stmt, StmtId, While,
 };
@@ -57,6 +61,13 @@ struct Lowerer<'p, 'a> {
     /// Per condition, its affine form when it has one (tested without the
     /// expression tree).
     cond_affine: Vec<Option<eval::AffineCmp>>,
+    /// Whether a top-level `for` loop may be lowered in parallel chunks
+    /// (`split`): decided once, from the count and the layout.
+    split: bool,
+    /// In a chunk of a split loop: the access instances whose `prev` or
+    /// `link` reaches the chunk's start (`split::OpenEnd`), and by array
+    /// whether anything writes it (reads of the others stay NONE).
+    open: Option<(Vec<split::OpenEnd>, Vec<bool>)>,
     facts: Facts,
 }
 
@@ -126,12 +137,35 @@ pub fn lower_with(
 
 /// [`lower_with`] with the statements of `frame` lowered only for the cells
 /// the rest touches (see [`Frame`]).
-pub fn lower_framed<'p>(
+pub fn lower_framed(
+    program: &Program,
+    config: &Config,
+    kinds: &[&'static dyn AccessLowering],
+    keep_cells: bool,
+    frame: &Frame,
+) -> Result<Facts, LowerError> {
+    lower_split(
+        program,
+        config,
+        kinds,
+        keep_cells,
+        frame,
+        split::MIN_INSTANCES,
+    )
+}
+
+/// [`lower_framed`], splitting a top-level loop across the threads of the
+/// current rayon pool when the program makes at least `split_min` access
+/// instances (tests force small programs through the split with 0). The
+/// facts are the same at every thread count and every `split_min`.
+#[doc(hidden)]
+pub fn lower_split<'p>(
     program: &'p Program,
     config: &Config,
     kinds: &[&'static dyn AccessLowering],
     keep_cells: bool,
     frame: &Frame,
+    split_min: u64,
 ) -> Result<Facts, LowerError> {
     let params = program
         .param_values(&config.params)
@@ -205,6 +239,10 @@ pub fn lower_framed<'p>(
         c.reserve(&mut facts, keep_cells);
     }
     let cells = CellTable::new(&dims);
+    let split = !framed.on
+        && cells.all_dense()
+        && counted.as_ref().is_some_and(|c| c.instances >= split_min)
+        && rayon::current_num_threads() > 1;
     for p in stmt_plans.iter_mut().chain(&mut cond_plans).flatten() {
         p.count = p.lowering.count(p.access, &cells);
     }
@@ -238,6 +276,8 @@ pub fn lower_framed<'p>(
             .iter()
             .map(|c| eval::AffineCmp::of(&c.cond))
             .collect(),
+        split,
+        open: None,
         facts,
     };
     l.shape(&program.body);
@@ -348,10 +388,22 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         if !self.loop_touches[f.counter.index()] {
             return Ok(());
         }
-        let program = self.program;
-        let name = &program.counter_decl(f.counter).name;
         let lo = self.point().affine(&f.lower.affine, f.lower.expr.span)?;
         let hi = self.point().affine(&f.upper.affine, f.upper.expr.span)?;
+        if self.split
+            && self.iter.is_empty()
+            && self.scope == NONE
+            && split::for_loop(self, f, lo, hi)?
+        {
+            return Ok(());
+        }
+        self.trips(f, lo, hi)
+    }
+
+    /// The iterations `lo, lo + step, ..` up to `hi` of loop `f`.
+    fn trips(&mut self, f: &'p For, lo: i64, hi: i64) -> Result<(), LowerError> {
+        let program = self.program;
+        let name = &program.counter_decl(f.counter).name;
         let c = f.counter.index();
         self.iter.push(lo);
         let mut v = lo;
@@ -709,9 +761,15 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         let framed = self.frame.on;
         for (k, &cell) in self.reads.iter().enumerate() {
             let f = &mut self.facts;
+            let top = self.cells.tops[cell];
+            if let Some((open, written)) = &mut self.open {
+                if top == NONE && written[self.read_tags[k].1.index()] {
+                    open.push(split::OpenEnd::new(f.acc_op.len(), cell, false));
+                }
+            }
             f.acc_op.push(op);
             f.acc_role.push(role::READ);
-            f.acc_prev.push(self.cells.tops[cell]);
+            f.acc_prev.push(top);
             f.acc_link.push(NONE);
             f.acc_slot.push(slot_base + self.read_tags[k].0);
             if self.keep_cells {
@@ -734,6 +792,16 @@ impl<'p, 'a> Lowerer<'p, 'a> {
             } else {
                 top
             };
+            if let Some((open, _)) = &mut self.open {
+                if flags & role::READ != 0 && top == NONE {
+                    open.push(split::OpenEnd::new(x as usize, cell, false));
+                }
+                // A must-write outside every guard hops to NONE whatever
+                // came before.
+                if link == NONE && (flags & role::MUST == 0 || self.scope != NONE) {
+                    open.push(split::OpenEnd::new(x as usize, cell, true));
+                }
+            }
             let f = &mut self.facts;
             f.acc_op.push(op);
             f.acc_role.push(flags);

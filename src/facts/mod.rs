@@ -49,7 +49,7 @@ pub mod count;
 pub mod kinds;
 mod lower;
 
-pub use lower::{lower, lower_cells, lower_framed, lower_with};
+pub use lower::{lower, lower_cells, lower_framed, lower_split, lower_with, split_loops};
 
 use crate::model::{ArrayId, CondId, Program, Site, Span, StmtId};
 use std::fmt;
@@ -77,7 +77,7 @@ pub enum Lit {
 /// path from its scope to the root. `start` is the first access-instance id
 /// of the region Sc(lit) = { O : lit ∈ closure(O) }, which is an interval of the
 /// execution order (docs/rules.md, lemma 1).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Scope {
     pub parent: u32,
     pub lit: Lit,
@@ -86,7 +86,7 @@ pub struct Scope {
 
 /// An unknown-condition instance or a `while`-loop instance: which condition,
 /// and the iteration vector of its enclosing loops (`inst_iters[iter_start..]`).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Instance {
     pub cond: CondId,
     pub iter_start: u32,
@@ -224,7 +224,7 @@ impl LowerError {
 
 /// The lowered relations of one program at concrete sizes (see the module
 /// documentation for their meaning).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct Facts {
     /// Parameter values used, by declaration order.
     pub params: Vec<(String, i64)>,
@@ -271,6 +271,24 @@ pub struct Facts {
 }
 
 impl Facts {
+    /// Reserves room, exactly, for `[access instances, operations,
+    /// iteration entries, slots]` more (the cells too when `keep_cells`).
+    pub fn reserve_tables(&mut self, [accs, ops, iters, slots]: [usize; 4], keep_cells: bool) {
+        self.acc_op.reserve_exact(accs);
+        self.acc_role.reserve_exact(accs);
+        self.acc_prev.reserve_exact(accs);
+        self.acc_link.reserve_exact(accs);
+        self.acc_slot.reserve_exact(accs);
+        if keep_cells {
+            self.acc_cell.reserve_exact(accs);
+        }
+        self.op_site.reserve_exact(ops);
+        self.op_iter_start.reserve_exact(ops);
+        self.op_scope.reserve_exact(ops);
+        self.iters.reserve_exact(iters);
+        self.slots.reserve_exact(slots);
+    }
+
     pub fn n_ops(&self) -> usize {
         self.op_site.len()
     }

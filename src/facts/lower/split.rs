@@ -1,0 +1,464 @@
+//! A top-level `for` loop lowered on several threads: its iterations are
+//! cut into chunks, each chunk is walked on its own from a blank cell table,
+//! and the chunks are stitched in order into exactly the facts the
+//! sequential walk makes.
+//!
+//! A chunk sees no write before it, so a `prev` (of a reader) or a `link`
+//! (of a may-write, or of a must-write inside a guard) that reached the
+//! chunk's start is left open, and the walk records it (reads of arrays
+//! nothing writes excepted: theirs stays NONE); the stitch, going through the chunks in
+//! order with the table of latest writes, closes it with the latest write
+//! to that cell before the chunk. A must-write outside every guard hops
+//! over everything before it (its guard region starts at 0), so its NONE
+//! is final. Every id (operations, access instances, slots, scopes,
+//! condition and while instances, iteration entries) is shifted by what
+//! comes before the chunk.
+//!
+//! Used only where the result cannot differ: no frame, every array laid out
+//! densely, the instances counted up front. A chunk that numbers a cell
+//! outside the dense layout or fails, or totals past a budget, make the loop
+//! walk sequentially instead, which gives the same facts or the same error.
+
+use super::{FrameState, Lowerer};
+use crate::facts::{Facts, Instance, Lit, LowerError, Scope, Slot, NONE};
+use crate::model::For;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Loops lowered in chunks so far, in this process (for tests: that the
+/// chunks were used at all).
+static SPLIT_LOOPS: AtomicU64 = AtomicU64::new(0);
+
+/// How many loops this process has lowered in chunks.
+pub fn split_loops() -> u64 {
+    SPLIT_LOOPS.load(Relaxed)
+}
+
+/// Programs under this many access instances are lowered sequentially
+/// (a few milliseconds: not worth the threads).
+pub(super) const MIN_INSTANCES: u64 = 1 << 18;
+
+/// Chunks per thread: on a shared machine a thread may be descheduled, and
+/// more chunks than threads even out the wait for the slowest.
+const PER_THREAD: u64 = 4;
+
+/// An open end, recorded by the chunk's walk: access instance `x` (local
+/// id), whose `prev` or (`link`) `link` is the latest write to `cell`
+/// before the chunk.
+pub(crate) struct OpenEnd {
+    x: u32,
+    cell: u32,
+    link: bool,
+}
+
+impl OpenEnd {
+    pub(super) fn new(x: usize, cell: usize, link: bool) -> OpenEnd {
+        OpenEnd {
+            x: x as u32,
+            cell: cell as u32,
+            link,
+        }
+    }
+}
+
+/// An open end with its cell numbered among the chunk's open cells.
+struct Open {
+    x: u32,
+    slot: u32,
+    link: bool,
+}
+
+/// One chunk walked on its own.
+struct Part {
+    facts: Facts,
+    /// Cells the chunk writes, each with its latest write (local id).
+    touched: Vec<(u32, u32)>,
+    /// The distinct cells of the open ends, by slot.
+    open_cells: Vec<u32>,
+    open: Vec<Open>,
+    count: u64,
+    iterations: u64,
+}
+
+/// How many of each id come before a chunk.
+#[derive(Clone, Copy)]
+struct Offsets {
+    op: u64,
+    iters: u64,
+    scope: u64,
+    cond: u64,
+    whiles: u64,
+    inst_iters: u64,
+    acc: u64,
+    slot: u64,
+}
+
+impl Offsets {
+    fn of(f: &Facts) -> Offsets {
+        Offsets {
+            op: f.op_site.len() as u64,
+            iters: f.iters.len() as u64,
+            scope: f.scopes.len() as u64,
+            cond: f.cond_insts.len() as u64,
+            whiles: f.while_insts.len() as u64,
+            inst_iters: f.inst_iters.len() as u64,
+            acc: f.acc_op.len() as u64,
+            slot: f.slots.len() as u64,
+        }
+    }
+
+    fn plus(self, f: &Facts) -> Offsets {
+        let d = Offsets::of(f);
+        Offsets {
+            op: self.op + d.op,
+            iters: self.iters + d.iters,
+            scope: self.scope + d.scope,
+            cond: self.cond + d.cond,
+            whiles: self.whiles + d.whiles,
+            inst_iters: self.inst_iters + d.inst_iters,
+            acc: self.acc + d.acc,
+            slot: self.slot + d.slot,
+        }
+    }
+
+    /// Whether every id below these counts fits the facts' `u32` ids, NONE
+    /// left out (the sequential walk refuses more).
+    fn fit(&self) -> bool {
+        let most = u64::from(NONE) - 1;
+        [
+            self.op,
+            self.iters,
+            self.scope,
+            self.cond,
+            self.whiles,
+            self.inst_iters,
+            self.acc,
+            self.slot,
+        ]
+        .iter()
+        .all(|&n| n <= most)
+    }
+}
+
+/// Spare capacity of the tables the count reserves.
+#[derive(Clone, Copy)]
+struct Room {
+    accs: usize,
+    ops: usize,
+    iters: usize,
+    slots: usize,
+}
+
+impl Room {
+    fn left(f: &Facts) -> Room {
+        let left = |cap: usize, len: usize| cap.saturating_sub(len);
+        Room {
+            accs: left(f.acc_op.capacity(), f.acc_op.len()),
+            ops: left(f.op_site.capacity(), f.op_site.len()),
+            iters: left(f.iters.capacity(), f.iters.len()),
+            slots: left(f.slots.capacity(), f.slots.len()),
+        }
+    }
+
+    /// `part / whole` of the room.
+    fn scaled(self, part: u128, whole: u128) -> Room {
+        let s = |n: usize| (n as u128 * part / whole.max(1)) as usize;
+        Room {
+            accs: s(self.accs),
+            ops: s(self.ops),
+            iters: s(self.iters),
+            slots: s(self.slots),
+        }
+    }
+
+    fn reserve(self, f: &mut Facts, keep_cells: bool) {
+        f.reserve_tables([self.accs, self.ops, self.iters, self.slots], keep_cells);
+    }
+}
+
+/// `id + by` for an id that is not NONE (they fit: [`Offsets::fit`]).
+fn shift(id: u32, by: u64) -> u32 {
+    if id == NONE {
+        NONE
+    } else {
+        (u64::from(id) + by) as u32
+    }
+}
+
+/// Walks loop `f` (at the top level, outside every guard) from `lo` to
+/// `hi` in chunks on the current rayon pool. `false` when it did not (too
+/// few trips, or a chunk the stitch cannot take): the caller walks it.
+pub(super) fn for_loop<'p>(
+    l: &mut Lowerer<'p, '_>,
+    f: &'p For,
+    lo: i64,
+    hi: i64,
+) -> Result<bool, LowerError> {
+    if hi < lo || f.step <= 0 {
+        return Ok(false);
+    }
+    let trips = ((i128::from(hi) - i128::from(lo)) / i128::from(f.step) + 1) as u128;
+    let chunks = (rayon::current_num_threads() as u128 * u128::from(PER_THREAD)).min(trips);
+    if chunks < 2 {
+        return Ok(false);
+    }
+    // Trip indices [trips·k/chunks, trips·(k+1)/chunks) as counter values.
+    let value = |t: u128| (i128::from(lo) + t as i128 * i128::from(f.step)) as i64;
+    let ranges: Vec<(i64, i64)> = (0..chunks)
+        .map(|k| {
+            (
+                value(trips * k / chunks),
+                value(trips * (k + 1) / chunks - 1),
+            )
+        })
+        .collect();
+    // The room the count reserved and the walk has not used yet, which the
+    // loop's instances take part of: each chunk reserves its share by trips
+    // (exact for a rectangular loop), so chunks rarely grow by doubling.
+    let room = Room::left(&l.facts);
+    let share = |(a, b): (i64, i64)| {
+        let t = (i128::from(b) - i128::from(a)) / i128::from(f.step) + 1;
+        room.scaled(t as u128, trips)
+    };
+    let mut written = vec![false; l.program.arrays.len()];
+    for s in l.program.stmts() {
+        for a in s.accesses().iter().filter(|a| a.kind.writes()) {
+            written[a.access.array.index()] = true;
+        }
+    }
+    let walker: &Lowerer = l;
+    let parts: Vec<Option<Part>> = ranges
+        .par_iter()
+        .map(|&r| walker.part(f, r, &written, share(r)))
+        .collect();
+    let Some(parts) = parts.into_iter().collect::<Option<Vec<Part>>>() else {
+        return Ok(false);
+    };
+    let count = parts.iter().fold(l.count, |n, p| n.saturating_add(p.count));
+    let iterations = (parts.iter()).fold(l.iterations, |n, p| n.saturating_add(p.iterations));
+    let max = l.config.max_instances;
+    let end = parts
+        .iter()
+        .fold(Offsets::of(&l.facts), |o, p| o.plus(&p.facts));
+    if count > max.min(u64::from(NONE) - 1) || iterations > max || !end.fit() {
+        return Ok(false);
+    }
+    l.count = count;
+    l.iterations = iterations;
+    stitch(l, parts);
+    SPLIT_LOOPS.fetch_add(1, Relaxed);
+    Ok(true)
+}
+
+impl<'p> Lowerer<'p, '_> {
+    /// Walks the iterations `a..=b` of `f` on their own: `None` when the
+    /// walk fails or numbers a cell (the caller then walks sequentially).
+    fn part(&self, f: &'p For, (a, b): (i64, i64), written: &[bool], room: Room) -> Option<Part> {
+        let mut facts = Facts {
+            params: self.facts.params.clone(),
+            max_trips: self.facts.max_trips,
+            n_stmts: self.facts.n_stmts,
+            site_names: self.facts.site_names.clone(),
+            op_iter_start: vec![0],
+            site_arrays: self.facts.site_arrays.clone(),
+            ..Facts::default()
+        };
+        room.reserve(&mut facts, self.keep_cells);
+        let mut c = Lowerer {
+            program: self.program,
+            config: self.config,
+            params: self.params.clone(),
+            counters: self.counters.clone(),
+            iter: Vec::new(),
+            scope: NONE,
+            stmt_plans: self.stmt_plans,
+            cond_plans: self.cond_plans,
+            reads: Vec::new(),
+            read_tags: Vec::new(),
+            writes: Vec::new(),
+            scratch: Vec::new(),
+            frame: FrameState::default(),
+            cells: self.cells.blank(),
+            count: 0,
+            keep_cells: self.keep_cells,
+            iterations: 0,
+            loop_touches: self.loop_touches.clone(),
+            if_touches: self.if_touches.clone(),
+            cond_static: self.cond_static.clone(),
+            cond_affine: self.cond_affine.clone(),
+            split: false,
+            open: Some((Vec::new(), written.to_vec())),
+            facts,
+        };
+        c.trips(f, a, b).ok()?;
+        if c.cells.numbered() > 0 {
+            return None;
+        }
+        let touched = (c.cells.tops.iter().enumerate())
+            .filter(|&(_, &t)| t != NONE)
+            .map(|(cell, &t)| (cell as u32, t))
+            .collect();
+        let ends = c.open.take().map(|(ends, _)| ends).unwrap_or_default();
+        let mut slot_of = vec![NONE; c.cells.tops.len()];
+        let mut open_cells = Vec::new();
+        let open = (ends.into_iter())
+            .map(|e| {
+                let slot = &mut slot_of[e.cell as usize];
+                if *slot == NONE {
+                    *slot = open_cells.len() as u32;
+                    open_cells.push(e.cell);
+                }
+                Open {
+                    x: e.x,
+                    slot: *slot,
+                    link: e.link,
+                }
+            })
+            .collect();
+        Some(Part {
+            touched,
+            open_cells,
+            open,
+            count: c.count,
+            iterations: c.iterations,
+            facts: c.facts,
+        })
+    }
+}
+
+/// Appends the chunks in order to `l`'s facts.
+fn stitch(l: &mut Lowerer, mut parts: Vec<Part>) {
+    // In order: where each chunk starts, and the values its open ends take.
+    let mut at = Vec::with_capacity(parts.len());
+    let mut closed = Vec::with_capacity(parts.len());
+    let mut accs = Vec::with_capacity(parts.len());
+    let mut o = Offsets::of(&l.facts);
+    let tops = &mut l.cells.tops;
+    for p in &parts {
+        at.push(o);
+        closed.push(
+            (p.open_cells.iter())
+                .map(|&c| tops[c as usize])
+                .collect::<Vec<u32>>(),
+        );
+        for &(cell, t) in &p.touched {
+            tops[cell as usize] = shift(t, o.acc);
+        }
+        accs.push(p.facts.acc_op.len());
+        o = o.plus(&p.facts);
+    }
+    let first_acc = at.first().map_or(0, |o| o.acc) as usize;
+    let keep_cells = l.keep_cells;
+    let f = &mut l.facts;
+    macro_rules! take {
+        ($field:ident) => {
+            parts
+                .iter_mut()
+                .map(|p| std::mem::take(&mut p.facts.$field))
+                .collect()
+        };
+    }
+    append(&mut f.op_site, take!(op_site), 0, |_, v| v);
+    append(&mut f.op_iter_start, take!(op_iter_start), 1, |j, v| {
+        (u64::from(v) + at[j].iters) as u32
+    });
+    append(&mut f.iters, take!(iters), 0, |_, v| v);
+    append(&mut f.op_scope, take!(op_scope), 0, |j, v| {
+        shift(v, at[j].scope)
+    });
+    append(&mut f.scopes, take!(scopes), 0, |j, s: Scope| Scope {
+        parent: shift(s.parent, at[j].scope),
+        lit: match s.lit {
+            Lit::Cond { inst, value } => Lit::Cond {
+                inst: shift(inst, at[j].cond),
+                value,
+            },
+            Lit::Runs { inst, trip } => Lit::Runs {
+                inst: shift(inst, at[j].whiles),
+                trip,
+            },
+        },
+        start: shift(s.start, at[j].acc),
+    });
+    let instance = |j: usize, i: Instance| Instance {
+        iter_start: shift(i.iter_start, at[j].inst_iters),
+        ..i
+    };
+    append(&mut f.cond_insts, take!(cond_insts), 0, instance);
+    append(&mut f.while_insts, take!(while_insts), 0, instance);
+    append(&mut f.inst_iters, take!(inst_iters), 0, |_, v| v);
+    append(&mut f.acc_op, take!(acc_op), 0, |j, v| shift(v, at[j].op));
+    append(&mut f.acc_role, take!(acc_role), 0, |_, v| v);
+    append(&mut f.acc_prev, take!(acc_prev), 0, |j, v| {
+        shift(v, at[j].acc)
+    });
+    append(&mut f.acc_link, take!(acc_link), 0, |j, v| {
+        shift(v, at[j].acc)
+    });
+    append(&mut f.acc_slot, take!(acc_slot), 0, |j, v| {
+        shift(v, at[j].slot)
+    });
+    if keep_cells {
+        append(&mut f.acc_cell, take!(acc_cell), 0, |_, v| v);
+    }
+    append(&mut f.slots, take!(slots), 0, |j, s: Slot| Slot {
+        op: shift(s.op, at[j].op),
+        access: s.access,
+    });
+    // The open ends, each chunk in its own stretch of the access instances.
+    let mut prev = &mut f.acc_prev[first_acc..];
+    let mut link = &mut f.acc_link[first_acc..];
+    let mut stretches = Vec::with_capacity(parts.len());
+    for ((p, closed), n) in parts.iter().zip(closed).zip(accs) {
+        let (a, rest) = std::mem::take(&mut prev).split_at_mut(n);
+        prev = rest;
+        let (b, rest) = std::mem::take(&mut link).split_at_mut(n);
+        link = rest;
+        stretches.push((a, b, &p.open, closed));
+    }
+    stretches
+        .into_par_iter()
+        .for_each(|(prev, link, open, closed)| {
+            for e in open {
+                let v = closed[e.slot as usize];
+                if e.link {
+                    link[e.x as usize] = v;
+                } else {
+                    prev[e.x as usize] = v;
+                }
+            }
+        });
+}
+
+/// Appends `parts` (each from index `skip`) to `dst`, every value mapped
+/// with its chunk's index, the chunks copied in parallel straight into
+/// `dst`'s spare capacity; each part is freed once copied.
+fn append<T: Copy + Send + Sync>(
+    dst: &mut Vec<T>,
+    parts: Vec<Vec<T>>,
+    skip: usize,
+    map: impl Fn(usize, T) -> T + Sync,
+) {
+    let total: usize = parts.iter().map(|p| p.len().saturating_sub(skip)).sum();
+    dst.reserve_exact(total);
+    let old = dst.len();
+    let mut spare = &mut dst.spare_capacity_mut()[..total];
+    let mut pieces = Vec::with_capacity(parts.len());
+    for p in &parts {
+        let (piece, rest) = std::mem::take(&mut spare).split_at_mut(p.len().saturating_sub(skip));
+        pieces.push(piece);
+        spare = rest;
+    }
+    pieces
+        .into_par_iter()
+        .zip(parts)
+        .enumerate()
+        .for_each(|(j, (out, src))| {
+            for (o, &v) in out.iter_mut().zip(src.get(skip..).unwrap_or_default()) {
+                o.write(map(j, v));
+            }
+        });
+    // SAFETY: the `total` slots after `old` were each written above: every
+    // piece is exactly as long as the part copied into it.
+    unsafe { dst.set_len(old + total) };
+}
