@@ -281,3 +281,35 @@ fn kernel_errors_use_the_files_names_and_positions() {
         &text[span.range()]
     );
 }
+
+#[test]
+fn read_hovers_share_one_symbolic_analysis_per_edit() {
+    let (mut db, log) = logging_db();
+    let text = kernel_file(3, None);
+    let file = db.add_file("k.loop", text.clone());
+    // Every read `A[i-1]` of the file.
+    let offsets: Vec<u32> = text
+        .match_indices("A[i-1]")
+        .map(|(k, _)| k as u32)
+        .collect();
+    assert_eq!(offsets.len(), 3);
+    let hovers = |db: &Database| -> Vec<String> {
+        offsets
+            .iter()
+            .map(|&o| db::ide::hover(db, file, o).expect("a hover").1)
+            .collect()
+    };
+    let first = hovers(&db);
+    for (k, h) in first.iter().enumerate() {
+        // Hand-checked: kernel k's A[i-1] was last written by its own S_k
+        // one iteration before; A[0] by nothing.
+        let line = format!("every parameter value:\n```\nS{k}(i - 1) if i >= 2, else initial");
+        assert!(h.contains(&line), "{h}");
+    }
+    assert_eq!(count(&log.lock().unwrap(), "symbolic_hovers"), 1);
+    assert_eq!(hovers(&db), first);
+    assert_eq!(count(&log.lock().unwrap(), "symbolic_hovers"), 1);
+    db.set_text(file, kernel_file(3, Some(1)));
+    hovers(&db);
+    assert_eq!(count(&log.lock().unwrap(), "symbolic_hovers"), 2);
+}

@@ -6,8 +6,8 @@ use super::resolve::{Reach, Resolver};
 use super::{kernel_flow, parse, settings, Kernel, Names, SourceFile};
 use crate::dataflow::assemble::Assembler;
 use crate::dataflow::Config;
-use crate::model::{AccessKind, ArrayId, CounterId, Node, Program, Site, Span};
-use std::collections::BTreeSet;
+use crate::model::{AccessKind, ArrayId, CounterId, Node, Program, Site, Span, StmtId};
+use std::collections::{BTreeSet, HashMap};
 
 /// The most lines of sources a hover shows.
 const HOVER_LINES: usize = 12;
@@ -222,6 +222,20 @@ pub fn hover(db: &dyn salsa::Database, file: SourceFile, offset: u32) -> Option<
     Some((span, text))
 }
 
+/// Symbolic σ's answer for every read of a file, for the read hovers: one
+/// analysis per edit, however many hovers follow.
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn symbolic_hovers(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+) -> HashMap<(StmtId, usize), crate::symbolic::Hover> {
+    parse(db, file)
+        .program
+        .as_ref()
+        .map(crate::symbolic::hovers)
+        .unwrap_or_default()
+}
+
 fn read_hover(
     db: &dyn salsa::Database,
     file: SourceFile,
@@ -234,7 +248,11 @@ fn read_hover(
     let name = program.site_name(site);
     let arr = &program.array_decl(array).name;
     let mut head = format!("**{name}** reads `{arr}` (access {access})");
-    match crate::symbolic::hover(program, site, access) {
+    let known = match site {
+        Site::Stmt(s) => symbolic_hovers(db, file).get(&(s, access)).cloned(),
+        Site::Cond(_) => None,
+    };
+    match known {
         Some(crate::symbolic::Hover::Exact(line)) => {
             return format!("{head}: its source for every parameter value:\n```\n{line}\n```");
         }

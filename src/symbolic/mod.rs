@@ -22,6 +22,7 @@ use crate::dataflow::{self, Config};
 use crate::model::{ArrayId, CounterId, Program, Site, StmtId};
 use domain::Place;
 pub use quast::{Names, Quast, Source};
+use std::collections::HashMap;
 
 /// What is known of one read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -272,6 +273,7 @@ impl Symbolic {
 }
 
 /// What a hover says of a read for every parameter value.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Hover {
     /// The source, one line: "S(i, j - 1) if j >= 2, else R(i)".
     Exact(String),
@@ -280,18 +282,30 @@ pub enum Hover {
     Possible(String),
 }
 
+/// What hovers say of every read of `program` whose source is known for
+/// every parameter value, by (statement, read): one analysis for them all
+/// (the language server keeps it per edit, `db::ide::symbolic_hovers`).
+pub fn hovers(program: &Program) -> HashMap<(StmtId, usize), Hover> {
+    analyze(program)
+        .reads
+        .iter()
+        .filter_map(|r| {
+            let h = match &r.outcome {
+                Outcome::Exact(q) => Hover::Exact(Names { program }.line(q)),
+                Outcome::Possible(p) => {
+                    Hover::Possible(render::possible_lines(program, p).join("; "))
+                }
+                Outcome::Fallback(_) => return None,
+            };
+            Some(((r.stmt, r.read), h))
+        })
+        .collect()
+}
+
 /// The symbolic source of a read for a hover, if known.
 pub fn hover(program: &Program, site: Site, read: usize) -> Option<Hover> {
     let Site::Stmt(stmt) = site else { return None };
-    let s = analyze(program);
-    let r = s.reads.iter().find(|r| r.stmt == stmt && r.read == read)?;
-    match &r.outcome {
-        Outcome::Exact(q) => Some(Hover::Exact(Names { program }.line(q))),
-        Outcome::Possible(p) => Some(Hover::Possible(
-            render::possible_lines(program, p).join("; "),
-        )),
-        Outcome::Fallback(_) => None,
-    }
+    hovers(program).remove(&(stmt, read))
 }
 
 /// The one-line symbolic source for a hover ("S(i, j - 1) if j >= 2, else
