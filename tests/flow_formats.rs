@@ -4,33 +4,17 @@
 //! `.loop` fixture of fixtures/c/kernels at its defaults and at N = 7; and
 //! `--instances` outside `--format json` a usage error, not ignored.
 
+mod support;
+
 use arrayflow::dataflow::{analyze, Config};
 use arrayflow::model::{Program, Site};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+
 use std::process::Command;
+use support::fixtures::{load, loop_files};
 
 /// (reader, access) → reader iteration → (sources as (name, iteration), initial).
 type Sigma = BTreeMap<(String, usize), BTreeMap<Vec<i64>, (BTreeSet<(String, Vec<i64>)>, bool)>>;
-
-fn kernels() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/c/kernels");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "loop"))
-        .collect();
-    v.sort();
-    v
-}
-
-fn load(path: &Path) -> Program {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut files = arrayflow::diagnostics::SourceFiles::new();
-    let file = files.add(path.display().to_string(), text.clone());
-    let (p, diags) = arrayflow::db::compile(path, &text, file);
-    p.unwrap_or_else(|| panic!("{}: {:?}", path.display(), diags))
-}
 
 fn arrayflow(args: &[&str]) -> (Option<i32>, String, String) {
     let o = Command::new(env!("CARGO_BIN_EXE_arrayflow"))
@@ -162,7 +146,7 @@ fn read_isl(text: &str) -> Sigma {
 #[test]
 fn isl_output_is_the_engines_sigma() {
     let mut compared = 0;
-    for path in kernels() {
+    for path in loop_files("fixtures/c/kernels") {
         let program = load(&path);
         let p = path.to_str().unwrap();
         let mut sizes: Vec<Vec<(String, i64)>> = vec![Vec::new()];

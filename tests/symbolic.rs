@@ -11,28 +11,9 @@
 mod support;
 
 use arrayflow::gen::{generate, GenOptions, Size};
-use arrayflow::model::Program;
 use arrayflow::symbolic::{self, Outcome};
-use std::path::Path;
+use support::fixtures::{load, loop_files as fixtures};
 use support::symbolic::check_everywhere;
-
-fn load(path: &Path) -> Program {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut files = arrayflow::diagnostics::SourceFiles::new();
-    let file = files.add(path.display().to_string(), text.clone());
-    let (p, diags) = arrayflow::db::compile(path, &text, file);
-    p.unwrap_or_else(|| panic!("{}: {:?}", path.display(), diags))
-}
-
-fn fixtures(dir: &str) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(dir))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "loop"))
-        .collect();
-    v.sort();
-    v
-}
 
 /// Kernels whose every read is static control: each must be exact.
 const STATIC_KERNELS: [&str; 8] = [

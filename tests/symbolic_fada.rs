@@ -13,15 +13,8 @@ use arrayflow::gen::{generate, GenOptions, Size};
 use arrayflow::model::{Program, Site, StmtId};
 use arrayflow::symbolic::{self, fada::Possible, Outcome};
 use std::path::Path;
+use support::fixtures::{load, loop_files};
 use support::symbolic::{compare_possible, vectors};
-
-fn load(path: &Path) -> Program {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut files = arrayflow::diagnostics::SourceFiles::new();
-    let file = files.add(path.display().to_string(), text.clone());
-    let (p, diags) = arrayflow::db::compile(path, &text, file);
-    p.unwrap_or_else(|| panic!("{}: {:?}", path.display(), diags))
-}
 
 fn paper(name: &str) -> Program {
     load(
@@ -44,13 +37,7 @@ fn check(program: &Program, sym: &symbolic::Symbolic) -> usize {
 
 #[test]
 fn paper_fixtures_agree_with_bounded_sigma() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/papers");
-    let mut paths: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "loop"))
-        .collect();
-    paths.sort();
+    let paths = loop_files("fixtures/papers");
     let (mut sets, mut compared) = (0, 0);
     for path in paths {
         let program = load(&path);

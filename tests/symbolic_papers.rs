@@ -7,18 +7,12 @@
 //! their formulas (1)-(4) are sets of possible sources, checked in
 //! symbolic_fada.rs; here, that they get sets and never quasts.
 
-use arrayflow::dataflow::{analyze, Config};
-use arrayflow::model::{Program, Site};
-use arrayflow::symbolic::{self, Outcome};
-use std::path::Path;
+mod support;
 
-fn load(rel: &str) -> Program {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let mut files = arrayflow::diagnostics::SourceFiles::new();
-    let file = files.add(rel.to_string(), text.clone());
-    arrayflow::db::compile(&path, &text, file).0.unwrap()
-}
+use arrayflow::dataflow::{analyze, Config};
+use arrayflow::model::Site;
+use arrayflow::symbolic::{self, Outcome};
+use support::fixtures::load;
 
 type Want = fn(&[i64], &[i64]) -> Option<(&'static str, Vec<i64>)>;
 

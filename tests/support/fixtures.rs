@@ -34,3 +34,27 @@ pub fn compile(path: &Path) -> Option<Program> {
     let text = std::fs::read_to_string(path).ok()?;
     arrayflow::db::compile(path, &text, arrayflow::diagnostics::FileId(0)).0
 }
+
+/// The `.loop` files of one fixture directory (relative to the crate),
+/// sorted.
+pub fn loop_files(dir: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "loop"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The program of a fixture (a path, or relative to the crate), which must
+/// compile: the diagnostics otherwise.
+pub fn load(path: impl AsRef<Path>) -> Program {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut files = arrayflow::diagnostics::SourceFiles::new();
+    let file = files.add(path.display().to_string(), text.clone());
+    let (p, diags) = arrayflow::db::compile(&path, &text, file);
+    p.unwrap_or_else(|| panic!("{}: {:?}", path.display(), diags))
+}
