@@ -9,7 +9,6 @@ mod support;
 use arrayflow::dataflow::{analyze, Config};
 use arrayflow::model::{Program, Site};
 use std::collections::{BTreeMap, BTreeSet};
-
 use std::process::Command;
 use support::fixtures::{load, loop_files};
 

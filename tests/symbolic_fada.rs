@@ -12,16 +12,11 @@ mod support;
 use arrayflow::gen::{generate, GenOptions, Size};
 use arrayflow::model::{Program, Site, StmtId};
 use arrayflow::symbolic::{self, fada::Possible, Outcome};
-use std::path::Path;
 use support::fixtures::{load, loop_files};
 use support::symbolic::{compare_possible, vectors};
 
 fn paper(name: &str) -> Program {
-    load(
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/papers")
-            .join(name),
-    )
+    load(format!("fixtures/papers/{name}"))
 }
 
 /// Possible-source sets compared at every vector, trips 1..=3.
