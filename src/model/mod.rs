@@ -11,6 +11,7 @@
 
 mod affine;
 pub mod builder;
+pub mod calls;
 pub mod eval;
 mod span;
 
@@ -437,9 +438,19 @@ impl Stmt {
     }
 }
 
-/// The label without a derived-version suffix: `S` for `S.2.1`.
+/// The label without a derived-version suffix: `S` for `S.2.1`. Name
+/// segments stay (`L.S`, statement `S` inlined at call `L`, is its own
+/// base; `L.S.2` has base `L.S`).
 pub fn base_label(label: &str) -> &str {
-    label.split('.').next().unwrap_or(label)
+    let mut end = label.len();
+    while let Some(dot) = label[..end].rfind('.') {
+        let seg = &label[dot + 1..end];
+        if seg.is_empty() || !seg.bytes().all(|b| b.is_ascii_digit()) {
+            break;
+        }
+        end = dot;
+    }
+    &label[..end]
 }
 
 impl Cond {
