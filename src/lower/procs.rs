@@ -649,39 +649,47 @@ impl<'a> Lowerer<'a> {
         }
         let written = c.prefix.label.as_ref().map(|l| l.text.clone());
         let (path, parent) = match self.procs.frames.last_mut() {
-            Some(f) if f.inline => {
+            Some(f) => {
                 f.call_no += 1;
                 let own = written.unwrap_or_else(|| format!("_P{}", f.call_no));
-                (format!("{}{own}", f.prefix), f.site)
+                if f.inline {
+                    (format!("{}{own}", f.prefix), f.site)
+                } else {
+                    (own, None)
+                }
             }
-            _ => {
+            None => {
                 self.procs.top_calls += 1;
-                let own = match &c.prefix.label {
-                    Some(l) => {
-                        self.site_name(&l.text, l.span);
-                        l.text.clone()
-                    }
-                    None => format!("_P{}", self.procs.top_calls),
-                };
-                (own, None)
+                (
+                    written.unwrap_or_else(|| format!("_P{}", self.procs.top_calls)),
+                    None,
+                )
             }
         };
-        let outermost = parent.is_none();
-        if outermost {
+        if !self.procs.inlining() {
+            if let Some(l) = &c.prefix.label {
+                self.site_name(&l.text, l.span);
+            }
+        }
+        // Calls inside a definition are inlined into its own program only.
+        let record = self.procs.defining.is_none();
+        if parent.is_none() && !self.procs.inlining() {
             self.procs.call_span = c.span;
         }
         let (s0, c0) = self.b.next_ids();
         let site = self.procs.calls.sites.len();
-        self.procs.calls.sites.push(CallSite {
-            label: path.clone(),
-            proc: index,
-            parent,
-            depth: self.procs.loops,
-            stmts: s0.0..s0.0,
-            conds: c0.0..c0.0,
-            args: Vec::new(),
-            span: c.span,
-        });
+        if record {
+            self.procs.calls.sites.push(CallSite {
+                label: path.clone(),
+                proc: index,
+                parent,
+                depth: self.procs.loops,
+                stmts: s0.0..s0.0,
+                conds: c0.0..c0.0,
+                args: Vec::new(),
+                span: c.span,
+            });
+        }
         self.procs.quiet += 1;
         self.procs.frames.push(Frame {
             proc: index,
@@ -692,7 +700,7 @@ impl<'a> Lowerer<'a> {
             scalars,
             stmt_no: 0,
             call_no: 0,
-            site: Some(site),
+            site: record.then_some(site),
         });
         // The formals' lower bounds, with the integer arguments bound.
         let mut arrays = HashMap::new();
@@ -737,10 +745,11 @@ impl<'a> Lowerer<'a> {
         self.procs.frames.pop();
         self.procs.quiet -= 1;
         let (s1, c1) = self.b.next_ids();
-        let rec = &mut self.procs.calls.sites[site];
-        rec.stmts = s0.0..s1.0;
-        rec.conds = c0.0..c1.0;
-        rec.args = by_formal;
+        if let Some(rec) = self.procs.calls.sites.get_mut(site).filter(|_| record) {
+            rec.stmts = s0.0..s1.0;
+            rec.conds = c0.0..c1.0;
+            rec.args = by_formal;
+        }
     }
 
     /// An array argument: a name or a section `B[i, *]` with `rank` stars
