@@ -20,7 +20,7 @@ mod procs;
 mod ranges;
 mod warnings;
 
-pub use procs::{compile_calls, format_procs};
+pub use procs::{affine_expr, compile_calls, format_procs, proc_header};
 
 use crate::diagnostics::{has_errors, Diagnostic, FileId};
 use crate::kinds::Kinds;

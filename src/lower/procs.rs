@@ -677,6 +677,7 @@ impl<'a> Lowerer<'a> {
             self.procs.call_span = c.span;
         }
         let (s0, c0) = self.b.next_ids();
+        let k0 = self.b.counts().2 as u32;
         let site = self.procs.calls.sites.len();
         if record {
             self.procs.calls.sites.push(CallSite {
@@ -686,6 +687,7 @@ impl<'a> Lowerer<'a> {
                 depth: self.procs.loops,
                 stmts: s0.0..s0.0,
                 conds: c0.0..c0.0,
+                counters: k0..k0,
                 args: Vec::new(),
                 span: c.span,
             });
@@ -748,6 +750,7 @@ impl<'a> Lowerer<'a> {
         if let Some(rec) = self.procs.calls.sites.get_mut(site).filter(|_| record) {
             rec.stmts = s0.0..s1.0;
             rec.conds = c0.0..c1.0;
+            rec.counters = k0..self.b.counts().2 as u32;
             rec.args = by_formal;
         }
     }

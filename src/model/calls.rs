@@ -63,6 +63,8 @@ pub struct CallSite {
     /// The statements (`StmtId`s) and conditions (`CondId`s) inlined.
     pub stmts: Range<u32>,
     pub conds: Range<u32>,
+    /// The loops' counters (`CounterId`s) inlined.
+    pub counters: Range<u32>,
     /// One per formal, in the program's terms.
     pub args: Vec<Actual>,
     pub span: Span,
@@ -114,6 +116,13 @@ impl Calls {
         self.sites
             .iter()
             .position(|s| s.parent.is_none() && s.stmts.contains(&stmt))
+    }
+
+    /// The outermost call site whose inlined loops hold the counter.
+    pub fn site_of_counter(&self, counter: u32) -> Option<usize> {
+        self.sites
+            .iter()
+            .position(|s| s.parent.is_none() && s.counters.contains(&counter))
     }
 
     /// The outermost call site whose inlined conditions hold `cond`.
