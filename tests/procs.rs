@@ -119,3 +119,51 @@ fn every_command_runs_on_programs_with_calls() {
         assert_eq!(a, b, "{name}");
     }
 }
+
+/// The summaries of rows.loop, checked by hand: scale touches X[j],
+/// j = 1..M+1, offsets 0..M; fill writes Y then reads it through scale
+/// (a flow inside the call: USE over-approximate); at L, X is row i of
+/// B[1..N, 0..M], offsets (i−1)(M+1) + 0..M; at F, Z is row 2 (base M+1);
+/// at F._P1, X is V shifted by one (base 0) and f is B[2, 0] (offset M+1).
+#[test]
+fn regions_print_each_summary_and_each_call() {
+    let (code, out, err) = run(&["regions", "fixtures/procs/rows.loop"]);
+    assert_eq!(code, 0, "{err}");
+    let tail = &out[out.find("procedure ").expect("summaries")..];
+    assert_eq!(tail, read("rows.regions.expected"));
+    let (code, json, _) = run(&["regions", "fixtures/procs/rows.loop", "--format", "json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["procedures"][0]["procedure"], "scale");
+    assert_eq!(v["procedures"][0]["exact"], true);
+    assert_eq!(v["procedures"][1]["exact"], false);
+    assert_eq!(v["calls"][0]["call"], "L");
+    assert_eq!(
+        v["calls"][0]["arrays"][0]["kill"]["lmads"][0]["text"],
+        "B^{1}_{M} + M*i - M + i - 1 if M >= 0"
+    );
+    let (code, isl, _) = run(&["regions", "fixtures/procs/rows.loop", "--format", "isl"]);
+    assert_eq!(code, 0);
+    assert!(isl.contains("# call F._P1"), "{isl}");
+}
+
+/// `flow --calls`: the answers for rows.loop, worked out by hand. Inline:
+/// each call L[i] reads row i of B (never written before) and s from I; F
+/// reads row 2 written by L[2]; F's reads of V all see F's own writes. The
+/// summary of fill takes every read of Y as upward exposed, so it adds
+/// `call F reads V from the initial value`.
+#[test]
+fn flow_at_call_granularity() {
+    let (code, inline, err) = run(&["flow", "fixtures/procs/rows.loop", "--calls", "inline"]);
+    assert_eq!(code, 0, "{err}");
+    let mut want = String::from("R reads access 0 from call L[1]\nR reads access 1 from call F\n");
+    for i in 1..=4 {
+        want += &format!("call L[{i}] reads B from the initial value\ncall L[{i}] reads s from I\n");
+    }
+    want += "call F reads B from call L[2]\n";
+    let body = |s: &str| s.split_once('\n').unwrap().1.to_string();
+    assert_eq!(body(&inline), want);
+    assert!(inline.contains("summary contains inline: yes; equal: no"), "{inline}");
+    let (_, summary, _) = run(&["flow", "fixtures/procs/rows.loop", "--calls", "summary"]);
+    assert_eq!(body(&summary), want + "call F reads V from the initial value\n");
+}
