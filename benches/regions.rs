@@ -44,9 +44,8 @@ fn synthetic() -> String {
 /// 1,000 procedures of two loops and three array parameters (one a
 /// matrix), each called once on rows, columns and whole arrays.
 fn procedures() -> String {
-    let mut s = String::from(
-        "param N = 64;\nreal A[0..N];\nreal C[0..N];\nreal B[0..N, 0..N];\n\n",
-    );
+    let mut s =
+        String::from("param N = 64;\nreal A[0..N];\nreal C[0..N];\nreal B[0..N, 0..N];\n\n");
     for k in 0..1000 {
         let _ = write!(
             s,
@@ -126,18 +125,27 @@ fn bench(c: &mut Criterion) {
             }
         })
     });
-    g.bench_function("summarise 1,000 procedures and translate their calls", |b| {
-        b.iter(|| {
-            let sums: Vec<_> = calls
-                .procs
-                .iter()
-                .map(|q| summary::summarize(q, &|_| None))
-                .collect();
-            for site in &calls.sites {
-                black_box(summary::at_call(&p, &calls, site, &sums[site.proc], &|_| None));
-            }
-        })
-    });
+    g.bench_function(
+        "summarise 1,000 procedures and translate their calls",
+        |b| {
+            b.iter(|| {
+                let sums: Vec<_> = calls
+                    .procs
+                    .iter()
+                    .map(|q| summary::summarize(q, &|_| None))
+                    .collect();
+                for site in &calls.sites {
+                    black_box(summary::at_call(
+                        &p,
+                        &calls,
+                        site,
+                        &sums[site.proc],
+                        &|_| None,
+                    ));
+                }
+            })
+        },
+    );
     g.bench_function("front end of the 1,000-procedure program", |b| {
         b.iter(|| black_box(arrayflow::lower::compile_calls(&text, FileId(0))))
     });

@@ -198,19 +198,7 @@ impl<'a> Rebuild<'a> {
     }
 
     fn expr(&self, x: &Expr) -> Expr {
-        let kind = match &x.kind {
-            ExprKind::Counter(c) => ExprKind::Counter(self.counters[c]),
-            ExprKind::Access(a) => ExprKind::Access(self.access(a)),
-            ExprKind::Call(f, args) => {
-                ExprKind::Call(f.clone(), args.iter().map(|a| self.expr(a)).collect())
-            }
-            ExprKind::Neg(y) => ExprKind::Neg(Box::new(self.expr(y))),
-            ExprKind::Binary(op, l, r) => {
-                ExprKind::Binary(*op, Box::new(self.expr(l)), Box::new(self.expr(r)))
-            }
-            k => k.clone(),
-        };
-        Expr::new(kind, x.span)
+        x.map_parts(&|c| self.counters[&c], &|a| self.access(a))
     }
 
     fn cond(&self, c: &Cond) -> Cond {
@@ -229,16 +217,15 @@ impl<'a> Rebuild<'a> {
         if a.subscripts.is_empty() {
             return e::access(a.array, Vec::new());
         }
-        let affine = a
-            .subscripts
-            .iter()
-            .zip(mult.iter().zip(lo))
-            .try_fold(Affine::constant(0), |acc, (s, (&m, &l))| {
+        let affine = a.subscripts.iter().zip(mult.iter().zip(lo)).try_fold(
+            Affine::constant(0),
+            |acc, (s, (&m, &l))| {
                 let x = fix_params(s.affine.as_ref()?, self.values)?;
                 let x = x.checked_sub(&Affine::constant(l))?.checked_scale(m)?;
                 let x = self.rename(&x)?;
                 acc.checked_add(&x)
-            });
+            },
+        );
         let sub = match affine {
             Some(x) => crate::lower::affine_expr(&x, a.span),
             None => {
@@ -379,7 +366,9 @@ impl<'a> Rebuild<'a> {
                 .as_constant()?
                 .checked_sub(fixed.partial(&|_| Some(0))?.as_constant()?)?;
             let Var::Counter(c) = v else { return None };
-            out = out.checked_add(&Affine::var(Var::Counter(*self.counters.get(&c)?)).checked_scale(k)?)?;
+            out = out.checked_add(
+                &Affine::var(Var::Counter(*self.counters.get(&c)?)).checked_scale(k)?,
+            )?;
             back = back.add(&Poly::var(v).scale(k)?)?;
         }
         out.constant = fixed.partial(&|_| Some(0))?.as_constant()?;
@@ -423,7 +412,11 @@ impl<'a> Rebuild<'a> {
             }
         }
         for g in &guards {
-            let c = e::cmp(CmpOp::Ge, crate::lower::affine_expr(g, Span::NONE), e::int(0));
+            let c = e::cmp(
+                CmpOp::Ge,
+                crate::lower::affine_expr(g, Span::NONE),
+                e::int(0),
+            );
             self.b.begin_if(None, c).map_err(Self::err)?;
             self.conds.push(Origin::Call(usize::MAX));
         }
@@ -433,7 +426,14 @@ impl<'a> Rebuild<'a> {
             let name = format!("t{}", self.fresh);
             let c = self
                 .b
-                .begin_for_at(&name, e::int(0), crate::lower::affine_expr(sp, Span::NONE), *st, false, Span::NONE)
+                .begin_for_at(
+                    &name,
+                    e::int(0),
+                    crate::lower::affine_expr(sp, Span::NONE),
+                    *st,
+                    false,
+                    Span::NONE,
+                )
                 .map_err(Self::err)?;
             sub = sub
                 .checked_add(&Affine::var(Var::Counter(c)))
@@ -467,17 +467,37 @@ impl<'a> Rebuild<'a> {
                         me.stmts.push(Origin::Call(k));
                         match part {
                             0 => {
-                                me.b.call_at(Some(&lab), false, "use", vec![Expr::new(ExprKind::Access(acc), Span::NONE)], Span::NONE);
+                                me.b.call_at(
+                                    Some(&lab),
+                                    false,
+                                    "use",
+                                    vec![Expr::new(ExprKind::Access(acc), Span::NONE)],
+                                    Span::NONE,
+                                );
                             }
                             1 => {
                                 if me.b.begin_if(None, Cond::Unknown).is_ok() {
                                     me.conds.push(Origin::Call(k));
-                                    me.b.assign_at(Some(&lab), false, acc, None, e::unknown(), Span::NONE);
+                                    me.b.assign_at(
+                                        Some(&lab),
+                                        false,
+                                        acc,
+                                        None,
+                                        e::unknown(),
+                                        Span::NONE,
+                                    );
                                     let _ = me.b.end();
                                 }
                             }
                             _ => {
-                                me.b.assign_at(Some(&lab), false, acc, None, e::unknown(), Span::NONE);
+                                me.b.assign_at(
+                                    Some(&lab),
+                                    false,
+                                    acc,
+                                    None,
+                                    e::unknown(),
+                                    Span::NONE,
+                                );
                             }
                         }
                     };
@@ -508,12 +528,7 @@ impl<'a> Rebuild<'a> {
 }
 
 /// σ at call granularity from a rebuilt program's σ.
-fn project(
-    calls: &Calls,
-    flow: &dataflow::Flow,
-    stmts: &[Origin],
-    conds: &[Origin],
-) -> CallFlow {
+fn project(calls: &Calls, flow: &dataflow::Flow, stmts: &[Origin], conds: &[Origin]) -> CallFlow {
     let unit = |site: Site, iter: &[i64]| -> Unit {
         let origin = match site {
             Site::Stmt(s) => &stmts[s.index()],
@@ -569,17 +584,26 @@ pub fn compare(p: &Program, calls: &Calls, config: &Config) -> Result<Comparison
     let mut at = BTreeMap::new();
     for (k, site) in calls.sites.iter().enumerate() {
         if site.parent.is_none() {
-            at.insert(k, summary::at_call(p, calls, site, &summaries[site.proc], &value));
+            at.insert(
+                k,
+                summary::at_call(p, calls, site, &summaries[site.proc], &value),
+            );
         }
     }
     let mut inline = Rebuild::new(p, calls, &values, None)?;
     inline.nodes(&p.body)?;
-    let (istmts, iconds) = (std::mem::take(&mut inline.stmts), std::mem::take(&mut inline.conds));
+    let (istmts, iconds) = (
+        std::mem::take(&mut inline.stmts),
+        std::mem::take(&mut inline.conds),
+    );
     let ip = inline.b.finish().map_err(Rebuild::err)?;
     let mut sum = Rebuild::new(p, calls, &values, Some(&at))?;
     sum.nodes(&p.body)?;
     let exact = sum.exact;
-    let (sstmts, sconds) = (std::mem::take(&mut sum.stmts), std::mem::take(&mut sum.conds));
+    let (sstmts, sconds) = (
+        std::mem::take(&mut sum.stmts),
+        std::mem::take(&mut sum.conds),
+    );
     let sp = sum.b.finish().map_err(Rebuild::err)?;
     let iflow = dataflow::analyze(&ip, config)?;
     let sflow = dataflow::analyze(&sp, config)?;

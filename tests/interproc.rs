@@ -43,7 +43,13 @@ fn pick<'a, T>(r: &mut SplitMix64, xs: &'a [T]) -> &'a T {
 fn read(r: &mut SplitMix64, formals: &[(String, F)], j: &str) -> String {
     let (n, f) = pick(r, formals);
     let c = r.range(-1, 1);
-    let at = if c == 0 { j.to_string() } else if c > 0 { format!("{j} + {c}") } else { format!("{j} - {}", -c) };
+    let at = if c == 0 {
+        j.to_string()
+    } else if c > 0 {
+        format!("{j} + {c}")
+    } else {
+        format!("{j} - {}", -c)
+    };
     match f {
         F::Vec => format!("{n}[{at}]"),
         F::Mat => format!("{n}[{at}, {}]", pick(r, &["1", "N", j])),
@@ -53,7 +59,10 @@ fn read(r: &mut SplitMix64, formals: &[(String, F)], j: &str) -> String {
 }
 
 fn procedure(r: &mut SplitMix64, k: usize, earlier: &[Proc], out: &mut String) -> Proc {
-    let mut formals = vec![("X".to_string(), if r.chance(1, 4) { F::Mat } else { F::Vec })];
+    let mut formals = vec![(
+        "X".to_string(),
+        if r.chance(1, 4) { F::Mat } else { F::Vec },
+    )];
     if r.chance(1, 2) {
         formals.push(("Y".into(), F::Vec));
     }
@@ -87,7 +96,13 @@ fn procedure(r: &mut SplitMix64, k: usize, earlier: &[Proc], out: &mut String) -
             }
             let (t, f) = pick(r, &arrays).clone();
             let c = r.range(-1, 1);
-            let at = if c == 0 { "j".to_string() } else if c > 0 { format!("j + {c}") } else { format!("j - {}", -c) };
+            let at = if c == 0 {
+                "j".to_string()
+            } else if c > 0 {
+                format!("j + {c}")
+            } else {
+                format!("j - {}", -c)
+            };
             let target = match f {
                 F::Vec => format!("{t}[{at}]"),
                 F::Mat => format!("{t}[{at}, {}]", pick(r, &["1", "N", "j"])),
@@ -107,18 +122,33 @@ fn procedure(r: &mut SplitMix64, k: usize, earlier: &[Proc], out: &mut String) -
     }
     // A call of an earlier procedure taking one vector, passed X or Y.
     if let Some(q) = earlier.iter().find(|q| {
-        q.formals.iter().all(|f| matches!(f.1, F::Vec | F::Int | F::Scalar))
+        q.formals
+            .iter()
+            .all(|f| matches!(f.1, F::Vec | F::Int | F::Scalar))
     }) {
         if r.chance(1, 3) && formals.iter().any(|f| f.1 == F::Vec) {
-            let vecs: Vec<&String> = formals.iter().filter(|f| f.1 == F::Vec).map(|f| &f.0).collect();
-            let scal = formals.iter().find(|f| f.1 == F::Scalar).map(|f| f.0.clone());
+            let vecs: Vec<&String> = formals
+                .iter()
+                .filter(|f| f.1 == F::Vec)
+                .map(|f| &f.0)
+                .collect();
+            let scal = formals
+                .iter()
+                .find(|f| f.1 == F::Scalar)
+                .map(|f| f.0.clone());
             let args: Vec<String> = q
                 .formals
                 .iter()
                 .map(|(_, f)| match f {
                     F::Vec => (*pick(r, &vecs)).clone(),
                     F::Scalar => scal.clone().unwrap_or_else(|| format!("{}[1]", vecs[0])),
-                    _ => if has_m { "m".into() } else { "N".into() },
+                    _ => {
+                        if has_m {
+                            "m".into()
+                        } else {
+                            "N".into()
+                        }
+                    }
                 })
                 .collect();
             let _ = writeln!(out, "  call {}({});", q.name, args.join(", "));
@@ -151,7 +181,11 @@ fn program(seed: u64) -> String {
         }
         let q = pick(&mut r, &procs);
         let in_loop = r.chance(1, 2);
-        let idx: &[&str] = if in_loop { &["i", "1", "N"] } else { &["1", "N"] };
+        let idx: &[&str] = if in_loop {
+            &["i", "1", "N"]
+        } else {
+            &["1", "N"]
+        };
         let args: Vec<String> = q
             .formals
             .iter()
@@ -187,9 +221,19 @@ fn check(name: &str, source: &str) -> (bool, bool) {
     let (p, calls, diags) = compile_calls(source, FileId(0));
     let p = p.unwrap_or_else(|| panic!("{name}: {diags:?}\n{source}"));
     let c = compare(&p, &calls, &Config::default()).unwrap_or_else(|e| panic!("{name}: {e:?}"));
-    assert!(c.sound(), "{name}: summary σ misses an inlined source\n{source}\ninline {:?}\nsummary {:?}", c.inline, c.summary);
+    assert!(
+        c.sound(),
+        "{name}: summary σ misses an inlined source\n{source}\ninline {:?}\nsummary {:?}",
+        c.inline,
+        c.summary
+    );
     if c.exact {
-        assert!(c.equal(), "{name}: exact summaries but σ differs\n{source}\ninline {:?}\nsummary {:?}", c.inline, c.summary);
+        assert!(
+            c.equal(),
+            "{name}: exact summaries but σ differs\n{source}\ninline {:?}\nsummary {:?}",
+            c.inline,
+            c.summary
+        );
     }
     (c.exact, c.equal())
 }

@@ -33,10 +33,16 @@ fn hover_on_a_call_shows_its_translated_summary() {
             "textDocument/hover",
             json!({"textDocument": {"uri": u}, "position": pos(&text, needle, skip)}),
         );
-        h["result"]["contents"]["value"].as_str().unwrap_or("").to_string()
+        h["result"]["contents"]["value"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
     };
     let at_l = hover(&mut c, "L: call scale", 5);
-    assert!(at_l.contains("(exact)") && at_l.contains("call L: scale"), "{at_l}");
+    assert!(
+        at_l.contains("(exact)") && at_l.contains("call L: scale"),
+        "{at_l}"
+    );
     assert!(
         at_l.contains("kill  B^{1}_{M} + M*i - M + i - 1 if M >= 0  (exact)"),
         "{at_l}"
@@ -44,8 +50,14 @@ fn hover_on_a_call_shows_its_translated_summary() {
     assert!(at_l.contains("use   s + 0 if M >= 0  (exact)"), "{at_l}");
     let inner = hover(&mut c, "call scale(Y, Z[0], 1)", 3);
     assert!(inner.contains("call F._P1: scale"), "{inner}");
-    assert!(inner.contains("mod   V^{1}_{M} + 0 if M >= 0  (exact)"), "{inner}");
-    assert!(inner.contains("use   B + M + 1 if M >= 0  (exact)"), "{inner}");
+    assert!(
+        inner.contains("mod   V^{1}_{M} + 0 if M >= 0  (exact)"),
+        "{inner}"
+    );
+    assert!(
+        inner.contains("use   B + M + 1 if M >= 0  (exact)"),
+        "{inner}"
+    );
     // F's summary is approximate: fill reads Y after writing it.
     let at_f = hover(&mut c, "F: call fill", 4);
     assert!(at_f.contains("approximate"), "{at_f}");

@@ -42,7 +42,8 @@ fn call_sites_say_where_the_inlined_statements_came_from() {
     let names: Vec<&str> = calls.procs.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["scale", "fill"]);
     // Statements: I 0, L.S 1, F.T 2, F._P1.S 3, R 4.
-    let got: Vec<(&str, usize, Option<usize>, usize, std::ops::Range<u32>)> = calls
+    type Site<'a> = (&'a str, usize, Option<usize>, usize, std::ops::Range<u32>);
+    let got: Vec<Site> = calls
         .sites
         .iter()
         .map(|s| (s.label.as_str(), s.proc, s.parent, s.depth, s.stmts.clone()))
@@ -72,7 +73,10 @@ fn fmt_prints_procedures_back() {
         let text = format_procs(&source, FileId(0)).expect("has procedures");
         assert!(text.contains("\nproc "), "{name}: {text}");
         assert_eq!(program(&text), program(&source), "{name}");
-        assert_eq!(format_procs(&text, FileId(0)).as_deref(), Some(text.as_str()));
+        assert_eq!(
+            format_procs(&text, FileId(0)).as_deref(),
+            Some(text.as_str())
+        );
     }
     assert_eq!(format_procs("real x;\nx = 1;\nuse(x);\n", FileId(0)), None);
 }
@@ -89,7 +93,10 @@ fn inlined_labels_have_their_own_base() {
 }
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(BIN).args(args).output().expect("run arrayflow");
+    let out = Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("run arrayflow");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -158,12 +165,19 @@ fn flow_at_call_granularity() {
     assert_eq!(code, 0, "{err}");
     let mut want = String::from("R reads access 0 from call L[1]\nR reads access 1 from call F\n");
     for i in 1..=4 {
-        want += &format!("call L[{i}] reads B from the initial value\ncall L[{i}] reads s from I\n");
+        want +=
+            &format!("call L[{i}] reads B from the initial value\ncall L[{i}] reads s from I\n");
     }
     want += "call F reads B from call L[2]\n";
     let body = |s: &str| s.split_once('\n').unwrap().1.to_string();
     assert_eq!(body(&inline), want);
-    assert!(inline.contains("summary contains inline: yes; equal: no"), "{inline}");
+    assert!(
+        inline.contains("summary contains inline: yes; equal: no"),
+        "{inline}"
+    );
     let (_, summary, _) = run(&["flow", "fixtures/procs/rows.loop", "--calls", "summary"]);
-    assert_eq!(body(&summary), want + "call F reads V from the initial value\n");
+    assert_eq!(
+        body(&summary),
+        want + "call F reads V from the initial value\n"
+    );
 }

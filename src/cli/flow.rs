@@ -492,7 +492,11 @@ fn calls(
         yes(c.sound()),
         yes(c.equal())
     );
-    let flow = if mode == CallsMode::Summary { &c.summary } else { &c.inline };
+    let flow = if mode == CallsMode::Summary {
+        &c.summary
+    } else {
+        &c.inline
+    };
     let _ = write!(out, "{}", crate::interproc::render(p, &calls, flow));
     ExitCode::SUCCESS
 }

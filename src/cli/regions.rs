@@ -66,7 +66,9 @@ pub fn run(args: &Args) -> ExitCode {
         crate::lower::compile_calls(source, loaded.file).1
     };
     let text = match args.format {
-        RegionFormat::Text => render::text(p, &sections, &at) + &summary::text(p, &calls, &value, &at),
+        RegionFormat::Text => {
+            render::text(p, &sections, &at) + &summary::text(p, &calls, &value, &at)
+        }
         RegionFormat::Json => {
             let mut v = render::json(p, &sections, &at);
             if !calls.procs.is_empty() {

@@ -438,7 +438,10 @@ impl<'a> Lowerer<'a> {
     /// The statement's label: as written, or inside an inlined call the
     /// call's label path before it (`L.S`, `L._S1` when none is written).
     fn prefix(&mut self, p: &'a ast::Prefix) -> Option<String> {
-        if let Some(label) = self.procs.inlined_label(p.label.as_ref().map(|l| l.text.as_str())) {
+        if let Some(label) = self
+            .procs
+            .inlined_label(p.label.as_ref().map(|l| l.text.as_str()))
+        {
             let span = p.label.as_ref().map_or(Span::NONE, |l| l.span);
             self.inlined_site(&label, span);
             return Some(label);
@@ -918,9 +921,12 @@ impl<'a> Lowerer<'a> {
             K::Int(Some(n)) => ExprKind::Int(n),
             K::Int(None) | K::Error => return dummy(),
             K::Star => {
-                let d = Diagnostic::error("E0120", "`*` stands only for a dimension passed to a procedure")
-                    .primary(self.file, e.span, "not a subscript of a call's argument")
-                    .note("write `call P(B[i, *])` to pass row `i` of `B`");
+                let d = Diagnostic::error(
+                    "E0120",
+                    "`*` stands only for a dimension passed to a procedure",
+                )
+                .primary(self.file, e.span, "not a subscript of a call's argument")
+                .note("write `call P(B[i, *])` to pass row `i` of `B`");
                 self.error(d);
                 return dummy();
             }

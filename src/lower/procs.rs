@@ -160,7 +160,9 @@ impl<'a> State<'a> {
 /// `left + right`, kept affine and short when both are affine.
 fn add(left: Expr, right: &Expr) -> Expr {
     let r = Affine::from_expr(right);
-    if r.as_ref().is_some_and(|r| r.is_constant() && r.constant == 0) {
+    if r.as_ref()
+        .is_some_and(|r| r.is_constant() && r.constant == 0)
+    {
         return left;
     }
     if let Some(sum) = Affine::from_expr(&left)
@@ -176,7 +178,10 @@ fn add(left: Expr, right: &Expr) -> Expr {
 }
 
 fn sub(left: Expr, right: &Expr) -> Expr {
-    add(left, &Expr::new(ExprKind::Neg(Box::new(right.clone())), right.span))
+    add(
+        left,
+        &Expr::new(ExprKind::Neg(Box::new(right.clone())), right.span),
+    )
 }
 
 /// An affine form written out: `2 * i + N - 1`.
@@ -344,17 +349,7 @@ impl<'a> Lowerer<'a> {
     ) -> Option<Option<Access>> {
         let view = self.procs.frames.last()?.arrays.get(&name.sym)?.clone();
         if view.pass.len() != subscripts.len() {
-            let text = self.text(name);
-            let d = Diagnostic::error(
-                "E0102",
-                format!(
-                    "`{text}` has {} but is used with {}",
-                    plural(view.pass.len(), "dimension"),
-                    plural(subscripts.len(), "subscript")
-                ),
-            )
-            .primary(self.file, span, "here");
-            self.error(d);
+            self.rank_error(name, view.pass.len(), subscripts.len(), span);
             return Some(None);
         }
         let mut passed = subscripts.into_iter().zip(&view.pass);
@@ -377,6 +372,22 @@ impl<'a> Lowerer<'a> {
         }))
     }
 
+    /// E0102 for an array parameter or section with the wrong count of
+    /// subscripts.
+    fn rank_error(&mut self, name: ast::Name, dims: usize, subs: usize, span: Span) {
+        let text = self.text(name);
+        let d = Diagnostic::error(
+            "E0102",
+            format!(
+                "`{text}` has {} but is used with {}",
+                plural(dims, "dimension"),
+                plural(subs, "subscript")
+            ),
+        )
+        .primary(self.file, span, "here");
+        self.error(d);
+    }
+
     /// The array a name stands for where it is used, if any.
     fn view(&self, sym: Spur) -> Option<View> {
         if let Some(f) = self.procs.frames.last() {
@@ -397,10 +408,7 @@ impl<'a> Lowerer<'a> {
     fn swap_in(&mut self, b: ProgramBuilder) -> Saved<'a> {
         Saved {
             b: std::mem::replace(&mut self.b, b),
-            sites: std::mem::replace(
-                &mut self.sites,
-                HashMap::with_hasher(NameHasher::default()),
-            ),
+            sites: std::mem::replace(&mut self.sites, HashMap::with_hasher(NameHasher::default())),
             closed: std::mem::replace(&mut self.closed, SymMap::new(self.tree)),
             counters: std::mem::replace(&mut self.counters, 0),
             live: std::mem::take(&mut self.procs.live),
@@ -432,7 +440,11 @@ impl<'a> Lowerer<'a> {
         if let Some(&k) = self.procs.names.get(&p.name.sym) {
             let d = Diagnostic::error("E0112", format!("the procedure `{text}` is defined twice"))
                 .primary(self.file, p.name.span, "defined again here")
-                .secondary(self.file, self.procs.defs[k].name.span, "first defined here");
+                .secondary(
+                    self.file,
+                    self.procs.defs[k].name.span,
+                    "first defined here",
+                );
             self.error(d);
             return;
         }
@@ -563,21 +575,23 @@ impl<'a> Lowerer<'a> {
             self.error(d);
         }
         if self.procs.defining == Some(c.proc.sym) {
-            let d = Diagnostic::error(
-                "E0121",
-                format!("the procedure `{name}` calls itself"),
-            )
-            .primary(self.file, c.span, "a recursive call")
-            .note("procedures are inlined at their calls, so they cannot be recursive");
+            let d = Diagnostic::error("E0121", format!("the procedure `{name}` calls itself"))
+                .primary(self.file, c.span, "a recursive call")
+                .note("procedures are inlined at their calls, so they cannot be recursive");
             self.error(d);
             return;
         }
         let Some(&index) = self.procs.names.get(&c.proc.sym) else {
-            let later = self.tree.items.iter().any(|i| {
-                matches!(i, Item::Proc(p) if p.name.sym == c.proc.sym)
-            });
-            let mut d = Diagnostic::error("E0118", format!("no procedure `{name}` is defined before this call"))
-                .primary(self.file, c.proc.span, "unknown procedure");
+            let later = self
+                .tree
+                .items
+                .iter()
+                .any(|i| matches!(i, Item::Proc(p) if p.name.sym == c.proc.sym));
+            let mut d = Diagnostic::error(
+                "E0118",
+                format!("no procedure `{name}` is defined before this call"),
+            )
+            .primary(self.file, c.proc.span, "unknown procedure");
             if later {
                 d = d.note("it is defined further down: define a procedure before its calls");
             }
@@ -606,8 +620,13 @@ impl<'a> Lowerer<'a> {
         if self.procs.fold {
             let label = self.prefix(&c.prefix);
             let values: Vec<Expr> = args.iter().map(|&a| self.fold_arg(a)).collect();
-            self.b
-                .call_at(label.as_deref(), false, &format!("call {name}"), values, c.span);
+            self.b.call_at(
+                label.as_deref(),
+                false,
+                &format!("call {name}"),
+                values,
+                c.span,
+            );
             return;
         }
         // The arguments, in the caller's terms.
@@ -780,7 +799,10 @@ impl<'a> Lowerer<'a> {
                 return None;
             }
         };
-        let Some(v) = self.view(n.sym).filter(|_| self.counter_in_scope(n.sym).is_none()) else {
+        let Some(v) = self
+            .view(n.sym)
+            .filter(|_| self.counter_in_scope(n.sym).is_none())
+        else {
             if self.global_in_proc(n.sym).is_some() || self.counter_in_scope(n.sym).is_some() {
                 self.arg_error(
                     e.span,
@@ -795,17 +817,7 @@ impl<'a> Lowerer<'a> {
         };
         let whole = matches!(e.kind, ast::ExprKind::Name(_));
         if !whole && subs.len() != v.pass.len() {
-            let text = self.text(n);
-            let d = Diagnostic::error(
-                "E0102",
-                format!(
-                    "`{text}` has {} but is used with {}",
-                    plural(v.pass.len(), "dimension"),
-                    plural(subs.len(), "subscript")
-                ),
-            )
-            .primary(self.file, e.span, "here");
-            self.error(d);
+            self.rank_error(n, v.pass.len(), subs.len(), e.span);
             return None;
         }
         let mut fixed = v.fixed.clone();
@@ -814,8 +826,7 @@ impl<'a> Lowerer<'a> {
         // Which of the array's dimensions each visible one is.
         let visible: Vec<usize> = (0..fixed.len()).filter(|&d| fixed[d].is_none()).collect();
         for (k, &d) in visible.iter().enumerate() {
-            let star = whole
-                || matches!(self.tree.expr(subs[k]).kind, ast::ExprKind::Star);
+            let star = whole || matches!(self.tree.expr(subs[k]).kind, ast::ExprKind::Star);
             if star {
                 pass.push(v.pass[k].clone());
                 lows.push(v.lows[k].clone());
@@ -825,7 +836,11 @@ impl<'a> Lowerer<'a> {
             }
         }
         if pass.len() != rank {
-            let shown = if whole { "the whole array" } else { "this section" };
+            let shown = if whole {
+                "the whole array"
+            } else {
+                "this section"
+            };
             self.arg_error(
                 e.span,
                 format!(
@@ -864,7 +879,10 @@ impl<'a> Lowerer<'a> {
             .iter()
             .map(|&s| {
                 let x = if matches!(self.tree.expr(s).kind, ast::ExprKind::Star) {
-                    Expr::new(ExprKind::Call("*".into(), Vec::new()), self.tree.expr(s).span)
+                    Expr::new(
+                        ExprKind::Call("*".into(), Vec::new()),
+                        self.tree.expr(s).span,
+                    )
                 } else {
                     self.value(s)
                 };

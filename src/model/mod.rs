@@ -336,6 +336,31 @@ impl Expr {
         }
     }
 
+    /// A copy with every counter and every access (subscripts included)
+    /// replaced: what a pass that renumbers or rewrites a program uses.
+    pub fn map_parts(
+        &self,
+        counter: &dyn Fn(CounterId) -> CounterId,
+        access: &dyn Fn(&Access) -> Access,
+    ) -> Expr {
+        let kind = match &self.kind {
+            ExprKind::Counter(c) => ExprKind::Counter(counter(*c)),
+            ExprKind::Access(a) => ExprKind::Access(access(a)),
+            ExprKind::Call(f, args) => ExprKind::Call(
+                f.clone(),
+                args.iter().map(|a| a.map_parts(counter, access)).collect(),
+            ),
+            ExprKind::Neg(y) => ExprKind::Neg(Box::new(y.map_parts(counter, access))),
+            ExprKind::Binary(op, l, r) => ExprKind::Binary(
+                *op,
+                Box::new(l.map_parts(counter, access)),
+                Box::new(r.map_parts(counter, access)),
+            ),
+            k => k.clone(),
+        };
+        Expr::new(kind, self.span)
+    }
+
     /// Whether the value depends on nothing but integers, counters and
     /// parameters, so it is known once parameters have values.
     pub fn is_static(&self) -> bool {

@@ -81,9 +81,8 @@ impl FormalSummary {
 
 /// Whether a translated summary is exact (as [`Summary::exact`]).
 pub fn call_exact(s: &[CallSummary]) -> bool {
-    s.iter().all(|a| {
-        a.mods.exact && a.uses.exact && a.kill.exact && a.kill.lmads == a.mods.lmads
-    })
+    s.iter()
+        .all(|a| a.mods.exact && a.uses.exact && a.kill.exact && a.kill.lmads == a.mods.lmads)
 }
 
 /// The summary of a procedure; `values` fixes the file's parameters it
@@ -381,6 +380,79 @@ pub fn call_text(caller: &Program, calls: &Calls, site: &CallSite, s: &[CallSumm
     out
 }
 
+/// A procedure's summary or a call's, ready to print: the program whose
+/// names the regions use, and per array its MOD, USE and KILL.
+struct Block<'a> {
+    procedure: bool,
+    /// The procedure's name, or the call's label and its procedure's.
+    name: String,
+    proc: &'a str,
+    at: (usize, usize),
+    exact: bool,
+    program: &'a Program,
+    arrays: Vec<(&'a str, [Region; 3])>,
+}
+
+/// Every procedure's summary, then every call's.
+fn blocks<'a>(
+    caller: &'a Program,
+    calls: &'a Calls,
+    values: &dyn Fn(Var) -> Option<i64>,
+    at: &dyn Fn(Span) -> (usize, usize),
+) -> Vec<Block<'a>> {
+    let summaries: Vec<Summary> = calls.procs.iter().map(|p| summarize(p, values)).collect();
+    let mut out = Vec::new();
+    for (proc, s) in calls.procs.iter().zip(&summaries) {
+        let p = &proc.program;
+        out.push(Block {
+            procedure: true,
+            name: proc.name.clone(),
+            proc: &proc.name,
+            at: at(proc.span),
+            exact: s.exact(),
+            program: p,
+            arrays: s
+                .arrays
+                .iter()
+                .map(|a| {
+                    let n = p.arrays[a.formal.index()].name.as_str();
+                    (n, [a.mods.clone(), a.uses.clone(), a.kill.clone()])
+                })
+                .collect(),
+        });
+    }
+    for site in &calls.sites {
+        let s = at_call(caller, calls, site, &summaries[site.proc], values);
+        out.push(Block {
+            procedure: false,
+            name: site.label.clone(),
+            proc: &calls.procs[site.proc].name,
+            at: at(site.span),
+            exact: call_exact(&s),
+            program: caller,
+            arrays: s
+                .into_iter()
+                .map(|a| {
+                    let n = caller.arrays[a.array.index()].name.as_str();
+                    (n, [a.mods, a.uses, a.kill])
+                })
+                .collect(),
+        });
+    }
+    out
+}
+
+impl Block<'_> {
+    fn title(&self) -> String {
+        let (l, c) = self.at;
+        if self.procedure {
+            format!("procedure {} at {l}:{c}", self.name)
+        } else {
+            format!("call {}: {} at {l}:{c}", self.name, self.proc)
+        }
+    }
+}
+
 /// Every procedure's summary and every call's, as `arrayflow regions`
 /// prints them after the loops' regions.
 pub fn text(
@@ -390,24 +462,14 @@ pub fn text(
     at: &dyn Fn(Span) -> (usize, usize),
 ) -> String {
     let mut out = String::new();
-    let summaries: Vec<Summary> = calls.procs.iter().map(|p| summarize(p, values)).collect();
-    for (proc, s) in calls.procs.iter().zip(&summaries) {
-        let (l, c) = at(proc.span);
-        let _ = writeln!(out, "procedure {} at {l}:{c}:", proc.name);
-        if s.arrays.is_empty() {
+    for b in blocks(caller, calls, values, at) {
+        let _ = writeln!(out, "{}{}", b.title(), if b.procedure { ":" } else { "" });
+        if b.arrays.is_empty() {
             out.push_str("  no access\n");
         }
-        for a in &s.arrays {
-            let p = &proc.program;
-            let n = &p.arrays[a.formal.index()].name;
-            regions_text(&mut out, p, n, [&a.mods, &a.uses, &a.kill]);
+        for (n, [m, u, k]) in &b.arrays {
+            regions_text(&mut out, b.program, n, [m, u, k]);
         }
-    }
-    for site in &calls.sites {
-        let s = at_call(caller, calls, site, &summaries[site.proc], values);
-        let (l, c) = at(site.span);
-        let body = call_text(caller, calls, site, &s);
-        let _ = write!(out, "{}", body.replacen('\n', &format!(" at {l}:{c}\n"), 1));
     }
     out
 }
@@ -419,47 +481,30 @@ pub fn json(
     values: &dyn Fn(Var) -> Option<i64>,
     at: &dyn Fn(Span) -> (usize, usize),
 ) -> Value {
-    let summaries: Vec<Summary> = calls.procs.iter().map(|p| summarize(p, values)).collect();
-    let entry = |p: &Program, n: &str, [m, u, k]: [&Region; 3]| {
-        json!({"array": n, "mod": region_json(p, n, m), "use": region_json(p, n, u),
-               "kill": region_json(p, n, k)})
-    };
-    let procs: Vec<Value> = calls
-        .procs
-        .iter()
-        .zip(&summaries)
-        .map(|(proc, s)| {
-            let (l, c) = at(proc.span);
-            let p = &proc.program;
-            let arrays: Vec<Value> = s
-                .arrays
-                .iter()
-                .map(|a| {
-                    let n = &p.arrays[a.formal.index()].name;
-                    entry(p, n, [&a.mods, &a.uses, &a.kill])
-                })
-                .collect();
-            json!({"procedure": proc.name, "line": l, "column": c, "exact": s.exact(),
-                   "arrays": arrays})
-        })
-        .collect();
-    let sites: Vec<Value> = calls
-        .sites
-        .iter()
-        .map(|site| {
-            let s = at_call(caller, calls, site, &summaries[site.proc], values);
-            let (l, c) = at(site.span);
-            let arrays: Vec<Value> = s
-                .iter()
-                .map(|a| {
-                    let n = &caller.arrays[a.array.index()].name;
-                    entry(caller, n, [&a.mods, &a.uses, &a.kill])
-                })
-                .collect();
-            json!({"call": site.label, "procedure": calls.procs[site.proc].name,
-                   "line": l, "column": c, "exact": call_exact(&s), "arrays": arrays})
-        })
-        .collect();
+    let (mut procs, mut sites) = (Vec::new(), Vec::new());
+    for b in blocks(caller, calls, values, at) {
+        let p = b.program;
+        let arrays: Vec<Value> = b
+            .arrays
+            .iter()
+            .map(|(n, [m, u, k])| {
+                json!({"array": n, "mod": region_json(p, n, m), "use": region_json(p, n, u),
+                       "kill": region_json(p, n, k)})
+            })
+            .collect();
+        let (l, c) = b.at;
+        if b.procedure {
+            procs.push(
+                json!({"procedure": b.name, "line": l, "column": c, "exact": b.exact,
+                              "arrays": arrays}),
+            );
+        } else {
+            sites.push(
+                json!({"call": b.name, "procedure": b.proc, "line": l, "column": c,
+                              "exact": b.exact, "arrays": arrays}),
+            );
+        }
+    }
     json!({"procedures": procs, "calls": sites})
 }
 
@@ -471,30 +516,14 @@ pub fn isl(
     at: &dyn Fn(Span) -> (usize, usize),
 ) -> String {
     let mut out = String::new();
-    let summaries: Vec<Summary> = calls.procs.iter().map(|p| summarize(p, values)).collect();
-    let line = |out: &mut String, p: &Program, n: &str, rs: [(&str, &Region); 3]| {
-        for (kind, r) in rs {
-            let exact = if r.exact { "exact" } else { "approximate" };
-            let set = super::render::isl_set(p, n, &r.lmads);
-            let _ = writeln!(out, "{n} {kind} ({exact}): {set}");
-        }
-    };
-    for (proc, s) in calls.procs.iter().zip(&summaries) {
-        let (l, c) = at(proc.span);
-        let _ = writeln!(out, "# procedure {} at {l}:{c}", proc.name);
-        for a in &s.arrays {
-            let p = &proc.program;
-            let n = &p.arrays[a.formal.index()].name;
-            line(&mut out, p, n, [("mod", &a.mods), ("use", &a.uses), ("kill", &a.kill)]);
-        }
-    }
-    for site in &calls.sites {
-        let s = at_call(caller, calls, site, &summaries[site.proc], values);
-        let (l, c) = at(site.span);
-        let _ = writeln!(out, "# call {} at {l}:{c}", site.label);
-        for a in &s {
-            let n = &caller.arrays[a.array.index()].name;
-            line(&mut out, caller, n, [("mod", &a.mods), ("use", &a.uses), ("kill", &a.kill)]);
+    for b in blocks(caller, calls, values, at) {
+        let _ = writeln!(out, "# {}", b.title());
+        for (n, regions) in &b.arrays {
+            for (kind, r) in ["mod", "use", "kill"].into_iter().zip(regions) {
+                let exact = if r.exact { "exact" } else { "approximate" };
+                let set = super::render::isl_set(b.program, n, &r.lmads);
+                let _ = writeln!(out, "{n} {kind} ({exact}): {set}");
+            }
         }
     }
     out
