@@ -66,6 +66,9 @@ pub(super) struct State<'a> {
     /// The procedure being defined, and the outermost call being inlined.
     defining: Option<Spur>,
     call_span: Span,
+    /// Per procedure: statements and conditions, nesting depth, and
+    /// whether its definition had errors (then its calls are not inlined).
+    shapes: Vec<(usize, usize, bool)>,
 }
 
 impl<'a> State<'a> {
@@ -85,6 +88,7 @@ impl<'a> State<'a> {
             top_calls: 0,
             defining: None,
             call_span: Span::NONE,
+            shapes: Vec::new(),
         }
     }
 
@@ -540,13 +544,20 @@ impl<'a> Lowerer<'a> {
         // Keep the declaration order of the formals.
         formals.sort_by_key(|f| p.formals.iter().position(|g| self.text(g.name) == f.name));
         self.procs.defining = Some(p.name.sym);
+        let errors = self.errors;
         self.block(&p.body, false);
+        let broken = self.errors > errors;
         self.procs.defining = None;
         self.procs.frames.pop();
         let b = self.swap_out(saved);
         let program = b.finish().unwrap_or_default();
         self.procs.names.insert(p.name.sym, index);
         self.procs.defs.push(p);
+        self.procs.shapes.push((
+            program.stmts().len() + program.conditions().len(),
+            nesting(&program.body),
+            broken,
+        ));
         self.procs.calls.procs.push(Procedure {
             name: text.to_string(),
             formals,
@@ -602,6 +613,9 @@ impl<'a> Lowerer<'a> {
             return; // recursion through a bad definition, reported there
         }
         let def = self.procs.defs[index];
+        if !self.procs.fold && !self.fits(index, c, def) {
+            return;
+        }
         let args = self.tree.list(c.args);
         if args.len() != def.formals.len() {
             let d = Diagnostic::error(
@@ -774,6 +788,39 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// E0124 when inlining the call would pass [`MAX_INLINED`] statements
+    /// and conditions or nest loops and `if`s past [`MAX_DEPTH`] (each
+    /// procedure's own program says how much it adds: a chain of calls
+    /// doubling at each level would otherwise never end).
+    fn fits(&mut self, index: usize, c: &ast::ProcCall, def: &ast::Proc) -> bool {
+        let (size, depth, broken) = self.procs.shapes[index];
+        if broken {
+            return false; // its errors are reported at the definition
+        }
+        let (s, k) = self.b.next_ids();
+        let now = s.0 as usize + k.0 as usize;
+        let why = if now.saturating_add(size) > MAX_INLINED {
+            format!(
+                "inlining this call makes more than {MAX_INLINED} statements and conditions (it adds {size})"
+            )
+        } else if self.b.depth() + depth > MAX_DEPTH {
+            format!(
+                "inlining this call nests loops and `if`s {} deep; the limit is {MAX_DEPTH}",
+                self.b.depth() + depth
+            )
+        } else {
+            return true;
+        };
+        let d = Diagnostic::error("E0124", why)
+            .primary(self.file, c.span, "this call")
+            .secondary(self.file, def.header, "the procedure")
+            .note("calls are inlined; split the work over fewer nested calls");
+        // Reported even inside a procedure being inlined: it is the call's.
+        self.errors += 1;
+        self.diags.push(d);
+        false
+    }
+
     /// An array argument: a name or a section `B[i, *]` with `rank` stars
     /// (a name passes every dimension).
     fn section(
@@ -899,6 +946,31 @@ impl<'a> Lowerer<'a> {
             e.span,
         )
     }
+}
+
+/// The most statements and conditions inlining may make (E0124).
+pub const MAX_INLINED: usize = 100_000;
+
+/// How deep loops and `if`s nest in `nodes`.
+fn nesting(nodes: &[Node]) -> usize {
+    nodes
+        .iter()
+        .map(|n| match n {
+            Node::Stmt(_) => 0,
+            Node::For(f) => 1 + nesting(&f.body),
+            Node::While(w) => 1 + nesting(&w.body),
+            Node::If(i) => {
+                let b = i
+                    .branches
+                    .iter()
+                    .map(|(_, b)| nesting(b))
+                    .max()
+                    .unwrap_or(0);
+                1 + b.max(i.otherwise.as_deref().map_or(0, nesting))
+            }
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// [`compile`] also returning the procedures and call sites.

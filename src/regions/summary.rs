@@ -146,7 +146,9 @@ impl Translator<'_> {
     fn subst(&self, x: &Poly) -> Option<Poly> {
         let mut x = x.clone();
         for (v, by) in &self.ints {
-            x = x.subst(*v, by)?;
+            if x.mentions(*v) {
+                x = x.subst(*v, by)?;
+            }
         }
         x.partial(self.values)
     }
