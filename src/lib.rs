@@ -21,6 +21,7 @@ pub mod fit;
 pub mod gen;
 pub mod hash;
 pub mod interp;
+pub mod interproc;
 pub mod kinds;
 pub mod lower;
 pub mod lsp;

@@ -15,6 +15,16 @@ use std::fmt::Write;
 
 /// The whole program as canonical text, ending with a newline.
 pub fn program(p: &Program) -> String {
+    let mut out = declarations(p);
+    if !out.is_empty() && !p.body.is_empty() {
+        out.push('\n');
+    }
+    nodes(p, &p.body, 0, &mut out);
+    out
+}
+
+/// The declarations, one per line.
+pub fn declarations(p: &Program) -> String {
     let mut out = String::new();
     for q in &p.params {
         match q.default {
@@ -29,31 +39,42 @@ pub fn program(p: &Program) -> String {
     for a in &p.assumptions {
         let _ = writeln!(out, "assume {};", cond(p, a));
     }
-    for a in &p.arrays {
-        let kw = match a.elem {
-            ElemType::Real => "real",
-            ElemType::Int => "int",
-            ElemType::Array => "array",
-        };
-        out.push_str(kw);
-        out.push(' ');
-        out.push_str(&a.name);
-        if !a.dims.is_empty() {
-            out.push('[');
-            for (k, r) in a.dims.iter().enumerate() {
-                if k > 0 {
-                    out.push_str(", ");
-                }
-                let _ = write!(out, "{}..{}", expr(p, &r.lo.expr), expr(p, &r.hi.expr));
-            }
-            out.push(']');
-        }
+    for k in 0..p.arrays.len() {
+        out.push_str(&array_decl(p, ArrayId(k as u32)));
         out.push_str(";\n");
     }
-    if !out.is_empty() && !p.body.is_empty() {
-        out.push('\n');
+    out
+}
+
+/// `real A[1..N, 0..M]` (no `;`).
+pub fn array_decl(p: &Program, id: ArrayId) -> String {
+    let a = p.array_decl(id);
+    let mut out = String::new();
+    let kw = match a.elem {
+        ElemType::Real => "real",
+        ElemType::Int => "int",
+        ElemType::Array => "array",
+    };
+    out.push_str(kw);
+    out.push(' ');
+    out.push_str(&a.name);
+    if !a.dims.is_empty() {
+        out.push('[');
+        for (k, r) in a.dims.iter().enumerate() {
+            if k > 0 {
+                out.push_str(", ");
+            }
+            let _ = write!(out, "{}..{}", expr(p, &r.lo.expr), expr(p, &r.hi.expr));
+        }
+        out.push(']');
     }
-    nodes(p, &p.body, 0, &mut out);
+    out
+}
+
+/// Statements at an indentation depth (a procedure's body: 1).
+pub fn body(p: &Program, body: &[Node], depth: usize) -> String {
+    let mut out = String::new();
+    nodes(p, body, depth, &mut out);
     out
 }
 
@@ -197,6 +218,8 @@ fn write_expr(p: &Program, e: &Expr, out: &mut String) {
         ExprKind::Param(q) => out.push_str(&p.params[q.index()].name),
         ExprKind::Counter(c) => out.push_str(&p.counter_decl(*c).name),
         ExprKind::Access(a) => out.push_str(&access(p, a)),
+        // `*`: a dimension passed whole to a procedure (`fmt` of a call).
+        ExprKind::Call(f, args) if f == "*" && args.is_empty() => out.push('*'),
         ExprKind::Call(f, args) => {
             let _ = write!(out, "{f}({})", list(p, args));
         }

@@ -58,6 +58,17 @@ fn every_example_gives_its_code() {
                 ")".repeat(300)
             )),
             "E0008" => Some("y = 1;\n".repeat(150)),
+            "E0124" => {
+                let mut s = "real A[1..4];\nproc p0(real X[1..4])\n  X[1] = 0;\nend\n".to_string();
+                for k in 1..18 {
+                    s += &format!(
+                        "proc p{k}(real X[1..4])\n  call p{}(X);\n  call p{}(X);\nend\n",
+                        k - 1,
+                        k - 1
+                    );
+                }
+                Some(s + "call p17(A);\nuse(A[1]);\n")
+            }
             _ => None,
         };
         let Some(source) = example.or(generated) else {

@@ -6,7 +6,7 @@
 //! or the analysis cannot run at these sizes (a budget exceeded, say), 2 on
 //! usage or I/O errors.
 
-use super::{load_to, Budget, Input};
+use super::{load_to, Budget, Input, Loaded};
 use crate::dataflow::render::GroupWriter;
 use crate::dataflow::{self, DataflowError};
 use crate::db::resolve::{file_flow, file_groups, FileFlowError};
@@ -41,6 +41,17 @@ pub struct Args {
     /// core); the output is the same at every count (docs/scaling.md).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
+    /// σ at call granularity (each call instance one operation), from the
+    /// procedures' summaries or by inlining (docs/regions.md §7).
+    #[arg(long, value_enum, value_name = "HOW")]
+    pub calls: Option<CallsMode>,
+}
+
+/// `--calls`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CallsMode {
+    Summary,
+    Inline,
 }
 
 /// `--engine`.
@@ -158,6 +169,9 @@ pub fn run_to(args: &Args, mut out: &mut dyn Write, err: &mut dyn Write) -> Exit
         Ok(l) => l,
         Err(code) => return code,
     };
+    if let Some(mode) = args.calls {
+        return calls(&loaded, &config, mode, args.format, out, err);
+    }
     if args.symbolic {
         return symbolic(&loaded.program, args.format, out);
     }
@@ -424,4 +438,65 @@ pub fn diagnostic(e: &DataflowError, file: crate::diagnostics::FileId) -> Diagno
         Some(span) if !span.is_none() => d.primary(file, span, "here"),
         _ => d,
     }
+}
+
+/// `flow --calls summary|inline`: σ at call granularity, with a header
+/// saying whether the summaries were exact and how the two compare.
+fn calls(
+    loaded: &Loaded,
+    config: &crate::facts::Config,
+    mode: CallsMode,
+    format: FlowFormat,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> ExitCode {
+    if format != FlowFormat::Text {
+        let _ = writeln!(err, "error: `--calls` prints text only");
+        return ExitCode::from(2);
+    }
+    let source = loaded.files.source(loaded.file);
+    let calls = if crate::cfront::is_c_path(std::path::Path::new(loaded.files.name(loaded.file))) {
+        Default::default()
+    } else {
+        crate::lower::compile_calls(source, loaded.file).1
+    };
+    let p = &loaded.program;
+    let c = match crate::interproc::compare(p, &calls, config) {
+        Ok(c) => c,
+        Err(crate::interproc::Error::Dataflow(e)) => {
+            let d = diagnostic(&e, loaded.file);
+            let _ = write!(err, "{}", loaded.files.render_all(&[d]));
+            return ExitCode::from(1);
+        }
+        Err(crate::interproc::Error::Sizes(why)) => {
+            let d = crate::diagnostics::Diagnostic::error("E0301", why);
+            let _ = write!(err, "{}", loaded.files.render_all(&[d]));
+            return ExitCode::from(1);
+        }
+    };
+    let sizes: Vec<String> = p
+        .param_values(&config.params)
+        .unwrap_or_default()
+        .iter()
+        .zip(&p.params)
+        .map(|(v, q)| format!("{}={v}", q.name))
+        .collect();
+    let yes = |b: bool| if b { "yes" } else { "no" };
+    let _ = writeln!(
+        out,
+        "# sources at call granularity ({}) at {}, max-trips {}; summaries exact: {}; summary contains inline: {}; equal: {}",
+        if mode == CallsMode::Summary { "summary" } else { "inline" },
+        sizes.join(", "),
+        config.max_trips,
+        yes(c.exact),
+        yes(c.sound()),
+        yes(c.equal())
+    );
+    let flow = if mode == CallsMode::Summary {
+        &c.summary
+    } else {
+        &c.inline
+    };
+    let _ = write!(out, "{}", crate::interproc::render(p, &calls, flow));
+    ExitCode::SUCCESS
 }

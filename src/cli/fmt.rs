@@ -28,7 +28,14 @@ pub fn run(args: &Args) -> ExitCode {
             } else {
                 header(loaded.files.source(loaded.file))
             };
-            print!("{}", format_with_header(header, &loaded.program));
+            let source = loaded.files.source(loaded.file);
+            match crate::lower::format_procs(source, loaded.file) {
+                // A file with procedures prints them and its calls back.
+                Some(text) if !crate::cfront::is_c_path(&args.file) => {
+                    print!("{}", with_header(header, text))
+                }
+                _ => print!("{}", format_with_header(header, &loaded.program)),
+            }
             ExitCode::SUCCESS
         }
         Err(code) => code,
@@ -51,7 +58,10 @@ pub fn header(source: &str) -> &str {
 
 /// The canonical text of a program under a header.
 pub fn format_with_header(header: &str, program: &crate::model::Program) -> String {
-    let body = crate::print::program(program);
+    with_header(header, crate::print::program(program))
+}
+
+fn with_header(header: &str, body: String) -> String {
     if header.is_empty() {
         body
     } else {

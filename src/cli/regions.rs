@@ -7,7 +7,7 @@
 
 use crate::diagnostics::Diagnostic;
 use crate::model::Var;
-use crate::regions::{build, render};
+use crate::regions::{build, render, summary};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -52,16 +52,33 @@ pub fn run(args: &Args) -> ExitCode {
             }
         }
     }
+    // A procedure's integer parameters come after the file's: symbolic.
     let value = |v: Var| match v {
-        Var::Param(x) => values[x.index()],
+        Var::Param(x) => values.get(x.index()).copied().flatten(),
         Var::Counter(_) => None,
     };
     let sections = build::regions(p, &value);
     let at = |s: crate::model::Span| loaded.files.location(loaded.file, s.start as usize);
+    let calls = if crate::cfront::is_c_path(&args.file) {
+        Default::default()
+    } else {
+        let source = loaded.files.source(loaded.file);
+        crate::lower::compile_calls(source, loaded.file).1
+    };
     let text = match args.format {
-        RegionFormat::Text => render::text(p, &sections, &at),
-        RegionFormat::Json => format!("{}\n", render::json(p, &sections, &at)),
-        RegionFormat::Isl => render::isl(p, &sections, &at),
+        RegionFormat::Text => {
+            render::text(p, &sections, &at) + &summary::text(p, &calls, &value, &at)
+        }
+        RegionFormat::Json => {
+            let mut v = render::json(p, &sections, &at);
+            if !calls.procs.is_empty() {
+                let s = summary::json(p, &calls, &value, &at);
+                v["procedures"] = s["procedures"].clone();
+                v["calls"] = s["calls"].clone();
+            }
+            format!("{v}\n")
+        }
+        RegionFormat::Isl => render::isl(p, &sections, &at) + &summary::isl(p, &calls, &value, &at),
     };
     let mut out = std::io::stdout().lock();
     super::finish(out.write_all(text.as_bytes()).and_then(|()| out.flush()))

@@ -190,6 +190,9 @@ pub fn read_sources(
 /// Hover text (markdown) for whatever is at `offset`, with the span it is about.
 pub fn hover(db: &dyn salsa::Database, file: SourceFile, offset: u32) -> Option<(Span, String)> {
     let program = parse(db, file).program.as_ref()?;
+    if let Some(h) = call_hover(db, file, program, offset) {
+        return Some(h);
+    }
     let config = settings(db);
     let sizes = sizes(&config, program);
     let target = target_at(program, offset)?;
@@ -234,6 +237,44 @@ pub fn symbolic_hovers(
         .as_ref()
         .map(crate::symbolic::hovers)
         .unwrap_or_default()
+}
+
+/// On a procedure call (`.loop`): the procedure's summary as translated at
+/// that call (MOD, USE, KILL over the caller's arrays, symbolic;
+/// docs/regions.md §6). A call inside a procedure shows its first inlined
+/// instance.
+fn call_hover(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    program: &Program,
+    offset: u32,
+) -> Option<(Span, String)> {
+    if crate::cfront::is_c_path(std::path::Path::new(file.path(db))) {
+        return None;
+    }
+    let text = file.text(db);
+    if !text.contains("call") {
+        return None;
+    }
+    let (_, calls, _) = crate::lower::compile_calls(text, crate::diagnostics::FileId(0));
+    let site = calls
+        .sites
+        .iter()
+        .filter(|s| s.span.start <= offset && offset < s.span.end)
+        .min_by_key(|s| s.span.end - s.span.start)?;
+    let none = |_| None;
+    let summary = crate::regions::summary::summarize(&calls.procs[site.proc], &none);
+    let at = crate::regions::summary::at_call(program, &calls, site, &summary, &none);
+    let body = crate::regions::summary::call_text(program, &calls, site, &at);
+    let exact = if crate::regions::summary::call_exact(&at) {
+        "exact"
+    } else {
+        "approximate: MOD and USE may hold more, KILL less"
+    };
+    Some((
+        site.span,
+        format!("**summary at this call** ({exact})\n\n```\n{body}```"),
+    ))
 }
 
 fn read_hover(

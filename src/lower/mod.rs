@@ -16,8 +16,11 @@
 //! Lowering goes on after an error, to report as much as possible in one run;
 //! [`compile`] returns a program only when there was no error.
 
+mod procs;
 mod ranges;
 mod warnings;
+
+pub use procs::{affine_expr, compile_calls, format_procs, proc_header};
 
 use crate::diagnostics::{has_errors, Diagnostic, FileId};
 use crate::kinds::Kinds;
@@ -116,6 +119,18 @@ pub fn lower(tree: &ast::File, file: FileId) -> (Program, Vec<Diagnostic>) {
 
 /// [`lower`], taking the extension accesses of the kinds in `kinds`.
 pub fn lower_kinds(tree: &ast::File, file: FileId, kinds: &Kinds) -> (Program, Vec<Diagnostic>) {
+    let (program, _, diags) = lower_calls(tree, file, kinds, false);
+    (program, diags)
+}
+
+/// [`lower_kinds`], also returning the record of procedures and calls;
+/// `fold` keeps each call as one statement `call P(args)` (for printing).
+fn lower_calls(
+    tree: &ast::File,
+    file: FileId,
+    kinds: &Kinds,
+    fold: bool,
+) -> (Program, procs::Lowered, Vec<Diagnostic>) {
     let mut l = Lowerer {
         tree,
         kinds,
@@ -128,11 +143,13 @@ pub fn lower_kinds(tree: &ast::File, file: FileId, kinds: &Kinds) -> (Program, V
         sites: HashMap::with_hasher(NameHasher::default()),
         counters: 0,
         errors: 0,
+        procs: procs::State::new(tree, fold),
     };
     l.declarations(&tree.items);
     l.block(&tree.items, true);
-    let program = l.b.finish().unwrap_or_default();
-    (program, l.diags)
+    let program = std::mem::take(&mut l.b).finish().unwrap_or_default();
+    let lowered = l.procs.finish();
+    (program, lowered, l.diags)
 }
 
 /// A map keyed by interned names: a vector indexed by the key, since every
@@ -192,6 +209,8 @@ struct Lowerer<'a> {
     /// Counters created so far (the next one's id).
     counters: u32,
     errors: usize,
+    /// Procedures, calls and the frame of the call being inlined.
+    procs: procs::State<'a>,
 }
 
 /// Generated site names look like `_S12`, `_C3`, `_W1`: reserved for them.
@@ -214,6 +233,10 @@ impl<'a> Lowerer<'a> {
 
     /// Records an error; past [`MAX_ERRORS`] they are counted, not kept.
     fn error(&mut self, d: Diagnostic) {
+        if self.procs.quiet() {
+            // A procedure's body is checked once, at its definition.
+            return;
+        }
         self.errors += 1;
         if self.errors <= MAX_ERRORS {
             self.diags.push(d);
@@ -267,6 +290,7 @@ impl<'a> Lowerer<'a> {
                             .note("assumptions compare affine expressions of parameters, joined by `and`, `or`, `not`");
                         self.error(d);
                     }
+                    self.procs.assume(&c);
                     self.b.assume(c);
                 }
                 _ => {}
@@ -306,6 +330,7 @@ impl<'a> Lowerer<'a> {
         }
         match self.b.param_at(text, default, d.name.span) {
             Ok(id) => {
+                self.procs.global_param(text, default, d.name.span);
                 self.declare(d.name, Global::Param(id));
             }
             Err(e) => self.build_error(e, d.name.span),
@@ -355,6 +380,7 @@ impl<'a> Lowerer<'a> {
         for item in items {
             match item {
                 Item::Stmt(s) => self.stmt(s),
+                Item::Proc(p) => self.proc_def(p, top),
                 Item::Param(_, span) | Item::Assume(_, span) | Item::Array(_, _, span) => {
                     if !top {
                         let d = Diagnostic::error("E0009", "declarations must be at the top level")
@@ -375,7 +401,12 @@ impl<'a> Lowerer<'a> {
             self.error(d);
             return;
         }
-        if let Some(&first) = self.sites.get(text) {
+        if let Some(first) = self
+            .sites
+            .get(text)
+            .copied()
+            .or_else(|| self.procs.owned_site(text))
+        {
             let d = Diagnostic::error("E0110", format!("the label `{text}` is used twice"))
                 .primary(self.file, span, "used again here")
                 .secondary(self.file, first, "first used here")
@@ -397,19 +428,36 @@ impl<'a> Lowerer<'a> {
                 let label = self.prefix(&c.prefix);
                 let args = self.values(c.args);
                 let func = self.text(c.func);
-                self.b.call_at(label, c.prefix.copy, func, args, c.span);
+                self.b
+                    .call_at(label.as_deref(), c.prefix.copy, func, args, c.span);
             }
+            ast::Stmt::ProcCall(c) => self.proc_call(c),
         }
     }
 
-    fn prefix(&mut self, p: &'a ast::Prefix) -> Option<&'a str> {
+    /// The statement's label: as written, or inside an inlined call the
+    /// call's label path before it (`L.S`, `L._S1` when none is written).
+    fn prefix(&mut self, p: &'a ast::Prefix) -> Option<String> {
+        if let Some(label) = self
+            .procs
+            .inlined_label(p.label.as_ref().map(|l| l.text.as_str()))
+        {
+            let span = p.label.as_ref().map_or(Span::NONE, |l| l.span);
+            self.inlined_site(&label, span);
+            return Some(label);
+        }
         let l = p.label.as_ref()?;
         self.site_name(&l.text, l.span);
-        Some(&l.text)
+        Some(l.text.clone())
     }
 
+    /// Counters in scope: inside a procedure only its own.
     fn counter_in_scope(&self, sym: Spur) -> Option<InScope> {
-        self.scope.iter().rev().find(|c| c.sym == sym).copied()
+        self.scope[self.procs.scope_base()..]
+            .iter()
+            .rev()
+            .find(|c| c.sym == sym)
+            .copied()
     }
 
     /// A block past the depth limit was reported and emptied by the parser.
@@ -430,16 +478,17 @@ impl<'a> Lowerer<'a> {
         let name = match f.counter {
             Some(n) => {
                 self.check_counter_name(n);
-                self.text(n)
+                self.counter_name(self.text(n))
             }
-            None => "?",
+            None => "?".to_string(),
         };
         match self
             .b
-            .begin_for_at(name, lower, upper, step, f.parallel, f.header)
+            .begin_for_at(&name, lower, upper, step, f.parallel, f.header)
         {
             Ok(id) => {
                 self.counters += 1;
+                self.procs.open_loop(name);
                 if let Some(n) = f.counter {
                     self.scope.push(InScope {
                         sym: n.sym,
@@ -452,6 +501,7 @@ impl<'a> Lowerer<'a> {
                     self.scope.pop();
                     self.closed.insert(n.sym, n.span);
                 }
+                self.procs.close_loop();
                 self.end(f.span);
             }
             Err(e) => self.build_error(e, f.header),
@@ -494,7 +544,7 @@ impl<'a> Lowerer<'a> {
             .secondary(self.file, outer.span, "outer counter")
             .note("give the inner loop another counter name");
             self.error(d);
-        } else if let Some(&(g, first)) = self.globals.get(&n.sym) {
+        } else if let Some((g, first)) = self.global_in_proc(n.sym) {
             let what = match g {
                 Global::Param(_) => "a parameter",
                 Global::Array(..) => "an array",
@@ -521,9 +571,15 @@ impl<'a> Lowerer<'a> {
         }
         let name = w.name.map(|n| {
             let text = self.text(n);
-            self.site_name(text, n.span);
             self.check_while_name(n);
-            text
+            if self.procs.inlining() {
+                let fresh = self.counter_name(text);
+                self.inlined_site(&fresh, n.span);
+                fresh
+            } else {
+                self.site_name(text, n.span);
+                text.to_string()
+            }
         });
         // The condition sees the loop's own counter (the trip number).
         let id = CounterId(self.counters);
@@ -535,10 +591,13 @@ impl<'a> Lowerer<'a> {
             });
         }
         let cond = self.cond(w.cond);
-        match self.b.begin_while_at(name, cond, w.header) {
-            Ok(_) => {
+        match self.b.begin_while_at(name.as_deref(), cond, w.header) {
+            Ok(c) => {
                 self.counters += 1;
+                let _ = c;
+                self.procs.open_loop(name.clone().unwrap_or_default());
                 self.block(&w.body, false);
+                self.procs.close_loop();
                 self.end(w.span);
             }
             Err(e) => self.build_error(e, w.header),
@@ -554,7 +613,7 @@ impl<'a> Lowerer<'a> {
         let other = if let Some(c) = self.counter_in_scope(n.sym) {
             Some((c.span, "a counter in scope"))
         } else {
-            self.globals.get(&n.sym).map(|&(g, span)| match g {
+            self.global_in_proc(n.sym).map(|(g, span)| match g {
                 Global::Param(_) => (span, "a parameter"),
                 Global::Array(..) => (span, "an array"),
             })
@@ -571,11 +630,15 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn cond_name(&mut self, n: Option<ast::Name>) -> Option<&'a str> {
+    fn cond_name(&mut self, n: Option<ast::Name>) -> Option<String> {
         n.map(|n| {
             let text = self.text(n);
+            if let Some(name) = self.procs.inlined_cond(text) {
+                self.inlined_site(&name, n.span);
+                return name;
+            }
             self.site_name(text, n.span);
-            text
+            text.to_string()
         })
     }
 
@@ -587,9 +650,9 @@ impl<'a> Lowerer<'a> {
             let name = self.cond_name(br.name);
             let cond = self.cond(br.cond);
             let r = if k == 0 {
-                self.b.begin_if_at(name, cond, br.header)
+                self.b.begin_if_at(name.as_deref(), cond, br.header)
             } else {
-                self.b.elsif(name, cond, br.header)
+                self.b.elsif(name.as_deref(), cond, br.header)
             };
             if let Err(e) = r {
                 self.build_error(e, br.header);
@@ -625,7 +688,7 @@ impl<'a> Lowerer<'a> {
         let value = self.value(a.value);
         if let Some(target) = target {
             self.b
-                .assign_at(label, a.prefix.copy, target, a.op, value, a.span);
+                .assign_at(label.as_deref(), a.prefix.copy, target, a.op, value, a.span);
         }
     }
 
@@ -750,7 +813,12 @@ impl<'a> Lowerer<'a> {
             self.error(d);
             return None;
         }
-        match self.globals.get(&name.sym).copied() {
+        if self.procs.in_proc() {
+            if let Some(a) = self.formal_access(name, subscripts.clone(), span) {
+                return a;
+            }
+        }
+        match self.global_in_proc(name.sym) {
             Some((Global::Param(_), first)) => {
                 let (code, msg) = if write {
                     ("E0114", format!("cannot assign to the parameter `{text}`"))
@@ -825,6 +893,8 @@ impl<'a> Lowerer<'a> {
             )
             .primary(self.file, name.span, "not inside that loop here")
             .secondary(self.file, loop_span, "the loop it counts")
+        } else if let Some(d) = self.hidden_global(name) {
+            d
         } else {
             let hint = if what == "array" {
                 format!("declare it, e.g. `real {text}[1..N];`")
@@ -850,12 +920,29 @@ impl<'a> Lowerer<'a> {
         let kind = match e.kind {
             K::Int(Some(n)) => ExprKind::Int(n),
             K::Int(None) | K::Error => return dummy(),
+            K::Star => {
+                let d = Diagnostic::error(
+                    "E0120",
+                    "`*` stands only for a dimension passed to a procedure",
+                )
+                .primary(self.file, e.span, "not a subscript of a call's argument")
+                .note("write `call P(B[i, *])` to pass row `i` of `B`");
+                self.error(d);
+                return dummy();
+            }
             K::Unknown => ExprKind::Unknown,
             K::Name(n) => {
                 if let Some(c) = self.counter_in_scope(n.sym) {
                     ExprKind::Counter(c.id)
+                } else if let Some(x) = self.procs.scalar(n.sym) {
+                    return Expr::new(x.kind, e.span);
+                } else if self.procs.is_formal_array(n.sym) {
+                    match self.access(n, &[], e.span, false) {
+                        Some(a) => ExprKind::Access(a),
+                        None => return dummy(),
+                    }
                 } else {
-                    match self.globals.get(&n.sym).copied() {
+                    match self.global_in_proc(n.sym) {
                         Some((Global::Param(p), _)) => ExprKind::Param(p),
                         Some(_) => match self.access(n, &[], e.span, false) {
                             Some(a) => ExprKind::Access(a),
@@ -946,7 +1033,7 @@ fn collect_declarations<'t>(items: &'t [Item], out: &mut Vec<&'t Item>) {
                     collect_declarations(e, out);
                 }
             }
-            Item::Stmt(_) => {}
+            Item::Stmt(_) | Item::Proc(_) => {}
             decl => out.push(decl),
         }
     }

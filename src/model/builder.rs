@@ -434,6 +434,11 @@ impl ProgramBuilder {
         self.stmt(label, copy, kind, span)
     }
 
+    /// The ids the next statement and the next condition will get.
+    pub fn next_ids(&self) -> (StmtId, CondId) {
+        (StmtId(self.stmts), CondId(self.conds))
+    }
+
     /// How deep the builder is nested right now.
     pub fn depth(&self) -> usize {
         self.stack.len()

@@ -11,6 +11,7 @@
 
 mod affine;
 pub mod builder;
+pub mod calls;
 pub mod eval;
 mod span;
 
@@ -338,6 +339,31 @@ impl Expr {
         }
     }
 
+    /// A copy with every counter and every access (subscripts included)
+    /// replaced: what a pass that renumbers or rewrites a program uses.
+    pub fn map_parts(
+        &self,
+        counter: &dyn Fn(CounterId) -> CounterId,
+        access: &dyn Fn(&Access) -> Access,
+    ) -> Expr {
+        let kind = match &self.kind {
+            ExprKind::Counter(c) => ExprKind::Counter(counter(*c)),
+            ExprKind::Access(a) => ExprKind::Access(access(a)),
+            ExprKind::Call(f, args) => ExprKind::Call(
+                f.clone(),
+                args.iter().map(|a| a.map_parts(counter, access)).collect(),
+            ),
+            ExprKind::Neg(y) => ExprKind::Neg(Box::new(y.map_parts(counter, access))),
+            ExprKind::Binary(op, l, r) => ExprKind::Binary(
+                *op,
+                Box::new(l.map_parts(counter, access)),
+                Box::new(r.map_parts(counter, access)),
+            ),
+            k => k.clone(),
+        };
+        Expr::new(kind, self.span)
+    }
+
     /// Whether the value depends on nothing but integers, counters and
     /// parameters, so it is known once parameters have values.
     pub fn is_static(&self) -> bool {
@@ -440,9 +466,19 @@ impl Stmt {
     }
 }
 
-/// The label without a derived-version suffix: `S` for `S.2.1`.
+/// The label without a derived-version suffix: `S` for `S.2.1`. Name
+/// segments stay (`L.S`, statement `S` inlined at call `L`, is its own
+/// base; `L.S.2` has base `L.S`).
 pub fn base_label(label: &str) -> &str {
-    label.split('.').next().unwrap_or(label)
+    let mut end = label.len();
+    while let Some(dot) = label[..end].rfind('.') {
+        let seg = &label[dot + 1..end];
+        if seg.is_empty() || !seg.bytes().all(|b| b.is_ascii_digit()) {
+            break;
+        }
+        end = dot;
+    }
+    &label[..end]
 }
 
 impl Cond {

@@ -10,6 +10,7 @@ pub mod lmad;
 pub mod ops;
 pub mod poly;
 pub mod render;
+pub mod summary;
 
 pub use lmad::{Dim, Lmad};
 pub use poly::Poly;

@@ -81,6 +81,36 @@ pub enum Item {
     Assume(ExprId, Span),
     Array(ElemType, Vec<ArrayDecl>, Span),
     Stmt(Stmt),
+    /// `proc name(formals) ... end` (extension): only at the top level.
+    Proc(Proc),
+}
+
+/// A procedure definition (docs/language.md, *Procedures*).
+#[derive(Clone, Debug)]
+pub struct Proc {
+    pub name: Name,
+    pub formals: Vec<Formal>,
+    pub body: Vec<Item>,
+    /// From `proc` to the `)` of the parameter list.
+    pub header: Span,
+    pub span: Span,
+}
+
+/// One parameter of a procedure.
+#[derive(Clone, Debug)]
+pub struct Formal {
+    pub name: Name,
+    pub kind: FormalKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum FormalKind {
+    /// `real X[lo..hi, ...]` (or `int`/`array` with brackets, or `real s`):
+    /// an array passed by reference.
+    Array(ElemType, Vec<(ExprId, ExprId)>),
+    /// `int k`: an integer value, copied in.
+    Int,
 }
 
 #[derive(Clone, Debug)]
@@ -115,6 +145,18 @@ pub enum Stmt {
     If(If),
     Assign(Assign),
     Call(CallStmt),
+    /// `call name(args);` (extension): a call of a procedure.
+    ProcCall(ProcCall),
+}
+
+/// `L: call name(A, B[i, *], i + 1);`: array arguments are names or
+/// sections (`*` for each dimension passed), the others affine values.
+#[derive(Clone, Debug)]
+pub struct ProcCall {
+    pub prefix: Prefix,
+    pub proc: Name,
+    pub args: List,
+    pub span: Span,
 }
 
 #[derive(Clone, Debug)]
@@ -220,6 +262,8 @@ pub enum ExprKind {
     /// A binary operator with its two operands.
     Infix(Infix, ExprId, ExprId),
     Not(ExprId),
+    /// `*` as a subscript of a call argument: the dimension passed whole.
+    Star,
     /// Something the parser could not read (already reported).
     Error,
 }

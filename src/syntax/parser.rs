@@ -48,6 +48,7 @@ pub fn parse(source: &str, file: FileId) -> (File, Vec<Diagnostic>) {
         garbage: None,
         eof_reported: false,
         else_if: None,
+        star_ok: false,
     };
     p.cur = p.lex();
     let items = p.items(Block::Top);
@@ -71,6 +72,7 @@ enum Block {
     For,
     While,
     If,
+    Proc,
 }
 
 impl Block {
@@ -80,6 +82,7 @@ impl Block {
             Block::For => "for",
             Block::While => "while",
             Block::If => "if",
+            Block::Proc => "proc",
         }
     }
 }
@@ -116,6 +119,8 @@ struct Parser<'s> {
     eof_reported: bool,
     /// The first `else if` seen (see `if_rest`).
     else_if: Option<Span>,
+    /// Reading a procedure call's arguments: `*` may stand as a subscript.
+    star_ok: bool,
 }
 
 /// Infix operators: (left binding power, right binding power).
@@ -530,6 +535,7 @@ impl<'s> Parser<'s> {
                 let expected = match kind {
                     Block::For => Tok::For,
                     Block::While => Tok::While,
+                    Block::Proc => Tok::Eof,
                     _ => Tok::If,
                 };
                 if k.tok != expected {
@@ -593,6 +599,9 @@ impl<'s> Parser<'s> {
             Tok::For => Some(Item::Stmt(Stmt::For(self.for_loop()))),
             Tok::While => Some(Item::Stmt(Stmt::While(self.while_loop()))),
             Tok::If => Some(Item::Stmt(Stmt::If(self.if_stmt()))),
+            Tok::Ident if self.at_ident("proc") && self.peek_at(1).tok == Tok::Ident => {
+                Some(self.proc_def())
+            }
             Tok::Semi => {
                 let d = Diagnostic::error("E0002", "a `;` with no statement before it").primary(
                     self.file,
@@ -651,25 +660,10 @@ impl<'s> Parser<'s> {
                 self.sync();
                 return Item::Array(elem, decls, kw.span.to(self.prev));
             };
-            let mut dims = Vec::new();
-            while let Some(open) = self.eat(Tok::LBracket) {
-                loop {
-                    let lo = self.expr();
-                    if self.expect(Tok::DotDot).is_none() {
-                        self.sync();
-                        return Item::Array(elem, decls, kw.span.to(self.prev));
-                    }
-                    let hi = self.expr();
-                    dims.push((lo, hi));
-                    if self.eat(Tok::Comma).is_none() {
-                        break;
-                    }
-                }
-                if !self.close(Tok::RBracket, open.span) {
-                    self.sync();
-                    return Item::Array(elem, decls, kw.span.to(self.prev));
-                }
-            }
+            let Some(dims) = self.ranges() else {
+                self.sync();
+                return Item::Array(elem, decls, kw.span.to(self.prev));
+            };
             decls.push(ArrayDecl {
                 name,
                 dims,
@@ -681,6 +675,89 @@ impl<'s> Parser<'s> {
         }
         self.expect_semi();
         Item::Array(elem, decls, kw.span.to(self.prev))
+    }
+
+    /// Declared ranges `[lo..hi, ...][...]` after an array's name; `None`
+    /// after a syntax error (reported).
+    fn ranges(&mut self) -> Option<Vec<(ExprId, ExprId)>> {
+        let mut dims = Vec::new();
+        while let Some(open) = self.eat(Tok::LBracket) {
+            loop {
+                let lo = self.expr();
+                self.expect(Tok::DotDot)?;
+                let hi = self.expr();
+                dims.push((lo, hi));
+                if self.eat(Tok::Comma).is_none() {
+                    break;
+                }
+            }
+            if !self.close(Tok::RBracket, open.span) {
+                return None;
+            }
+        }
+        Some(dims)
+    }
+
+    /// `proc name(formal, ...) body end` (extension, docs/language.md).
+    fn proc_def(&mut self) -> Item {
+        let start = self.bump().span;
+        let name = self.bump();
+        let name = self.intern(name.span);
+        let mut formals = Vec::new();
+        if let Some(open) = self.expect(Tok::LParen) {
+            if self.eat(Tok::RParen).is_none() {
+                loop {
+                    match self.formal() {
+                        Some(f) => formals.push(f),
+                        None => {
+                            self.skip_expr();
+                            break;
+                        }
+                    }
+                    if self.eat(Tok::Comma).is_none() {
+                        break;
+                    }
+                }
+                self.close(Tok::RParen, open.span);
+            }
+        }
+        let header = start.to(self.prev);
+        let body = self.block(Block::Proc, start);
+        let end = self.end_block(Block::Proc, start);
+        Item::Proc(Proc {
+            name,
+            formals,
+            body,
+            header,
+            span: start.to(end),
+        })
+    }
+
+    /// `real X[lo..hi]`, `real s` (arrays by reference) or `int k` (a value).
+    fn formal(&mut self) -> Option<Formal> {
+        let kw = self.peek_at(0);
+        let elem = match kw.tok {
+            Tok::Real => ElemType::Real,
+            Tok::IntKw => ElemType::Int,
+            Tok::ArrayKw => ElemType::Array,
+            _ => {
+                self.expected("a parameter (`real X[1..N]`, `real s` or `int k`)");
+                return None;
+            }
+        };
+        self.bump();
+        let name = self.expect_name("a parameter name")?;
+        let dims = self.ranges()?;
+        let kind = if elem == ElemType::Int && dims.is_empty() {
+            FormalKind::Int
+        } else {
+            FormalKind::Array(elem, dims)
+        };
+        Some(Formal {
+            name,
+            kind,
+            span: kw.span.to(self.prev),
+        })
     }
 
     /// A closing bracket; on failure the error also points at the opener.
@@ -927,6 +1004,9 @@ impl<'s> Parser<'s> {
                 return None;
             }
         }
+        if self.at_ident("call") && self.peek_at(1).tok == Tok::Ident {
+            return self.proc_call(prefix, start);
+        }
         if matches!(self.peek(), Tok::For | Tok::While | Tok::If) {
             let d = Diagnostic::error(
                 "E0002",
@@ -1003,6 +1083,29 @@ impl<'s> Parser<'s> {
         }
     }
 
+    /// `call name(args);`, after its prefix.
+    fn proc_call(&mut self, prefix: Prefix, start: Span) -> Option<Item> {
+        self.bump();
+        let t = self.bump();
+        let proc = self.intern(t.span);
+        if !self.at(Tok::LParen) {
+            self.expected("`(` after the procedure's name");
+            self.sync();
+            return None;
+        }
+        let outer = std::mem::replace(&mut self.star_ok, true);
+        let args = self.list(Tok::RParen);
+        self.star_ok = outer;
+        let span = start.to(self.prev);
+        self.expect_semi();
+        Some(Item::Stmt(Stmt::ProcCall(ProcCall {
+            prefix,
+            proc,
+            args,
+            span,
+        })))
+    }
+
     /// `S:` or a derived label `S.1.2:`.
     fn label(&mut self) -> Option<Label> {
         let first = self.bump().span;
@@ -1013,10 +1116,11 @@ impl<'s> Parser<'s> {
         Some(Label { text, span })
     }
 
-    /// A derived-version suffix `.1.2`, appended to `text`.
+    /// A derived-version suffix `.1.2`, appended to `text`; a name
+    /// segment, `L.S`, is a statement `S` inlined at call `L` (extension).
     fn versions(&mut self, text: &mut String, what: &str) -> Option<()> {
         while self.eat(Tok::Dot).is_some() {
-            if self.at(Tok::Int) {
+            if self.at(Tok::Int) || self.at(Tok::Ident) {
                 let t = self.bump();
                 text.push('.');
                 text.push_str(self.text(t.span));
@@ -1270,6 +1374,12 @@ impl<'s> Parser<'s> {
             Tok::Ellipsis => {
                 self.bump();
                 self.leaf(ExprKind::Unknown, t.span)
+            }
+            Tok::Star
+                if self.star_ok && matches!(self.peek_at(1).tok, Tok::Comma | Tok::RBracket) =>
+            {
+                self.bump();
+                self.leaf(ExprKind::Star, t.span)
             }
             Tok::Ident => {
                 self.bump();

@@ -1,0 +1,68 @@
+//! The language server's hover on a procedure call (docs/regions.md §6):
+//! the procedure's summary as translated at that call, checked by hand on
+//! fixtures/procs/rows.loop (row i of B at L; V shifted by one and B[2, 0]
+//! at the call inside `fill`).
+
+#[path = "support/lsp_client.rs"]
+mod lsp_client;
+
+use lsp_client::Client;
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_arrayflow");
+
+fn pos(text: &str, needle: &str, skip: usize) -> Value {
+    let at = text.find(needle).expect("needle") + skip;
+    let line = text[..at].matches('\n').count();
+    let col = at - text[..at].rfind('\n').map_or(0, |k| k + 1);
+    json!({"line": line, "character": col})
+}
+
+#[test]
+fn hover_on_a_call_shows_its_translated_summary() {
+    let text = std::fs::read_to_string(format!(
+        "{}/fixtures/procs/rows.loop",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let u = "file:///work/rows.loop";
+    let mut c = Client::start(BIN);
+    c.open(u, &text);
+    let hover = |c: &mut Client, needle: &str, skip: usize| {
+        let h = c.call(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": u}, "position": pos(&text, needle, skip)}),
+        );
+        h["result"]["contents"]["value"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    let at_l = hover(&mut c, "L: call scale", 5);
+    assert!(
+        at_l.contains("(exact)") && at_l.contains("call L: scale"),
+        "{at_l}"
+    );
+    assert!(
+        at_l.contains("kill  B^{1}_{M} + M*i - M + i - 1 if M >= 0  (exact)"),
+        "{at_l}"
+    );
+    assert!(at_l.contains("use   s + 0 if M >= 0  (exact)"), "{at_l}");
+    let inner = hover(&mut c, "call scale(Y, Z[0], 1)", 3);
+    assert!(inner.contains("call F._P1: scale"), "{inner}");
+    assert!(
+        inner.contains("mod   V^{1}_{M} + 0 if M >= 0  (exact)"),
+        "{inner}"
+    );
+    assert!(
+        inner.contains("use   B + M + 1 if M >= 0  (exact)"),
+        "{inner}"
+    );
+    // F's summary is approximate: fill reads Y after writing it.
+    let at_f = hover(&mut c, "F: call fill", 4);
+    assert!(at_f.contains("approximate"), "{at_f}");
+    // Elsewhere the hovers are the usual ones.
+    let other = hover(&mut c, "R: use(B[1, 0]", 7);
+    assert!(!other.contains("summary at this call"), "{other}");
+    c.shutdown();
+}
