@@ -303,6 +303,7 @@ fn schedule_for(p: &Program, mut pick: impl FnMut() -> bool) -> Option<Schedule>
     for &l in &fors {
         let mut one = Schedule {
             parallel: vec![false; p.counters.len()],
+            affine: None,
         };
         one.parallel[l.index()] = true;
         let ok = samples.iter().all(|x| {
@@ -315,7 +316,10 @@ fn schedule_for(p: &Program, mut pick: impl FnMut() -> bool) -> Option<Schedule>
             parallel[l.index()] = true;
         }
     }
-    Some(Schedule { parallel })
+    Some(Schedule {
+        parallel,
+        affine: None,
+    })
 }
 
 /// What contracting one program gave.

@@ -79,6 +79,15 @@ struct Gathered {
 /// The contracted program for every parameter value as far as it can be
 /// checked (see the module documentation).
 pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Emitted, EmitError> {
+    if schedule.affine.is_some() {
+        return Err(EmitError::Other(
+            "`--emit code` under an affine schedule (`--schedule`) is not done: the program \
+             would have to be rescheduled (its loops rewritten to run in the order of the \
+             schedule's times), which this emitter does not do; without `--emit` the mapping \
+             is reported, and a loop-level schedule (`--parallel`, `doall`) is emitted"
+                .to_string(),
+        ));
+    }
     let named = |v: &[i64]| -> Vec<(String, i64)> {
         let names = program.params.iter().map(|q| q.name.clone());
         names.zip(v.iter().copied()).collect()
@@ -196,7 +205,7 @@ pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Em
             let what = pl
                 .dims
                 .iter()
-                .map(|&d| super::render::describe_dim(program, d))
+                .map(|&d| super::render::describe_dim(program, d, false))
                 .collect();
             (
                 format!(

@@ -11,6 +11,7 @@
 //! concrete sizes; `emit` checks its closed forms at other sizes.
 //! docs/expansion.md §10.
 
+pub mod affine;
 pub mod bound;
 pub mod dependences;
 pub mod emit;
@@ -21,7 +22,7 @@ pub mod schedule;
 
 pub use dependences::{Dependence, Violation};
 pub use mapping::{ArrayMap, Dim, Mapping, Unmappable};
-pub use schedule::{Order, Schedule};
+pub use schedule::{Breach, Order, Schedule};
 
 use crate::expansion::{sa, Expansion};
 use crate::model::Program;
@@ -32,6 +33,8 @@ pub struct Contraction {
     /// Parameter values of the analysis, in declaration order.
     pub params: Vec<i64>,
     pub parallel: Vec<String>,
+    /// The affine schedule, normalised, when there is one.
+    pub affine: Option<String>,
     pub dependences: Vec<Dependence>,
     pub mapping: Mapping,
     /// Per array: single-assignment cells, MSE cells (classes plus a
@@ -78,6 +81,7 @@ pub fn contract(
     Ok(Contraction {
         params: exp.inst.facts.params.iter().map(|&(_, v)| v).collect(),
         parallel: schedule.names(program),
+        affine: schedule.affine.as_ref().map(|a| a.text.clone()),
         dependences,
         mapping,
         sa: sa_cells,
