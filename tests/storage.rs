@@ -356,12 +356,7 @@ fn check(name: &str, p: &Program, s: &Schedule, t: &mut Tally) {
             if c.mapping.arrays.iter().any(|a| !a.dims.is_empty()) {
                 t.expanded += 1;
             }
-            let base: Vec<(String, i64)> = p
-                .params
-                .iter()
-                .zip(p.param_values(&[]).unwrap())
-                .map(|(q, v)| (q.name.clone(), v + 6))
-                .collect();
+            let base = support::defaults_plus(p, 6);
             let o = EquivOptions {
                 params: base,
                 seeds: 5,

@@ -55,6 +55,10 @@ pub struct Args {
     /// `{ R[i] -> [0, i]; S[i, j] -> [j, i] }` (docs/expansion.md §10).
     #[arg(long, value_name = "FILE", conflicts_with = "parallel")]
     pub schedule: Option<std::path::PathBuf>,
+    /// With `--transform contract`: arrays whose final contents are not
+    /// results; those never live together on a cell share storage.
+    #[arg(long, value_delimiter = ',')]
+    pub temporaries: Option<Vec<String>>,
 }
 
 /// `--emit`.
@@ -90,8 +94,10 @@ pub fn run(args: &Args) -> ExitCode {
     if args.transform == Transform::Contract {
         return contract(args, &loaded);
     }
-    if args.parallel.is_some() || args.schedule.is_some() {
-        eprintln!("error: `--parallel` and `--schedule` go with `--transform contract`");
+    if args.parallel.is_some() || args.schedule.is_some() || args.temporaries.is_some() {
+        eprintln!(
+            "error: `--parallel`, `--schedule` and `--temporaries` go with `--transform contract`"
+        );
         return ExitCode::from(2);
     }
     if let Some(emit) = args.emit {
@@ -188,6 +194,20 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
+    let mut temporaries = Vec::new();
+    for n in args.temporaries.iter().flatten() {
+        match program.array(n) {
+            Some(a) => temporaries.push(a),
+            None => {
+                let d = Diagnostic::error(
+                    "E0606",
+                    format!("`--temporaries {n}`: the program declares no array `{n}`"),
+                );
+                eprint!("{}", loaded.files.render(&d));
+                return ExitCode::from(1);
+            }
+        }
+    }
     let fail = |d: Diagnostic| {
         eprint!("{}", loaded.files.render(&d));
         ExitCode::from(1)
@@ -199,7 +219,7 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
             max_instances: args.budget.max_instances,
             allow_unproved: args.allow_unproved,
         };
-        return match storage::emit::checked(program, &schedule, &o) {
+        return match storage::emit::checked_with(program, &schedule, &temporaries, &o) {
             Ok(e) => {
                 let text = storage::emit::header(&e) + &e.text;
                 let stdout = std::io::stdout();
@@ -213,7 +233,8 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
         Ok(e) => e,
         Err(code) => return code,
     };
-    let c = match storage::contract(program, &exp, &schedule) {
+    let temps = args.temporaries.as_ref().map(|_| temporaries.as_slice());
+    let c = match storage::contract_with(program, &exp, &schedule, temps) {
         Ok(c) => c,
         Err(e) => {
             let e = storage::emit::EmitError::Storage(e);

@@ -17,7 +17,7 @@
 //! value: the header says which sizes were checked.
 
 use super::mapping::{self, Dim};
-use super::{contract, Order, Schedule, StorageError};
+use super::{contract_with, Order, Schedule, StorageError};
 use crate::codegen::{expr_of, vectors, Names, Options};
 use crate::expansion::{self, ExpansionError};
 use crate::model::builder::e::{access, bin, counter, read};
@@ -41,6 +41,10 @@ pub struct Emitted {
     pub arrays: Vec<(String, Vec<String>)>,
     pub sampled: Vec<Vec<(String, i64)>>,
     pub validated: Vec<Vec<(String, i64)>>,
+    /// Temporaries sharing storage: `T2 in T1`, one line per class.
+    pub shared: Vec<String>,
+    /// Sharing found at the samples but dropped: what and why.
+    pub unshared: Option<String>,
 }
 
 /// The span of a site.
@@ -79,6 +83,18 @@ struct Gathered {
 /// The contracted program for every parameter value as far as it can be
 /// checked (see the module documentation).
 pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Emitted, EmitError> {
+    checked_with(program, schedule, &[], o)
+}
+
+/// `checked`, the `temporaries` (arrays whose final contents are not
+/// results) sharing storage where `colour` finds they can at every sample;
+/// `equiv` then does not compare their final contents.
+pub fn checked_with(
+    program: &Program,
+    schedule: &Schedule,
+    temporaries: &[ArrayId],
+    o: &Options,
+) -> Result<Emitted, EmitError> {
     if schedule.affine.is_some() {
         return Err(EmitError::Other(
             "`--emit code` under an affine schedule (`--schedule`) is not done: the program \
@@ -94,6 +110,7 @@ pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Em
     };
     let mut exps = Vec::new();
     let mut dims: Vec<Vec<Dim>> = vec![Vec::new(); program.arrays.len()];
+    let mut classes: Option<Vec<Vec<ArrayId>>> = None;
     for (k, v) in vectors::samples(program, o)
         .map_err(EmitError::Other)?
         .into_iter()
@@ -108,10 +125,17 @@ pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Em
             // A size the analysis cannot take says nothing about the others.
             Err(_) => continue,
         };
-        let c = contract(program, &exp, schedule).map_err(EmitError::Storage)?;
+        let c = contract_with(program, &exp, schedule, Some(temporaries))
+            .map_err(EmitError::Storage)?;
         for a in &c.mapping.arrays {
             merge(&mut dims[a.array.index()], &a.dims);
         }
+        // Classes every sample agrees on.
+        let here = c.sharing.map(|x| x.classes).unwrap_or_default();
+        classes = match classes {
+            None => Some(here),
+            Some(v) => Some(v.into_iter().filter(|cl| here.contains(cl)).collect()),
+        };
         exps.push((v, exp));
     }
     let mut gathered: Vec<Gathered> = dims
@@ -154,51 +178,22 @@ pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Em
     }
     p.body = rewritten;
     derive_generated_labels(&mut p.body);
-    let text = crate::print::program(&p);
-    let (back, diags) = crate::lower::compile_errors(&text, crate::diagnostics::FileId(0));
-    let Some(back) = back.filter(|_| !diags.iter().any(|d| d.is_error())) else {
-        return Err(EmitError::Other(format!(
-            "internal error: the contracted program does not check: {diags:?}\n{text}"
-        )));
-    };
-    let sampled: Vec<Vec<(String, i64)>> = exps.iter().map(|(v, _)| named(v)).collect();
-    let raw: Vec<Vec<i64>> = exps.iter().map(|(v, _)| v.clone()).collect();
-    drop(exps);
-    let mut validated = Vec::new();
-    let at = sampled
+    // An array the contraction expands at some sample keeps its storage.
+    let classes: Vec<Vec<ArrayId>> = classes
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|cl| cl.iter().all(|a| dims[a.index()].is_empty()))
+        .collect();
+    let shared: Vec<String> = classes
         .iter()
-        .cloned()
-        .chain(vectors::validation(program, o, &raw).map_err(EmitError::Other)?);
-    for (k, v) in at.enumerate() {
-        let eo = crate::equiv::EquivOptions {
-            params: v.clone(),
-            seeds: 3,
-            ..Default::default()
-        };
-        match crate::equiv::equiv(program, &back, &eo) {
-            Ok(crate::equiv::Verdict::Agree(_)) => {
-                if k >= sampled.len() {
-                    validated.push(v)
-                }
-            }
-            Ok(crate::equiv::Verdict::Differ(m)) => {
-                return Err(EmitError::Other(format!(
-                    "the contracted program differs from the original at {}: {}{} (the mapping found at the samples does not hold there)",
-                    show(&v),
-                    m.what,
-                    m.failure.map(|f| format!(" fails: {f}")).unwrap_or_default()
-                )))
-            }
-            Err(e) if e.in_b => {
-                return Err(EmitError::Other(format!(
-                    "internal error: the contracted program: {}",
-                    e.message
-                )))
-            }
-            // The original itself fails at this size: no comparison.
-            Err(_) => {}
-        }
-    }
+        .map(|cl| {
+            let n: Vec<&str> = cl[1..]
+                .iter()
+                .map(|&a| program.array_decl(a).name.as_str())
+                .collect();
+            format!("{} in {}", n.join(", "), program.array_decl(cl[0]).name)
+        })
+        .collect();
     let arrays = plan
         .iter()
         .map(|pl| {
@@ -217,14 +212,100 @@ pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Em
             )
         })
         .collect();
-    Ok(Emitted {
-        program: back,
-        text,
-        parallel: schedule.names(program),
-        arrays,
-        sampled,
-        validated,
-    })
+    let sampled: Vec<Vec<(String, i64)>> = exps.iter().map(|(v, _)| named(v)).collect();
+    let raw: Vec<Vec<i64>> = exps.iter().map(|(v, _)| v.clone()).collect();
+    drop(exps);
+    let at: Vec<Vec<(String, i64)>> = sampled
+        .iter()
+        .cloned()
+        .chain(vectors::validation(program, o, &raw).map_err(EmitError::Other)?)
+        .collect();
+    let scratch: Vec<String> = temporaries
+        .iter()
+        .map(|&a| program.array_decl(a).name.clone())
+        .collect();
+    // Sharing found at the samples may not hold at a validation size
+    // (lifetimes that depend on the parameters): then none is emitted.
+    let mut unshared = None;
+    for classes in [classes, Vec::new()] {
+        let mut q = p.clone();
+        super::colour::apply(&mut q, &classes);
+        let text = crate::print::program(&q);
+        let (back, diags) = crate::lower::compile_errors(&text, crate::diagnostics::FileId(0));
+        let Some(back) = back.filter(|_| !diags.iter().any(|d| d.is_error())) else {
+            return Err(EmitError::Other(format!(
+                "internal error: the contracted program does not check: {diags:?}\n{text}"
+            )));
+        };
+        match validate(program, &back, &at, sampled.len(), &scratch) {
+            Ok(validated) => {
+                return Ok(Emitted {
+                    program: back,
+                    text,
+                    parallel: schedule.names(program),
+                    arrays,
+                    sampled,
+                    validated,
+                    shared: if unshared.is_some() {
+                        Vec::new()
+                    } else {
+                        shared
+                    },
+                    unshared,
+                });
+            }
+            Err(EmitError::Other(why)) if !classes.is_empty() => {
+                unshared = Some(format!("{}: {why}", shared.join("; ")));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    unreachable!("the attempt without sharing returns")
+}
+
+/// `back` compared with `program` by `equiv` at each vector of `at` (the
+/// first `sampled` are the samples), `scratch`'s final contents not
+/// compared: the validation vectors where they agree.
+fn validate(
+    program: &Program,
+    back: &Program,
+    at: &[Vec<(String, i64)>],
+    sampled: usize,
+    scratch: &[String],
+) -> Result<Vec<Vec<(String, i64)>>, EmitError> {
+    let mut validated = Vec::new();
+    for (k, v) in at.iter().enumerate() {
+        let eo = crate::equiv::EquivOptions {
+            params: v.clone(),
+            seeds: 3,
+            scratch: scratch.to_vec(),
+            ..Default::default()
+        };
+        match crate::equiv::equiv(program, back, &eo) {
+            Ok(crate::equiv::Verdict::Agree(_)) => {
+                if k >= sampled {
+                    validated.push(v.clone())
+                }
+            }
+            Ok(crate::equiv::Verdict::Differ(m)) => {
+                return Err(EmitError::Other(format!(
+                    "the contracted program differs from the original at {}: {}{} (the mapping found at the samples does not hold there)",
+                    show(v),
+                    m.what,
+                    m.failure.map(|f| format!(" fails: {f}")).unwrap_or_default()
+                )))
+            }
+            Err(e) if e.in_b => {
+                return Err(EmitError::Other(format!(
+                    "internal error: the contracted program: {}",
+                    e.message
+                )))
+            }
+            // The original itself fails at this size: no comparison.
+            Err(_) => {}
+        }
+    }
+    Ok(validated)
 }
 
 fn show(v: &[(String, i64)]) -> String {
@@ -266,6 +347,16 @@ pub fn header(e: &Emitted) -> String {
     }
     for (a, dims) in &e.arrays {
         h.push_str(&format!("# {a}: {}\n", dims.join(", ")));
+    }
+    for s in &e.shared {
+        h.push_str(&format!(
+            "# temporaries sharing storage: {s} (never live together on a cell)\n"
+        ));
+    }
+    if let Some(u) = &e.unshared {
+        h.push_str(&format!(
+            "# temporaries not sharing storage after all: {u}\n"
+        ));
     }
     h
 }

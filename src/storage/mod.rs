@@ -13,6 +13,7 @@
 
 pub mod affine;
 pub mod bound;
+pub mod colour;
 pub mod dependences;
 pub mod emit;
 pub mod mapping;
@@ -43,6 +44,9 @@ pub struct Contraction {
     pub sa: Vec<u64>,
     pub mse: Vec<u64>,
     pub bound: Vec<Option<u64>>,
+    /// Storage shared among the temporaries (`--temporaries`), if any
+    /// were named.
+    pub sharing: Option<colour::Sharing>,
 }
 
 /// Why there is no contraction.
@@ -61,6 +65,17 @@ pub fn contract(
     exp: &Expansion,
     schedule: &Schedule,
 ) -> Result<Contraction, StorageError> {
+    contract_with(program, exp, schedule, None)
+}
+
+/// `contract`, then the storage `temporaries` (arrays whose final contents
+/// are not results) can share (`colour`).
+pub fn contract_with(
+    program: &Program,
+    exp: &Expansion,
+    schedule: &Schedule,
+    temporaries: Option<&[crate::model::ArrayId]>,
+) -> Result<Contraction, StorageError> {
     let order = Order::new(program, &exp.inst.facts, schedule);
     let violations = dependences::violations(program, exp, &order);
     if !violations.is_empty() {
@@ -78,6 +93,7 @@ pub fn contract(
         mse_cells[k] = m.mse + m.dead_cells;
     }
     let bound = bound::live_values(exp, &order, n);
+    let sharing = temporaries.map(|t| colour::compute(program, exp, &order, &mapping, t));
     Ok(Contraction {
         params: exp.inst.facts.params.iter().map(|&(_, v)| v).collect(),
         parallel: schedule.names(program),
@@ -87,5 +103,6 @@ pub fn contract(
         sa: sa_cells,
         mse: mse_cells,
         bound,
+        sharing,
     })
 }

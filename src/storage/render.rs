@@ -159,6 +159,27 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
             c.bound[k].map_or("- (may-accesses)".to_string(), |b| b.to_string())
         )?;
     }
+    if let Some(sh) = &c.sharing {
+        let name = |a: crate::model::ArrayId| program.array_decl(a).name.as_str();
+        writeln!(
+            out,
+            "\ntemporaries sharing storage (never live together on a cell):"
+        )?;
+        if sh.classes.is_empty() {
+            writeln!(out, "  none")?;
+        }
+        for cl in &sh.classes {
+            let rest: Vec<&str> = cl[1..].iter().map(|&a| name(a)).collect();
+            writeln!(out, "  {} in {}", rest.join(", "), name(cl[0]))?;
+        }
+        for (a, b, why) in &sh.interfering {
+            writeln!(out, "  {} and {} interfere: {why}", name(*a), name(*b))?;
+        }
+        for (a, why) in &sh.excluded {
+            writeln!(out, "  {} cannot share: {why}", name(*a))?;
+        }
+        writeln!(out, "  cells saved: {}", sh.saved)?;
+    }
     Ok(())
 }
 
@@ -208,8 +229,23 @@ pub fn json(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
             })
         })
         .collect();
+    let sharing = c.sharing.as_ref().map(|sh| {
+        let name = |a: crate::model::ArrayId| program.array_decl(a).name.clone();
+        json!({
+            "classes": sh.classes.iter()
+                .map(|cl| cl.iter().map(|&a| name(a)).collect::<Vec<_>>())
+                .collect::<Vec<_>>(),
+            "interfering": sh.interfering.iter()
+                .map(|(a, b, why)| json!({"arrays": [name(*a), name(*b)], "reason": why}))
+                .collect::<Vec<_>>(),
+            "excluded": sh.excluded.iter()
+                .map(|(a, why)| json!({"array": name(*a), "reason": why}))
+                .collect::<Vec<_>>(),
+            "saved": sh.saved,
+        })
+    });
     let doc = json!({
-        "params": params, "parallel": c.parallel, "schedule": c.affine,
+        "params": params, "parallel": c.parallel, "schedule": c.affine, "sharing": sharing,
         "dependences": deps, "arrays": arrays,
     });
     writeln!(out, "{doc}")
