@@ -530,3 +530,62 @@ fn paper_fixtures_and_kernels_under_every_loop_that_can_be_parallel() {
     );
     assert!(t.emitted * 4 >= tried * 3, "{:#?}", t.refused);
 }
+
+#[test]
+fn plot_colours_figure_1_by_storage_place() {
+    // i parallel: s[i], so R[i] and S[i, 1..4] share one place per i: 20
+    // dots (n + n², n = 4), 4 colours of 5 dots, one per column. With no
+    // parallel loop, one place: one colour.
+    let dir = std::env::temp_dir().join(format!("af-storage-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fig1 = "fixtures/papers/storage-figure1.loop";
+    let fills = |svg: &std::path::Path| {
+        let text = std::fs::read_to_string(svg).unwrap();
+        let mut count: std::collections::BTreeMap<String, usize> = Default::default();
+        for c in text.split("<circle").skip(1) {
+            let fill = c
+                .split("fill=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap();
+            *count.entry(fill.to_string()).or_default() += 1;
+        }
+        count.into_values().collect::<Vec<_>>()
+    };
+    let svg = dir.join("f1.svg");
+    let out = svg.to_str().unwrap();
+    let (code, _, err) = cli(&[
+        "plot",
+        fig1,
+        "--transform",
+        "contract",
+        "--parallel",
+        "i",
+        "-o",
+        out,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("20 writes, 4 storage places"), "{err}");
+    assert_eq!(fills(&svg), [5, 5, 5, 5]);
+    let (code, _, err) = cli(&["plot", fig1, "--transform", "contract", "-o", out]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(fills(&svg), [20]);
+    // A schedule breaking a flow dependence: no mapping to draw.
+    let (code, _, _) = cli(&[
+        "plot",
+        fig1,
+        "--transform",
+        "contract",
+        "--parallel",
+        "j",
+        "-o",
+        out,
+    ]);
+    assert_eq!(code, 1);
+    // `--parallel` alone is a usage error.
+    let (code, _, _) = cli(&["plot", fig1, "--stmt", "S", "--parallel", "i", "-o", out]);
+    assert_eq!(code, 2);
+    std::fs::remove_dir_all(&dir).ok();
+}

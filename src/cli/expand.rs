@@ -252,7 +252,7 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
 
 /// E0602 (a parallel loop breaks a flow dependence), E0604 (no storage
 /// mapping or no contracted program).
-fn storage_diagnostic(
+pub(super) fn storage_diagnostic(
     program: &crate::model::Program,
     e: &crate::storage::emit::EmitError,
     file: crate::diagnostics::FileId,

@@ -144,6 +144,14 @@ pub(crate) fn raw(order: &Order, ranges: &[(i64, i64)], op: u32, d: Dim) -> i64 
     order.counter_at(op, c).unwrap_or(ranges[c.index()].0)
 }
 
+/// Where `op`'s write goes in the dimensions `ds` added to its array (its
+/// cell aside): each dimension's index, reduced.
+pub(crate) fn write_place(order: &Order, ranges: &[(i64, i64)], ds: &[Dim], op: u32) -> Vec<i64> {
+    ds.iter()
+        .map(|&d| Places::reduce(d, raw(order, ranges, op, d)))
+        .collect()
+}
+
 /// One step of the repair: places for every access under `dims`.
 struct Places<'a> {
     order: &'a Order<'a>,
@@ -478,11 +486,7 @@ fn races(
             }
         }
         if f.is_write(x) {
-            let e = ds
-                .iter()
-                .map(|&d| Places::reduce(d, places.raw(op, d)))
-                .collect();
-            put(e, true);
+            put(write_place(places.order, places.ranges, ds, op), true);
         }
     }
     events.sort_unstable();

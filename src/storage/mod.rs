@@ -18,6 +18,7 @@ pub mod dependences;
 pub mod emit;
 pub mod mapping;
 pub mod nodes;
+pub mod plot;
 pub mod render;
 pub mod schedule;
 
