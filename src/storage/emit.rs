@@ -17,7 +17,7 @@
 //! value: the header says which sizes were checked.
 
 use super::mapping::{self, Dim};
-use super::{contract_with, Order, Schedule, StorageError};
+use super::{Order, Schedule, StorageError};
 use crate::codegen::{expr_of, vectors, Names, Options};
 use crate::expansion::{self, ExpansionError};
 use crate::model::builder::e::{access, bin, counter, read};
@@ -125,13 +125,15 @@ pub fn checked_with(
             // A size the analysis cannot take says nothing about the others.
             Err(_) => continue,
         };
-        let c = contract_with(program, &exp, schedule, Some(temporaries))
-            .map_err(EmitError::Storage)?;
-        for a in &c.mapping.arrays {
+        let order = Order::new(program, &exp.inst.facts, schedule);
+        let (mapping, sharing) =
+            super::mapped(program, &exp, &order, Some(temporaries)).map_err(EmitError::Storage)?;
+        drop(order);
+        for a in &mapping.arrays {
             merge(&mut dims[a.array.index()], &a.dims);
         }
         // Classes every sample agrees on.
-        let here = c.sharing.map(|x| x.classes).unwrap_or_default();
+        let here = sharing.map(|x| x.classes).unwrap_or_default();
         classes = match classes {
             None => Some(here),
             Some(v) => Some(v.into_iter().filter(|cl| here.contains(cl)).collect()),
@@ -215,11 +217,7 @@ pub fn checked_with(
     let sampled: Vec<Vec<(String, i64)>> = exps.iter().map(|(v, _)| named(v)).collect();
     let raw: Vec<Vec<i64>> = exps.iter().map(|(v, _)| v.clone()).collect();
     drop(exps);
-    let at: Vec<Vec<(String, i64)>> = sampled
-        .iter()
-        .cloned()
-        .chain(vectors::validation(program, o, &raw).map_err(EmitError::Other)?)
-        .collect();
+    let at = vectors::validation(program, o, &raw).map_err(EmitError::Other)?;
     let scratch: Vec<String> = temporaries
         .iter()
         .map(|&a| program.array_decl(a).name.clone())
@@ -237,7 +235,7 @@ pub fn checked_with(
                 "internal error: the contracted program does not check: {diags:?}\n{text}"
             )));
         };
-        match validate(program, &back, &at, sampled.len(), &scratch) {
+        match validate(program, &back, &at, &sampled, &scratch) {
             Ok(validated) => {
                 return Ok(Emitted {
                     program: back,
@@ -263,49 +261,52 @@ pub fn checked_with(
     unreachable!("the attempt without sharing returns")
 }
 
-/// `back` compared with `program` by `equiv` at each vector of `at` (the
-/// first `sampled` are the samples), `scratch`'s final contents not
-/// compared: the validation vectors where they agree.
+/// `back` compared with `program` by `equiv` (3 seeds, `doall` shuffled,
+/// `scratch`'s final contents not compared) at the validation vectors
+/// `at`, as `codegen` validates MSE; at the samples only when none of
+/// those could be compared (the original fails there). The vectors
+/// compared.
 fn validate(
     program: &Program,
     back: &Program,
     at: &[Vec<(String, i64)>],
-    sampled: usize,
+    samples: &[Vec<(String, i64)>],
     scratch: &[String],
 ) -> Result<Vec<Vec<(String, i64)>>, EmitError> {
-    let mut validated = Vec::new();
-    for (k, v) in at.iter().enumerate() {
-        let eo = crate::equiv::EquivOptions {
-            params: v.clone(),
-            seeds: 3,
-            scratch: scratch.to_vec(),
-            ..Default::default()
-        };
-        match crate::equiv::equiv(program, back, &eo) {
-            Ok(crate::equiv::Verdict::Agree(_)) => {
-                if k >= sampled {
-                    validated.push(v.clone())
+    let mut compared = Vec::new();
+    for vs in [at, samples] {
+        for v in vs {
+            let eo = crate::equiv::EquivOptions {
+                params: v.clone(),
+                seeds: 3,
+                scratch: scratch.to_vec(),
+                ..Default::default()
+            };
+            match crate::equiv::equiv(program, back, &eo) {
+                Ok(crate::equiv::Verdict::Agree(_)) => compared.push(v.clone()),
+                Ok(crate::equiv::Verdict::Differ(m)) => {
+                    return Err(EmitError::Other(format!(
+                        "the contracted program differs from the original at {}: {}{} (the mapping found at the samples does not hold there)",
+                        show(v),
+                        m.what,
+                        m.failure.map(|f| format!(" fails: {f}")).unwrap_or_default()
+                    )))
                 }
+                Err(e) if e.in_b => {
+                    return Err(EmitError::Other(format!(
+                        "internal error: the contracted program: {}",
+                        e.message
+                    )))
+                }
+                // The original itself fails at this size: no comparison.
+                Err(_) => {}
             }
-            Ok(crate::equiv::Verdict::Differ(m)) => {
-                return Err(EmitError::Other(format!(
-                    "the contracted program differs from the original at {}: {}{} (the mapping found at the samples does not hold there)",
-                    show(v),
-                    m.what,
-                    m.failure.map(|f| format!(" fails: {f}")).unwrap_or_default()
-                )))
-            }
-            Err(e) if e.in_b => {
-                return Err(EmitError::Other(format!(
-                    "internal error: the contracted program: {}",
-                    e.message
-                )))
-            }
-            // The original itself fails at this size: no comparison.
-            Err(_) => {}
+        }
+        if !compared.is_empty() {
+            break;
         }
     }
-    Ok(validated)
+    Ok(compared)
 }
 
 fn show(v: &[(String, i64)]) -> String {
@@ -326,13 +327,13 @@ pub fn header(e: &Emitted) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let others = if e.validated.is_empty() {
-        String::new()
+    let checked = if e.validated.is_empty() {
+        "nowhere: the original fails at every size tried".to_string()
     } else {
-        format!(" and at {}", sizes(&e.validated))
+        sizes(&e.validated)
     };
     let mut h = format!(
-        "# storage under a schedule: parallel {}\n# checked by equiv with the doall loops shuffled at {}{others} (not proved for every parameter value)\n",
+        "# storage under a schedule: parallel {}\n# mapping found at {}; checked by equiv with the doall loops shuffled at {checked} (not proved for every parameter value)\n",
         if e.parallel.is_empty() {
             "none".to_string()
         } else {

@@ -69,6 +69,24 @@ pub fn contract(
     contract_with(program, exp, schedule, None)
 }
 
+/// The schedule checked against σ, the storage mapping, and the sharing
+/// among `temporaries`: what `emit` needs at each sample (none of the
+/// report's dependences, memory and bound).
+pub(crate) fn mapped(
+    program: &Program,
+    exp: &Expansion,
+    order: &Order,
+    temporaries: Option<&[crate::model::ArrayId]>,
+) -> Result<(Mapping, Option<colour::Sharing>), StorageError> {
+    let violations = dependences::violations(program, exp, order);
+    if !violations.is_empty() {
+        return Err(StorageError::Violated(violations));
+    }
+    let mapping = mapping::compute(program, exp, order).map_err(StorageError::Unmappable)?;
+    let sharing = temporaries.map(|t| colour::compute(program, exp, order, &mapping, t));
+    Ok((mapping, sharing))
+}
+
 /// `contract`, then the storage `temporaries` (arrays whose final contents
 /// are not results) can share (`colour`).
 pub fn contract_with(
@@ -78,12 +96,8 @@ pub fn contract_with(
     temporaries: Option<&[crate::model::ArrayId]>,
 ) -> Result<Contraction, StorageError> {
     let order = Order::new(program, &exp.inst.facts, schedule);
-    let violations = dependences::violations(program, exp, &order);
-    if !violations.is_empty() {
-        return Err(StorageError::Violated(violations));
-    }
+    let (mapping, sharing) = mapped(program, exp, &order, temporaries)?;
     let dependences = dependences::memory_based(program, exp, &order);
-    let mapping = mapping::compute(program, exp, &order).map_err(StorageError::Unmappable)?;
     let base = sa::single_assignment(program, exp);
     let memory = crate::expansion::render::memory(exp, &base);
     let n = program.arrays.len();
@@ -94,7 +108,6 @@ pub fn contract_with(
         mse_cells[k] = m.mse + m.dead_cells;
     }
     let bound = bound::live_values(exp, &order, n);
-    let sharing = temporaries.map(|t| colour::compute(program, exp, &order, &mapping, t));
     Ok(Contraction {
         params: exp.inst.facts.params.iter().map(|&(_, v)| v).collect(),
         parallel: schedule.names(program),
