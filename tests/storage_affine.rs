@@ -96,7 +96,7 @@ fn schedule_fixtures_give_their_expected_output() {
 }
 
 #[test]
-fn emit_code_under_an_affine_schedule_is_refused_with_the_reason() {
+fn emit_code_under_an_affine_schedule_only_as_its_doall_marking() {
     let fig1 = "fixtures/papers/storage-figure1.loop";
     let paper = "fixtures/storage/figure1-paper.schedule";
     let out = contract_cli(fig1, &["--schedule", paper, "--emit", "code"]);
@@ -104,6 +104,45 @@ fn emit_code_under_an_affine_schedule_is_refused_with_the_reason() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("E0604"), "{err}");
     assert!(err.contains("would have to be rescheduled"), "{err}");
+    // The paper's wavefront orders R[2] before S[1, 1], which `i` parallel
+    // would not: no `doall` marking stands for it.
+    assert!(err.contains("as no `doall` marking does"), "{err}");
+    // Time sequential, the two statements' rows in order and every i at
+    // once: the schedule is the marking `i` parallel, and the program
+    // emitted is the one `--parallel i` gives.
+    let jacobi = "fixtures/c/kernels/jacobi1d.loop";
+    let rows = "fixtures/storage/jacobi1d-rows.schedule";
+    let by_schedule = contract_cli(jacobi, &["--schedule", rows, "--emit", "code"]);
+    assert_eq!(by_schedule.status.code(), Some(0));
+    let by_loops = contract_cli(jacobi, &["--parallel", "i", "--emit", "code"]);
+    let text = String::from_utf8_lossy(&by_schedule.stdout).to_string();
+    assert!(
+        text.starts_with("# affine schedule { S[t, i] -> [t, 0]; U[t, i] -> [t, 1] }"),
+        "{text}"
+    );
+    let body = |t: &str| {
+        t.lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        body(&text),
+        body(&String::from_utf8_lossy(&by_loops.stdout))
+    );
+    // The program's own order: no loop parallel.
+    let own = contract_cli(
+        fig1,
+        &[
+            "--schedule",
+            "fixtures/storage/figure1-sequential.schedule",
+            "--emit",
+            "code",
+        ],
+    );
+    assert!(
+        String::from_utf8_lossy(&own.stdout).contains("# storage under a schedule: parallel none")
+    );
     // `--parallel` and `--schedule` together: a usage error.
     let out = contract_cli(fig1, &["--parallel", "i", "--schedule", paper]);
     assert_eq!(out.status.code(), Some(2));

@@ -45,6 +45,59 @@ pub struct Emitted {
     pub shared: Vec<String>,
     /// Sharing found at the samples but dropped: what and why.
     pub unshared: Option<String>,
+    /// The affine schedule the `doall` marking stands for, if any.
+    pub affine: Option<String>,
+}
+
+/// The loop-level schedule that orders every pair of operations as the
+/// affine `schedule` does at every sample size (the loops it leaves
+/// unordered at some sample made parallel: a loop of one trip at another
+/// says nothing), or why there is none.
+fn loop_level_twin(
+    program: &Program,
+    schedule: &Schedule,
+    o: &Options,
+) -> Result<Schedule, String> {
+    let mut exps = Vec::new();
+    for v in vectors::samples(program, o)? {
+        let mut config = crate::dataflow::Config::default();
+        let names = program.params.iter().map(|q| q.name.clone());
+        config.params = names.zip(v.iter().copied()).collect();
+        (config.max_trips, config.max_instances) = (o.max_trips, o.max_instances);
+        if let Ok(exp) = expansion::expand(program, &config) {
+            exps.push((config.params, exp));
+        }
+    }
+    let mut parallel = vec![false; program.counters.len()];
+    for (params, exp) in &exps {
+        let order = Order::new(program, &exp.inst.facts, schedule);
+        let here = order.unordered_loops(program).ok_or_else(|| {
+            format!(
+                "at {} it reorders two operations in one iteration of every common loop \
+                 (or there are more than 3,000 operations to compare)",
+                show(params)
+            )
+        })?;
+        for (p, h) in parallel.iter_mut().zip(here) {
+            *p |= h;
+        }
+    }
+    let twin = Schedule {
+        parallel,
+        affine: None,
+    };
+    for (params, exp) in &exps {
+        if !Order::new(program, &exp.inst.facts, schedule).same_as(program, &twin) {
+            return Err(format!(
+                "at {} it orders the operations as no `doall` marking does",
+                show(params)
+            ));
+        }
+    }
+    if exps.is_empty() {
+        return Err("no sample size could be analysed".to_string());
+    }
+    Ok(twin)
 }
 
 /// The span of a site.
@@ -95,14 +148,21 @@ pub fn checked_with(
     temporaries: &[ArrayId],
     o: &Options,
 ) -> Result<Emitted, EmitError> {
-    if schedule.affine.is_some() {
-        return Err(EmitError::Other(
-            "`--emit code` under an affine schedule (`--schedule`) is not done: the program \
-             would have to be rescheduled (its loops rewritten to run in the order of the \
-             schedule's times), which this emitter does not do; without `--emit` the mapping \
-             is reported, and a loop-level schedule (`--parallel`, `doall`) is emitted"
-                .to_string(),
-        ));
+    if let Some(a) = &schedule.affine {
+        // Emitted only as the `doall` marking that orders the operations
+        // exactly as the affine schedule does, at every sample.
+        let twin = loop_level_twin(program, schedule, o).map_err(|why| {
+            EmitError::Other(format!(
+                "`--emit code` under an affine schedule (`--schedule`) is done only when it \
+                 orders the operations as a `doall` marking does; {why}: the program would \
+                 have to be rescheduled (its loops rewritten to run in the order of the \
+                 schedule's times), which this emitter does not do; without `--emit` the \
+                 mapping is reported"
+            ))
+        })?;
+        let mut e = checked_with(program, &twin, temporaries, o)?;
+        e.affine = Some(a.text.clone());
+        return Ok(e);
     }
     let named = |v: &[i64]| -> Vec<(String, i64)> {
         let names = program.params.iter().map(|q| q.name.clone());
@@ -244,6 +304,7 @@ pub fn checked_with(
                     arrays,
                     sampled,
                     validated,
+                    affine: None,
                     shared: if unshared.is_some() {
                         Vec::new()
                     } else {
@@ -332,7 +393,10 @@ pub fn header(e: &Emitted) -> String {
     } else {
         sizes(&e.validated)
     };
-    let mut h = format!(
+    let mut h = e.affine.as_ref().map_or(String::new(), |a| {
+        format!("# affine schedule {a}: ordering the operations as this doall marking does at every sample\n")
+    });
+    h += &format!(
         "# storage under a schedule: parallel {}\n# mapping found at {}; checked by equiv with the doall loops shuffled at {checked} (not proved for every parameter value)\n",
         if e.parallel.is_empty() {
             "none".to_string()

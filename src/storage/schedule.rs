@@ -89,6 +89,9 @@ impl Schedule {
     }
 }
 
+/// The most operations `Order::loop_level_twin` compares pairwise.
+const TWIN_LIMIT: usize = 3000;
+
 /// The schedule over the operations of one bounded analysis.
 pub struct Order<'a> {
     pub facts: &'a Facts,
@@ -192,6 +195,42 @@ impl<'a> Order<'a> {
             Kept::Broken(x) => Some(x),
             _ => None,
         }
+    }
+
+    /// The loops whose iterations the schedule leaves unordered or
+    /// reverses (some pair of operations first differs in them and is not
+    /// kept in order), by counter; None when a pair in one iteration of
+    /// every common loop is not kept, or past `TWIN_LIMIT` operations (the
+    /// check is pairwise). With `same_as`, what finds the `doall` marking
+    /// an affine schedule stands for.
+    pub fn unordered_loops(&self, program: &Program) -> Option<Vec<bool>> {
+        let n = self.facts.n_ops();
+        if n > TWIN_LIMIT {
+            return None;
+        }
+        let mut parallel = vec![false; program.counters.len()];
+        for a in 0..n as u32 {
+            for b in a + 1..n as u32 {
+                match self.broken_by(a, b) {
+                    Some(Breach::Loop(c)) => parallel[c.index()] = true,
+                    Some(Breach::Body) => return None,
+                    None => {}
+                }
+            }
+        }
+        Some(parallel)
+    }
+
+    /// Whether `other` keeps exactly the same pairs of operations in order
+    /// (at most `TWIN_LIMIT` operations).
+    pub fn same_as(&self, program: &Program, other: &Schedule) -> bool {
+        let n = self.facts.n_ops();
+        let o = Order::new(program, self.facts, other);
+        n <= TWIN_LIMIT
+            && (0..n as u32).all(|a| {
+                (a + 1..n as u32)
+                    .all(|b| self.broken_by(a, b).is_some() == o.broken_by(a, b).is_some())
+            })
     }
 
     /// Every operation's step in one execution of the schedule (from 1; 0
