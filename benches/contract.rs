@@ -24,6 +24,8 @@ const KERNELS: &[(&str, &[&str])] = &[
     ("fixtures/c/kernels/matmul.loop", &["i", "j"]),
     ("fixtures/c/kernels/lu.loop", &["i"]),
     ("fixtures/papers/maydan-1.7-unused-index.loop", &["j"]),
+    ("fixtures/c/kernels/heat1d.loop", &["i"]),
+    ("fixtures/c/kernels/heat2d.loop", &["i", "j"]),
 ];
 
 fn source(file: &str) -> String {

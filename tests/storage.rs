@@ -143,16 +143,20 @@ fn figure_1_contracted_program_agrees_and_uses_s_of_n() {
 
 #[test]
 fn kernels_need_no_expansion_under_their_natural_schedules() {
-    // jacobi-1d/2d, time sequential and space parallel: the two buffers as
-    // they are, 2 × the original array A; matmul with i, j parallel: C's
-    // N² cells; lu with i parallel: A's N².
+    // jacobi-1d/2d and heat-1d/2d, time sequential and space parallel: the
+    // two buffers as they are, 2 × the original array A; matmul with i, j
+    // parallel: C's N² cells; lu with i parallel: A's N². Each within
+    // 1.25 × the live-value bound: every cell of heat1d's B is live (U
+    // reads the two boundary cells no statement writes), heat2d's and
+    // jacobi2d's 4 corners are never read (36 / 32), jacobi1d's B[0] and
+    // B[N - 1] never (10 / 8).
     type Case<'a> = (
         &'a str,
         &'a [&'a str],
         &'a [(&'a str, i64)],
         &'a [(&'a str, u64)],
     );
-    let cases: [Case; 4] = [
+    let cases: [Case; 6] = [
         ("jacobi1d", &["i"], &[("N", 10)], &[("A", 10), ("B", 10)]),
         (
             "jacobi2d",
@@ -162,6 +166,8 @@ fn kernels_need_no_expansion_under_their_natural_schedules() {
         ),
         ("matmul", &["i", "j"], &[("N", 5)], &[("C", 25)]),
         ("lu", &["i"], &[("N", 5)], &[("A", 25)]),
+        ("heat1d", &["i"], &[("N", 10)], &[("A", 10), ("B", 10)]),
+        ("heat2d", &["i", "j"], &[("N", 6)], &[("A", 36), ("B", 36)]),
     ];
     for (k, par, params, cells) in cases {
         let p = read(&format!("fixtures/c/kernels/{k}.loop"));
@@ -169,7 +175,8 @@ fn kernels_need_no_expansion_under_their_natural_schedules() {
         for &(a, n) in cells {
             assert!(array(&c, a).dims.is_empty(), "{k} {a}");
             assert_eq!(array(&c, a).cells, n, "{k} {a}");
-            assert!(Some(array(&c, a).cells) >= c.bound[array(&c, a).array.index()]);
+            let bound = c.bound[array(&c, a).array.index()].unwrap();
+            assert!(n >= bound && n * 4 <= bound * 5, "{k} {a}: {n} / {bound}");
         }
         let s = Schedule::new(&p, Some(&names(par))).unwrap();
         let e = emit::checked(&p, &s, &Options::default()).unwrap();
@@ -303,6 +310,7 @@ fn schedule_for(p: &Program, mut pick: impl FnMut() -> bool) -> Option<Schedule>
     for &l in &fors {
         let mut one = Schedule {
             parallel: vec![false; p.counters.len()],
+            affine: None,
         };
         one.parallel[l.index()] = true;
         let ok = samples.iter().all(|x| {
@@ -315,7 +323,10 @@ fn schedule_for(p: &Program, mut pick: impl FnMut() -> bool) -> Option<Schedule>
             parallel[l.index()] = true;
         }
     }
-    Some(Schedule { parallel })
+    Some(Schedule {
+        parallel,
+        affine: None,
+    })
 }
 
 /// What contracting one program gave.
@@ -352,12 +363,7 @@ fn check(name: &str, p: &Program, s: &Schedule, t: &mut Tally) {
             if c.mapping.arrays.iter().any(|a| !a.dims.is_empty()) {
                 t.expanded += 1;
             }
-            let base: Vec<(String, i64)> = p
-                .params
-                .iter()
-                .zip(p.param_values(&[]).unwrap())
-                .map(|(q, v)| (q.name.clone(), v + 6))
-                .collect();
+            let base = support::defaults_plus(p, 6);
             let o = EquivOptions {
                 params: base,
                 seeds: 5,
@@ -523,4 +529,63 @@ fn paper_fixtures_and_kernels_under_every_loop_that_can_be_parallel() {
         t.refused
     );
     assert!(t.emitted * 4 >= tried * 3, "{:#?}", t.refused);
+}
+
+#[test]
+fn plot_colours_figure_1_by_storage_place() {
+    // i parallel: s[i], so R[i] and S[i, 1..4] share one place per i: 20
+    // dots (n + n², n = 4), 4 colours of 5 dots, one per column. With no
+    // parallel loop, one place: one colour.
+    let dir = std::env::temp_dir().join(format!("af-storage-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fig1 = "fixtures/papers/storage-figure1.loop";
+    let fills = |svg: &std::path::Path| {
+        let text = std::fs::read_to_string(svg).unwrap();
+        let mut count: std::collections::BTreeMap<String, usize> = Default::default();
+        for c in text.split("<circle").skip(1) {
+            let fill = c
+                .split("fill=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap();
+            *count.entry(fill.to_string()).or_default() += 1;
+        }
+        count.into_values().collect::<Vec<_>>()
+    };
+    let svg = dir.join("f1.svg");
+    let out = svg.to_str().unwrap();
+    let (code, _, err) = cli(&[
+        "plot",
+        fig1,
+        "--transform",
+        "contract",
+        "--parallel",
+        "i",
+        "-o",
+        out,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("20 writes, 4 storage places"), "{err}");
+    assert_eq!(fills(&svg), [5, 5, 5, 5]);
+    let (code, _, err) = cli(&["plot", fig1, "--transform", "contract", "-o", out]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(fills(&svg), [20]);
+    // A schedule breaking a flow dependence: no mapping to draw.
+    let (code, _, _) = cli(&[
+        "plot",
+        fig1,
+        "--transform",
+        "contract",
+        "--parallel",
+        "j",
+        "-o",
+        out,
+    ]);
+    assert_eq!(code, 1);
+    // `--parallel` alone is a usage error.
+    let (code, _, _) = cli(&["plot", fig1, "--stmt", "S", "--parallel", "i", "-o", out]);
+    assert_eq!(code, 2);
+    std::fs::remove_dir_all(&dir).ok();
 }

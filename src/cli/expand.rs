@@ -51,6 +51,14 @@ pub struct Args {
     /// marked `doall`.
     #[arg(long, value_delimiter = ',')]
     pub parallel: Option<Vec<String>>,
+    /// With `--transform contract`: an affine schedule in isl notation,
+    /// `{ R[i] -> [0, i]; S[i, j] -> [j, i] }` (docs/expansion.md §10).
+    #[arg(long, value_name = "FILE", conflicts_with = "parallel")]
+    pub schedule: Option<std::path::PathBuf>,
+    /// With `--transform contract`: arrays whose final contents are not
+    /// results; those never live together on a cell share storage.
+    #[arg(long, value_delimiter = ',')]
+    pub temporaries: Option<Vec<String>>,
 }
 
 /// `--emit`.
@@ -86,8 +94,10 @@ pub fn run(args: &Args) -> ExitCode {
     if args.transform == Transform::Contract {
         return contract(args, &loaded);
     }
-    if args.parallel.is_some() {
-        eprintln!("error: `--parallel` goes with `--transform contract`");
+    if args.parallel.is_some() || args.schedule.is_some() || args.temporaries.is_some() {
+        eprintln!(
+            "error: `--parallel`, `--schedule` and `--temporaries` go with `--transform contract`"
+        );
         return ExitCode::from(2);
     }
     if let Some(emit) = args.emit {
@@ -169,17 +179,35 @@ fn emit_code(args: &Args, loaded: &super::Loaded, c: bool) -> ExitCode {
 fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
     use crate::storage::{self, Schedule};
     let program = &loaded.program;
-    let schedule = match Schedule::new(program, args.parallel.as_deref()) {
-        Ok(s) => s,
-        Err(storage::schedule::UnknownLoop(name)) => {
+    let schedule = match &args.schedule {
+        Some(path) => affine_schedule(program, path),
+        None => Schedule::new(program, args.parallel.as_deref()).map_err(|e| {
             let d = Diagnostic::error(
                 "E0603",
-                format!("`--parallel {name}`: no `for` loop has the counter `{name}`"),
+                format!("`--parallel {0}`: no `for` loop has the counter `{0}`", e.0),
             );
             eprint!("{}", loaded.files.render(&d));
-            return ExitCode::from(1);
-        }
+            ExitCode::from(1)
+        }),
     };
+    let schedule = match schedule {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let mut temporaries = Vec::new();
+    for n in args.temporaries.iter().flatten() {
+        match program.array(n) {
+            Some(a) => temporaries.push(a),
+            None => {
+                let d = Diagnostic::error(
+                    "E0606",
+                    format!("`--temporaries {n}`: the program declares no array `{n}`"),
+                );
+                eprint!("{}", loaded.files.render(&d));
+                return ExitCode::from(1);
+            }
+        }
+    }
     let fail = |d: Diagnostic| {
         eprint!("{}", loaded.files.render(&d));
         ExitCode::from(1)
@@ -191,7 +219,7 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
             max_instances: args.budget.max_instances,
             allow_unproved: args.allow_unproved,
         };
-        return match storage::emit::checked(program, &schedule, &o) {
+        return match storage::emit::checked_with(program, &schedule, &temporaries, &o) {
             Ok(e) => {
                 let text = storage::emit::header(&e) + &e.text;
                 let stdout = std::io::stdout();
@@ -205,7 +233,8 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
         Ok(e) => e,
         Err(code) => return code,
     };
-    let c = match storage::contract(program, &exp, &schedule) {
+    let temps = args.temporaries.as_ref().map(|_| temporaries.as_slice());
+    let c = match storage::contract_with(program, &exp, &schedule, temps) {
         Ok(c) => c,
         Err(e) => {
             let e = storage::emit::EmitError::Storage(e);
@@ -223,7 +252,7 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
 
 /// E0602 (a parallel loop breaks a flow dependence), E0604 (no storage
 /// mapping or no contracted program).
-fn storage_diagnostic(
+pub(super) fn storage_diagnostic(
     program: &crate::model::Program,
     e: &crate::storage::emit::EmitError,
     file: crate::diagnostics::FileId,
@@ -234,9 +263,22 @@ fn storage_diagnostic(
     match e {
         EmitError::Storage(StorageError::Violated(v)) => {
             let first = &v[0];
-            let mut d = Diagnostic::error(
-                "E0602",
-                format!(
+            let show = |t: &[i64]| {
+                let v: Vec<String> = t.iter().map(|x| x.to_string()).collect();
+                format!("[{}]", v.join(", "))
+            };
+            let message = match &first.times {
+                Some((ts, tr)) => format!(
+                    "the schedule breaks a flow dependence: {} reads `{}` (its read {}) written by \
+                     {}, which is not scheduled before it (times {} and {})",
+                    first.read,
+                    first.array,
+                    first.access,
+                    first.source,
+                    show(ts),
+                    show(tr)
+                ),
+                None => format!(
                     "parallel loop `{}` breaks a flow dependence: {} reads `{}` (its read {}) \
                      written by {} in another iteration of `{}`",
                     first.loop_name,
@@ -246,13 +288,17 @@ fn storage_diagnostic(
                     first.source,
                     first.loop_name
                 ),
-            )
-            .primary(file, span(first.read_site), "this read")
-            .secondary(file, span(first.source_site), "its source");
+            };
+            let mut d = Diagnostic::error("E0602", message)
+                .primary(file, span(first.read_site), "this read")
+                .secondary(file, span(first.source_site), "its source");
             for o in v {
+                let by = match &o.times {
+                    Some(_) => "the schedule".to_string(),
+                    None => format!("`{}`", o.loop_name),
+                };
                 d = d.note(format!(
-                    "`{}` breaks {} flow pair(s) {} -> {} on {} (e.g. {} -> {})",
-                    o.loop_name,
+                    "{by} breaks {} flow pair(s) {} -> {} on {} (e.g. {} -> {})",
                     o.count,
                     program.site_name(o.source_site),
                     program.site_name(o.read_site),
@@ -275,5 +321,31 @@ fn storage_diagnostic(
         }
         EmitError::Expansion(x) => diagnostic(x, file),
         EmitError::Other(msg) => Diagnostic::error("E0604", msg.clone()),
+    }
+}
+
+/// `--schedule FILE`: the affine schedule, or exit 2 when FILE cannot be
+/// read, 1 after E0605 pointing into it.
+fn affine_schedule(
+    program: &crate::model::Program,
+    path: &std::path::Path,
+) -> Result<crate::storage::Schedule, ExitCode> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", path.display());
+            return Err(ExitCode::from(2));
+        }
+    };
+    match crate::storage::affine::parse(program, &text) {
+        Ok(a) => Ok(crate::storage::Schedule::affine(program, a)),
+        Err(e) => {
+            let mut files = crate::diagnostics::SourceFiles::new();
+            let file = files.add(path.display().to_string(), text);
+            let d = Diagnostic::error("E0605", format!("schedule: {}", e.message))
+                .primary(file, e.span, "here");
+            eprint!("{}", files.render(&d));
+            Err(ExitCode::from(1))
+        }
     }
 }

@@ -1,7 +1,9 @@
 //! `arrayflow plot FILE [--param N=4] --stmt S [--stmt T] -o out.svg`: the
 //! 2-D iteration domain of the statements, coloured by class, with data-flow
-//! arrows (Figures 4 and 5 of the paper). Exit 0 on success, 1 when the
-//! program has errors or cannot be plotted, 2 on usage or I/O errors.
+//! arrows (Figures 4 and 5 of the paper); with `--transform contract
+//! [--parallel i]`, coloured by the storage place each write goes to under
+//! the schedule (`storage::plot`). Exit 0 on success, 1 when the program
+//! has errors or cannot be plotted, 2 on usage or I/O errors.
 
 use super::{load, Budget, Input};
 use crate::expansion::plot;
@@ -14,8 +16,20 @@ pub struct Args {
     pub input: Input,
     /// A statement label to draw; repeat for several statements that share
     /// their two outer loops.
-    #[arg(long = "stmt", value_name = "LABEL", required = true)]
+    #[arg(
+        long = "stmt",
+        value_name = "LABEL",
+        required_unless_present = "transform"
+    )]
     pub stmts: Vec<String>,
+    /// `contract`: the storage mapping under the schedule (every statement
+    /// in a loop unless `--stmt` says which); `mse` (the default): classes.
+    #[arg(long, value_enum)]
+    pub transform: Option<super::expand::Transform>,
+    /// With `--transform contract`: the loops to run in parallel (else the
+    /// `doall` marks).
+    #[arg(long, value_delimiter = ',')]
+    pub parallel: Option<Vec<String>>,
     /// The SVG file to write.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
@@ -47,6 +61,18 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(e) => e,
         Err(code) => return code,
     };
+    match args.transform {
+        Some(super::expand::Transform::Contract) => return contract(args, &loaded, &exp, &stmts),
+        Some(super::expand::Transform::Sa) => {
+            eprintln!("error: `plot` draws `--transform mse` or `contract`");
+            return ExitCode::from(2);
+        }
+        _ if args.parallel.is_some() => {
+            eprintln!("error: `--parallel` goes with `--transform contract`");
+            return ExitCode::from(2);
+        }
+        _ => {}
+    }
     match plot::plot(program, &exp, &stmts, &args.output, args.all_arrows) {
         Ok(s) => {
             eprintln!(
@@ -55,6 +81,49 @@ pub fn run(args: &Args) -> ExitCode {
                 s.operations,
                 s.classes,
                 s.arrows
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `--transform contract`: the storage mapping under the schedule.
+fn contract(
+    args: &Args,
+    loaded: &super::Loaded,
+    exp: &crate::expansion::Expansion,
+    stmts: &[crate::model::StmtId],
+) -> ExitCode {
+    use crate::storage::{self, Order, Schedule};
+    let program = &loaded.program;
+    let schedule = match Schedule::new(program, args.parallel.as_deref()) {
+        Ok(s) => s,
+        Err(storage::schedule::UnknownLoop(n)) => {
+            eprintln!("error: `--parallel {n}`: no `for` loop has the counter `{n}`");
+            return ExitCode::from(1);
+        }
+    };
+    let c = match storage::contract(program, exp, &schedule) {
+        Ok(c) => c,
+        Err(e) => {
+            let e = storage::emit::EmitError::Storage(e);
+            let d = super::expand::storage_diagnostic(program, &e, loaded.file);
+            eprint!("{}", loaded.files.render(&d));
+            return ExitCode::from(1);
+        }
+    };
+    let order = Order::new(program, &exp.inst.facts, &schedule);
+    match storage::plot::plot(program, exp, &order, &c.mapping, stmts, &args.output) {
+        Ok(s) => {
+            eprintln!(
+                "wrote {}: {} writes, {} storage places",
+                args.output.display(),
+                s.operations,
+                s.places
             );
             ExitCode::SUCCESS
         }

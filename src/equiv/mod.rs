@@ -24,6 +24,9 @@ pub struct EquivOptions {
     /// Trips, budgets, and the loop order of B (A always runs in program
     /// order). Its `params` and `seed` are set per program and per seed.
     pub run: Options,
+    /// Arrays of A whose final contents are not results (temporaries): not
+    /// compared, and B need not declare them. Their reads still are.
+    pub scratch: Vec<String>,
 }
 
 impl Default for EquivOptions {
@@ -35,6 +38,7 @@ impl Default for EquivOptions {
                 shuffle_parallel: true,
                 ..Options::new(Vec::new())
             },
+            scratch: Vec::new(),
         }
     }
 }
@@ -259,7 +263,7 @@ impl<'p> Original<'p> {
         let mut ids = BaseIds(ids.0.clone());
         let mut sb = Side::new(b, o, true, &mut ids)?;
         match_sites(a, b)?;
-        match_arrays(sa, &sb)?;
+        match_arrays(sa, &sb, &o.scratch)?;
         let mut total = Agreement {
             seeds: o.seeds,
             reads: 0,
@@ -297,7 +301,7 @@ impl<'p> Original<'p> {
             if let Some(m) = compare_reads(sa, ra, &sb, &rb, seed)? {
                 return Ok(Verdict::Differ(m));
             }
-            if let Some(m) = compare_contents(sa, ra, &sb, &rb, seed) {
+            if let Some(m) = compare_contents(sa, ra, &sb, &rb, seed, &o.scratch) {
                 return Ok(Verdict::Differ(m));
             }
             total.reads += ra.reads.len() as u64;
@@ -344,8 +348,11 @@ fn match_sites(a: &Program, b: &Program) -> Result<(), EquivError> {
 }
 
 /// Every array of A must exist in B with the same shape at these parameters.
-fn match_arrays(a: &Side, b: &Side) -> Result<(), EquivError> {
+fn match_arrays(a: &Side, b: &Side, scratch: &[String]) -> Result<(), EquivError> {
     for arr in &a.program.arrays {
+        if scratch.contains(&arr.name) && b.program.array(&arr.name).is_none() {
+            continue;
+        }
         let shape = |side: &Side, id| shape_of(side.program, id, &side.options.params);
         let Some(id_b) = b.program.array(&arr.name) else {
             return Err(EquivError {
@@ -495,8 +502,18 @@ fn duplicate(side: &Side, run: &Run, r: &Read, in_b: bool, seed: u64) -> EquivEr
     }
 }
 
-fn compare_contents(sa: &Side, ra: &Run, sb: &Side, rb: &Run, seed: u64) -> Option<Mismatch> {
+fn compare_contents(
+    sa: &Side,
+    ra: &Run,
+    sb: &Side,
+    rb: &Run,
+    seed: u64,
+    scratch: &[String],
+) -> Option<Mismatch> {
     for (arr, ca) in sa.program.arrays.iter().zip(&ra.arrays) {
+        if scratch.contains(&arr.name) {
+            continue;
+        }
         let id_b = sb
             .program
             .array(&arr.name)

@@ -19,7 +19,7 @@ pub struct PlotSummary {
 }
 
 /// Twenty distinct colours (the tab20 set): neighbouring classes differ.
-const PALETTE: [RGBColor; 20] = [
+pub(crate) const PALETTE: [RGBColor; 20] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -131,28 +131,15 @@ pub fn plot(
         crate::dataflow::render::sizes(flow)
     );
 
-    let side = 90 + 48 * ((x1 - x0).max(y1 - y0) as u32 + 2);
-    let root = SVGBackend::new(path, (side, side + 30)).into_drawing_area();
+    let root = canvas(path, (x0, x1), (y0, y1))?;
     let err = |e: &dyn std::fmt::Display| format!("cannot draw `{}`: {e}", path.display());
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(caption, ("sans-serif", 16))
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(36)
-        .build_cartesian_2d(x0 - 0.7..x1 + 0.7, y0 - 0.7..y1 + 0.7)
-        .map_err(|e| err(&e))?;
-    chart
-        .configure_mesh()
-        .disable_mesh()
-        .x_desc(program.counter_decl(ax).name.as_str())
-        .y_desc(program.counter_decl(ay).name.as_str())
-        .x_labels((x1 - x0) as usize + 1)
-        .y_labels((y1 - y0) as usize + 1)
-        .x_label_formatter(&|v| format!("{v:.0}"))
-        .y_label_formatter(&|v| format!("{v:.0}"))
-        .draw()
-        .map_err(|e| err(&e))?;
+    let mut chart = grid(
+        &root,
+        path,
+        &caption,
+        (x0, x1, program.counter_decl(ax).name.as_str()),
+        (y0, y1, program.counter_decl(ay).name.as_str()),
+    )?;
 
     let grey = RGBColor(170, 170, 170);
     chart
@@ -214,7 +201,57 @@ pub fn plot(
     })
 }
 
-fn bounds(v: impl Iterator<Item = f64>) -> (f64, f64) {
+/// A white SVG canvas at `path` sized for integer points over the ranges.
+pub(crate) fn canvas(
+    path: &Path,
+    (x0, x1): (f64, f64),
+    (y0, y1): (f64, f64),
+) -> Result<DrawingArea<SVGBackend<'_>, plotters::coord::Shift>, String> {
+    let side = 90 + 48 * ((x1 - x0).max(y1 - y0) as u32 + 2);
+    let root = SVGBackend::new(path, (side, side + 30)).into_drawing_area();
+    root.fill(&WHITE)
+        .map_err(|e| format!("cannot draw `{}`: {e}", path.display()))?;
+    Ok(root)
+}
+
+type Grid<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// A chart of integer points on `root`: the caption, one label per
+/// integer on each axis `(lo, hi, name)`, no mesh.
+pub(crate) fn grid<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    path: &Path,
+    caption: &str,
+    (x0, x1, xn): (f64, f64, &str),
+    (y0, y1, yn): (f64, f64, &str),
+) -> Result<Grid<'a, 'b>, String> {
+    let err = |e: &dyn std::fmt::Display| format!("cannot draw `{}`: {e}", path.display());
+    let mut chart = ChartBuilder::on(root)
+        .caption(caption, ("sans-serif", 16))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(36)
+        .build_cartesian_2d(x0 - 0.7..x1 + 0.7, y0 - 0.7..y1 + 0.7)
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_desc(xn)
+        .y_desc(yn)
+        .x_labels((x1 - x0) as usize + 1)
+        .y_labels((y1 - y0) as usize + 1)
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .draw()
+        .map_err(|e| err(&e))?;
+    Ok(chart)
+}
+
+pub(crate) fn bounds(v: impl Iterator<Item = f64>) -> (f64, f64) {
     v.fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)))
 }
 

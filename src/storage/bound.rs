@@ -1,7 +1,8 @@
 //! A lower bound on the memory any storage needs under a schedule: the most
 //! values live at once, by simulation at the analysed sizes. Time is the
-//! schedule's wavefront: operations of one statement that differ only in
-//! parallel counters run at one step, steps in program order. A value (a
+//! schedule's wavefront (`Order::steps`): operations of one statement that
+//! differ only in parallel counters run at one step, steps in program
+//! order; under an affine schedule, a step per time. A value (a
 //! write, or the initial value of a cell some read sees) is live from its
 //! step up to the step of its last read (half-open: a step's reads and
 //! writes may share a cell, as an update does), at least its own step, and
@@ -19,22 +20,7 @@ use std::collections::HashMap;
 pub fn live_values(exp: &Expansion, order: &Order, n_arrays: usize) -> Vec<Option<u64>> {
     let f = &exp.inst.facts;
     let flow = &exp.inst.flow;
-    // Step of every operation.
-    let mut steps: HashMap<(u32, Vec<i64>), u32> = HashMap::new();
-    let mut step = vec![0u32; f.n_ops()];
-    for op in 0..f.n_ops() as u32 {
-        let seq: Vec<i64> = order
-            .loops(op)
-            .iter()
-            .zip(f.op_iter(op))
-            .filter(|(c, _)| !order.schedule.is_parallel(**c))
-            .map(|(_, &v)| v)
-            .collect();
-        // Step 0 is before every operation: initial values.
-        let next = steps.len() as u32 + 1;
-        step[op as usize] = *steps.entry((f.op_site[op as usize], seq)).or_insert(next);
-    }
-    let end = steps.len() as u32 + 1;
+    let (step, end) = order.steps();
     // Values: per write operation (start, end, array); initial values per cell.
     let mut writes: HashMap<u32, (u32, u32, ArrayId)> = HashMap::new();
     let mut initial: HashMap<u32, (u32, ArrayId)> = HashMap::new();

@@ -10,16 +10,20 @@
 //! and the reads of the previous value, the previous write): the schedule's
 //! order is transitive, so they decide the rest.
 
-use super::schedule::Order;
+use super::schedule::{Breach, Kept, Order};
 use crate::expansion::Expansion;
 use crate::interp::format_op;
 use crate::model::{ArrayId, CounterId, Program, Site};
 use std::collections::BTreeMap;
 
-/// A flow dependence a parallel loop breaks.
+/// A flow dependence a parallel loop (or an affine schedule) breaks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
+    /// The loop whose iterations the schedule reorders (empty when both
+    /// are in one iteration of every common loop).
     pub loop_name: String,
+    /// Under an affine schedule: the source's and the read's times.
+    pub times: Option<(Vec<i64>, Vec<i64>)>,
     pub source: String,
     pub source_site: Site,
     pub read: String,
@@ -55,11 +59,16 @@ pub enum Verdict {
     Independent,
     /// Broken by this parallel loop: needs expansion.
     Broken(String),
+    /// Ordered by an affine schedule: earlier at this time dimension.
+    Scheduled(usize),
+    /// Not ordered by an affine schedule (equal or later time): needs
+    /// expansion along this loop, or renaming when none (empty).
+    Reordered(String),
 }
 
 impl Verdict {
     pub fn neutral(&self) -> bool {
-        !matches!(self, Verdict::Broken(_))
+        !matches!(self, Verdict::Broken(_) | Verdict::Reordered(_))
     }
 
     pub fn describe(&self) -> String {
@@ -67,6 +76,14 @@ impl Verdict {
             Verdict::Carried(l) => format!("neutral (carried by sequential {l})"),
             Verdict::Independent => "neutral (loop-independent)".to_string(),
             Verdict::Broken(l) => format!("broken by parallel {l}"),
+            Verdict::Scheduled(d) => format!("neutral (ordered at schedule dimension {d})"),
+            Verdict::Reordered(l) if l.is_empty() => {
+                "broken by the schedule (not earlier in time, one iteration of every common loop)"
+                    .to_string()
+            }
+            Verdict::Reordered(l) => {
+                format!("broken by the schedule (not earlier in time, across iterations of {l})")
+            }
         }
     }
 }
@@ -104,16 +121,30 @@ pub fn violations(program: &Program, exp: &Expansion, order: &Order) -> Vec<Viol
     for r in exp.inst.flow.iter() {
         let op = f.slots[r.index()].op;
         for &src in exp.inst.flow.source_ops(r.index()) {
-            let Some(l) = order.broken_by(src, op) else {
+            let Some(breach) = order.broken_by(src, op) else {
                 continue;
             };
-            let key = (l.0, f.site(src), r.site(), r.access());
+            let l = match breach {
+                Breach::Loop(c) => Some(c),
+                Breach::Body => None,
+            };
+            let key = (
+                l.map_or(u32::MAX, |c| c.0),
+                f.site(src),
+                r.site(),
+                r.access(),
+            );
             match seen.get(&key) {
                 Some(&k) => out[k].count += 1,
                 None => {
                     seen.insert(key, out.len());
                     out.push(Violation {
-                        loop_name: loop_name(program, l),
+                        loop_name: l.map_or(String::new(), |c| loop_name(program, c)),
+                        times: order
+                            .schedule
+                            .affine
+                            .as_ref()
+                            .map(|_| (order.time(src).to_vec(), order.time(op).to_vec())),
                         source: op_name(program, exp, src),
                         source_site: f.site(src),
                         read: op_name(program, exp, op),
@@ -200,10 +231,15 @@ pub fn memory_based(program: &Program, exp: &Expansion, order: &Order) -> Vec<De
             .entry(cell)
             .or_insert_with(|| f.cells.locate(cell as usize).map(|(a, _)| a));
         let Some(array) = array else { return };
-        let verdict = match order.split(a, b) {
-            None => Verdict::Independent,
-            Some((l, _)) if order.schedule.is_parallel(l) => Verdict::Broken(loop_name(program, l)),
-            Some((l, _)) => Verdict::Carried(loop_name(program, l)),
+        let verdict = match order.kept(a, b) {
+            Kept::Independent => Verdict::Independent,
+            Kept::Carried(l) => Verdict::Carried(loop_name(program, l)),
+            Kept::Time(d) => Verdict::Scheduled(d),
+            Kept::Broken(Breach::Loop(l)) if order.schedule.affine.is_none() => {
+                Verdict::Broken(loop_name(program, l))
+            }
+            Kept::Broken(Breach::Loop(l)) => Verdict::Reordered(loop_name(program, l)),
+            Kept::Broken(Breach::Body) => Verdict::Reordered(String::new()),
         };
         let key = (kind, array.0, f.site(a), f.site(b), verdict.clone());
         match groups.get(&key) {

@@ -17,7 +17,7 @@
 //! value: the header says which sizes were checked.
 
 use super::mapping::{self, Dim};
-use super::{contract, Order, Schedule, StorageError};
+use super::{Order, Schedule, StorageError};
 use crate::codegen::{expr_of, vectors, Names, Options};
 use crate::expansion::{self, ExpansionError};
 use crate::model::builder::e::{access, bin, counter, read};
@@ -41,6 +41,63 @@ pub struct Emitted {
     pub arrays: Vec<(String, Vec<String>)>,
     pub sampled: Vec<Vec<(String, i64)>>,
     pub validated: Vec<Vec<(String, i64)>>,
+    /// Temporaries sharing storage: `T2 in T1`, one line per class.
+    pub shared: Vec<String>,
+    /// Sharing found at the samples but dropped: what and why.
+    pub unshared: Option<String>,
+    /// The affine schedule the `doall` marking stands for, if any.
+    pub affine: Option<String>,
+}
+
+/// The loop-level schedule that orders every pair of operations as the
+/// affine `schedule` does at every sample size (the loops it leaves
+/// unordered at some sample made parallel: a loop of one trip at another
+/// says nothing), or why there is none.
+fn loop_level_twin(
+    program: &Program,
+    schedule: &Schedule,
+    o: &Options,
+) -> Result<Schedule, String> {
+    let mut exps = Vec::new();
+    for v in vectors::samples(program, o)? {
+        let mut config = crate::dataflow::Config::default();
+        let names = program.params.iter().map(|q| q.name.clone());
+        config.params = names.zip(v.iter().copied()).collect();
+        (config.max_trips, config.max_instances) = (o.max_trips, o.max_instances);
+        if let Ok(exp) = expansion::expand(program, &config) {
+            exps.push((config.params, exp));
+        }
+    }
+    let mut parallel = vec![false; program.counters.len()];
+    for (params, exp) in &exps {
+        let order = Order::new(program, &exp.inst.facts, schedule);
+        let here = order.unordered_loops(program).ok_or_else(|| {
+            format!(
+                "at {} it reorders two operations in one iteration of every common loop \
+                 (or there are more than 3,000 operations to compare)",
+                show(params)
+            )
+        })?;
+        for (p, h) in parallel.iter_mut().zip(here) {
+            *p |= h;
+        }
+    }
+    let twin = Schedule {
+        parallel,
+        affine: None,
+    };
+    for (params, exp) in &exps {
+        if !Order::new(program, &exp.inst.facts, schedule).same_as(program, &twin) {
+            return Err(format!(
+                "at {} it orders the operations as no `doall` marking does",
+                show(params)
+            ));
+        }
+    }
+    if exps.is_empty() {
+        return Err("no sample size could be analysed".to_string());
+    }
+    Ok(twin)
 }
 
 /// The span of a site.
@@ -79,12 +136,41 @@ struct Gathered {
 /// The contracted program for every parameter value as far as it can be
 /// checked (see the module documentation).
 pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Emitted, EmitError> {
+    checked_with(program, schedule, &[], o)
+}
+
+/// `checked`, the `temporaries` (arrays whose final contents are not
+/// results) sharing storage where `colour` finds they can at every sample;
+/// `equiv` then does not compare their final contents.
+pub fn checked_with(
+    program: &Program,
+    schedule: &Schedule,
+    temporaries: &[ArrayId],
+    o: &Options,
+) -> Result<Emitted, EmitError> {
+    if let Some(a) = &schedule.affine {
+        // Emitted only as the `doall` marking that orders the operations
+        // exactly as the affine schedule does, at every sample.
+        let twin = loop_level_twin(program, schedule, o).map_err(|why| {
+            EmitError::Other(format!(
+                "`--emit code` under an affine schedule (`--schedule`) is done only when it \
+                 orders the operations as a `doall` marking does; {why}: the program would \
+                 have to be rescheduled (its loops rewritten to run in the order of the \
+                 schedule's times), which this emitter does not do; without `--emit` the \
+                 mapping is reported"
+            ))
+        })?;
+        let mut e = checked_with(program, &twin, temporaries, o)?;
+        e.affine = Some(a.text.clone());
+        return Ok(e);
+    }
     let named = |v: &[i64]| -> Vec<(String, i64)> {
         let names = program.params.iter().map(|q| q.name.clone());
         names.zip(v.iter().copied()).collect()
     };
     let mut exps = Vec::new();
     let mut dims: Vec<Vec<Dim>> = vec![Vec::new(); program.arrays.len()];
+    let mut classes: Option<Vec<Vec<ArrayId>>> = None;
     for (k, v) in vectors::samples(program, o)
         .map_err(EmitError::Other)?
         .into_iter()
@@ -99,10 +185,19 @@ pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Em
             // A size the analysis cannot take says nothing about the others.
             Err(_) => continue,
         };
-        let c = contract(program, &exp, schedule).map_err(EmitError::Storage)?;
-        for a in &c.mapping.arrays {
+        let order = Order::new(program, &exp.inst.facts, schedule);
+        let (mapping, sharing) =
+            super::mapped(program, &exp, &order, Some(temporaries)).map_err(EmitError::Storage)?;
+        drop(order);
+        for a in &mapping.arrays {
             merge(&mut dims[a.array.index()], &a.dims);
         }
+        // Classes every sample agrees on.
+        let here = sharing.map(|x| x.classes).unwrap_or_default();
+        classes = match classes {
+            None => Some(here),
+            Some(v) => Some(v.into_iter().filter(|cl| here.contains(cl)).collect()),
+        };
         exps.push((v, exp));
     }
     let mut gathered: Vec<Gathered> = dims
@@ -145,58 +240,29 @@ pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Em
     }
     p.body = rewritten;
     derive_generated_labels(&mut p.body);
-    let text = crate::print::program(&p);
-    let (back, diags) = crate::lower::compile_errors(&text, crate::diagnostics::FileId(0));
-    let Some(back) = back.filter(|_| !diags.iter().any(|d| d.is_error())) else {
-        return Err(EmitError::Other(format!(
-            "internal error: the contracted program does not check: {diags:?}\n{text}"
-        )));
-    };
-    let sampled: Vec<Vec<(String, i64)>> = exps.iter().map(|(v, _)| named(v)).collect();
-    let raw: Vec<Vec<i64>> = exps.iter().map(|(v, _)| v.clone()).collect();
-    drop(exps);
-    let mut validated = Vec::new();
-    let at = sampled
+    // An array the contraction expands at some sample keeps its storage.
+    let classes: Vec<Vec<ArrayId>> = classes
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|cl| cl.iter().all(|a| dims[a.index()].is_empty()))
+        .collect();
+    let shared: Vec<String> = classes
         .iter()
-        .cloned()
-        .chain(vectors::validation(program, o, &raw).map_err(EmitError::Other)?);
-    for (k, v) in at.enumerate() {
-        let eo = crate::equiv::EquivOptions {
-            params: v.clone(),
-            seeds: 3,
-            ..Default::default()
-        };
-        match crate::equiv::equiv(program, &back, &eo) {
-            Ok(crate::equiv::Verdict::Agree(_)) => {
-                if k >= sampled.len() {
-                    validated.push(v)
-                }
-            }
-            Ok(crate::equiv::Verdict::Differ(m)) => {
-                return Err(EmitError::Other(format!(
-                    "the contracted program differs from the original at {}: {}{} (the mapping found at the samples does not hold there)",
-                    show(&v),
-                    m.what,
-                    m.failure.map(|f| format!(" fails: {f}")).unwrap_or_default()
-                )))
-            }
-            Err(e) if e.in_b => {
-                return Err(EmitError::Other(format!(
-                    "internal error: the contracted program: {}",
-                    e.message
-                )))
-            }
-            // The original itself fails at this size: no comparison.
-            Err(_) => {}
-        }
-    }
+        .map(|cl| {
+            let n: Vec<&str> = cl[1..]
+                .iter()
+                .map(|&a| program.array_decl(a).name.as_str())
+                .collect();
+            format!("{} in {}", n.join(", "), program.array_decl(cl[0]).name)
+        })
+        .collect();
     let arrays = plan
         .iter()
         .map(|pl| {
             let what = pl
                 .dims
                 .iter()
-                .map(|&d| super::render::describe_dim(program, d))
+                .map(|&d| super::render::describe_dim(program, d, false))
                 .collect();
             (
                 format!(
@@ -208,14 +274,100 @@ pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Em
             )
         })
         .collect();
-    Ok(Emitted {
-        program: back,
-        text,
-        parallel: schedule.names(program),
-        arrays,
-        sampled,
-        validated,
-    })
+    let sampled: Vec<Vec<(String, i64)>> = exps.iter().map(|(v, _)| named(v)).collect();
+    let raw: Vec<Vec<i64>> = exps.iter().map(|(v, _)| v.clone()).collect();
+    drop(exps);
+    let at = vectors::validation(program, o, &raw).map_err(EmitError::Other)?;
+    let scratch: Vec<String> = temporaries
+        .iter()
+        .map(|&a| program.array_decl(a).name.clone())
+        .collect();
+    // Sharing found at the samples may not hold at a validation size
+    // (lifetimes that depend on the parameters): then none is emitted.
+    let mut unshared = None;
+    for classes in [classes, Vec::new()] {
+        let mut q = p.clone();
+        super::colour::apply(&mut q, &classes);
+        let text = crate::print::program(&q);
+        let (back, diags) = crate::lower::compile_errors(&text, crate::diagnostics::FileId(0));
+        let Some(back) = back.filter(|_| !diags.iter().any(|d| d.is_error())) else {
+            return Err(EmitError::Other(format!(
+                "internal error: the contracted program does not check: {diags:?}\n{text}"
+            )));
+        };
+        match validate(program, &back, &at, &sampled, &scratch) {
+            Ok(validated) => {
+                return Ok(Emitted {
+                    program: back,
+                    text,
+                    parallel: schedule.names(program),
+                    arrays,
+                    sampled,
+                    validated,
+                    affine: None,
+                    shared: if unshared.is_some() {
+                        Vec::new()
+                    } else {
+                        shared
+                    },
+                    unshared,
+                });
+            }
+            Err(EmitError::Other(why)) if !classes.is_empty() => {
+                unshared = Some(format!("{}: {why}", shared.join("; ")));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    unreachable!("the attempt without sharing returns")
+}
+
+/// `back` compared with `program` by `equiv` (3 seeds, `doall` shuffled,
+/// `scratch`'s final contents not compared) at the validation vectors
+/// `at`, as `codegen` validates MSE; at the samples only when none of
+/// those could be compared (the original fails there). The vectors
+/// compared.
+fn validate(
+    program: &Program,
+    back: &Program,
+    at: &[Vec<(String, i64)>],
+    samples: &[Vec<(String, i64)>],
+    scratch: &[String],
+) -> Result<Vec<Vec<(String, i64)>>, EmitError> {
+    let mut compared = Vec::new();
+    for vs in [at, samples] {
+        for v in vs {
+            let eo = crate::equiv::EquivOptions {
+                params: v.clone(),
+                seeds: 3,
+                scratch: scratch.to_vec(),
+                ..Default::default()
+            };
+            match crate::equiv::equiv(program, back, &eo) {
+                Ok(crate::equiv::Verdict::Agree(_)) => compared.push(v.clone()),
+                Ok(crate::equiv::Verdict::Differ(m)) => {
+                    return Err(EmitError::Other(format!(
+                        "the contracted program differs from the original at {}: {}{} (the mapping found at the samples does not hold there)",
+                        show(v),
+                        m.what,
+                        m.failure.map(|f| format!(" fails: {f}")).unwrap_or_default()
+                    )))
+                }
+                Err(e) if e.in_b => {
+                    return Err(EmitError::Other(format!(
+                        "internal error: the contracted program: {}",
+                        e.message
+                    )))
+                }
+                // The original itself fails at this size: no comparison.
+                Err(_) => {}
+            }
+        }
+        if !compared.is_empty() {
+            break;
+        }
+    }
+    Ok(compared)
 }
 
 fn show(v: &[(String, i64)]) -> String {
@@ -236,13 +388,16 @@ pub fn header(e: &Emitted) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let others = if e.validated.is_empty() {
-        String::new()
+    let checked = if e.validated.is_empty() {
+        "nowhere: the original fails at every size tried".to_string()
     } else {
-        format!(" and at {}", sizes(&e.validated))
+        sizes(&e.validated)
     };
-    let mut h = format!(
-        "# storage under a schedule: parallel {}\n# checked by equiv with the doall loops shuffled at {}{others} (not proved for every parameter value)\n",
+    let mut h = e.affine.as_ref().map_or(String::new(), |a| {
+        format!("# affine schedule {a}: ordering the operations as this doall marking does at every sample\n")
+    });
+    h += &format!(
+        "# storage under a schedule: parallel {}\n# mapping found at {}; checked by equiv with the doall loops shuffled at {checked} (not proved for every parameter value)\n",
         if e.parallel.is_empty() {
             "none".to_string()
         } else {
@@ -257,6 +412,16 @@ pub fn header(e: &Emitted) -> String {
     }
     for (a, dims) in &e.arrays {
         h.push_str(&format!("# {a}: {}\n", dims.join(", ")));
+    }
+    for s in &e.shared {
+        h.push_str(&format!(
+            "# temporaries sharing storage: {s} (never live together on a cell)\n"
+        ));
+    }
+    if let Some(u) = &e.unshared {
+        h.push_str(&format!(
+            "# temporaries not sharing storage after all: {u}\n"
+        ));
     }
     h
 }

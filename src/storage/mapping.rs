@@ -21,7 +21,7 @@
 //! parallel iterations (docs/expansion.md §10).
 
 use super::dependences::neighbours;
-use super::schedule::Order;
+use super::schedule::{Breach, Order};
 use crate::expansion::Expansion;
 use crate::interp::format_op;
 use crate::model::{ArrayId, CounterId, Program, Site, Var};
@@ -144,6 +144,14 @@ pub(crate) fn raw(order: &Order, ranges: &[(i64, i64)], op: u32, d: Dim) -> i64 
     order.counter_at(op, c).unwrap_or(ranges[c.index()].0)
 }
 
+/// Where `op`'s write goes in the dimensions `ds` added to its array (its
+/// cell aside): each dimension's index, reduced.
+pub(crate) fn write_place(order: &Order, ranges: &[(i64, i64)], ds: &[Dim], op: u32) -> Vec<i64> {
+    ds.iter()
+        .map(|&d| Places::reduce(d, raw(order, ranges, op, d)))
+        .collect()
+}
+
 /// One step of the repair: places for every access under `dims`.
 struct Places<'a> {
     order: &'a Order<'a>,
@@ -197,8 +205,20 @@ pub fn compute(program: &Program, exp: &Expansion, order: &Order) -> Result<Mapp
             break;
         }
         let mut changed = false;
-        for (a, first, second, kind, l) in races {
+        for (a, first, second, kind, breach) in races {
             let ai = a.index();
+            let Breach::Loop(l) = breach else {
+                return Err(Unmappable {
+                    array: name(a),
+                    reason: format!(
+                        "the schedule runs {} no earlier than {} on one cell, in one iteration of \
+                         every common loop: no loop dimension separates them",
+                        op_name(program, exp, first),
+                        op_name(program, exp, second)
+                    ),
+                    site: Some(f.site(second)),
+                });
+            };
             if dims[ai].iter().any(|d| d.counter() == l) {
                 // Already expanded along l: the value must outlive an
                 // iteration of a sequential loop around.
@@ -219,9 +239,10 @@ pub fn compute(program: &Program, exp: &Expansion, order: &Order) -> Result<Mapp
                         return Err(Unmappable {
                             array: name(a),
                             reason: format!(
-                                "{} and {} share a place under parallel {} even with it expanded",
+                                "{} and {} share a place under {} {} even with it expanded",
                                 op_name(program, exp, first),
                                 op_name(program, exp, second),
+                                reordering(order),
                                 program.counter_decl(l).name
                             ),
                             site: Some(f.site(second)),
@@ -232,9 +253,10 @@ pub fn compute(program: &Program, exp: &Expansion, order: &Order) -> Result<Mapp
                 return Err(Unmappable {
                     array: name(a),
                     reason: format!(
-                        "parallel {} needs it expanded, but some write may miss its cell \
+                        "{} {} needs it expanded, but some write may miss its cell \
                          (a non-affine subscript or an unknown condition): maximal static \
                          expansion is the transformation for it",
+                        reordering(order),
                         program.counter_decl(l).name
                     ),
                     site: Some(f.site(second)),
@@ -276,13 +298,16 @@ pub fn compute(program: &Program, exp: &Expansion, order: &Order) -> Result<Mapp
     }
     let last_check = races(exp, &places, &dims, &reads, &cell_array);
     if let Some((a, x, y, _, l)) = last_check.first() {
+        let under = match l {
+            Breach::Loop(l) => format!("across iterations of {}", program.counter_decl(*l).name),
+            Breach::Body => "in one iteration".to_string(),
+        };
         return Err(Unmappable {
             array: name(*a),
             reason: format!(
-                "{} and {} still share a place under parallel {}",
+                "{} and {} still share a place the schedule does not keep them in order on ({under})",
                 op_name(program, exp, *x),
                 op_name(program, exp, *y),
-                program.counter_decl(*l).name
             ),
             site: Some(f.site(*y)),
         });
@@ -312,6 +337,15 @@ pub fn compute(program: &Program, exp: &Expansion, order: &Order) -> Result<Mapp
         })
         .collect();
     Ok(Mapping { arrays, ranges })
+}
+
+/// What reorders a loop's iterations: `parallel i`, or `the schedule's loop i`.
+fn reordering(order: &Order) -> &'static str {
+    if order.schedule.affine.is_some() {
+        "the schedule's loop"
+    } else {
+        "parallel"
+    }
 }
 
 fn op_name(program: &Program, exp: &Expansion, op: u32) -> String {
@@ -408,13 +442,7 @@ fn eval_fit(fit: &(Vec<i64>, i64), x: &[i64]) -> i64 {
     })
 }
 
-type Race = (
-    ArrayId,
-    u32,
-    u32,
-    Option<super::dependences::Kind>,
-    CounterId,
-);
+type Race = (ArrayId, u32, u32, Option<super::dependences::Kind>, Breach);
 
 /// The neighbouring accesses on one place that the schedule leaves
 /// unordered, at most one per array, with the parallel loop breaking them.
@@ -458,11 +486,7 @@ fn races(
             }
         }
         if f.is_write(x) {
-            let e = ds
-                .iter()
-                .map(|&d| Places::reduce(d, places.raw(op, d)))
-                .collect();
-            put(e, true);
+            put(write_place(places.order, places.ranges, ds, op), true);
         }
     }
     events.sort_unstable();

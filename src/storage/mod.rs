@@ -11,17 +11,20 @@
 //! concrete sizes; `emit` checks its closed forms at other sizes.
 //! docs/expansion.md §10.
 
+pub mod affine;
 pub mod bound;
+pub mod colour;
 pub mod dependences;
 pub mod emit;
 pub mod mapping;
 pub mod nodes;
+pub mod plot;
 pub mod render;
 pub mod schedule;
 
 pub use dependences::{Dependence, Violation};
 pub use mapping::{ArrayMap, Dim, Mapping, Unmappable};
-pub use schedule::{Order, Schedule};
+pub use schedule::{Breach, Order, Schedule};
 
 use crate::expansion::{sa, Expansion};
 use crate::model::Program;
@@ -32,6 +35,8 @@ pub struct Contraction {
     /// Parameter values of the analysis, in declaration order.
     pub params: Vec<i64>,
     pub parallel: Vec<String>,
+    /// The affine schedule, normalised, when there is one.
+    pub affine: Option<String>,
     pub dependences: Vec<Dependence>,
     pub mapping: Mapping,
     /// Per array: single-assignment cells, MSE cells (classes plus a
@@ -40,6 +45,9 @@ pub struct Contraction {
     pub sa: Vec<u64>,
     pub mse: Vec<u64>,
     pub bound: Vec<Option<u64>>,
+    /// Storage shared among the temporaries (`--temporaries`), if any
+    /// were named.
+    pub sharing: Option<colour::Sharing>,
 }
 
 /// Why there is no contraction.
@@ -58,13 +66,38 @@ pub fn contract(
     exp: &Expansion,
     schedule: &Schedule,
 ) -> Result<Contraction, StorageError> {
-    let order = Order::new(program, &exp.inst.facts, schedule);
-    let violations = dependences::violations(program, exp, &order);
+    contract_with(program, exp, schedule, None)
+}
+
+/// The schedule checked against σ, the storage mapping, and the sharing
+/// among `temporaries`: what `emit` needs at each sample (none of the
+/// report's dependences, memory and bound).
+pub(crate) fn mapped(
+    program: &Program,
+    exp: &Expansion,
+    order: &Order,
+    temporaries: Option<&[crate::model::ArrayId]>,
+) -> Result<(Mapping, Option<colour::Sharing>), StorageError> {
+    let violations = dependences::violations(program, exp, order);
     if !violations.is_empty() {
         return Err(StorageError::Violated(violations));
     }
+    let mapping = mapping::compute(program, exp, order).map_err(StorageError::Unmappable)?;
+    let sharing = temporaries.map(|t| colour::compute(program, exp, order, &mapping, t));
+    Ok((mapping, sharing))
+}
+
+/// `contract`, then the storage `temporaries` (arrays whose final contents
+/// are not results) can share (`colour`).
+pub fn contract_with(
+    program: &Program,
+    exp: &Expansion,
+    schedule: &Schedule,
+    temporaries: Option<&[crate::model::ArrayId]>,
+) -> Result<Contraction, StorageError> {
+    let order = Order::new(program, &exp.inst.facts, schedule);
+    let (mapping, sharing) = mapped(program, exp, &order, temporaries)?;
     let dependences = dependences::memory_based(program, exp, &order);
-    let mapping = mapping::compute(program, exp, &order).map_err(StorageError::Unmappable)?;
     let base = sa::single_assignment(program, exp);
     let memory = crate::expansion::render::memory(exp, &base);
     let n = program.arrays.len();
@@ -78,10 +111,12 @@ pub fn contract(
     Ok(Contraction {
         params: exp.inst.facts.params.iter().map(|&(_, v)| v).collect(),
         parallel: schedule.names(program),
+        affine: schedule.affine.as_ref().map(|a| a.text.clone()),
         dependences,
         mapping,
         sa: sa_cells,
         mse: mse_cells,
         bound,
+        sharing,
     })
 }

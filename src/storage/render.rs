@@ -50,11 +50,17 @@ fn counter(program: &Program, c: CounterId) -> &str {
     &program.counter_decl(c).name
 }
 
-/// `expanded along i`, `folded along t mod 2`.
-pub fn describe_dim(program: &Program, d: Dim) -> String {
+/// `expanded along parallel i`, `folded along sequential t mod 2` (under
+/// an affine schedule: `along loop i`).
+pub fn describe_dim(program: &Program, d: Dim, affine: bool) -> String {
+    let (par, seq) = if affine {
+        ("loop", "loop")
+    } else {
+        ("parallel", "sequential")
+    };
     match d {
-        Dim::Expand(c) => format!("expanded along parallel {}", counter(program, c)),
-        Dim::Fold(c, m) => format!("folded along sequential {} mod {m}", counter(program, c)),
+        Dim::Expand(c) => format!("expanded along {par} {}", counter(program, c)),
+        Dim::Fold(c, m) => format!("folded along {seq} {} mod {m}", counter(program, c)),
     }
 }
 
@@ -79,16 +85,16 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
         .collect();
     writeln!(
         out,
-        "storage under a schedule at {} (parallel: {})",
+        "storage under a schedule at {} ({})",
         if params.is_empty() {
             "no parameters".to_string()
         } else {
             params.join(", ")
         },
-        if c.parallel.is_empty() {
-            "none".to_string()
-        } else {
-            c.parallel.join(", ")
+        match &c.affine {
+            Some(a) => format!("schedule: {a}"),
+            None if c.parallel.is_empty() => "parallel: none".to_string(),
+            None => format!("parallel: {}", c.parallel.join(", ")),
         }
     )?;
     writeln!(
@@ -119,7 +125,7 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
         } else {
             a.dims
                 .iter()
-                .map(|&d| describe_dim(program, d))
+                .map(|&d| describe_dim(program, d, c.affine.is_some()))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -153,6 +159,27 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
             c.bound[k].map_or("- (may-accesses)".to_string(), |b| b.to_string())
         )?;
     }
+    if let Some(sh) = &c.sharing {
+        let name = |a: crate::model::ArrayId| program.array_decl(a).name.as_str();
+        writeln!(
+            out,
+            "\ntemporaries sharing storage (never live together on a cell):"
+        )?;
+        if sh.classes.is_empty() {
+            writeln!(out, "  none")?;
+        }
+        for cl in &sh.classes {
+            let rest: Vec<&str> = cl[1..].iter().map(|&a| name(a)).collect();
+            writeln!(out, "  {} in {}", rest.join(", "), name(cl[0]))?;
+        }
+        for (a, b, why) in &sh.interfering {
+            writeln!(out, "  {} and {} interfere: {why}", name(*a), name(*b))?;
+        }
+        for (a, why) in &sh.excluded {
+            writeln!(out, "  {} cannot share: {why}", name(*a))?;
+        }
+        writeln!(out, "  cells saved: {}", sh.saved)?;
+    }
     Ok(())
 }
 
@@ -167,14 +194,18 @@ pub fn json(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
         .dependences
         .iter()
         .map(|d| {
-            let (verdict, lp) = match &d.verdict {
-                super::dependences::Verdict::Carried(l) => ("carried", Some(l)),
-                super::dependences::Verdict::Independent => ("independent", None),
-                super::dependences::Verdict::Broken(l) => ("broken", Some(l)),
+            use super::dependences::Verdict as V;
+            let (verdict, lp, dim) = match &d.verdict {
+                V::Carried(l) => ("carried", Some(l), None),
+                V::Independent => ("independent", None, None),
+                V::Broken(l) => ("broken", Some(l), None),
+                V::Scheduled(k) => ("scheduled", None, Some(*k)),
+                V::Reordered(l) => ("reordered", Some(l).filter(|l| !l.is_empty()), None),
             };
             json!({
                 "kind": d.kind.name(), "array": d.array, "from": d.from, "to": d.to,
                 "neutral": d.verdict.neutral(), "verdict": verdict, "loop": lp,
+                "time_dimension": dim,
                 "pairs": d.count, "example": [d.example.0, d.example.1],
             })
         })
@@ -198,8 +229,24 @@ pub fn json(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
             })
         })
         .collect();
+    let sharing = c.sharing.as_ref().map(|sh| {
+        let name = |a: crate::model::ArrayId| program.array_decl(a).name.clone();
+        json!({
+            "classes": sh.classes.iter()
+                .map(|cl| cl.iter().map(|&a| name(a)).collect::<Vec<_>>())
+                .collect::<Vec<_>>(),
+            "interfering": sh.interfering.iter()
+                .map(|(a, b, why)| json!({"arrays": [name(*a), name(*b)], "reason": why}))
+                .collect::<Vec<_>>(),
+            "excluded": sh.excluded.iter()
+                .map(|(a, why)| json!({"array": name(*a), "reason": why}))
+                .collect::<Vec<_>>(),
+            "saved": sh.saved,
+        })
+    });
     let doc = json!({
-        "params": params, "parallel": c.parallel, "dependences": deps, "arrays": arrays,
+        "params": params, "parallel": c.parallel, "schedule": c.affine, "sharing": sharing,
+        "dependences": deps, "arrays": arrays,
     });
     writeln!(out, "{doc}")
 }

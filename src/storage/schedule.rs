@@ -1,19 +1,27 @@
-//! A loop-level schedule: the `for` loops that run in parallel (`--parallel
-//! i,j`, or the program's `doall` marks), every other loop and every
-//! statement list in program order. Two operations are ordered by it when
-//! the first common loop whose iterations they differ in is sequential, or
-//! when they share every common loop's iteration (program order within a
-//! body); iterations of a parallel loop are unordered.
+//! A schedule: loop-level, the `for` loops that run in parallel
+//! (`--parallel i,j`, or the program's `doall` marks), every other loop and
+//! every statement list in program order; or affine (`--schedule FILE`,
+//! `affine`), a time vector per instance. Under a loop-level schedule two
+//! operations are ordered when the first common loop whose iterations they
+//! differ in is sequential, or when they share every common loop's
+//! iteration (program order within a body); iterations of a parallel loop
+//! are unordered. Under an affine one, `a` runs before `b` when its time is
+//! lexicographically smaller; equal times are unordered. `Order` answers
+//! both the same way, so the dependences, the mapping and the bound do not
+//! ask which kind they have.
 
+use super::affine::AffineSchedule;
 use crate::dataflow::render::site_loops;
 use crate::facts::Facts;
 use crate::model::{CounterId, Program};
+use std::collections::HashMap;
 
-/// The parallel loops of a schedule.
+/// The parallel loops of a schedule, or its affine times.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Schedule {
-    /// By counter id.
+    /// By counter id (all false under an affine schedule).
     pub parallel: Vec<bool>,
+    pub affine: Option<AffineSchedule>,
 }
 
 /// `--parallel` names no `for` loop of the program.
@@ -50,7 +58,18 @@ impl Schedule {
                 }
             }
         }
-        Ok(Schedule { parallel })
+        Ok(Schedule {
+            parallel,
+            affine: None,
+        })
+    }
+
+    /// An affine schedule (no loop is parallel as such).
+    pub fn affine(program: &Program, a: AffineSchedule) -> Schedule {
+        Schedule {
+            parallel: vec![false; program.counters.len()],
+            affine: Some(a),
+        }
     }
 
     pub fn is_parallel(&self, c: CounterId) -> bool {
@@ -70,21 +89,69 @@ impl Schedule {
     }
 }
 
+/// The most operations `Order::loop_level_twin` compares pairwise.
+const TWIN_LIMIT: usize = 3000;
+
 /// The schedule over the operations of one bounded analysis.
 pub struct Order<'a> {
     pub facts: &'a Facts,
     /// Loops around each site, by site index.
     pub loops_of: Vec<Vec<CounterId>>,
     pub schedule: &'a Schedule,
+    /// Under an affine schedule: every operation's time, `width` apiece.
+    times: Vec<i64>,
+    width: usize,
+}
+
+/// How the schedule fails to keep an earlier operation before a later one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Breach {
+    /// They differ first in this loop's iterations, which run in another
+    /// order: a parallel loop, or reordered by an affine schedule.
+    Loop(CounterId),
+    /// One iteration of every common loop, and the affine schedule does not
+    /// put the first one first.
+    Body,
+}
+
+/// What the schedule does to an earlier operation and a later one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kept {
+    /// Carried by this sequential loop.
+    Carried(CounterId),
+    /// One iteration of every common loop (program order in a body).
+    Independent,
+    /// Earlier in time at this dimension of an affine schedule.
+    Time(usize),
+    Broken(Breach),
 }
 
 impl<'a> Order<'a> {
     pub fn new(program: &Program, facts: &'a Facts, schedule: &'a Schedule) -> Order<'a> {
+        let mut times = Vec::new();
+        let mut width = 0;
+        if let Some(a) = &schedule.affine {
+            width = a.width;
+            let params: Vec<i64> = facts.params.iter().map(|&(_, v)| v).collect();
+            times.reserve(facts.n_ops() * width);
+            for op in 0..facts.n_ops() as u32 {
+                let site = facts.op_site[op as usize] as usize;
+                a.time(site, facts.op_iter(op), &params, &mut times);
+            }
+        }
         Order {
             facts,
             loops_of: site_loops(program),
             schedule,
+            times,
+            width,
         }
+    }
+
+    /// The time of `op` under an affine schedule (empty otherwise).
+    pub fn time(&self, op: u32) -> &[i64] {
+        let k = op as usize * self.width;
+        self.times.get(k..k + self.width).unwrap_or(&[])
     }
 
     pub fn loops(&self, op: u32) -> &[CounterId] {
@@ -104,12 +171,101 @@ impl<'a> Order<'a> {
             .map(|(d, (&c, _))| (c, d))
     }
 
+    /// How the schedule treats `a` and `b`, `a` earlier in program order.
+    pub fn kept(&self, a: u32, b: u32) -> Kept {
+        let split = self.split(a, b).map(|(c, _)| c);
+        if self.schedule.affine.is_some() {
+            let (ta, tb) = (self.time(a), self.time(b));
+            return match ta.iter().zip(tb).position(|(x, y)| x != y) {
+                Some(d) if ta[d] < tb[d] => Kept::Time(d),
+                _ => Kept::Broken(split.map_or(Breach::Body, Breach::Loop)),
+            };
+        }
+        match split {
+            None => Kept::Independent,
+            Some(c) if self.schedule.is_parallel(c) => Kept::Broken(Breach::Loop(c)),
+            Some(c) => Kept::Carried(c),
+        }
+    }
+
     /// Whether the schedule keeps `a` (earlier in program order) before `b`;
-    /// when not, the parallel loop that breaks the order.
-    pub fn broken_by(&self, a: u32, b: u32) -> Option<CounterId> {
-        self.split(a, b)
-            .map(|(c, _)| c)
-            .filter(|&c| self.schedule.is_parallel(c))
+    /// when not, how it breaks the order.
+    pub fn broken_by(&self, a: u32, b: u32) -> Option<Breach> {
+        match self.kept(a, b) {
+            Kept::Broken(x) => Some(x),
+            _ => None,
+        }
+    }
+
+    /// The loops whose iterations the schedule leaves unordered or
+    /// reverses (some pair of operations first differs in them and is not
+    /// kept in order), by counter; None when a pair in one iteration of
+    /// every common loop is not kept, or past `TWIN_LIMIT` operations (the
+    /// check is pairwise). With `same_as`, what finds the `doall` marking
+    /// an affine schedule stands for.
+    pub fn unordered_loops(&self, program: &Program) -> Option<Vec<bool>> {
+        let n = self.facts.n_ops();
+        if n > TWIN_LIMIT {
+            return None;
+        }
+        let mut parallel = vec![false; program.counters.len()];
+        for a in 0..n as u32 {
+            for b in a + 1..n as u32 {
+                match self.broken_by(a, b) {
+                    Some(Breach::Loop(c)) => parallel[c.index()] = true,
+                    Some(Breach::Body) => return None,
+                    None => {}
+                }
+            }
+        }
+        Some(parallel)
+    }
+
+    /// Whether `other` keeps exactly the same pairs of operations in order
+    /// (at most `TWIN_LIMIT` operations).
+    pub fn same_as(&self, program: &Program, other: &Schedule) -> bool {
+        let n = self.facts.n_ops();
+        let o = Order::new(program, self.facts, other);
+        n <= TWIN_LIMIT
+            && (0..n as u32).all(|a| {
+                (a + 1..n as u32)
+                    .all(|b| self.broken_by(a, b).is_some() == o.broken_by(a, b).is_some())
+            })
+    }
+
+    /// Every operation's step in one execution of the schedule (from 1; 0
+    /// is before every operation) and the number of steps + 1. Loop-level:
+    /// the operations of one statement that differ only in parallel
+    /// counters share a step, steps in program order. Affine: one step per
+    /// time, in lexicographic order.
+    pub fn steps(&self) -> (Vec<u32>, u32) {
+        let f = self.facts;
+        let mut step = vec![0u32; f.n_ops()];
+        if self.schedule.affine.is_some() {
+            let mut ops: Vec<u32> = (0..f.n_ops() as u32).collect();
+            ops.sort_by(|&a, &b| self.time(a).cmp(self.time(b)));
+            let mut now = 0;
+            for (k, &op) in ops.iter().enumerate() {
+                if k == 0 || self.time(ops[k - 1]) != self.time(op) {
+                    now += 1;
+                }
+                step[op as usize] = now;
+            }
+            return (step, now + 1);
+        }
+        let mut steps: HashMap<(u32, Vec<i64>), u32> = HashMap::new();
+        for op in 0..f.n_ops() as u32 {
+            let seq: Vec<i64> = self
+                .loops(op)
+                .iter()
+                .zip(f.op_iter(op))
+                .filter(|(c, _)| !self.schedule.is_parallel(**c))
+                .map(|(_, &v)| v)
+                .collect();
+            let next = steps.len() as u32 + 1;
+            step[op as usize] = *steps.entry((f.op_site[op as usize], seq)).or_insert(next);
+        }
+        (step, steps.len() as u32 + 1)
     }
 
     /// The value of loop `c`'s counter in `op`, if `op` is inside it.
