@@ -142,6 +142,7 @@ fn run_on(args: &Args) -> ExitCode {
         }
     };
     let root = cluster.is_root();
+    let process = cluster.process;
     // One rayon thread: the workers are timely's.
     let here = || {
         crate::dataflow::dd::with_cluster(cluster, || {
@@ -162,7 +163,14 @@ fn run_on(args: &Args) -> ExitCode {
         })
     };
     match crate::dataflow::with_threads(1, here) {
-        Ok(code) => code,
+        Ok(code) => {
+            if std::env::var_os("ARRAYFLOW_PEAK").is_some() {
+                // The benchmark's per-process figure (benches/dd.rs).
+                let peak = crate::budget::peak().unwrap_or(0);
+                eprintln!("peak heap of process {process}: {peak} bytes");
+            }
+            code
+        }
         Err(e) => {
             eprintln!("error: cannot start a thread: {e}");
             ExitCode::from(2)

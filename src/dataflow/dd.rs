@@ -33,7 +33,7 @@ use super::engine::{Acc, Collector, Engine, Kept, Limits, Op};
 use super::{DataflowError, Flow};
 use crate::facts::{Facts, Lit, LowerError, NONE};
 use differential_dataflow::input::Input;
-use differential_dataflow::operators::iterate::Iterate;
+use differential_dataflow::operators::iterate::VecVariable;
 use std::cell::RefCell;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
@@ -43,6 +43,7 @@ use timely::communication::allocator::zero_copy::initialize::initialize_networki
 use timely::communication::allocator::ProcessBuilder;
 use timely::communication::{AllocatorBuilder, Hooks};
 use timely::dataflow::operators::{Exchange, Inspect, Probe};
+use timely::order::Product;
 
 /// Where the workers of a run are: timely's conventions (`-w`, `-n`, `-p`,
 /// `-h`): `workers` threads in each of the `hosts.len()` processes (one
@@ -222,17 +223,22 @@ fn run_worker(
         let (conds_in, conds) = scope.new_collection::<(Op, u32, bool), isize>();
         let f = Arc::clone(facts);
         let start = reads.map(move |(x, o)| (x, o, f.prev(x)));
-        let visits = start.clone().iterate(|scope, inner| {
-            let start = start.enter(scope);
-            let closure = closure.enter(scope);
+        // The walk, semi-naive: the variable holds the visits past the
+        // first (each derived once, so only new ones go round the loop).
+        let visits = scope.iterative::<u64, _, _>(|sub| {
+            let step = Product::new(Default::default(), 1);
+            let (later, walked) = VecVariable::new(sub, step);
+            let visits = walked.concat(start.clone().enter(sub));
+            let closure = closure.enter(sub);
             let f = Arc::clone(facts);
-            let may = inner
+            let may = visits
                 .clone()
                 .filter(move |&(_, _, w)| w != NONE && f.is_may(w));
             let f = Arc::clone(facts);
             // One tuple per literal of the write's guard; the reader's
             // closure removes the forced ones.
-            let must = inner
+            let must = visits
+                .clone()
                 .flat_map(move |(x, o, w)| {
                     let lits: Vec<((Op, LitKey), (Acc, Acc))> = if w != NONE && f.is_must(w) {
                         f.guard(f.op(w))
@@ -247,9 +253,8 @@ fn run_worker(
                 .map(|((o, _), (x, w))| (x, o, w))
                 .distinct();
             let f = Arc::clone(facts);
-            may.concat(must)
-                .map(move |(x, o, w)| (x, o, f.link(w)))
-                .concat(start)
+            later.set(may.concat(must).map(move |(x, o, w)| (x, o, f.link(w))));
+            visits.leave(scope)
         });
         let f = Arc::clone(facts);
         let conflict = visits
@@ -282,6 +287,7 @@ fn run_worker(
         (reads_in, closure_in, conds_in)
     });
     let mut last = None;
+    let mut fed = 0usize;
     for x in 0..facts.n_accs() as Acc {
         if !facts.is_read(x) {
             continue;
@@ -291,6 +297,13 @@ fn run_worker(
             continue;
         }
         reads.insert((x, o));
+        fed += 1;
+        if fed % FEED == 0 {
+            // Let the readers fed so far through before feeding more: the
+            // walk is linear where no guard is involved, so queues stay short.
+            reads.flush();
+            worker.step();
+        }
         if last != Some(o) {
             last = Some(o);
             let mut lits: Vec<LitKey> = facts.closure(o).map(lit_key).collect();
@@ -314,6 +327,9 @@ fn run_worker(
         worker.step();
     }
 }
+
+/// Readers fed between two steps of a worker.
+const FEED: usize = 1 << 14;
 
 /// The allocators of this process's workers: threads only, or connected to
 /// the other processes (each process i connects to the processes before it
