@@ -380,6 +380,7 @@ fn a_process_without_peers_gives_up_after_the_timeout() {
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("error[E0305]"), "{err}");
     assert!(err.contains("did not all connect within 1 s"), "{err}");
     assert!(
         start.elapsed() < Duration::from_secs(30),

@@ -428,6 +428,7 @@ pub fn diagnostic(e: &DataflowError, file: crate::diagnostics::FileId) -> Diagno
         DataflowError::Budget { .. } => "E0302",
         DataflowError::Eval { .. } => "E0303",
         DataflowError::Memory(_) => "E0304",
+        DataflowError::Cluster(_) => "E0305",
     };
     let d = Diagnostic::error(code, e.to_string());
     match e.span() {

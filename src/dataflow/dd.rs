@@ -137,9 +137,17 @@ pub(super) fn evaluate(
         return super::engine::evaluate_sequential(engine, facts, limits);
     }
     crate::budget::check(limits.max_memory, || "the sources of the reads".to_string())?;
+    if std::env::var_os("ARRAYFLOW_PEAK").is_some() {
+        // What the lowering needed, before any dataflow (benches/dd.rs).
+        let peak = crate::budget::peak().unwrap_or(0);
+        eprintln!(
+            "peak heap of process {} before the dd run: {peak} bytes",
+            cluster.process
+        );
+    }
     let facts = Arc::new(facts);
     let gathered: Arc<Mutex<Gathered>> = Arc::default();
-    let builders = connect(cluster).map_err(LowerError::Params)?;
+    let builders = connect(cluster).map_err(LowerError::Cluster)?;
     {
         let facts = Arc::clone(&facts);
         let gathered = Arc::clone(&gathered);
@@ -150,13 +158,13 @@ pub(super) fn evaluate(
             timely::WorkerConfig::default(),
             move |worker| run_worker(worker, &facts, root.then_some(&gathered)),
         )
-        .map_err(|e| LowerError::Params(format!("the dd engine could not start: {e}")))?;
+        .map_err(|e| LowerError::Cluster(format!("the dd engine could not start: {e}")))?;
         for r in guards.join() {
-            r.map_err(|e| LowerError::Params(format!("a dd worker failed: {e}")))?;
+            r.map_err(|e| LowerError::Cluster(format!("a dd worker failed: {e}")))?;
         }
     }
     let facts = Arc::try_unwrap(facts).map_err(|_| {
-        LowerError::Params("the dd engine's workers still hold the facts".to_string())
+        LowerError::Cluster("the dd engine's workers still hold the facts".to_string())
     })?;
     let mut records = std::mem::take(&mut *gathered.lock().unwrap_or_else(|e| e.into_inner()));
     assemble(facts, limits, &mut records)
