@@ -7,10 +7,11 @@
 //! the naive transcription of the definition in tests/dataflow_agree.rs).
 //! Programs: every `.loop` fixture under fixtures/papers and
 //! fixtures/c/kernels, and generated programs (`arrayflow::gen`, all
-//! features: unknown conditions, `while`, may-writes, updates; 40 by
-//! default, `ARRAYFLOW_CASES` more), each at 1 and 3 workers. The binary's
-//! output with `--engine dd --workers 2` is compared byte for byte with
-//! `--engine rules` on every fixture; two processes on 127.0.0.1 (ports
+//! features: unknown conditions, `while`, may-writes, updates; 20 by
+//! default, `ARRAYFLOW_CASES` more), each at 1 and 3 workers. The
+//! command's output (`cli::flow::run_to`, what the binary's process 0
+//! runs) on 2 workers is compared byte for byte with `--engine rules` on
+//! every fixture (text, JSON on a third), and the binary's on one; two processes on 127.0.0.1 (ports
 //! chosen free) are compared on matmul and on guarded programs; bad option
 //! combinations exit 2, and a process whose peers never come gives up
 //! after `--dd-timeout` with a message.
@@ -131,7 +132,7 @@ fn fixtures_agree_with_the_rules() {
 #[test]
 fn generated_programs_agree_with_the_rules() {
     use arrayflow::gen::{generate, GenOptions, Size};
-    let cases = support::cases(40);
+    let cases = support::cases(20);
     let mut guarded = 0;
     for seed in 0..cases {
         let size = if seed % 4 == 0 {
@@ -176,20 +177,44 @@ fn run(args: &[&str]) -> Output {
     finish(spawn(args), Duration::from_secs(120))
 }
 
+/// `flow ARGV` in this process (`cli::flow::run_to`, the path of the
+/// binary's process 0), on `cluster` or on the rules at one thread.
+fn flow_here(argv: &[&str], cluster: Option<Cluster>) -> (u8, String, String) {
+    use arrayflow::cli::flow::{run_to, Args};
+    use clap::{Args as _, FromArgMatches};
+    let cmd = Args::augment_args(clap::Command::new("flow"));
+    let m = cmd
+        .try_get_matches_from(std::iter::once("flow").chain(argv.iter().copied()))
+        .expect("the options parse");
+    let args = Args::from_arg_matches(&m).expect("flow's options");
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = match cluster {
+        Some(c) => with_cluster(c, || run_to(&args, &mut out, &mut err)),
+        None => with_threads(1, || run_to(&args, &mut out, &mut err)).expect("a pool"),
+    };
+    let text = |b: Vec<u8>| String::from_utf8(b).expect("UTF-8 output");
+    (arrayflow::cli::code_of(code), text(out), text(err))
+}
+
 #[test]
 fn the_command_prints_what_the_rules_print() {
-    for path in fixtures() {
+    for (k, path) in fixtures().iter().enumerate() {
         let p = path.to_str().expect("a UTF-8 path");
-        let rules = run(&["flow", p, "--engine", "rules"]);
-        let dd = run(&["flow", p, "--engine", "dd", "--workers", "2"]);
-        assert_eq!(rules.status.code(), dd.status.code(), "{p}: exit code");
-        assert_eq!(
-            String::from_utf8_lossy(&rules.stdout),
-            String::from_utf8_lossy(&dd.stdout),
-            "{p}: stdout"
+        // Text, and JSON on every third file.
+        let format = if k % 3 == 0 { "json" } else { "text" };
+        let rules = flow_here(&[p, "--format", format, "--engine", "rules"], None);
+        let dd = flow_here(
+            &[p, "--format", format, "--engine", "dd"],
+            Some(Cluster::local(2)),
         );
-        assert_eq!(rules.stderr, dd.stderr, "{p}: stderr");
+        assert_eq!(rules, dd, "{p}, {format}");
     }
+    // The binary itself, on one file.
+    let p = "fixtures/papers/mse-example2.loop";
+    let rules = run(&["flow", p, "--engine", "rules"]);
+    let dd = run(&["flow", p, "--engine", "dd", "--workers", "2"]);
+    assert!(dd.status.success());
+    assert_eq!(rules.stdout, dd.stdout, "{p}: the binary");
 }
 
 /// Ports free on 127.0.0.1 now (bound, then released).

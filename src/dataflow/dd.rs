@@ -119,6 +119,9 @@ fn lit_key(l: Lit) -> LitKey {
     }
 }
 
+/// (reader, write) pairs keyed for a join.
+type Keyed<K> = Vec<(K, (Acc, Acc))>;
+
 /// What worker 0 of process 0 gathers: (reader, write) for a source,
 /// (reader, NONE) for the initial value, (NONE, reader) for a conflict
 /// (counted as a walk step), each with its multiplicity.
@@ -166,15 +169,15 @@ pub(super) fn evaluate(
     let facts = Arc::try_unwrap(facts).map_err(|_| {
         LowerError::Cluster("the dd engine's workers still hold the facts".to_string())
     })?;
-    let mut records = std::mem::take(&mut *gathered.lock().unwrap_or_else(|e| e.into_inner()));
-    assemble(facts, limits, &mut records)
+    let records = std::mem::take(&mut *gathered.lock().unwrap_or_else(|e| e.into_inner()));
+    assemble(facts, limits, records)
 }
 
 /// The [`Flow`] from the gathered records (empty on processes other than 0).
 fn assemble(
     facts: Facts,
     limits: Limits,
-    records: &mut Gathered,
+    mut records: Gathered,
 ) -> Result<(Flow, Option<Kept>), DataflowError> {
     records.sort_unstable();
     let mut source = Vec::new();
@@ -203,6 +206,8 @@ fn assemble(
             }
         }
     }
+    // Freed before the pairs of the Flow are made: process 0's peak.
+    drop(records);
     let mut flow = Flow::start(&facts);
     let mut col = Collector::new(&facts, limits);
     let readers = (0..facts.n_accs() as Acc).filter(|&x| facts.is_read(x));
@@ -248,7 +253,7 @@ fn run_worker(
             let must = visits
                 .clone()
                 .flat_map(move |(x, o, w)| {
-                    let lits: Vec<((Op, LitKey), (Acc, Acc))> = if w != NONE && f.is_must(w) {
+                    let lits: Keyed<(Op, LitKey)> = if w != NONE && f.is_must(w) {
                         f.guard(f.op(w))
                             .map(|l| ((o, lit_key(l)), (x, w)))
                             .collect()
@@ -268,7 +273,7 @@ fn run_worker(
         let conflict = visits
             .clone()
             .flat_map(move |(x, o, w)| {
-                let lits: Vec<((Op, u32, bool), (Acc, Acc))> = if w != NONE {
+                let lits: Keyed<(Op, u32, bool)> = if w != NONE {
                     (f.cond_lits(f.op(w)).map(|(i, b)| ((o, i, !b), (x, w)))).collect()
                 } else {
                     Vec::new()
@@ -306,7 +311,7 @@ fn run_worker(
         }
         reads.insert((x, o));
         fed += 1;
-        if fed % FEED == 0 {
+        if fed.is_multiple_of(FEED) {
             // Let the readers fed so far through before feeding more: the
             // walk is linear where no guard is involved, so queues stay short.
             reads.flush();
