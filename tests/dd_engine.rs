@@ -43,11 +43,6 @@ fn fixtures() -> Vec<PathBuf> {
     out
 }
 
-fn compile(path: &Path) -> Option<Program> {
-    let text = std::fs::read_to_string(path).ok()?;
-    arrayflow::db::compile(path, &text, arrayflow::diagnostics::FileId(0)).0
-}
-
 type Run = Result<Instances, DataflowError>;
 
 fn rules(program: &Program, config: &Config) -> Run {
@@ -74,24 +69,7 @@ fn agree(a: &Run, b: &Run) -> Result<(), String> {
     if (sa.access_instances, sa.read_instances) != (sb.access_instances, sb.read_instances) {
         return Err(format!("stats {sa:?} vs {sb:?}"));
     }
-    if a.flow.len() != b.flow.len() {
-        return Err(format!("{} reads vs {}", a.flow.len(), b.flow.len()));
-    }
-    for (x, y) in a.flow.iter().zip(b.flow.iter()) {
-        if x.operation() != y.operation()
-            || x.access() != y.access()
-            || x.initial() != y.initial()
-            || !x.writes().eq(y.writes())
-        {
-            return Err(format!(
-                "read {} of {:?}: {:?} vs {:?}",
-                x.access(),
-                x.operation(),
-                x.sources(),
-                y.sources()
-            ));
-        }
-    }
+    support::same_reads(&a.flow, &b.flow)?;
     let n = a.facts.n_accs() as u32;
     if let Some(x) = (0..n).find(|&x| a.initial_at(x) != b.initial_at(x)) {
         return Err(format!("initial-value bit of access instance {x}"));
@@ -120,7 +98,7 @@ fn compare(name: &str, program: &Program) -> usize {
 fn fixtures_agree_with_the_rules() {
     let (mut programs, mut reads) = (0, 0);
     for path in fixtures() {
-        if let Some(program) = compile(&path) {
+        if let Some(program) = support::compile(&path) {
             programs += 1;
             reads += compare(&path.display().to_string(), &program);
         }
@@ -131,16 +109,10 @@ fn fixtures_agree_with_the_rules() {
 
 #[test]
 fn generated_programs_agree_with_the_rules() {
-    use arrayflow::gen::{generate, GenOptions, Size};
     let cases = support::cases(20);
     let mut guarded = 0;
     for seed in 0..cases {
-        let size = if seed % 4 == 0 {
-            Size::Medium
-        } else {
-            Size::Small
-        };
-        let program = generate(seed, &GenOptions::all(size));
+        let program = support::generated(seed);
         guarded += usize::from(!program.conditions().is_empty());
         compare(&format!("generated program {seed}"), &program);
     }
@@ -151,17 +123,47 @@ fn generated_programs_agree_with_the_rules() {
     );
 }
 
-/// Runs the binary to its end, killed past `limit` (a test never hangs).
+/// Runs the binary to its end, killed past `limit` (a test never hangs);
+/// its pipes are drained meanwhile, so a long output cannot block it.
 fn finish(mut child: Child, limit: Duration) -> Output {
+    use std::io::Read;
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
     let start = Instant::now();
-    while child.try_wait().expect("waits").is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waits") {
+            break status;
+        }
         if start.elapsed() > limit {
             let _ = child.kill();
             panic!("the binary ran past {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().expect("stdout read"),
+        stderr: err.join().expect("stderr read"),
     }
-    child.wait_with_output().expect("output")
 }
 
 fn spawn(args: &[&str]) -> Child {
@@ -283,11 +285,12 @@ fn cluster_flow(
 #[test]
 fn two_processes_on_localhost_print_what_the_rules_print() {
     let dir = temp_dir("two");
-    // A generated program with unknown conditions, `while` and may-writes.
+    // A generated program with unknown conditions (a medium one).
     let gen = dir.join("gen.loop");
-    let program = arrayflow::gen::generate(
-        7,
-        &arrayflow::gen::GenOptions::all(arrayflow::gen::Size::Medium),
+    let program = support::generated(8);
+    assert!(
+        !program.conditions().is_empty(),
+        "generated program 8 has conditions"
     );
     std::fs::write(&gen, arrayflow::print::program(&program)).expect("writes");
     let gen = gen.to_str().expect("a UTF-8 path").to_string();
