@@ -23,7 +23,7 @@ pub fn compile(path: &std::path::Path) -> Option<arrayflow::model::Program> {
 /// every fourth seed, small otherwise.
 pub fn generated(seed: u64) -> arrayflow::model::Program {
     use arrayflow::gen::{generate, GenOptions, Size};
-    let size = if seed % 4 == 0 {
+    let size = if seed.is_multiple_of(4) {
         Size::Medium
     } else {
         Size::Small
