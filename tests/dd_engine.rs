@@ -7,7 +7,7 @@
 //! the naive transcription of the definition in tests/dataflow_agree.rs).
 //! Programs: every `.loop` fixture under fixtures/papers and
 //! fixtures/c/kernels, and generated programs (`arrayflow::gen`, all
-//! features: unknown conditions, `while`, may-writes, updates; 20 by
+//! features: unknown conditions, `while`, may-writes, updates; 40 by
 //! default, `ARRAYFLOW_CASES` more), each at 1 and 3 workers. The
 //! command's output (`cli::flow::run_to`, what the binary's process 0
 //! runs) on 2 workers is compared byte for byte with `--engine rules` on
@@ -109,7 +109,7 @@ fn fixtures_agree_with_the_rules() {
 
 #[test]
 fn generated_programs_agree_with_the_rules() {
-    let cases = support::cases(20);
+    let cases = support::cases(40);
     let mut guarded = 0;
     for seed in 0..cases {
         let program = support::generated(seed);
