@@ -14,69 +14,27 @@
 //! `cargo bench --bench scaling` runs criterion, then prints the table;
 //! `ARRAYFLOW_BENCH_QUICK=1` prints the table only.
 
+#[path = "common/mod.rs"]
+mod common;
 #[allow(dead_code)]
 #[path = "../tests/kernels/mod.rs"]
 mod kernels;
 
 use arrayflow::budget;
-use arrayflow::dataflow::{analyze, with_threads, Config, Flow};
-use std::time::{Duration, Instant};
+use arrayflow::dataflow::{analyze, with_threads};
+use common::{config, load, same_reads, wall};
+use std::time::Duration;
 
 #[global_allocator]
 static ALLOC: budget::Counting<mimalloc::MiMalloc> = budget::Counting::new(mimalloc::MiMalloc);
-
-fn config(n: i64) -> Config {
-    Config {
-        params: vec![("N".to_string(), n)],
-        max_trips: 4,
-        max_instances: 200_000_000,
-        max_memory: u64::MAX,
-    }
-}
-
-fn same(a: &Flow, b: &Flow) {
-    assert_eq!(a.stats(), b.stats(), "same stats");
-    assert_eq!(a.len(), b.len(), "same reads");
-    for (x, y) in a.iter().zip(b.iter()) {
-        assert!(
-            x.initial() == y.initial() && x.writes().eq(y.writes()),
-            "read {} differs",
-            x.index()
-        );
-    }
-}
-
-/// Median wall time of 5 runs of `f` and the largest peak heap above what
-/// was live before.
-fn wall<T>(mut f: impl FnMut() -> T) -> (Duration, u64) {
-    let mut times = Vec::new();
-    let mut peak = 0;
-    for _ in 0..5 {
-        let before = budget::live().unwrap_or(0);
-        budget::reset_peak();
-        let t = Instant::now();
-        let r = f();
-        times.push(t.elapsed());
-        peak = peak.max(budget::peak().unwrap_or(0).saturating_sub(before));
-        drop(r);
-    }
-    times.sort();
-    (times[2], peak)
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|s| s.split_whitespace().next().map(str::to_string))
-        .unwrap_or_else(|| "?".to_string())
-}
 
 fn figures(n: i64) {
     let program = kernels::matmul();
     let c = config(n);
     let one = with_threads(1, || analyze(&program, &c).expect("matmul analyses")).expect("pool");
     let two = with_threads(2, || analyze(&program, &c).expect("matmul analyses")).expect("pool");
-    same(&one, &two);
+    assert_eq!(one.stats(), two.stats(), "same stats");
+    same_reads(&one, &two);
     let reads = one.stats().read_instances;
     drop((one, two));
     println!(

@@ -42,25 +42,7 @@ fn same(a: &Flow, b: &Flow) -> Result<(), String> {
     if a.stats() != b.stats() {
         return Err(format!("stats {:?} vs {:?}", a.stats(), b.stats()));
     }
-    if a.len() != b.len() {
-        return Err(format!("{} reads vs {}", a.len(), b.len()));
-    }
-    for (x, y) in a.iter().zip(b.iter()) {
-        if x.operation() != y.operation()
-            || x.access() != y.access()
-            || x.initial() != y.initial()
-            || !x.writes().eq(y.writes())
-        {
-            return Err(format!(
-                "read {} of {:?}: {:?} vs {:?}",
-                x.access(),
-                x.operation(),
-                x.sources(),
-                y.sources()
-            ));
-        }
-    }
-    Ok(())
+    support::same_reads(a, b)
 }
 
 type Run = Result<(Flow, Vec<u64>), DataflowError>;
@@ -140,7 +122,7 @@ fn fixtures_agree_at_every_thread_count() {
     let mut programs = 0;
     let mut comparisons = 0;
     for path in fixtures() {
-        if let Some(program) = compile(&path) {
+        if let Some(program) = support::compile(&path) {
             programs += 1;
             comparisons += compare(&path.display().to_string(), &program);
         }
@@ -151,16 +133,12 @@ fn fixtures_agree_at_every_thread_count() {
 
 #[test]
 fn generated_programs_agree_at_every_thread_count() {
-    use arrayflow::gen::{generate, GenOptions, Size};
     let cases = support::cases(40);
     for seed in 0..cases {
-        let size = if seed % 4 == 0 {
-            Size::Medium
-        } else {
-            Size::Small
-        };
-        let program = generate(seed, &GenOptions::all(size));
-        compare(&format!("generated program {seed}"), &program);
+        compare(
+            &format!("generated program {seed}"),
+            &support::generated(seed),
+        );
     }
 }
 
@@ -178,7 +156,7 @@ fn flow(path: &Path, threads: u32, extra: &[&str]) -> (Option<i32>, Vec<u8>, Vec
 #[test]
 fn flow_output_is_the_same_at_every_thread_count() {
     let mut files = fixtures();
-    files.retain(|p| compile(p).is_some());
+    files.retain(|p| support::compile(p).is_some());
     for path in &files {
         let one = flow(path, 1, &[]);
         for threads in [2, 3] {

@@ -34,7 +34,9 @@ pub struct Args {
     /// What computes bounded σ: `rules` (the Datalog rules over the facts),
     /// `quasts` (each read instance's proved quast evaluated: static
     /// control only), `auto` (quasts past 10^5 access instances when every
-    /// read has one, else rules). Both give the same output (docs/flow.md).
+    /// read has one, else rules), `dd` (the rules on timely/differential-
+    /// dataflow across workers and processes: docs/scaling.md). All give
+    /// the same output (docs/flow.md).
     #[arg(long, value_enum, default_value_t = Engine::Auto)]
     pub engine: Engine,
     /// Threads for bounded σ (default: `ARRAYFLOW_THREADS`, else every
@@ -45,6 +47,8 @@ pub struct Args {
     /// procedures' summaries or by inlining (docs/regions.md §7).
     #[arg(long, value_enum, value_name = "HOW")]
     pub calls: Option<CallsMode>,
+    #[command(flatten)]
+    pub dd: super::distributed::DdArgs,
 }
 
 /// `--calls`.
@@ -61,6 +65,8 @@ pub enum Engine {
     Auto,
     Rules,
     Quasts,
+    /// The rules on differential dataflow (feature `dd`).
+    Dd,
 }
 
 /// Access instances past which `--engine auto` tries the quasts: below,
@@ -78,6 +84,9 @@ pub enum FlowFormat {
 }
 
 pub fn run(args: &Args) -> ExitCode {
+    if args.engine == Engine::Dd || args.dd.given() {
+        return super::distributed::run(args);
+    }
     if args.input.file.is_dir() {
         return directory(args);
     }
@@ -195,7 +204,8 @@ pub fn run_to(args: &Args, mut out: &mut dyn Write, err: &mut dyn Write) -> Exit
             }
         }
     }
-    if !args.instances && args.engine != Engine::Rules && !tried_quasts {
+    let rules = matches!(args.engine, Engine::Rules | Engine::Dd);
+    if !args.instances && !rules && !tried_quasts {
         match by_quasts(&loaded, args, &config, out) {
             Ok(Some(written)) => return super::finish(written.and_then(|()| out.flush())),
             Ok(None) => {}
@@ -432,6 +442,7 @@ pub fn diagnostic(e: &DataflowError, file: crate::diagnostics::FileId) -> Diagno
         DataflowError::Budget { .. } => "E0302",
         DataflowError::Eval { .. } => "E0303",
         DataflowError::Memory(_) => "E0304",
+        DataflowError::Cluster(_) => "E0305",
     };
     let d = Diagnostic::error(code, e.to_string());
     match e.span() {

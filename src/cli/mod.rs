@@ -6,6 +6,7 @@
 
 pub mod check;
 pub mod deps;
+pub mod distributed;
 pub mod equiv;
 pub mod expand;
 pub mod facts;

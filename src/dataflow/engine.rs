@@ -278,6 +278,10 @@ pub(super) fn evaluate_batched(
     facts: Facts,
     limits: Limits,
 ) -> Result<(Flow, Option<Kept>), DataflowError> {
+    #[cfg(feature = "dd")]
+    if let Some(cluster) = super::dd::installed() {
+        return super::dd::evaluate(engine, facts, limits, &cluster);
+    }
     if rayon::current_num_threads() > 1 {
         super::parallel::evaluate_with(engine, facts, limits)
     } else {

@@ -10,6 +10,8 @@
 pub mod assemble;
 #[doc(hidden)]
 pub mod bag;
+#[cfg(feature = "dd")]
+pub mod dd;
 pub mod engine;
 pub mod grouped;
 pub mod parallel;

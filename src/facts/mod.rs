@@ -171,6 +171,9 @@ pub enum LowerError {
     Eval { what: String, span: Span },
     /// The memory budget would be (or was) exceeded.
     Memory(crate::budget::Exceeded),
+    /// The distributed engine's workers could not run (`dataflow::dd`: the
+    /// other processes did not connect in time, a worker failed).
+    Cluster(String),
 }
 
 impl fmt::Display for LowerError {
@@ -200,6 +203,7 @@ impl fmt::Display for LowerError {
             }
             LowerError::Eval { what, .. } => f.write_str(what),
             LowerError::Memory(e) => e.fmt(f),
+            LowerError::Cluster(m) => f.write_str(m),
         }
     }
 }
@@ -216,7 +220,7 @@ impl LowerError {
     /// Where in the source the error points, when it points somewhere.
     pub fn span(&self) -> Option<Span> {
         match self {
-            LowerError::Params(_) | LowerError::Memory(_) => None,
+            LowerError::Params(_) | LowerError::Memory(_) | LowerError::Cluster(_) => None,
             LowerError::Budget { span, .. } | LowerError::Eval { span, .. } => Some(*span),
         }
     }

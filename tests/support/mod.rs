@@ -22,3 +22,49 @@ pub fn defaults_plus(p: &arrayflow::model::Program, k: i64) -> Vec<(String, i64)
         .map(|(q, v)| (q.name.clone(), v + k))
         .collect()
 }
+
+/// The program of a source file (`.loop` or `.c`, through the database's
+/// front ends), `None` when it has errors.
+pub fn compile(path: &std::path::Path) -> Option<arrayflow::model::Program> {
+    let text = std::fs::read_to_string(path).ok()?;
+    arrayflow::db::compile(path, &text, arrayflow::diagnostics::FileId(0)).0
+}
+
+/// Generated program `seed` with every feature (`GenOptions::all`): medium
+/// every fourth seed, small otherwise.
+pub fn generated(seed: u64) -> arrayflow::model::Program {
+    use arrayflow::gen::{generate, GenOptions, Size};
+    let size = if seed.is_multiple_of(4) {
+        Size::Medium
+    } else {
+        Size::Small
+    };
+    generate(seed, &GenOptions::all(size))
+}
+
+/// Whether two flows have the same reads with the same sources and
+/// initial flags (stats aside); the first difference otherwise.
+pub fn same_reads(
+    a: &arrayflow::dataflow::Flow,
+    b: &arrayflow::dataflow::Flow,
+) -> Result<(), String> {
+    if a.len() != b.len() {
+        return Err(format!("{} reads vs {}", a.len(), b.len()));
+    }
+    for (x, y) in a.iter().zip(b.iter()) {
+        if x.operation() != y.operation()
+            || x.access() != y.access()
+            || x.initial() != y.initial()
+            || !x.writes().eq(y.writes())
+        {
+            return Err(format!(
+                "read {} of {:?}: {:?} vs {:?}",
+                x.access(),
+                x.operation(),
+                x.sources(),
+                y.sources()
+            ));
+        }
+    }
+    Ok(())
+}

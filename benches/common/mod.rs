@@ -1,0 +1,55 @@
+//! Shared by the σ benchmarks (`#[path]`): the matmul sizes, a median wall
+//! time with its peak heap, the load average, the read-by-read check.
+#![allow(dead_code)]
+
+use arrayflow::budget;
+use arrayflow::dataflow::{Config, Flow};
+use std::time::{Duration, Instant};
+
+/// Sizes `N = n`, budgets out of the way.
+pub fn config(n: i64) -> Config {
+    Config {
+        params: vec![("N".to_string(), n)],
+        max_trips: 4,
+        max_instances: 200_000_000,
+        max_memory: u64::MAX,
+    }
+}
+
+/// Panics unless `a` and `b` have the same reads, sources and initial flags.
+pub fn same_reads(a: &Flow, b: &Flow) {
+    assert_eq!(a.len(), b.len(), "same reads");
+    for (x, y) in a.iter().zip(b.iter()) {
+        assert!(
+            x.initial() == y.initial() && x.writes().eq(y.writes()),
+            "read {} differs",
+            x.index()
+        );
+    }
+}
+
+/// Median wall time of 5 runs of `f` and the largest peak heap above what
+/// was live before (the binary's allocator must be `budget::Counting`).
+pub fn wall<T>(mut f: impl FnMut() -> T) -> (Duration, u64) {
+    let mut times = Vec::new();
+    let mut peak = 0;
+    for _ in 0..5 {
+        let before = budget::live().unwrap_or(0);
+        budget::reset_peak();
+        let t = Instant::now();
+        let r = f();
+        times.push(t.elapsed());
+        peak = peak.max(budget::peak().unwrap_or(0).saturating_sub(before));
+        drop(r);
+    }
+    times.sort();
+    (times[2], peak)
+}
+
+/// The 1-minute load average.
+pub fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".to_string())
+}

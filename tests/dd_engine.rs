@@ -1,0 +1,419 @@
+//! The dd engine (`dataflow::dd`, `flow --engine dd`) computes the ascent
+//! engine's σ: the same sources and initial flag for every read, the same
+//! initial-value bit for every access instance (`analyze_instances`), the
+//! same instance and read counts.
+//!
+//! The oracle is the ascent engine on one thread (itself checked against
+//! the naive transcription of the definition in tests/dataflow_agree.rs).
+//! Programs: every `.loop` fixture under fixtures/papers and
+//! fixtures/c/kernels, and generated programs (`arrayflow::gen`, all
+//! features: unknown conditions, `while`, may-writes, updates; 40 by
+//! default, `ARRAYFLOW_CASES` more), each at 1 and 3 workers. The
+//! command's output (`cli::flow::run_to`, what the binary's process 0
+//! runs) on 2 workers is compared byte for byte with `--engine rules` on
+//! every fixture (text, JSON on a third), and the binary's on one; two processes on 127.0.0.1 (ports
+//! chosen free) are compared on matmul and on guarded programs; bad option
+//! combinations exit 2, and a process whose peers never come gives up
+//! after `--dd-timeout` with a message.
+#![cfg(feature = "dd")]
+
+mod support;
+
+use arrayflow::dataflow::dd::{with_cluster, Cluster};
+use arrayflow::dataflow::{analyze_instances, with_threads, Config, DataflowError, Instances};
+use arrayflow::model::Program;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_arrayflow");
+
+fn fixtures() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in ["fixtures/papers", "fixtures/c/kernels"] {
+        for e in std::fs::read_dir(dir).expect("fixture directory").flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "loop") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    assert!(out.len() > 60, "the fixtures are found: {}", out.len());
+    out
+}
+
+type Run = Result<Instances, DataflowError>;
+
+fn rules(program: &Program, config: &Config) -> Run {
+    with_threads(1, || analyze_instances(program, config)).expect("a pool")
+}
+
+fn dd(program: &Program, config: &Config, workers: usize) -> Run {
+    with_cluster(Cluster::local(workers), || {
+        analyze_instances(program, config)
+    })
+}
+
+/// Whether two runs agree (σ, counts, initial-value bits, or the error).
+fn agree(a: &Run, b: &Run) -> Result<(), String> {
+    let (a, b) = match (a, b) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(x), Err(y)) if x.to_string() == y.to_string() => return Ok(()),
+        (x, y) => {
+            let say = |r: &Run| r.as_ref().map_or_else(|e| e.to_string(), |_| "σ".into());
+            return Err(format!("{} vs {}", say(x), say(y)));
+        }
+    };
+    let (sa, sb) = (a.flow.stats(), b.flow.stats());
+    if (sa.access_instances, sa.read_instances) != (sb.access_instances, sb.read_instances) {
+        return Err(format!("stats {sa:?} vs {sb:?}"));
+    }
+    support::same_reads(&a.flow, &b.flow)?;
+    let n = a.facts.n_accs() as u32;
+    if let Some(x) = (0..n).find(|&x| a.initial_at(x) != b.initial_at(x)) {
+        return Err(format!("initial-value bit of access instance {x}"));
+    }
+    Ok(())
+}
+
+fn config() -> Config {
+    Config {
+        max_instances: 2_000_000,
+        ..Config::default()
+    }
+}
+
+/// Compares the engines on `program`; returns how many reads were compared.
+fn compare(name: &str, program: &Program) -> usize {
+    let oracle = rules(program, &config());
+    for workers in [1, 3] {
+        let other = dd(program, &config(), workers);
+        agree(&oracle, &other).unwrap_or_else(|e| panic!("{name}, {workers} workers: {e}"));
+    }
+    oracle.map_or(0, |i| i.flow.len())
+}
+
+#[test]
+fn fixtures_agree_with_the_rules() {
+    let (mut programs, mut reads) = (0, 0);
+    for path in fixtures() {
+        if let Some(program) = support::compile(&path) {
+            programs += 1;
+            reads += compare(&path.display().to_string(), &program);
+        }
+    }
+    assert!(programs > 60, "{programs} fixtures compiled");
+    assert!(reads > 1000, "{reads} reads compared");
+}
+
+#[test]
+fn generated_programs_agree_with_the_rules() {
+    let cases = support::cases(40);
+    let mut guarded = 0;
+    for seed in 0..cases {
+        let program = support::generated(seed);
+        guarded += usize::from(!program.conditions().is_empty());
+        compare(&format!("generated program {seed}"), &program);
+    }
+    // The walk's antijoin and the conflicts are exercised, not just chains.
+    assert!(
+        cases < 10 || guarded > 0,
+        "some generated programs have conditions"
+    );
+}
+
+/// Runs the binary to its end, killed past `limit` (a test never hangs);
+/// its pipes are drained meanwhile, so a long output cannot block it.
+fn finish(mut child: Child, limit: Duration) -> Output {
+    use std::io::Read;
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waits") {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("the binary ran past {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().expect("stdout read"),
+        stderr: err.join().expect("stderr read"),
+    }
+}
+
+fn spawn(args: &[&str]) -> Child {
+    Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts")
+}
+
+fn run(args: &[&str]) -> Output {
+    finish(spawn(args), Duration::from_secs(120))
+}
+
+/// `flow ARGV` in this process (`cli::flow::run_to`, the path of the
+/// binary's process 0), on `cluster` or on the rules at one thread.
+fn flow_here(argv: &[&str], cluster: Option<Cluster>) -> (u8, String, String) {
+    use arrayflow::cli::flow::{run_to, Args};
+    use clap::{Args as _, FromArgMatches};
+    let cmd = Args::augment_args(clap::Command::new("flow"));
+    let m = cmd
+        .try_get_matches_from(std::iter::once("flow").chain(argv.iter().copied()))
+        .expect("the options parse");
+    let args = Args::from_arg_matches(&m).expect("flow's options");
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = match cluster {
+        Some(c) => with_cluster(c, || run_to(&args, &mut out, &mut err)),
+        None => with_threads(1, || run_to(&args, &mut out, &mut err)).expect("a pool"),
+    };
+    let text = |b: Vec<u8>| String::from_utf8(b).expect("UTF-8 output");
+    (arrayflow::cli::code_of(code), text(out), text(err))
+}
+
+#[test]
+fn the_command_prints_what_the_rules_print() {
+    for (k, path) in fixtures().iter().enumerate() {
+        let p = path.to_str().expect("a UTF-8 path");
+        // Text, and JSON on every third file.
+        let format = if k % 3 == 0 { "json" } else { "text" };
+        let rules = flow_here(&[p, "--format", format, "--engine", "rules"], None);
+        let dd = flow_here(
+            &[p, "--format", format, "--engine", "dd"],
+            Some(Cluster::local(2)),
+        );
+        assert_eq!(rules, dd, "{p}, {format}");
+    }
+    // The binary itself, on one file.
+    let p = "fixtures/papers/mse-example2.loop";
+    let rules = run(&["flow", p, "--engine", "rules"]);
+    let dd = run(&["flow", p, "--engine", "dd", "--workers", "2"]);
+    assert!(dd.status.success());
+    assert_eq!(rules.stdout, dd.stdout, "{p}: the binary");
+}
+
+/// Ports free on 127.0.0.1 now (bound, then released).
+fn free_ports(n: usize) -> Vec<u16> {
+    let held: Vec<std::net::TcpListener> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("a free port"))
+        .collect();
+    held.iter()
+        .map(|l| l.local_addr().expect("an address").port())
+        .collect()
+}
+
+fn hosts_file(dir: &Path, ports: &[u16]) -> PathBuf {
+    let path = dir.join("hosts");
+    let text: String = ports.iter().map(|p| format!("127.0.0.1:{p}\n")).collect();
+    std::fs::write(&path, text).expect("writes the hosts file");
+    path
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("arrayflow-dd-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    dir
+}
+
+/// `flow FILE EXTRA` on `processes` processes of `workers` workers each:
+/// process 0's output, after checking that the others printed nothing.
+fn cluster_flow(
+    dir: &Path,
+    file: &str,
+    extra: &[&str],
+    processes: usize,
+    workers: usize,
+) -> Output {
+    let hosts = hosts_file(dir, &free_ports(processes));
+    let hosts = hosts.to_str().expect("a UTF-8 path").to_string();
+    let (p, w) = (processes.to_string(), workers.to_string());
+    let children: Vec<Child> = (0..processes)
+        .rev()
+        .map(|i| {
+            let i = i.to_string();
+            let mut args = vec!["flow", file, "--engine", "dd", "--workers", &w];
+            args.extend(["--processes", &p, "--process", &i, "--hosts", &hosts]);
+            args.extend(["--dd-timeout", "60"]);
+            args.extend(extra);
+            spawn(&args)
+        })
+        .collect();
+    let mut outputs: Vec<Output> = children
+        .into_iter()
+        .map(|c| finish(c, Duration::from_secs(120)))
+        .collect();
+    let root = outputs.pop().expect("process 0");
+    for (k, o) in outputs.iter().enumerate() {
+        let i = processes - 1 - k;
+        assert!(
+            o.status.success(),
+            "process {i}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.stdout.is_empty(), "process {i} prints nothing");
+    }
+    root
+}
+
+#[test]
+fn two_processes_on_localhost_print_what_the_rules_print() {
+    let dir = temp_dir("two");
+    // A generated program with unknown conditions (a medium one).
+    let gen = dir.join("gen.loop");
+    let program = support::generated(8);
+    assert!(
+        !program.conditions().is_empty(),
+        "generated program 8 has conditions"
+    );
+    std::fs::write(&gen, arrayflow::print::program(&program)).expect("writes");
+    let gen = gen.to_str().expect("a UTF-8 path").to_string();
+    let cases: [(&str, &[&str]); 4] = [
+        ("fixtures/c/kernels/matmul.loop", &["--param", "N=12"]),
+        ("fixtures/papers/mse-example1.loop", &[]),
+        ("fixtures/c/kernels/lu.loop", &["--format", "json"]),
+        (gen.as_str(), &[]),
+    ];
+    for (file, extra) in cases {
+        let mut args = vec!["flow", file, "--engine", "rules"];
+        args.extend(extra);
+        let rules = run(&args);
+        assert!(rules.status.success(), "{file}: the rules run");
+        let dd = cluster_flow(&dir, file, extra, 2, 1);
+        assert!(
+            dd.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&dd.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&rules.stdout),
+            String::from_utf8_lossy(&dd.stdout),
+            "{file}: 2 processes"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_combinations_exit_2() {
+    let dir = temp_dir("usage");
+    let hosts = hosts_file(&dir, &[1, 2]);
+    let h = hosts.to_str().expect("a UTF-8 path");
+    let f = "fixtures/c/kernels/lu.loop";
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--workers", "2"], "options of `--engine dd`"),
+        (
+            vec!["--engine", "rules", "--processes", "2"],
+            "options of `--engine dd`",
+        ),
+        (
+            vec!["--engine", "dd", "--processes", "2", "--hosts", h],
+            "needs `--process I`",
+        ),
+        (
+            vec!["--engine", "dd", "--processes", "2", "--process", "0"],
+            "needs `--hosts FILE`",
+        ),
+        (
+            vec!["--engine", "dd", "--process", "1"],
+            "give `--processes P`",
+        ),
+        (
+            vec![
+                "--engine",
+                "dd",
+                "--processes",
+                "2",
+                "--process",
+                "2",
+                "--hosts",
+                h,
+            ],
+            "is not below",
+        ),
+        (
+            vec![
+                "--engine",
+                "dd",
+                "--processes",
+                "3",
+                "--process",
+                "0",
+                "--hosts",
+                h,
+            ],
+            "names 2 processes",
+        ),
+        (vec!["--engine", "dd", "--threads", "2"], "not `--threads`"),
+        (vec!["--engine", "dd", "--symbolic"], "without `--symbolic`"),
+    ];
+    for (extra, says) in cases {
+        let mut args = vec!["flow", f];
+        args.extend(&extra);
+        let out = run(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(says), "{extra:?}: {err}");
+    }
+    let out = run(&["flow", "fixtures/c/kernels", "--engine", "dd"]);
+    assert_eq!(out.status.code(), Some(2), "a directory");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_process_without_peers_gives_up_after_the_timeout() {
+    let dir = temp_dir("alone");
+    let hosts = hosts_file(&dir, &free_ports(2));
+    let h = hosts.to_str().expect("a UTF-8 path");
+    let start = Instant::now();
+    let out = run(&[
+        "flow",
+        "fixtures/c/kernels/lu.loop",
+        "--engine",
+        "dd",
+        "--processes",
+        "2",
+        "--process",
+        "1",
+        "--hosts",
+        h,
+        "--dd-timeout",
+        "1",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("error[E0305]"), "{err}");
+    assert!(err.contains("did not all connect within 1 s"), "{err}");
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "gives up promptly"
+    );
+    assert!(out.stdout.is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
