@@ -23,7 +23,6 @@ use arrayflow::dataflow::{with_threads, Config, DataflowError, Flow};
 use arrayflow::model::Program;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use support::fixtures::compile;
 
 const BIN: &str = env!("CARGO_BIN_EXE_arrayflow");
 

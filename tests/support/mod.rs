@@ -23,12 +23,9 @@ pub fn defaults_plus(p: &arrayflow::model::Program, k: i64) -> Vec<(String, i64)
         .collect()
 }
 
-/// The program of a source file (`.loop` or `.c`, through the database's
-/// front ends), `None` when it has errors.
-pub fn compile(path: &std::path::Path) -> Option<arrayflow::model::Program> {
-    let text = std::fs::read_to_string(path).ok()?;
-    arrayflow::db::compile(path, &text, arrayflow::diagnostics::FileId(0)).0
-}
+/// The program of a source file, `None` when it has errors.
+#[allow(unused_imports)]
+pub use fixtures::compile;
 
 /// Generated program `seed` with every feature (`GenOptions::all`): medium
 /// every fourth seed, small otherwise.
