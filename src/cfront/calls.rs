@@ -35,13 +35,13 @@ impl CProcs<'_> {
 }
 
 impl<'t> Ctx<'t> {
-    /// Lowers, in file order, every `void` function that another function
-    /// of the file calls as a statement.
-    pub(super) fn lower_procs(&mut self, functions: &[Node<'t>]) {
+    /// Lowers, in file order, every `void` function called as a statement
+    /// in a region of another function.
+    pub(super) fn lower_procs(&mut self, functions: &[Node<'t>], regions: &[Region<'t>]) {
         for &f in functions {
             let name = scan::function_name(self.src, f);
             let void = f.field(F::Type).is_some_and(|t| self.text(t) == "void");
-            if !void || !self.called_elsewhere(functions, f, name) {
+            if !void || !self.called_elsewhere(regions, f, name) {
                 continue;
             }
             let Some(r) = self.function_region(f) else {
@@ -51,16 +51,17 @@ impl<'t> Ctx<'t> {
         }
     }
 
-    fn called_elsewhere(&self, functions: &[Node<'t>], f: Node<'t>, name: &str) -> bool {
+    fn called_elsewhere(&self, regions: &[Region<'t>], f: Node<'t>, name: &str) -> bool {
         let mut found = false;
-        let others: Vec<Node<'t>> = functions.iter().copied().filter(|&g| g != f).collect();
-        walk(&others, |n| {
-            found |= n.kind() == "call_expression"
-                && n.parent()
-                    .is_some_and(|p| p.kind() == "expression_statement")
-                && n.field(F::Function)
-                    .is_some_and(|c| c.kind() == "identifier" && self.text(c) == name);
-        });
+        for r in regions.iter().filter(|r| r.func != f) {
+            walk(&r.items, |n| {
+                found |= n.kind() == "call_expression"
+                    && n.parent()
+                        .is_some_and(|p| p.kind() == "expression_statement")
+                    && n.field(F::Function)
+                        .is_some_and(|c| c.kind() == "identifier" && self.text(c) == name);
+            });
+        }
         found
     }
 

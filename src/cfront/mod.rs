@@ -152,7 +152,7 @@ fn compile_inner(
             .extend(counters.into_iter().map(str::to_string));
         assigned.push(names);
     }
-    cx.lower_procs(&functions);
+    cx.lower_procs(&functions, &regions);
     let mut lowered = 0;
     let assigned_all = assigned.clone();
     for (r, names) in regions.iter().zip(assigned) {
