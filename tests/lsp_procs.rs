@@ -66,3 +66,41 @@ fn hover_on_a_call_shows_its_translated_summary() {
     assert!(!other.contains("summary at this call"), "{other}");
     c.shutdown();
 }
+
+/// The same hover on the C twin (docs/c.md, Calls): the same translated
+/// summaries, checked by hand as above.
+#[test]
+fn hover_on_a_c_call_shows_its_translated_summary() {
+    let text = std::fs::read_to_string(format!(
+        "{}/fixtures/c/calls/rows.c",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let u = "file:///work/rows.c";
+    let mut c = Client::start(BIN);
+    c.open(u, &text);
+    let mut hover = |needle: &str, skip: usize| {
+        let h = c.call(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": u}, "position": pos(&text, needle, skip)}),
+        );
+        h["result"]["contents"]["value"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    let at_l = hover("L: scale(B[i]", 5);
+    assert!(at_l.contains("call L: scale"), "{at_l}");
+    assert!(
+        at_l.contains("kill  B^{1}_{M} + M*i - M + i - 1 if M >= 0  (exact)"),
+        "{at_l}"
+    );
+    assert!(at_l.contains("use   s + 0 if M >= 0  (exact)"), "{at_l}");
+    let inner = hover("scale(Y, Z[0], 1)", 2);
+    assert!(inner.contains("call F._P1: scale"), "{inner}");
+    assert!(
+        inner.contains("use   B + M + 1 if M >= 0  (exact)"),
+        "{inner}"
+    );
+    c.shutdown();
+}
