@@ -642,7 +642,10 @@ impl<'t> Ctx<'t> {
                 self.array_names.truncate(self.b.counts().1);
                 self.diags.truncate(diags_at);
                 self.locals.truncate(locals_at);
-                self.procs.calls.sites.truncate(sites_at);
+                // Their callees' bodies are analysed as regions instead.
+                let dropped = self.procs.calls.sites.split_off(sites_at);
+                let callees = dropped.iter().filter(|s| s.parent.is_none());
+                self.procs.not_inlined.extend(callees.map(|s| s.proc));
                 if let Some(w) = why {
                     let place = if r.pragma {
                         format!("the `#pragma scop` region in `{}`", r.func_name)
