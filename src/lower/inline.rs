@@ -193,13 +193,7 @@ impl<'a> Splicer<'a> {
     }
 
     fn cond(&self, c: &Cond) -> Cond {
-        match c {
-            Cond::Cmp(op, l, r) => Cond::Cmp(*op, self.expr(l), self.expr(r)),
-            Cond::And(l, r) => Cond::And(Box::new(self.cond(l)), Box::new(self.cond(r))),
-            Cond::Or(l, r) => Cond::Or(Box::new(self.cond(l)), Box::new(self.cond(r))),
-            Cond::Not(x) => Cond::Not(Box::new(self.cond(x))),
-            Cond::Unknown => Cond::Unknown,
-        }
+        c.map_exprs(&|e| self.expr(e))
     }
 
     fn expr(&self, e: &Expr) -> Expr {
