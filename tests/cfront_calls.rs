@@ -124,6 +124,14 @@ fn calls_that_cannot_be_inlined_keep_the_may_write_reading() {
         "{out}"
     );
     assert!(out.contains("T: Y[__any()] = g(Y[__any()]);"), "{out}");
+    assert!(
+        err.contains(
+            "calls to `bump` are not inlined: it uses `A`, which is not one of its parameters"
+        ),
+        "{err}"
+    );
+    assert!(out.contains("B: A[__any()] = bump(A[__any()]);"), "{out}");
+    assert_eq!(out.matches("U: A[0] = Z[1];").count(), 1, "{out}");
     // halve's own body is still analysed, once.
     assert_eq!(out.matches("S: X[i] = X[i] / 2;").count(), 1, "{out}");
 }

@@ -118,7 +118,9 @@ impl<'t> Ctx<'t> {
             });
             if let Some(a) = local {
                 let name = &self.b.array_decl(a).name;
-                why = Some(format!("it has the local variable `{name}`"));
+                why = Some(format!(
+                    "it uses `{name}`, which is not one of its parameters"
+                ));
             }
             self.rollback();
         }
