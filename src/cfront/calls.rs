@@ -79,7 +79,7 @@ impl<'t> Ctx<'t> {
         if ok {
             if let Some(g) = (0..vars_at).find(|&k| !before[k] && self.vars[k].array.is_some()) {
                 why = Some(format!(
-                    "it uses `{}`, which is not a parameter",
+                    "it uses `{}`, which is not one of its parameters",
                     self.vars[g].name
                 ));
             }
