@@ -202,13 +202,7 @@ impl<'a> Rebuild<'a> {
     }
 
     fn cond(&self, c: &Cond) -> Cond {
-        match c {
-            Cond::Cmp(op, l, r) => Cond::Cmp(*op, self.expr(l), self.expr(r)),
-            Cond::And(a, b) => Cond::And(Box::new(self.cond(a)), Box::new(self.cond(b))),
-            Cond::Or(a, b) => Cond::Or(Box::new(self.cond(a)), Box::new(self.cond(b))),
-            Cond::Not(a) => Cond::Not(Box::new(self.cond(a))),
-            Cond::Unknown => Cond::Unknown,
-        }
+        c.map_exprs(&|e| self.expr(e))
     }
 
     /// `A[s1, ..., sn]` as `A[Σ λ_d (s_d − lo_d)]`.

@@ -17,6 +17,7 @@
 //! preprocessor text), `fields` (tree-sitter field ids); `emit` prints a
 //! model back as C.
 
+mod calls;
 mod decl;
 mod defaults;
 pub mod emit;
@@ -32,6 +33,7 @@ use crate::diagnostics::{has_errors, Diagnostic, FileId};
 use crate::kinds::c::CSpelling;
 use crate::lower::reserved;
 use crate::model::builder::{Mark, ProgramBuilder};
+use crate::model::calls::Calls;
 use crate::model::*;
 use fields::{Fields, F};
 use mini::Mini;
@@ -91,8 +93,32 @@ pub fn compile_with(
     file: FileId,
     spellings: &[&'static dyn CSpelling],
 ) -> (Option<Program>, Vec<Diagnostic>) {
+    let (p, _, d) = compile_calls_with(source, file, spellings);
+    (p, d)
+}
+
+/// [`compile`] also returning the functions inlined at their calls and the
+/// call sites (docs/c.md, *Calls*).
+pub fn compile_calls(source: &str, file: FileId) -> (Option<Program>, Calls, Vec<Diagnostic>) {
+    compile_calls_with(source, file, &[])
+}
+
+fn compile_calls_with(
+    source: &str,
+    file: FileId,
+    spellings: &[&'static dyn CSpelling],
+) -> (Option<Program>, Calls, Vec<Diagnostic>) {
+    let (p, c, d) = compile_inner(source, file, spellings);
+    (p, c.unwrap_or_default(), d)
+}
+
+fn compile_inner(
+    source: &str,
+    file: FileId,
+    spellings: &[&'static dyn CSpelling],
+) -> (Option<Program>, Option<Calls>, Vec<Diagnostic>) {
     if let Some(d) = crate::lower::too_large(source, file) {
-        return (None, vec![d]);
+        return (None, None, vec![d]);
     }
     let mut parser = tree_sitter::Parser::new();
     if parser
@@ -101,18 +127,18 @@ pub fn compile_with(
     {
         let d = Diagnostic::error(E_SYNTAX, "the C grammar could not be loaded")
             .note("tree-sitter and tree-sitter-c versions do not match: a build problem");
-        return (None, vec![d]);
+        return (None, None, vec![d]);
     }
     let Some(tree) = parser.parse(source, None) else {
         let d = Diagnostic::error(E_SYNTAX, "the C parser gave up on this file");
-        return (None, vec![d]);
+        return (None, None, vec![d]);
     };
     let mut cx = Ctx::new(source, file);
     cx.spellings = spellings.to_vec();
     let root = tree.root_node();
     if root.has_error() {
         cx.syntax_errors(root);
-        return (None, cx.diags);
+        return (None, None, cx.diags);
     }
     let functions = cx.scan_file(root);
     cx.call_defaults = cx.call_defaults(root);
@@ -126,11 +152,28 @@ pub fn compile_with(
             .extend(counters.into_iter().map(str::to_string));
         assigned.push(names);
     }
+    cx.lower_procs(&functions, &regions);
     let mut lowered = 0;
+    let assigned_all = assigned.clone();
     for (r, names) in regions.iter().zip(assigned) {
+        if cx.procs.funcs.contains_key(&r.func.start_byte()) {
+            lowered += 1; // lowered as a procedure, inlined at its calls
+            continue;
+        }
         cx.assigned = names;
         if cx.lower_region(r) {
             lowered += 1;
+        }
+    }
+    // Functions with a call left unknown are analysed on their own too.
+    for (r, names) in regions.iter().zip(&assigned_all) {
+        let k = cx.procs.index_of(r.func.start_byte());
+        if k.is_some_and(|k| cx.procs.not_inlined.contains(&k)) {
+            cx.assigned = names.clone();
+            let said = cx.diags.len();
+            cx.lower_region(r);
+            cx.diags.truncate(said); // said when it was lowered as a procedure
+            cx.procs.not_inlined.remove(&k.unwrap_or(0));
         }
     }
     if !regions.is_empty() && lowered == 0 {
@@ -144,14 +187,20 @@ pub fn compile_with(
     }
     let locals = std::mem::take(&mut cx.locals);
     let mut diags = cx.diags;
+    let mut calls = std::mem::take(&mut cx.procs.calls);
     let program = cx.b.finish().unwrap_or_default();
+    for p in &mut calls.procs {
+        if let Some(q) = crate::lower::rebase(p, &program.params) {
+            *p = q;
+        }
+    }
     if has_errors(&diags) {
-        return (None, diags);
+        return (None, Some(calls), diags);
     }
     diags.extend(crate::lower::model_warnings(&program, file, &|a| {
         locals.contains(&a)
     }));
-    (Some(program), diags)
+    (Some(program), Some(calls), diags)
 }
 
 fn span(n: Node<'_>) -> Span {
@@ -311,6 +360,8 @@ pub struct Ctx<'t> {
     param_pos: HashMap<usize, usize>,
     /// The C spellings of the run's extension kinds.
     spellings: Vec<&'static dyn CSpelling>,
+    /// Functions inlined at their calls, and the call sites.
+    procs: calls::CProcs<'t>,
 }
 
 impl<'t> Ctx<'t> {
@@ -351,6 +402,7 @@ impl<'t> Ctx<'t> {
             call_defaults: HashMap::new(),
             spellings: Vec::new(),
             param_pos: HashMap::new(),
+            procs: Default::default(),
         }
     }
 
@@ -569,6 +621,7 @@ impl<'t> Ctx<'t> {
         let mark: Mark = self.b.mark();
         let diags_at = self.diags.len();
         let locals_at = self.locals.len();
+        let sites_at = self.procs.calls.sites.len();
         self.undo.clear();
         self.region_span = r.span;
         self.func_name = r.func_name;
@@ -589,6 +642,10 @@ impl<'t> Ctx<'t> {
                 self.array_names.truncate(self.b.counts().1);
                 self.diags.truncate(diags_at);
                 self.locals.truncate(locals_at);
+                // Their callees' bodies are analysed as regions instead.
+                let dropped = self.procs.calls.sites.split_off(sites_at);
+                let callees = dropped.iter().filter(|s| s.parent.is_none());
+                self.procs.not_inlined.extend(callees.map(|s| s.proc));
                 if let Some(w) = why {
                     let place = if r.pragma {
                         format!("the `#pragma scop` region in `{}`", r.func_name)

@@ -418,7 +418,7 @@ impl<'t> Ctx<'t> {
         out
     }
 
-    fn function_region(&self, f: Node<'t>) -> Option<Region<'t>> {
+    pub(super) fn function_region(&self, f: Node<'t>) -> Option<Region<'t>> {
         let body = f.field(F::Body)?;
         let name_span = function_name_node(f).map_or(span(f), span);
         Some(Region {

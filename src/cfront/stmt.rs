@@ -360,7 +360,7 @@ impl<'t> Ctx<'t> {
         }
     }
 
-    fn unsupported_stmt(&self, what: String, at: Span) -> Skip {
+    pub(super) fn unsupported_stmt(&self, what: String, at: Span) -> Skip {
         self.skip(
             W_UNSUPPORTED,
             format!("{what} is not supported"),
@@ -382,6 +382,9 @@ impl<'t> Ctx<'t> {
                 self.emit_assign(label, place, Some(op), one, at, arg)
             }
             "call_expression" => {
+                if self.proc_call(e, label, at)? {
+                    return Ok(());
+                }
                 let mut label = label;
                 if self.spelled_call(e, &mut label, at)? {
                     return Ok(());

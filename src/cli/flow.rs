@@ -466,11 +466,8 @@ fn calls(
         return ExitCode::from(2);
     }
     let source = loaded.files.source(loaded.file);
-    let calls = if crate::cfront::is_c_path(std::path::Path::new(loaded.files.name(loaded.file))) {
-        Default::default()
-    } else {
-        crate::lower::compile_calls(source, loaded.file).1
-    };
+    let path = std::path::Path::new(loaded.files.name(loaded.file));
+    let calls = crate::db::calls(path, source, loaded.file);
     let p = &loaded.program;
     let c = match crate::interproc::compare(p, &calls, config) {
         Ok(c) => c,

@@ -59,12 +59,8 @@ pub fn run(args: &Args) -> ExitCode {
     };
     let sections = build::regions(p, &value);
     let at = |s: crate::model::Span| loaded.files.location(loaded.file, s.start as usize);
-    let calls = if crate::cfront::is_c_path(&args.file) {
-        Default::default()
-    } else {
-        let source = loaded.files.source(loaded.file);
-        crate::lower::compile_calls(source, loaded.file).1
-    };
+    let source = loaded.files.source(loaded.file);
+    let calls = crate::db::calls(&args.file, source, loaded.file);
     let text = match args.format {
         RegionFormat::Text => {
             render::text(p, &sections, &at) + &summary::text(p, &calls, &value, &at)

@@ -249,14 +249,12 @@ fn call_hover(
     program: &Program,
     offset: u32,
 ) -> Option<(Span, String)> {
-    if crate::cfront::is_c_path(std::path::Path::new(file.path(db))) {
-        return None;
-    }
+    let path = std::path::Path::new(file.path(db));
     let text = file.text(db);
-    if !text.contains("call") {
+    if !crate::cfront::is_c_path(path) && !text.contains("call") {
         return None;
     }
-    let (_, calls, _) = crate::lower::compile_calls(text, crate::diagnostics::FileId(0));
+    let calls = crate::db::calls(path, text, crate::diagnostics::FileId(0));
     let site = calls
         .sites
         .iter()

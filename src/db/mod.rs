@@ -186,6 +186,16 @@ pub fn compile(
     compile_kinds(path, source, file, &Kinds::core())
 }
 
+/// The procedures and call sites of a file (`.loop` procedures, C
+/// functions inlined at their calls), with the front end its path calls for.
+pub fn calls(path: &std::path::Path, source: &str, file: FileId) -> crate::model::calls::Calls {
+    if crate::cfront::is_c_path(path) {
+        crate::cfront::compile_calls(source, file).1
+    } else {
+        crate::lower::compile_calls(source, file).1
+    }
+}
+
 /// [`compile`], with the extension accesses of `kinds`: their `@name`
 /// syntax in `.loop`, their C spellings in C.
 pub fn compile_kinds(

@@ -16,10 +16,12 @@
 //! Lowering goes on after an error, to report as much as possible in one run;
 //! [`compile`] returns a program only when there was no error.
 
+mod inline;
 mod procs;
 mod ranges;
 mod warnings;
 
+pub use inline::{rebase, splice, Spliced};
 pub use procs::{affine_expr, compile_calls, format_procs, proc_header};
 
 use crate::diagnostics::{has_errors, Diagnostic, FileId};

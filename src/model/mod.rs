@@ -482,6 +482,17 @@ pub fn base_label(label: &str) -> &str {
 }
 
 impl Cond {
+    /// The same condition with every compared expression mapped.
+    pub fn map_exprs(&self, f: &dyn Fn(&Expr) -> Expr) -> Cond {
+        match self {
+            Cond::Cmp(op, l, r) => Cond::Cmp(*op, f(l), f(r)),
+            Cond::And(a, b) => Cond::And(Box::new(a.map_exprs(f)), Box::new(b.map_exprs(f))),
+            Cond::Or(a, b) => Cond::Or(Box::new(a.map_exprs(f)), Box::new(b.map_exprs(f))),
+            Cond::Not(a) => Cond::Not(Box::new(a.map_exprs(f))),
+            Cond::Unknown => Cond::Unknown,
+        }
+    }
+
     pub fn collect_reads<'a>(&'a self, out: &mut Vec<AccessRef<'a>>) {
         match self {
             Cond::Cmp(_, l, r) => {
