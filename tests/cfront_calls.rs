@@ -135,3 +135,29 @@ fn calls_that_cannot_be_inlined_keep_the_may_write_reading() {
     // halve's own body is still analysed, once.
     assert_eq!(out.matches("S: X[i] = X[i] / 2;").count(), 1, "{out}");
 }
+
+/// A `double` parameter is a copy in C: a callee that assigns it is not
+/// inlined (binding it to the caller's cell would write that cell); one
+/// that only reads it is.
+#[test]
+fn a_callee_assigning_a_by_value_parameter_is_not_inlined() {
+    let f = "fixtures/c/calls/byvalue.c";
+    let (code, out, err) = arrayflow(&["fmt", f]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(
+            "calls to `scaled` are not inlined: it assigns its parameter `f`, which C passes by value"
+        ),
+        "{err}"
+    );
+    assert!(
+        out.contains("C: A[__any()] = scaled(A[__any()], s);"),
+        "{out}"
+    );
+    // `fill` reads its `f`: inlined, `f` bound to the caller's `s`.
+    assert!(out.contains("D.T: A[i] = s;"), "{out}");
+    // The caller's `s` is never written by a call: R reads I's value.
+    let (code, flow, err) = arrayflow(&["flow", f]);
+    assert_eq!(code, 0, "{err}");
+    assert!(flow.contains("R reads s (access 0) from I\n"), "{flow}");
+}

@@ -76,6 +76,9 @@ impl<'t> Ctx<'t> {
         let ok = self.lower_region(r);
         let mut why = None;
         let mut formals = Vec::new();
+        // Scalars passed by value: inlining binds them to the caller's
+        // cell, which is right only while the callee does not assign them.
+        let mut by_value = Vec::new();
         if ok {
             if let Some(g) = (0..vars_at).find(|&k| !before[k] && self.vars[k].array.is_some()) {
                 why = Some(format!(
@@ -89,7 +92,12 @@ impl<'t> Ctx<'t> {
                     continue;
                 }
                 let kind = match (v.array, v.param) {
-                    (Some(a), _) => FormalKind::Array(a, v.elem),
+                    (Some(a), _) => {
+                        if v.dims.is_empty() && v.pointers == 0 {
+                            by_value.push((a, v.name));
+                        }
+                        FormalKind::Array(a, v.elem)
+                    }
                     (None, Some(p)) => FormalKind::Int(p),
                     (None, None) if v.dims.is_empty() && v.pointers == 0 => {
                         match self.b.param_at(v.name, None, v.span) {
@@ -134,6 +142,18 @@ impl<'t> Ctx<'t> {
             self.diags.truncate(diags_at);
             return;
         }
+        let program = b.finish().unwrap_or_default();
+        let assigned = by_value.iter().find(|(a, _)| {
+            program
+                .stmts()
+                .iter()
+                .any(|s| s.write().is_some_and(|(t, _)| t.array == *a))
+        });
+        if let (None, Some((_, name))) = (&why, assigned) {
+            why = Some(format!(
+                "it assigns its parameter `{name}`, which C passes by value"
+            ));
+        }
         if let Some(why) = why {
             self.warn(
                 W_CALL_WRITES,
@@ -144,7 +164,6 @@ impl<'t> Ctx<'t> {
             );
             return;
         }
-        let program = b.finish().unwrap_or_default();
         self.procs
             .funcs
             .insert(r.func.start_byte(), self.procs.calls.procs.len());
