@@ -469,21 +469,16 @@ impl<'a> Rebuild<'a> {
                                     Span::NONE,
                                 );
                             }
-                            1 => {
-                                if me.b.begin_if(None, Cond::Unknown).is_ok() {
-                                    me.conds.push(Origin::Call(k));
-                                    me.b.assign_at(
-                                        Some(&lab),
-                                        false,
-                                        acc,
-                                        None,
-                                        e::unknown(),
-                                        Span::NONE,
-                                    );
-                                    let _ = me.b.end();
-                                }
-                            }
+                            // MOD under an unknown condition (a may-write),
+                            // KILL plain (a must-write).
                             _ => {
+                                let may = part == 1;
+                                if may {
+                                    if me.b.begin_if(None, Cond::Unknown).is_err() {
+                                        return;
+                                    }
+                                    me.conds.push(Origin::Call(k));
+                                }
                                 me.b.assign_at(
                                     Some(&lab),
                                     false,
@@ -492,6 +487,9 @@ impl<'a> Rebuild<'a> {
                                     e::unknown(),
                                     Span::NONE,
                                 );
+                                if may {
+                                    let _ = me.b.end();
+                                }
                             }
                         }
                     };
