@@ -2,8 +2,14 @@
 //! N=128 on 1 and 2 threads (`dataflow::with_threads`). Target: ≥ 1.7× on 2
 //! cores. Wall time, since the point is several threads; the machine is
 //! shared, so each figure is the median of 5 runs and the load average is
-//! printed with it. The lowering alone (`facts::lower`, sequential) is timed
-//! too: it bounds the speedup (Amdahl).
+//! printed with it. The lowering alone (`facts::lower`, split across the
+//! threads for programs this large) is timed too.
+//!
+//! Then 9 alternating pairs (1 thread, 2 threads, ...): a change of load
+//! falls on both runs of a pair alike, and each run starts with the
+//! allocator's pages of the other pool's run given back (mimalloc purges
+//! freed memory after a few milliseconds), as a one-shot command does; the
+//! 5 back-to-back runs above reuse the pages of the run before.
 //!
 //! The allocator is the binary's (`budget::Counting` around mimalloc), so
 //! the figures include its live-bytes counter, shared by the threads.
@@ -69,6 +75,39 @@ fn figures(n: i64) {
             load()
         );
     }
+    paired(&program, &c);
+}
+
+/// The speedup from alternating runs: 1 thread, then 2, nine times, so
+/// that a change of load on the shared machine falls on both alike; the
+/// median of the nine ratios, with the smallest and largest.
+fn paired(program: &arrayflow::model::Program, c: &arrayflow::dataflow::Config) {
+    let pools: Vec<rayon::ThreadPool> = [1, 2]
+        .iter()
+        .map(|&n| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .expect("pool")
+        })
+        .collect();
+    let mut ratios = Vec::new();
+    for _ in 0..9 {
+        let [one, two] = [0, 1].map(|k| {
+            let t = std::time::Instant::now();
+            drop(pools[k].install(|| analyze(program, c).expect("matmul analyses")));
+            t.elapsed().as_secs_f64()
+        });
+        ratios.push(one / two);
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "\nalternating 1 and 2 threads, 9 pairs: speedup median {:.2}x (from {:.2}x to {:.2}x), load average {}",
+        ratios[4],
+        ratios[0],
+        ratios[8],
+        load()
+    );
 }
 
 fn main() {
