@@ -6,10 +6,8 @@
 //! threads for programs this large) is timed too.
 //!
 //! Then 9 alternating pairs (1 thread, 2 threads, ...): a change of load
-//! falls on both runs of a pair alike, and each run starts with the
-//! allocator's pages of the other pool's run given back (mimalloc purges
-//! freed memory after a few milliseconds), as a one-shot command does; the
-//! 5 back-to-back runs above reuse the pages of the run before.
+//! falls on both runs of a pair alike. The spread of the ratios says how
+//! far the shared machine lets a figure be trusted.
 //!
 //! The allocator is the binary's (`budget::Counting` around mimalloc), so
 //! the figures include its live-bytes counter, shared by the threads.
