@@ -14,9 +14,8 @@
 //! instances with equal times run in any order.
 //!
 //! Per statement the domain, in the time coordinates, is projected
-//! dimension by dimension (`symbolic::project`, exact or refused); a loop's
-//! bounds are one unit-coefficient lower and upper bound, the others
-//! guards. At each time dimension the statements still together either
+//! dimension by dimension (Fourier–Motzkin, `shadow`); a loop's bounds are
+//! one unit-coefficient lower and upper bound, the others guards. At each time dimension the statements still together either
 //! share one loop (their ranges differ by constants: the loop spans the
 //! union, each statement guarded by its own range) or are split into
 //! consecutive pieces (one range provably ends before the other starts);
@@ -425,13 +424,7 @@ impl Statement {
                 guards,
                 name: name_of(k),
             });
-            sys = project::eliminate(&sys, v).map_err(|why| RescheduleError {
-                message: format!(
-                    "statement `{label}`: its loop bounds in the new coordinates: {why}"
-                ),
-                span,
-            })?;
-            sys.retain(|a| !(a.expr().is_constant() && a.expr().constant <= 0));
+            sys = shadow(&sys, v).ok_or_else(overflow)?;
         }
         let mut dims = Vec::with_capacity(width + free.len());
         for (k, level) in levels.into_iter().enumerate() {
@@ -450,6 +443,39 @@ impl Statement {
             pending: Vec::new(),
         })
     }
+}
+
+/// `∃v. sys` over the rationals (Fourier–Motzkin's real shadow): a
+/// superset of the integer projection `symbolic::project` computes or
+/// refuses, enough here, as every constraint of the domain is checked again
+/// at the statement (as a bound or a guard): outer loops may run an
+/// iteration with nothing inside, never miss one. Constant truths dropped.
+fn shadow(sys: &[Atom], v: Var) -> Option<Vec<Atom>> {
+    let mut out: Vec<Atom> = sys
+        .iter()
+        .filter(|a| a.expr().coeff(v) == 0)
+        .cloned()
+        .collect();
+    let (lower, upper): (Vec<&Affine>, Vec<&Affine>) = sys
+        .iter()
+        .map(Atom::expr)
+        .filter(|e| e.coeff(v) != 0)
+        .partition(|e| e.coeff(v) < 0);
+    for l in &lower {
+        for u in &upper {
+            let (a, b) = (u.coeff(v), -l.coeff(v));
+            let g = gcd(a as i128, b as i128) as i64;
+            let e = l
+                .checked_scale(a / g)?
+                .checked_add(&u.checked_scale(b / g)?)?;
+            let a = Atom::Le(e);
+            if !out.contains(&a) {
+                out.push(a);
+            }
+        }
+    }
+    out.retain(|a| !(a.expr().is_constant() && a.expr().constant <= 0));
+    Some(out)
 }
 
 /// Rank over the rationals (fraction-free elimination in i128).
