@@ -4,7 +4,8 @@
 //! counters recovered from the new ones and substituted into its accesses.
 //!
 //! Scope, refused otherwise with the statement and the reason: `for` loops
-//! of step 1 and static conditions around each statement (no `while`, no
+//! (a step other than 1 becomes a guard on the counter's residue) and
+//! static conditions around each statement (no `while`, no
 //! condition that reads memory, calls or is `...`); per statement, the time
 //! rows that use its counters form, completed by unit rows for the
 //! counters they leave free, a unimodular matrix (permutations, skews,
@@ -24,6 +25,7 @@
 use super::affine::AffineSchedule;
 use crate::codegen::expr_of;
 use crate::interp::IterationMap;
+use crate::model::builder::e::{bin, counter};
 use crate::model::*;
 use crate::symbolic::domain::Atom;
 use crate::symbolic::project;
@@ -130,21 +132,21 @@ fn collect(
                 conds: conds.clone(),
             }),
             Node::For(f) => {
+                let n = conds.len();
                 if f.step != 1 {
-                    return refuse(
-                        format!(
-                            "the loop `{}` has step {}: only loops of step 1 are rescheduled",
-                            p.counter_decl(f.counter).name,
-                            f.step
-                        ),
-                        f.span,
-                    );
+                    // `(i - lower) % step == 0`: the new loops run every
+                    // integer of the range, the statement only on the
+                    // original's iterations.
+                    let from = bin(BinOp::Sub, counter(f.counter), f.lower.expr.clone());
+                    let rem = bin(BinOp::Rem, from, Expr::int(f.step));
+                    conds.push(Cond::Cmp(CmpOp::Eq, rem, Expr::int(0)));
                 }
                 let mut shell = f.clone();
                 shell.body = Vec::new();
                 loops.push(shell);
                 collect(p, &f.body, loops, conds, out)?;
                 loops.pop();
+                conds.truncate(n);
             }
             Node::While(w) => {
                 let mut inside = Vec::new();
