@@ -97,3 +97,23 @@ pub fn generated(p: &Program, rng: &mut SplitMix64, identity: bool) -> String {
     );
     format!("{{ {} }}", out.join("; "))
 }
+
+/// `text` (as `generated` writes it) with time dimensions `a` and `b`
+/// swapped in every statement whose time has both: on the 2d + 1 form,
+/// (1, 2) distributes every outermost loop over its body, (1, 3)
+/// interchanges the two outermost loops of the statements two deep.
+pub fn swapped(text: &str, a: usize, b: usize) -> String {
+    let inner = text.trim().trim_start_matches('{').trim_end_matches('}');
+    let parts: Vec<String> = inner
+        .split(';')
+        .map(|e| {
+            let (lhs, time) = e.split_once("-> [").expect("an entry");
+            let mut t: Vec<&str> = time.trim().trim_end_matches(']').split(", ").collect();
+            if t.len() > a.max(b) {
+                t.swap(a, b);
+            }
+            format!("{}-> [{}]", lhs, t.join(", "))
+        })
+        .collect();
+    format!("{{{} }}", parts.join(";"))
+}
