@@ -331,20 +331,20 @@ fn generated_programs_rescheduled_agree_with_the_original() {
 fn one(p: &Program, exp: &expansion::Expansion, seed: u64, text: &str, t: &mut Tally) {
     let a = affine::parse(p, text).unwrap();
     let s = Schedule::affine(p, a.clone());
-    match reschedule::scan(&p, &a) {
+    match reschedule::scan(p, &a) {
         Ok(r) => {
             t.plain += 1;
             // Plain rescheduling keeps the values when the schedule
             // keeps every dependence (at these sizes).
-            let keeps = storage::contract(&p, &exp, &s)
+            let keeps = storage::contract(p, exp, &s)
                 .is_ok_and(|c| c.dependences.iter().all(|d| d.verdict.neutral()));
             if keeps {
                 t.plain_compared += 1;
-                match compare(&p, &r.program, &r.iterations, Vec::new(), 3) {
+                match compare(p, &r.program, &r.iterations, Vec::new(), 3) {
                     Ok(Verdict::Agree(_)) | Err(_) => {}
                     other => panic!(
                         "seed {seed}: {text}: {other:?}\n{}\n{}",
-                        arrayflow::print::program(&p),
+                        arrayflow::print::program(p),
                         arrayflow::print::program(&r.program)
                     ),
                 }
@@ -352,7 +352,7 @@ fn one(p: &Program, exp: &expansion::Expansion, seed: u64, text: &str, t: &mut T
         }
         Err(e) => t.plain_refused.push(format!("seed {seed}: {}", e.message)),
     }
-    match emit::checked(&p, &s, &Options::default()) {
+    match emit::checked(p, &s, &Options::default()) {
         Ok(e) => {
             let Some(it) = e.iterations.as_deref() else {
                 t.twin += 1;
@@ -360,11 +360,11 @@ fn one(p: &Program, exp: &expansion::Expansion, seed: u64, text: &str, t: &mut T
             };
             t.emitted += 1;
             t.emitted_expanded += u64::from(!e.arrays.is_empty());
-            match compare(&p, &e.program, it, support::defaults_plus(&p, 6), 5) {
+            match compare(p, &e.program, it, support::defaults_plus(p, 6), 5) {
                 Ok(Verdict::Agree(_)) | Err(_) => {}
                 Ok(Verdict::Differ(m)) => panic!(
                     "seed {seed}: {text}: {m}\n{}\n{}",
-                    arrayflow::print::program(&p),
+                    arrayflow::print::program(p),
                     e.text
                 ),
             }

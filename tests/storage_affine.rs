@@ -15,7 +15,7 @@ use arrayflow::diagnostics::FileId;
 use arrayflow::expansion::{self, Expansion};
 use arrayflow::gen::{generate, GenOptions, Size};
 use arrayflow::hash::SplitMix64;
-use arrayflow::model::{Node, Program, Site};
+use arrayflow::model::{Program, Site};
 use arrayflow::storage::mapping::ReadPlace;
 use arrayflow::storage::{self, affine, Contraction, Dim, Order, Schedule, StorageError};
 use std::collections::HashMap;

@@ -496,8 +496,9 @@ fn rank(m: &[Vec<i64>]) -> usize {
         for i in 0..a.len() {
             if i != r && a[i][c] != 0 {
                 let (f, g) = (a[i][c], a[r][c]);
-                for k in 0..cols {
-                    a[i][k] = a[i][k] * g - a[r][k] * f;
+                let pivot = a[r].clone();
+                for (x, y) in a[i].iter_mut().zip(&pivot) {
+                    *x = *x * g - y * f;
                 }
                 let gcd = a[i].iter().fold(0i128, |x, &y| gcd(x, y));
                 if gcd > 1 {
@@ -550,8 +551,8 @@ fn determinant(m: &[Vec<i64>]) -> i128 {
 fn inverse(m: &[Vec<i64>], det: i128) -> Option<Vec<Vec<i64>>> {
     let n = m.len();
     let mut inv = vec![vec![0i64; n]; n];
-    for (i, row) in m.iter().enumerate() {
-        for j in 0..row.len() {
+    for i in 0..n {
+        for (j, out) in inv.iter_mut().enumerate() {
             let minor: Vec<Vec<i64>> = m
                 .iter()
                 .enumerate()
@@ -565,7 +566,7 @@ fn inverse(m: &[Vec<i64>], det: i128) -> Option<Vec<Vec<i64>>> {
                 })
                 .collect();
             let s = if (i + j) % 2 == 0 { 1 } else { -1 };
-            inv[j][i] = i64::try_from(s * determinant(&minor) * det).ok()?;
+            out[i] = i64::try_from(s * determinant(&minor) * det).ok()?;
         }
     }
     Some(inv)
