@@ -374,7 +374,7 @@ fn one(p: &Program, exp: &expansion::Expansion, seed: u64, text: &str, t: &mut T
         Err(emit::EmitError::Reschedule(e)) => {
             t.refused.push(format!("seed {seed}: {}", e.message))
         }
-        Err(emit::EmitError::Other(m)) => t.refused.push(format!("seed {seed}: {m}")),
+        Err(emit::EmitError::Other(m)) => t.refused.push(format!("seed {seed}: {text}: {m}")),
         Err(other) => panic!("seed {seed}: {other:?}"),
     }
 }
