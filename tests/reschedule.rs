@@ -33,11 +33,6 @@ fn program(text: &str) -> Program {
     p.unwrap_or_else(|| panic!("{d:?}"))
 }
 
-fn header<'a>(text: &'a str, key: &str) -> Option<&'a str> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("# {key}: ")))
-}
-
 /// `b` against the original `a` at `params` (none: the defaults) on
 /// `seeds` seeds, `doall` shuffled, B's operations named through `it`.
 fn compare(
@@ -58,40 +53,18 @@ fn compare(
 
 #[test]
 fn reschedule_fixtures_give_their_expected_output() {
-    let dir = root("fixtures/reschedule");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "schedule"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 7, "{files:?}");
-    for path in files {
-        let text = std::fs::read_to_string(&path).unwrap();
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
-        let prog = header(&text, "program").expect("a `# program:` line");
-        let exit: i32 = header(&text, "exit").map_or(0, |e| e.parse().unwrap());
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_arrayflow"))
-            .args(["expand", prog, "--transform", "contract", "--schedule"])
-            .arg(format!("fixtures/reschedule/{name}"))
-            .args(["--emit", "code"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(exit), "{name}: {stderr}");
-        let shown = if exit == 0 { &stdout } else { &stderr };
-        let expected = std::fs::read_to_string(path.with_extension("expected"))
-            .unwrap_or_else(|_| panic!("{name}: no .expected file; the output:\n{shown}"));
-        assert_eq!(*shown, expected, "{name}");
+    let fixtures = support::schedules::run_fixtures("fixtures/reschedule", &["--emit", "code"]);
+    assert!(fixtures.len() >= 7);
+    for f in fixtures {
+        let (name, text, prog, exit, stderr) =
+            (&f.name, &f.text, f.program.as_str(), f.exit, &f.stderr);
         if exit != 0 {
             assert!(stderr.contains("E0604"), "{name}");
             continue;
         }
         // Again at a size neither sampled nor validated by the emitter.
         let p = program(&std::fs::read_to_string(root(prog)).unwrap());
-        let s = Schedule::affine(&p, affine::parse(&p, &text).unwrap());
+        let s = Schedule::affine(&p, affine::parse(&p, text).unwrap());
         let e = emit::checked(&p, &s, &Options::default()).unwrap();
         let it = e.iterations.as_deref().expect("rescheduled");
         match compare(&p, &e.program, it, support::defaults_plus(&p, 6), 5) {
@@ -285,8 +258,7 @@ fn generated_programs_rescheduled_agree_with_the_original() {
         let mut rng = SplitMix64::new(seed ^ 0x5eed);
         let id = generated(&p, &mut rng, true);
         let text = generated(&p, &mut rng, false);
-        // The program's own order: rescheduled (but for loops of step > 1)
-        // and the same.
+        // The program's own order: rescheduled, and the same.
         let a = affine::parse(&p, &id).unwrap();
         match reschedule::scan(&p, &a) {
             Ok(r) => {

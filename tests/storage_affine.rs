@@ -30,50 +30,16 @@ fn program(text: &str) -> Program {
     p.unwrap_or_else(|| panic!("{d:?}"))
 }
 
-fn header<'a>(text: &'a str, key: &str) -> Option<&'a str> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("# {key}: ")))
-}
-
 #[test]
 fn schedule_fixtures_give_their_expected_output() {
-    let dir = root("fixtures/storage");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "schedule"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 10, "{files:?}");
-    for path in files {
-        let text = std::fs::read_to_string(&path).unwrap();
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
-        let prog = header(&text, "program").expect("a `# program:` line");
-        let exit: i32 = header(&text, "exit").map_or(0, |e| e.parse().unwrap());
-        let rel = format!("fixtures/storage/{name}");
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_arrayflow"))
-            .args([
-                "expand",
-                prog,
-                "--transform",
-                "contract",
-                "--schedule",
-                &rel,
-            ])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(exit), "{name}: {stderr}");
-        let shown = if exit == 0 { &stdout } else { &stderr };
-        let expected = std::fs::read_to_string(path.with_extension("expected"))
-            .unwrap_or_else(|_| panic!("{name}: no .expected file; the output:\n{shown}"));
-        assert_eq!(*shown, expected, "{name}");
+    let fixtures = support::schedules::run_fixtures("fixtures/storage", &[]);
+    assert!(fixtures.len() >= 10);
+    for f in fixtures {
+        let (name, text, prog, exit) = (&f.name, &f.text, f.program.as_str(), f.exit);
         // The mapping under the simulated schedule, for those accepted.
         if exit == 0 {
             let p = program(&std::fs::read_to_string(root(prog)).unwrap());
-            let a = affine::parse(&p, &text).unwrap();
+            let a = affine::parse(&p, text).unwrap();
             let s = Schedule::affine(&p, a);
             let exp = expansion::expand(&p, &Config::default()).unwrap();
             let c = storage::contract(&p, &exp, &s).unwrap();

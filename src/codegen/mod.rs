@@ -788,6 +788,17 @@ fn mark_parallel(p: &mut Program, samples: &[Sample], o: &Options) -> Result<Vec
     mark_parallel_at(p, &values, o)
 }
 
+/// A new `for` counter named `name` in `p`.
+pub(crate) fn push_counter(p: &mut Program, name: String) -> CounterId {
+    p.counters.push(Counter {
+        name,
+        kind: CounterKind::For,
+        generated: false,
+        span: Span::NONE,
+    });
+    CounterId(p.counters.len() as u32 - 1)
+}
+
 /// Marks every `for` loop that carries no dependence at any of the
 /// parameter vectors `samples` nor, by the exact tests, at any size.
 pub(crate) fn mark_parallel_at(
@@ -1114,13 +1125,7 @@ impl Gen<'_> {
 
     fn new_counter(&mut self, base: &str) -> CounterId {
         let name = self.names.fresh(base);
-        self.q.counters.push(Counter {
-            name,
-            kind: CounterKind::For,
-            generated: false,
-            span: Span::NONE,
-        });
-        CounterId(self.q.counters.len() as u32 - 1)
+        push_counter(&mut self.q, name)
     }
 
     fn label(&mut self, base: &str) -> String {

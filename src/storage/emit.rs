@@ -313,7 +313,6 @@ pub fn checked_with(
             // The rescheduled loops that carry no dependence run `doall`.
             parallel =
                 crate::codegen::mark_parallel_at(&mut back, &raw, o).map_err(EmitError::Other)?;
-            parallel.dedup();
             let mut seen = std::collections::HashSet::new();
             parallel.retain(|n| seen.insert(n.clone()));
             text = crate::print::program(&back);

@@ -149,13 +149,12 @@ fn collect(
                 conds.truncate(n);
             }
             Node::While(w) => {
-                let mut inside = Vec::new();
-                collect_labels(&w.body, &mut inside);
+                let inside = stmts_in(&w.body);
                 return refuse(
                     format!(
                         "{} inside the `while` loop `{}`: its trip count is known only at run time (dynamic control), so its instances have no static domain to scan",
                         match inside.first() {
-                            Some(l) => format!("statement `{l}` is"),
+                            Some(s) => format!("statement `{}` is", s.label),
                             None => "nothing is".to_string(),
                         },
                         p.counter_decl(w.counter).name
@@ -167,12 +166,11 @@ fn collect(
                 let mut before: Vec<Cond> = Vec::new();
                 for (c, b) in &i.branches {
                     if !c.cond.is_static() {
-                        let mut v = Vec::new();
-                        collect_labels(b, &mut v);
+                        let v = stmts_in(b);
                         return refuse(
                             format!(
                                 "{} under the condition `{}`, which reads memory, calls a function or is `...` (dynamic control)",
-                                v.first().map_or("a branch is".to_string(), |l| format!("statement `{l}` is")),
+                                v.first().map_or("a branch is".to_string(), |s| format!("statement `{}` is", s.label)),
                                 c.name
                             ),
                             c.span,
@@ -195,24 +193,6 @@ fn collect(
         }
     }
     Ok(())
-}
-
-fn collect_labels(nodes: &[Node], out: &mut Vec<String>) {
-    for n in nodes {
-        match n {
-            Node::Stmt(s) => out.push(s.label.clone()),
-            Node::For(f) => collect_labels(&f.body, out),
-            Node::While(w) => collect_labels(&w.body, out),
-            Node::If(i) => {
-                for (_, b) in &i.branches {
-                    collect_labels(b, out);
-                }
-                if let Some(b) = &i.otherwise {
-                    collect_labels(b, out);
-                }
-            }
-        }
-    }
 }
 
 /// The placeholder variable of time dimension `k` (before loops exist).
@@ -519,32 +499,35 @@ fn gcd(a: i128, b: i128) -> i128 {
     a
 }
 
+/// `m` without row `i` and column `j`.
+fn minor(m: &[Vec<i64>], i: usize, j: usize) -> Vec<Vec<i64>> {
+    let skip = |k: usize, at: usize| k != at;
+    m.iter()
+        .enumerate()
+        .filter(|&(k, _)| skip(k, i))
+        .map(|(_, r)| {
+            r.iter()
+                .enumerate()
+                .filter(|&(k, _)| skip(k, j))
+                .map(|(_, &x)| x)
+                .collect()
+        })
+        .collect()
+}
+
 /// The determinant of a square matrix (cofactor expansion: a statement has
 /// a few counters).
 fn determinant(m: &[Vec<i64>]) -> i128 {
-    let n = m.len();
-    if n == 0 {
-        return 1;
+    match m.len() {
+        0 => 1,
+        1 => m[0][0] as i128,
+        n => (0..n)
+            .map(|c| {
+                let s = if c % 2 == 0 { 1 } else { -1 };
+                s * m[0][c] as i128 * determinant(&minor(m, 0, c))
+            })
+            .sum(),
     }
-    if n == 1 {
-        return m[0][0] as i128;
-    }
-    (0..n)
-        .map(|c| {
-            let minor: Vec<Vec<i64>> = m[1..]
-                .iter()
-                .map(|r| {
-                    r.iter()
-                        .enumerate()
-                        .filter(|&(k, _)| k != c)
-                        .map(|(_, &x)| x)
-                        .collect()
-                })
-                .collect();
-            let s = if c % 2 == 0 { 1 } else { -1 };
-            s * m[0][c] as i128 * determinant(&minor)
-        })
-        .sum()
 }
 
 /// The inverse of a unimodular matrix: the adjugate divided by ±1.
@@ -553,20 +536,8 @@ fn inverse(m: &[Vec<i64>], det: i128) -> Option<Vec<Vec<i64>>> {
     let mut inv = vec![vec![0i64; n]; n];
     for i in 0..n {
         for (j, out) in inv.iter_mut().enumerate() {
-            let minor: Vec<Vec<i64>> = m
-                .iter()
-                .enumerate()
-                .filter(|&(k, _)| k != i)
-                .map(|(_, r)| {
-                    r.iter()
-                        .enumerate()
-                        .filter(|&(k, _)| k != j)
-                        .map(|(_, &x)| x)
-                        .collect()
-                })
-                .collect();
             let s = if (i + j) % 2 == 0 { 1 } else { -1 };
-            out[i] = i64::try_from(s * determinant(&minor) * det).ok()?;
+            out[i] = i64::try_from(s * determinant(&minor(m, i, j)) * det).ok()?;
         }
     }
     Some(inv)
@@ -636,13 +607,7 @@ impl Gen<'_> {
 
     fn new_counter(&mut self, base: &str) -> CounterId {
         let name = self.fresh(base);
-        self.p.counters.push(Counter {
-            name,
-            kind: CounterKind::For,
-            generated: false,
-            span: Span::NONE,
-        });
-        CounterId(self.p.counters.len() as u32 - 1)
+        crate::codegen::push_counter(self.p, name)
     }
 
     fn dim(&mut self, k: usize, group: Vec<usize>) -> Result<Vec<Node>, RescheduleError> {

@@ -117,3 +117,63 @@ pub fn swapped(text: &str, a: usize, b: usize) -> String {
         .collect();
     format!("{{{} }}", parts.join(";"))
 }
+
+/// The value of a `# key: value` line of a fixture.
+pub fn header<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("# {key}: ")))
+}
+
+/// One `.schedule` fixture of `dir` (under the crate's root) run through
+/// `arrayflow expand PROGRAM --transform contract --schedule FILE EXTRA...`
+/// (PROGRAM from its `# program:` line) and compared with the `.expected`
+/// file beside it: stdout, or stderr when its `# exit:` line says 1.
+pub struct Fixture {
+    pub name: String,
+    pub text: String,
+    pub program: String,
+    pub exit: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Every `.schedule` fixture of `dir`, run and checked (see `Fixture`).
+pub fn run_fixtures(dir: &str, extra: &[&str]) -> Vec<Fixture> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut files: Vec<_> = std::fs::read_dir(format!("{root}/{dir}"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "schedule"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let program = header(&text, "program").expect("a `# program:` line");
+        let exit: i32 = header(&text, "exit").map_or(0, |e| e.parse().unwrap());
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_arrayflow"))
+            .args(["expand", program, "--transform", "contract", "--schedule"])
+            .arg(format!("{dir}/{name}"))
+            .args(extra)
+            .current_dir(root)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&run.stdout).to_string();
+        let stderr = String::from_utf8_lossy(&run.stderr).to_string();
+        assert_eq!(run.status.code(), Some(exit), "{name}: {stderr}");
+        let shown = if exit == 0 { &stdout } else { &stderr };
+        let expected = std::fs::read_to_string(path.with_extension("expected"))
+            .unwrap_or_else(|_| panic!("{name}: no .expected file; the output:\n{shown}"));
+        assert_eq!(*shown, expected, "{name}");
+        out.push(Fixture {
+            name,
+            program: program.to_string(),
+            text,
+            exit,
+            stdout,
+            stderr,
+        });
+    }
+    out
+}
