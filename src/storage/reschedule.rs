@@ -79,6 +79,20 @@ pub fn body_of(
 ) -> Result<(Vec<Node>, IterationMap), RescheduleError> {
     let mut leaves = Vec::new();
     collect(p, &body, &mut Vec::new(), &mut Vec::new(), &mut leaves)?;
+    // The iteration map goes by base label, as `equiv` does.
+    let mut seen = HashSet::new();
+    for l in &leaves {
+        if !seen.insert(base_label(&l.stmt.label)) {
+            return refuse(
+                format!(
+                    "statement `{}` shares its base label `{}` with another statement: their operations could not be told apart",
+                    l.stmt.label,
+                    base_label(&l.stmt.label)
+                ),
+                l.stmt.span,
+            );
+        }
+    }
     let nparams = p.params.len();
     let width = schedule.width;
     let mut stmts = Vec::new();
@@ -141,9 +155,12 @@ fn collect(
                     let rem = bin(BinOp::Rem, from, Expr::int(f.step));
                     conds.push(Cond::Cmp(CmpOp::Eq, rem, Expr::int(0)));
                 }
-                let mut shell = f.clone();
-                shell.body = Vec::new();
-                loops.push(shell);
+                loops.push(For {
+                    body: Vec::new(),
+                    lower: f.lower.clone(),
+                    upper: f.upper.clone(),
+                    ..*f
+                });
                 collect(p, &f.body, loops, conds, out)?;
                 loops.pop();
                 conds.truncate(n);
