@@ -350,3 +350,31 @@ fn one(p: &Program, exp: &expansion::Expansion, seed: u64, text: &str, t: &mut T
         Err(other) => panic!("seed {seed}: {other:?}"),
     }
 }
+
+#[test]
+fn an_iteration_map_names_operations_and_their_opaque_values() {
+    // B runs A's S[i] (i = 6..8) as S[k] with i = k + 5: with the map its
+    // `...` values and read keys are A's; without, they are not.
+    let a = program(
+        "param N = 3;\nreal A[0..9];\nfor i = 6 to 5 + N do\n  S: A[i] = A[i - 1] + ...;\nend\n",
+    );
+    let b = program(
+        "param N = 3;\nreal A[0..9];\nfor k = 1 to N do\n  S: A[k + 5] = A[k + 4] + ...;\nend\n",
+    );
+    let mut it = IterationMap::default();
+    it.0.insert("S".into(), vec![vec![1, 0, 5]]);
+    assert!(matches!(
+        compare(&a, &b, &it, Vec::new(), 3),
+        Ok(Verdict::Agree(_))
+    ));
+    assert!(matches!(
+        compare(&a, &b, &IterationMap::default(), Vec::new(), 3),
+        Ok(Verdict::Differ(_))
+    ));
+    // A map one off names B's operations as other ones of A.
+    it.0.insert("S".into(), vec![vec![1, 0, 4]]);
+    assert!(matches!(
+        compare(&a, &b, &it, Vec::new(), 3),
+        Ok(Verdict::Differ(_))
+    ));
+}
