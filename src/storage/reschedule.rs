@@ -372,7 +372,10 @@ impl Statement {
             sys.push(Atom::Le(lo.ok_or_else(overflow)?));
             sys.push(Atom::Le(hi.ok_or_else(overflow)?));
         }
-        // Projection, innermost new dimension first.
+        // Projection, innermost new dimension first. The domain's own
+        // constraints that are no loop's bound are guards; the projection's
+        // are implied by them, so only ever bounds.
+        let domain = sys.clone();
         let mut order = positions.clone();
         order.sort_unstable();
         let mut levels: Vec<Option<Level>> = vec![None; width + free.len()];
@@ -395,7 +398,8 @@ impl Statement {
                             .checked_sub(&Affine::var(v))
                             .and_then(|x| x.checked_scale(-1))
                     }
-                    _ => guards.push(a.clone()),
+                    _ if domain.contains(&a) => guards.push(a.clone()),
+                    _ => {}
                 }
             }
             let name_of = |k: usize| -> Option<String> {
