@@ -282,6 +282,14 @@ fn kernel_errors_use_the_files_names_and_positions() {
     );
 }
 
+/// The hover text at each of `offsets`.
+fn hovers_at(db: &Database, file: arrayflow::db::SourceFile, offsets: &[u32]) -> Vec<String> {
+    offsets
+        .iter()
+        .map(|&o| db::ide::hover(db, file, o).expect("a hover").1)
+        .collect()
+}
+
 #[test]
 fn read_hovers_share_one_symbolic_analysis_per_edit() {
     let (mut db, log) = logging_db();
@@ -293,12 +301,7 @@ fn read_hovers_share_one_symbolic_analysis_per_edit() {
         .map(|(k, _)| k as u32)
         .collect();
     assert_eq!(offsets.len(), 3);
-    let hovers = |db: &Database| -> Vec<String> {
-        offsets
-            .iter()
-            .map(|&o| db::ide::hover(db, file, o).expect("a hover").1)
-            .collect()
-    };
+    let hovers = |db: &Database| hovers_at(db, file, &offsets);
     let first = hovers(&db);
     for (k, h) in first.iter().enumerate() {
         // Hand-checked: kernel k's A[i-1] was last written by its own S_k
@@ -312,4 +315,30 @@ fn read_hovers_share_one_symbolic_analysis_per_edit() {
     db.set_text(file, kernel_file(3, Some(1)));
     hovers(&db);
     assert_eq!(count(&log.lock().unwrap(), "symbolic_hovers"), 2);
+}
+
+#[test]
+fn call_hovers_share_one_front_end_per_edit() {
+    let (mut db, log) = logging_db();
+    let path = format!("{}/fixtures/procs/rows.loop", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(path).expect("the fixture");
+    let file = db.add_file("rows.loop", text.clone());
+    let at = |needle: &str| text.find(needle).expect("in the fixture") as u32 + 5;
+    let offsets = [at("L: call scale"), at("F: call fill"), at("L: call scale")];
+    let hovers = |db: &Database| hovers_at(db, file, &offsets);
+    let first = hovers(&db);
+    // Hand-checked as in tests/lsp_procs.rs: scale's kill of row i of B.
+    assert!(
+        first[0].contains("kill  B^{1}_{M} + M*i - M + i - 1 if M >= 0  (exact)"),
+        "{}",
+        first[0]
+    );
+    assert!(first[1].contains("call F: fill") && first[1].contains("approximate"));
+    assert_eq!(count(&log.lock().unwrap(), "call_sites"), 1);
+    assert_eq!(hovers(&db), first);
+    assert_eq!(count(&log.lock().unwrap(), "call_sites"), 1);
+    // An edit after the calls: their offsets stay.
+    db.set_text(file, format!("{text}# edited\n"));
+    assert_eq!(hovers(&db), first);
+    assert_eq!(count(&log.lock().unwrap(), "call_sites"), 2);
 }

@@ -105,3 +105,22 @@ fn generated_programs_lower_the_same_in_chunks() {
         compare(&format!("generated program {seed}"), &program);
     }
 }
+
+/// Programs whose later chunks cannot be walked on their own: a read
+/// outside the dense layout (the cell is numbered on use) or a subscript
+/// that overflows (an evaluation error) late in the loop. The first chunk is
+/// walked in place, so the rest must be walked after it, sequentially, to
+/// give the same facts or the same error.
+#[test]
+fn chunks_that_fail_fall_back_after_the_first() {
+    let texts = [
+        "param N = 12;\nreal A[0..N - 1];\nfor i = 0 to N - 1 do\n  S: A[i] = A[i + 1] + 1;\nend\n",
+        "param N = 12;\nreal A[0..N - 1];\nreal B[0..N - 1];\nfor i = 0 to N - 1 do\n  for j = 0 to 2 do\n    S: A[i] = A[i] + B[2 * i - 12];\n  end\nend\n",
+        "param N = 12;\nreal A[0..N - 1];\nfor i = 0 to N - 1 do\n  S: A[i] = A[4611686018427387904 * (i - 9)];\nend\n",
+    ];
+    for text in texts {
+        let (program, _) = arrayflow::lower::compile(text, arrayflow::diagnostics::FileId(0));
+        let program = program.expect("the program checks");
+        compare(text, &program);
+    }
+}

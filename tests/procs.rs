@@ -9,9 +9,10 @@
 use arrayflow::diagnostics::FileId;
 use arrayflow::lower::{compile, compile_calls, format_procs};
 use arrayflow::model::{base_label, Program};
-use std::process::Command;
+mod support;
 
-const BIN: &str = env!("CARGO_BIN_EXE_arrayflow");
+use support::run;
+
 const FIXTURES: [&str; 2] = ["rows", "grid"];
 
 fn read(name: &str) -> String {
@@ -90,18 +91,6 @@ fn inlined_labels_have_their_own_base() {
     // `proc` and `call` stay ordinary names where no name follows them.
     let p = program("real proc, call;\nproc = 1;\ncall = proc;\nuse(call);\n");
     assert_eq!(p.arrays.len(), 2);
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("run arrayflow");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

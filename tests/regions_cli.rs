@@ -4,21 +4,9 @@
 //! triangle by working the loops out on paper); the JSON and isl forms of
 //! Fig 9; C input; bad input gives the usual diagnostics and exit codes.
 
-use std::process::Command;
+mod support;
 
-const BIN: &str = env!("CARGO_BIN_EXE_arrayflow");
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("run arrayflow");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use support::run;
 
 #[test]
 fn text_matches_the_hand_checked_fixtures() {

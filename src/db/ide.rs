@@ -239,32 +239,26 @@ pub fn symbolic_hovers(
         .unwrap_or_default()
 }
 
-/// On a procedure call (`.loop`): the procedure's summary as translated at
-/// that call (MOD, USE, KILL over the caller's arrays, symbolic;
-/// docs/regions.md §6). A call inside a procedure shows its first inlined
-/// instance.
+/// On a procedure call (`.loop` or C): the procedure's summary as
+/// translated at that call (MOD, USE, KILL over the caller's arrays,
+/// symbolic; docs/regions.md §6). A call inside a procedure shows its first
+/// inlined instance.
 fn call_hover(
     db: &dyn salsa::Database,
     file: SourceFile,
     program: &Program,
     offset: u32,
 ) -> Option<(Span, String)> {
-    let path = std::path::Path::new(file.path(db));
-    let text = file.text(db);
-    if !crate::cfront::is_c_path(path) && !text.contains("call") {
-        return None;
-    }
-    let calls = crate::db::calls(path, text, crate::diagnostics::FileId(0));
-    let site = calls
-        .sites
-        .iter()
+    use crate::regions::summary;
+    let calls = call_sites(db, file).as_ref()?;
+    let site = (calls.sites.iter())
         .filter(|s| s.span.start <= offset && offset < s.span.end)
         .min_by_key(|s| s.span.end - s.span.start)?;
     let none = |_| None;
-    let summary = crate::regions::summary::summarize(&calls.procs[site.proc], &none);
-    let at = crate::regions::summary::at_call(program, &calls, site, &summary, &none);
-    let body = crate::regions::summary::call_text(program, &calls, site, &at);
-    let exact = if crate::regions::summary::call_exact(&at) {
+    let summarized = summary::summarize(&calls.procs[site.proc], &none);
+    let at = summary::at_call(program, calls, site, &summarized, &none);
+    let body = summary::call_text(program, calls, site, &at);
+    let exact = if summary::call_exact(&at) {
         "exact"
     } else {
         "approximate: MOD and USE may hold more, KILL less"
@@ -273,6 +267,23 @@ fn call_hover(
         site.span,
         format!("**summary at this call** ({exact})\n\n```\n{body}```"),
     ))
+}
+
+/// The file's procedures and call sites (`model::calls`), for the call
+/// hovers: the front end runs once per edit, however many hovers follow;
+/// each hover summarises only its own procedure. `None` for a `.loop` file
+/// without calls.
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn call_sites(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+) -> Option<crate::model::calls::Calls> {
+    let path = std::path::Path::new(file.path(db));
+    let text = file.text(db);
+    if !crate::cfront::is_c_path(path) && !text.contains("call") {
+        return None;
+    }
+    Some(crate::db::calls(path, text, crate::diagnostics::FileId(0)))
 }
 
 fn read_hover(

@@ -23,6 +23,7 @@ use crate::expansion::{self, ExpansionError};
 use crate::interp::IterationMap;
 use crate::model::builder::e::{access, bin, counter, read};
 use crate::model::*;
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -175,24 +176,30 @@ pub fn checked_with(
     let mut exps = Vec::new();
     let mut dims: Vec<Vec<Dim>> = vec![Vec::new(); program.arrays.len()];
     let mut classes: Option<Vec<Vec<ArrayId>>> = None;
-    for (k, v) in vectors::samples(program, o)
-        .map_err(EmitError::Other)?
-        .into_iter()
-        .enumerate()
-    {
-        let mut config = crate::dataflow::Config::default();
-        (config.params, config.max_trips) = (named(&v), o.max_trips);
-        config.max_instances = o.max_instances;
-        let exp = match expansion::expand(program, &config) {
-            Ok(e) => e,
+    let samples = vectors::samples(program, o).map_err(EmitError::Other)?;
+    // Each sample is analysed on its own (in parallel); merged in order, so
+    // the result and the error reported do not depend on the threads.
+    let analysed: Vec<_> = samples
+        .into_par_iter()
+        .map(|v| {
+            let mut config = crate::dataflow::Config::default();
+            (config.params, config.max_trips) = (named(&v), o.max_trips);
+            config.max_instances = o.max_instances;
+            let exp = expansion::expand(program, &config)?;
+            let order = Order::new(program, &exp.inst.facts, schedule);
+            let mapped = super::mapped(program, &exp, &order, Some(temporaries));
+            drop(order);
+            Ok((v, exp, mapped))
+        })
+        .collect();
+    for (k, sample) in analysed.into_iter().enumerate() {
+        let (v, exp, mapped) = match sample {
+            Ok(x) => x,
             Err(e) if k == 0 => return Err(EmitError::Expansion(e)),
             // A size the analysis cannot take says nothing about the others.
             Err(_) => continue,
         };
-        let order = Order::new(program, &exp.inst.facts, schedule);
-        let (mapping, sharing) =
-            super::mapped(program, &exp, &order, Some(temporaries)).map_err(EmitError::Storage)?;
-        drop(order);
+        let (mapping, sharing) = mapped.map_err(EmitError::Storage)?;
         for a in &mapping.arrays {
             merge(&mut dims[a.array.index()], &a.dims);
         }
@@ -358,17 +365,25 @@ fn validate(
     scratch: &[String],
     iterations: Option<&Arc<IterationMap>>,
 ) -> Result<Vec<Vec<(String, i64)>>, EmitError> {
-    let mut compared = Vec::new();
     for vs in [at, samples] {
-        for v in vs {
-            let mut eo = crate::equiv::EquivOptions {
-                params: v.clone(),
-                seeds: 3,
-                scratch: scratch.to_vec(),
-                ..Default::default()
-            };
-            eo.run.iterations = iterations.cloned();
-            match crate::equiv::equiv(program, back, &eo) {
+        // Every size on its own thread; the first failure in order is
+        // reported, as a sequential loop would.
+        let verdicts: Vec<_> = vs
+            .par_iter()
+            .map(|v| {
+                let mut eo = crate::equiv::EquivOptions {
+                    params: v.clone(),
+                    seeds: 3,
+                    scratch: scratch.to_vec(),
+                    ..Default::default()
+                };
+                eo.run.iterations = iterations.cloned();
+                crate::equiv::equiv(program, back, &eo)
+            })
+            .collect();
+        let mut compared = Vec::new();
+        for (v, verdict) in vs.iter().zip(verdicts) {
+            match verdict {
                 Ok(crate::equiv::Verdict::Agree(_)) => compared.push(v.clone()),
                 Ok(crate::equiv::Verdict::Differ(m)) => {
                     return Err(EmitError::Other(format!(
@@ -389,10 +404,10 @@ fn validate(
             }
         }
         if !compared.is_empty() {
-            break;
+            return Ok(compared);
         }
     }
-    Ok(compared)
+    Ok(Vec::new())
 }
 
 fn show(v: &[(String, i64)]) -> String {

@@ -23,9 +23,13 @@
 use super::dependences::neighbours;
 use super::schedule::{Breach, Order};
 use crate::expansion::Expansion;
+use crate::hash::WordHash;
 use crate::interp::format_op;
 use crate::model::{ArrayId, CounterId, Program, Site, Var};
 use std::collections::{BTreeMap, HashMap};
+
+/// Cell -> its array: looked up once per access instance.
+type CellArrays = HashMap<u32, ArrayId, WordHash>;
 
 /// A dimension added to an array.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -179,7 +183,7 @@ pub fn compute(program: &Program, exp: &Expansion, order: &Order) -> Result<Mapp
     let n_arrays = program.arrays.len();
     let mut dims: Vec<Vec<Dim>> = vec![Vec::new(); n_arrays];
     // The array of every cell touched, and which arrays may-write.
-    let mut cell_array: HashMap<u32, ArrayId> = HashMap::new();
+    let mut cell_array = CellArrays::default();
     let mut may_write = vec![false; n_arrays];
     for x in 0..f.n_accs() as u32 {
         let cell = f.acc_cell[x as usize];
@@ -451,10 +455,10 @@ fn races(
     places: &Places,
     dims: &[Vec<Dim>],
     reads: &[ReadPlaces],
-    cell_array: &HashMap<u32, ArrayId>,
+    cell_array: &CellArrays,
 ) -> Vec<Race> {
     let f = &exp.inst.facts;
-    let mut ids: HashMap<(u32, Vec<i64>), u32> = HashMap::new();
+    let mut ids: HashMap<(u32, Vec<i64>), u32, WordHash> = HashMap::default();
     let mut events: Vec<(u32, u32, bool)> = Vec::with_capacity(f.n_accs());
     let mut place_array: Vec<ArrayId> = Vec::new();
     for x in 0..f.n_accs() as u32 {
@@ -514,7 +518,7 @@ fn fold_for(
     a: ArrayId,
     r: u32,
     dims: &[Dim],
-    cell_array: &HashMap<u32, ArrayId>,
+    cell_array: &CellArrays,
 ) -> Option<Dim> {
     let f = &exp.inst.facts;
     let flow = &exp.inst.flow;

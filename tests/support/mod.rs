@@ -24,6 +24,19 @@ pub fn defaults_plus(p: &arrayflow::model::Program, k: i64) -> Vec<(String, i64)
         .collect()
 }
 
+/// Runs the `arrayflow` binary with `args`: (exit code, stdout, stderr).
+pub fn run(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arrayflow"))
+        .args(args)
+        .output()
+        .expect("run arrayflow");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// The program of a source file, `None` when it has errors.
 #[allow(unused_imports)]
 pub use fixtures::compile;

@@ -198,17 +198,25 @@ pub(super) fn for_loop<'p>(
         return Ok(false);
     }
     let trips = ((i128::from(hi) - i128::from(lo)) / i128::from(f.step) + 1) as u128;
-    let chunks = (rayon::current_num_threads() as u128 * u128::from(PER_THREAD)).min(trips);
-    if chunks < 2 {
+    let threads = rayon::current_num_threads() as u128;
+    // The first 1/threads of the trips is walked in place, by `l` itself,
+    // while the other threads walk the rest in chunks: what comes before
+    // is known there, and its facts go straight into the reserved tables,
+    // so only the other chunks are copied by the stitch.
+    let head = (trips / threads).max(1);
+    let chunks = ((threads - 1) * u128::from(PER_THREAD)).min(trips - head);
+    if chunks < 1 || threads < 2 {
         return Ok(false);
     }
-    // Trip indices [trips·k/chunks, trips·(k+1)/chunks) as counter values.
+    // Trip indices as counter values; chunk k takes the trips
+    // [head + rest·k/chunks, head + rest·(k+1)/chunks).
     let value = |t: u128| (i128::from(lo) + t as i128 * i128::from(f.step)) as i64;
+    let rest = trips - head;
     let ranges: Vec<(i64, i64)> = (0..chunks)
         .map(|k| {
             (
-                value(trips * k / chunks),
-                value(trips * (k + 1) / chunks - 1),
+                value(head + rest * k / chunks),
+                value(head + rest * (k + 1) / chunks - 1),
             )
         })
         .collect();
@@ -226,13 +234,20 @@ pub(super) fn for_loop<'p>(
             written[a.access.array.index()] = true;
         }
     }
-    let walker: &Lowerer = l;
-    let parts: Vec<Option<Part>> = ranges
-        .par_iter()
-        .map(|&r| walker.part(f, r, &written, share(r)))
-        .collect();
+    let blank = l.blank(&written);
+    let (walked, parts) = rayon::join(
+        || l.trips(f, lo, value(head - 1)),
+        || {
+            (ranges.par_iter())
+                .map(|&r| blank.part(f, r, share(r)))
+                .collect::<Vec<Option<Part>>>()
+        },
+    );
+    walked?;
+    let rest_lo = value(head);
     let Some(parts) = parts.into_iter().collect::<Option<Vec<Part>>>() else {
-        return Ok(false);
+        // The rest as the sequential walk makes it, after the head.
+        return l.trips(f, rest_lo, hi).map(|()| true);
     };
     let count = parts.iter().fold(l.count, |n, p| n.saturating_add(p.count));
     let iterations = (parts.iter()).fold(l.iterations, |n, p| n.saturating_add(p.iterations));
@@ -241,7 +256,8 @@ pub(super) fn for_loop<'p>(
         .iter()
         .fold(Offsets::of(&l.facts), |o, p| o.plus(&p.facts));
     if count > max.min(u64::from(NONE) - 1) || iterations > max || !end.fit() {
-        return Ok(false);
+        // The sequential walk stops with the budget error where it runs out.
+        return l.trips(f, rest_lo, hi).map(|()| true);
     }
     l.count = count;
     l.iterations = iterations;
@@ -250,11 +266,11 @@ pub(super) fn for_loop<'p>(
     Ok(true)
 }
 
-impl<'p> Lowerer<'p, '_> {
-    /// Walks the iterations `a..=b` of `f` on their own: `None` when the
-    /// walk fails or numbers a cell (the caller then walks sequentially).
-    fn part(&self, f: &'p For, (a, b): (i64, i64), written: &[bool], room: Room) -> Option<Part> {
-        let mut facts = Facts {
+impl<'p, 'a> Lowerer<'p, 'a> {
+    /// A walker with this one's program, plans and position, and blank
+    /// facts and cell table: what every chunk starts from.
+    fn blank(&self, written: &[bool]) -> Lowerer<'p, 'a> {
+        let facts = Facts {
             params: self.facts.params.clone(),
             max_trips: self.facts.max_trips,
             n_stmts: self.facts.n_stmts,
@@ -263,8 +279,7 @@ impl<'p> Lowerer<'p, '_> {
             site_arrays: self.facts.site_arrays.clone(),
             ..Facts::default()
         };
-        room.reserve(&mut facts, self.keep_cells);
-        let mut c = Lowerer {
+        Lowerer {
             program: self.program,
             config: self.config,
             params: self.params.clone(),
@@ -289,7 +304,15 @@ impl<'p> Lowerer<'p, '_> {
             split: false,
             open: Some((Vec::new(), written.to_vec())),
             facts,
-        };
+        }
+    }
+
+    /// Walks the iterations `a..=b` of `f` on their own, from `self` (a
+    /// [`Lowerer::blank`]): `None` when the walk fails or numbers a cell
+    /// (the caller then walks sequentially).
+    fn part(&self, f: &'p For, (a, b): (i64, i64), room: Room) -> Option<Part> {
+        let mut c = self.blank(&self.open.as_ref()?.1);
+        room.reserve(&mut c.facts, self.keep_cells);
         c.trips(f, a, b).ok()?;
         if c.cells.numbered() > 0 {
             return None;
