@@ -28,6 +28,23 @@ const KERNELS: &[(&str, &[&str])] = &[
     ("fixtures/c/kernels/heat2d.loop", &["i", "j"]),
 ];
 
+/// (file, affine schedule file): `--emit code` rescheduled to the
+/// schedule's order (no `doall` marking stands for it).
+const RESCHEDULED: &[(&str, &str)] = &[
+    (
+        "fixtures/papers/storage-figure1.loop",
+        "fixtures/reschedule/figure1-paper.schedule",
+    ),
+    (
+        "fixtures/c/kernels/matmul.loop",
+        "fixtures/reschedule/matmul-k-outer.schedule",
+    ),
+    (
+        "fixtures/c/kernels/seidel2d.loop",
+        "fixtures/reschedule/seidel2d-wavefront.schedule",
+    ),
+];
+
 fn source(file: &str) -> String {
     std::fs::read_to_string(format!("{}/{file}", env!("CARGO_MANIFEST_DIR"))).expect("fixture")
 }
@@ -59,6 +76,17 @@ fn emitted(text: &str, par: &[&str]) -> usize {
         .len()
 }
 
+/// `expand --transform contract --schedule FILE --emit code`, from the
+/// texts.
+fn rescheduled(text: &str, schedule: &str) -> usize {
+    let (p, _) = arrayflow::lower::compile(text, FileId(0));
+    let p = p.expect("program");
+    let a = storage::affine::parse(&p, schedule).expect("schedule");
+    let e = emit::checked(&p, &Schedule::affine(&p, a), &Options::default()).expect("emitted");
+    assert!(e.iterations.is_some(), "rescheduled");
+    e.text.len()
+}
+
 fn mean_ms(f: impl Fn()) -> f64 {
     f();
     let t = Instant::now();
@@ -85,6 +113,13 @@ fn main() {
             g.bench_function(*name, |b| b.iter(|| emitted(text, par)));
         }
         g.finish();
+        let mut g = c.benchmark_group("contract --schedule --emit code (rescheduled)");
+        for &(f, sched) in RESCHEDULED {
+            let (text, schedule) = (source(f), source(sched));
+            let name = sched.rsplit('/').next().unwrap_or(sched);
+            g.bench_function(name, |b| b.iter(|| rescheduled(&text, &schedule)));
+        }
+        g.finish();
     }
     println!("| kernel | parallel | analysis (ms) | --emit code (ms) |");
     println!("|---|---|---|---|");
@@ -96,5 +131,15 @@ fn main() {
             emitted(text, par);
         });
         println!("| {name} | {} | {a:.2} | {e:.1} |", par.join(", "));
+    }
+    println!();
+    println!("| schedule (rescheduled) | --emit code (ms) |");
+    println!("|---|---|");
+    for &(f, sched) in RESCHEDULED {
+        let (text, schedule) = (source(f), source(sched));
+        let e = mean_ms(|| {
+            rescheduled(&text, &schedule);
+        });
+        println!("| {} | {e:.1} |", sched.rsplit('/').next().unwrap_or(sched));
     }
 }

@@ -320,6 +320,21 @@ pub(super) fn storage_diagnostic(
             }
         }
         EmitError::Expansion(x) => diagnostic(x, file),
+        EmitError::Reschedule(r) => {
+            let d = Diagnostic::error(
+                "E0604",
+                format!(
+                    "no `doall` marking orders the operations as the schedule does, and the \
+                     program cannot be rescheduled to its order: {}; without `--emit` the \
+                     mapping is reported",
+                    r.message
+                ),
+            );
+            match r.span.is_none() {
+                true => d,
+                false => d.primary(file, r.span, "here"),
+            }
+        }
         EmitError::Other(msg) => Diagnostic::error("E0604", msg.clone()),
     }
 }

@@ -783,15 +783,34 @@ fn samples(
     Ok(out)
 }
 
-/// Marks every `for` loop that carries no dependence at any sample nor,
-/// by the exact tests, at any size.
 fn mark_parallel(p: &mut Program, samples: &[Sample], o: &Options) -> Result<Vec<String>, String> {
+    let values: Vec<Vec<i64>> = samples.iter().map(|s| s.values.clone()).collect();
+    mark_parallel_at(p, &values, o)
+}
+
+/// A new `for` counter named `name` in `p`.
+pub(crate) fn push_counter(p: &mut Program, name: String) -> CounterId {
+    p.counters.push(Counter {
+        name,
+        kind: CounterKind::For,
+        generated: false,
+        span: Span::NONE,
+    });
+    CounterId(p.counters.len() as u32 - 1)
+}
+
+/// Marks every `for` loop that carries no dependence at any of the
+/// parameter vectors `samples` nor, by the exact tests, at any size.
+pub(crate) fn mark_parallel_at(
+    p: &mut Program,
+    samples: &[Vec<i64>],
+    o: &Options,
+) -> Result<Vec<String>, String> {
     let mut carried: HashSet<CounterId> = HashSet::new();
     let mut seen: HashSet<CounterId> = HashSet::new();
     for s in samples {
         // The emitted program's own cells: its access facts suffice (no σ).
-        let facts =
-            crate::facts::lower_cells(p, &config(p, &s.values, o)).map_err(|e| e.to_string())?;
+        let facts = crate::facts::lower_cells(p, &config(p, s, o)).map_err(|e| e.to_string())?;
         for (counter, c) in parallel::carried_in_place(p, &facts) {
             seen.insert(counter);
             if c.any() {
@@ -1106,13 +1125,7 @@ impl Gen<'_> {
 
     fn new_counter(&mut self, base: &str) -> CounterId {
         let name = self.names.fresh(base);
-        self.q.counters.push(Counter {
-            name,
-            kind: CounterKind::For,
-            generated: false,
-            span: Span::NONE,
-        });
-        CounterId(self.q.counters.len() as u32 - 1)
+        push_counter(&mut self.q, name)
     }
 
     fn label(&mut self, base: &str) -> String {

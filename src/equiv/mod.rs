@@ -21,8 +21,10 @@ pub struct EquivOptions {
     pub params: Vec<(String, i64)>,
     /// Seeds `0..seeds` are tried.
     pub seeds: u64,
-    /// Trips, budgets, and the loop order of B (A always runs in program
-    /// order). Its `params` and `seed` are set per program and per seed.
+    /// Trips, budgets, the loop order of B (A always runs in program
+    /// order) and the iteration vectors B's operations are named by
+    /// (`run.iterations`: a rescheduled B's operations stand for A's). Its
+    /// `params` and `seed` are set per program and per seed.
     pub run: Options,
     /// Arrays of A whose final contents are not results (temporaries): not
     /// compared, and B need not declare them. Their reads still are.
@@ -186,6 +188,7 @@ impl<'p> Side<'p> {
             options.reverse.clear();
             options.shuffle.clear();
             options.shuffle_parallel = false;
+            options.iterations = None;
         }
         let (stmt_base, cond_base) = ids.sites(program);
         Ok(Side {

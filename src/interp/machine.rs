@@ -152,6 +152,9 @@ pub(super) struct Machine<'p> {
     call_prefix: Vec<(String, usize, StableHasher)>,
     /// Spent shuffle orders, reused by later loop instances.
     spare_orders: Vec<Vec<u64>>,
+    /// Per statement, the rows of the iteration vector it is named by
+    /// (`Options::iterations`), if renamed.
+    named: Vec<Option<&'p [Vec<i64>]>>,
 }
 
 impl<'p> Machine<'p> {
@@ -191,6 +194,14 @@ impl<'p> Machine<'p> {
             unknown_prefix: vec![None; 3 * (sites.stmt_base.len() + sites.cond_name.len())],
             call_prefix: Vec::new(),
             spare_orders: Vec::new(),
+            named: sites
+                .stmt_base
+                .iter()
+                .map(|b| {
+                    let map = options.iterations.as_deref()?;
+                    map.0.get(*b).map(Vec::as_slice)
+                })
+                .collect(),
             cur: Current {
                 site: Site::Stmt(crate::model::StmtId(0)),
                 op: None,
@@ -689,7 +700,10 @@ impl<'p> Machine<'p> {
             return k;
         }
         // The step budget (below u32::MAX, checked by the CLI) bounds this.
-        let k = self.ops.push(self.cur.site, &self.iter);
+        let k = match self.named_iter() {
+            Some(v) => self.ops.push(self.cur.site, &v),
+            None => self.ops.push(self.cur.site, &self.iter),
+        };
         self.cur.op = Some(k);
         k
     }
@@ -762,6 +776,31 @@ impl<'p> Machine<'p> {
         Ok(cell.value)
     }
 
+    /// The iteration vector the current statement is named by, when
+    /// `Options::iterations` renames it (wrapping, as `eval::affine`).
+    fn named_iter(&self) -> Option<Vec<i64>> {
+        let Site::Stmt(s) = self.cur.site else {
+            return None;
+        };
+        let rows = self.named.get(s.index()).copied().flatten()?;
+        let vars: Vec<i64> = self
+            .iter
+            .iter()
+            .chain(&self.options.params)
+            .copied()
+            .collect();
+        Some(
+            rows.iter()
+                .map(|r| {
+                    let (c, coef) = r.split_last().expect("a constant");
+                    coef.iter()
+                        .zip(&vars)
+                        .fold(*c, |acc, (a, x)| acc.wrapping_add(a.wrapping_mul(*x)))
+                })
+                .collect(),
+        )
+    }
+
     /// The name the current operation's hashed values are keyed by.
     fn identity(&self) -> &'p str {
         match self.cur.site {
@@ -783,6 +822,14 @@ impl<'p> Machine<'p> {
             _ => 2,
         };
         let slot = 3 * site + d;
+        if let Some(v) = self.named_iter() {
+            // The words `ints` hashes, for the vector the operation is named by.
+            let h = StableHasher::new(domain)
+                .word(self.options.seed)
+                .str(self.identity())
+                .ints(&v);
+            return h.word(position).finish();
+        }
         let n = self.iter.len();
         let mut p = match self.unknown_prefix[slot] {
             Some(p) if p.len == n => p,

@@ -51,7 +51,18 @@ pub struct Options {
     /// Trace the reads of `@copy` statements too (for `verify`, which checks
     /// every read against σ).
     pub trace_copies: bool,
+    /// The iteration vector each statement's operations are named by, when
+    /// not the counters around it (a rescheduled program's operations keep
+    /// the original's names: `storage::reschedule`).
+    pub iterations: Option<std::sync::Arc<IterationMap>>,
 }
+
+/// Per statement base label: the iteration vector its operations are named
+/// by, one affine row per entry over the counters of the loops around the
+/// statement (outermost first), then the parameters, then a constant.
+/// Hashed values (`...`) and `equiv`'s read keys use that name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IterationMap(pub std::collections::HashMap<String, Vec<Vec<i64>>>);
 
 pub const DEFAULT_MAX_STEPS: u64 = 1_000_000;
 pub const DEFAULT_MAX_CELLS: u64 = 1 << 22;
@@ -69,6 +80,7 @@ impl Options {
             shuffle: Vec::new(),
             shuffle_parallel: false,
             trace_copies: false,
+            iterations: None,
         }
     }
 }

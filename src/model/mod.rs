@@ -581,6 +581,13 @@ impl Program {
     }
 }
 
+/// Every statement of `nodes`, in textual order.
+pub fn stmts_in(nodes: &[Node]) -> Vec<&Stmt> {
+    let mut out = Vec::new();
+    walk_stmts(nodes, &mut out);
+    out
+}
+
 fn walk_stmts<'a>(nodes: &'a [Node], out: &mut Vec<&'a Stmt>) {
     for n in nodes {
         match n {

@@ -20,16 +20,20 @@ use super::mapping::{self, Dim};
 use super::{Order, Schedule, StorageError};
 use crate::codegen::{expr_of, vectors, Names, Options};
 use crate::expansion::{self, ExpansionError};
+use crate::interp::IterationMap;
 use crate::model::builder::e::{access, bin, counter, read};
 use crate::model::*;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Why there is no contracted program.
 #[derive(Debug)]
 pub enum EmitError {
     Storage(StorageError),
     Expansion(ExpansionError),
+    /// The program cannot be rescheduled to an affine schedule's order.
+    Reschedule(super::reschedule::RescheduleError),
     Other(String),
 }
 
@@ -48,6 +52,10 @@ pub struct Emitted {
     pub unshared: Option<String>,
     /// The affine schedule the `doall` marking stands for, if any.
     pub affine: Option<String>,
+    /// When the loops were rescheduled to the affine schedule's order: the
+    /// original iteration of each statement's operations (`equiv` compares
+    /// with the original through it).
+    pub iterations: Option<Arc<IterationMap>>,
 }
 
 /// The loop-level schedule that orders every pair of operations as the
@@ -149,21 +157,17 @@ pub fn checked_with(
     temporaries: &[ArrayId],
     o: &Options,
 ) -> Result<Emitted, EmitError> {
+    // Under an affine schedule: the `doall` marking that orders the
+    // operations exactly as it does at every sample, if there is one; else
+    // the mapping under the schedule and the loops rescheduled to its order.
+    let mut rescan = None;
     if let Some(a) = &schedule.affine {
-        // Emitted only as the `doall` marking that orders the operations
-        // exactly as the affine schedule does, at every sample.
-        let twin = loop_level_twin(program, schedule, o).map_err(|why| {
-            EmitError::Other(format!(
-                "`--emit code` under an affine schedule (`--schedule`) is done only when it \
-                 orders the operations as a `doall` marking does; {why}: the program would \
-                 have to be rescheduled (its loops rewritten to run in the order of the \
-                 schedule's times), which this emitter does not do; without `--emit` the \
-                 mapping is reported"
-            ))
-        })?;
-        let mut e = checked_with(program, &twin, temporaries, o)?;
-        e.affine = Some(a.text.clone());
-        return Ok(e);
+        if let Ok(twin) = loop_level_twin(program, schedule, o) {
+            let mut e = checked_with(program, &twin, temporaries, o)?;
+            e.affine = Some(a.text.clone());
+            return Ok(e);
+        }
+        rescan = Some(a);
     }
     let named = |v: &[i64]| -> Vec<(String, i64)> {
         let names = program.params.iter().map(|q| q.name.clone());
@@ -241,7 +245,16 @@ pub fn checked_with(
         rewritten.extend(pl.copy_in(&mut p, &mut names));
     }
     let mut loops = Vec::new();
-    rewritten.extend(rewrite(body, &plan, &mut loops));
+    let main = rewrite(body, &plan, &mut loops);
+    let (main, iterations) = match rescan {
+        Some(a) => {
+            let (b, it) =
+                super::reschedule::body_of(&mut p, main, a).map_err(EmitError::Reschedule)?;
+            (b, Some(Arc::new(it)))
+        }
+        None => (main, None),
+    };
+    rewritten.extend(main);
     for pl in &plan {
         rewritten.extend(pl.copy_out(&mut p, &mut names));
     }
@@ -295,23 +308,33 @@ pub fn checked_with(
     for classes in [classes, Vec::new()] {
         let mut q = p.clone();
         super::colour::apply(&mut q, &classes);
-        let text = crate::print::program(&q);
+        let mut text = crate::print::program(&q);
         let (back, diags) = crate::lower::compile_errors(&text, crate::diagnostics::FileId(0));
-        let Some(back) = back.filter(|_| !diags.iter().any(|d| d.is_error())) else {
+        let Some(mut back) = back.filter(|_| !diags.iter().any(|d| d.is_error())) else {
             return Err(EmitError::Other(format!(
                 "internal error: the contracted program does not check: {diags:?}\n{text}"
             )));
         };
-        match validate(program, &back, &at, &sampled, &scratch) {
+        let mut parallel = schedule.names(program);
+        if rescan.is_some() {
+            // The rescheduled loops that carry no dependence run `doall`.
+            parallel =
+                crate::codegen::mark_parallel_at(&mut back, &raw, o).map_err(EmitError::Other)?;
+            let mut seen = std::collections::HashSet::new();
+            parallel.retain(|n| seen.insert(n.clone()));
+            text = crate::print::program(&back);
+        }
+        match validate(program, &back, &at, &sampled, &scratch, iterations.as_ref()) {
             Ok(validated) => {
                 return Ok(Emitted {
                     program: back,
                     text,
-                    parallel: schedule.names(program),
+                    parallel,
                     arrays,
                     sampled,
                     validated,
-                    affine: None,
+                    affine: rescan.map(|a| a.text.clone()),
+                    iterations,
                     shared: if unshared.is_some() {
                         Vec::new()
                     } else {
@@ -340,6 +363,7 @@ fn validate(
     at: &[Vec<(String, i64)>],
     samples: &[Vec<(String, i64)>],
     scratch: &[String],
+    iterations: Option<&Arc<IterationMap>>,
 ) -> Result<Vec<Vec<(String, i64)>>, EmitError> {
     for vs in [at, samples] {
         // Every size on its own thread; the first failure in order is
@@ -347,12 +371,13 @@ fn validate(
         let verdicts: Vec<_> = vs
             .par_iter()
             .map(|v| {
-                let eo = crate::equiv::EquivOptions {
+                let mut eo = crate::equiv::EquivOptions {
                     params: v.clone(),
                     seeds: 3,
                     scratch: scratch.to_vec(),
                     ..Default::default()
                 };
+                eo.run.iterations = iterations.cloned();
                 crate::equiv::equiv(program, back, &eo)
             })
             .collect();
@@ -408,8 +433,9 @@ pub fn header(e: &Emitted) -> String {
     } else {
         sizes(&e.validated)
     };
-    let mut h = e.affine.as_ref().map_or(String::new(), |a| {
-        format!("# affine schedule {a}: ordering the operations as this doall marking does at every sample\n")
+    let mut h = e.affine.as_ref().map_or(String::new(), |a| match e.iterations {
+        None => format!("# affine schedule {a}: ordering the operations as this doall marking does at every sample\n"),
+        Some(_) => format!("# affine schedule {a}: the loops rescheduled to its order (each statement's original counters recovered from the new ones), those carrying no dependence doall\n"),
     });
     h += &format!(
         "# storage under a schedule: parallel {}\n# mapping found at {}; checked by equiv with the doall loops shuffled at {checked} (not proved for every parameter value)\n",
@@ -1003,7 +1029,7 @@ fn rewrite_stmt(s: &mut Stmt, plans: &[Plan], loops: &[CounterId]) {
 
 /// Generated labels (`_S3`: the third statement) would be renumbered by the
 /// copies put before them; `_S3.1` keeps standing for `_S3` under `equiv`.
-fn derive_generated_labels(nodes: &mut [Node]) {
+pub(crate) fn derive_generated_labels(nodes: &mut [Node]) {
     super::nodes::each_mut(nodes, &mut |n| {
         if let Node::Stmt(s) = n {
             if s.label_generated {

@@ -20,6 +20,7 @@ pub mod mapping;
 pub mod nodes;
 pub mod plot;
 pub mod render;
+pub mod reschedule;
 pub mod schedule;
 
 pub use dependences::{Dependence, Violation};

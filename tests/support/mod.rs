@@ -3,6 +3,7 @@
 
 pub mod fixtures;
 pub mod gen;
+pub mod schedules;
 pub mod symbolic;
 
 /// How many random cases a property test runs: `ARRAYFLOW_CASES`, else `default`.
