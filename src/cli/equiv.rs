@@ -34,6 +34,12 @@ pub struct Args {
     /// Run B's `doall` loops in order instead of shuffled.
     #[arg(long)]
     pub in_order: bool,
+    /// B is A rescheduled to this affine schedule (`expand --transform
+    /// contract --schedule FILE --emit code`): B's operations are named as
+    /// the operations of A they stand for, by the iteration map the
+    /// rescheduling of A gives.
+    #[arg(long, value_name = "FILE")]
+    pub schedule: Option<PathBuf>,
 }
 
 pub fn run(args: &Args) -> ExitCode {
@@ -53,6 +59,20 @@ pub fn run(args: &Args) -> ExitCode {
     o.run.reverse = args.order.reverse.clone();
     o.run.shuffle = args.order.shuffle.clone();
     o.run.shuffle_parallel = !args.in_order;
+    if let Some(path) = &args.schedule {
+        let affine = match super::expand::read_affine(&a.program, path) {
+            Ok(s) => s,
+            Err(code) => return code,
+        };
+        match crate::storage::reschedule::scan(&a.program, &affine) {
+            Ok(r) => o.run.iterations = Some(std::sync::Arc::new(r.iterations)),
+            Err(e) => {
+                let message = format!("A cannot be rescheduled to the schedule: {}", e.message);
+                report(&a, "E0604", &message, e.span);
+                return ExitCode::from(1);
+            }
+        }
+    }
     match equiv(&a.program, &b.program, &o) {
         Ok(Verdict::Agree(agreement)) => {
             println!(

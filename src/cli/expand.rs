@@ -345,6 +345,15 @@ fn affine_schedule(
     program: &crate::model::Program,
     path: &std::path::Path,
 ) -> Result<crate::storage::Schedule, ExitCode> {
+    read_affine(program, path).map(|a| crate::storage::Schedule::affine(program, a))
+}
+
+/// The affine schedule in FILE (`--schedule`), or exit 2 when FILE cannot
+/// be read, 1 after E0605 pointing into it.
+pub(super) fn read_affine(
+    program: &crate::model::Program,
+    path: &std::path::Path,
+) -> Result<crate::storage::affine::AffineSchedule, ExitCode> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => {
@@ -353,7 +362,7 @@ fn affine_schedule(
         }
     };
     match crate::storage::affine::parse(program, &text) {
-        Ok(a) => Ok(crate::storage::Schedule::affine(program, a)),
+        Ok(a) => Ok(a),
         Err(e) => {
             let mut files = crate::diagnostics::SourceFiles::new();
             let file = files.add(path.display().to_string(), text);

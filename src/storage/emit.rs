@@ -435,7 +435,7 @@ pub fn header(e: &Emitted) -> String {
     };
     let mut h = e.affine.as_ref().map_or(String::new(), |a| match e.iterations {
         None => format!("# affine schedule {a}: ordering the operations as this doall marking does at every sample\n"),
-        Some(_) => format!("# affine schedule {a}: the loops rescheduled to its order (each statement's original counters recovered from the new ones), those carrying no dependence doall\n"),
+        Some(_) => format!("# affine schedule {a}: the loops rescheduled to its order (each statement's original counters recovered from the new ones), those carrying no dependence doall\n# compare with `arrayflow equiv ORIGINAL THIS --schedule SCHEDULE`: the schedule names this program's operations as the original's\n"),
     });
     h += &format!(
         "# storage under a schedule: parallel {}\n# mapping found at {}; checked by equiv with the doall loops shuffled at {checked} (not proved for every parameter value)\n",
