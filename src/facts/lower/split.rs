@@ -288,6 +288,8 @@ impl<'p> Lowerer<'p, '_> {
             cond_affine: self.cond_affine.clone(),
             split: false,
             open: Some((Vec::new(), written.to_vec())),
+            base: super::share::Base::default(),
+            window: None,
             facts,
         };
         c.trips(f, a, b).ok()?;
