@@ -16,15 +16,22 @@
 //! ```
 //!
 //! `read`, `closure` and `cond_lit` are input collections, the negations
-//! antijoins; `prev_write`, `link`, `op`, `guard` and the kinds are looked up
-//! by key in the lowered columns, as the ascent rules do (every process
-//! lowers the whole program: the lowering is deterministic). Worker k of the
-//! W × P workers feeds the readers of the operations o with o mod (W × P) = k,
-//! with those operations' `closure` and `cond_lit`; differential exchanges
-//! the rest by key. No fuel: the walk runs to its end (links point strictly
-//! back), and the walk-step budget is checked on the total once it is done.
-//! `source` and `initial` go to worker 0 of process 0, which builds the
-//! [`Flow`]; other processes return a flow without sources (they only feed).
+//! antijoins. Across processes, each process lowers only its share of the
+//! program (`facts::lower_share`: a stretch of the access instances in
+//! execution order, in the whole program's ids) and feeds the readers of its
+//! stretch (spread over its workers by operation), with their operations'
+//! `closure` and `cond_lit`. `prev_write` of a reader is in its own share;
+//! `link`, `op`, `guard` and the kind of a write W are in W's owner's: each
+//! visit (X, O, W) is exchanged to a worker of W's owner, which looks them up
+//! in its columns (keyed by write id). One process alone, or a program that
+//! cannot be cut (no count up front), holds the whole program and looks
+//! everything up where it is; its worker k of W × P feeds the readers of
+//! the operations o with o mod (W × P) = k. Differential exchanges the
+//! joins' inputs by key. No fuel: the walk runs to its end (links point
+//! strictly back), and the walk-step budget is checked on the total once it
+//! is done. `source` and `initial` go to worker 0 of process 0 as (slot,
+//! operation) records, which builds the [`Flow`]; the other processes return
+//! an empty flow (they only feed).
 //!
 //! Only the core kinds' rules exist here: an engine with a crate's added
 //! rules (`Kinds::with_engine`) runs on the ascent engine instead.
@@ -220,8 +227,14 @@ fn run(
             cluster.process
         );
     }
+    // Room for a source per reader (matmul: exactly), not grown by doubling.
+    let root = cluster.is_root();
+    let gathered = Gathered {
+        sources: Vec::with_capacity(if root { share.readers().0 as usize } else { 0 }),
+        ..Gathered::default()
+    };
     let share = Arc::new(share);
-    let gathered: Arc<Mutex<Gathered>> = Arc::default();
+    let gathered = Arc::new(Mutex::new(gathered));
     let builders = connect(cluster).map_err(LowerError::Cluster)?;
     {
         let share = Arc::clone(&share);
@@ -262,20 +275,24 @@ fn assemble(
     got.cancelled.sort_unstable();
     let visits =
         (got.sources.len() + got.initial.len()) as i64 - got.cancelled.len() as i64 + got.conflicts;
-    let mut kept = Vec::with_capacity(got.sources.len());
-    let mut c = 0;
-    for run in got.sources.chunk_by(|a, b| a == b) {
-        let key = run[0];
+    // In place: the survivors, once each, at the front.
+    let mut kept = got.sources;
+    let (mut c, mut n, mut k) = (0, 0, 0);
+    while k < kept.len() {
+        let key = kept[k];
+        let run = kept[k..].iter().take_while(|&&v| v == key).count();
+        k += run;
         let mut cancelled = 0;
         while c < got.cancelled.len() && got.cancelled[c] <= key {
             cancelled += usize::from(got.cancelled[c] == key);
             c += 1;
         }
-        if run.len() > cancelled {
-            kept.push(key);
+        if run > cancelled {
+            kept[n] = key;
+            n += 1;
         }
     }
-    drop(got.sources);
+    kept.truncate(n);
     drop(got.cancelled);
     let (readers, last) = share.readers();
     let n_accs = share.n_accs();

@@ -274,7 +274,12 @@ fn walk<'p>(
     let cells = CellTable::new(&dims);
     let window = match mode {
         Mode::Share { part, parts } => {
-            share::Window::new(part, parts, counted.as_ref(), &mut facts)
+            {
+                // A frame's cells, and the most dimensions of an array.
+                let dims_most = dims.iter().map(Vec::len).max().unwrap_or(0) as u64;
+                let framed = framed.on.then(|| (cells.tops.len() as u64, dims_most));
+                share::Window::new(part, parts, counted.as_ref(), framed, &mut facts)
+            }
         }
         Mode::Split(_) => None,
     };

@@ -97,21 +97,32 @@ impl Window {
         part: usize,
         parts: usize,
         counted: Option<&Count>,
+        framed: Option<(u64, u64)>,
         facts: &mut Facts,
     ) -> Option<Window> {
         let c = counted?;
         if parts < 2 || part >= parts {
             return None;
         }
-        // Room for about a stretch; process 0 keeps every operation.
+        // Room for about a stretch; process 0 keeps every operation, with
+        // room for a frame's (an entry and an exit per cell at most: the
+        // count leaves them out), so that no table grows by doubling.
+        let (cells, dims) = framed.unwrap_or((0, 0));
         let n = |v: u64| (v / parts as u64) as usize;
-        let ops = |v: u64| if part == 0 { v as usize } else { n(v) };
+        let ops = |v: u64, per_cell: u64| {
+            let v = v + 2 * cells * per_cell;
+            if part == 0 {
+                v as usize
+            } else {
+                n(v)
+            }
+        };
         facts.reserve_tables(
             [
                 n(c.instances),
-                ops(c.ops),
-                ops(c.iter_entries),
-                ops(c.slots),
+                ops(c.ops, 1),
+                ops(c.iter_entries, dims),
+                ops(c.slots, 1),
             ],
             false,
         );
