@@ -45,11 +45,13 @@ use differential_dataflow::AsCollection;
 use std::cell::RefCell;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
 use timely::communication::allocator::ProcessBuilder;
 use timely::communication::{AllocatorBuilder, Hooks};
+use timely::dataflow::operators::vec::Input as VecInput;
 use timely::dataflow::operators::{Exchange, Inspect, Probe};
 use timely::order::Product;
 
@@ -139,6 +141,12 @@ type Record = (u8, u32, u32);
 const SOURCE: u8 = 0;
 const INITIAL: u8 = 1;
 const CONFLICT: u8 = 2;
+/// A source record with -1, as shipped.
+const CANCELLED: u8 = 3;
+
+/// A gathered record as shipped to process 0: a tag and its key (for
+/// CONFLICT, their number).
+type Shipped = (u8, u64);
 
 /// What worker 0 of process 0 gathers, as the records come.
 #[derive(Default)]
@@ -160,6 +168,16 @@ impl Gathered {
             SOURCE => self.cancelled.extend(std::iter::repeat_n(key, n)),
             INITIAL => self.initial.extend(std::iter::repeat_n(key, n)),
             _ => self.conflicts += r as i64,
+        }
+    }
+
+    /// One record shipped by a worker.
+    fn receive(&mut self, tag: u8, key: u64) {
+        match tag {
+            SOURCE => self.sources.push(key),
+            CANCELLED => self.cancelled.push(key),
+            INITIAL => self.initial.push(key),
+            _ => self.conflicts += key as i64,
         }
     }
 }
@@ -296,7 +314,16 @@ fn assemble(
     drop(got.cancelled);
     let (readers, last) = share.readers();
     let n_accs = share.n_accs();
-    let facts = share.facts;
+    let whole = share.is_whole();
+    let mut facts = share.facts;
+    if !whole {
+        // Process 0's share: only the operations' tables are left to use.
+        facts.acc_op = Vec::new();
+        facts.acc_role = Vec::new();
+        facts.acc_prev = Vec::new();
+        facts.acc_link = Vec::new();
+        facts.acc_slot = Vec::new();
+    }
     let mut flow = Flow::start(&facts);
     flow.stats.access_instances = n_accs;
     let mut col = Collector::new(&facts, limits);
@@ -315,6 +342,8 @@ fn assemble(
         }
     }
     // Slot by slot, its sources ordered by (site, operation).
+    flow.src.reserve_exact(kept.len());
+    flow.src_start.reserve_exact(facts.slots.len());
     let mut k = 0;
     let mut ops: Vec<u64> = Vec::new();
     for s in 0..facts.slots.len() as u64 {
@@ -346,6 +375,7 @@ fn run_worker(
     let whole = share.is_whole();
     let probe = timely::dataflow::ProbeHandle::new();
     let sink = gathered.filter(|_| index == 0).cloned();
+    let local: Rc<RefCell<Gathered>> = Rc::default();
     let (mut reads, mut closure, mut conds) = worker.dataflow::<u32, _, _>(|scope| {
         let (reads_in, start) = scope.new_collection::<Visit, isize>();
         let (closure_in, closure) = scope.new_collection::<(Op, LitKey), isize>();
@@ -415,11 +445,14 @@ fn run_worker(
             .concat(conflict.clone().map(|(_, s, _, o)| (SOURCE, s, o)).negate())
             .concat(conflict.map(|_| (CONFLICT, 0, 0)))
             .concat(initial.map(|(x, s, _, _)| (INITIAL, s, x)));
+        // Kept where made until the walk is done everywhere, then shipped
+        // (below): process 0 then only receives, so records do not pile up
+        // in its network buffers while it walks its own share.
+        let local = Rc::clone(&local);
         out.inner
-            .exchange(|_| 0)
             .inspect_core(move |event| {
-                if let (Ok((_, data)), Some(sink)) = (event, &sink) {
-                    let mut g = sink.lock().unwrap_or_else(|e| e.into_inner());
+                if let Ok((_, data)) = event {
+                    let mut g = local.borrow_mut();
                     for &(d, _, r) in data.iter() {
                         g.add(d, r);
                     }
@@ -427,6 +460,21 @@ fn run_worker(
             })
             .probe_with(&probe);
         (reads_in, closure_in, conds_in)
+    });
+    // The second dataflow: every worker's records to worker 0 of process 0.
+    let shipped = timely::dataflow::ProbeHandle::new();
+    let mut ship = worker.dataflow::<u32, _, _>(|scope| {
+        let (input, stream) = VecInput::new_input::<Shipped>(&scope);
+        stream
+            .exchange(|_| 0)
+            .inspect(move |&(tag, key)| {
+                if let Some(sink) = &sink {
+                    let mut g = sink.lock().unwrap_or_else(|e| e.into_inner());
+                    g.receive(tag, key);
+                }
+            })
+            .probe_with(&shipped);
+        input
     });
     // The readers this worker feeds: of a whole program, those of the
     // operations o with o mod (W × P) = k; of a share, this process's, by
@@ -477,6 +525,22 @@ fn run_worker(
     // more workers than free cores (3 workers on 2 busy cores: 4.8 s
     // instead of milliseconds on a generated program of many rounds).
     while !probe.done() {
+        worker.step_or_park(None);
+    }
+    let local = std::mem::take(&mut *local.borrow_mut());
+    let conflicts = (local.conflicts != 0).then_some((CONFLICT, local.conflicts as u64));
+    let items = (local.sources.into_iter().map(|k| (SOURCE, k)))
+        .chain(local.cancelled.into_iter().map(|k| (CANCELLED, k)))
+        .chain(local.initial.into_iter().map(|k| (INITIAL, k)))
+        .chain(conflicts);
+    for (n, item) in items.enumerate() {
+        ship.send(item);
+        if (n + 1).is_multiple_of(FEED) {
+            worker.step();
+        }
+    }
+    ship.close();
+    while !shipped.done() {
         worker.step_or_park(None);
     }
 }

@@ -351,23 +351,33 @@ fn walk<'p>(
     if keep_cells {
         f.cells = l.cells;
     }
-    // Growth headroom would otherwise stay allocated while the rules run.
-    f.op_site.shrink_to_fit();
-    f.op_iter_start.shrink_to_fit();
-    f.iters.shrink_to_fit();
-    f.op_scope.shrink_to_fit();
-    f.acc_op.shrink_to_fit();
-    f.acc_role.shrink_to_fit();
-    f.acc_prev.shrink_to_fit();
-    f.acc_link.shrink_to_fit();
-    f.acc_slot.shrink_to_fit();
-    f.slots.shrink_to_fit();
-    f.acc_cell.shrink_to_fit();
+    // Growth headroom would otherwise stay allocated while the rules run. A
+    // share's tables were reserved near their size: trimmed only when much
+    // is left, as the copy would raise its peak more than it saves.
+    let all = window.is_none();
+    trim(&mut f.op_site, all);
+    trim(&mut f.op_iter_start, all);
+    trim(&mut f.iters, all);
+    trim(&mut f.op_scope, all);
+    trim(&mut f.acc_op, all);
+    trim(&mut f.acc_role, all);
+    trim(&mut f.acc_prev, all);
+    trim(&mut f.acc_link, all);
+    trim(&mut f.acc_slot, all);
+    trim(&mut f.slots, all);
+    trim(&mut f.acc_cell, all);
     Ok(Walked {
         facts: f,
         base: l.base,
         window,
     })
+}
+
+/// Frees `v`'s spare room (`always`, or when it is over an eighth of it).
+fn trim<T>(v: &mut Vec<T>, always: bool) {
+    if always || v.capacity() - v.len() > v.len() / 8 {
+        v.shrink_to_fit();
+    }
 }
 
 impl<'p, 'a> Lowerer<'p, 'a> {
