@@ -45,7 +45,6 @@ use differential_dataflow::AsCollection;
 use std::cell::RefCell;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
-use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
@@ -375,7 +374,9 @@ fn run_worker(
     let whole = share.is_whole();
     let probe = timely::dataflow::ProbeHandle::new();
     let sink = gathered.filter(|_| index == 0).cloned();
-    let local: Rc<RefCell<Gathered>> = Rc::default();
+    // Worker 0 of process 0 keeps its records in the flow's gathering.
+    let local: Arc<Mutex<Gathered>> = sink.clone().unwrap_or_default();
+    let gathers = sink.is_some();
     let (mut reads, mut closure, mut conds) = worker.dataflow::<u32, _, _>(|scope| {
         let (reads_in, start) = scope.new_collection::<Visit, isize>();
         let (closure_in, closure) = scope.new_collection::<(Op, LitKey), isize>();
@@ -448,11 +449,11 @@ fn run_worker(
         // Kept where made until the walk is done everywhere, then shipped
         // (below): process 0 then only receives, so records do not pile up
         // in its network buffers while it walks its own share.
-        let local = Rc::clone(&local);
+        let local = Arc::clone(&local);
         out.inner
             .inspect_core(move |event| {
                 if let Ok((_, data)) = event {
-                    let mut g = local.borrow_mut();
+                    let mut g = local.lock().unwrap_or_else(|e| e.into_inner());
                     for &(d, _, r) in data.iter() {
                         g.add(d, r);
                     }
@@ -484,6 +485,13 @@ fn run_worker(
     } else {
         (index % workers, workers)
     };
+    let feeds = |x: &Acc| share.is_read(*x) && share.op(*x) as usize % of == mine;
+    // Room for a source record per reader fed (matmul: exactly).
+    if !gathers {
+        let n = share.accs().filter(feeds).count();
+        let mut g = local.lock().unwrap_or_else(|e| e.into_inner());
+        g.sources.reserve_exact(n);
+    }
     let mut last = None;
     let mut fed = 0usize;
     for x in share.accs() {
@@ -527,16 +535,27 @@ fn run_worker(
     while !probe.done() {
         worker.step_or_park(None);
     }
-    let local = std::mem::take(&mut *local.borrow_mut());
+    let local = if gathers {
+        Gathered::default()
+    } else {
+        std::mem::take(&mut *local.lock().unwrap_or_else(|e| e.into_inner()))
+    };
     let conflicts = (local.conflicts != 0).then_some((CONFLICT, local.conflicts as u64));
     let items = (local.sources.into_iter().map(|k| (SOURCE, k)))
         .chain(local.cancelled.into_iter().map(|k| (CANCELLED, k)))
         .chain(local.initial.into_iter().map(|k| (INITIAL, k)))
         .chain(conflicts);
+    // In rounds, each waiting until process 0 has taken the ones before:
+    // all at once, they piled up in its network buffers.
+    let mut round = 0;
     for (n, item) in items.enumerate() {
         ship.send(item);
-        if (n + 1).is_multiple_of(FEED) {
-            worker.step();
+        if (n + 1).is_multiple_of(SHIP) {
+            round += 1;
+            ship.advance_to(round);
+            while shipped.less_than(&round) {
+                worker.step_or_park(None);
+            }
         }
     }
     ship.close();
@@ -544,6 +563,9 @@ fn run_worker(
         worker.step_or_park(None);
     }
 }
+
+/// Records shipped to process 0 in one round (1 MB).
+const SHIP: usize = 1 << 16;
 
 /// Readers fed between two steps of a worker.
 const FEED: usize = 1 << 14;

@@ -104,11 +104,12 @@ impl Window {
         if parts < 2 || part >= parts {
             return None;
         }
-        // Room for about a stretch; process 0 keeps every operation, with
+        // Room for a stretch and an eighth (a cut falls at a boundary, past
+        // its share of the count); process 0 keeps every operation, with
         // room for a frame's (an entry and an exit per cell at most: the
         // count leaves them out), so that no table grows by doubling.
         let (cells, dims) = framed.unwrap_or((0, 0));
-        let n = |v: u64| (v / parts as u64) as usize;
+        let n = |v: u64| (v / parts as u64 + v / (8 * parts as u64)) as usize;
         let ops = |v: u64, per_cell: u64| {
             let v = v + 2 * cells * per_cell;
             if part == 0 {
