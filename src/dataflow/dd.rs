@@ -128,6 +128,12 @@ fn lit_key(l: Lit) -> LitKey {
     }
 }
 
+/// cond_lit(O, I, B) as data.
+type CondLit = (Op, u32, bool);
+
+/// Values keyed for a join.
+type Keyed<K, V> = Vec<(K, V)>;
+
 /// A visit of a reader's walk: (reader, its read slot, its operation, the
 /// write visited or NONE).
 type Visit = (Acc, u32, Op, Acc);
@@ -411,7 +417,7 @@ fn run_worker(
             // closure removes the forced ones.
             let must = (owned.clone())
                 .flat_map(move |(x, s, o, w)| {
-                    let lits: Vec<((Op, LitKey), (Acc, u32, Acc, Acc))> = if f.is_must(w) {
+                    let lits: Keyed<(Op, LitKey), (Acc, u32, Acc, Acc)> = if f.is_must(w) {
                         let h = f.link(w);
                         (f.guard(f.op(w)))
                             .map(|l| ((o, lit_key(l)), (x, s, w, h)))
@@ -433,7 +439,7 @@ fn run_worker(
         let conflict = (owned.clone())
             .flat_map(move |(x, s, o, w)| {
                 let ow = f.op(w);
-                let lits: Vec<((Op, u32, bool), (Acc, u32, Acc, Op))> =
+                let lits: Keyed<CondLit, (Acc, u32, Acc, Op)> =
                     (f.cond_lits(ow).map(|(i, b)| ((o, i, !b), (x, s, w, ow)))).collect();
                 lits
             })

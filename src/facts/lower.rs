@@ -277,7 +277,7 @@ fn walk<'p>(
             {
                 // A frame's cells, and the most dimensions of an array.
                 let dims_most = dims.iter().map(Vec::len).max().unwrap_or(0) as u64;
-                let framed = framed.on.then(|| (cells.tops.len() as u64, dims_most));
+                let framed = framed.on.then_some((cells.tops.len() as u64, dims_most));
                 share::Window::new(part, parts, counted.as_ref(), framed, &mut facts)
             }
         }
