@@ -632,7 +632,8 @@ fn sockets(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, String> {
             }
             match TcpStream::connect_timeout(&addr, left.min(Duration::from_secs(1))) {
                 Ok(s) => break s,
-                Err(_) => std::thread::sleep(Duration::from_millis(50).min(left)),
+                // Polled briefly: processes started together connect in ms.
+                Err(_) => std::thread::sleep(Duration::from_millis(5).min(left)),
             }
         };
         let mut hello = [0u8; 16];
@@ -667,7 +668,7 @@ fn sockets(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, String> {
                 if Instant::now() >= deadline {
                     return Err(waited());
                 }
-                std::thread::sleep(Duration::from_millis(20));
+                std::thread::sleep(Duration::from_millis(5));
             }
             Err(e) => return Err(format!("process {me} cannot accept connections: {e}")),
         }
