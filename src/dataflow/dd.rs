@@ -159,9 +159,13 @@ struct Gathered {
     /// `slot << 32 | op` of each source visit, and of each cancelled one.
     sources: Vec<u64>,
     cancelled: Vec<u64>,
-    /// `slot << 32 | reader` of each walk that reached the initial value.
+    /// `slot << 32 | reader` of each walk that reached the initial value
+    /// (unless folded).
     initial: Vec<u64>,
     conflicts: i64,
+    /// The initial-value records go into `sources` as `slot << 32 | NONE`
+    /// (the reader is not kept): one table, reserved once, for all.
+    fold: bool,
 }
 
 impl Gathered {
@@ -171,7 +175,7 @@ impl Gathered {
         match tag {
             SOURCE if r > 0 => self.sources.extend(std::iter::repeat_n(key, n)),
             SOURCE => self.cancelled.extend(std::iter::repeat_n(key, n)),
-            INITIAL => self.initial.extend(std::iter::repeat_n(key, n)),
+            INITIAL => (0..n).for_each(|_| self.receive(INITIAL, key)),
             _ => self.conflicts += r as i64,
         }
     }
@@ -181,6 +185,7 @@ impl Gathered {
         match tag {
             SOURCE => self.sources.push(key),
             CANCELLED => self.cancelled.push(key),
+            INITIAL if self.fold => self.sources.push(key | u64::from(NONE)),
             INITIAL => self.initial.push(key),
             _ => self.conflicts += key as i64,
         }
@@ -254,6 +259,7 @@ fn run(
     let root = cluster.is_root();
     let gathered = Gathered {
         sources: Vec::with_capacity(if root { share.readers().0 as usize } else { 0 }),
+        fold: !limits.keep,
         ..Gathered::default()
     };
     let share = Arc::new(share);
@@ -283,7 +289,17 @@ fn run(
         // Only process 0 holds every operation: the others' flow is empty.
         return Ok((Flow::start(&Facts::default()), None));
     }
-    assemble(share, limits, got)
+    if std::env::var_os("ARRAYFLOW_PEAK").is_some() {
+        let peak = crate::budget::peak().unwrap_or(0);
+        eprintln!("peak heap of process 0 after the dd run: {peak} bytes");
+    }
+    let done = assemble(share, limits, got);
+    if std::env::var_os("ARRAYFLOW_PEAK").is_some() {
+        // What the flow's assembly added, before any printing.
+        let peak = crate::budget::peak().unwrap_or(0);
+        eprintln!("peak heap of process 0 with the flow built: {peak} bytes");
+    }
+    done
 }
 
 /// The [`Flow`] from the gathered records (empty on processes other than 0).
@@ -347,7 +363,8 @@ fn assemble(
         }
     }
     // Slot by slot, its sources ordered by (site, operation).
-    flow.src.reserve_exact(kept.len());
+    flow.src
+        .reserve_exact(kept.iter().filter(|&&v| v as u32 != NONE).count());
     flow.src_start.reserve_exact(facts.slots.len());
     let mut k = 0;
     let mut ops: Vec<u64> = Vec::new();
@@ -355,8 +372,12 @@ fn assemble(
         ops.clear();
         while k < kept.len() && kept[k] >> 32 == s {
             let o = kept[k] as u32;
-            ops.push(u64::from(facts.op_site[o as usize]) << 32 | u64::from(o));
             k += 1;
+            if o == NONE {
+                flow.set_initial(s as u32);
+                continue;
+            }
+            ops.push(u64::from(facts.op_site[o as usize]) << 32 | u64::from(o));
         }
         ops.sort_unstable();
         flow.src.extend(ops.iter().map(|&v| v as u32));
@@ -540,6 +561,11 @@ fn run_worker(
     // instead of milliseconds on a generated program of many rounds).
     while !probe.done() {
         worker.step_or_park(None);
+    }
+    if gathers && std::env::var_os("ARRAYFLOW_PEAK").is_some() {
+        // The walk's part of process 0's peak, before the records come.
+        let peak = crate::budget::peak().unwrap_or(0);
+        eprintln!("peak heap of process 0 after the walk: {peak} bytes");
     }
     let local = if gathers {
         Gathered::default()
