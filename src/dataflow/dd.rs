@@ -474,8 +474,8 @@ fn run_worker(
             .concat(conflict.map(|_| (CONFLICT, 0, 0)))
             .concat(initial.map(|(x, s, _, _)| (INITIAL, s, x)));
         // Kept where made until the walk is done everywhere, then shipped
-        // (below): process 0 then only receives, so records do not pile up
-        // in its network buffers while it walks its own share.
+        // (below): shipped as made, process 0 peaked at 448 MB instead of
+        // 325 to 387 (matmul N=128, 4 processes).
         let local = Arc::clone(&local);
         out.inner
             .inspect_core(move |event| {
@@ -577,8 +577,8 @@ fn run_worker(
         .chain(local.cancelled.into_iter().map(|k| (CANCELLED, k)))
         .chain(local.initial.into_iter().map(|k| (INITIAL, k)))
         .chain(conflicts);
-    // In rounds, each waiting until process 0 has taken the ones before:
-    // all at once, they piled up in its network buffers.
+    // In rounds, each waiting until process 0 has taken the ones before,
+    // so that they cannot pile up there.
     let mut round = 0;
     for (n, item) in items.enumerate() {
         ship.send(item);
