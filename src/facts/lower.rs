@@ -191,7 +191,7 @@ struct Walked {
     /// The ids of the first entries of `facts` (0 but in a share).
     base: share::Base,
     /// In a share: the stretch kept and what the walk saw of the rest;
-    /// `None` when the program cannot be shared (a frame, ...).
+    /// `None` when the program is lowered whole (one part, no count).
     window: Option<share::Window>,
 }
 
@@ -274,12 +274,10 @@ fn walk<'p>(
     let cells = CellTable::new(&dims);
     let window = match mode {
         Mode::Share { part, parts } => {
-            {
-                // A frame's cells, and the most dimensions of an array.
-                let dims_most = dims.iter().map(Vec::len).max().unwrap_or(0) as u64;
-                let framed = framed.on.then_some((cells.tops.len() as u64, dims_most));
-                share::Window::new(part, parts, counted.as_ref(), framed, &mut facts)
-            }
+            // A frame's cells, and the most dimensions of an array.
+            let dims_most = dims.iter().map(Vec::len).max().unwrap_or(0) as u64;
+            let framed = framed.on.then_some((cells.tops.len() as u64, dims_most));
+            share::Window::new(part, parts, counted.as_ref(), framed, &mut facts)
         }
         Mode::Split(_) => None,
     };

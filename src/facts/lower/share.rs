@@ -24,6 +24,7 @@ use super::{walk, Lowerer, Mode};
 use crate::facts::count::Count;
 use crate::facts::kinds::AccessLowering;
 use crate::facts::{closure_of, cond_lits_of, role, Config, Facts, Frame, Guard, LowerError, NONE};
+use crate::model::Program;
 use std::ops::Range;
 
 /// The ids of the first entries of each table a [`Facts`] holds.
@@ -313,8 +314,6 @@ pub fn lower_share(
         last_reader_op: w.last_reader_op,
     })
 }
-
-use crate::model::Program;
 
 impl Share {
     /// The whole program's facts, held by every process.
