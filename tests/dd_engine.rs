@@ -15,12 +15,22 @@
 //! chosen free) are compared on matmul and on guarded programs; bad option
 //! combinations exit 2, and a process whose peers never come gives up
 //! after `--dd-timeout` with a message.
+//!
+//! Across processes each process lowers only its share
+//! (`facts::lower_share`) and looks a write up at its owner: every fixture
+//! (plain, and framed as `flow` lowers it) and generated programs (20 by
+//! default) run on 2 processes of 1 worker or 3 of 2 (by turns), as threads of the
+//! test connected on 127.0.0.1, against the rules (σ, counts) and dd on one
+//! process (walk steps); the reads whose last write another process owns
+//! are counted, so the cross-process links are exercised.
 #![cfg(feature = "dd")]
 
 mod support;
 
 use arrayflow::dataflow::dd::{with_cluster, Cluster};
-use arrayflow::dataflow::{analyze_instances, with_threads, Config, DataflowError, Instances};
+use arrayflow::dataflow::{
+    analyze_framed, analyze_instances, with_threads, Config, DataflowError, Flow, Instances,
+};
 use arrayflow::model::Program;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -92,6 +102,157 @@ fn compare(name: &str, program: &Program) -> usize {
         agree(&oracle, &other).unwrap_or_else(|e| panic!("{name}, {workers} workers: {e}"));
     }
     oracle.map_or(0, |i| i.flow.len())
+}
+
+/// σ of `program` (with `frame`) on `processes` processes of `workers`
+/// workers each, run as threads of this test on 127.0.0.1: each lowers
+/// only its share (`facts::lower_share`); process 0's flow.
+fn shared(
+    program: &Program,
+    frame: &arrayflow::facts::Frame,
+    processes: usize,
+    workers: usize,
+) -> Result<Flow, DataflowError> {
+    let hosts: Vec<String> = free_ports(processes)
+        .iter()
+        .map(|p| format!("127.0.0.1:{p}"))
+        .collect();
+    let kinds = arrayflow::kinds::Kinds::core();
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..processes)
+            .map(|process| {
+                let cluster = Cluster {
+                    workers,
+                    process,
+                    hosts: hosts.clone(),
+                    timeout: Duration::from_secs(60),
+                };
+                let kinds = &kinds;
+                scope.spawn(move || {
+                    with_cluster(cluster, || analyze_framed(program, &config(), kinds, frame))
+                })
+            })
+            .collect();
+        let mut flows: Vec<_> = runs
+            .into_iter()
+            .map(|r| r.join().expect("a process thread"))
+            .collect();
+        for (i, f) in flows.iter().enumerate().skip(1) {
+            if let Ok(f) = f {
+                assert!(f.is_empty(), "process {i} returns an empty flow");
+            }
+        }
+        flows.swap_remove(0)
+    })
+}
+
+/// Whether two flows agree (σ and counts, or the error).
+fn agree_flows(
+    a: &Result<Flow, DataflowError>,
+    b: &Result<Flow, DataflowError>,
+) -> Result<(), String> {
+    match (a, b) {
+        (Ok(a), Ok(b)) => {
+            let (sa, sb) = (a.stats(), b.stats());
+            if (sa.access_instances, sa.read_instances) != (sb.access_instances, sb.read_instances)
+            {
+                return Err(format!("stats {sa:?} vs {sb:?}"));
+            }
+            support::same_reads(a, b)
+        }
+        (Err(x), Err(y)) if x.to_string() == y.to_string() => Ok(()),
+        (x, y) => {
+            let say = |r: &Result<Flow, DataflowError>| {
+                r.as_ref().map_or_else(|e| e.to_string(), |_| "σ".into())
+            };
+            Err(format!("{} vs {}", say(x), say(y)))
+        }
+    }
+}
+
+/// Readers of `program` whose `prev_write` another process owns, over the
+/// shares of `processes` processes (the links a dropped exchange loses).
+fn cross_links(program: &Program, frame: &arrayflow::facts::Frame, processes: usize) -> usize {
+    let kinds = arrayflow::kinds::Kinds::core();
+    (0..processes)
+        .filter_map(|p| {
+            arrayflow::facts::lower_share(program, &config(), kinds.all(), frame, p, processes).ok()
+        })
+        .filter(|s| !s.is_whole())
+        .map(|s| {
+            s.accs()
+                .filter(|&x| {
+                    s.is_read(x) && s.prev(x) != u32::MAX && s.owner(s.prev(x)) != s.owner(x)
+                })
+                .count()
+        })
+        .sum()
+}
+
+/// Compares σ across processes, each lowering its share, with the rules on
+/// `program`, plain and framed as `flow` lowers it: one on 2 processes of
+/// 1 worker, the other on 3 of 2 (`turn` says which); the cross-process
+/// links met.
+fn compare_shared(name: &str, program: &Program, turn: usize) -> usize {
+    let kinds = arrayflow::kinds::Kinds::core();
+    let (augmented, a) = arrayflow::db::kernel::augment(program);
+    let mut links = 0;
+    let runs = [(2, 1), (3, 2)];
+    for (k, (p, frame, what)) in [
+        (program, arrayflow::facts::Frame::default(), "plain"),
+        (&augmented, a.frame(), "framed"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let oracle =
+            with_threads(1, || analyze_framed(p, &config(), &kinds, &frame)).expect("a pool");
+        // The walk steps are dd's own (no fuel, no walk run twice).
+        let one = with_cluster(Cluster::local(1), || {
+            analyze_framed(p, &config(), &kinds, &frame)
+        });
+        let steps = |r: &Result<Flow, DataflowError>| r.as_ref().ok().map(|f| f.stats().walk_steps);
+        let (processes, workers) = runs[(k + turn) % 2];
+        {
+            let other = shared(p, &frame, processes, workers);
+            let at = format!("{name} ({what}), {processes} processes of {workers} workers");
+            agree_flows(&oracle, &other).unwrap_or_else(|e| panic!("{at}: {e}"));
+            assert_eq!(steps(&one), steps(&other), "{at}: walk steps");
+            links += cross_links(p, &frame, processes);
+        }
+    }
+    links
+}
+
+#[test]
+fn fixtures_agree_across_processes_each_lowering_its_share() {
+    let (mut programs, mut links) = (0, 0);
+    for (k, path) in fixtures().iter().enumerate() {
+        if let Some(program) = support::compile(path) {
+            programs += 1;
+            links += compare_shared(&path.display().to_string(), &program, k);
+        }
+    }
+    assert!(programs > 60, "{programs} fixtures compiled");
+    assert!(
+        links > 1000,
+        "{links} reads whose last write another process owns"
+    );
+}
+
+#[test]
+fn generated_programs_agree_across_processes_each_lowering_its_share() {
+    let cases = support::cases(20);
+    let mut links = 0;
+    for seed in 0..cases {
+        let program = support::generated(seed);
+        links += compare_shared(
+            &format!("generated program {seed}"),
+            &program,
+            seed as usize,
+        );
+    }
+    assert!(cases < 10 || links > 0, "cross-process links are met");
 }
 
 #[test]

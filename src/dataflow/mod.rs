@@ -54,6 +54,14 @@ pub fn analyze_framed(
     kinds: &Kinds,
     frame: &crate::facts::Frame,
 ) -> Result<Flow, DataflowError> {
+    #[cfg(feature = "dd")]
+    if let Some(cluster) = dd::installed().filter(|c| c.processes() > 1) {
+        // Across processes, each lowers only its share.
+        if engine::Engine::name(kinds.engine()) == engine::Engine::name(&engine::CoreEngine) {
+            return dd::analyze_shared(program, config, kinds.all(), frame, &cluster)
+                .map_err(|(e, extra)| uncount_frame(e, extra, config.max_instances));
+        }
+    }
     let facts = crate::facts::lower_framed(program, config, kinds.all(), false, frame)?;
     let extra = facts.frame_instances;
     let max = config.max_instances;
@@ -63,7 +71,13 @@ pub fn analyze_framed(
         max.saturating_add(extra),
         config.max_memory,
     )
-    .map_err(|e| match e {
+    .map_err(|e| uncount_frame(e, extra, max))
+}
+
+/// A walk-step budget error counted without the frame's `extra` instances
+/// (which raised the budget), against the budget `max` given.
+fn uncount_frame(e: DataflowError, extra: u64, max: u64) -> DataflowError {
+    match e {
         DataflowError::Budget {
             unit,
             site,
@@ -80,7 +94,7 @@ pub fn analyze_framed(
             params,
         },
         e => e,
-    })
+    }
 }
 
 /// σ together with the facts it was computed from: the access instances

@@ -10,8 +10,10 @@
 use super::kinds::{kind_of, AccessLowering, CellTable, Point, Sink, CORE};
 use super::{role, Config, Facts, Frame, Instance, Lit, LowerError, Scope, Slot, NONE};
 use crate::model::eval::{self, StaticEnv};
+mod share;
 mod split;
 
+pub use share::{lower_share, Share};
 pub use split::split_loops;
 
 use crate::model::{
@@ -68,6 +70,11 @@ struct Lowerer<'p, 'a> {
     /// `link` reaches the chunk's start (`split::OpenEnd`), and by array
     /// whether anything writes it (reads of the others stay NONE).
     open: Option<(Vec<split::OpenEnd>, Vec<bool>)>,
+    /// The ids of the first entries `facts` holds (all 0 but in a
+    /// process's share, `share`, which drops what it does not keep).
+    base: share::Base,
+    /// In a process's share: which stretch of the program it keeps.
+    window: Option<share::Window>,
     facts: Facts,
 }
 
@@ -159,14 +166,44 @@ pub fn lower_framed(
 /// instances (tests force small programs through the split with 0). The
 /// facts are the same at every thread count and every `split_min`.
 #[doc(hidden)]
-pub fn lower_split<'p>(
-    program: &'p Program,
+pub fn lower_split(
+    program: &Program,
     config: &Config,
     kinds: &[&'static dyn AccessLowering],
     keep_cells: bool,
     frame: &Frame,
     split_min: u64,
 ) -> Result<Facts, LowerError> {
+    let mode = Mode::Split(split_min);
+    walk(program, config, kinds, keep_cells, frame, mode).map(|w| w.facts)
+}
+
+/// How [`walk`] lowers: everything, splitting top-level loops across threads
+/// from this many access instances; or one process's share (`share`).
+enum Mode {
+    Split(u64),
+    Share { part: usize, parts: usize },
+}
+
+/// What [`walk`] ends with.
+struct Walked {
+    facts: Facts,
+    /// The ids of the first entries of `facts` (0 but in a share).
+    base: share::Base,
+    /// In a share: the stretch kept and what the walk saw of the rest;
+    /// `None` when the program is lowered whole (one part, no count).
+    window: Option<share::Window>,
+}
+
+/// The walk of `program` in execution order into [`Facts`].
+fn walk<'p>(
+    program: &'p Program,
+    config: &Config,
+    kinds: &[&'static dyn AccessLowering],
+    keep_cells: bool,
+    frame: &Frame,
+    mode: Mode,
+) -> Result<Walked, LowerError> {
     let params = program
         .param_values(&config.params)
         .map_err(LowerError::Params)?;
@@ -234,17 +271,29 @@ pub fn lower_split<'p>(
     let skip: &[bool] = if framed.on { &framed.skip } else { &[] };
     let counted = super::count::count(program, config, &params, &dims, &facts.params, skip)?;
     let mut facts = facts;
-    if let Some(c) = &counted {
+    let cells = CellTable::new(&dims);
+    let window = match mode {
+        Mode::Share { part, parts } => {
+            // A frame's cells, and the most dimensions of an array.
+            let dims_most = dims.iter().map(Vec::len).max().unwrap_or(0) as u64;
+            let framed = framed.on.then_some((cells.tops.len() as u64, dims_most));
+            share::Window::new(part, parts, counted.as_ref(), framed, &mut facts)
+        }
+        Mode::Split(_) => None,
+    };
+    if let (Some(c), None) = (&counted, &window) {
         c.admit(config, keep_cells)?;
         c.reserve(&mut facts, keep_cells);
     }
-    let cells = CellTable::new(&dims);
     // The chunks hold a second copy of the loop's facts until the stitch
     // (matmul N=128 at 2 threads: 263 -> 444 MB peak): taken only when it
     // fits the memory budget beside the tables reserved above.
     let split = !framed.on
         && cells.all_dense()
         && counted.as_ref().is_some_and(|c| {
+            let Mode::Split(split_min) = mode else {
+                return false;
+            };
             c.instances >= split_min
                 && crate::budget::reserve(c.bytes(keep_cells), config.max_memory, String::new)
                     .is_ok()
@@ -285,28 +334,48 @@ pub fn lower_split<'p>(
             .collect(),
         split,
         open: None,
+        base: share::Base::default(),
+        window,
         facts,
     };
     l.shape(&program.body);
     l.block(&program.body)?;
-    l.exits()?;
+    l.boundary();
+    if !l.window.as_ref().is_some_and(share::Window::stopped) {
+        l.exits()?;
+    }
+    let window = l.window.take().map(|w| w.finish(&mut l.facts, &mut l.base));
     let mut f = l.facts;
     if keep_cells {
         f.cells = l.cells;
     }
-    // Growth headroom would otherwise stay allocated while the rules run.
-    f.op_site.shrink_to_fit();
-    f.op_iter_start.shrink_to_fit();
-    f.iters.shrink_to_fit();
-    f.op_scope.shrink_to_fit();
-    f.acc_op.shrink_to_fit();
-    f.acc_role.shrink_to_fit();
-    f.acc_prev.shrink_to_fit();
-    f.acc_link.shrink_to_fit();
-    f.acc_slot.shrink_to_fit();
-    f.slots.shrink_to_fit();
-    f.acc_cell.shrink_to_fit();
-    Ok(f)
+    // Growth headroom would otherwise stay allocated while the rules run. A
+    // share's tables were reserved near their size: trimmed only when much
+    // is left, as the copy would raise its peak more than it saves.
+    let all = window.is_none();
+    trim(&mut f.op_site, all);
+    trim(&mut f.op_iter_start, all);
+    trim(&mut f.iters, all);
+    trim(&mut f.op_scope, all);
+    trim(&mut f.acc_op, all);
+    trim(&mut f.acc_role, all);
+    trim(&mut f.acc_prev, all);
+    trim(&mut f.acc_link, all);
+    trim(&mut f.acc_slot, all);
+    trim(&mut f.slots, all);
+    trim(&mut f.acc_cell, all);
+    Ok(Walked {
+        facts: f,
+        base: l.base,
+        window,
+    })
+}
+
+/// Frees `v`'s spare room (`always`, or when it is over an eighth of it).
+fn trim<T>(v: &mut Vec<T>, always: bool) {
+    if always || v.capacity() - v.len() > v.len() / 8 {
+        v.shrink_to_fit();
+    }
 }
 
 impl<'p, 'a> Lowerer<'p, 'a> {
@@ -373,7 +442,11 @@ impl<'p, 'a> Lowerer<'p, 'a> {
     }
 
     fn block(&mut self, nodes: &'p [Node]) -> Result<(), LowerError> {
+        let top = self.window.is_some() && self.iter.is_empty() && self.scope == NONE;
         for n in nodes {
+            if top && self.boundary() {
+                return Ok(());
+            }
             match n {
                 Node::Stmt(s) => self.stmt(s)?,
                 Node::For(f) => self.for_loop(f)?,
@@ -412,9 +485,13 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         let program = self.program;
         let name = &program.counter_decl(f.counter).name;
         let c = f.counter.index();
+        let top = self.window.is_some() && self.iter.is_empty() && self.scope == NONE;
         self.iter.push(lo);
         let mut v = lo;
         while v <= hi {
+            if top && self.boundary() {
+                break;
+            }
             self.iteration(name, f.span)?;
             self.counters[c] = v;
             if let Some(last) = self.iter.last_mut() {
@@ -456,15 +533,15 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         self.facts.scopes.push(Scope {
             parent: self.scope,
             lit,
-            start: self.facts.acc_op.len() as u32,
+            start: self.next_acc() as u32,
         });
-        self.scope = self.facts.scopes.len() as u32 - 1;
+        self.scope = self.base.scope + self.facts.scopes.len() as u32 - 1;
     }
 
     fn instance(&mut self, c: &Condition) -> Instance {
         let inst = Instance {
             cond: c.id,
-            iter_start: self.facts.inst_iters.len() as u32,
+            iter_start: self.base.inst_iters + self.facts.inst_iters.len() as u32,
             iter_len: self.iter.len() as u32,
         };
         self.facts.inst_iters.extend_from_slice(&self.iter);
@@ -480,7 +557,7 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         let inst = if unknown {
             let i = self.instance(&w.cond);
             self.facts.while_insts.push(i);
-            self.facts.while_insts.len() as u32 - 1
+            self.base.whiles + self.facts.while_insts.len() as u32 - 1
         } else {
             NONE
         };
@@ -530,7 +607,7 @@ impl<'p, 'a> Lowerer<'p, 'a> {
             } else {
                 let ins = self.instance(c);
                 self.facts.cond_insts.push(ins);
-                let inst = self.facts.cond_insts.len() as u32 - 1;
+                let inst = self.base.cond + self.facts.cond_insts.len() as u32 - 1;
                 let outer = self.scope;
                 self.push_scope(Lit::Cond { inst, value: true });
                 self.block(body)?;
@@ -587,13 +664,14 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         if self.frame.on {
             self.first_touches(plans)?;
         }
-        let entries = self.facts.iters.len() + self.iter.len();
+        let entries = self.base.iters as usize + self.facts.iters.len() + self.iter.len();
         let Ok(end) = u32::try_from(entries) else {
             let max = u64::from(u32::MAX);
             return Err(self.over("iteration-vector entries", name, span, entries as u64, max));
         };
+        let base = self.base;
         let f = &mut self.facts;
-        let op = f.op_site.len() as u32;
+        let op = base.op + f.op_site.len() as u32;
         if op.is_multiple_of(4096) {
             crate::budget::check(self.config.max_memory, || "the lowered facts".to_string())?;
         }
@@ -601,11 +679,12 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         f.iters.extend_from_slice(&self.iter);
         f.op_iter_start.push(end);
         f.op_scope.push(self.scope);
-        let slot_base = f.slots.len() as u32;
+        let slot_base = base.slot + f.slots.len() as u32;
         let n_reads = plans.iter().filter(|p| p.kind.reads()).count() as u32;
         f.slots
             .extend((0..n_reads).map(|access| Slot { op, access }));
-        let inner_start = f.scopes.get(self.scope as usize).map_or(0, |s| s.start);
+        let inner_start =
+            (f.scopes.get(self.scope.wrapping_sub(base.scope) as usize)).map_or(0, |s| s.start);
 
         self.emit_all(op, slot_base, write_slot, inner_start);
         Ok(())
@@ -699,23 +778,24 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         flags: u8,
         prev: u32,
     ) -> Result<u32, LowerError> {
+        let base = self.base;
         let f = &mut self.facts;
         let index = self.cells.locate(cell).map(|(_, i)| i).unwrap_or_default();
-        let x = f.acc_op.len();
-        let end = f.iters.len() + index.len();
+        let x = base.acc as usize + f.acc_op.len();
+        let end = base.iters as usize + f.iters.len() + index.len();
         if x >= NONE as usize - 1 || u32::try_from(end).is_err() {
             let name = f.site_names[f.site_index(site)].clone();
             let max = u64::from(NONE) - 1;
             return Err(self.over("access instances", &name, Span::NONE, x as u64 + 1, max));
         }
-        let op = f.op_site.len() as u32;
+        let op = base.op + f.op_site.len() as u32;
         f.op_site.push(f.site_index(site) as u32);
         f.iters.extend_from_slice(&index);
         f.op_iter_start.push(end as u32);
         f.op_scope.push(NONE);
         let slot = if flags & role::READ != 0 {
             f.slots.push(Slot { op, access: 0 });
-            f.slots.len() as u32 - 1
+            base.slot + f.slots.len() as u32 - 1
         } else {
             NONE
         };
@@ -728,13 +808,20 @@ impl<'p, 'a> Lowerer<'p, 'a> {
             f.acc_cell.push(cell as u32);
         }
         f.frame_instances += 1;
+        if let Some(w) = &mut self.window {
+            w.frame_write(cell, x as u32, flags, op);
+        }
         Ok(x as u32)
     }
 
-    /// Whether access instance `x` is an entry write.
-    fn is_entry(&self, x: u32) -> bool {
+    /// Whether access instance `x` is an entry write (one the share
+    /// dropped: whether it is the entry write of `cell`).
+    fn is_entry(&self, x: u32, cell: usize) -> bool {
         let f = &self.facts;
-        let site = f.op_site[f.acc_op[x as usize] as usize] as usize;
+        let Some(&op) = f.acc_op.get(x.wrapping_sub(self.base.acc) as usize) else {
+            return self.window.as_ref().is_some_and(|w| w.entry_of(cell) == x);
+        };
+        let site = f.op_site[op.wrapping_sub(self.base.op) as usize] as usize;
         self.frame.skip.get(site).copied().unwrap_or(false)
     }
 
@@ -746,7 +833,7 @@ impl<'p, 'a> Lowerer<'p, 'a> {
             .into_iter()
             .filter(|&c| {
                 let top = self.cells.tops[c];
-                top != NONE && !self.is_entry(top)
+                top != NONE && !self.is_entry(top, c)
             })
             .filter_map(|c| self.cells.locate(c).map(|(a, i)| (a, i, c)))
             .collect();
@@ -774,6 +861,9 @@ impl<'p, 'a> Lowerer<'p, 'a> {
                     open.push(split::OpenEnd::new(f.acc_op.len(), cell, false));
                 }
             }
+            if let Some(w) = &mut self.window {
+                w.read(op);
+            }
             f.acc_op.push(op);
             f.acc_role.push(role::READ);
             f.acc_prev.push(top);
@@ -786,14 +876,26 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         let write_slot = write_slot.map_or(NONE, |s| slot_base + s);
         for k in 0..self.writes.len() {
             let (cell, flags) = self.writes[k];
-            let x = self.facts.acc_op.len() as u32;
+            let x = self.next_acc() as u32;
             let top = self.cells.tops[cell];
             let link = if flags & role::MUST != 0 {
                 // hop: step back over the writes inside Inner(x); an entry
                 // write stands for one before everything.
                 let mut h = top;
-                while h != NONE && h >= inner_start && !(framed && self.is_entry(h)) {
-                    h = self.facts.acc_link[h as usize];
+                while h != NONE && h >= inner_start && !(framed && self.is_entry(h, cell)) {
+                    match self
+                        .facts
+                        .acc_link
+                        .get(h.wrapping_sub(self.base.acc) as usize)
+                    {
+                        Some(&link) => h = link,
+                        // Dropped by the share: outside every guard, the hop
+                        // ends at the cell's entry write, or NONE.
+                        None => {
+                            h = self.window.as_ref().map_or(NONE, |w| w.entry_of(cell));
+                            break;
+                        }
+                    }
                 }
                 h
             } else {
@@ -824,6 +926,16 @@ impl<'p, 'a> Lowerer<'p, 'a> {
                 f.acc_cell.push(cell as u32);
             }
             self.cells.tops[cell] = x;
+            if flags & role::READ != 0 {
+                if let Some(w) = &mut self.window {
+                    w.read(op);
+                }
+            }
         }
+    }
+
+    /// The id the next access instance takes.
+    fn next_acc(&self) -> usize {
+        self.base.acc as usize + self.facts.acc_op.len()
     }
 }

@@ -49,7 +49,9 @@ pub mod count;
 pub mod kinds;
 mod lower;
 
-pub use lower::{lower, lower_cells, lower_framed, lower_split, lower_with, split_loops};
+pub use lower::{
+    lower, lower_cells, lower_framed, lower_share, lower_split, lower_with, split_loops, Share,
+};
 
 use crate::model::{ArrayId, CondId, Program, Site, Span, StmtId};
 use std::fmt;
@@ -367,32 +369,17 @@ impl Facts {
 
     /// guard(O, L): the literals of G(O), innermost first.
     pub fn guard(&self, op: u32) -> Guard<'_> {
-        Guard {
-            facts: self,
-            scope: self.op_scope[op as usize],
-        }
+        Guard::based(self, self.op_scope[op as usize], 0)
     }
 
     /// closure(O, L): every literal G(O) forces.
     pub fn closure(&self, op: u32) -> impl Iterator<Item = Lit> + '_ {
-        self.guard(op).flat_map(|l| {
-            let n = match l {
-                Lit::Cond { .. } => 1,
-                Lit::Runs { trip, .. } => trip + 1,
-            };
-            (0..n).map(move |t| match l {
-                Lit::Runs { inst, .. } => Lit::Runs { inst, trip: t },
-                cond => cond,
-            })
-        })
+        closure_of(self.guard(op))
     }
 
     /// cond_lit(O, I, B).
     pub fn cond_lits(&self, op: u32) -> impl Iterator<Item = (u32, bool)> + '_ {
-        self.guard(op).filter_map(|l| match l {
-            Lit::Cond { inst, value } => Some((inst, value)),
-            Lit::Runs { .. } => None,
-        })
+        cond_lits_of(self.guard(op))
     }
 
     pub fn inst_iter(&self, inst: &Instance) -> &[i64] {
@@ -418,16 +405,46 @@ impl Facts {
     }
 }
 
+/// The literals a guard forces (`Facts::closure`).
+fn closure_of(guard: Guard<'_>) -> impl Iterator<Item = Lit> + '_ {
+    guard.flat_map(|l| {
+        let n = match l {
+            Lit::Cond { .. } => 1,
+            Lit::Runs { trip, .. } => trip + 1,
+        };
+        (0..n).map(move |t| match l {
+            Lit::Runs { inst, .. } => Lit::Runs { inst, trip: t },
+            cond => cond,
+        })
+    })
+}
+
+/// The condition literals of a guard (`Facts::cond_lits`).
+fn cond_lits_of(guard: Guard<'_>) -> impl Iterator<Item = (u32, bool)> + '_ {
+    guard.filter_map(|l| match l {
+        Lit::Cond { inst, value } => Some((inst, value)),
+        Lit::Runs { .. } => None,
+    })
+}
+
 /// Iterator over the literals of a guard, innermost first.
 pub struct Guard<'a> {
     facts: &'a Facts,
     scope: u32,
+    /// The id of `facts.scopes[0]` (not 0 in a process's share).
+    base: u32,
+}
+
+impl<'a> Guard<'a> {
+    fn based(facts: &'a Facts, scope: u32, base: u32) -> Guard<'a> {
+        Guard { facts, scope, base }
+    }
 }
 
 impl Iterator for Guard<'_> {
     type Item = Lit;
     fn next(&mut self) -> Option<Lit> {
-        let s = self.facts.scopes.get(self.scope as usize)?;
+        let s = (self.facts.scopes).get(self.scope.wrapping_sub(self.base) as usize)?;
         self.scope = s.parent;
         Some(s.lit)
     }

@@ -303,6 +303,8 @@ impl<'p, 'a> Lowerer<'p, 'a> {
             cond_affine: self.cond_affine.clone(),
             split: false,
             open: Some((Vec::new(), written.to_vec())),
+            base: super::share::Base::default(),
+            window: None,
             facts,
         }
     }
