@@ -13,11 +13,8 @@
 mod support;
 
 use arrayflow::codegen::Options;
-use arrayflow::dataflow::Config;
 use arrayflow::equiv::{equiv, EquivOptions, Verdict};
 use arrayflow::expansion;
-use arrayflow::gen::{generate, GenOptions, Size};
-use arrayflow::hash::SplitMix64;
 use arrayflow::interp::IterationMap;
 use arrayflow::model::{Node, Program};
 use arrayflow::storage::{self, affine, emit, reschedule, Schedule, StorageError};
@@ -251,12 +248,9 @@ fn generated_programs_rescheduled_agree_with_the_original() {
     let n = support::cases(60);
     let mut t = Tally::default();
     for seed in 0..n {
-        let p = generate(seed, &GenOptions::static_control(Size::Small));
-        let Ok(exp) = expansion::expand(&p, &Config::default()) else {
+        let Some((p, exp, mut rng, id)) = support::schedules::case(seed) else {
             continue;
         };
-        let mut rng = SplitMix64::new(seed ^ 0x5eed);
-        let id = generated(&p, &mut rng, true);
         let text = generated(&p, &mut rng, false);
         // The program's own order: rescheduled, and the same.
         let a = affine::parse(&p, &id).unwrap();

@@ -13,7 +13,6 @@ mod support;
 use arrayflow::dataflow::Config;
 use arrayflow::diagnostics::FileId;
 use arrayflow::expansion::{self, Expansion};
-use arrayflow::gen::{generate, GenOptions, Size};
 use arrayflow::hash::SplitMix64;
 use arrayflow::model::{Program, Site};
 use arrayflow::storage::mapping::ReadPlace;
@@ -258,12 +257,9 @@ fn generated_programs_under_generated_affine_schedules() {
     let n = support::cases(100);
     let (mut accepted, mut violated, mut unmappable, mut expanded) = (0, 0, 0, 0);
     for seed in 0..n {
-        let p = generate(seed, &GenOptions::static_control(Size::Small));
-        let Ok(exp) = expansion::expand(&p, &Config::default()) else {
+        let Some((p, exp, mut rng, id)) = support::schedules::case(seed) else {
             continue;
         };
-        let mut rng = SplitMix64::new(seed ^ 0x5eed);
-        let id = generated(&p, &mut rng, true);
         let a = affine::parse(&p, &id).unwrap_or_else(|e| panic!("seed {seed}: {e:?} in {id}"));
         let s = Schedule::affine(&p, a);
         let c = storage::contract(&p, &exp, &s)

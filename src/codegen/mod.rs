@@ -670,19 +670,24 @@ impl Names {
     }
 
     pub(crate) fn fresh(&mut self, base: &str) -> String {
-        let mut k = 0;
-        loop {
-            let n = if k == 0 {
+        let n = fresh_name(base, |n| self.0.contains(n));
+        self.0.insert(n.clone());
+        n
+    }
+}
+
+/// `base`, else `base_1`, `base_2`, ...: the first name not `taken`.
+pub(crate) fn fresh_name(base: &str, taken: impl Fn(&str) -> bool) -> String {
+    (0..)
+        .map(|k| {
+            if k == 0 {
                 base.to_string()
             } else {
                 format!("{base}_{k}")
-            };
-            if self.0.insert(n.clone()) {
-                return n;
             }
-            k += 1;
-        }
-    }
+        })
+        .find(|n| !taken(n))
+        .expect("some suffix is free")
 }
 
 /// The number of cells array `a` declares at parameter values `values`.

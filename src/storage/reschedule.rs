@@ -610,20 +610,12 @@ impl Gen<'_> {
         out
     }
 
+    /// A counter name free among the parameters, the arrays and the loops
+    /// around (sibling loops may share one).
     fn fresh(&mut self, base: &str) -> String {
-        let mut k = 0;
-        loop {
-            let n = if k == 0 {
-                base.to_string()
-            } else {
-                format!("{base}_{k}")
-            };
-            let around = self.path.iter().any(|&c| self.p.counter_decl(c).name == n);
-            if !self.taken.contains(&n) && !around {
-                return n;
-            }
-            k += 1;
-        }
+        crate::codegen::fresh_name(base, |n| {
+            self.taken.contains(n) || self.path.iter().any(|&c| self.p.counter_decl(c).name == n)
+        })
     }
 
     fn new_counter(&mut self, base: &str) -> CounterId {

@@ -4,6 +4,19 @@
 use arrayflow::hash::SplitMix64;
 use arrayflow::model::{Node, Program};
 
+/// Generated static-control program `seed` (small), its expansion at the
+/// defaults, the random stream its schedules are drawn from, and its
+/// identity schedule (the program's own order, drawn first); `None` when
+/// the expansion fails.
+pub fn case(seed: u64) -> Option<(Program, arrayflow::expansion::Expansion, SplitMix64, String)> {
+    use arrayflow::gen::{generate, GenOptions, Size};
+    let p = generate(seed, &GenOptions::static_control(Size::Small));
+    let exp = arrayflow::expansion::expand(&p, &arrayflow::dataflow::Config::default()).ok()?;
+    let mut rng = SplitMix64::new(seed ^ 0x5eed);
+    let id = generated(&p, &mut rng, true);
+    Some((p, exp, rng, id))
+}
+
 /// A generated schedule: the 2d + 1 form of the program's own order
 /// (`[β0, i, β1, j, β2]`, β a statement's position among its siblings),
 /// each loop's counter kept, dropped (its instances then share times:
