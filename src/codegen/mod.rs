@@ -711,10 +711,18 @@ fn declared_cells(p: &Program, a: ArrayId, values: &[i64]) -> u64 {
 /// The program with one virtual read of every cell of every written array
 /// at the end (its final contents), so that copy-out gets closed forms too.
 fn augment(p: &Program, names: &mut Names) -> Result<(Program, Vec<StmtId>), String> {
+    augment_arrays(p, names, &written_arrays(p))
+}
+
+/// `augment` for `arrays` only.
+pub(crate) fn augment_arrays(
+    p: &Program,
+    names: &mut Names,
+    arrays: &[ArrayId],
+) -> Result<(Program, Vec<StmtId>), String> {
     let mut text = print::program(p);
-    let written = written_arrays(p);
     let mut labels = Vec::new();
-    for &a in &written {
+    for &a in arrays {
         let decl = p.array_decl(a);
         let label = names.fresh(&format!("out_{}", decl.name));
         let mut subs = Vec::new();

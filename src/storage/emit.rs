@@ -52,6 +52,9 @@ pub struct Emitted {
     pub unshared: Option<String>,
     /// The affine schedule the `doall` marking stands for, if any.
     pub affine: Option<String>,
+    /// The storage proved for every parameter value, or why not
+    /// (`storage::prove`).
+    pub proof: super::prove::Proof,
     /// When the loops were rescheduled to the affine schedule's order: the
     /// original iteration of each statement's operations (`equiv` compares
     /// with the original through it).
@@ -239,6 +242,7 @@ pub fn checked_with(
             &gathered[k],
         )?);
     }
+    let proof = prove_layouts(program, schedule, rescan, &plan, &p);
     let body = std::mem::take(&mut p.body);
     let mut rewritten = Vec::new();
     for pl in &plan {
@@ -326,7 +330,15 @@ pub fn checked_with(
         }
         match validate(program, &back, &at, &sampled, &scratch, iterations.as_ref()) {
             Ok(validated) => {
+                let proof = if classes.is_empty() {
+                    proof
+                } else {
+                    super::prove::Proof::NotProved(
+                        "temporaries share storage, which the proof does not cover".into(),
+                    )
+                };
                 return Ok(Emitted {
+                    proof,
                     program: back,
                     text,
                     parallel,
@@ -350,6 +362,40 @@ pub fn checked_with(
         }
     }
     unreachable!("the attempt without sharing returns")
+}
+
+/// The proof of the contracted storage: every array written, laid out as
+/// its plan says (or kept), under the schedule's order.
+fn prove_layouts(
+    program: &Program,
+    schedule: &Schedule,
+    rescan: Option<&super::affine::AffineSchedule>,
+    plans: &[Plan],
+    p: &Program,
+) -> super::prove::Proof {
+    use super::prove::{self, Layout, Proof, Time};
+    let mut written: Vec<ArrayId> = program
+        .stmts()
+        .iter()
+        .filter_map(|s| s.write().map(|(a, _)| a.array))
+        .collect();
+    written.sort();
+    written.dedup();
+    let mut layouts = Vec::new();
+    for a in written {
+        match plans.iter().find(|pl| pl.x == a) {
+            Some(pl) => match pl.layout(program, p) {
+                Some(l) => layouts.push(l),
+                None => return Proof::NotProved("a place overflowed".into()),
+            },
+            None => layouts.push(Layout::identity(program, a)),
+        }
+    }
+    let time = match rescan {
+        Some(a) => Time::Affine(a),
+        None => Time::Loops(&schedule.parallel),
+    };
+    prove::prove(program, time, &layouts)
 }
 
 /// `back` compared with `program` by `equiv` (3 seeds, `doall` shuffled,
@@ -438,13 +484,14 @@ pub fn header(e: &Emitted) -> String {
         Some(_) => format!("# affine schedule {a}: the loops rescheduled to its order (each statement's original counters recovered from the new ones), those carrying no dependence doall\n# compare with `arrayflow equiv ORIGINAL THIS --schedule SCHEDULE`: the schedule names this program's operations as the original's\n"),
     });
     h += &format!(
-        "# storage under a schedule: parallel {}\n# mapping found at {}; checked by equiv with the doall loops shuffled at {checked} (not proved for every parameter value)\n",
+        "# storage under a schedule: parallel {}\n# mapping found at {}; checked by equiv with the doall loops shuffled at {checked}\n# {}\n",
         if e.parallel.is_empty() {
             "none".to_string()
         } else {
             e.parallel.join(", ")
         },
         sizes(&e.sampled),
+        proof_line(e),
     );
     if e.arrays.is_empty() {
         h.push_str(
@@ -465,6 +512,23 @@ pub fn header(e: &Emitted) -> String {
         ));
     }
     h
+}
+
+/// What the proof says, in the header.
+fn proof_line(e: &Emitted) -> String {
+    match &e.proof {
+        super::prove::Proof::Proved { tests } => {
+            let loops = if e.iterations.is_some() {
+                "; the rescheduled loops' `doall` marks were found at the samples"
+            } else {
+                ""
+            };
+            format!("proved for every parameter value: each read sees its source's place, which nothing the schedule may run in between overwrites ({tests} exact tests){loops}")
+        }
+        super::prove::Proof::NotProved(why) => {
+            format!("not proved for every parameter value: {why}")
+        }
+    }
 }
 
 /// Adds `new`'s dimensions to `into` (a fold keeps the largest modulus).
@@ -560,13 +624,17 @@ fn gather(
 
 /// An affine function over `vars` as an expression.
 fn fitted(fit: &Fit, vars: &[Var]) -> Option<Expr> {
+    fitted_affine(fit, vars).map(|a| expr_of(&a))
+}
+
+fn fitted_affine(fit: &Fit, vars: &[Var]) -> Option<Affine> {
     let mut a = Affine::constant(fit.1);
     for (&c, &v) in fit.0.iter().zip(vars) {
         if c != 0 {
             a = a.checked_add(&Affine::var(v).checked_scale(c)?)?;
         }
     }
-    Some(expr_of(&a))
+    Some(a)
 }
 
 fn params(program: &Program) -> Vec<Var> {
@@ -737,6 +805,84 @@ impl Plan {
             loops_of,
             n_stmts: src.stmts().len(),
             params: params(src),
+        })
+    }
+
+    /// Where the contracted program's accesses of `x` go, for the proof
+    /// (`p`: the program with `c` declared).
+    fn layout(&self, src: &Program, p: &Program) -> Option<super::prove::Layout> {
+        let n = src.array_decl(self.x).dims.len();
+        let extra = &p.array_decl(self.c).dims[n..];
+        let folds = self
+            .dims
+            .iter()
+            .map(|d| match d {
+                Dim::Expand(_) => None,
+                Dim::Fold(_, m) => Some(*m),
+            })
+            .collect();
+        let ranges = self
+            .dims
+            .iter()
+            .zip(extra)
+            .map(|(d, r)| match d {
+                Dim::Expand(_) => Some((r.lo.affine.clone(), r.hi.affine.clone())),
+                Dim::Fold(..) => None,
+            })
+            .collect();
+        let mut writes = std::collections::HashMap::new();
+        let mut reads = std::collections::HashMap::new();
+        for s in src.stmts() {
+            let loops = &self.loops_of[s.id.index()];
+            if s.write().is_some_and(|(a, _)| a.array == self.x) {
+                let place = (0..self.dims.len())
+                    .map(|k| {
+                        let l = self.dims[k].counter();
+                        if loops.contains(&l) {
+                            Affine::var(Var::Counter(l))
+                        } else {
+                            self.bounds[k].0.affine.clone()
+                        }
+                    })
+                    .collect();
+                writes.insert(s.id, place);
+            }
+            let vars: Vec<Var> = loops
+                .iter()
+                .map(|&c| Var::Counter(c))
+                .chain(self.params.iter().copied())
+                .collect();
+            for (k, a) in s.reads().into_iter().enumerate() {
+                if a.array != self.x {
+                    continue;
+                }
+                let place = match self.reads.get(&(Site::Stmt(s.id), k)) {
+                    Some(Some(fits)) => Some(
+                        fits.iter()
+                            .map(|f| fitted_affine(f, &vars))
+                            .collect::<Option<Vec<_>>>()?,
+                    ),
+                    _ => None,
+                };
+                reads.insert((s.id, k), place);
+            }
+        }
+        let cells: Vec<Var> = (0..n)
+            .map(|k| Var::Counter(super::prove::cell(k)))
+            .chain(self.params.iter().copied())
+            .collect();
+        let last = self
+            .last
+            .iter()
+            .map(|f| f.as_ref().and_then(|f| fitted_affine(f, &cells)))
+            .collect::<Option<Vec<_>>>();
+        Some(super::prove::Layout {
+            array: self.x,
+            folds,
+            ranges,
+            writes,
+            reads,
+            last,
         })
     }
 

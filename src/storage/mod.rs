@@ -19,6 +19,7 @@ pub mod emit;
 pub mod mapping;
 pub mod nodes;
 pub mod plot;
+pub mod prove;
 pub mod render;
 pub mod reschedule;
 pub mod schedule;

@@ -43,12 +43,12 @@ pub struct Prover<'p> {
 }
 
 /// Counter ids for the killer's instance z, disjoint from the program's.
-fn fresh(k: usize) -> CounterId {
+pub(crate) fn fresh(k: usize) -> CounterId {
     CounterId(u32::MAX - k as u32)
 }
 
 /// `a` with counters replaced (`map`: counter -> value).
-pub(super) fn subst(a: &Affine, map: &[(CounterId, Affine)]) -> Option<Affine> {
+pub(crate) fn subst(a: &Affine, map: &[(CounterId, Affine)]) -> Option<Affine> {
     let mut out = Affine::constant(a.constant);
     for &(v, c) in &a.terms {
         let val = match v {
@@ -63,7 +63,7 @@ pub(super) fn subst(a: &Affine, map: &[(CounterId, Affine)]) -> Option<Affine> {
     Some(out)
 }
 
-pub(super) fn subst_dnf(d: &Dnf, map: &[(CounterId, Affine)]) -> Option<Dnf> {
+pub(crate) fn subst_dnf(d: &Dnf, map: &[(CounterId, Affine)]) -> Option<Dnf> {
     d.iter()
         .map(|conj| {
             conj.iter()
@@ -74,7 +74,7 @@ pub(super) fn subst_dnf(d: &Dnf, map: &[(CounterId, Affine)]) -> Option<Dnf> {
 }
 
 /// `a ≺ b` in execution order: a DNF with one conjunction per level.
-pub(super) fn precedes(a: &[Affine], pa: &Place, b: &[Affine], pb: &Place) -> Option<Dnf> {
+pub(crate) fn precedes(a: &[Affine], pa: &Place, b: &[Affine], pb: &Place) -> Option<Dnf> {
     let common = pa.common(pb);
     let mut out = Vec::new();
     for l in 0..=common {
@@ -191,7 +191,7 @@ impl Prover<'_> {
         }
     }
 
-    pub(super) fn test(&mut self, atoms: &[&Atom]) -> Option<Verdict> {
+    pub(crate) fn test(&mut self, atoms: &[&Atom]) -> Option<Verdict> {
         let mut vars: Vec<Var> = Vec::new();
         let mut extra = 0;
         for a in atoms {

@@ -1,0 +1,779 @@
+//! The contracted program proved for every parameter value (issue 17): the
+//! storage it uses keeps, under the schedule, every value its reads need.
+//!
+//! `emit` fits the places at sample sizes and checks them by `equiv` at
+//! others; this module proves them. Over symbolic σ (`symbolic`: one proved
+//! quast per read, σ for every parameter value) and each array's [`Layout`]
+//! (where each write goes, where each read looks, where the final value
+//! is), for every leaf of every read's quast, with the read at x and its
+//! source W(h):
+//!
+//! 1. **the place:** the read looks where W(h) wrote (equal in an expanded
+//!    dimension, congruent modulo d in a folded one), inside the declared
+//!    extent;
+//! 2. **no clobber:** no instance z of any write of the array lands on that
+//!    cell and place and may run, in some execution the schedule allows,
+//!    after W(h) and before x (`¬(z ≺ h) ∧ ¬(x ≺ z)`, z neither instance
+//!    itself). For ⊥ (the initial value, which copy-in puts at every place),
+//!    no such z before x at all;
+//! 3. **the final values:** copy-out reads each cell's last writer's place
+//!    (the quast of a virtual read of every cell after the program, as
+//!    `codegen` makes them), and nothing the schedule may run after that
+//!    writer lands there.
+//!
+//! Each is the integer infeasibility of conjunctions of affine constraints
+//! (the congruences with a quotient variable), decided by the exact tests of
+//! `dependence` through `symbolic::prove::Prover`, the parameters bounded
+//! only by the program's assumptions. "May run after" is the schedule's
+//! partial order: under a loop-level one, two instances are ordered by the
+//! first common loop they differ in when it is sequential, unordered when it
+//! is parallel, by the text when they differ in none; under an affine one,
+//! by their times, lexicographically, unordered when equal. Arrays the
+//! contraction leaves alone are proved too (no added dimension): the
+//! schedule reorders them as well. Anything outside this (a read without a
+//! proved quast, a read in a condition of a written array, a test that is
+//! not exact) leaves the program "not proved", with the reason.
+
+use super::affine::AffineSchedule;
+use crate::dependence::Verdict;
+use crate::model::{Access, Affine, ArrayId, CounterId, Program, Site, StmtId, Var};
+use crate::symbolic::domain::{self, Atom, Dnf, Place};
+use crate::symbolic::prove::{fresh, precedes, subst, subst_dnf, Prover};
+use std::collections::HashMap;
+
+/// The outcome, and how many exact tests it took.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Proof {
+    Proved { tests: usize },
+    NotProved(String),
+}
+
+impl Proof {
+    pub fn proved(&self) -> bool {
+        matches!(self, Proof::Proved { .. })
+    }
+}
+
+/// Where one array's accesses go in the contracted program: its added
+/// dimensions and, per dimension, the index before any `% d`, affine over
+/// the site's counters and the parameters.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub array: ArrayId,
+    /// Per added dimension: `Some(d)` folded modulo d, None expanded.
+    pub folds: Vec<Option<i64>>,
+    /// Per added dimension: the declared extent of an expanded one.
+    pub ranges: Vec<Option<(Affine, Affine)>>,
+    /// Per statement writing the array.
+    pub writes: HashMap<StmtId, Vec<Affine>>,
+    /// Per read (statement, read index): None reads the original array,
+    /// which nothing writes before copy-out.
+    pub reads: HashMap<(StmtId, usize), Option<Vec<Affine>>>,
+    /// Where copy-out finds each cell's final value, over [`cell`]'s
+    /// variables and the parameters; None: no copy-out.
+    pub last: Option<Vec<Affine>>,
+}
+
+/// The variable standing for dimension `k` of a cell in [`Layout::last`].
+pub fn cell(k: usize) -> CounterId {
+    CounterId(u32::MAX - 10_000 - k as u32)
+}
+
+impl Layout {
+    /// The array kept as it is (no added dimension, every read of it).
+    pub fn identity(program: &Program, array: ArrayId) -> Layout {
+        let mut reads = HashMap::new();
+        for s in program.stmts() {
+            for (k, a) in s.reads().into_iter().enumerate() {
+                if a.array == array {
+                    reads.insert((s.id, k), Some(Vec::new()));
+                }
+            }
+        }
+        let writes = program
+            .stmts()
+            .iter()
+            .filter(|s| s.write().is_some_and(|(a, _)| a.array == array))
+            .map(|s| (s.id, Vec::new()))
+            .collect();
+        Layout {
+            array,
+            folds: Vec::new(),
+            ranges: Vec::new(),
+            writes,
+            reads,
+            last: None,
+        }
+    }
+}
+
+/// The schedule's order.
+pub enum Time<'a> {
+    /// Loop-level: the parallel loops, by counter.
+    Loops(&'a [bool]),
+    Affine(&'a AffineSchedule),
+}
+
+/// The most exact tests one proof may run.
+const BUDGET: usize = 50_000;
+const TOO_BIG: &str = "a constraint overflowed or expanded to too many cases";
+
+/// Proves the contracted program whose arrays are laid out as `layouts`
+/// (every array written: the contracted ones and the others as
+/// [`Layout::identity`]) equivalent to `program` under `time`.
+pub fn prove(program: &Program, time: Time, layouts: &[Layout]) -> Proof {
+    match Proving::run(program, time, layouts) {
+        Ok(tests) => Proof::Proved { tests },
+        Err(why) => Proof::NotProved(why),
+    }
+}
+
+struct Proving<'p> {
+    program: &'p Program,
+    /// `program` with a virtual read of every written array's cells at the
+    /// end (statement ids and counters as in `program`).
+    plus: &'p Program,
+    places: Vec<Place>,
+    prover: Prover<'p>,
+    time: Time<'p>,
+    tests: usize,
+}
+
+impl Proving<'_> {
+    fn run(program: &Program, time: Time, layouts: &[Layout]) -> Result<usize, String> {
+        for c in program.conditions() {
+            if let Some(a) = c.reads().into_iter().find(|a| {
+                layouts
+                    .iter()
+                    .any(|l| l.array == a.array && !l.writes.is_empty())
+            }) {
+                return Err(format!(
+                    "condition `{}` reads `{}`, which is written: reads in conditions have no quast",
+                    c.name,
+                    program.array_decl(a.array).name
+                ));
+            }
+        }
+        let mut names = crate::codegen::Names::new(program);
+        // Final reads only where copy-out needs them: the arrays kept as
+        // they are take `output_order`, which needs no σ.
+        let contracted: Vec<ArrayId> = layouts
+            .iter()
+            .filter(|l| !l.folds.is_empty() && !l.writes.is_empty())
+            .map(|l| l.array)
+            .collect();
+        let (plus, outs) = crate::codegen::augment_arrays(program, &mut names, &contracted)?;
+        let same = program
+            .stmts()
+            .iter()
+            .zip(plus.stmts())
+            .all(|(a, b)| a.id == b.id && a.label == b.label)
+            && program
+                .counters
+                .iter()
+                .zip(&plus.counters)
+                .all(|(a, b)| a.name == b.name);
+        if !same {
+            return Err("internal: the program with its final reads renumbers it".into());
+        }
+        let sym = crate::symbolic::analyze(&plus);
+        let places = domain::places(&plus);
+        let prover = Prover::new(program).ok_or("the assumptions are not affine")?;
+        let mut p = Proving {
+            program,
+            plus: &plus,
+            places,
+            prover,
+            time,
+            tests: 0,
+        };
+        for l in layouts {
+            p.array(l, &sym, &outs)?;
+        }
+        Ok(p.tests)
+    }
+
+    fn name(&self, s: StmtId) -> String {
+        self.program.site_name(Site::Stmt(s))
+    }
+
+    fn array(
+        &mut self,
+        l: &Layout,
+        sym: &crate::symbolic::Symbolic,
+        outs: &[StmtId],
+    ) -> Result<(), String> {
+        let plus = self.plus;
+        let stmts = plus.stmts();
+        let mut writers: Vec<(StmtId, &Access)> = Vec::new();
+        for (&w, _) in &l.writes {
+            let Some((a, _)) = stmts[w.index()].write() else {
+                return Err(format!("internal: `{}` writes nothing", self.name(w)));
+            };
+            if !a.is_affine() {
+                return Err(format!(
+                    "`{}` writes `{}` with a subscript that is not affine",
+                    self.name(w),
+                    self.program.array_decl(l.array).name
+                ));
+            }
+            if let Some(why) = self.places[w.index()].not_static() {
+                return Err(format!("`{}` is {why}", self.name(w)));
+            }
+            writers.push((w, a));
+        }
+        writers.sort_by_key(|w| w.0);
+        if writers.is_empty() {
+            return Ok(());
+        }
+        // Expanded indices of writes inside the declared extent.
+        for &(w, _) in &writers {
+            let place = &l.writes[&w];
+            let dom = self.domain(w)?;
+            let out = self.outside(l, place)?;
+            if self.feasible(&[&dom, &out])? {
+                return Err(format!(
+                    "`{}` may write outside the extent of the contracted array",
+                    self.name(w)
+                ));
+            }
+        }
+        let mut reads: Vec<(&(StmtId, usize), &Option<Vec<Affine>>)> = l.reads.iter().collect();
+        reads.sort_by_key(|r| *r.0);
+        for (&(s, k), target) in reads {
+            let program = self.program;
+            let what = || format!("read {} of `{}`", k + 1, program.site_name(Site::Stmt(s)));
+            let q = sym
+                .quast(s, k)
+                .ok_or_else(|| format!("{} has no symbolic σ: {}", what(), why_not(sym, s, k)))?;
+            let access = stmts[s.index()].reads()[k];
+            let x: Vec<Affine> = counters(&self.places[s.index()]);
+            let cell = subscripts(access).ok_or_else(|| format!("{}: not affine", what()))?;
+            let dom = self.domain(s)?;
+            for (path, leaf) in q.leaves() {
+                let base = domain::and(&dom, &vec![path_atoms(&path)?]).ok_or(TOO_BIG)?;
+                let Some(target) = target else {
+                    // The original array holds only initial values.
+                    if let Some(src) = leaf {
+                        return Err(format!(
+                            "{} reads the original array but may see a write of `{}`",
+                            what(),
+                            self.name(src.stmt)
+                        ));
+                    }
+                    continue;
+                };
+                let out = self.outside(l, target)?;
+                if self.feasible(&[&base, &out])? {
+                    return Err(format!("{} may look outside the contracted array", what()));
+                }
+                let source = match leaf {
+                    Some(src) => {
+                        let wp = self.write_place(l, src.stmt, &src.iter)?;
+                        let differ = differ(l, target, &wp)?;
+                        if self.feasible(&[&base, &differ])? {
+                            return Err(format!(
+                                "{} may look elsewhere than its source `{}` wrote",
+                                what(),
+                                self.name(src.stmt)
+                            ));
+                        }
+                        Some((src.stmt, src.iter.as_slice()))
+                    }
+                    None => None,
+                };
+                for &(w, wacc) in &writers {
+                    let z = self.instance(w);
+                    let mut factors = vec![base.clone()];
+                    factors.push(self.fresh_domain(w)?);
+                    factors.push(self.lands(l, w, wacc, &z, &cell, target)?);
+                    if let Some((src, h)) = source {
+                        factors.push(self.not_before(w, &z, src, h)?);
+                    }
+                    factors.push(self.not_before(s, &x, w, &z)?);
+                    let refs: Vec<&Dnf> = factors.iter().collect();
+                    if self.feasible(&refs)? {
+                        return Err(match source {
+                            Some((src, _)) => format!(
+                                "an instance of `{}` may overwrite the value {} sees, between its source `{}` and the read, in some order the schedule allows",
+                                self.name(w),
+                                what(),
+                                self.name(src)
+                            ),
+                            None => format!(
+                                "an instance of `{}` may overwrite the initial value {} sees, before the read, in some order the schedule allows",
+                                self.name(w),
+                                what()
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+        self.copy_out(l, sym, outs, &writers)
+    }
+
+    /// Copy-out reads each cell's last writer's place, which nothing that may
+    /// run after that writer overwrites.
+    fn copy_out(
+        &mut self,
+        l: &Layout,
+        sym: &crate::symbolic::Symbolic,
+        outs: &[StmtId],
+        writers: &[(StmtId, &Access)],
+    ) -> Result<(), String> {
+        let plus = self.plus;
+        if l.folds.is_empty() {
+            return self.output_order(l, writers);
+        }
+        let stmts = plus.stmts();
+        let name = &self.program.array_decl(l.array).name;
+        let Some(&o) = outs.iter().find(|&&o| {
+            stmts[o.index()]
+                .reads()
+                .first()
+                .is_some_and(|a| a.array == l.array)
+        }) else {
+            return Err(format!("internal: no final read of `{name}`"));
+        };
+        let Some(q) = sym.quast(o, 0) else {
+            return Err(format!(
+                "the final values of `{name}` have no symbolic σ: {}",
+                why_not(sym, o, 0)
+            ));
+        };
+        let oc: Vec<CounterId> = self.places[o.index()].counters();
+        let map: Vec<(CounterId, Affine)> = oc
+            .iter()
+            .enumerate()
+            .map(|(k, &c)| (cell(k), Affine::var(Var::Counter(c))))
+            .collect();
+        // The place copy-out reads; None: there is no copy-out.
+        let target: Option<Vec<Affine>> = match &l.last {
+            Some(last) => Some(
+                last.iter()
+                    .map(|a| subst(a, &map))
+                    .collect::<Option<_>>()
+                    .ok_or(TOO_BIG)?,
+            ),
+            None => None,
+        };
+        let access = stmts[o.index()].reads()[0];
+        let cell_at = subscripts(access).ok_or("internal: the final read is not affine")?;
+        let dom = self.domain(o)?;
+        for (path, leaf) in q.leaves() {
+            let base = domain::and(&dom, &vec![path_atoms(&path)?]).ok_or(TOO_BIG)?;
+            let Some(target) = &target else {
+                if let Some(src) = leaf {
+                    return Err(format!(
+                        "`{name}` has no copy-out but `{}` may leave a final value in it",
+                        self.name(src.stmt)
+                    ));
+                }
+                continue;
+            };
+            // Copy-out is guarded by the extent: outside it, the original
+            // array keeps its initial value.
+            let inside = self.inside(l, target)?;
+            let source = match leaf {
+                Some(src) => {
+                    let out = self.outside(l, target)?;
+                    if self.feasible(&[&base, &out])? {
+                        return Err(format!(
+                            "copy-out of `{name}` may skip a cell `{}` wrote last",
+                            self.name(src.stmt)
+                        ));
+                    }
+                    let wp = self.write_place(l, src.stmt, &src.iter)?;
+                    let differ = differ(l, target, &wp)?;
+                    if self.feasible(&[&base, &differ])? {
+                        return Err(format!(
+                            "copy-out of `{name}` may look elsewhere than the last writer `{}` wrote",
+                            self.name(src.stmt)
+                        ));
+                    }
+                    Some((src.stmt, src.iter.as_slice()))
+                }
+                None => None,
+            };
+            for &(w, wacc) in writers {
+                let z = self.instance(w);
+                let mut factors = vec![base.clone(), inside.clone()];
+                factors.push(self.fresh_domain(w)?);
+                factors.push(self.lands(l, w, wacc, &z, &cell_at, target)?);
+                if let Some((src, h)) = source {
+                    factors.push(self.not_before(w, &z, src, h)?);
+                }
+                let refs: Vec<&Dnf> = factors.iter().collect();
+                if self.feasible(&refs)? {
+                    return Err(format!(
+                        "an instance of `{}` may overwrite the final value of a cell of `{name}` in some order the schedule allows",
+                        self.name(w)
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Without the final values' σ, for an array kept as it is: any two
+    /// writes of one cell stay in program order, so the last one stays
+    /// last.
+    fn output_order(&mut self, l: &Layout, writers: &[(StmtId, &Access)]) -> Result<(), String> {
+        for &(w1, a1) in writers {
+            for &(w2, a2) in writers {
+                let (m1, m2) = (self.renaming(w1, 0), self.renaming(w2, 1));
+                let z1: Vec<Affine> = m1.iter().map(|(_, a)| a.clone()).collect();
+                let z2: Vec<Affine> = m2.iter().map(|(_, a)| a.clone()).collect();
+                let (p1, p2) = (&self.places[w1.index()], &self.places[w2.index()]);
+                let d1 = p1
+                    .domain()
+                    .and_then(|d| subst_dnf(&d, &m1))
+                    .ok_or(TOO_BIG)?;
+                let d2 = p2
+                    .domain()
+                    .and_then(|d| subst_dnf(&d, &m2))
+                    .ok_or(TOO_BIG)?;
+                let (c1, c2) = (
+                    subscripts(a1).ok_or("a write is not affine")?,
+                    subscripts(a2).ok_or("a write is not affine")?,
+                );
+                let mut same = Vec::new();
+                for (x, y) in c1.iter().zip(&c2) {
+                    let d = subst(x, &m1)
+                        .zip(subst(y, &m2))
+                        .and_then(|(x, y)| x.checked_sub(&y))
+                        .ok_or(TOO_BIG)?;
+                    same.push(Atom::Eq(d));
+                }
+                let earlier = precedes(&z1, p1, &z2, p2).ok_or(TOO_BIG)?;
+                let late = self.not_before(w1, &z1, w2, &z2)?;
+                let base = self.prover.assumptions.clone();
+                if self.feasible(&[&base, &d1, &d2, &vec![same], &earlier, &late])? {
+                    return Err(format!(
+                        "`{}` and `{}` may write one cell of `{}` in another order than the program's (the final values have no symbolic σ to say which matters)",
+                        self.name(w1),
+                        self.name(w2),
+                        self.program.array_decl(l.array).name
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Assumptions and the statement's domain.
+    fn domain(&self, s: StmtId) -> Result<Dnf, String> {
+        let d = self.places[s.index()]
+            .domain()
+            .ok_or_else(|| format!("`{}` is not static control", self.name(s)))?;
+        domain::and(&self.prover.assumptions, &d).ok_or_else(|| TOO_BIG.to_string())
+    }
+
+    /// Another instance of `s`: its counters renamed apart (`set` 0 or 1,
+    /// two such instances at once).
+    fn renaming(&self, s: StmtId, set: usize) -> Vec<(CounterId, Affine)> {
+        self.places[s.index()]
+            .counters()
+            .into_iter()
+            .enumerate()
+            .map(|(j, c)| (c, Affine::var(Var::Counter(fresh(64 * set + j)))))
+            .collect()
+    }
+
+    fn instance(&self, s: StmtId) -> Vec<Affine> {
+        self.renaming(s, 0).into_iter().map(|(_, a)| a).collect()
+    }
+
+    fn fresh_domain(&self, s: StmtId) -> Result<Dnf, String> {
+        let d = self.places[s.index()]
+            .domain()
+            .ok_or_else(|| format!("`{}` is not static control", self.name(s)))?;
+        subst_dnf(&d, &self.renaming(s, 0)).ok_or_else(|| TOO_BIG.to_string())
+    }
+
+    /// The place statement `s` writes at iteration `at`.
+    fn write_place(&self, l: &Layout, s: StmtId, at: &[Affine]) -> Result<Vec<Affine>, String> {
+        let raw = l
+            .writes
+            .get(&s)
+            .ok_or_else(|| format!("internal: no place for `{}`", self.name(s)))?;
+        let map: Vec<(CounterId, Affine)> = self.places[s.index()]
+            .counters()
+            .into_iter()
+            .zip(at.iter().cloned())
+            .collect();
+        raw.iter()
+            .map(|a| subst(a, &map))
+            .collect::<Option<_>>()
+            .ok_or_else(|| TOO_BIG.to_string())
+    }
+
+    /// Instance z of writer `w` writes cell `cell` at place `place`.
+    fn lands(
+        &self,
+        l: &Layout,
+        w: StmtId,
+        wacc: &Access,
+        z: &[Affine],
+        cell: &[Affine],
+        place: &[Affine],
+    ) -> Result<Dnf, String> {
+        let map = self.renaming(w, 0);
+        let mut conj = Vec::new();
+        let wcell = subscripts(wacc).ok_or("a write is not affine")?;
+        for (a, b) in wcell.iter().zip(cell) {
+            let d = subst(a, &map)
+                .and_then(|a| a.checked_sub(b))
+                .ok_or(TOO_BIG)?;
+            conj.push(Atom::Eq(d));
+        }
+        let wp = self.write_place(l, w, z)?;
+        for (k, (a, b)) in wp.iter().zip(place).enumerate() {
+            let d = a.checked_sub(b).ok_or(TOO_BIG)?;
+            conj.push(match l.folds[k] {
+                Some(m) => Atom::Stride(d, m),
+                None => Atom::Eq(d),
+            });
+        }
+        Ok(vec![conj])
+    }
+
+    /// Some expanded index outside its declared extent.
+    fn outside(&self, l: &Layout, place: &[Affine]) -> Result<Dnf, String> {
+        let mut out = Vec::new();
+        for (k, a) in place.iter().enumerate() {
+            if let Some((lo, hi)) = l.ranges.get(k).and_then(|r| r.as_ref()) {
+                let below = a
+                    .checked_sub(lo)
+                    .and_then(|e| e.checked_add(&Affine::constant(1)));
+                let above = hi
+                    .checked_sub(a)
+                    .and_then(|e| e.checked_add(&Affine::constant(1)));
+                out.push(vec![Atom::Le(below.ok_or(TOO_BIG)?)]);
+                out.push(vec![Atom::Le(above.ok_or(TOO_BIG)?)]);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every expanded index inside its declared extent.
+    fn inside(&self, l: &Layout, place: &[Affine]) -> Result<Dnf, String> {
+        let mut conj = Vec::new();
+        for (k, a) in place.iter().enumerate() {
+            if let Some((lo, hi)) = l.ranges.get(k).and_then(|r| r.as_ref()) {
+                conj.push(Atom::Le(lo.checked_sub(a).ok_or(TOO_BIG)?));
+                conj.push(Atom::Le(a.checked_sub(hi).ok_or(TOO_BIG)?));
+            }
+        }
+        Ok(vec![conj])
+    }
+
+    /// `¬(a ≺ b) ∧ a ≠ b` in the schedule's order: a may run after b, or at
+    /// the same time; `a` and `b` the instances of statements `sa`, `sb`.
+    fn not_before(
+        &self,
+        sa: StmtId,
+        a: &[Affine],
+        sb: StmtId,
+        b: &[Affine],
+    ) -> Result<Dnf, String> {
+        let (pa, pb) = (&self.places[sa.index()], &self.places[sb.index()]);
+        let eq = |x: &Affine, y: &Affine| x.checked_sub(y).map(Atom::Eq);
+        // x > y, as y - x + 1 ≤ 0.
+        let gt = |x: &Affine, y: &Affine| {
+            y.checked_sub(x)
+                .and_then(|e| e.checked_add(&Affine::constant(1)))
+                .map(Atom::Le)
+        };
+        let mut out: Dnf = Vec::new();
+        match self.time {
+            Time::Loops(parallel) => {
+                let common = pa.common(pb);
+                let mut prefix = Vec::new();
+                for k in 0..common {
+                    let mut alt = prefix.clone();
+                    alt.push(gt(&a[k], &b[k]).ok_or(TOO_BIG)?);
+                    out.push(alt);
+                    let c = pa.loops[k].counter;
+                    if parallel.get(c.index()) == Some(&true) {
+                        let mut alt = prefix.clone();
+                        alt.push(gt(&b[k], &a[k]).ok_or(TOO_BIG)?);
+                        out.push(alt);
+                    }
+                    prefix.push(eq(&a[k], &b[k]).ok_or(TOO_BIG)?);
+                }
+                // One iteration of every common loop: the text orders two
+                // statements; one statement there is one instance.
+                if pa.order > pb.order {
+                    out.push(prefix);
+                }
+            }
+            Time::Affine(s) => {
+                let (ta, tb) = (self.times(s, sa, a)?, self.times(s, sb, b)?);
+                let mut prefix = Vec::new();
+                for (x, y) in ta.iter().zip(&tb) {
+                    let mut alt = prefix.clone();
+                    alt.push(gt(x, y).ok_or(TOO_BIG)?);
+                    out.push(alt);
+                    prefix.push(eq(x, y).ok_or(TOO_BIG)?);
+                }
+                if sa != sb {
+                    out.push(prefix);
+                } else {
+                    for (x, y) in a.iter().zip(b) {
+                        for alt in [gt(x, y), gt(y, x)] {
+                            let mut c = prefix.clone();
+                            c.push(alt.ok_or(TOO_BIG)?);
+                            out.push(c);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The affine schedule's time of statement `s` at iteration `at`.
+    fn times(
+        &self,
+        sched: &AffineSchedule,
+        s: StmtId,
+        at: &[Affine],
+    ) -> Result<Vec<Affine>, String> {
+        let rows = sched
+            .times
+            .get(s.index())
+            .and_then(|r| r.as_ref())
+            .ok_or_else(|| format!("the schedule has no time for `{}`", self.name(s)))?;
+        let n = at.len();
+        let mut out = Vec::new();
+        for row in rows {
+            let mut t = Affine::constant(row[row.len() - 1]);
+            for (j, &c) in row[..row.len() - 1].iter().enumerate() {
+                let v = if j < n {
+                    at[j].clone()
+                } else {
+                    Affine::var(Var::Param(crate::model::ParamId((j - n) as u32)))
+                };
+                t = t
+                    .checked_add(&v.checked_scale(c).ok_or(TOO_BIG)?)
+                    .ok_or(TOO_BIG)?;
+            }
+            out.push(t);
+        }
+        out.resize(sched.width, Affine::constant(0));
+        Ok(out)
+    }
+
+    /// Whether one conjunction, a disjunct of each factor, has an integer
+    /// solution: depth first, a branch dropped as soon as its part is
+    /// infeasible. An answer the tests cannot give exactly is an error.
+    fn feasible(&mut self, factors: &[&Dnf]) -> Result<bool, String> {
+        let mut atoms: Vec<&Atom> = Vec::new();
+        self.search(factors, &mut atoms)
+    }
+
+    fn search<'a>(
+        &mut self,
+        factors: &[&'a Dnf],
+        atoms: &mut Vec<&'a Atom>,
+    ) -> Result<bool, String> {
+        let Some((first, rest)) = factors.split_first() else {
+            return self.decide(atoms, true);
+        };
+        if first.len() > 1 && !atoms.is_empty() && !self.decide(atoms, false)? {
+            return Ok(false);
+        }
+        for alt in first.iter() {
+            let len = atoms.len();
+            atoms.extend(alt.iter());
+            let found = self.search(rest, atoms)?;
+            atoms.truncate(len);
+            if found {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether `atoms` may have an integer solution; `last`: the whole
+    /// conjunction, which must be decided exactly.
+    fn decide(&mut self, atoms: &[&Atom], last: bool) -> Result<bool, String> {
+        self.tests += 1;
+        if self.tests > BUDGET {
+            return Err(format!("the proof needs more than {BUDGET} exact tests"));
+        }
+        match self.prover.test(atoms) {
+            Some(Verdict::Independent) => Ok(false),
+            Some(Verdict::Dependent) => Ok(true),
+            Some(Verdict::Maybe(_)) if !last => Ok(true),
+            Some(Verdict::Maybe(why)) => Err(format!(
+                "an exact test could not decide ({})",
+                why.describe()
+            )),
+            None => Err("arithmetic overflow in a test".into()),
+        }
+    }
+}
+
+/// Why read `k` of `s` has no quast.
+fn why_not(sym: &crate::symbolic::Symbolic, s: StmtId, k: usize) -> String {
+    sym.reads
+        .iter()
+        .find(|r| r.stmt == s && r.read == k)
+        .map_or("no quast".to_string(), |r| match &r.outcome {
+            crate::symbolic::Outcome::Fallback(w) => w.clone(),
+            crate::symbolic::Outcome::Exact(_) => "exact".to_string(),
+            crate::symbolic::Outcome::Possible(_) => {
+                "its sources are only known as a set".to_string()
+            }
+        })
+}
+
+fn counters(p: &Place) -> Vec<Affine> {
+    p.counters()
+        .into_iter()
+        .map(|c| Affine::var(Var::Counter(c)))
+        .collect()
+}
+
+fn subscripts(a: &Access) -> Option<Vec<Affine>> {
+    a.subscripts.iter().map(|s| s.affine.clone()).collect()
+}
+
+/// A quast path as atoms (`(e, true)`: e ≥ 0).
+fn path_atoms(path: &[(Affine, bool)]) -> Result<Vec<Atom>, String> {
+    path.iter()
+        .map(|(e, holds)| {
+            if *holds {
+                e.checked_scale(-1)
+            } else {
+                e.checked_add(&Affine::constant(1))
+            }
+            .map(Atom::Le)
+            .ok_or_else(|| TOO_BIG.to_string())
+        })
+        .collect()
+}
+
+/// The two places differ: an expanded index `<` or `>`, a folded one not
+/// congruent.
+fn differ(l: &Layout, a: &[Affine], b: &[Affine]) -> Result<Dnf, String> {
+    let mut out = Vec::new();
+    for (k, (x, y)) in a.iter().zip(b).enumerate() {
+        let d = x.checked_sub(y).ok_or(TOO_BIG)?;
+        if d.terms.is_empty() && d.constant == 0 {
+            continue;
+        }
+        match l.folds[k] {
+            Some(m) => out.push(vec![Atom::NotStride(d, m)]),
+            None => {
+                for n in domain::negate(&Atom::Eq(d)).ok_or(TOO_BIG)? {
+                    out.push(vec![n]);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
