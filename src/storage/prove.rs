@@ -21,6 +21,10 @@
 //!    `codegen` makes them), and nothing the schedule may run after that
 //!    writer lands there.
 //!
+//! Every instance is taken where it runs without error (its subscripts
+//! in their declared ranges): where the original stops with an error there
+//! is nothing to be equivalent to.
+//!
 //! Each is the integer infeasibility of conjunctions of affine constraints
 //! (the congruences with a quotient variable), decided by the exact tests of
 //! `dependence` through `symbolic::prove::Prover`, the parameters bounded
@@ -426,14 +430,8 @@ impl Proving<'_> {
                 let z1: Vec<Affine> = m1.iter().map(|(_, a)| a.clone()).collect();
                 let z2: Vec<Affine> = m2.iter().map(|(_, a)| a.clone()).collect();
                 let (p1, p2) = (&self.places[w1.index()], &self.places[w2.index()]);
-                let d1 = p1
-                    .domain()
-                    .and_then(|d| subst_dnf(&d, &m1))
-                    .ok_or(TOO_BIG)?;
-                let d2 = p2
-                    .domain()
-                    .and_then(|d| subst_dnf(&d, &m2))
-                    .ok_or(TOO_BIG)?;
+                let d1 = subst_dnf(&self.runs(w1)?, &m1).ok_or(TOO_BIG)?;
+                let d2 = subst_dnf(&self.runs(w2)?, &m2).ok_or(TOO_BIG)?;
                 let (c1, c2) = (
                     subscripts(a1).ok_or("a write is not affine")?,
                     subscripts(a2).ok_or("a write is not affine")?,
@@ -464,10 +462,28 @@ impl Proving<'_> {
 
     /// Assumptions and the statement's domain.
     fn domain(&self, s: StmtId) -> Result<Dnf, String> {
+        domain::and(&self.prover.assumptions, &self.runs(s)?).ok_or_else(|| TOO_BIG.to_string())
+    }
+
+    /// The instances of `s` that run without error: its loops and guards,
+    /// and its affine subscripts inside their declared ranges (where one is
+    /// not, the original program stops with an error, so no claim is made
+    /// there).
+    fn runs(&self, s: StmtId) -> Result<Dnf, String> {
         let d = self.places[s.index()]
             .domain()
             .ok_or_else(|| format!("`{}` is not static control", self.name(s)))?;
-        domain::and(&self.prover.assumptions, &d).ok_or_else(|| TOO_BIG.to_string())
+        let st = self.plus.stmts()[s.index()];
+        let mut conj = Vec::new();
+        for a in st.write().map(|(a, _)| a).into_iter().chain(st.reads()) {
+            let decl = self.plus.array_decl(a.array);
+            for (sub, r) in a.subscripts.iter().zip(&decl.dims) {
+                let Some(e) = &sub.affine else { continue };
+                conj.push(Atom::Le(r.lo.affine.checked_sub(e).ok_or(TOO_BIG)?));
+                conj.push(Atom::Le(e.checked_sub(&r.hi.affine).ok_or(TOO_BIG)?));
+            }
+        }
+        domain::and(&d, &vec![conj]).ok_or_else(|| TOO_BIG.to_string())
     }
 
     /// Another instance of `s`: its counters renamed apart (`set` 0 or 1,
@@ -486,10 +502,7 @@ impl Proving<'_> {
     }
 
     fn fresh_domain(&self, s: StmtId) -> Result<Dnf, String> {
-        let d = self.places[s.index()]
-            .domain()
-            .ok_or_else(|| format!("`{}` is not static control", self.name(s)))?;
-        subst_dnf(&d, &self.renaming(s, 0)).ok_or_else(|| TOO_BIG.to_string())
+        subst_dnf(&self.runs(s)?, &self.renaming(s, 0)).ok_or_else(|| TOO_BIG.to_string())
     }
 
     /// The place statement `s` writes at iteration `at`.
