@@ -242,7 +242,64 @@ pub fn checked_with(
             &gathered[k],
         )?);
     }
-    let proof = prove_layouts(program, schedule, rescan, &plan, &p);
+    // The proof needs only the places: it runs beside the rest (the
+    // validation's `equiv` runs are most of the time).
+    let layouts = layouts(program, &plan, &p);
+    let time = match rescan {
+        Some(a) => super::prove::Time::Affine(a),
+        None => super::prove::Time::Loops(&schedule.parallel),
+    };
+    let (proof, emitted) = rayon::join(
+        || match layouts {
+            Some(l) => super::prove::prove(program, time, &l),
+            None => super::prove::Proof::NotProved("a place overflowed".into()),
+        },
+        || {
+            rest(
+                program,
+                schedule,
+                temporaries,
+                o,
+                p,
+                names,
+                plan,
+                dims,
+                classes,
+                exps,
+                rescan,
+            )
+        },
+    );
+    let mut e = emitted?;
+    e.proof = if e.shared.is_empty() {
+        proof
+    } else {
+        super::prove::Proof::NotProved(
+            "temporaries share storage, which the proof does not cover".into(),
+        )
+    };
+    Ok(e)
+}
+
+/// The contracted program from the plans, validated.
+#[allow(clippy::too_many_arguments)]
+fn rest(
+    program: &Program,
+    schedule: &Schedule,
+    temporaries: &[ArrayId],
+    o: &Options,
+    mut p: Program,
+    mut names: Names,
+    plan: Vec<Plan>,
+    dims: Vec<Vec<Dim>>,
+    classes: Option<Vec<Vec<ArrayId>>>,
+    exps: Vec<(Vec<i64>, expansion::Expansion)>,
+    rescan: Option<&super::affine::AffineSchedule>,
+) -> Result<Emitted, EmitError> {
+    let named = |v: &[i64]| -> Vec<(String, i64)> {
+        let names = program.params.iter().map(|q| q.name.clone());
+        names.zip(v.iter().copied()).collect()
+    };
     let body = std::mem::take(&mut p.body);
     let mut rewritten = Vec::new();
     for pl in &plan {
@@ -330,15 +387,9 @@ pub fn checked_with(
         }
         match validate(program, &back, &at, &sampled, &scratch, iterations.as_ref()) {
             Ok(validated) => {
-                let proof = if classes.is_empty() {
-                    proof
-                } else {
-                    super::prove::Proof::NotProved(
-                        "temporaries share storage, which the proof does not cover".into(),
-                    )
-                };
                 return Ok(Emitted {
-                    proof,
+                    // Set by the caller.
+                    proof: super::prove::Proof::NotProved(String::new()),
                     program: back,
                     text,
                     parallel,
@@ -364,16 +415,10 @@ pub fn checked_with(
     unreachable!("the attempt without sharing returns")
 }
 
-/// The proof of the contracted storage: every array written, laid out as
-/// its plan says (or kept), under the schedule's order.
-fn prove_layouts(
-    program: &Program,
-    schedule: &Schedule,
-    rescan: Option<&super::affine::AffineSchedule>,
-    plans: &[Plan],
-    p: &Program,
-) -> super::prove::Proof {
-    use super::prove::{self, Layout, Proof, Time};
+/// Every array written, laid out as its plan says (or kept), for the
+/// proof; None when a place overflows.
+fn layouts(program: &Program, plans: &[Plan], p: &Program) -> Option<Vec<super::prove::Layout>> {
+    use super::prove::Layout;
     let mut written: Vec<ArrayId> = program
         .stmts()
         .iter()
@@ -383,19 +428,12 @@ fn prove_layouts(
     written.dedup();
     let mut layouts = Vec::new();
     for a in written {
-        match plans.iter().find(|pl| pl.x == a) {
-            Some(pl) => match pl.layout(program, p) {
-                Some(l) => layouts.push(l),
-                None => return Proof::NotProved("a place overflowed".into()),
-            },
-            None => layouts.push(Layout::identity(program, a)),
-        }
+        layouts.push(match plans.iter().find(|pl| pl.x == a) {
+            Some(pl) => pl.layout(program, p)?,
+            None => Layout::identity(program, a),
+        });
     }
-    let time = match rescan {
-        Some(a) => Time::Affine(a),
-        None => Time::Loops(&schedule.parallel),
-    };
-    prove::prove(program, time, &layouts)
+    Some(layouts)
 }
 
 /// `back` compared with `program` by `equiv` (3 seeds, `doall` shuffled,
