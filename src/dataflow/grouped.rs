@@ -193,6 +193,26 @@ struct AccessBuild {
     last: u32,
 }
 
+impl AccessBuild {
+    /// The access `access` among `accesses`, added when not there yet.
+    fn of(accesses: &mut Vec<AccessBuild>, access: usize, array: ArrayId) -> &mut AccessBuild {
+        let a = match accesses.iter().position(|b| b.access == access) {
+            Some(a) => a,
+            None => {
+                accesses.push(AccessBuild {
+                    access,
+                    array,
+                    groups: Vec::new(),
+                    index: HashMap::default(),
+                    last: 0,
+                });
+                accesses.len() - 1
+            }
+        };
+        &mut accesses[a]
+    }
+}
+
 /// Groups reads given one by one (each site's reads in execution order give
 /// the fewest runs; any order is correct).
 pub struct Grouper {
@@ -282,21 +302,7 @@ impl Grouper {
             }
         }
         let n_stmts = self.n_stmts;
-        let accesses = &mut self.open[reader];
-        let a = match accesses.iter().position(|b| b.access == access) {
-            Some(a) => a,
-            None => {
-                accesses.push(AccessBuild {
-                    access,
-                    array,
-                    groups: Vec::new(),
-                    index: HashMap::default(),
-                    last: 0,
-                });
-                accesses.len() - 1
-            }
-        };
-        let b = &mut accesses[a];
+        let b = AccessBuild::of(&mut self.open[reader], access, array);
         let g = match b.groups.get(b.last as usize) {
             Some(g) if g.key == key => b.last as usize,
             _ => match b.index.get(&key) {
@@ -372,20 +378,7 @@ impl Grouper {
         let k = self.index(site);
         let accesses = &mut self.open[k];
         for p in later {
-            let a = match accesses.iter().position(|b| b.access == p.access) {
-                Some(a) => a,
-                None => {
-                    accesses.push(AccessBuild {
-                        access: p.access,
-                        array: p.array,
-                        groups: Vec::new(),
-                        index: HashMap::default(),
-                        last: 0,
-                    });
-                    accesses.len() - 1
-                }
-            };
-            let b = &mut accesses[a];
+            let b = AccessBuild::of(accesses, p.access, p.array);
             for g in p.groups {
                 match b.index.get(&g.key) {
                     Some(&k) => {
