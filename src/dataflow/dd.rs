@@ -26,7 +26,9 @@
 //! in its columns (keyed by write id). One process alone, or a program that
 //! cannot be cut (no count up front), holds the whole program and looks
 //! everything up where it is; its worker k of W × P feeds the readers of
-//! the operations o with o mod (W × P) = k. Differential exchanges the
+//! the operations o with o mod (W × P) = k, in rounds ([`Cluster::round`]):
+//! a round is fed once the one before the last is through the walk, so the
+//! visits queued between operators stay bounded. Differential exchanges the
 //! joins' inputs by key. No fuel: the walk runs to its end (links point
 //! strictly back), and the walk-step budget is checked on the total once it
 //! is done. `source` and `initial` go to worker 0 of process 0 as (slot,
