@@ -8,7 +8,9 @@
 //! Programs: every `.loop` fixture under fixtures/papers and
 //! fixtures/c/kernels, and generated programs (`arrayflow::gen`, all
 //! features: unknown conditions, `while`, may-writes, updates; 40 by
-//! default, `ARRAYFLOW_CASES` more), each at 1 and 3 workers. The
+//! default, `ARRAYFLOW_CASES` more), each at 1 worker and at 3 workers fed
+//! in rounds of 5 readers (so that the rounds, each fed once the one before
+//! the last is through the walk, are many even on small programs). The
 //! command's output (`cli::flow::run_to`, what the binary's process 0
 //! runs) on 2 workers is compared byte for byte with `--engine rules` on
 //! every fixture (text, JSON on a third), and the binary's on one; two processes on 127.0.0.1 (ports
@@ -19,7 +21,8 @@
 //! Across processes each process lowers only its share
 //! (`facts::lower_share`) and looks a write up at its owner: every fixture
 //! (plain, and framed as `flow` lowers it) and generated programs (20 by
-//! default) run on 2 processes of 1 worker or 3 of 2 (by turns), as threads of the
+//! default) run on 2 processes of 1 worker or 3 of 2 (by turns), in rounds
+//! of 16 readers, as threads of the
 //! test connected on 127.0.0.1, against the rules (σ, counts) and dd on one
 //! process (walk steps); the reads whose last write another process owns
 //! are counted, so the cross-process links are exercised.
@@ -27,7 +30,7 @@
 
 mod support;
 
-use arrayflow::dataflow::dd::{with_cluster, Cluster};
+use arrayflow::dataflow::dd::{with_cluster, Cluster, FEED};
 use arrayflow::dataflow::{
     analyze_framed, analyze_instances, with_threads, Config, DataflowError, Flow, Instances,
 };
@@ -59,10 +62,14 @@ fn rules(program: &Program, config: &Config) -> Run {
     with_threads(1, || analyze_instances(program, config)).expect("a pool")
 }
 
-fn dd(program: &Program, config: &Config, workers: usize) -> Run {
-    with_cluster(Cluster::local(workers), || {
-        analyze_instances(program, config)
-    })
+/// On `workers` workers, feeding `round` readers per round (so that
+/// rounds of a few readers exercise the rounds on small programs).
+fn dd(program: &Program, config: &Config, workers: usize, round: usize) -> Run {
+    let cluster = Cluster {
+        round,
+        ..Cluster::local(workers)
+    };
+    with_cluster(cluster, || analyze_instances(program, config))
 }
 
 /// Whether two runs agree (σ, counts, initial-value bits, or the error).
@@ -97,9 +104,10 @@ fn config() -> Config {
 /// Compares the engines on `program`; returns how many reads were compared.
 fn compare(name: &str, program: &Program) -> usize {
     let oracle = rules(program, &config());
-    for workers in [1, 3] {
-        let other = dd(program, &config(), workers);
-        agree(&oracle, &other).unwrap_or_else(|e| panic!("{name}, {workers} workers: {e}"));
+    for (workers, round) in [(1, FEED), (3, 5)] {
+        let other = dd(program, &config(), workers, round);
+        let at = format!("{name}, {workers} workers, rounds of {round} readers");
+        agree(&oracle, &other).unwrap_or_else(|e| panic!("{at}: {e}"));
     }
     oracle.map_or(0, |i| i.flow.len())
 }
@@ -126,6 +134,8 @@ fn shared(
                     process,
                     hosts: hosts.clone(),
                     timeout: Duration::from_secs(60),
+                    // Many rounds even on small programs.
+                    round: 16,
                 };
                 let kinds = &kinds;
                 scope.spawn(move || {

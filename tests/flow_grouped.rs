@@ -9,7 +9,7 @@
 
 mod support;
 
-use arrayflow::dataflow::grouped::{group, AccessGroups};
+use arrayflow::dataflow::grouped::{group, AccessGroups, Grouper, PartialAccess};
 use arrayflow::dataflow::{analyze, Config, Flow};
 use arrayflow::gen::{generate, GenOptions, Size};
 use arrayflow::model::{Program, Site};
@@ -284,4 +284,93 @@ fn cli_grouped_json_expands_to_the_instances() {
         assert_eq!(got, want, "{file}");
         assert_eq!(grouped["params"], each["params"]);
     }
+}
+
+/// The groups of `flow` with its reads (in `Flow::sorted` order) cut into
+/// `parts` consecutive stretches, each grouped by a grouper of its own,
+/// shipped as words and absorbed in `order` (stretch indices) by the
+/// first stretch's grouper, site by site.
+fn grouped_in_stretches(
+    program: &Program,
+    flow: &Flow,
+    parts: usize,
+    order: &[usize],
+) -> Vec<AccessGroups> {
+    let n = flow.len();
+    let mut groupers: Vec<Grouper> = (0..parts).map(|_| Grouper::new(program)).collect();
+    let mut sites: Vec<Site> = Vec::new();
+    for (k, r) in flow.sorted().enumerate() {
+        if sites.last() != Some(&r.site()) {
+            sites.push(r.site());
+        }
+        let g = &mut groupers[k * parts / n.max(1)];
+        g.read(
+            r.site(),
+            r.iter(),
+            r.access(),
+            r.array(),
+            r.writes(),
+            r.initial(),
+        );
+    }
+    let mut merged = Grouper::new(program);
+    let mut out = Vec::new();
+    for site in sites {
+        for &p in order {
+            let words: Vec<Vec<i64>> = (groupers[p].take_partial(site).iter())
+                .map(PartialAccess::words)
+                .collect();
+            let back = words
+                .iter()
+                .map(|w| PartialAccess::from_words(w).expect("words read back"))
+                .collect();
+            merged.absorb(site, back);
+        }
+        out.extend(merged.take(site));
+    }
+    out
+}
+
+/// Grouping can be done per stretch of the reads and merged exactly
+/// (`Grouper::take_partial`, `Grouper::absorb`): on every fixture and
+/// generated programs, cut into 2, 3 and 7 stretches, the merged groups
+/// equal the groups of the whole σ; merged in reverse order, they differ
+/// on some (the check can fail).
+#[test]
+fn groups_of_stretches_merge_into_the_groups_of_the_whole() {
+    let mut programs: Vec<(String, Program, Config)> = Vec::new();
+    for path in fixtures() {
+        if let Some(p) = compile(&std::fs::read_to_string(&path).unwrap()) {
+            programs.push((path.display().to_string(), p, Config::default()));
+        }
+    }
+    for seed in 0..support::cases(60) {
+        let config = Config {
+            max_trips: (seed % 4) as u32,
+            ..Config::default()
+        };
+        let program = generate(seed, &GenOptions::all(Size::Small));
+        programs.push((format!("generated program {seed}"), program, config));
+    }
+    let (mut checked, mut reversed_differs) = (0, 0);
+    for (name, program, config) in &programs {
+        let Ok(flow) = analyze(program, config) else {
+            continue;
+        };
+        let whole = group(program, &flow);
+        for parts in [2, 3, 7] {
+            let order: Vec<usize> = (0..parts).collect();
+            let merged = grouped_in_stretches(program, &flow, parts, &order);
+            assert_eq!(merged, whole, "{name} in {parts} stretches");
+            let back: Vec<usize> = order.iter().rev().copied().collect();
+            reversed_differs +=
+                usize::from(grouped_in_stretches(program, &flow, parts, &back) != whole);
+        }
+        checked += 1;
+    }
+    assert!(checked >= 80, "only {checked} programs analysed");
+    assert!(
+        reversed_differs > 0,
+        "merging out of order is never noticed"
+    );
 }

@@ -26,7 +26,9 @@
 //! in its columns (keyed by write id). One process alone, or a program that
 //! cannot be cut (no count up front), holds the whole program and looks
 //! everything up where it is; its worker k of W × P feeds the readers of
-//! the operations o with o mod (W × P) = k. Differential exchanges the
+//! the operations o with o mod (W × P) = k, in rounds ([`Cluster::round`]):
+//! a round is fed once the one before the last is through the walk, so the
+//! visits queued between operators stay bounded. Differential exchanges the
 //! joins' inputs by key. No fuel: the walk runs to its end (links point
 //! strictly back), and the walk-step budget is checked on the total once it
 //! is done. `source` and `initial` go to worker 0 of process 0 as (slot,
@@ -67,6 +69,9 @@ pub struct Cluster {
     pub hosts: Vec<String>,
     /// How long to wait for the other processes to connect.
     pub timeout: Duration,
+    /// Readers each worker feeds per round (at least 1; [`FEED`] by
+    /// default): the walk holds at most two rounds' visits at once.
+    pub round: usize,
 }
 
 impl Cluster {
@@ -77,6 +82,7 @@ impl Cluster {
             process: 0,
             hosts: Vec::new(),
             timeout: DEFAULT_TIMEOUT,
+            round: FEED,
         }
     }
 
@@ -270,11 +276,12 @@ fn run(
         let gathered = Arc::clone(&gathered);
         let root = cluster.is_root();
         let workers = cluster.workers.max(1);
+        let feed = cluster.round.max(1);
         let guards = timely::execute::execute_from(
             builders.0,
             builders.1,
             timely::WorkerConfig::default(),
-            move |worker| run_worker(worker, &share, workers, root.then_some(&gathered)),
+            move |worker| run_worker(worker, &share, workers, feed, root.then_some(&gathered)),
         )
         .map_err(|e| LowerError::Cluster(format!("the dd engine could not start: {e}")))?;
         for r in guards.join() {
@@ -395,6 +402,7 @@ fn run_worker(
     worker: &mut timely::worker::Worker,
     share: &Arc<Share>,
     workers: usize,
+    feed: usize,
     gathered: Option<&Arc<Mutex<Gathered>>>,
 ) {
     let (index, peers) = (worker.index(), worker.peers());
@@ -521,6 +529,7 @@ fn run_worker(
     }
     let mut last = None;
     let mut fed = 0usize;
+    let mut round = 0u32;
     for x in share.accs() {
         if !share.is_read(x) {
             continue;
@@ -531,12 +540,6 @@ fn run_worker(
         }
         reads.insert((x, share.slot(x), o, share.prev(x)));
         fed += 1;
-        if fed.is_multiple_of(FEED) {
-            // Let the readers fed so far through before feeding more: the
-            // walk is linear where no guard is involved, so queues stay short.
-            reads.flush();
-            worker.step();
-        }
         if last != Some(o) {
             last = Some(o);
             let mut lits: Vec<LitKey> = share.closure(o).map(lit_key).collect();
@@ -550,6 +553,25 @@ fn run_worker(
             cl.dedup();
             for (i, b) in cl {
                 conds.insert((o, i, b));
+            }
+        }
+        if fed.is_multiple_of(feed) {
+            // In rounds: round r is fed only once round r - 2 is through
+            // the walk everywhere, so that at most two rounds of visits are
+            // queued between the operators. Fed with one `step` per batch
+            // instead, the queues of process 0 (matmul N=128, P=4) held up
+            // to 60 MB more than its walk's working set (docs/scaling.md).
+            // closure and cond_lit of an operation are fed in the round of
+            // its first reader, so no result is ever retracted.
+            round += 1;
+            reads.advance_to(round);
+            closure.advance_to(round);
+            conds.advance_to(round);
+            reads.flush();
+            closure.flush();
+            conds.flush();
+            while probe.less_than(&(round - 1)) {
+                worker.step_or_park(None);
             }
         }
     }
@@ -599,8 +621,8 @@ fn run_worker(
 /// Records shipped to process 0 in one round (1 MB).
 const SHIP: usize = 1 << 16;
 
-/// Readers fed between two steps of a worker.
-const FEED: usize = 1 << 14;
+/// Readers a worker feeds per round, by default.
+pub const FEED: usize = 1 << 14;
 
 /// The allocators of this process's workers: threads only, or connected to
 /// the other processes (each process i connects to the processes before it

@@ -108,6 +108,74 @@ pub struct AccessGroups {
     pub groups: Vec<Group>,
 }
 
+/// One access's groups in a stretch of the reads, unfinished
+/// ([`Grouper::take_partial`]); as plain words ([`PartialAccess::words`])
+/// it can be shipped to the process that merges.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartialAccess {
+    pub access: usize,
+    pub array: ArrayId,
+    groups: Vec<PartialGroup>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct PartialGroup {
+    key: Vec<i64>,
+    initial: bool,
+    runs: Vec<i64>,
+    count: u64,
+}
+
+impl PartialAccess {
+    /// The access as words: access, array, groups, then per group its
+    /// initial flag, count, key length, key, runs length, runs.
+    pub fn words(&self) -> Vec<i64> {
+        let mut out = vec![
+            self.access as i64,
+            i64::from(self.array.0),
+            self.groups.len() as i64,
+        ];
+        for g in &self.groups {
+            out.extend([i64::from(g.initial), g.count as i64, g.key.len() as i64]);
+            out.extend_from_slice(&g.key);
+            out.push(g.runs.len() as i64);
+            out.extend_from_slice(&g.runs);
+        }
+        out
+    }
+
+    /// The access [`PartialAccess::words`] wrote, or None for other words.
+    pub fn from_words(w: &[i64]) -> Option<PartialAccess> {
+        let mut at = 0;
+        let mut next = |n: usize| {
+            let v = w.get(at..at + n)?;
+            at += n;
+            Some(v)
+        };
+        let head = next(3)?;
+        let (access, array, n) = (head[0] as usize, head[1] as u32, head[2] as usize);
+        let mut groups = Vec::with_capacity(n.min(w.len()));
+        for _ in 0..n {
+            let h = next(3)?;
+            let (initial, count, k) = (h[0] != 0, h[1] as u64, h[2] as usize);
+            let key = next(k)?.to_vec();
+            let r = next(1)?[0] as usize;
+            let runs = next(r)?.to_vec();
+            groups.push(PartialGroup {
+                key,
+                initial,
+                runs,
+                count,
+            });
+        }
+        Some(PartialAccess {
+            access,
+            array: ArrayId(array),
+            groups,
+        })
+    }
+}
+
 struct GroupBuild {
     key: Vec<i64>,
     sources: Vec<Source>,
@@ -123,6 +191,26 @@ struct AccessBuild {
     groups: Vec<GroupBuild>,
     index: HashMap<Vec<i64>, u32, WordHash>,
     last: u32,
+}
+
+impl AccessBuild {
+    /// The access `access` among `accesses`, added when not there yet.
+    fn of(accesses: &mut Vec<AccessBuild>, access: usize, array: ArrayId) -> &mut AccessBuild {
+        let a = match accesses.iter().position(|b| b.access == access) {
+            Some(a) => a,
+            None => {
+                accesses.push(AccessBuild {
+                    access,
+                    array,
+                    groups: Vec::new(),
+                    index: HashMap::default(),
+                    last: 0,
+                });
+                accesses.len() - 1
+            }
+        };
+        &mut accesses[a]
+    }
 }
 
 /// Groups reads given one by one (each site's reads in execution order give
@@ -214,21 +302,7 @@ impl Grouper {
             }
         }
         let n_stmts = self.n_stmts;
-        let accesses = &mut self.open[reader];
-        let a = match accesses.iter().position(|b| b.access == access) {
-            Some(a) => a,
-            None => {
-                accesses.push(AccessBuild {
-                    access,
-                    array,
-                    groups: Vec::new(),
-                    index: HashMap::default(),
-                    last: 0,
-                });
-                accesses.len() - 1
-            }
-        };
-        let b = &mut accesses[a];
+        let b = AccessBuild::of(&mut self.open[reader], access, array);
         let g = match b.groups.get(b.last as usize) {
             Some(g) if g.key == key => b.last as usize,
             _ => match b.index.get(&key) {
@@ -268,6 +342,63 @@ impl Grouper {
             .collect();
         out.sort_by_key(|a| a.access);
         out
+    }
+
+    /// The groups of site `site`'s accesses read so far, unfinished, which
+    /// it forgets: what a stretch of the reads (consecutive in
+    /// [`Flow::sorted`] order) contributes, for [`Grouper::absorb`].
+    pub fn take_partial(&mut self, site: Site) -> Vec<PartialAccess> {
+        let k = self.index(site);
+        std::mem::take(&mut self.open[k])
+            .into_iter()
+            .map(|b| PartialAccess {
+                access: b.access,
+                array: b.array,
+                groups: (b.groups.into_iter())
+                    .map(|g| PartialGroup {
+                        key: g.key,
+                        initial: g.initial,
+                        runs: g.runs,
+                        count: g.count,
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
+    /// Appends the groups of the reads of site `site` that come after every
+    /// read given so far (a later stretch's [`Grouper::take_partial`]): the
+    /// groups [`Grouper::take`] then gives are those of one grouper fed
+    /// every read in order. Exact because a group's runs are sorted and
+    /// the touching ones merged when it is finished, so runs cut at a
+    /// stretch's end come out whole; groups keep the order of their first
+    /// reader, the earlier stretch's first.
+    pub fn absorb(&mut self, site: Site, later: Vec<PartialAccess>) {
+        let n_stmts = self.n_stmts;
+        let k = self.index(site);
+        let accesses = &mut self.open[k];
+        for p in later {
+            let b = AccessBuild::of(accesses, p.access, p.array);
+            for g in p.groups {
+                match b.index.get(&g.key) {
+                    Some(&k) => {
+                        let t = &mut b.groups[k as usize];
+                        t.runs.extend_from_slice(&g.runs);
+                        t.count += g.count;
+                    }
+                    None => {
+                        b.index.insert(g.key.clone(), b.groups.len() as u32);
+                        b.groups.push(GroupBuild {
+                            sources: decode(&g.key, n_stmts),
+                            initial: g.initial,
+                            key: g.key,
+                            runs: g.runs,
+                            count: g.count,
+                        });
+                    }
+                }
+            }
+        }
     }
 
     /// Every site's groups, in site order.
