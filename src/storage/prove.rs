@@ -210,7 +210,7 @@ impl Proving<'_> {
         let plus = self.plus;
         let stmts = plus.stmts();
         let mut writers: Vec<(StmtId, &Access)> = Vec::new();
-        for (&w, _) in &l.writes {
+        for &w in l.writes.keys() {
             let Some((a, _)) = stmts[w.index()].write() else {
                 return Err(format!("internal: `{}` writes nothing", self.name(w)));
             };
@@ -242,9 +242,10 @@ impl Proving<'_> {
                 ));
             }
         }
-        let mut reads: Vec<(&(StmtId, usize), &Option<Vec<Affine>>)> = l.reads.iter().collect();
-        reads.sort_by_key(|r| *r.0);
-        for (&(s, k), target) in reads {
+        let mut reads: Vec<(StmtId, usize)> = l.reads.keys().copied().collect();
+        reads.sort();
+        for (s, k) in reads {
+            let target = &l.reads[&(s, k)];
             let program = self.program;
             let what = || format!("read {} of `{}`", k + 1, program.site_name(Site::Stmt(s)));
             let q = sym
