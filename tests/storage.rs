@@ -398,7 +398,7 @@ fn generated_programs_with_generated_schedules() {
     // Each loop carrying no flow dependence at the sample sizes is made
     // parallel (odd seeds) or made parallel with probability 1/2 (even
     // seeds); the union of such loops carries none either. Measured at 200:
-    // 159 emitted, 21 of them with added dimensions, 116 proved; the 41 refusals need a
+    // 159 emitted, 21 of them with added dimensions, 153 proved; the 41 refusals need a
     // piecewise place (a read or a final value whose source's loop index is
     // no single affine function) or meet a flow dependence at another
     // sample size.
@@ -426,11 +426,11 @@ fn generated_programs_with_generated_schedules() {
         t.refused,
         t.why
     );
-    // Measured at 200: 116 of the 159 proved; the rest lack symbolic σ
-    // (no quast fits a read at the samples) or keep two writes of one cell
-    // unordered with no σ of the final values to say which is last.
+    // Measured at 200: 153 of the 159 proved (387 of 400 at 500); the
+    // rest contract an array whose final values have no symbolic σ (no
+    // quast fits at the samples) or keep two writes of one cell unordered.
     assert!(
-        t.proved * 5 >= t.emitted * 3,
+        t.proved * 10 >= t.emitted * 9,
         "{} of {} proved: {:#?}",
         t.proved,
         t.emitted,
