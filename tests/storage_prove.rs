@@ -6,7 +6,8 @@
 //! allow): the right ones are proved, every broken one is not. Then the
 //! emitter's own layouts on the kernels, whose programs are right by
 //! `equiv` (tests/storage.rs), are proved, and what is outside the prover
-//! says why.
+//! says why. Temporaries sharing storage: proved when never live
+//! together, not when they are.
 
 use arrayflow::codegen::Options;
 use arrayflow::diagnostics::FileId;
@@ -65,6 +66,7 @@ fn unused_index() -> (Program, Layout) {
         writes: HashMap::from([(s, vec![i.clone()])]),
         reads: HashMap::from([((s, 0), Some(vec![plus(&i, -1)]))]),
         last: Some(vec![Affine::constant(10)]),
+        shared: Vec::new(),
     };
     (p, l)
 }
@@ -123,6 +125,7 @@ fn figure_1_s_of_n_is_proved_and_its_breaks_are_not() {
         writes: HashMap::from([(r, vec![i.clone()]), (s, vec![i.clone()])]),
         reads: HashMap::from([((s, 0), Some(vec![i.clone()]))]),
         last: Some(vec![n.clone()]),
+        shared: Vec::new(),
     };
     let par = loops(&p, &["i"]);
     assert!(prove(&p, Time::Loops(&par), std::slice::from_ref(&l)).proved());
@@ -166,6 +169,7 @@ fn the_affine_schedule_orders_the_proof() {
         writes: HashMap::from([(r, vec![i.clone()]), (s, vec![i.clone()])]),
         reads: HashMap::from([((s, 0), Some(vec![i]))]),
         last: Some(vec![n]),
+        shared: Vec::new(),
     };
     assert!(prove(&p, Time::Affine(&a), std::slice::from_ref(&l)).proved());
     let id = Layout::identity(&p, array(&p, "s"));
@@ -207,4 +211,43 @@ fn the_emitted_kernels_are_proved_and_the_rest_say_why() {
         assert!(not_proved(&e.proof).contains(why), "{file}: {:?}", e.proof);
         assert!(emit::header(&e).contains("# not proved for every parameter value: "));
     }
+}
+
+#[test]
+fn temporaries_share_storage_only_when_never_live_together() {
+    // Phases (T1 dead before T2 is written): T2 in T1's storage, proved
+    // with i parallel. Overlap (Q reads T1 after P2 wrote T2 on that
+    // cell): the same sharing, written by hand, is not.
+    let i = ["i"];
+    for (file, proved) in [
+        ("fixtures/storage/temporaries-phases.loop", true),
+        ("fixtures/storage/temporaries-overlap.loop", false),
+    ] {
+        let p = read(file);
+        let class = [array(&p, "T1"), array(&p, "T2")];
+        let mut layouts = vec![Layout::shared(&p, &class).unwrap()];
+        for name in ["A", "B", "C"] {
+            if let Some(k) = p.arrays.iter().position(|a| a.name == name) {
+                layouts.push(Layout::identity(&p, ArrayId(k as u32)));
+            }
+        }
+        let par = loops(&p, &i);
+        let got = prove(&p, Time::Loops(&par), &layouts);
+        assert_eq!(got.proved(), proved, "{file}: {got:?}");
+        // Kept apart, both are right.
+        let apart: Vec<Layout> = p
+            .arrays
+            .iter()
+            .enumerate()
+            .map(|(k, _)| Layout::identity(&p, ArrayId(k as u32)))
+            .collect();
+        assert!(prove(&p, Time::Loops(&par), &apart).proved(), "{file}");
+    }
+    // The emitter's own sharing on the phases is proved.
+    let p = read("fixtures/storage/temporaries-phases.loop");
+    let s = Schedule::new(&p, Some(&["i".to_string()])).unwrap();
+    let temps = [array(&p, "T1"), array(&p, "T2")];
+    let e = emit::checked_with(&p, &s, &temps, &Options::default()).unwrap();
+    assert_eq!(e.shared, vec!["T2 in T1".to_string()]);
+    assert!(e.proof.proved(), "{:?}", e.proof);
 }

@@ -242,9 +242,18 @@ pub fn checked_with(
             &gathered[k],
         )?);
     }
+    // An array the contraction expands at some sample keeps its storage.
+    let classes: Vec<Vec<ArrayId>> = classes
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|cl| cl.iter().all(|a| dims[a.index()].is_empty()))
+        .collect();
     // The proof needs only the places: it runs beside the rest (the
-    // validation's `equiv` runs are most of the time).
-    let layouts = layouts(program, &plan, &p);
+    // validation's `equiv` runs are most of the time), with the sharing
+    // the rest first tries.
+    let layouts = layouts_of(program, &plan, &p, &classes);
+    // Without the sharing, in case a validation size drops it.
+    let plain = (!classes.is_empty()).then(|| layouts_of(program, &plan, &p, &[]));
     let time = match rescan {
         Some(a) => super::prove::Time::Affine(a),
         None => super::prove::Time::Loops(&schedule.parallel),
@@ -263,20 +272,22 @@ pub fn checked_with(
                 p,
                 names,
                 plan,
-                dims,
-                classes,
+                classes.clone(),
                 exps,
                 rescan,
             )
         },
     );
     let mut e = emitted?;
-    e.proof = if e.shared.is_empty() {
-        proof
+    e.proof = if e.shared.is_empty() && !classes.is_empty() {
+        // The sharing was dropped at a validation size: the proof again
+        // without it.
+        match plain.flatten() {
+            Some(l) => super::prove::prove(program, time, &l),
+            None => super::prove::Proof::NotProved("a place overflowed".into()),
+        }
     } else {
-        super::prove::Proof::NotProved(
-            "temporaries share storage, which the proof does not cover".into(),
-        )
+        proof
     };
     Ok(e)
 }
@@ -291,8 +302,7 @@ fn rest(
     mut p: Program,
     mut names: Names,
     plan: Vec<Plan>,
-    dims: Vec<Vec<Dim>>,
-    classes: Option<Vec<Vec<ArrayId>>>,
+    classes: Vec<Vec<ArrayId>>,
     exps: Vec<(Vec<i64>, expansion::Expansion)>,
     rescan: Option<&super::affine::AffineSchedule>,
 ) -> Result<Emitted, EmitError> {
@@ -321,12 +331,6 @@ fn rest(
     }
     p.body = rewritten;
     derive_generated_labels(&mut p.body);
-    // An array the contraction expands at some sample keeps its storage.
-    let classes: Vec<Vec<ArrayId>> = classes
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|cl| cl.iter().all(|a| dims[a.index()].is_empty()))
-        .collect();
     let shared: Vec<String> = classes
         .iter()
         .map(|cl| {
@@ -415,10 +419,16 @@ fn rest(
     unreachable!("the attempt without sharing returns")
 }
 
-/// Every array written, laid out as its plan says (or kept), for the
-/// proof; None when a place overflows.
-fn layouts(program: &Program, plans: &[Plan], p: &Program) -> Option<Vec<super::prove::Layout>> {
+/// Every array written, laid out as its plan says (or kept, or sharing a
+/// class's storage), for the proof; None when a place overflows.
+fn layouts_of(
+    program: &Program,
+    plans: &[Plan],
+    p: &Program,
+    classes: &[Vec<ArrayId>],
+) -> Option<Vec<super::prove::Layout>> {
     use super::prove::Layout;
+    let class_of = |a: ArrayId| classes.iter().find(|cl| cl.contains(&a));
     let mut written: Vec<ArrayId> = program
         .stmts()
         .iter()
@@ -428,9 +438,11 @@ fn layouts(program: &Program, plans: &[Plan], p: &Program) -> Option<Vec<super::
     written.dedup();
     let mut layouts = Vec::new();
     for a in written {
-        layouts.push(match plans.iter().find(|pl| pl.x == a) {
-            Some(pl) => pl.layout(program, p)?,
-            None => Layout::identity(program, a),
+        layouts.push(match (plans.iter().find(|pl| pl.x == a), class_of(a)) {
+            (Some(pl), _) => pl.layout(program, p)?,
+            (None, Some(cl)) if cl[0] == a => Layout::shared(program, cl)?,
+            (None, Some(_)) => continue,
+            (None, None) => Layout::identity(program, a),
         });
     }
     Some(layouts)
@@ -921,6 +933,7 @@ impl Plan {
             writes,
             reads,
             last,
+            shared: Vec::new(),
         })
     }
 

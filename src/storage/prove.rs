@@ -76,6 +76,10 @@ pub struct Layout {
     /// Where copy-out finds each cell's final value, over [`cell`]'s
     /// variables and the parameters; None: no copy-out.
     pub last: Option<Vec<Affine>>,
+    /// Temporaries whose accesses use this array's storage (colouring:
+    /// never live together on a cell); their final contents, and this
+    /// array's, are not results.
+    pub shared: Vec<ArrayId>,
 }
 
 /// The variable standing for dimension `k` of a cell in [`Layout::last`].
@@ -86,10 +90,31 @@ pub fn cell(k: usize) -> CounterId {
 impl Layout {
     /// The array kept as it is (no added dimension, every read of it).
     pub fn identity(program: &Program, array: ArrayId) -> Layout {
+        Layout::of(program, array, Vec::new())
+    }
+
+    /// Temporaries sharing the storage of the first (`class[0]`), none of
+    /// them contracted; None when their shapes differ.
+    pub fn shared(program: &Program, class: &[ArrayId]) -> Option<Layout> {
+        let shape = |a: ArrayId| -> Vec<(Affine, Affine)> {
+            let d = &program.array_decl(a).dims;
+            d.iter()
+                .map(|r| (r.lo.affine.clone(), r.hi.affine.clone()))
+                .collect()
+        };
+        let (&first, rest) = class.split_first()?;
+        if rest.iter().any(|&a| shape(a) != shape(first)) {
+            return None;
+        }
+        Some(Layout::of(program, first, rest.to_vec()))
+    }
+
+    fn of(program: &Program, array: ArrayId, shared: Vec<ArrayId>) -> Layout {
+        let held = |a: ArrayId| a == array || shared.contains(&a);
         let mut reads = HashMap::new();
         for s in program.stmts() {
             for (k, a) in s.reads().into_iter().enumerate() {
-                if a.array == array {
+                if held(a.array) {
                     reads.insert((s.id, k), Some(Vec::new()));
                 }
             }
@@ -97,7 +122,7 @@ impl Layout {
         let writes = program
             .stmts()
             .iter()
-            .filter(|s| s.write().is_some_and(|(a, _)| a.array == array))
+            .filter(|s| s.write().is_some_and(|(a, _)| held(a.array)))
             .map(|s| (s.id, Vec::new()))
             .collect();
         Layout {
@@ -107,11 +132,18 @@ impl Layout {
             writes,
             reads,
             last: None,
+            shared,
         }
+    }
+
+    /// Whether `a`'s accesses use this layout's storage.
+    pub fn holds(&self, a: ArrayId) -> bool {
+        self.array == a || self.shared.contains(&a)
     }
 }
 
 /// The schedule's order.
+#[derive(Clone, Copy)]
 pub enum Time<'a> {
     /// Loop-level: the parallel loops, by counter.
     Loops(&'a [bool]),
@@ -149,7 +181,7 @@ impl Proving<'_> {
             if let Some(a) = c.reads().into_iter().find(|a| {
                 layouts
                     .iter()
-                    .any(|l| l.array == a.array && !l.writes.is_empty())
+                    .any(|l| l.holds(a.array) && !l.writes.is_empty())
             }) {
                 return Err(format!(
                     "condition `{}` reads `{}`, which is written: reads in conditions have no quast",
@@ -195,7 +227,10 @@ impl Proving<'_> {
         // others.
         let mut rest = Vec::new();
         for l in layouts {
-            if !(l.folds.is_empty() && p.dependences_kept(l)?) {
+            // Not for storage shared by several arrays: keeping their
+            // accesses in order keeps one array's write between another's
+            // write and read.
+            if !(l.folds.is_empty() && l.shared.is_empty() && p.dependences_kept(l)?) {
                 rest.push(l);
             }
         }
@@ -339,6 +374,10 @@ impl Proving<'_> {
         writers: &[(StmtId, &Access)],
     ) -> Result<(), String> {
         let plus = self.plus;
+        if !l.shared.is_empty() {
+            // Temporaries: their final contents are not results.
+            return Ok(());
+        }
         if l.folds.is_empty() {
             return self.output_order(l, writers);
         }
