@@ -110,10 +110,9 @@ fn the_folded_example_is_proved_and_each_break_is_not() {
     assert!(!prove(&p, Time::Loops(&j), std::slice::from_ref(&id)).proved());
 }
 
-#[test]
-fn figure_1_s_of_n_is_proved_and_its_breaks_are_not() {
-    // θ(R, i) = 0, θ(S, i, j) = j: every i at once, s_c[i], the final
-    // value s_c[n] (by hand, the paper's Figure 1).
+/// θ(R, i) = 0, θ(S, i, j) = j: every i at once, s_c[i], the final value
+/// s_c[n] (by hand, the paper's Figure 1).
+fn figure_1() -> (Program, Layout) {
     let p = read("fixtures/papers/storage-figure1.loop");
     let i = counter(&p, "i");
     let n = Affine::var(Var::Param(ParamId(0)));
@@ -123,10 +122,17 @@ fn figure_1_s_of_n_is_proved_and_its_breaks_are_not() {
         folds: vec![None],
         ranges: vec![Some((Affine::constant(1), n.clone()))],
         writes: HashMap::from([(r, vec![i.clone()]), (s, vec![i.clone()])]),
-        reads: HashMap::from([((s, 0), Some(vec![i.clone()]))]),
-        last: Some(vec![n.clone()]),
+        reads: HashMap::from([((s, 0), Some(vec![i]))]),
+        last: Some(vec![n]),
         shared: Vec::new(),
     };
+    (p, l)
+}
+
+#[test]
+fn figure_1_s_of_n_is_proved_and_its_breaks_are_not() {
+    let (p, l) = figure_1();
+    let (i, s) = (counter(&p, "i"), stmt(&p, "S"));
     let par = loops(&p, &["i"]);
     assert!(prove(&p, Time::Loops(&par), std::slice::from_ref(&l)).proved());
 
@@ -159,18 +165,7 @@ fn the_affine_schedule_orders_the_proof() {
     ))
     .unwrap();
     let a = arrayflow::storage::affine::parse(&p, &text).unwrap();
-    let i = counter(&p, "i");
-    let n = Affine::var(Var::Param(ParamId(0)));
-    let (r, s) = (stmt(&p, "R"), stmt(&p, "S"));
-    let l = Layout {
-        array: array(&p, "s"),
-        folds: vec![None],
-        ranges: vec![Some((Affine::constant(1), n.clone()))],
-        writes: HashMap::from([(r, vec![i.clone()]), (s, vec![i.clone()])]),
-        reads: HashMap::from([((s, 0), Some(vec![i]))]),
-        last: Some(vec![n]),
-        shared: Vec::new(),
-    };
+    let (_, l) = figure_1();
     assert!(prove(&p, Time::Affine(&a), std::slice::from_ref(&l)).proved());
     let id = Layout::identity(&p, array(&p, "s"));
     assert!(!prove(&p, Time::Affine(&a), std::slice::from_ref(&id)).proved());

@@ -608,7 +608,8 @@ fn compile(text: &str) -> Result<Program, String> {
     }
 }
 
-fn written_arrays(p: &Program) -> Vec<ArrayId> {
+/// The arrays some statement writes, in id order.
+pub(crate) fn written_arrays(p: &Program) -> Vec<ArrayId> {
     let mut v: Vec<ArrayId> = p
         .stmts()
         .iter()

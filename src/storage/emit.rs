@@ -429,15 +429,8 @@ fn layouts_of(
 ) -> Option<Vec<super::prove::Layout>> {
     use super::prove::Layout;
     let class_of = |a: ArrayId| classes.iter().find(|cl| cl.contains(&a));
-    let mut written: Vec<ArrayId> = program
-        .stmts()
-        .iter()
-        .filter_map(|s| s.write().map(|(a, _)| a.array))
-        .collect();
-    written.sort();
-    written.dedup();
     let mut layouts = Vec::new();
-    for a in written {
+    for a in crate::codegen::written_arrays(program) {
         layouts.push(match (plans.iter().find(|pl| pl.x == a), class_of(a)) {
             (Some(pl), _) => pl.layout(program, p)?,
             (None, Some(cl)) if cl[0] == a => Layout::shared(program, cl)?,
