@@ -238,6 +238,9 @@ struct Tally {
     plain_refused: Vec<String>,
     emitted: u64,
     emitted_expanded: u64,
+    /// Rescheduled and contracted, and proved for every parameter value
+    /// (each also agrees under `equiv`).
+    emitted_proved: u64,
     violated: u64,
     unmappable: u64,
     refused: Vec<String>,
@@ -274,7 +277,7 @@ fn generated_programs_rescheduled_agree_with_the_original() {
         }
     }
     eprintln!(
-        "{} schedules of {n} programs: own order {} rescheduled; plain {} rescheduled ({} compared), {} refused; contracted {} rescheduled ({} with added dimensions), {} as a doall marking, {} violate a flow dependence, {} without mapping, {} refused",
+        "{} schedules of {n} programs: own order {} rescheduled; plain {} rescheduled ({} compared), {} refused; contracted {} rescheduled ({} with added dimensions, {} proved), {} as a doall marking, {} violate a flow dependence, {} without mapping, {} refused",
         3 * n,
         t.identity,
         t.plain,
@@ -282,6 +285,7 @@ fn generated_programs_rescheduled_agree_with_the_original() {
         t.plain_refused.len(),
         t.emitted,
         t.emitted_expanded,
+        t.emitted_proved,
         t.twin,
         t.violated,
         t.unmappable,
@@ -326,6 +330,7 @@ fn one(p: &Program, exp: &expansion::Expansion, seed: u64, text: &str, t: &mut T
             };
             t.emitted += 1;
             t.emitted_expanded += u64::from(!e.arrays.is_empty());
+            t.emitted_proved += u64::from(e.proof.proved());
             match compare(p, &e.program, it, support::defaults_plus(p, 6), 5) {
                 Ok(Verdict::Agree(_)) | Err(_) => {}
                 Ok(Verdict::Differ(m)) => panic!(
