@@ -399,6 +399,19 @@ impl Share {
         self.has(x, role::WRITE) && !self.has(x, role::MUST)
     }
 
+    /// The ids of the first operation, read slot and iteration entry held.
+    pub fn bases(&self) -> (u32, u32, u32) {
+        (self.base.op, self.base.slot, self.base.iters)
+    }
+
+    /// The iteration vector of operation `op` of this process's stretch.
+    pub fn op_iter(&self, op: u32) -> &[i64] {
+        let k = (op - self.base.op) as usize;
+        let f = &self.facts;
+        let at = |i: usize| (f.op_iter_start[i] - self.base.iters) as usize;
+        &f.iters[at(k)..at(k + 1)]
+    }
+
     /// The site index of operation `op`.
     pub fn site(&self, op: u32) -> u32 {
         self.facts.op_site[(op - self.base.op) as usize]
