@@ -253,7 +253,12 @@ pub(super) fn analyze_shared(
     frame: &crate::facts::Frame,
     cluster: &Cluster,
 ) -> Result<Flow, (DataflowError, u64)> {
-    let share = crate::facts::lower_share(
+    // Spread, process 0 needs no other stretch's operations.
+    let lower = match cluster.spread {
+        true => crate::facts::lower_share_light,
+        false => crate::facts::lower_share,
+    };
+    let share = lower(
         program,
         config,
         kinds,
@@ -330,10 +335,10 @@ fn run(
         let part = std::mem::take(&mut *part.lock().unwrap_or_else(|e| e.into_inner()));
         if cluster.is_root() {
             // The walk-step budget, on the steps of every process.
-            let (readers, last) = share.readers();
             let mut col = Collector::new(&share.facts, limits);
-            let last = if readers == 0 { 0 } else { last };
-            col.charge_at(&share.facts, part.steps.max(0) as usize, last)?;
+            let site = share.last_reader_site();
+            let site = (site != NONE).then_some(site as usize);
+            col.charge_site(&share.facts, part.steps.max(0) as usize, site)?;
         }
         return Ok((part.flow(share), None));
     }
