@@ -237,6 +237,7 @@ fn compare_shared(name: &str, program: &Program, turn: usize) -> usize {
 
 #[test]
 fn fixtures_agree_across_processes_each_lowering_its_share() {
+    let _ports = ports();
     let (mut programs, mut links) = (0, 0);
     for (k, path) in fixtures().iter().enumerate() {
         if let Some(program) = support::compile(path) {
@@ -253,6 +254,7 @@ fn fixtures_agree_across_processes_each_lowering_its_share() {
 
 #[test]
 fn generated_programs_agree_across_processes_each_lowering_its_share() {
+    let _ports = ports();
     let cases = support::cases(20);
     let mut links = 0;
     for seed in 0..cases {
@@ -391,6 +393,13 @@ fn the_command_prints_what_the_rules_print() {
     assert_eq!(rules.stdout, dd.stdout, "{p}: the binary");
 }
 
+/// The tests that use ports one at a time: a port freed by one test and
+/// taken by another's process 0 would connect two tests' processes.
+fn ports() -> std::sync::MutexGuard<'static, ()> {
+    static PORTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    PORTS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Ports free on 127.0.0.1 now (bound, then released).
 fn free_ports(n: usize) -> Vec<u16> {
     let held: Vec<std::net::TcpListener> = (0..n)
@@ -456,6 +465,7 @@ fn cluster_flow(
 
 #[test]
 fn two_processes_on_localhost_print_what_the_rules_print() {
+    let _ports = ports();
     let dir = temp_dir("two");
     // A generated program with unknown conditions (a medium one).
     let gen = dir.join("gen.loop");
@@ -560,6 +570,7 @@ fn bad_combinations_exit_2() {
 
 #[test]
 fn a_process_without_peers_gives_up_after_the_timeout() {
+    let _ports = ports();
     let dir = temp_dir("alone");
     let hosts = hosts_file(&dir, &free_ports(2));
     let h = hosts.to_str().expect("a UTF-8 path");
@@ -696,6 +707,7 @@ fn spread_cases() -> Vec<String> {
 
 #[test]
 fn spread_processes_print_what_the_rules_print() {
+    let _ports = ports();
     let files = spread_cases();
     for (k, file) in files.iter().enumerate() {
         let format = if k % 2 == 0 { "text" } else { "json" };
@@ -709,6 +721,7 @@ fn spread_processes_print_what_the_rules_print() {
 /// reader sent to the wrong process, change the output of some files.
 #[test]
 fn spread_mutations_are_caught() {
+    let _ports = ports();
     let files = spread_cases();
     for mutate in [Mutate::Order, Mutate::Route] {
         let caught = files

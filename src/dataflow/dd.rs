@@ -343,8 +343,9 @@ fn run(
         return Ok((part.flow(share), None));
     }
     let got = std::mem::take(&mut *gathered.lock().unwrap_or_else(|e| e.into_inner()));
-    if !cluster.is_root() && !share.is_whole() {
-        // Only process 0 holds every operation: the others' flow is empty.
+    if !cluster.is_root() && (!share.is_whole() || cluster.spread) {
+        // Only process 0 holds every operation (or, spread, σ of a program
+        // it could not cut): the others' flow is empty.
         return Ok((Flow::start(&Facts::default()), None));
     }
     if std::env::var_os("ARRAYFLOW_PEAK").is_some() {
