@@ -304,6 +304,12 @@ fn run(
     let share = Arc::new(share);
     let gathered = Arc::new(Mutex::new(gathered));
     let part: Arc<Mutex<Part>> = Arc::default();
+    if spread {
+        let readers = share.accs().filter(|&x| share.is_read(x)).count();
+        part.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .reserve(readers);
+    }
     let builders = connect(cluster).map_err(LowerError::Cluster)?;
     {
         let share = Arc::clone(&share);
@@ -616,7 +622,13 @@ fn run_worker(
     };
     let feeds = |x: &Acc| share.is_read(*x) && share.op(*x) as usize % of == mine;
     // Room for a source record per reader fed (matmul: exactly).
-    if !gathers {
+    if spread {
+        let n = share.accs().filter(feeds).count();
+        held.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .sources
+            .reserve_exact(n);
+    } else if !gathers {
         let n = share.accs().filter(feeds).count();
         let mut g = local.lock().unwrap_or_else(|e| e.into_inner());
         g.sources.reserve_exact(n);
@@ -686,12 +698,17 @@ fn run_worker(
     }
     if let Some(part) = part {
         let held = std::mem::take(&mut *held.lock().unwrap_or_else(|e| e.into_inner()));
-        let mut items = held.ship(share, me);
-        if mutate == Mutate::Route {
-            let n = peers / workers;
-            items.iter_mut().for_each(|(to, _)| *to = (*to + 1) % n);
+        let n = peers / workers;
+        let route = |to: usize| match mutate {
+            Mutate::Route => (to + 1) % n,
+            _ => to,
+        };
+        let mut remote = Vec::new();
+        {
+            let mut local = part.lock().unwrap_or_else(|e| e.into_inner());
+            held.ship(share, me, route, &mut local, &mut remote);
         }
-        ship_spread(worker, items, workers, &part);
+        ship_spread(worker, remote, workers, &part);
         return;
     }
     let local = if gathers {

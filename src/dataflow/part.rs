@@ -53,16 +53,28 @@ impl Held {
         self.visits += r as i64;
     }
 
-    /// The words to ship, each with the process it goes to: per surviving
-    /// (slot, write) its operation (`[SOURCE, slot, op]`, with the site and
-    /// iteration vector appended for another process), per initial
-    /// `[INITIAL, slot]`, and `[STEPS, n]` to process 0. The pairs are this
-    /// worker's writes' (routed by write), so each is cancelled here or not
-    /// at all.
-    pub(super) fn ship(mut self, share: &Share, me: usize) -> Vec<(usize, Vec<i64>)> {
+    /// What this worker found, each item to the process `route` says: per
+    /// surviving (slot, write) its operation (`[SOURCE, slot, op]`, with
+    /// the site and iteration vector appended for another process), per
+    /// initial `[INITIAL, slot]`, and `[STEPS, n]` to process 0. This
+    /// process's go straight into `local` (most: a write is mostly read in
+    /// its own stretch), the others' into `remote`, to ship. The pairs are
+    /// this worker's writes' (routed by write), so each is cancelled here
+    /// or not at all.
+    pub(super) fn ship(
+        mut self,
+        share: &Share,
+        me: usize,
+        route: impl Fn(usize) -> usize,
+        local: &mut Part,
+        remote: &mut Vec<(usize, Vec<i64>)>,
+    ) {
         self.sources.sort_unstable();
         self.cancelled.sort_unstable();
-        let mut out = Vec::new();
+        let mut out = |to: usize, words: &[i64]| match route(to) {
+            to if to == me => local.receive(words),
+            to => remote.push((to, words.to_vec())),
+        };
         let mut c = 0;
         let mut last: Option<(u64, u32)> = None;
         for (k, &(s, w)) in self.sources.iter().enumerate() {
@@ -90,20 +102,24 @@ impl Held {
             }
             last = Some((s, op));
             let to = (s >> 32) as usize;
-            let mut words = vec![SOURCE, i64::from(s as u32), i64::from(op)];
-            if to != me {
+            let words = [SOURCE, i64::from(s as u32), i64::from(op)];
+            if route(to) == me {
+                out(to, &words);
+            } else {
+                let mut words = words.to_vec();
                 words.push(i64::from(share.site(op)));
                 words.extend_from_slice(share.op_iter(op));
+                out(to, &words);
             }
-            out.push((to, words));
         }
+        drop(self.sources);
+        drop(self.cancelled);
         for s in self.initial {
-            out.push(((s >> 32) as usize, vec![INITIAL, i64::from(s as u32)]));
+            out((s >> 32) as usize, &[INITIAL, i64::from(s as u32)]);
         }
         if self.visits != 0 {
-            out.push((0, vec![STEPS, self.visits]));
+            out(0, &[STEPS, self.visits]);
         }
-        out
     }
 }
 
@@ -120,6 +136,11 @@ pub(super) struct Part {
 }
 
 impl Part {
+    /// Room for `n` sources (one per reader: matmul exactly).
+    pub(super) fn reserve(&mut self, n: usize) {
+        self.sources.reserve_exact(n);
+    }
+
     /// One shipped item ([`Held::ship`]).
     pub(super) fn receive(&mut self, words: &[i64]) {
         match words {
