@@ -338,6 +338,11 @@ fn run(
         LowerError::Cluster("the dd engine's workers still hold the facts".to_string())
     })?;
     if spread {
+        if std::env::var_os("ARRAYFLOW_PEAK").is_some() {
+            let peak = crate::budget::peak().unwrap_or(0);
+            let p = cluster.process;
+            eprintln!("peak heap of process {p} after the dd run: {peak} bytes");
+        }
         let part = std::mem::take(&mut *part.lock().unwrap_or_else(|e| e.into_inner()));
         if cluster.is_root() {
             // The walk-step budget, on the steps of every process.
