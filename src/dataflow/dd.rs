@@ -696,10 +696,12 @@ fn run_worker(
     while !probe.done() {
         worker.step_or_park(None);
     }
-    if gathers && std::env::var_os("ARRAYFLOW_PEAK").is_some() {
-        // The walk's part of process 0's peak, before the records come.
+    if (gathers || spread && index.is_multiple_of(workers))
+        && std::env::var_os("ARRAYFLOW_PEAK").is_some()
+    {
+        // The walk's part of the peak, before the records are shipped.
         let peak = crate::budget::peak().unwrap_or(0);
-        eprintln!("peak heap of process 0 after the walk: {peak} bytes");
+        eprintln!("peak heap of process {me} after the walk: {peak} bytes");
     }
     if let Some(part) = part {
         let held = std::mem::take(&mut *held.lock().unwrap_or_else(|e| e.into_inner()));
