@@ -710,12 +710,11 @@ fn run_worker(
             Mutate::Route => (to + 1) % n,
             _ => to,
         };
-        let mut remote = Vec::new();
-        {
+        let remote = {
             let mut local = part.lock().unwrap_or_else(|e| e.into_inner());
-            held.ship(share, me, route, &mut local, &mut remote);
-        }
-        ship_spread(worker, remote, workers, &part);
+            held.ship(share, me, route, &mut local)
+        };
+        ship_spread(worker, remote.words(share, route), workers, &part);
         return;
     }
     let local = if gathers {
@@ -751,7 +750,7 @@ fn run_worker(
 /// waiting until the receivers have taken the ones before.
 fn ship_spread(
     worker: &mut timely::worker::Worker,
-    items: Vec<(usize, Vec<i64>)>,
+    items: impl Iterator<Item = (usize, Vec<i64>)>,
     workers: usize,
     part: &Arc<Mutex<Part>>,
 ) {
@@ -773,7 +772,7 @@ fn ship_spread(
         input
     });
     let mut round = 0;
-    for (n, (to, words)) in items.into_iter().enumerate() {
+    for (n, (to, words)) in items.enumerate() {
         ship.send(((to * workers) as u64, words));
         if (n + 1).is_multiple_of(SHIP) {
             round += 1;

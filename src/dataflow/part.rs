@@ -53,31 +53,28 @@ impl Held {
         self.visits += r as i64;
     }
 
-    /// What this worker found, each item to the process `route` says: per
-    /// surviving (slot, write) its operation (`[SOURCE, slot, op]`, with
-    /// the site and iteration vector appended for another process), per
-    /// initial `[INITIAL, slot]`, and `[STEPS, n]` to process 0. This
-    /// process's go straight into `local` (most: a write is mostly read in
-    /// its own stretch), the others' into `remote`, to ship. The pairs are
-    /// this worker's writes' (routed by write), so each is cancelled here
-    /// or not at all.
+    /// What this worker found, each item for the process `route` says:
+    /// per surviving (slot, write) its operation, per initial the slot, the
+    /// walk steps for process 0. This process's go straight into `local`
+    /// (a write is mostly read in its own stretch); the others' are left,
+    /// compact and in place, as (slot, operation or NONE for the initial
+    /// value) with the steps, for [`Remote::words`]. The pairs are this
+    /// worker's writes' (routed by write), so each is cancelled here or not
+    /// at all.
     pub(super) fn ship(
         mut self,
         share: &Share,
         me: usize,
         route: impl Fn(usize) -> usize,
         local: &mut Part,
-        remote: &mut Vec<(usize, Vec<i64>)>,
-    ) {
+    ) -> Remote {
         self.sources.sort_unstable();
         self.cancelled.sort_unstable();
-        let mut out = |to: usize, words: &[i64]| match route(to) {
-            to if to == me => local.receive(words),
-            to => remote.push((to, words.to_vec())),
-        };
         let mut c = 0;
+        let mut n = 0;
         let mut last: Option<(u64, u32)> = None;
-        for (k, &(s, w)) in self.sources.iter().enumerate() {
+        for k in 0..self.sources.len() {
+            let (s, w) = self.sources[k];
             // A pair survives when it has more visits than cancellations.
             if self.sources.get(k + 1) == Some(&(s, w)) {
                 continue;
@@ -101,25 +98,67 @@ impl Held {
                 continue;
             }
             last = Some((s, op));
-            let to = (s >> 32) as usize;
-            let words = [SOURCE, i64::from(s as u32), i64::from(op)];
-            if route(to) == me {
-                out(to, &words);
+            if route((s >> 32) as usize) == me {
+                local.receive(&[SOURCE, i64::from(s as u32), i64::from(op)]);
             } else {
-                let mut words = words.to_vec();
-                words.push(i64::from(share.site(op)));
-                words.extend_from_slice(share.op_iter(op));
-                out(to, &words);
+                // In place: n is at most the start of this run.
+                self.sources[n] = (s, op);
+                n += 1;
             }
         }
-        drop(self.sources);
+        self.sources.truncate(n);
         drop(self.cancelled);
         for s in self.initial {
-            out((s >> 32) as usize, &[INITIAL, i64::from(s as u32)]);
+            if route((s >> 32) as usize) == me {
+                local.receive(&[INITIAL, i64::from(s as u32)]);
+            } else {
+                self.sources.push((s, NONE));
+            }
         }
-        if self.visits != 0 {
-            out(0, &[STEPS, self.visits]);
+        let mut steps = self.visits;
+        if route(0) == me {
+            local.steps += steps;
+            steps = 0;
         }
+        Remote {
+            pairs: self.sources,
+            steps,
+        }
+    }
+}
+
+/// What a worker ships to other processes ([`Held::ship`]).
+pub(super) struct Remote {
+    pairs: Vec<(u64, u32)>,
+    steps: i64,
+}
+
+impl Remote {
+    /// The words to ship, made as they are taken, each with the process
+    /// it goes to: `[SOURCE, slot, op]` (with the operation's site and
+    /// iteration vector the first time it goes to that process),
+    /// `[INITIAL, slot]`, `[STEPS, n]`.
+    pub(super) fn words<'a>(
+        self,
+        share: &'a Share,
+        route: impl Fn(usize) -> usize + 'a,
+    ) -> impl Iterator<Item = (usize, Vec<i64>)> + 'a {
+        let mut sent: std::collections::HashSet<(usize, u32)> = Default::default();
+        let steps = (self.steps != 0).then(|| (route(0), vec![STEPS, self.steps]));
+        let pairs = self.pairs.into_iter().map(move |(s, op)| {
+            let to = route((s >> 32) as usize);
+            let slot = i64::from(s as u32);
+            if op == NONE {
+                return (to, vec![INITIAL, slot]);
+            }
+            let mut words = vec![SOURCE, slot, i64::from(op)];
+            if sent.insert((to, op)) {
+                words.push(i64::from(share.site(op)));
+                words.extend_from_slice(share.op_iter(op));
+            }
+            (to, words)
+        });
+        pairs.chain(steps)
     }
 }
 
