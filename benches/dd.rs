@@ -110,7 +110,8 @@ fn processes(p: usize, n: i64) -> (Vec<(u64, u64)>, Duration) {
         let bytes = |before: bool| -> u64 {
             err.lines()
                 .filter_map(|l| l.strip_prefix("peak heap of process "))
-                .find(|l| l.contains(" before the dd run") == before)
+                // The last: the process's final peak, not an earlier probe.
+                .rfind(|l| l.contains(" before the dd run") == before)
                 .and_then(|l| l.split(": ").nth(1))
                 .and_then(|b| b.trim_end_matches(" bytes").parse().ok())
                 .expect("the peak is reported")

@@ -30,7 +30,7 @@
 
 mod support;
 
-use arrayflow::dataflow::dd::{with_cluster, Cluster, FEED};
+use arrayflow::dataflow::dd::{with_cluster, Cluster, Mutate, FEED};
 use arrayflow::dataflow::{
     analyze_framed, analyze_instances, with_threads, Config, DataflowError, Flow, Instances,
 };
@@ -136,6 +136,7 @@ fn shared(
                     timeout: Duration::from_secs(60),
                     // Many rounds even on small programs.
                     round: 16,
+                    ..Cluster::local(workers)
                 };
                 let kinds = &kinds;
                 scope.spawn(move || {
@@ -236,6 +237,7 @@ fn compare_shared(name: &str, program: &Program, turn: usize) -> usize {
 
 #[test]
 fn fixtures_agree_across_processes_each_lowering_its_share() {
+    let _ports = ports();
     let (mut programs, mut links) = (0, 0);
     for (k, path) in fixtures().iter().enumerate() {
         if let Some(program) = support::compile(path) {
@@ -252,6 +254,7 @@ fn fixtures_agree_across_processes_each_lowering_its_share() {
 
 #[test]
 fn generated_programs_agree_across_processes_each_lowering_its_share() {
+    let _ports = ports();
     let cases = support::cases(20);
     let mut links = 0;
     for seed in 0..cases {
@@ -390,6 +393,13 @@ fn the_command_prints_what_the_rules_print() {
     assert_eq!(rules.stdout, dd.stdout, "{p}: the binary");
 }
 
+/// The tests that use ports one at a time: a port freed by one test and
+/// taken by another's process 0 would connect two tests' processes.
+fn ports() -> std::sync::MutexGuard<'static, ()> {
+    static PORTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    PORTS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Ports free on 127.0.0.1 now (bound, then released).
 fn free_ports(n: usize) -> Vec<u16> {
     let held: Vec<std::net::TcpListener> = (0..n)
@@ -455,6 +465,7 @@ fn cluster_flow(
 
 #[test]
 fn two_processes_on_localhost_print_what_the_rules_print() {
+    let _ports = ports();
     let dir = temp_dir("two");
     // A generated program with unknown conditions (a medium one).
     let gen = dir.join("gen.loop");
@@ -559,6 +570,7 @@ fn bad_combinations_exit_2() {
 
 #[test]
 fn a_process_without_peers_gives_up_after_the_timeout() {
+    let _ports = ports();
     let dir = temp_dir("alone");
     let hosts = hosts_file(&dir, &free_ports(2));
     let h = hosts.to_str().expect("a UTF-8 path");
@@ -587,4 +599,137 @@ fn a_process_without_peers_gives_up_after_the_timeout() {
     );
     assert!(out.stdout.is_empty());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `flow ARGV` on `processes` processes of `workers` workers, as threads
+/// of this test on 127.0.0.1 (`run_to`, what each binary process runs),
+/// spread: each keeps σ of its own readers, process 0 merges the groups.
+/// Process 0's code and output, after checking the others succeeded
+/// (unless `mutate`).
+fn spread_here(
+    argv: &[&str],
+    processes: usize,
+    workers: usize,
+    mutate: Mutate,
+) -> (u8, String, String) {
+    use arrayflow::cli::flow::{run_to, Args};
+    use clap::{Args as _, FromArgMatches};
+    let cmd = Args::augment_args(clap::Command::new("flow"));
+    let m = cmd
+        .try_get_matches_from(std::iter::once("flow").chain(argv.iter().copied()))
+        .expect("the options parse");
+    let args = Args::from_arg_matches(&m).expect("flow's options");
+    let hosts: Vec<String> = free_ports(processes)
+        .iter()
+        .map(|p| format!("127.0.0.1:{p}"))
+        .collect();
+    let mut runs: Vec<(u8, String, String)> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..processes)
+            .map(|process| {
+                let cluster = Cluster {
+                    process,
+                    hosts: hosts.clone(),
+                    timeout: Duration::from_secs(60),
+                    round: 16,
+                    spread: true,
+                    mutate,
+                    ..Cluster::local(workers)
+                };
+                let args = &args;
+                scope.spawn(move || {
+                    let (mut out, mut err) = (Vec::new(), Vec::new());
+                    let code = with_cluster(cluster, || run_to(args, &mut out, &mut err));
+                    let text = |b: Vec<u8>| String::from_utf8(b).expect("UTF-8 output");
+                    (arrayflow::cli::code_of(code), text(out), text(err))
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().expect("a process thread"))
+            .collect()
+    });
+    // Their output goes nowhere (the binary's does not either).
+    for (i, (code, _, err)) in runs.iter().enumerate().skip(1) {
+        assert!(mutate != Mutate::None || *code == 0, "process {i}: {err}");
+    }
+    runs.swap_remove(0)
+}
+
+/// The files of `programs` written under `dir`, as paths.
+fn written(dir: &Path, programs: impl Iterator<Item = (String, Program)>) -> Vec<String> {
+    programs
+        .map(|(name, p)| {
+            let path = dir.join(format!("{name}.loop"));
+            std::fs::write(&path, arrayflow::print::program(&p)).expect("writes");
+            path.to_str().expect("a UTF-8 path").to_string()
+        })
+        .collect()
+}
+
+/// Whether `flow FILE --format FORMAT` on `processes` spread processes
+/// prints what the rules print; `Err` says where not.
+fn spread_agrees(
+    file: &str,
+    format: &str,
+    processes: usize,
+    workers: usize,
+    mutate: Mutate,
+) -> Result<(), String> {
+    let argv = [file, "--format", format];
+    let rules = flow_here(&[&argv[..], &["--engine", "rules"]].concat(), None);
+    let dd = spread_here(
+        &[&argv[..], &["--engine", "dd"]].concat(),
+        processes,
+        workers,
+        mutate,
+    );
+    if rules == dd {
+        return Ok(());
+    }
+    Err(format!(
+        "{file}, {format}, {processes} processes of {workers} workers: rules {rules:?}, dd {dd:?}"
+    ))
+}
+
+/// Every fixture and generated program (20 by default, `ARRAYFLOW_CASES`),
+/// text and JSON by turns, at 2 processes of 1 worker and 3 of 2.
+fn spread_cases() -> Vec<String> {
+    let dir = temp_dir("spread");
+    let gen = (0..support::cases(20)).map(|seed| (format!("gen{seed}"), support::generated(seed)));
+    let mut files: Vec<String> = fixtures()
+        .iter()
+        .map(|p| p.to_str().expect("a UTF-8 path").to_string())
+        .collect();
+    files.extend(written(&dir, gen));
+    files
+}
+
+#[test]
+fn spread_processes_print_what_the_rules_print() {
+    let _ports = ports();
+    let files = spread_cases();
+    for (k, file) in files.iter().enumerate() {
+        let format = if k % 2 == 0 { "text" } else { "json" };
+        let (processes, workers) = if k % 3 == 0 { (3, 2) } else { (2, 1) };
+        spread_agrees(file, format, processes, workers, Mutate::None)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// The check can fail: parts absorbed out of order, or the records of a
+/// reader sent to the wrong process, change the output of some files.
+#[test]
+fn spread_mutations_are_caught() {
+    let _ports = ports();
+    let files = spread_cases();
+    for mutate in [Mutate::Order, Mutate::Route] {
+        let caught = files
+            .iter()
+            .take(40)
+            .filter(|f| spread_agrees(f, "text", 3, 1, mutate).is_err())
+            .count();
+        eprintln!("{mutate:?}: {caught} of 40 files differ");
+        assert!(caught > 0, "{mutate:?} changes some output");
+    }
 }

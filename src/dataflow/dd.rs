@@ -39,6 +39,7 @@
 //! rules (`Kinds::with_engine`) runs on the ascent engine instead.
 
 use super::engine::{Acc, Collector, Engine, Kept, Limits, Op};
+use super::part::{Held, Part};
 use super::{DataflowError, Flow};
 use crate::facts::{Facts, Lit, LowerError, Share, NONE};
 use differential_dataflow::input::Input;
@@ -72,6 +73,25 @@ pub struct Cluster {
     /// Readers each worker feeds per round (at least 1; [`FEED`] by
     /// default): the walk holds at most two rounds' visits at once.
     pub round: usize,
+    /// Each process keeps σ of its own stretch's readers (a partial
+    /// [`Flow`], [`part`]) instead of process 0 gathering all of it: for
+    /// output that merges per stretch (`flow`'s grouped formats).
+    pub spread: bool,
+    /// A deliberate fault, for the tests that check the checks can fail.
+    #[doc(hidden)]
+    pub mutate: Mutate,
+}
+
+/// A deliberate fault of a spread run ([`Cluster::mutate`]).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mutate {
+    #[default]
+    None,
+    /// Process 0 absorbs the other processes' parts in reverse order.
+    Order,
+    /// Every record of a reader goes to the next process instead.
+    Route,
 }
 
 impl Cluster {
@@ -83,6 +103,8 @@ impl Cluster {
             hosts: Vec::new(),
             timeout: DEFAULT_TIMEOUT,
             round: FEED,
+            spread: false,
+            mutate: Mutate::None,
         }
     }
 
@@ -142,13 +164,18 @@ type Keyed<K, V> = Vec<(K, V)>;
 
 /// A visit of a reader's walk: (reader, its read slot, its operation, the
 /// write visited or NONE).
-type Visit = (Acc, u32, Op, Acc);
+type Visit = (Acc, Slot, Op, Acc);
 
-/// What goes to worker 0 of process 0: `(SOURCE, slot, op)` for a source
-/// visit of a write of `op` (with -1 for a conflict, which cancels it),
-/// `(INITIAL, slot, reader)` for a walk that reached the initial value,
-/// `(CONFLICT, 0, 0)` for a conflict (a walk step).
-type Record = (u8, u32, u32);
+/// A reader's slot with its owner: `process << 32 | slot`.
+type Slot = u64;
+
+/// What goes to worker 0 of process 0: `(SOURCE, slot, op, 0)` for a
+/// source visit of a write of `op` (with -1 for a conflict, which cancels
+/// it), `(INITIAL, slot, reader, 0)` for a walk that reached the initial
+/// value, `(CONFLICT, 0, 0, 0)` for a conflict (a walk step). Spread
+/// ([`Cluster::spread`]): `(SOURCE, slot, write, write's owner)`, to that
+/// owner, which alone can name the write's operation.
+type Record = (u8, Slot, u32, u32);
 const SOURCE: u8 = 0;
 const INITIAL: u8 = 1;
 const CONFLICT: u8 = 2;
@@ -175,8 +202,8 @@ struct Gathered {
 }
 
 impl Gathered {
-    fn add(&mut self, (tag, a, b): Record, r: isize) {
-        let key = u64::from(a) << 32 | u64::from(b);
+    fn add(&mut self, (tag, a, b, _): Record, r: isize) {
+        let key = (a & u64::from(u32::MAX)) << 32 | u64::from(b);
         let n = r.unsigned_abs();
         match tag {
             SOURCE if r > 0 => self.sources.extend(std::iter::repeat_n(key, n)),
@@ -226,7 +253,12 @@ pub(super) fn analyze_shared(
     frame: &crate::facts::Frame,
     cluster: &Cluster,
 ) -> Result<Flow, (DataflowError, u64)> {
-    let share = crate::facts::lower_share(
+    // Spread, process 0 needs no other stretch's operations.
+    let lower = match cluster.spread {
+        true => crate::facts::lower_share_light,
+        false => crate::facts::lower_share,
+    };
+    let share = lower(
         program,
         config,
         kinds,
@@ -262,7 +294,8 @@ fn run(
         );
     }
     // Room for a source per reader (matmul: exactly), not grown by doubling.
-    let root = cluster.is_root();
+    let spread = cluster.spread && !share.is_whole();
+    let root = cluster.is_root() && !spread;
     let gathered = Gathered {
         sources: Vec::with_capacity(if root { share.readers().0 as usize } else { 0 }),
         fold: !limits.keep,
@@ -270,18 +303,31 @@ fn run(
     };
     let share = Arc::new(share);
     let gathered = Arc::new(Mutex::new(gathered));
+    let part: Arc<Mutex<Part>> = Arc::default();
+    if spread {
+        let readers = share.accs().filter(|&x| share.is_read(x)).count();
+        part.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .reserve(readers);
+    }
     let builders = connect(cluster).map_err(LowerError::Cluster)?;
     {
         let share = Arc::clone(&share);
         let gathered = Arc::clone(&gathered);
-        let root = cluster.is_root();
+        let part = Arc::clone(&part);
+        let process = cluster.process;
+        let mutate = cluster.mutate;
         let workers = cluster.workers.max(1);
         let feed = cluster.round.max(1);
         let guards = timely::execute::execute_from(
             builders.0,
             builders.1,
             timely::WorkerConfig::default(),
-            move |worker| run_worker(worker, &share, workers, feed, root.then_some(&gathered)),
+            move |worker| {
+                let spread = spread.then_some((process, &part));
+                let gathered = root.then_some(&gathered);
+                run_worker(worker, &share, workers, feed, gathered, spread, mutate)
+            },
         )
         .map_err(|e| LowerError::Cluster(format!("the dd engine could not start: {e}")))?;
         for r in guards.join() {
@@ -291,9 +337,26 @@ fn run(
     let share = Arc::try_unwrap(share).map_err(|_| {
         LowerError::Cluster("the dd engine's workers still hold the facts".to_string())
     })?;
+    if spread {
+        if std::env::var_os("ARRAYFLOW_PEAK").is_some() {
+            let peak = crate::budget::peak().unwrap_or(0);
+            let p = cluster.process;
+            eprintln!("peak heap of process {p} after the dd run: {peak} bytes");
+        }
+        let part = std::mem::take(&mut *part.lock().unwrap_or_else(|e| e.into_inner()));
+        if cluster.is_root() {
+            // The walk-step budget, on the steps of every process.
+            let mut col = Collector::new(&share.facts, limits);
+            let site = share.last_reader_site();
+            let site = (site != NONE).then_some(site as usize);
+            col.charge_site(&share.facts, part.steps.max(0) as usize, site)?;
+        }
+        return Ok((part.flow(share), None));
+    }
     let got = std::mem::take(&mut *gathered.lock().unwrap_or_else(|e| e.into_inner()));
-    if !cluster.is_root() && !share.is_whole() {
-        // Only process 0 holds every operation: the others' flow is empty.
+    if !cluster.is_root() && (!share.is_whole() || cluster.spread) {
+        // Only process 0 holds every operation (or, spread, σ of a program
+        // it could not cut): the others' flow is empty.
         return Ok((Flow::start(&Facts::default()), None));
     }
     if std::env::var_os("ARRAYFLOW_PEAK").is_some() {
@@ -404,9 +467,16 @@ fn run_worker(
     workers: usize,
     feed: usize,
     gathered: Option<&Arc<Mutex<Gathered>>>,
+    spread: Option<(usize, &Arc<Mutex<Part>>)>,
+    mutate: Mutate,
 ) {
     let (index, peers) = (worker.index(), worker.peers());
     let whole = share.is_whole();
+    // Spread: this process's index, and what it receives for its readers.
+    let me = spread.map_or(0, |(p, _)| p);
+    let part = spread.map(|(_, p)| Arc::clone(p));
+    let spread = part.is_some();
+    let held: Arc<Mutex<Held>> = Arc::default();
     let probe = timely::dataflow::ProbeHandle::new();
     let sink = gathered.filter(|_| index == 0).cloned();
     // Worker 0 of process 0 keeps its records in the flow's gathering.
@@ -446,7 +516,7 @@ fn run_worker(
             // closure removes the forced ones.
             let must = (owned.clone())
                 .flat_map(move |(x, s, o, w)| {
-                    let lits: Keyed<(Op, LitKey), (Acc, u32, Acc, Acc)> = if f.is_must(w) {
+                    let lits: Keyed<(Op, LitKey), (Acc, Slot, Acc, Acc)> = if f.is_must(w) {
                         let h = f.link(w);
                         (f.guard(f.op(w)))
                             .map(|l| ((o, lit_key(l)), (x, s, w, h)))
@@ -465,29 +535,64 @@ fn run_worker(
             (initial.leave(scope), owned.leave(scope))
         });
         let f = Arc::clone(share);
+        let q = me as u32;
         let conflict = (owned.clone())
             .flat_map(move |(x, s, o, w)| {
                 let ow = f.op(w);
-                let lits: Keyed<CondLit, (Acc, u32, Acc, Op)> =
-                    (f.cond_lits(ow).map(|(i, b)| ((o, i, !b), (x, s, w, ow)))).collect();
+                let lits: Keyed<CondLit, (Acc, Slot, Acc, Op, u32)> =
+                    (f.cond_lits(ow).map(|(i, b)| ((o, i, !b), (x, s, w, ow, q)))).collect();
                 lits
             })
             .semijoin(conds)
             .map(|(_, xw)| xw)
             .distinct();
         // source = visit − conflict: every conflict is a visit, each once.
+        // Spread, a source is the write's, at its owner (`q`).
         let f = Arc::clone(share);
-        let out = (owned.map(move |(_, s, _, w)| (SOURCE, s, f.op(w))))
-            .concat(conflict.clone().map(|(_, s, _, o)| (SOURCE, s, o)).negate())
-            .concat(conflict.map(|_| (CONFLICT, 0, 0)))
-            .concat(initial.map(|(x, s, _, _)| (INITIAL, s, x)));
+        let out = (owned.map(move |(_, s, _, w)| match spread {
+            true => (SOURCE, s, w, q),
+            false => (SOURCE, s, f.op(w), 0),
+        }))
+        .concat(
+            (conflict.clone())
+                .map(move |(_, s, w, o, q)| match spread {
+                    true => (SOURCE, s, w, q),
+                    false => (SOURCE, s, o, 0),
+                })
+                .negate(),
+        )
+        .concat(conflict.map(|_| (CONFLICT, 0, 0, 0)))
+        .concat(initial.map(|(x, s, _, _)| (INITIAL, s, x, 0)));
         // Kept where made until the walk is done everywhere, then shipped
         // (below): shipped as made, process 0 peaked at 448 MB instead of
         // 325 to 387 (matmul N=128, 4 processes).
         let local = Arc::clone(&local);
-        out.inner
+        let records = if spread {
+            // A source to a worker of its write's owner, where its
+            // cancellation meets it; the rest stays.
+            let route = move |((tag, _, w, q), _, _): &(Record, _, isize)| match *tag {
+                SOURCE => (*q as usize * workers + *w as usize % workers) as u64,
+                _ => index as u64,
+            };
+            out.inner.exchange(route)
+        } else {
+            out.inner
+        };
+        let kept = Arc::clone(&held);
+        records
             .inspect_core(move |event| {
                 if let Ok((_, data)) = event {
+                    if spread {
+                        let mut h = kept.lock().unwrap_or_else(|e| e.into_inner());
+                        for &((tag, s, w, _), _, r) in data.iter() {
+                            match tag {
+                                SOURCE => h.add_source(s, w, r),
+                                INITIAL => h.add_initial(s, r),
+                                _ => h.add_steps(r),
+                            }
+                        }
+                        return;
+                    }
                     let mut g = local.lock().unwrap_or_else(|e| e.into_inner());
                     for &(d, _, r) in data.iter() {
                         g.add(d, r);
@@ -522,7 +627,13 @@ fn run_worker(
     };
     let feeds = |x: &Acc| share.is_read(*x) && share.op(*x) as usize % of == mine;
     // Room for a source record per reader fed (matmul: exactly).
-    if !gathers {
+    if spread {
+        let n = share.accs().filter(feeds).count();
+        held.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .sources
+            .reserve_exact(n);
+    } else if !gathers {
         let n = share.accs().filter(feeds).count();
         let mut g = local.lock().unwrap_or_else(|e| e.into_inner());
         g.sources.reserve_exact(n);
@@ -538,7 +649,8 @@ fn run_worker(
         if o as usize % of != mine {
             continue;
         }
-        reads.insert((x, share.slot(x), o, share.prev(x)));
+        let s = (me as u64) << 32 | u64::from(share.slot(x));
+        reads.insert((x, s, o, share.prev(x)));
         fed += 1;
         if last != Some(o) {
             last = Some(o);
@@ -584,10 +696,26 @@ fn run_worker(
     while !probe.done() {
         worker.step_or_park(None);
     }
-    if gathers && std::env::var_os("ARRAYFLOW_PEAK").is_some() {
-        // The walk's part of process 0's peak, before the records come.
+    if (gathers || spread && index.is_multiple_of(workers))
+        && std::env::var_os("ARRAYFLOW_PEAK").is_some()
+    {
+        // The walk's part of the peak, before the records are shipped.
         let peak = crate::budget::peak().unwrap_or(0);
-        eprintln!("peak heap of process 0 after the walk: {peak} bytes");
+        eprintln!("peak heap of process {me} after the walk: {peak} bytes");
+    }
+    if let Some(part) = part {
+        let held = std::mem::take(&mut *held.lock().unwrap_or_else(|e| e.into_inner()));
+        let n = peers / workers;
+        let route = |to: usize| match mutate {
+            Mutate::Route => (to + 1) % n,
+            _ => to,
+        };
+        let remote = {
+            let mut local = part.lock().unwrap_or_else(|e| e.into_inner());
+            held.ship(share, me, route, &mut local)
+        };
+        ship_spread(worker, remote.words(share, route), workers, &part);
+        return;
     }
     let local = if gathers {
         Gathered::default()
@@ -604,6 +732,48 @@ fn run_worker(
     let mut round = 0;
     for (n, item) in items.enumerate() {
         ship.send(item);
+        if (n + 1).is_multiple_of(SHIP) {
+            round += 1;
+            ship.advance_to(round);
+            while shipped.less_than(&round) {
+                worker.step_or_park(None);
+            }
+        }
+    }
+    ship.close();
+    while !shipped.done() {
+        worker.step_or_park(None);
+    }
+}
+
+/// Spread: each item to worker 0 of the process it names, in rounds, each
+/// waiting until the receivers have taken the ones before.
+fn ship_spread(
+    worker: &mut timely::worker::Worker,
+    items: impl Iterator<Item = (usize, Vec<i64>)>,
+    workers: usize,
+    part: &Arc<Mutex<Part>>,
+) {
+    let index = worker.index();
+    let shipped = timely::dataflow::ProbeHandle::new();
+    let sink = index.is_multiple_of(workers).then(|| Arc::clone(part));
+    let mut ship = worker.dataflow::<u32, _, _>(|scope| {
+        let (input, stream) = VecInput::new_input::<(u64, Vec<i64>)>(&scope);
+        stream
+            .exchange(|(to, _)| *to)
+            .inspect(move |(_, words)| {
+                if let Some(sink) = &sink {
+                    sink.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .receive(words);
+                }
+            })
+            .probe_with(&shipped);
+        input
+    });
+    let mut round = 0;
+    for (n, (to, words)) in items.enumerate() {
+        ship.send(((to * workers) as u64, words));
         if (n + 1).is_multiple_of(SHIP) {
             round += 1;
             ship.advance_to(round);
@@ -650,7 +820,7 @@ fn connect(cluster: &Cluster) -> Result<Builders, String> {
 const HELLO: u64 = 0x6172_7261_7966_6c77; // "arrayflw"
 
 /// One socket per other process (None at this process's own index).
-fn sockets(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, String> {
+pub(super) fn sockets(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, String> {
     let me = cluster.process;
     let n = cluster.processes();
     let deadline = Instant::now() + cluster.timeout;

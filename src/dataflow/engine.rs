@@ -429,11 +429,29 @@ impl Collector {
     /// The walk-step budget error at operation `op`.
     pub(super) fn over_at(&self, facts: &Facts, op: Op) -> DataflowError {
         let site = facts.op_site.get(op as usize).map(|_| facts.site(op));
+        self.over_site(facts, site.map(|s| facts.site_index(s)))
+    }
+
+    /// Adds `visits` walk steps, the last reader's site index being `site`.
+    pub(super) fn charge_site(
+        &mut self,
+        facts: &Facts,
+        visits: usize,
+        site: Option<usize>,
+    ) -> Result<(), DataflowError> {
+        self.visits = self.visits.saturating_add(visits as u64);
+        if self.visits > self.max {
+            return Err(self.over_site(facts, site));
+        }
+        Ok(())
+    }
+
+    /// The walk-step budget error at a reader of site index `site`.
+    fn over_site(&self, facts: &Facts, site: Option<usize>) -> DataflowError {
         LowerError::Budget {
             unit: "walk steps",
-            site: site.map_or_else(String::new, |s| {
-                facts.site_names[facts.site_index(s)].clone()
-            }),
+            site: (site.and_then(|s| facts.site_names.get(s)))
+                .map_or_else(String::new, Clone::clone),
             span: crate::model::Span::NONE,
             count: self.visits,
             max: self.max,

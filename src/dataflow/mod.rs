@@ -14,7 +14,11 @@ pub mod bag;
 pub mod dd;
 pub mod engine;
 pub mod grouped;
+#[cfg(feature = "dd")]
+pub mod merge;
 pub mod parallel;
+#[cfg(feature = "dd")]
+mod part;
 pub mod reference;
 pub mod render;
 pub mod rules;

@@ -314,6 +314,10 @@ struct GroupSink<'a, S, E> {
     n_stmts: usize,
     each: &'a mut Each<'a, S, E>,
     failed: Option<E>,
+    /// A spread run's merge, and why it failed.
+    #[cfg_attr(not(feature = "dd"), allow(dead_code))]
+    merge: Merge<'a>,
+    lost: Option<String>,
 }
 
 impl<S, E> GroupSink<'_, S, E> {
@@ -327,9 +331,24 @@ impl<S, E> GroupSink<'_, S, E> {
 
     fn emit_through(&mut self, kernel: usize) {
         while self.next < self.owner.len() && self.owner[self.next] <= kernel {
-            let done = self.grouper.take(self.site(self.next));
+            let site = self.site(self.next);
             self.next += 1;
-            if self.failed.is_none() && !done.is_empty() {
+            #[cfg(feature = "dd")]
+            if let Some(m) = self.merge.as_mut().and_then(|m| m.as_mut()) {
+                match m.site(site, &mut self.grouper) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(why) => {
+                        self.lost = Some(why);
+                        if let Some(m) = self.merge.as_mut() {
+                            **m = None;
+                        }
+                        continue;
+                    }
+                }
+            }
+            let done = self.grouper.take(site);
+            if self.failed.is_none() && self.lost.is_none() && !done.is_empty() {
                 if let Err(e) = (self.each)(&mut self.state, done) {
                     self.failed = Some(e);
                 }
@@ -376,6 +395,68 @@ pub fn file_groups<'db, S, E>(
     db: &'db dyn salsa::Database,
     file: SourceFile,
     start: impl FnOnce(&'db Program, Sizes) -> Result<S, E>,
+    each: impl FnMut(&mut S, Vec<AccessGroups>) -> Result<(), E>,
+) -> Result<Result<S, E>, FileFlowError> {
+    #[cfg(feature = "dd")]
+    if let Some(c) = crate::dataflow::dd::installed().filter(|c| c.spread) {
+        // σ across kernels asks for other kernels' σ where it is: only a
+        // file of one kernel groups its reads where they are.
+        if c.processes() > 1 && kernels(db, file).len() == 1 {
+            return spread_groups(db, file, &c, start, each);
+        }
+        let gather = crate::dataflow::dd::Cluster { spread: false, ..c };
+        return crate::dataflow::dd::with_cluster(gather, || {
+            groups_merged(db, file, None, start, each)
+        });
+    }
+    groups_merged(db, file, None, start, each)
+}
+
+/// [`file_groups`] of a file of one kernel on a spread dd cluster: each
+/// process groups the reads of its stretch, process 0 merges
+/// (`dataflow::merge`) and hands them on; the others hand nothing on.
+#[cfg(feature = "dd")]
+fn spread_groups<'db, S, E>(
+    db: &'db dyn salsa::Database,
+    file: SourceFile,
+    cluster: &crate::dataflow::dd::Cluster,
+    start: impl FnOnce(&'db Program, Sizes) -> Result<S, E>,
+    each: impl FnMut(&mut S, Vec<AccessGroups>) -> Result<(), E>,
+) -> Result<Result<S, E>, FileFlowError> {
+    let (program, _) = file_sizes(db, file)?;
+    check_kernels(db, file, program)?;
+    let failed = |why: String| {
+        let e = crate::dataflow::DataflowError::Cluster(why);
+        let kernel = kernels(db, file)[0];
+        FileFlowError::Analysis(super::kernel_error(
+            program,
+            kernel.program(db),
+            kernel.place(db),
+            &e,
+        ))
+    };
+    let merger = crate::dataflow::merge::Merger::connect(cluster).map_err(failed)?;
+    let mut merge = Some(merger);
+    let r = groups_merged(db, file, Some(&mut merge), start, each)?;
+    if let Some(m) = merge {
+        m.finish().map_err(failed)?;
+    }
+    Ok(r)
+}
+
+/// Where a spread run's parts meet ([`spread_groups`]); taken on a failure.
+#[cfg(feature = "dd")]
+type Merge<'m> = Option<&'m mut Option<crate::dataflow::merge::Merger>>;
+#[cfg(not(feature = "dd"))]
+type Merge<'m> = Option<&'m mut Option<()>>;
+
+/// [`file_groups`], each site's groups merged with the other processes'
+/// first when `merge` is given.
+fn groups_merged<'db, S, E>(
+    db: &'db dyn salsa::Database,
+    file: SourceFile,
+    merge: Merge<'_>,
+    start: impl FnOnce(&'db Program, Sizes) -> Result<S, E>,
     mut each: impl FnMut(&mut S, Vec<AccessGroups>) -> Result<(), E>,
 ) -> Result<Result<S, E>, FileFlowError> {
     let (program, sizes) = file_sizes(db, file)?;
@@ -407,9 +488,17 @@ pub fn file_groups<'db, S, E>(
         n_stmts,
         each: &mut each,
         failed: None,
+        merge,
+        lost: None,
     };
     each_read(db, file, program, &mut sink)?;
     sink.emit_through(usize::MAX);
+    if let Some(why) = sink.lost {
+        let e = crate::dataflow::DataflowError::Cluster(why);
+        let kernel = kernels(db, file)[0];
+        let d = super::kernel_error(program, kernel.program(db), kernel.place(db), &e);
+        return Err(FileFlowError::Analysis(d));
+    }
     Ok(match sink.failed {
         Some(e) => Err(e),
         None => Ok(sink.state),

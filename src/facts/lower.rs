@@ -13,7 +13,7 @@ use crate::model::eval::{self, StaticEnv};
 mod share;
 mod split;
 
-pub use share::{lower_share, Share};
+pub use share::{lower_share, lower_share_light, Share};
 pub use split::split_loops;
 
 use crate::model::{
@@ -182,7 +182,12 @@ pub fn lower_split(
 /// from this many access instances; or one process's share (`share`).
 enum Mode {
     Split(u64),
-    Share { part: usize, parts: usize },
+    Share {
+        part: usize,
+        parts: usize,
+        /// Process 0 keeps only its own stretch's operations.
+        light: bool,
+    },
 }
 
 /// What [`walk`] ends with.
@@ -273,11 +278,11 @@ fn walk<'p>(
     let mut facts = facts;
     let cells = CellTable::new(&dims);
     let window = match mode {
-        Mode::Share { part, parts } => {
+        Mode::Share { part, parts, light } => {
             // A frame's cells, and the most dimensions of an array.
             let dims_most = dims.iter().map(Vec::len).max().unwrap_or(0) as u64;
             let framed = framed.on.then_some((cells.tops.len() as u64, dims_most));
-            share::Window::new(part, parts, counted.as_ref(), framed, &mut facts)
+            share::Window::new(part, parts, light, counted.as_ref(), framed, &mut facts)
         }
         Mode::Split(_) => None,
     };

@@ -50,7 +50,8 @@ pub mod kinds;
 mod lower;
 
 pub use lower::{
-    lower, lower_cells, lower_framed, lower_share, lower_split, lower_with, split_loops, Share,
+    lower, lower_cells, lower_framed, lower_share, lower_share_light, lower_split, lower_with,
+    split_loops, Share,
 };
 
 use crate::model::{ArrayId, CondId, Program, Site, Span, StmtId};

@@ -18,7 +18,9 @@
 //! walk is deterministic. A process stops at the cut after its stretch,
 //! except process 0, which walks on to the end keeping every operation's
 //! tables (`op_site`, `iters`, `slots`: the `Flow` is built there) and the
-//! totals, and so meets every error the whole lowering would.
+//! totals, and so meets every error the whole lowering would; *light*
+//! ([`lower_share_light`], when each process builds its own readers' `Flow`),
+//! it keeps only its own stretch's operations, as the others do.
 
 use super::{walk, Lowerer, Mode};
 use crate::facts::count::Count;
@@ -72,10 +74,36 @@ impl AccTables {
     }
 }
 
+/// Process 0's operation tables of its stretch, set aside (light).
+#[derive(Default)]
+struct OpTables {
+    op_site: Vec<u32>,
+    op_scope: Vec<u32>,
+    iters: Vec<i64>,
+    slots: Vec<crate::facts::Slot>,
+    op_iter_start: Vec<u32>,
+}
+
+impl OpTables {
+    fn swap(&mut self, f: &mut Facts) {
+        std::mem::swap(&mut self.op_site, &mut f.op_site);
+        std::mem::swap(&mut self.op_scope, &mut f.op_scope);
+        std::mem::swap(&mut self.iters, &mut f.iters);
+        std::mem::swap(&mut self.slots, &mut f.slots);
+        std::mem::swap(&mut self.op_iter_start, &mut f.op_iter_start);
+    }
+}
+
 /// The walk's state in a share.
 pub(super) struct Window {
     part: usize,
     parts: usize,
+    /// Process 0 keeps only its stretch's operations.
+    light: bool,
+    /// Light: process 0's operations, set aside past its stretch.
+    kept_ops: Option<OpTables>,
+    /// The site index of the last reader's operation, once known.
+    last_reader_site: u32,
     /// Access instances counted up front (frames' left out, as `count`).
     total: u64,
     /// Where each process's stretch starts (access-instance ids), for the
@@ -97,6 +125,7 @@ impl Window {
     pub(super) fn new(
         part: usize,
         parts: usize,
+        light: bool,
         counted: Option<&Count>,
         framed: Option<(u64, u64)>,
         facts: &mut Facts,
@@ -113,7 +142,7 @@ impl Window {
         let n = |v: u64| (v / parts as u64 + v / (8 * parts as u64)) as usize;
         let ops = |v: u64, per_cell: u64| {
             let v = v + 2 * cells * per_cell;
-            if part == 0 {
+            if part == 0 && !light {
                 v as usize
             } else {
                 n(v)
@@ -131,6 +160,9 @@ impl Window {
         Some(Window {
             part,
             parts,
+            light,
+            kept_ops: None,
+            last_reader_site: NONE,
             total: c.instances,
             cuts: Vec::with_capacity(parts),
             stopped: false,
@@ -170,9 +202,24 @@ impl Window {
         self.entry.get(cell).copied().unwrap_or(NONE)
     }
 
+    /// Notes the last reader's site while its operation is held.
+    fn note_site(&mut self, facts: &Facts, base: &Base) {
+        let k = self.last_reader_op.wrapping_sub(base.op) as usize;
+        if let Some(&s) = facts.op_site.get(k) {
+            self.last_reader_site = s;
+        }
+    }
+
     /// At the end of the walk: process 0's stretch back in place.
     pub(super) fn finish(mut self, facts: &mut Facts, base: &mut Base) -> Window {
+        self.note_site(facts, base);
         self.n_accs = u64::from(base.acc) + facts.acc_op.len() as u64;
+        if let Some((mut ops, kept)) = self.kept_ops.take().zip(self.kept.as_ref().map(|k| k.1)) {
+            ops.swap(facts);
+            base.op = kept.op;
+            base.iters = kept.iters;
+            base.slot = kept.slot;
+        }
         if let Some((mut tables, kept)) = self.kept.take() {
             tables.swap(facts);
             base.acc = kept.acc;
@@ -233,6 +280,7 @@ impl Lowerer<'_, '_> {
         let Some(w) = &mut self.window else {
             return false;
         };
+        w.note_site(&self.facts, &self.base);
         if w.stopped {
             return true;
         }
@@ -258,8 +306,21 @@ impl Lowerer<'_, '_> {
                 let mut tables = AccTables::default();
                 tables.swap(&mut self.facts);
                 w.kept = Some((tables, start));
+                if w.light {
+                    // Its operations aside too; the later ones dropped.
+                    let mut ops = OpTables::default();
+                    ops.swap(&mut self.facts);
+                    self.base.op += ops.op_site.len() as u32;
+                    self.base.iters += ops.iters.len() as u32;
+                    self.base.slot += ops.slots.len() as u32;
+                    self.facts.op_iter_start.push(self.base.iters);
+                    w.kept_ops = Some(ops);
+                }
             } else {
                 drop_accs(&mut self.facts, &mut self.base);
+                if w.light {
+                    drop_ops(&mut self.facts, &mut self.base);
+                }
             }
         }
         false
@@ -280,6 +341,21 @@ pub struct Share {
     n_accs: u64,
     readers: u64,
     last_reader_op: u32,
+    last_reader_site: u32,
+}
+
+/// [`lower_share`], process 0 keeping only its own stretch's operations
+/// (the others' tables are not needed where each process builds the
+/// `Flow` of its own readers: `dataflow::dd`, spread).
+pub fn lower_share_light(
+    program: &Program,
+    config: &Config,
+    kinds: &[&'static dyn AccessLowering],
+    frame: &Frame,
+    part: usize,
+    parts: usize,
+) -> Result<Share, LowerError> {
+    share_of(program, config, kinds, frame, part, parts, true)
 }
 
 /// Lowers process `part`'s share of `program` out of `parts` (module
@@ -293,14 +369,20 @@ pub fn lower_share(
     part: usize,
     parts: usize,
 ) -> Result<Share, LowerError> {
-    let walked = walk(
-        program,
-        config,
-        kinds,
-        false,
-        frame,
-        Mode::Share { part, parts },
-    )?;
+    share_of(program, config, kinds, frame, part, parts, false)
+}
+
+fn share_of(
+    program: &Program,
+    config: &Config,
+    kinds: &[&'static dyn AccessLowering],
+    frame: &Frame,
+    part: usize,
+    parts: usize,
+    light: bool,
+) -> Result<Share, LowerError> {
+    let mode = Mode::Share { part, parts, light };
+    let walked = walk(program, config, kinds, false, frame, mode)?;
     let Some(w) = walked.window else {
         return Ok(Share::whole(walked.facts));
     };
@@ -312,6 +394,7 @@ pub fn lower_share(
         n_accs: w.n_accs,
         readers: w.readers,
         last_reader_op: w.last_reader_op,
+        last_reader_site: w.last_reader_site,
     })
 }
 
@@ -320,7 +403,9 @@ impl Share {
     pub fn whole(facts: Facts) -> Share {
         let readers = (0..facts.n_accs() as u32).filter(|&x| facts.is_read(x));
         let (readers, last) = readers.fold((0u64, NONE), |(n, _), x| (n + 1, facts.op(x)));
+        let last_reader_site = facts.op_site.get(last as usize).copied().unwrap_or(NONE);
         Share {
+            last_reader_site,
             n_accs: facts.n_accs() as u64,
             facts,
             base: Base::default(),
@@ -356,6 +441,12 @@ impl Share {
     /// Access instances of the whole program (known to process 0).
     pub fn n_accs(&self) -> u64 {
         self.n_accs
+    }
+
+    /// The site index of the last reader of the whole program (process 0),
+    /// or NONE.
+    pub fn last_reader_site(&self) -> u32 {
+        self.last_reader_site
     }
 
     /// Readers of the whole program, and the operation of the last (process 0).
@@ -397,6 +488,19 @@ impl Share {
 
     pub fn is_may(&self, x: u32) -> bool {
         self.has(x, role::WRITE) && !self.has(x, role::MUST)
+    }
+
+    /// The ids of the first operation, read slot and iteration entry held.
+    pub fn bases(&self) -> (u32, u32, u32) {
+        (self.base.op, self.base.slot, self.base.iters)
+    }
+
+    /// The iteration vector of operation `op` of this process's stretch.
+    pub fn op_iter(&self, op: u32) -> &[i64] {
+        let k = (op - self.base.op) as usize;
+        let f = &self.facts;
+        let at = |i: usize| (f.op_iter_start[i] - self.base.iters) as usize;
+        &f.iters[at(k)..at(k + 1)]
     }
 
     /// The site index of operation `op`.
