@@ -604,7 +604,7 @@ fn run_worker(
     });
     // The second dataflow: every worker's records to worker 0 of process 0.
     let shipped = timely::dataflow::ProbeHandle::new();
-    let mut ship = worker.dataflow::<u32, _, _>(|scope| {
+    let ship = worker.dataflow::<u32, _, _>(|scope| {
         let (input, stream) = VecInput::new_input::<Shipped>(&scope);
         stream
             .exchange(|_| 0)
@@ -729,6 +729,17 @@ fn run_worker(
         .chain(conflicts);
     // In rounds, each waiting until process 0 has taken the ones before,
     // so that they cannot pile up there.
+    send_in_rounds(worker, ship, &shipped, items);
+}
+
+/// Sends `items` in rounds of `SHIP`, each waiting until the receivers
+/// have taken the ones before, then closes the input and waits for all.
+fn send_in_rounds<D: Clone + 'static>(
+    worker: &mut timely::worker::Worker,
+    mut ship: timely::dataflow::operators::vec::input::Handle<u32, D>,
+    shipped: &timely::dataflow::ProbeHandle<u32>,
+    items: impl Iterator<Item = D>,
+) {
     let mut round = 0;
     for (n, item) in items.enumerate() {
         ship.send(item);
@@ -757,7 +768,7 @@ fn ship_spread(
     let index = worker.index();
     let shipped = timely::dataflow::ProbeHandle::new();
     let sink = index.is_multiple_of(workers).then(|| Arc::clone(part));
-    let mut ship = worker.dataflow::<u32, _, _>(|scope| {
+    let ship = worker.dataflow::<u32, _, _>(|scope| {
         let (input, stream) = VecInput::new_input::<(u64, Vec<i64>)>(&scope);
         stream
             .exchange(|(to, _)| *to)
@@ -771,21 +782,8 @@ fn ship_spread(
             .probe_with(&shipped);
         input
     });
-    let mut round = 0;
-    for (n, (to, words)) in items.enumerate() {
-        ship.send(((to * workers) as u64, words));
-        if (n + 1).is_multiple_of(SHIP) {
-            round += 1;
-            ship.advance_to(round);
-            while shipped.less_than(&round) {
-                worker.step_or_park(None);
-            }
-        }
-    }
-    ship.close();
-    while !shipped.done() {
-        worker.step_or_park(None);
-    }
+    let items = items.map(|(to, words)| ((to * workers) as u64, words));
+    send_in_rounds(worker, ship, &shipped, items);
 }
 
 /// Records shipped to process 0 in one round (1 MB).
