@@ -42,7 +42,9 @@ use super::affine::AffineSchedule;
 use crate::dependence::Verdict;
 use crate::model::{Access, Affine, ArrayId, CounterId, Program, Site, StmtId, Var};
 use crate::symbolic::domain::{self, Atom, Dnf, Place};
-use crate::symbolic::prove::{fresh, precedes, subst, subst_dnf, Prover};
+use crate::symbolic::prove::{
+    fresh, path_atoms, precedes, subscripts, subst, subst_dnf, vars_of, Prover,
+};
 use std::collections::HashMap;
 
 /// The outcome, and how many exact tests it took.
@@ -298,11 +300,12 @@ impl Proving<'_> {
                 .quast(s, k)
                 .ok_or_else(|| format!("{} has no symbolic σ: {}", what(), why_not(sym, s, k)))?;
             let access = stmts[s.index()].reads()[k];
-            let x: Vec<Affine> = counters(&self.places[s.index()]);
+            let x: Vec<Affine> = vars_of(&self.places[s.index()].counters());
             let cell = subscripts(access).ok_or_else(|| format!("{}: not affine", what()))?;
             let dom = self.domain(s)?;
             for (path, leaf) in q.leaves() {
-                let base = domain::and(&dom, &vec![path_atoms(&path)?]).ok_or(TOO_BIG)?;
+                let base =
+                    domain::and(&dom, &vec![path_atoms(&path).ok_or(TOO_BIG)?]).ok_or(TOO_BIG)?;
                 let Some(target) = target else {
                     // The original array holds only initial values.
                     if let Some(src) = leaf {
@@ -417,7 +420,8 @@ impl Proving<'_> {
         let cell_at = subscripts(access).ok_or("internal: the final read is not affine")?;
         let dom = self.domain(o)?;
         for (path, leaf) in q.leaves() {
-            let base = domain::and(&dom, &vec![path_atoms(&path)?]).ok_or(TOO_BIG)?;
+            let base =
+                domain::and(&dom, &vec![path_atoms(&path).ok_or(TOO_BIG)?]).ok_or(TOO_BIG)?;
             let Some(target) = &target else {
                 if let Some(src) = leaf {
                     return Err(format!(
@@ -838,32 +842,6 @@ fn why_not(sym: &crate::symbolic::Symbolic, s: StmtId, k: usize) -> String {
                 "its sources are only known as a set".to_string()
             }
         })
-}
-
-fn counters(p: &Place) -> Vec<Affine> {
-    p.counters()
-        .into_iter()
-        .map(|c| Affine::var(Var::Counter(c)))
-        .collect()
-}
-
-fn subscripts(a: &Access) -> Option<Vec<Affine>> {
-    a.subscripts.iter().map(|s| s.affine.clone()).collect()
-}
-
-/// A quast path as atoms (`(e, true)`: e ≥ 0).
-fn path_atoms(path: &[(Affine, bool)]) -> Result<Vec<Atom>, String> {
-    path.iter()
-        .map(|(e, holds)| {
-            if *holds {
-                e.checked_scale(-1)
-            } else {
-                e.checked_add(&Affine::constant(1))
-            }
-            .map(Atom::Le)
-            .ok_or_else(|| TOO_BIG.to_string())
-        })
-        .collect()
 }
 
 /// The two places differ: an expanded index `<` or `>`, a folded one not

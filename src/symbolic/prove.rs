@@ -129,15 +129,29 @@ fn not(d: &Dnf) -> Option<Dnf> {
     Some(out)
 }
 
-fn vars_of(counters: &[CounterId]) -> Vec<Affine> {
+pub(crate) fn vars_of(counters: &[CounterId]) -> Vec<Affine> {
     counters
         .iter()
         .map(|&c| Affine::var(Var::Counter(c)))
         .collect()
 }
 
-fn subscripts(a: &Access) -> Option<Vec<Affine>> {
+pub(crate) fn subscripts(a: &Access) -> Option<Vec<Affine>> {
     a.subscripts.iter().map(|s| s.affine.clone()).collect()
+}
+
+/// A quast path as atoms (`(e, true)`: e ≥ 0); None on overflow.
+pub(crate) fn path_atoms(path: &[(Affine, bool)]) -> Option<Vec<Atom>> {
+    path.iter()
+        .map(|(e, holds)| {
+            if *holds {
+                e.checked_scale(-1)
+            } else {
+                e.checked_add(&Affine::constant(1))
+            }
+            .map(Atom::Le)
+        })
+        .collect()
 }
 
 const TOO_BIG: &str = "a condition expanded to too many cases";
@@ -263,17 +277,7 @@ impl Prover<'_> {
             .ok_or("the read's domain is not affine")?;
         let dom = domain::and(&self.assumptions, &dom).ok_or(TOO_BIG)?;
         for (path, leaf) in q.leaves() {
-            let mut conj = Vec::new();
-            for (e, holds) in &path {
-                conj.push(Atom::Le(
-                    if *holds {
-                        e.checked_scale(-1)
-                    } else {
-                        e.checked_add(&Affine::constant(1))
-                    }
-                    .ok_or(TOO_BIG)?,
-                ));
-            }
+            let conj = path_atoms(&path).ok_or(TOO_BIG)?;
             let base = domain::and(&dom, &vec![conj]).ok_or(TOO_BIG)?;
             if let Some(s) = leaf {
                 self.source_leaf(&base, s, &x, &cell, read, writers)?;
