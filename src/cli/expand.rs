@@ -147,6 +147,7 @@ fn emit_code(args: &Args, loaded: &super::Loaded, c: bool) -> ExitCode {
         max_trips: args.input.sizes.max_trips,
         max_instances: args.budget.max_instances,
         allow_unproved: args.allow_unproved,
+        ..Default::default()
     };
     match codegen::emit(&loaded.program, &o) {
         Ok(e) => {
@@ -218,8 +219,9 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
             max_trips: args.input.sizes.max_trips,
             max_instances: args.budget.max_instances,
             allow_unproved: args.allow_unproved,
+            ..Default::default()
         };
-        return match storage::emit::checked_with(program, &schedule, &temporaries, &o) {
+        return match storage::pair::checked_with(program, &schedule, &temporaries, &o) {
             Ok(e) => {
                 let text = storage::emit::header(&e) + &e.text;
                 let stdout = std::io::stdout();
@@ -336,6 +338,14 @@ pub(super) fn storage_diagnostic(
             }
         }
         EmitError::Other(msg) => Diagnostic::error("E0604", msg.clone()),
+        // The sites are the first stage's program's, which keeps the
+        // original's spans.
+        EmitError::Paired { error, stage } => {
+            storage_diagnostic(&stage.program, error, file).note(format!(
+                "after maximal static expansion, first, of the arrays under dynamic control: {}",
+                stage.lines.join("; ")
+            ))
+        }
     }
 }
 

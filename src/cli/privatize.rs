@@ -58,6 +58,7 @@ fn emit(args: &Args, program: &crate::model::Program) -> ExitCode {
         max_trips: args.input.sizes.max_trips,
         max_instances: args.budget.max_instances,
         allow_unproved: false,
+        ..Default::default()
     };
     let c = crate::cfront::is_c_path(&args.input.file);
     match privatize::document::document(program, &o, c) {

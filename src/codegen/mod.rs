@@ -34,6 +34,9 @@ pub struct Options {
     /// Emit arrays whose labels are checked at the samples and validated but
     /// not proved static (`--allow-unproved`); otherwise they fall back.
     pub allow_unproved: bool,
+    /// Expand only these arrays, keeping the others as they are (the
+    /// pairing with contraction, `storage::pair`); None: every array.
+    pub only: Option<Vec<ArrayId>>,
 }
 
 impl Default for Options {
@@ -43,6 +46,7 @@ impl Default for Options {
             max_trips: 4,
             max_instances: 5_000_000,
             allow_unproved: false,
+            only: None,
         }
     }
 }
@@ -182,7 +186,7 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     };
     let mut resampled = 0;
     let mut cands = loop {
-        let cands = candidates(&plus, &sites, &samples, &pool, &out_ix, program);
+        let cands = candidates(&plus, &sites, &samples, &pool, &out_ix, program, o);
         let ctx = Ctx {
             base: &base,
             samples: &samples,
@@ -342,9 +346,21 @@ fn candidates(
     pool: &[Affine],
     out_ix: &[usize],
     program: &Program,
+    o: &Options,
 ) -> Vec<Candidates> {
     let mut cands: Vec<Candidates> = Vec::new();
     for a in written_arrays(program) {
+        if o.only.as_ref().is_some_and(|only| !only.contains(&a)) {
+            cands.push(Candidates {
+                array: a,
+                forms: Vec::new(),
+                pending: Vec::new(),
+                alts: Vec::new(),
+                recs: Vec::new(),
+                why: "left to the contraction under the schedule".into(),
+            });
+            continue;
+        }
         let mut c = Candidates {
             array: a,
             forms: Vec::new(),
@@ -1214,7 +1230,13 @@ impl Gen<'_> {
                         continue;
                     }
                     let mut f = f.clone();
+                    let had_body = !f.body.is_empty();
                     f.body = self.nodes(&f.body);
+                    // The copy-out nest of an array kept as it is: its
+                    // final reads gone, nothing left to run.
+                    if had_body && f.body.is_empty() {
+                        continue;
+                    }
                     out.push(Node::For(f));
                 }
                 Node::While(w) => {

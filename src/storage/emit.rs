@@ -35,6 +35,12 @@ pub enum EmitError {
     /// The program cannot be rescheduled to an affine schedule's order.
     Reschedule(super::reschedule::RescheduleError),
     Other(String),
+    /// The pairing's contraction failed on the program its first stage
+    /// made (whose sites `error` names).
+    Paired {
+        error: Box<EmitError>,
+        stage: Box<super::pair::Mse>,
+    },
 }
 
 /// The contracted program and how it was checked.
@@ -59,13 +65,16 @@ pub struct Emitted {
     /// original iteration of each statement's operations (`equiv` compares
     /// with the original through it).
     pub iterations: Option<Arc<IterationMap>>,
+    /// The pairing's first stage, when arrays under dynamic control got
+    /// maximal static expansion (`pair`); `program` contracts its output.
+    pub mse: Option<super::pair::Mse>,
 }
 
 /// The loop-level schedule that orders every pair of operations as the
 /// affine `schedule` does at every sample size (the loops it leaves
 /// unordered at some sample made parallel: a loop of one trip at another
 /// says nothing), or why there is none.
-fn loop_level_twin(
+pub(crate) fn loop_level_twin(
     program: &Program,
     schedule: &Schedule,
     o: &Options,
@@ -402,6 +411,7 @@ fn rest(
                     validated,
                     affine: rescan.map(|a| a.text.clone()),
                     iterations,
+                    mse: None,
                     shared: if unshared.is_some() {
                         Vec::new()
                     } else {
@@ -446,7 +456,7 @@ fn layouts_of(
 /// `at`, as `codegen` validates MSE; at the samples only when none of
 /// those could be compared (the original fails there). The vectors
 /// compared.
-fn validate(
+pub(crate) fn validate(
     program: &Program,
     back: &Program,
     at: &[Vec<(String, i64)>],
@@ -536,6 +546,14 @@ pub fn header(e: &Emitted) -> String {
         sizes(&e.sampled),
         proof_line(e),
     );
+    if let Some(m) = &e.mse {
+        h.push_str(
+            "# paired with maximal static expansion, first (then the contraction of its output):\n",
+        );
+        for l in &m.lines {
+            h.push_str(&format!("# {l}\n"));
+        }
+    }
     if e.arrays.is_empty() {
         h.push_str(
             "# no array needs expansion: the original storage with the loops marked doall\n",
@@ -559,6 +577,16 @@ pub fn header(e: &Emitted) -> String {
 
 /// What the proof says, in the header.
 fn proof_line(e: &Emitted) -> String {
+    let unproved_mse = e.mse.as_ref().and_then(|m| m.unproved.as_ref());
+    if let Some(why) = unproved_mse {
+        return format!(
+            "not proved for every parameter value: the maximal static expansion's labels are not proved static: {why}"
+        );
+    }
+    let mse = match e.mse {
+        Some(_) => "the maximal static expansion's labels static, and in its output ",
+        None => "",
+    };
     match &e.proof {
         super::prove::Proof::Proved { tests } => {
             let loops = if e.iterations.is_some() {
@@ -566,7 +594,7 @@ fn proof_line(e: &Emitted) -> String {
             } else {
                 ""
             };
-            format!("proved for every parameter value: each read sees its source's place, which nothing the schedule may run in between overwrites ({tests} exact tests){loops}")
+            format!("proved for every parameter value: {mse}each read sees its source's place, which nothing the schedule may run in between overwrites ({tests} exact tests){loops}")
         }
         super::prove::Proof::NotProved(why) => {
             format!("not proved for every parameter value: {why}")

@@ -85,6 +85,9 @@ pub struct Unmappable {
     pub reason: String,
     /// The site the reason points at, if any.
     pub site: Option<Site>,
+    /// The array needs expanding but some write may miss its cell: the
+    /// pairing gives it maximal static expansion (`storage::pair`).
+    pub dynamic: bool,
 }
 
 /// The storage mapping of every array at one size.
@@ -221,6 +224,7 @@ pub fn compute(program: &Program, exp: &Expansion, order: &Order) -> Result<Mapp
                         op_name(program, exp, second)
                     ),
                     site: Some(f.site(second)),
+                    dynamic: false,
                 });
             };
             if dims[ai].iter().any(|d| d.counter() == l) {
@@ -250,6 +254,7 @@ pub fn compute(program: &Program, exp: &Expansion, order: &Order) -> Result<Mapp
                                 program.counter_decl(l).name
                             ),
                             site: Some(f.site(second)),
+                            dynamic: false,
                         })
                     }
                 }
@@ -264,6 +269,7 @@ pub fn compute(program: &Program, exp: &Expansion, order: &Order) -> Result<Mapp
                         program.counter_decl(l).name
                     ),
                     site: Some(f.site(second)),
+                    dynamic: true,
                 });
             } else {
                 dims[ai].push(Dim::Expand(l));
@@ -314,6 +320,7 @@ pub fn compute(program: &Program, exp: &Expansion, order: &Order) -> Result<Mapp
                 op_name(program, exp, *y),
             ),
             site: Some(f.site(*y)),
+            dynamic: false,
         });
     }
     let arrays = (0..n_arrays)
@@ -398,6 +405,7 @@ fn fit_reads(
                             op_name(program, exp, src)
                         ),
                         site: Some(r.site()),
+                        dynamic: false,
                     })
                 }
                 _ => value = Some(v),
@@ -431,6 +439,7 @@ fn fit_reads(
                         program.counter_decl(ds[k].counter()).name
                     ),
                     site: Some(site),
+                    dynamic: false,
                 });
             };
             fits.push(fit);

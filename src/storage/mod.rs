@@ -18,6 +18,7 @@ pub mod dependences;
 pub mod emit;
 pub mod mapping;
 pub mod nodes;
+pub mod pair;
 pub mod plot;
 pub mod prove;
 pub mod render;

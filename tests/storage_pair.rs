@@ -1,0 +1,116 @@
+//! The pairing (`storage::pair`, issue 17): maximal static expansion for
+//! the arrays under dynamic control, contraction under the schedule for
+//! the others, in one emitted program. Checked by hand on a fixture (what
+//! each array becomes), by `equiv` against the original at sizes the
+//! emitter neither sampled nor validated (a broken variant must differ),
+//! by the proof's soundness on a kept array with indirect writes, and on
+//! generated programs with unknown conditions and indirect subscripts.
+
+use arrayflow::codegen::Options;
+use arrayflow::diagnostics::FileId;
+use arrayflow::equiv::{equiv, EquivOptions, Verdict};
+use arrayflow::model::Program;
+use arrayflow::storage::prove::{prove, Layout, Time};
+use arrayflow::storage::{emit, pair, Schedule, StorageError};
+
+fn compile(text: &str) -> Program {
+    let (p, d) = arrayflow::lower::compile(text, FileId(0));
+    p.unwrap_or_else(|| panic!("{d:?}\n{text}"))
+}
+
+fn histogram() -> Program {
+    let path = format!(
+        "{}/fixtures/storage/pair-histogram.loop",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    compile(&std::fs::read_to_string(path).unwrap())
+}
+
+fn agree(a: &Program, b: &Program, n: i64, m: i64) -> bool {
+    let o = EquivOptions {
+        params: vec![("N".into(), n), ("M".into(), m)],
+        seeds: 5,
+        ..Default::default()
+    };
+    match equiv(a, b, &o) {
+        Ok(Verdict::Agree(_)) => true,
+        Ok(Verdict::Differ(_)) => false,
+        Err(e) => panic!("{}", e.message),
+    }
+}
+
+/// The extents of a declared array, as printed (`1..M, 1..N`).
+fn extents(p: &Program, name: &str) -> String {
+    let text = arrayflow::print::program(p);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("real {name}[")))
+        .unwrap_or_else(|| panic!("no `{name}` in\n{text}"));
+    line[line.find('[').unwrap() + 1..line.rfind(']').unwrap()].to_string()
+}
+
+#[test]
+fn the_histogram_pairs_mse_for_h_with_contraction_for_s() {
+    let p = histogram();
+    let s = Schedule::new(&p, Some(&["i".to_string()])).unwrap();
+    let o = Options::default();
+    // Contraction alone cannot: some write of H may miss its cell.
+    match emit::checked_with(&p, &s, &[], &o) {
+        Err(emit::EmitError::Storage(StorageError::Unmappable(u))) => {
+            assert_eq!(u.array, "H");
+            assert!(u.dynamic, "{u:?}");
+        }
+        Err(e) => panic!("{e:?}"),
+        Ok(_) => panic!("contracted without the pairing"),
+    }
+    let e = pair::checked_with(&p, &s, &[], &o).unwrap();
+    let m = e.mse.as_ref().expect("paired");
+    assert_eq!(m.lines.len(), 1, "{:?}", m.lines);
+    assert!(m.lines[0].starts_with("H -> H_1 "), "{}", m.lines[0]);
+    assert!(m.unproved.is_none(), "{:?}", m.unproved);
+    // By hand (the fixture's comment): M cells per row, one s per row.
+    assert_eq!(extents(&e.program, "H_1"), "1..M, 1..N", "{}", e.text);
+    assert_eq!(extents(&e.program, "s_c"), "1..N", "{}", e.text);
+    let contracted: Vec<&str> = e.arrays.iter().map(|(a, _)| a.as_str()).collect();
+    assert_eq!(contracted, ["s -> s_c"]);
+    assert!(e.proof.proved(), "{:?}", e.proof);
+    assert!(emit::header(&e).contains("# paired with maximal static expansion"));
+    // The interpreter, rows shuffled, at sizes the emitter did not try.
+    for (n, mm) in [(11, 4), (3, 9), (13, 13)] {
+        assert!(agree(&p, &e.program, n, mm), "N={n} M={mm}\n{}", e.text);
+    }
+    // Broken: every row in one buffer row. The rows run shuffled, so the
+    // copy-out (row N's bins) sees another row's.
+    let broken = e.text.replace(", i]", ", 1]");
+    assert_ne!(broken, e.text);
+    let b = compile(&broken);
+    assert!(
+        [(11, 4), (3, 9), (13, 13)]
+            .iter()
+            .any(|&(n, mm)| !agree(&p, &b, n, mm)),
+        "{broken}"
+    );
+}
+
+/// The proof's "on one cell" leaves out a dimension whose subscript is
+/// not affine: H kept as it is, written at H[idx[j]] by every row, is
+/// proved when the rows run in order and not when they run in parallel.
+#[test]
+fn an_indirectly_written_array_kept_is_proved_only_in_order() {
+    let p = histogram();
+    let keep: Vec<Layout> = ["idx", "H", "Out", "s", "X"]
+        .iter()
+        .map(|n| Layout::identity(&p, p.array(n).unwrap()))
+        .collect();
+    let none = vec![false; p.counters.len()];
+    let proof = prove(&p, Time::Loops(&none), &keep);
+    assert!(proof.proved(), "{proof:?}");
+    let rows: Vec<bool> = p.counters.iter().map(|c| c.name == "i").collect();
+    assert!(!prove(&p, Time::Loops(&rows), &keep).proved());
+    // Only H and s are in the way: the others, kept, are proved.
+    let others: Vec<Layout> = keep
+        .into_iter()
+        .filter(|l| ![p.array("H").unwrap(), p.array("s").unwrap()].contains(&l.array))
+        .collect();
+    assert!(prove(&p, Time::Loops(&rows), &others).proved());
+}
