@@ -59,6 +59,8 @@ pub struct Originals<'p> {
     at: Vec<(Vector, Original<'p>)>,
     /// `--max-steps` and `--max-cells` of every run.
     limits: (u64, u64),
+    /// Arrays whose final contents are not compared.
+    scratch: Vec<String>,
 }
 
 impl<'p> Originals<'p> {
@@ -71,7 +73,14 @@ impl<'p> Originals<'p> {
                 crate::interp::DEFAULT_MAX_STEPS,
                 crate::interp::DEFAULT_MAX_CELLS,
             ),
+            scratch: Vec::new(),
         }
+    }
+
+    /// Without comparing these arrays' final contents (temporaries).
+    pub fn with_scratch(mut self, scratch: Vec<String>) -> Self {
+        self.scratch = scratch;
+        self
     }
 
     /// Runs with these step and cell budgets (`verify --max-steps`).
@@ -94,6 +103,7 @@ impl<'p> Originals<'p> {
                     let mut o = EquivOptions {
                         params: v.clone(),
                         seeds: self.seeds,
+                        scratch: self.scratch.clone(),
                         ..EquivOptions::default()
                     };
                     (o.run.max_steps, o.run.max_cells) = self.limits;

@@ -37,6 +37,10 @@ pub struct Options {
     /// Expand only these arrays, keeping the others as they are (the
     /// pairing with contraction, `storage::pair`); None: every array.
     pub only: Option<Vec<ArrayId>>,
+    /// Arrays whose final contents are not results (`--temporaries`):
+    /// no copy-out, so no final read ties their writes together, and
+    /// validation does not compare them.
+    pub scratch: Vec<ArrayId>,
 }
 
 impl Default for Options {
@@ -47,6 +51,7 @@ impl Default for Options {
             max_instances: 5_000_000,
             allow_unproved: false,
             only: None,
+            scratch: Vec::new(),
         }
     }
 }
@@ -152,7 +157,10 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
         ..o.clone()
     };
     let mut names = Names::new(program);
-    let (plus, outs) = augment(program, &mut names)?;
+    let results: Vec<ArrayId> = (written_arrays(program).into_iter())
+        .filter(|a| !o.scratch.contains(a))
+        .collect();
+    let (plus, outs) = augment_arrays(program, &mut names, &results)?;
     // The copy-out reads of a big array cost only for the cells the program
     // writes (`facts::Frame`); small arrays keep a read of every cell, on
     // which the copy-out's labels are fitted.
@@ -175,7 +183,12 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     // disagreement is still validated (the report lists it).
     let sampled: Vec<Vec<i64>> = samples.iter().map(|s| s.values.clone()).collect();
     let vectors = vectors::validation(program, o, &sampled)?;
-    let mut originals = check::Originals::new(program, VALIDATION_SEEDS);
+    let scratch = o
+        .scratch
+        .iter()
+        .map(|&a| program.array_decl(a).name.clone());
+    let mut originals =
+        check::Originals::new(program, VALIDATION_SEEDS).with_scratch(scratch.collect());
     let big: Vec<ArrayId> = frame.exit.iter().map(|&(a, _)| a).collect();
     let base = Base {
         plus: &plus,
@@ -637,7 +650,8 @@ pub(crate) fn written_arrays(p: &Program) -> Vec<ArrayId> {
 }
 
 /// Why a form cannot be emitted: a condition whose read label needs a
-/// split, or a compound assignment whose target has subscript reads.
+/// split, a compound assignment whose target has subscript reads, or a
+/// dead write with subscript reads sent to a scratch group.
 fn obstacle(p: &Program, form: &ArrayForm, trees: &HashMap<(Site, usize), Tree>) -> Option<String> {
     // The first such read (the map's order is not stable).
     let split = trees
@@ -666,6 +680,23 @@ fn obstacle(p: &Program, form: &ArrayForm, trees: &HashMap<(Site, usize), Tree>)
                     s.label
                 ));
             }
+        }
+    }
+    // A dead write placed in a scratch group keeps only its κ subscripts:
+    // reads in its own subscripts would not run.
+    for (ix, s) in p.stmts().iter().enumerate() {
+        let Some((target, _)) = s.write().filter(|(t, _)| t.array == form.array) else {
+            continue;
+        };
+        let mut r = Vec::new();
+        target.collect_subscript_reads(&mut r);
+        let scratch = (form.atom_group.iter())
+            .any(|(&(k, _), &g)| k == ix && form.scratch.get(g).copied().unwrap_or(false));
+        if scratch && !r.is_empty() {
+            return Some(format!(
+                "`{}` is a dead write with reads in its subscripts",
+                s.label
+            ));
         }
     }
     None
@@ -725,13 +756,9 @@ fn declared_cells(p: &Program, a: ArrayId, values: &[i64]) -> u64 {
     })
 }
 
-/// The program with one virtual read of every cell of every written array
-/// at the end (its final contents), so that copy-out gets closed forms too.
-fn augment(p: &Program, names: &mut Names) -> Result<(Program, Vec<StmtId>), String> {
-    augment_arrays(p, names, &written_arrays(p))
-}
-
-/// `augment` for `arrays` only.
+/// The program with one virtual read of every cell of each of `arrays`
+/// (the written arrays whose contents are results) at the end, so that
+/// copy-out gets closed forms too.
 pub(crate) fn augment_arrays(
     p: &Program,
     names: &mut Names,

@@ -73,8 +73,14 @@ pub fn checked_with(
             return Err(not_enough(program, &dynamic, next));
         };
         dynamic.push(a);
+        // A temporary's final contents are not read: no copy-out ties its
+        // writes together.
         let only = Options {
             only: Some(dynamic.clone()),
+            scratch: (temporaries.iter())
+                .filter(|a| dynamic.contains(a))
+                .copied()
+                .collect(),
             ..o.clone()
         };
         let mse = codegen::emit(program, &only).map_err(|why| {
@@ -83,7 +89,7 @@ pub fn checked_with(
                 listed(program, &dynamic)
             ))
         })?;
-        let stage = stage_one(program, &dynamic, &mse)?;
+        let stage = stage_one(program, &dynamic, &only.scratch, &mse)?;
         let p1 = &mse.program;
         let s1 = schedule_of(program, &schedule, p1)?;
         let temps1: Vec<ArrayId> = (temporaries.iter())
@@ -155,6 +161,7 @@ fn schedule_of(
 fn stage_one(
     program: &Program,
     dynamic: &[ArrayId],
+    scratch: &[ArrayId],
     mse: &codegen::Emitted,
 ) -> Result<Mse, EmitError> {
     let mut lines = Vec::new();
@@ -182,8 +189,13 @@ fn stage_one(
         if let Some(why) = report::unproved(r) {
             unproved.push(format!("`{name}`: {why}"));
         }
+        let temporary = match scratch.contains(&a) {
+            true => "; a temporary: its final contents not copied out",
+            false => "",
+        };
         lines.push(format!(
-            "{name} -> {}: maximal static expansion (some write may miss its cell), labels {proof}",
+            "{name} -> {}: maximal static expansion (some write may miss its cell), labels \
+             {proof}{temporary}",
             decls.join(", ")
         ));
     }
