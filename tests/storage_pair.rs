@@ -176,3 +176,67 @@ fn a_dead_write_with_subscript_reads_is_not_compacted() {
         a.verdict
     );
 }
+
+fn cli(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arrayflow"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+/// `expand --transform contract`: the report (text, JSON) and the emitted
+/// program of the pairing; the refusal where MSE is not enough points at
+/// the write in the original file.
+#[test]
+fn the_command_pairs_in_the_report_the_json_and_the_program() {
+    let f = "fixtures/storage/pair-histogram.loop";
+    let base = ["expand", f, "--transform", "contract", "--parallel", "i"];
+    let (code, out, err) = cli(&base);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("paired with maximal static expansion, first"),
+        "{out}"
+    );
+    // By hand at N=4, M=5: H_1 holds M bins per row, 20 cells; s one per
+    // row, 4.
+    assert!(out.contains("  H_1: 20 / 20 [N * M]"), "{out}");
+    assert!(out.contains("  s: 1 / 4 [N]"), "{out}");
+    let (code, json, _) = cli(&[&base[..], &["--format", "json"]].concat());
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let paired = v["paired"].as_array().unwrap();
+    assert_eq!(paired.len(), 1);
+    assert!(paired[0].as_str().unwrap().starts_with("H -> H_1 "));
+    let (code, program, err) = cli(&[&base[..], &["--emit", "code"]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(program.contains("# H -> H_1 ((M)·(N) cells)"), "{program}");
+    assert!(program.contains("real H_1[1..M, 1..N];"), "{program}");
+
+    let f = "fixtures/storage/pair-not-enough.loop";
+    for emit in [&[][..], &["--emit", "code"][..]] {
+        let args = [
+            &["expand", f, "--transform", "contract", "--parallel", "i"][..],
+            emit,
+        ]
+        .concat();
+        let (code, out, err) = cli(&args);
+        assert_eq!(code, 1, "{out}");
+        assert!(
+            err.contains("error[E0604]: no storage mapping for `A_1`"),
+            "{err}"
+        );
+        assert!(
+            err.contains("still needs expanding under parallel i"),
+            "{err}"
+        );
+        // The span is the original's S (line 9), not the printed first stage's.
+        assert!(err.contains("pair-not-enough.loop:9:3"), "{err}");
+        assert!(err.contains("S: A[idx[i]] = i;"), "{err}");
+    }
+}

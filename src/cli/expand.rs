@@ -213,14 +213,14 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
         eprint!("{}", loaded.files.render(&d));
         ExitCode::from(1)
     };
+    let o = codegen::Options {
+        params: args.input.sizes.params.clone(),
+        max_trips: args.input.sizes.max_trips,
+        max_instances: args.budget.max_instances,
+        allow_unproved: args.allow_unproved,
+        ..Default::default()
+    };
     if args.emit.is_some() {
-        let o = codegen::Options {
-            params: args.input.sizes.params.clone(),
-            max_trips: args.input.sizes.max_trips,
-            max_instances: args.budget.max_instances,
-            allow_unproved: args.allow_unproved,
-            ..Default::default()
-        };
         return match storage::pair::checked_with(program, &schedule, &temporaries, &o) {
             Ok(e) => {
                 let text = storage::emit::header(&e) + &e.text;
@@ -236,18 +236,18 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
         Err(code) => return code,
     };
     let temps = args.temporaries.as_ref().map(|_| temporaries.as_slice());
-    let c = match storage::contract_with(program, &exp, &schedule, temps) {
-        Ok(c) => c,
-        Err(e) => {
-            let e = storage::emit::EmitError::Storage(e);
-            return fail(storage_diagnostic(program, &e, loaded.file));
-        }
-    };
+    let config = args.input.sizes.config(args.budget.max_instances);
+    // With the pairing, the report is of the first stage's program.
+    let (reported, c) =
+        match storage::pair::contract_with(program, &exp, &schedule, temps, &o, &config) {
+            Ok(x) => x,
+            Err(e) => return fail(storage_diagnostic(program, &e, loaded.file)),
+        };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let written = match args.format {
-        Format::Json => storage::render::json(program, &c, &mut out),
-        Format::Text => storage::render::text(program, &c, &mut out),
+        Format::Json => storage::render::json(&reported, &c, &mut out),
+        Format::Text => storage::render::text(&reported, &c, &mut out),
     };
     super::finish(written.and_then(|()| out.flush()))
 }
@@ -259,9 +259,19 @@ pub(super) fn storage_diagnostic(
     e: &crate::storage::emit::EmitError,
     file: crate::diagnostics::FileId,
 ) -> Diagnostic {
+    let span = |site| crate::storage::emit::site_span(program, site);
+    diagnostic_at(program, &span, e, file)
+}
+
+/// `storage_diagnostic` naming `program`'s sites, placed by `span`.
+fn diagnostic_at(
+    program: &crate::model::Program,
+    span: &dyn Fn(crate::model::Site) -> crate::model::Span,
+    e: &crate::storage::emit::EmitError,
+    file: crate::diagnostics::FileId,
+) -> Diagnostic {
     use crate::storage::emit::EmitError;
     use crate::storage::StorageError;
-    let span = |site| crate::storage::emit::site_span(program, site);
     match e {
         EmitError::Storage(StorageError::Violated(v)) => {
             let first = &v[0];
@@ -338,10 +348,12 @@ pub(super) fn storage_diagnostic(
             }
         }
         EmitError::Other(msg) => Diagnostic::error("E0604", msg.clone()),
-        // The sites are the first stage's program's, which keeps the
-        // original's spans.
+        // The sites are the first stage's program's, placed at their
+        // originals.
         EmitError::Paired { error, stage } => {
-            storage_diagnostic(&stage.program, error, file).note(format!(
+            let p1 = &stage.program;
+            let original = |site| crate::storage::pair::original_span(program, p1, site);
+            diagnostic_at(p1, &original, error, file).note(format!(
                 "after maximal static expansion, first, of the arrays under dynamic control: {}",
                 stage.lines.join("; ")
             ))

@@ -51,6 +51,10 @@ pub struct Contraction {
     /// Storage shared among the temporaries (`--temporaries`), if any
     /// were named.
     pub sharing: Option<colour::Sharing>,
+    /// The pairing's first stage (`pair`): what maximal static expansion
+    /// made of each array under dynamic control; this contraction is of
+    /// its output. Empty without the pairing.
+    pub paired: Vec<String>,
 }
 
 /// Why there is no contraction.
@@ -121,5 +125,6 @@ pub fn contract_with(
         mse: mse_cells,
         bound,
         sharing,
+        paired: Vec::new(),
     })
 }

@@ -21,7 +21,7 @@ use super::emit::{self, EmitError, Emitted};
 use super::nodes;
 use super::{Schedule, StorageError, Unmappable};
 use crate::codegen::{self, report, Options};
-use crate::model::{ArrayId, CounterId, Program};
+use crate::model::{ArrayId, CounterId, Program, Site, Span};
 use std::collections::HashMap;
 
 /// The first stage, as the header reports it.
@@ -32,6 +32,9 @@ pub struct Mse {
     pub unproved: Option<String>,
     /// The program after the first stage (the second's input).
     pub program: Program,
+    /// Constant loop bounds the first stage made parameters
+    /// (`codegen::lift`), with their values.
+    pub lifted: Vec<(String, i64)>,
 }
 
 impl std::fmt::Debug for Mse {
@@ -56,6 +59,51 @@ pub fn checked_with(
         Err(EmitError::Storage(StorageError::Unmappable(u))) if u.dynamic => u,
         r => return r,
     };
+    let second = |p1: &Program, s1: &Schedule, t1: &[ArrayId]| emit::checked_with(p1, s1, t1, o);
+    let (mut e, stage) = paired(program, schedule, temporaries, o, first, second)?;
+    end_to_end(program, temporaries, &e, &stage.lifted)?;
+    e.mse = Some(stage);
+    Ok(e)
+}
+
+/// `storage::contract_with` at the sizes of `config` (the report of
+/// `expand --transform contract` without `--emit`), paired as
+/// `checked_with` pairs: the contraction of the first stage's program,
+/// with the first stage's lines in `Contraction::paired`.
+pub fn contract_with(
+    program: &Program,
+    exp: &crate::expansion::Expansion,
+    schedule: &Schedule,
+    temporaries: Option<&[ArrayId]>,
+    o: &Options,
+    config: &crate::dataflow::Config,
+) -> Result<(Program, super::Contraction), EmitError> {
+    let first = match super::contract_with(program, exp, schedule, temporaries) {
+        Err(StorageError::Unmappable(u)) if u.dynamic => u,
+        r => return r.map(|c| (program.clone(), c)).map_err(EmitError::Storage),
+    };
+    let temps = temporaries.unwrap_or_default();
+    let second = |p1: &Program, s1: &Schedule, t1: &[ArrayId]| {
+        let exp1 = crate::expansion::expand(p1, config).map_err(EmitError::Expansion)?;
+        let t1 = temporaries.map(|_| t1);
+        super::contract_with(p1, &exp1, s1, t1).map_err(EmitError::Storage)
+    };
+    let (mut c, stage) = paired(program, schedule, temps, o, first, second)?;
+    c.paired = stage.lines;
+    Ok((stage.program, c))
+}
+
+/// The pairing's loop: the arrays under dynamic control that the schedule
+/// needs expanded get maximal static expansion, one more each time
+/// `second` (the contraction of the first stage's program) meets one.
+fn paired<T>(
+    program: &Program,
+    schedule: &Schedule,
+    temporaries: &[ArrayId],
+    o: &Options,
+    first: Unmappable,
+    second: impl Fn(&Program, &Schedule, &[ArrayId]) -> Result<T, EmitError>,
+) -> Result<(T, Mse), EmitError> {
     let schedule = match &schedule.affine {
         None => schedule.clone(),
         Some(a) => emit::loop_level_twin(program, schedule, o).map_err(|why| {
@@ -68,9 +116,17 @@ pub fn checked_with(
     };
     let mut dynamic: Vec<ArrayId> = Vec::new();
     let mut next = first;
+    let mut last: Option<Mse> = None;
     loop {
         let Some(a) = program.array(&next.array).filter(|a| !dynamic.contains(a)) else {
-            return Err(not_enough(program, &dynamic, next));
+            let error = Box::new(not_enough(program, &dynamic, next));
+            return Err(match last {
+                Some(stage) => EmitError::Paired {
+                    error,
+                    stage: Box::new(stage),
+                },
+                None => *error,
+            });
         };
         dynamic.push(a);
         // A temporary's final contents are not read: no copy-out ties its
@@ -89,26 +145,25 @@ pub fn checked_with(
                 listed(program, &dynamic)
             ))
         })?;
-        let stage = stage_one(program, &dynamic, &only.scratch, &mse)?;
-        let p1 = &mse.program;
+        let stage = stage_one(program, &dynamic, &only.scratch, mse)?;
+        let p1 = &stage.program;
         let s1 = schedule_of(program, &schedule, p1)?;
         let temps1: Vec<ArrayId> = (temporaries.iter())
             .filter(|a| !dynamic.contains(a))
             .filter_map(|&a| p1.array(&program.array_decl(a).name))
             .collect();
-        match emit::checked_with(p1, &s1, &temps1, o) {
-            Err(EmitError::Storage(StorageError::Unmappable(u))) if u.dynamic => next = u,
+        match second(p1, &s1, &temps1) {
+            Err(EmitError::Storage(StorageError::Unmappable(u))) if u.dynamic => {
+                next = u;
+                last = Some(stage);
+            }
             Err(e) => {
                 return Err(EmitError::Paired {
                     error: Box::new(e),
                     stage: Box::new(stage),
                 })
             }
-            Ok(mut e) => {
-                end_to_end(program, temporaries, &e, &mse)?;
-                e.mse = Some(stage);
-                return Ok(e);
-            }
+            Ok(t) => return Ok((t, stage)),
         }
     }
 }
@@ -133,13 +188,8 @@ fn schedule_of(
         if s.copy {
             continue;
         }
-        // The label itself, or with version suffixes taken off one by one.
-        let mut label = s.label.as_str();
-        while !original.contains_key(label) && label != crate::model::base_label(label) {
-            label = label.rsplit_once('.').map_or(label, |(l, _)| l);
-        }
-        let was = original
-            .get(label)
+        let was = original_label(&s.label, |l| original.contains_key(l))
+            .and_then(|l| original.get(l))
             .filter(|o| o.len() == around.len())
             .ok_or_else(|| internal(&format!("`{}` has no original", s.label)))?;
         for (&c1, &c0) in around.iter().zip(was) {
@@ -156,13 +206,51 @@ fn schedule_of(
     })
 }
 
+/// The label itself if `known`, else the first with version suffixes
+/// (`S.1`, `S.1.2`) taken off one by one that is.
+fn original_label(label: &str, known: impl Fn(&str) -> bool) -> Option<&str> {
+    let mut l = label;
+    while !known(l) {
+        if l == crate::model::base_label(l) {
+            return None;
+        }
+        l = l.rsplit_once('.').map_or(l, |(x, _)| x);
+    }
+    Some(l)
+}
+
+/// The span in the original of a site of the first stage's program (which
+/// was printed and parsed again: its own spans are of that text).
+pub fn original_span(program: &Program, p1: &Program, site: Site) -> Span {
+    let found = match site {
+        Site::Stmt(s) => p1.stmts().get(s.index()).and_then(|st| {
+            let l = original_label(&st.label, |l| program.stmts().iter().any(|x| x.label == l))?;
+            program
+                .stmts()
+                .into_iter()
+                .find(|x| x.label == l)
+                .map(|x| x.span)
+        }),
+        Site::Cond(c) => p1.conditions().get(c.index()).and_then(|cd| {
+            let known = |l: &str| program.conditions().iter().any(|x| x.name == l);
+            let l = original_label(&cd.name, known)?;
+            program
+                .conditions()
+                .into_iter()
+                .find(|x| x.name == l)
+                .map(|x| x.span)
+        }),
+    };
+    found.unwrap_or(Span::NONE)
+}
+
 /// The first stage's report lines and proof, or why it did not expand an
 /// array the pairing gave it.
 fn stage_one(
     program: &Program,
     dynamic: &[ArrayId],
     scratch: &[ArrayId],
-    mse: &codegen::Emitted,
+    mse: codegen::Emitted,
 ) -> Result<Mse, EmitError> {
     let mut lines = Vec::new();
     let mut unproved = Vec::new();
@@ -183,7 +271,7 @@ fn stage_one(
             .map(|d| format!("{} ({} cells)", d.name, d.formula))
             .collect();
         let proof = match &r.proof {
-            Some(p) => report::proved(&mse.program, mse, p),
+            Some(p) => report::proved(&mse.program, &mse, p),
             None => "not proved: no proof".to_string(),
         };
         if let Some(why) = report::unproved(r) {
@@ -202,7 +290,8 @@ fn stage_one(
     Ok(Mse {
         lines,
         unproved: (!unproved.is_empty()).then(|| unproved.join("; ")),
-        program: mse.program.clone(),
+        program: mse.program,
+        lifted: mse.lifted,
     })
 }
 
@@ -213,10 +302,10 @@ fn end_to_end(
     program: &Program,
     temporaries: &[ArrayId],
     e: &Emitted,
-    mse: &codegen::Emitted,
+    lifted: &[(String, i64)],
 ) -> Result<(), EmitError> {
     let own = |v: &Vec<(String, i64)>| -> Option<Vec<(String, i64)>> {
-        let lifted = |n: &str| mse.lifted.iter().find(|(l, _)| l == n);
+        let lifted = |n: &str| lifted.iter().find(|(l, _)| l == n);
         (v.iter())
             .all(|(n, x)| lifted(n).is_none_or(|(_, d)| d == x))
             .then(|| {
@@ -255,12 +344,26 @@ fn listed(program: &Program, arrays: &[ArrayId]) -> String {
 /// schedule still needs expanded: MSE does not separate what it runs
 /// together.
 fn not_enough(program: &Program, dynamic: &[ArrayId], u: Unmappable) -> EmitError {
-    EmitError::Other(format!(
-        "no storage for the schedule: after maximal static expansion of {}, `{}` still needs \
-         expanding and some write may miss its cell: {} (maximal static expansion keeps \
-         together the writes one read may see, and the schedule runs them in parallel)",
+    // "parallel i needs it expanded, …": the loop, without the advice to
+    // use maximal static expansion, which was just used.
+    let under = match u.dynamic {
+        true => u
+            .reason
+            .split(" needs it expanded")
+            .next()
+            .unwrap_or(&u.reason),
+        false => &u.reason,
+    };
+    let reason = format!(
+        "after maximal static expansion of {} it still needs expanding under {under}, and \
+         some write may miss its cell: maximal static expansion keeps together the writes one \
+         read may see, and the schedule runs them in parallel (which of them is last depends \
+         on the order they run)",
         listed(program, dynamic),
-        u.array,
-        u.reason
-    ))
+    );
+    EmitError::Storage(StorageError::Unmappable(Unmappable {
+        reason,
+        dynamic: false,
+        ..u
+    }))
 }

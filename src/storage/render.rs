@@ -97,6 +97,15 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
             None => format!("parallel: {}", c.parallel.join(", ")),
         }
     )?;
+    if !c.paired.is_empty() {
+        writeln!(
+            out,
+            "\npaired with maximal static expansion, first (what follows is of its output):"
+        )?;
+        for l in &c.paired {
+            writeln!(out, "  {l}")?;
+        }
+    }
     writeln!(
         out,
         "\nmemory-based dependences (neighbouring pairs on a cell):"
@@ -246,7 +255,7 @@ pub fn json(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
     });
     let doc = json!({
         "params": params, "parallel": c.parallel, "schedule": c.affine, "sharing": sharing,
-        "dependences": deps, "arrays": arrays,
+        "dependences": deps, "arrays": arrays, "paired": c.paired,
     });
     writeln!(out, "{doc}")
 }
