@@ -151,6 +151,21 @@ pub struct Fixture {
 }
 
 /// Every `.schedule` fixture of `dir`, run and checked (see `Fixture`).
+/// The output with the proof's test count masked (`(N exact tests)`): the
+/// count is the prover's own figure, which no one checked by hand; the
+/// verdict around it is.
+fn masked(out: &str) -> String {
+    let tail = " exact tests)";
+    let mut s = out.to_string();
+    let mut from = 0;
+    while let Some(k) = s[from..].find(tail).map(|k| k + from) {
+        let digits = s[..k].bytes().rev().take_while(|b| b.is_ascii_digit()).count();
+        s.replace_range(k - digits..k, "N");
+        from = k - digits + 1 + tail.len();
+    }
+    s
+}
+
 pub fn run_fixtures(dir: &str, extra: &[&str]) -> Vec<Fixture> {
     let root = env!("CARGO_MANIFEST_DIR");
     let mut files: Vec<_> = std::fs::read_dir(format!("{root}/{dir}"))
@@ -175,10 +190,10 @@ pub fn run_fixtures(dir: &str, extra: &[&str]) -> Vec<Fixture> {
         let stdout = String::from_utf8_lossy(&run.stdout).to_string();
         let stderr = String::from_utf8_lossy(&run.stderr).to_string();
         assert_eq!(run.status.code(), Some(exit), "{name}: {stderr}");
-        let shown = if exit == 0 { &stdout } else { &stderr };
+        let shown = masked(if exit == 0 { &stdout } else { &stderr });
         let expected = std::fs::read_to_string(path.with_extension("expected"))
             .unwrap_or_else(|_| panic!("{name}: no .expected file; the output:\n{shown}"));
-        assert_eq!(*shown, expected, "{name}");
+        assert_eq!(shown, expected, "{name}");
         out.push(Fixture {
             name,
             program: program.to_string(),
