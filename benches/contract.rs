@@ -5,6 +5,9 @@
 //! (the analysis at every sample size, the fits, the program, and its
 //! `equiv` runs with `doall` shuffled at the samples and validation sizes).
 //!
+//! Also the pairing (MSE where control is dynamic, contraction elsewhere),
+//! whole `--emit code`.
+//!
 //! `cargo bench --bench contract` runs criterion timings, then prints the
 //! table (mean wall time of 10 runs); `ARRAYFLOW_BENCH_QUICK=1` prints the
 //! table only.
@@ -43,6 +46,13 @@ const RESCHEDULED: &[(&str, &str)] = &[
         "fixtures/c/kernels/seidel2d.loop",
         "fixtures/reschedule/seidel2d-wavefront.schedule",
     ),
+];
+
+/// (file, parallel loops): `--emit code` paired (MSE for the arrays
+/// under dynamic control, then contraction).
+const PAIRED: &[(&str, &[&str])] = &[
+    ("fixtures/storage/pair-histogram.loop", &["i"]),
+    ("fixtures/papers/mse-example3.loop", &["i"]),
 ];
 
 fn source(file: &str) -> String {
@@ -87,6 +97,16 @@ fn rescheduled(text: &str, schedule: &str) -> usize {
     e.text.len()
 }
 
+/// `expand --transform contract --emit code` with the pairing.
+fn paired(text: &str, par: &[&str]) -> usize {
+    let (p, _) = arrayflow::lower::compile(text, FileId(0));
+    let p = p.expect("program");
+    let s = Schedule::new(&p, Some(&names(par))).expect("schedule");
+    let e = storage::pair::checked_with(&p, &s, &[], &Options::default()).expect("emitted");
+    assert!(e.mse.is_some(), "paired");
+    e.text.len()
+}
+
 fn mean_ms(f: impl Fn()) -> f64 {
     f();
     let t = Instant::now();
@@ -120,6 +140,13 @@ fn main() {
             g.bench_function(name, |b| b.iter(|| rescheduled(&text, &schedule)));
         }
         g.finish();
+        let mut g = c.benchmark_group("contract --emit code (paired with MSE)");
+        for &(f, par) in PAIRED {
+            let text = source(f);
+            let name = f.rsplit('/').next().unwrap_or(f);
+            g.bench_function(name, |b| b.iter(|| paired(&text, par)));
+        }
+        g.finish();
     }
     println!("| kernel | parallel | analysis (ms) | --emit code (ms) |");
     println!("|---|---|---|---|");
@@ -141,5 +168,16 @@ fn main() {
             rescheduled(&text, &schedule);
         });
         println!("| {} | {e:.1} |", sched.rsplit('/').next().unwrap_or(sched));
+    }
+    println!();
+    println!("| paired with MSE | parallel | --emit code (ms) |");
+    println!("|---|---|---|");
+    for &(f, par) in PAIRED {
+        let text = source(f);
+        let e = mean_ms(|| {
+            paired(&text, par);
+        });
+        let name = f.rsplit('/').next().unwrap_or(f);
+        println!("| {name} | {} | {e:.1} |", par.join(", "));
     }
 }

@@ -89,13 +89,17 @@ impl<'p> Originals<'p> {
         self
     }
 
-    /// [`compare`] with the original's runs reused.
+    /// [`compare`] with the original's runs reused. The vectors run in
+    /// parallel (each has its own original); the results are those of a
+    /// sequential pass, which stops after the first that neither agrees,
+    /// nor fails in the original, nor hits a limit.
     pub fn compare(
         &mut self,
         emitted: &Program,
         vectors: &[Vector],
     ) -> Vec<(Vector, Result<Verdict, EquivError>)> {
-        let mut out = Vec::new();
+        use rayon::prelude::*;
+        let mut wanted: Vec<usize> = Vec::new();
         for v in vectors {
             let k = match self.at.iter().position(|(w, _)| w == v) {
                 Some(k) => k,
@@ -111,7 +115,25 @@ impl<'p> Originals<'p> {
                     self.at.len() - 1
                 }
             };
-            let r = self.at[k].1.equiv(emitted);
+            wanted.push(k);
+        }
+        // Each original once, however often its vector is listed.
+        let mut results: Vec<Option<Result<Verdict, EquivError>>> =
+            (0..self.at.len()).map(|_| None).collect();
+        let jobs: Vec<(usize, &mut Original<'p>)> = (self.at.iter_mut().enumerate())
+            .filter(|(k, _)| wanted.contains(k))
+            .map(|(k, (_, o))| (k, o))
+            .collect();
+        let done: Vec<(usize, Result<Verdict, EquivError>)> = jobs
+            .into_par_iter()
+            .map(|(k, o)| (k, o.equiv(emitted)))
+            .collect();
+        for (k, r) in done {
+            results[k] = Some(r);
+        }
+        let mut out = Vec::new();
+        for (v, &k) in vectors.iter().zip(&wanted) {
+            let r = results[k].clone().expect("compared");
             let stop = !matches!(r, Ok(Verdict::Agree(_))) && !original_fails(&r) && !limit(&r);
             out.push((v.clone(), r));
             if stop {

@@ -35,6 +35,9 @@ pub struct Mse {
     /// Constant loop bounds the first stage made parameters
     /// (`codegen::lift`), with their values.
     pub lifted: Vec<(String, i64)>,
+    /// The sizes where `equiv` found the first stage's program agreeing
+    /// with the original, named by its parameters.
+    pub validated: Vec<Vec<(String, i64)>>,
 }
 
 impl std::fmt::Debug for Mse {
@@ -61,7 +64,7 @@ pub fn checked_with(
     };
     let second = |p1: &Program, s1: &Schedule, t1: &[ArrayId]| emit::checked_with(p1, s1, t1, o);
     let (mut e, stage) = paired(program, schedule, temporaries, o, first, second)?;
-    end_to_end(program, temporaries, &e, &stage.lifted)?;
+    end_to_end(program, temporaries, &e, &stage)?;
     e.mse = Some(stage);
     Ok(e)
 }
@@ -287,25 +290,37 @@ fn stage_one(
             decls.join(", ")
         ));
     }
+    let validated = (mse.validated.iter())
+        .map(|v| {
+            let names = mse.program.params.iter().map(|q| q.name.clone());
+            names.zip(v.iter().copied()).collect()
+        })
+        .collect();
     Ok(Mse {
         lines,
         unproved: (!unproved.is_empty()).then(|| unproved.join("; ")),
         program: mse.program,
         lifted: mse.lifted,
+        validated,
     })
 }
 
 /// The paired program compared with the original itself, at the second
-/// stage's validation sizes (the first stage's constant bounds made
-/// parameters, `codegen::lift`, kept at their values).
+/// stage's sizes where the first stage's program was not found agreeing
+/// with the original (elsewhere both stages were: the first stage against
+/// the original, the second against the first), the first stage's
+/// constant bounds made parameters (`codegen::lift`) kept at their values.
 fn end_to_end(
     program: &Program,
     temporaries: &[ArrayId],
     e: &Emitted,
-    lifted: &[(String, i64)],
+    stage: &Mse,
 ) -> Result<(), EmitError> {
     let own = |v: &Vec<(String, i64)>| -> Option<Vec<(String, i64)>> {
-        let lifted = |n: &str| lifted.iter().find(|(l, _)| l == n);
+        if stage.validated.contains(v) {
+            return None;
+        }
+        let lifted = |n: &str| stage.lifted.iter().find(|(l, _)| l == n);
         (v.iter())
             .all(|(n, x)| lifted(n).is_none_or(|(_, d)| d == x))
             .then(|| {

@@ -159,7 +159,11 @@ fn masked(out: &str) -> String {
     let mut s = out.to_string();
     let mut from = 0;
     while let Some(k) = s[from..].find(tail).map(|k| k + from) {
-        let digits = s[..k].bytes().rev().take_while(|b| b.is_ascii_digit()).count();
+        let digits = s[..k]
+            .bytes()
+            .rev()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
         s.replace_range(k - digits..k, "N");
         from = k - digits + 1 + tail.len();
     }
