@@ -62,7 +62,7 @@ fn reschedule_fixtures_give_their_expected_output() {
         // Again at a size neither sampled nor validated by the emitter.
         let p = program(&std::fs::read_to_string(root(prog)).unwrap());
         let s = Schedule::affine(&p, affine::parse(&p, text).unwrap());
-        let e = emit::checked(&p, &s, &Options::default()).unwrap();
+        let e = storage::pair::checked_with(&p, &s, &[], &Options::default()).unwrap();
         let it = e.iterations.as_deref().expect("rescheduled");
         match compare(&p, &e.program, it, support::defaults_plus(&p, 6), 5) {
             Ok(Verdict::Agree(_)) => {}

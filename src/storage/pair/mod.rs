@@ -13,16 +13,19 @@
 //!    proved by `prove`, validated by `equiv` with the `doall` loops
 //!    shuffled.
 //!
-//! The result is then compared with the original itself by `equiv`.
-//! Affine schedules pair only when a `doall` marking stands for them (the
-//! first stage renames and versions statements, which the schedule names).
+//! The result is then compared with the original itself by `equiv`. The
+//! schedule is carried to the first stage's program by `carry` (loops and
+//! statements matched to the original's; an affine schedule gets a leading
+//! dimension for the copies before and after the body).
+
+mod carry;
 
 use super::emit::{self, EmitError, Emitted};
-use super::nodes;
 use super::{Schedule, StorageError, Unmappable};
 use crate::codegen::{self, report, Options};
-use crate::model::{ArrayId, CounterId, Program, Site, Span};
-use std::collections::HashMap;
+use crate::model::{ArrayId, Program};
+pub use carry::original_span;
+use carry::schedule_of;
 
 /// The first stage, as the header reports it.
 pub struct Mse {
@@ -107,16 +110,6 @@ fn paired<T>(
     first: Unmappable,
     second: impl Fn(&Program, &Schedule, &[ArrayId]) -> Result<T, EmitError>,
 ) -> Result<(T, Mse), EmitError> {
-    let schedule = match &schedule.affine {
-        None => schedule.clone(),
-        Some(a) => emit::loop_level_twin(program, schedule, o).map_err(|why| {
-            EmitError::Other(format!(
-                "no storage mapping for `{}`: {}; paired with maximal static expansion, the \
-                 schedule must be one a `doall` marking stands for, and {} is not: {why}",
-                first.array, first.reason, a.text
-            ))
-        })?,
-    };
     let mut dynamic: Vec<ArrayId> = Vec::new();
     let mut next = first;
     let mut last: Option<Mse> = None;
@@ -150,7 +143,7 @@ fn paired<T>(
         })?;
         let stage = stage_one(program, &dynamic, &only.scratch, mse)?;
         let p1 = &stage.program;
-        let s1 = schedule_of(program, &schedule, p1)?;
+        let s1 = schedule_of(program, schedule, p1)?;
         let temps1: Vec<ArrayId> = (temporaries.iter())
             .filter(|a| !dynamic.contains(a))
             .filter_map(|&a| p1.array(&program.array_decl(a).name))
@@ -169,82 +162,6 @@ fn paired<T>(
             Ok(t) => return Ok((t, stage)),
         }
     }
-}
-
-/// The first stage's loops parallel where the original's are. A loop is
-/// matched through the statements it holds (versions `S.1`, `S.2` by their
-/// original's label) and its depth: names do not tell loops apart (two loops
-/// may share a counter's name). Copy loops run in order.
-fn schedule_of(
-    program: &Program,
-    schedule: &Schedule,
-    p1: &Program,
-) -> Result<Schedule, EmitError> {
-    let internal =
-        |why: &str| EmitError::Other(format!("internal error: the pairing's loops: {why}"));
-    let original: HashMap<&str, Vec<CounterId>> = nodes::loop_chains(&program.body)
-        .into_iter()
-        .map(|(s, around)| (s.label.as_str(), around))
-        .collect();
-    let mut parallel: Vec<Option<bool>> = vec![None; p1.counters.len()];
-    for (s, around) in nodes::loop_chains(&p1.body) {
-        if s.copy {
-            continue;
-        }
-        let was = original_label(&s.label, |l| original.contains_key(l))
-            .and_then(|l| original.get(l))
-            .filter(|o| o.len() == around.len())
-            .ok_or_else(|| internal(&format!("`{}` has no original", s.label)))?;
-        for (&c1, &c0) in around.iter().zip(was) {
-            let want = schedule.is_parallel(c0);
-            match parallel[c1.index()].replace(want) {
-                Some(had) if had != want => return Err(internal("a loop both parallel and not")),
-                _ => {}
-            }
-        }
-    }
-    Ok(Schedule {
-        parallel: parallel.into_iter().map(|p| p.unwrap_or(false)).collect(),
-        affine: None,
-    })
-}
-
-/// The label itself if `known`, else the first with version suffixes
-/// (`S.1`, `S.1.2`) taken off one by one that is.
-fn original_label(label: &str, known: impl Fn(&str) -> bool) -> Option<&str> {
-    let mut l = label;
-    while !known(l) {
-        if l == crate::model::base_label(l) {
-            return None;
-        }
-        l = l.rsplit_once('.').map_or(l, |(x, _)| x);
-    }
-    Some(l)
-}
-
-/// The span in the original of a site of the first stage's program (which
-/// was printed and parsed again: its own spans are of that text).
-pub fn original_span(program: &Program, p1: &Program, site: Site) -> Span {
-    let found = match site {
-        Site::Stmt(s) => p1.stmts().get(s.index()).and_then(|st| {
-            let l = original_label(&st.label, |l| program.stmts().iter().any(|x| x.label == l))?;
-            program
-                .stmts()
-                .into_iter()
-                .find(|x| x.label == l)
-                .map(|x| x.span)
-        }),
-        Site::Cond(c) => p1.conditions().get(c.index()).and_then(|cd| {
-            let known = |l: &str| program.conditions().iter().any(|x| x.name == l);
-            let l = original_label(&cd.name, known)?;
-            program
-                .conditions()
-                .into_iter()
-                .find(|x| x.name == l)
-                .map(|x| x.span)
-        }),
-    };
-    found.unwrap_or(Span::NONE)
 }
 
 /// The first stage's report lines and proof, or why it did not expand an
@@ -339,12 +256,19 @@ fn end_to_end(
     let scratch: Vec<String> = (temporaries.iter())
         .map(|&a| program.array_decl(a).name.clone())
         .collect();
-    emit::validate(program, &e.program, &at, &[], &scratch, None)
-        .map(|_| ())
-        .map_err(|e| match e {
-            EmitError::Other(why) => EmitError::Other(format!("the paired program: {why}")),
-            e => e,
-        })
+    emit::validate(
+        program,
+        &e.program,
+        &at,
+        &[],
+        &scratch,
+        e.iterations.as_ref(),
+    )
+    .map(|_| ())
+    .map_err(|e| match e {
+        EmitError::Other(why) => EmitError::Other(format!("the paired program: {why}")),
+        e => e,
+    })
 }
 
 /// "`H`" or "`H` and `G`".
