@@ -240,3 +240,32 @@ fn the_command_pairs_in_the_report_the_json_and_the_program() {
         assert!(err.contains("S: A[idx[i]] = i;"), "{err}");
     }
 }
+
+/// `plot --transform contract` pairs as `expand` does: MSE example 3's T
+/// (`A[j]` in every row) with `i` parallel writes A_1[j, i], by hand N^2 =
+/// 25 places at N = 5, one per write.
+#[test]
+fn the_plot_draws_the_paired_storage() {
+    let out = std::env::temp_dir().join(format!("arrayflow-pair-{}.svg", std::process::id()));
+    let o = out.display().to_string();
+    let (code, _, err) = cli(&[
+        "plot",
+        "fixtures/papers/mse-example3.loop",
+        "--stmt",
+        "T",
+        "--transform",
+        "contract",
+        "--parallel",
+        "i",
+        "-o",
+        &o,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("paired with maximal static expansion: A -> A_1 "),
+        "{err}"
+    );
+    assert!(err.contains("25 writes, 25 storage places"), "{err}");
+    assert!(std::fs::read_to_string(&out).unwrap().contains("<svg"));
+    let _ = std::fs::remove_file(&out);
+}

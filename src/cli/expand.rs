@@ -322,16 +322,10 @@ fn diagnostic_at(
             d
         }
         EmitError::Storage(StorageError::Unmappable(u)) => {
-            let mut d = Diagnostic::error(
+            let d = Diagnostic::error(
                 "E0604",
                 format!("no storage mapping for `{}`: {}", u.array, u.reason),
             );
-            if u.dynamic {
-                // Only `plot` meets this: `expand` pairs such an array.
-                d = d.note(
-                    "`expand --transform contract` pairs it with maximal static expansion; the plot does not",
-                );
-            }
             match u.site {
                 Some(s) => d.primary(file, span(s), "here"),
                 None => d,

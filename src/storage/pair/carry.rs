@@ -20,7 +20,7 @@ fn internal(why: &str) -> EmitError {
 /// The schedule on the first stage's program: a loop-level one's loops
 /// parallel where the original's are (copy loops in order), an affine one
 /// carried by `affine_of`.
-pub(super) fn schedule_of(
+pub fn schedule_of(
     program: &Program,
     schedule: &Schedule,
     p1: &Program,
@@ -226,4 +226,20 @@ fn affine_of(
         width,
         text: a.text.clone(),
     })
+}
+
+/// The first stage's statements that stand for `stmts` of the original
+/// (every version of each), in the first stage's order.
+pub fn stmts_on(
+    program: &Program,
+    stmts: &[crate::model::StmtId],
+    p1: &Program,
+) -> Vec<crate::model::StmtId> {
+    (p1.stmts().iter())
+        .filter(|s| {
+            matches!(original_site(program, p1, Site::Stmt(s.id)),
+                Some(Site::Stmt(o)) if stmts.contains(&o))
+        })
+        .map(|s| s.id)
+        .collect()
 }

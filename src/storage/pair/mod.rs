@@ -24,8 +24,7 @@ use super::emit::{self, EmitError, Emitted};
 use super::{Schedule, StorageError, Unmappable};
 use crate::codegen::{self, report, Options};
 use crate::model::{ArrayId, Program};
-pub use carry::original_span;
-use carry::schedule_of;
+pub use carry::{original_span, schedule_of, stmts_on};
 
 /// The first stage, as the header reports it.
 pub struct Mse {
