@@ -329,6 +329,21 @@ fn schedule_for(p: &Program, mut pick: impl FnMut() -> bool) -> Option<Schedule>
     })
 }
 
+/// The first `n` generated programs the analysis takes, each with its
+/// schedule: every loop carrying no flow dependence at the samples made
+/// parallel (odd seeds) or made parallel with probability 1/2 (even seeds).
+fn scheduled(n: u64, options: &GenOptions) -> impl Iterator<Item = (u64, Program, Schedule)> + '_ {
+    (0..n).filter_map(move |seed| {
+        let p = generate(seed, options);
+        expansion::expand(&p, &Config::default()).ok()?;
+        let mut rng = arrayflow::hash::SplitMix64::new(seed);
+        let s = schedule_for(&p, || {
+            !seed.is_multiple_of(2) || rng.next_u64().is_multiple_of(2)
+        })?;
+        Some((seed, p, s))
+    })
+}
+
 /// What contracting one program gave.
 #[derive(Default)]
 struct Tally {
@@ -404,17 +419,7 @@ fn generated_programs_with_generated_schedules() {
     // sample size.
     let n = support::cases(200);
     let mut t = Tally::default();
-    for seed in 0..n {
-        let p = generate(seed, &GenOptions::static_control(Size::Small));
-        if expansion::expand(&p, &Config::default()).is_err() {
-            continue;
-        }
-        let mut rng = arrayflow::hash::SplitMix64::new(seed);
-        let Some(s) = schedule_for(&p, || {
-            !seed.is_multiple_of(2) || rng.next_u64().is_multiple_of(2)
-        }) else {
-            continue;
-        };
+    for (seed, p, s) in scheduled(n, &GenOptions::static_control(Size::Small)) {
         check(&format!("seed {seed}"), &p, &s, &mut t);
     }
     eprintln!(
@@ -461,17 +466,7 @@ fn generated_dynamic_programs_are_paired_or_refused_with_the_reason() {
     };
     let (mut dynamic, mut paired, mut paired_temps, mut proved) = (0u64, 0u64, 0u64, 0u64);
     let mut refused = Vec::new();
-    for seed in 0..n {
-        let p = generate(seed, &options);
-        if expansion::expand(&p, &Config::default()).is_err() {
-            continue;
-        }
-        let mut rng = arrayflow::hash::SplitMix64::new(seed);
-        let Some(s) = schedule_for(&p, || {
-            !seed.is_multiple_of(2) || rng.next_u64().is_multiple_of(2)
-        }) else {
-            continue;
-        };
+    for (seed, p, s) in scheduled(n, &options) {
         match emit::checked(&p, &s, &Options::default()) {
             Err(emit::EmitError::Storage(StorageError::Unmappable(u))) if u.dynamic => {}
             _ => continue,

@@ -6,6 +6,8 @@
 //! by the proof's soundness on a kept array with indirect writes, and on
 //! generated programs with unknown conditions and indirect subscripts.
 
+mod support;
+
 use arrayflow::codegen::Options;
 use arrayflow::diagnostics::FileId;
 use arrayflow::equiv::{equiv, EquivOptions, Verdict};
@@ -177,19 +179,6 @@ fn a_dead_write_with_subscript_reads_is_not_compacted() {
     );
 }
 
-fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_arrayflow"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).to_string(),
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
-}
-
 /// `expand --transform contract`: the report (text, JSON) and the emitted
 /// program of the pairing; the refusal where MSE is not enough points at
 /// the write in the original file.
@@ -197,7 +186,7 @@ fn cli(args: &[&str]) -> (i32, String, String) {
 fn the_command_pairs_in_the_report_the_json_and_the_program() {
     let f = "fixtures/storage/pair-histogram.loop";
     let base = ["expand", f, "--transform", "contract", "--parallel", "i"];
-    let (code, out, err) = cli(&base);
+    let (code, out, err) = support::run(&base);
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("paired with maximal static expansion, first"),
@@ -207,13 +196,13 @@ fn the_command_pairs_in_the_report_the_json_and_the_program() {
     // row, 4.
     assert!(out.contains("  H_1: 20 / 20 [N * M]"), "{out}");
     assert!(out.contains("  s: 1 / 4 [N]"), "{out}");
-    let (code, json, _) = cli(&[&base[..], &["--format", "json"]].concat());
+    let (code, json, _) = support::run(&[&base[..], &["--format", "json"]].concat());
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let paired = v["paired"].as_array().unwrap();
     assert_eq!(paired.len(), 1);
     assert!(paired[0].as_str().unwrap().starts_with("H -> H_1 "));
-    let (code, program, err) = cli(&[&base[..], &["--emit", "code"]].concat());
+    let (code, program, err) = support::run(&[&base[..], &["--emit", "code"]].concat());
     assert_eq!(code, 0, "{err}");
     assert!(program.contains("# H -> H_1 ((M)·(N) cells)"), "{program}");
     assert!(program.contains("real H_1[1..M, 1..N];"), "{program}");
@@ -225,7 +214,7 @@ fn the_command_pairs_in_the_report_the_json_and_the_program() {
             emit,
         ]
         .concat();
-        let (code, out, err) = cli(&args);
+        let (code, out, err) = support::run(&args);
         assert_eq!(code, 1, "{out}");
         assert!(
             err.contains("error[E0604]: no storage mapping for `A_1`"),
@@ -248,7 +237,7 @@ fn the_command_pairs_in_the_report_the_json_and_the_program() {
 fn the_plot_draws_the_paired_storage() {
     let out = std::env::temp_dir().join(format!("arrayflow-pair-{}.svg", std::process::id()));
     let o = out.display().to_string();
-    let (code, _, err) = cli(&[
+    let (code, _, err) = support::run(&[
         "plot",
         "fixtures/papers/mse-example3.loop",
         "--stmt",

@@ -139,16 +139,21 @@ pub fn diagnostic(e: &ExpansionError, file: crate::diagnostics::FileId) -> Diagn
     }
 }
 
-/// Prints the expanded program, as C when `c` (the report's `#` lines
-/// become `//` comments).
-fn emit_code(args: &Args, loaded: &super::Loaded, c: bool) -> ExitCode {
-    let o = codegen::Options {
+/// The code generators' options from the sizes and budget flags.
+fn codegen_options(args: &Args) -> codegen::Options {
+    codegen::Options {
         params: args.input.sizes.params.clone(),
         max_trips: args.input.sizes.max_trips,
         max_instances: args.budget.max_instances,
         allow_unproved: args.allow_unproved,
         ..Default::default()
-    };
+    }
+}
+
+/// Prints the expanded program, as C when `c` (the report's `#` lines
+/// become `//` comments).
+fn emit_code(args: &Args, loaded: &super::Loaded, c: bool) -> ExitCode {
+    let o = codegen_options(args);
     match codegen::emit(&loaded.program, &o) {
         Ok(e) => {
             let stdout = std::io::stdout();
@@ -213,13 +218,7 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
         eprint!("{}", loaded.files.render(&d));
         ExitCode::from(1)
     };
-    let o = codegen::Options {
-        params: args.input.sizes.params.clone(),
-        max_trips: args.input.sizes.max_trips,
-        max_instances: args.budget.max_instances,
-        allow_unproved: args.allow_unproved,
-        ..Default::default()
-    };
+    let o = codegen_options(args);
     if args.emit.is_some() {
         return match storage::pair::checked_with(program, &schedule, &temporaries, &o) {
             Ok(e) => {
