@@ -200,7 +200,11 @@ impl Proving<'_> {
             .filter(|l| !l.folds.is_empty() && !l.writes.is_empty())
             .map(|l| l.array)
             .collect();
-        let (plus, outs) = crate::codegen::augment_arrays(program, &mut names, &contracted)?;
+        // Nothing contracted: no final reads, and no reprinting to add them.
+        let (plus, outs) = match contracted.is_empty() {
+            true => (program.clone(), Vec::new()),
+            false => crate::codegen::augment_arrays(program, &mut names, &contracted)?,
+        };
         let same = program
             .stmts()
             .iter()
