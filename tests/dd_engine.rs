@@ -733,3 +733,37 @@ fn spread_mutations_are_caught() {
         assert!(caught > 0, "{mutate:?} changes some output");
     }
 }
+
+/// A read whose source is a frame's entry write (the cell's initial value,
+/// made at its first touch) is resolved on the reader's process: only the
+/// other sources cross processes. matmul at N=8 on 2 processes: 200
+/// instances per `i` iteration (S: 8, T: 3 × 64; the frame's are not
+/// counted), so the cut is after i = 3 (800 of 1600). Every cross-process
+/// source is then an entry write (B's are all made at i = 0, on process 0),
+/// but for the exit reads of C, at the end of process 1's stretch: rows 0
+/// to 3 were last written on process 0, 32 cells, 32 records. With the
+/// entry writes resolved at their owner (process 0) instead, the reads of
+/// B on process 1 (4 × 8 × 8 = 256) cross too: 288.
+#[test]
+fn entry_writes_are_resolved_where_the_reader_is() {
+    let _ports = ports();
+    let argv = [
+        "fixtures/c/kernels/matmul.loop",
+        "--param",
+        "N=8",
+        "--engine",
+        "dd",
+    ];
+    let rules = flow_here(&[&argv[..3], &["--engine", "rules"]].concat(), None);
+    for (mutate, shipped) in [(Mutate::None, 32), (Mutate::EntryAtOwner, 288)] {
+        let before = arrayflow::dataflow::dd::shipped_sources();
+        let got = spread_here(&argv, 2, 1, mutate);
+        assert_eq!(got, rules, "{mutate:?}: the rules' output");
+        let after = arrayflow::dataflow::dd::shipped_sources();
+        assert_eq!(
+            after - before,
+            shipped,
+            "{mutate:?}: source records shipped"
+        );
+    }
+}

@@ -92,6 +92,17 @@ pub enum Mutate {
     Order,
     /// Every record of a reader goes to the next process instead.
     Route,
+    /// A visit of a frame's entry write goes to the write's owner, as any
+    /// other (its source record then waits there and is shipped).
+    EntryAtOwner,
+}
+
+/// Source records this OS process has shipped to other processes for
+/// their readers, in spread runs so far (tests and benches: where σ is
+/// resolved).
+#[doc(hidden)]
+pub fn shipped_sources() -> u64 {
+    super::part::SHIPPED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Cluster {
@@ -488,22 +499,36 @@ fn run_worker(
         let (conds_in, conds) = scope.new_collection::<(Op, u32, bool), isize>();
         // The walk, semi-naive: the variable holds the visits past the
         // first (each derived once, so only new ones go round the loop).
-        let (initial, owned) = scope.iterative::<u64, _, _>(|sub| {
+        let (initial, owned, entries) = scope.iterative::<u64, _, _>(|sub| {
             let step = Product::new(Default::default(), 1);
             let (later, walked) = VecVariable::new(sub, step);
             let visits = walked.concat(start.clone().enter(sub));
             let closure = closure.enter(sub);
             let live = visits.clone().filter(|&(_, _, _, w)| w != NONE);
             // To a worker of the write's owner (a whole program: stays).
-            let owned = if whole {
+            // Spread, a visit of a frame's entry write goes to the reader's
+            // owner instead, which knows the write (`Share::is_entry`): the
+            // walk ends there, so no record of it waits on the process that
+            // first touched the cell (process 0 for most cells).
+            let arrived = if whole {
                 live
             } else {
                 let f = Arc::clone(share);
-                let route = move |((_, _, _, w), _, _): &(Visit, _, isize)| {
-                    (f.owner(*w) * workers + *w as usize % workers) as u64
+                let route = move |((_, s, _, w), _, _): &(Visit, _, isize)| {
+                    let to = match spread && mutate != Mutate::EntryAtOwner && f.is_entry(*w) {
+                        true => (*s >> 32) as usize,
+                        false => f.owner(*w),
+                    };
+                    (to * workers + *w as usize % workers) as u64
                 };
                 live.inner.exchange(route).as_collection()
             };
+            // An entry write of another stretch: a source, and nothing else
+            // (no guard, no link, no condition literal).
+            let f = Arc::clone(share);
+            let entries = arrived.clone().filter(move |&(_, _, _, w)| !f.holds(w));
+            let f = Arc::clone(share);
+            let owned = arrived.filter(move |&(_, _, _, w)| f.holds(w));
             let f = Arc::clone(share);
             let may = (owned.clone())
                 .filter(move |&(_, _, _, w)| f.is_may(w))
@@ -532,7 +557,11 @@ fn run_worker(
                 .map(|(x, s, o, _, h)| (x, s, o, h));
             later.set(may.concat(must));
             let initial = visits.filter(|&(_, _, _, w)| w == NONE);
-            (initial.leave(scope), owned.leave(scope))
+            (
+                initial.leave(scope),
+                owned.leave(scope),
+                entries.leave(scope),
+            )
         });
         let f = Arc::clone(share);
         let q = me as u32;
@@ -549,9 +578,9 @@ fn run_worker(
         // source = visit − conflict: every conflict is a visit, each once.
         // Spread, a source is the write's, at its owner (`q`).
         let f = Arc::clone(share);
-        let out = (owned.map(move |(_, s, _, w)| match spread {
+        let out = (owned.concat(entries).map(move |(_, s, _, w)| match spread {
             true => (SOURCE, s, w, q),
-            false => (SOURCE, s, f.op(w), 0),
+            false => (SOURCE, s, f.write_op(w), 0),
         }))
         .concat(
             (conflict.clone())
