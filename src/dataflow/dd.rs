@@ -95,6 +95,8 @@ pub enum Mutate {
     /// A visit of a frame's entry write goes to the write's owner, as any
     /// other (its source record then waits there and is shipped).
     EntryAtOwner,
+    /// A process that fails says nothing to the others ([`abandon`]).
+    Silent,
 }
 
 /// Source records this OS process has shipped to other processes for
@@ -277,7 +279,11 @@ pub(super) fn analyze_shared(
         cluster.process,
         cluster.processes(),
     )
-    .map_err(|e| (e, 0))?;
+    .map_err(|e| {
+        // The others are headed for the dd run's connections.
+        abandon(cluster);
+        (e, 0)
+    })?;
     let extra = share.facts.frame_instances;
     let limits = Limits {
         max_visits: config.max_instances.saturating_add(extra),
@@ -295,7 +301,12 @@ fn run(
     limits: Limits,
     cluster: &Cluster,
 ) -> Result<(Flow, Option<Kept>), DataflowError> {
-    crate::budget::check(limits.max_memory, || "the sources of the reads".to_string())?;
+    if let Err(e) =
+        crate::budget::check(limits.max_memory, || "the sources of the reads".to_string())
+    {
+        abandon(cluster);
+        return Err(e.into());
+    }
     if std::env::var_os("ARRAYFLOW_PEAK").is_some() {
         // What the lowering needed, before any dataflow (benches/dd.rs).
         let peak = crate::budget::peak().unwrap_or(0);
@@ -360,7 +371,11 @@ fn run(
             let mut col = Collector::new(&share.facts, limits);
             let site = share.last_reader_site();
             let site = (site != NONE).then_some(site as usize);
-            col.charge_site(&share.facts, part.steps.max(0) as usize, site)?;
+            if let Err(e) = col.charge_site(&share.facts, part.steps.max(0) as usize, site) {
+                // The others are headed for the groups' connections.
+                abandon(cluster);
+                return Err(e);
+            }
         }
         return Ok((part.flow(share), None));
     }
@@ -846,8 +861,32 @@ fn connect(cluster: &Cluster) -> Result<Builders, String> {
 /// A magic word before a process index, so that a stray connection is refused.
 const HELLO: u64 = 0x6172_7261_7966_6c77; // "arrayflw"
 
-/// One socket per other process (None at this process's own index).
+/// A process's status in the handshake: each connection carries the
+/// connecting process's (after its index) and the accepting one's (its
+/// reply), so that a process that failed before a round of connections
+/// ([`abandon`]) stops the others in that round instead of leaving them to
+/// the timeout.
+const GOING: u64 = 0;
+const FAILED: u64 = 1;
+
+/// One socket per other process (None at this process's own index); an
+/// error when another process joined the round only to say it failed.
 pub(super) fn sockets(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, String> {
+    handshake(cluster, GOING)
+}
+
+/// After a failure on this process, where the others are headed for a
+/// round of connections (the dd run's, or the spread groups'): that round,
+/// telling every other process this one failed, so that they stop at once
+/// (E0305) rather than wait for it to the timeout. Process 0 prints its
+/// own diagnostic as it would have.
+pub fn abandon(cluster: &Cluster) {
+    if cluster.processes() > 1 && cluster.mutate != Mutate::Silent {
+        let _ = handshake(cluster, FAILED);
+    }
+}
+
+fn handshake(cluster: &Cluster, status: u64) -> Result<Vec<Option<TcpStream>>, String> {
     let me = cluster.process;
     let n = cluster.processes();
     let deadline = Instant::now() + cluster.timeout;
@@ -864,6 +903,8 @@ pub(super) fn sockets(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, Strin
         .set_nonblocking(true)
         .map_err(|e| format!("cannot poll the listener: {e}"))?;
     let mut out: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
+    // The first process that said it failed.
+    let mut failed = None;
     for (k, host) in cluster.hosts.iter().enumerate().take(me) {
         let addr = host
             .to_socket_addrs()
@@ -881,13 +922,22 @@ pub(super) fn sockets(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, Strin
                 Err(_) => std::thread::sleep(Duration::from_millis(5).min(left)),
             }
         };
-        let mut hello = [0u8; 16];
+        let mut hello = [0u8; 24];
         hello[..8].copy_from_slice(&HELLO.to_be_bytes());
-        hello[8..].copy_from_slice(&(me as u64).to_be_bytes());
+        hello[8..16].copy_from_slice(&(me as u64).to_be_bytes());
+        hello[16..].copy_from_slice(&status.to_be_bytes());
+        let mut reply = [0u8; 8];
+        let left = deadline.saturating_duration_since(Instant::now());
         stream
             .write_all(&hello)
             .and_then(|()| stream.set_nodelay(true))
+            .and_then(|()| stream.set_read_timeout(Some(left.max(Duration::from_millis(1)))))
+            .and_then(|()| stream.read_exact(&mut reply))
+            .and_then(|()| stream.set_read_timeout(None))
             .map_err(|e| format!("cannot greet process {k} at `{host}`: {e}"))?;
+        if u64::from_be_bytes(reply) == FAILED {
+            failed.get_or_insert(k);
+        }
         out[k] = Some(stream);
     }
     while out.iter().skip(me + 1).any(Option::is_none) {
@@ -897,13 +947,23 @@ pub(super) fn sockets(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, Strin
                 if left.is_zero() {
                     return Err(waited());
                 }
-                let mut hello = [0u8; 16];
+                let mut hello = [0u8; 24];
                 let ok = stream.set_nonblocking(false).is_ok()
                     && stream.set_read_timeout(Some(left)).is_ok()
                     && stream.read_exact(&mut hello).is_ok();
-                let word = u64::from_be_bytes(hello[..8].try_into().unwrap_or_default());
-                let k = u64::from_be_bytes(hello[8..].try_into().unwrap_or_default()) as usize;
-                if ok && word == HELLO && k > me && k < n && out[k].is_none() {
+                let word =
+                    |i: usize| u64::from_be_bytes(hello[i..i + 8].try_into().unwrap_or_default());
+                let k = word(8) as usize;
+                if ok
+                    && word(0) == HELLO
+                    && k > me
+                    && k < n
+                    && out[k].is_none()
+                    && stream.write_all(&status.to_be_bytes()).is_ok()
+                {
+                    if word(16) == FAILED {
+                        failed.get_or_insert(k);
+                    }
                     let _ = stream.set_read_timeout(None);
                     let _ = stream.set_nodelay(true);
                     out[k] = Some(stream);
@@ -918,5 +978,10 @@ pub(super) fn sockets(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, Strin
             Err(e) => return Err(format!("process {me} cannot accept connections: {e}")),
         }
     }
-    Ok(out)
+    match failed {
+        Some(k) if status == GOING => Err(format!(
+            "process {k} of the dd engine failed (its own output says why); process {me} stops"
+        )),
+        _ => Ok(out),
+    }
 }
