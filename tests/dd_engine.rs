@@ -476,8 +476,12 @@ fn two_processes_on_localhost_print_what_the_rules_print() {
     );
     std::fs::write(&gen, arrayflow::print::program(&program)).expect("writes");
     let gen = gen.to_str().expect("a UTF-8 path").to_string();
-    let cases: [(&str, &[&str]); 4] = [
+    let cases: [(&str, &[&str]); 5] = [
         ("fixtures/c/kernels/matmul.loop", &["--param", "N=12"]),
+        (
+            "fixtures/c/kernels/matmul.loop",
+            &["--param", "N=12", "--instances", "--format", "json"],
+        ),
         ("fixtures/papers/mse-example1.loop", &[]),
         ("fixtures/c/kernels/lu.loop", &["--format", "json"]),
         (gen.as_str(), &[]),
@@ -688,7 +692,11 @@ fn spread_agrees(
     workers: usize,
     mutate: Mutate,
 ) -> Result<(), String> {
-    let argv = [file, "--format", format];
+    // "instances": `--format json --instances`.
+    let argv = match format {
+        "instances" => vec![file, "--format", "json", "--instances"],
+        _ => vec![file, "--format", format],
+    };
     let rules = flow_here(&[&argv[..], &["--engine", "rules"]].concat(), None);
     let dd = spread_here(
         &[&argv[..], &["--engine", "dd"]].concat(),
@@ -735,14 +743,30 @@ fn spread_processes_print_what_the_rules_print() {
 fn spread_mutations_are_caught() {
     let _ports = ports();
     let files = spread_cases();
-    for mutate in [Mutate::Order, Mutate::Route] {
-        let caught = files
-            .iter()
-            .take(40)
-            .filter(|f| spread_agrees(f, "text", 3, 1, mutate).is_err())
-            .count();
-        eprintln!("{mutate:?}: {caught} of 40 files differ");
-        assert!(caught > 0, "{mutate:?} changes some output");
+    for format in ["text", "instances"] {
+        for mutate in [Mutate::Order, Mutate::Route] {
+            let caught = files
+                .iter()
+                .take(40)
+                .filter(|f| spread_agrees(f, format, 3, 1, mutate).is_err())
+                .count();
+            eprintln!("{format}, {mutate:?}: {caught} of 40 files differ");
+            assert!(caught > 0, "{format}, {mutate:?} changes some output");
+        }
+    }
+}
+
+/// `--instances` (one JSON record per read instance), spread: each
+/// process renders its readers' records and process 0 prints them site by
+/// site in process order; every fixture and generated program against the
+/// rules' bytes, at 2 processes of 1 worker and 3 of 2 by turns.
+#[test]
+fn spread_instances_print_what_the_rules_print() {
+    let _ports = ports();
+    for (k, file) in spread_cases().iter().enumerate() {
+        let (processes, workers) = if k % 3 == 0 { (3, 2) } else { (2, 1) };
+        spread_agrees(file, "instances", processes, workers, Mutate::None)
+            .unwrap_or_else(|e| panic!("{e}"));
     }
 }
 

@@ -82,6 +82,91 @@ impl Merger {
         Ok(true)
     }
 
+    /// `--instances` (`flow`'s one JSON record per read instance) of a
+    /// spread run, `flow` being this process's readers' ([`super::part`]):
+    /// site by site in order, process 0 writes its own records, then each
+    /// other process's, copied as they come; the others send theirs in
+    /// frames. A site's records are in execution order and the stretches
+    /// consecutive, so this is [`super::render::json`] of the whole σ. An
+    /// error writing `out` is the inner one.
+    pub fn instances(
+        &mut self,
+        program: &crate::model::Program,
+        flow: &super::Flow,
+        out: &mut impl Write,
+    ) -> Result<std::io::Result<()>, String> {
+        let lost = |e: std::io::Error| format!("the dd engine's records: {e}");
+        let records = super::render::Records::new(program, flow);
+        let n_sites = program.stmts().len() + program.conditions().len();
+        let mut reads = flow.sorted().peekable();
+        let mut buf = Vec::new();
+        if let Some(to) = &mut self.to {
+            for k in 0..n_sites {
+                let mut any = false;
+                while let Some(r) = reads.next_if(|r| flow.site_index(r.site()) == k) {
+                    if any {
+                        buf.extend_from_slice(b",\n");
+                    }
+                    any = true;
+                    records.write(&r, &mut buf).map_err(lost)?;
+                    if buf.len() >= FRAME {
+                        frame(to, &buf).map_err(lost)?;
+                        buf.clear();
+                    }
+                }
+                if !buf.is_empty() {
+                    frame(to, &buf).map_err(lost)?;
+                    buf.clear();
+                }
+                // The site's end.
+                frame(to, &[]).map_err(lost)?;
+            }
+            return Ok(Ok(()));
+        }
+        let mut order: Vec<usize> = (0..self.from.len()).collect();
+        if self.reversed {
+            order.reverse();
+        }
+        let mut first = true;
+        let mut run = || -> Result<std::io::Result<()>, String> {
+            if let Err(e) = super::render::json_head(flow, out) {
+                return Ok(Err(e));
+            }
+            for k in 0..n_sites {
+                while let Some(r) = reads.next_if(|r| flow.site_index(r.site()) == k) {
+                    let sep: &[u8] = if first { b"\n" } else { b",\n" };
+                    first = false;
+                    if let Err(e) = out.write_all(sep).and_then(|()| records.write(&r, out)) {
+                        return Ok(Err(e));
+                    }
+                }
+                for &p in &order {
+                    let mut started = false;
+                    loop {
+                        let bytes = read_frame(&mut self.from[p], &mut buf).map_err(|e| {
+                            format!("process {} stopped before sending its records: {e}", p + 1)
+                        })?;
+                        if bytes == 0 {
+                            break;
+                        }
+                        let sep: &[u8] = match (started, first) {
+                            (true, _) => b"",
+                            (false, true) => b"\n",
+                            (false, false) => b",\n",
+                        };
+                        started = true;
+                        first = false;
+                        if let Err(e) = out.write_all(sep).and_then(|()| out.write_all(&buf)) {
+                            return Ok(Err(e));
+                        }
+                    }
+                }
+            }
+            Ok(super::render::json_tail(out))
+        };
+        run()
+    }
+
     /// Sends what is buffered (the others) and closes.
     pub fn finish(self) -> Result<(), String> {
         if let Some(mut out) = self.to {
@@ -90,6 +175,29 @@ impl Merger {
         }
         Ok(())
     }
+}
+
+/// Bytes of records sent in one frame ([`Merger::instances`]).
+const FRAME: usize = 1 << 16;
+
+/// A frame: its length, then its bytes (none: the end of a site).
+fn frame(to: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
+    to.write_all(&(bytes.len() as u64).to_le_bytes())?;
+    to.write_all(bytes)
+}
+
+/// The next frame into `buf`; its length.
+fn read_frame(r: &mut impl Read, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    let mut word = [0u8; 8];
+    r.read_exact(&mut word)?;
+    let n = u64::from_le_bytes(word) as usize;
+    if n > 1 << 30 {
+        let bad = std::io::Error::new(std::io::ErrorKind::InvalidData, "a malformed frame");
+        return Err(bad);
+    }
+    buf.resize(n, 0);
+    r.read_exact(buf)?;
+    Ok(n)
 }
 
 /// One site's parts from one process.

@@ -425,16 +425,7 @@ fn spread_groups<'db, S, E>(
 ) -> Result<Result<S, E>, FileFlowError> {
     let (program, _) = file_sizes(db, file)?;
     check_kernels(db, file, program)?;
-    let failed = |why: String| {
-        let e = crate::dataflow::DataflowError::Cluster(why);
-        let kernel = kernels(db, file)[0];
-        FileFlowError::Analysis(super::kernel_error(
-            program,
-            kernel.program(db),
-            kernel.place(db),
-            &e,
-        ))
-    };
+    let failed = |why| cluster_failed(db, file, program, why);
     let merger = crate::dataflow::merge::Merger::connect(cluster).map_err(failed)?;
     let mut merge = Some(merger);
     let r = groups_merged(db, file, Some(&mut merge), start, each)?;
@@ -442,6 +433,55 @@ fn spread_groups<'db, S, E>(
         m.finish().map_err(failed)?;
     }
     Ok(r)
+}
+
+/// A spread run's connections failed: E0305 at the file's one kernel.
+#[cfg(feature = "dd")]
+fn cluster_failed(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    program: &Program,
+    why: String,
+) -> FileFlowError {
+    let e = crate::dataflow::DataflowError::Cluster(why);
+    let kernel = kernels(db, file)[0];
+    FileFlowError::Analysis(super::kernel_error(
+        program,
+        kernel.program(db),
+        kernel.place(db),
+        &e,
+    ))
+}
+
+/// σ of a whole file as one JSON record per read instance
+/// (`dataflow::render::json`, `flow --instances`) into `out`; the inner
+/// error is `out`'s. On a spread dd cluster, a file of one kernel is
+/// rendered where its reads are and the records meet on process 0
+/// (`dataflow::merge`), which alone writes; a file of several is gathered.
+pub fn file_instances(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    out: &mut impl std::io::Write,
+) -> Result<std::io::Result<()>, FileFlowError> {
+    #[cfg(feature = "dd")]
+    if let Some(c) = crate::dataflow::dd::installed().filter(|c| c.spread) {
+        if c.processes() > 1 && kernels(db, file).len() == 1 {
+            let (program, _) = file_sizes(db, file)?;
+            check_kernels(db, file, program)?;
+            // This process's readers.
+            let flow = file_flow(db, file)?;
+            let failed = |why| cluster_failed(db, file, program, why);
+            let mut merger = crate::dataflow::merge::Merger::connect(&c).map_err(failed)?;
+            let written = merger.instances(program, &flow, out).map_err(failed)?;
+            merger.finish().map_err(failed)?;
+            return Ok(written);
+        }
+        let gather = crate::dataflow::dd::Cluster { spread: false, ..c };
+        return crate::dataflow::dd::with_cluster(gather, || file_instances(db, file, out));
+    }
+    let (program, _) = file_sizes(db, file)?;
+    let flow = file_flow(db, file)?;
+    Ok(crate::dataflow::render::json(program, &flow, out))
 }
 
 /// Where a spread run's parts meet ([`spread_groups`]); taken on a failure.
