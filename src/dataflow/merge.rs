@@ -9,6 +9,7 @@
 
 use super::dd::{sockets, Cluster};
 use super::grouped::{Grouper, PartialAccess};
+use super::render::Records;
 use crate::model::Site;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::net::TcpStream;
@@ -83,88 +84,22 @@ impl Merger {
     }
 
     /// `--instances` (`flow`'s one JSON record per read instance) of a
-    /// spread run, `flow` being this process's readers' ([`super::part`]):
-    /// site by site in order, process 0 writes its own records, then each
-    /// other process's, copied as they come; the others send theirs in
-    /// frames. A site's records are in execution order and the stretches
-    /// consecutive, so this is [`super::render::json`] of the whole σ. An
-    /// error writing `out` is the inner one.
-    pub fn instances(
-        &mut self,
-        program: &crate::model::Program,
-        flow: &super::Flow,
-        out: &mut impl Write,
-    ) -> Result<std::io::Result<()>, String> {
-        let lost = |e: std::io::Error| format!("the dd engine's records: {e}");
-        let records = super::render::Records::new(program, flow);
-        let n_sites = program.stmts().len() + program.conditions().len();
-        let mut reads = flow.sorted().peekable();
-        let mut buf = Vec::new();
-        if let Some(to) = &mut self.to {
-            for k in 0..n_sites {
-                let mut any = false;
-                while let Some(r) = reads.next_if(|r| flow.site_index(r.site()) == k) {
-                    if any {
-                        buf.extend_from_slice(b",\n");
-                    }
-                    any = true;
-                    records.write(&r, &mut buf).map_err(lost)?;
-                    if buf.len() >= FRAME {
-                        frame(to, &buf).map_err(lost)?;
-                        buf.clear();
-                    }
-                }
-                if !buf.is_empty() {
-                    frame(to, &buf).map_err(lost)?;
-                    buf.clear();
-                }
-                // The site's end.
-                frame(to, &[]).map_err(lost)?;
-            }
-            return Ok(Ok(()));
-        }
+    /// spread run over `n_sites` sites ([`Instances`]).
+    pub fn instances(&mut self, records: Records, n_sites: usize) -> Instances<'_> {
         let mut order: Vec<usize> = (0..self.from.len()).collect();
         if self.reversed {
             order.reverse();
         }
-        let mut first = true;
-        let mut run = || -> Result<std::io::Result<()>, String> {
-            if let Err(e) = super::render::json_head(flow, out) {
-                return Ok(Err(e));
-            }
-            for k in 0..n_sites {
-                while let Some(r) = reads.next_if(|r| flow.site_index(r.site()) == k) {
-                    let sep: &[u8] = if first { b"\n" } else { b",\n" };
-                    first = false;
-                    if let Err(e) = out.write_all(sep).and_then(|()| records.write(&r, out)) {
-                        return Ok(Err(e));
-                    }
-                }
-                for &p in &order {
-                    let mut started = false;
-                    loop {
-                        let bytes = read_frame(&mut self.from[p], &mut buf).map_err(|e| {
-                            format!("process {} stopped before sending its records: {e}", p + 1)
-                        })?;
-                        if bytes == 0 {
-                            break;
-                        }
-                        let sep: &[u8] = match (started, first) {
-                            (true, _) => b"",
-                            (false, true) => b"\n",
-                            (false, false) => b",\n",
-                        };
-                        started = true;
-                        first = false;
-                        if let Err(e) = out.write_all(sep).and_then(|()| out.write_all(&buf)) {
-                            return Ok(Err(e));
-                        }
-                    }
-                }
-            }
-            Ok(super::render::json_tail(out))
-        };
-        run()
+        Instances {
+            merger: self,
+            records,
+            n_sites,
+            site: 0,
+            any: false,
+            first: true,
+            buf: Vec::new(),
+            order,
+        }
     }
 
     /// Sends what is buffered (the others) and closes.
@@ -172,6 +107,135 @@ impl Merger {
         if let Some(mut out) = self.to {
             out.flush()
                 .map_err(|e| format!("process {}: the parts: {e}", self.me))?;
+        }
+        Ok(())
+    }
+}
+
+/// `--instances` of a spread run, this process's reads given site by site
+/// in order (within a site in execution order, as `Flow::sorted` lists
+/// them): process 0 writes its own records of a site, then each other
+/// process's, copied as they come, before the next site; the others send
+/// theirs in frames, a site's end an empty one. The stretches are
+/// consecutive in execution order, so the document is
+/// [`super::render::json`] of the whole σ. Process 0 holds one frame at a
+/// time; TCP's flow control holds the others back.
+pub struct Instances<'m> {
+    merger: &'m mut Merger,
+    records: Records,
+    n_sites: usize,
+    /// The site being written; those before are done.
+    site: usize,
+    /// A record of `site` was made here (the others).
+    any: bool,
+    /// No record was written yet (process 0).
+    first: bool,
+    buf: Vec<u8>,
+    order: Vec<usize>,
+}
+
+/// Why [`Instances`] stopped.
+pub enum Fail {
+    /// The connections: another process stopped.
+    Lost(String),
+    /// Writing the output.
+    Out(std::io::Error),
+}
+
+impl Instances<'_> {
+    /// The read (site index `k`, iteration vector, access, array) with its
+    /// sources and initial flag; `k` is never below the last one given.
+    pub fn read<'a>(
+        &mut self,
+        k: usize,
+        head: (crate::model::Site, &[i64], usize, crate::model::ArrayId),
+        writes: impl Iterator<Item = (crate::model::Site, &'a [i64])>,
+        initial: bool,
+        out: &mut impl Write,
+    ) -> Result<(), Fail> {
+        if k < self.site {
+            return Err(Fail::Lost("the reads came out of site order".to_string()));
+        }
+        self.close_before(k, out)?;
+        if self.merger.to.is_some() {
+            if self.any {
+                self.buf.extend_from_slice(b",\n");
+            }
+            self.any = true;
+            let buf = &mut self.buf;
+            self.records
+                .write_parts(head, writes, initial, buf)
+                .map_err(Fail::Out)?;
+            if self.buf.len() >= FRAME {
+                self.send_frame()?;
+            }
+            return Ok(());
+        }
+        let sep: &[u8] = if self.first { b"\n" } else { b",\n" };
+        self.first = false;
+        out.write_all(sep).map_err(Fail::Out)?;
+        (self.records)
+            .write_parts(head, writes, initial, out)
+            .map_err(Fail::Out)
+    }
+
+    /// Every site done, and (process 0) the document's end.
+    pub fn finish(mut self, out: &mut impl Write) -> Result<(), Fail> {
+        self.close_before(self.n_sites, out)?;
+        if self.merger.to.is_none() {
+            super::render::json_tail(out).map_err(Fail::Out)?;
+        }
+        Ok(())
+    }
+
+    fn send_frame(&mut self) -> Result<(), Fail> {
+        let lost = |e: std::io::Error| Fail::Lost(format!("the dd engine's records: {e}"));
+        if let Some(to) = &mut self.merger.to {
+            frame(to, &self.buf).map_err(lost)?;
+        }
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Finishes the sites before `k`: sends the end of each (the others),
+    /// or copies every other process's records of each (process 0).
+    fn close_before(&mut self, k: usize, out: &mut impl Write) -> Result<(), Fail> {
+        while self.site < k {
+            if self.merger.to.is_some() {
+                if !self.buf.is_empty() {
+                    self.send_frame()?;
+                }
+                // The site's end.
+                self.send_frame()?;
+                self.any = false;
+            } else {
+                for &p in &self.order {
+                    let mut started = false;
+                    loop {
+                        let n =
+                            read_frame(&mut self.merger.from[p], &mut self.buf).map_err(|e| {
+                                Fail::Lost(format!(
+                                    "process {} stopped before sending its records: {e}",
+                                    p + 1
+                                ))
+                            })?;
+                        if n == 0 {
+                            break;
+                        }
+                        let sep: &[u8] = match (started, self.first) {
+                            (true, _) => b"",
+                            (false, true) => b"\n",
+                            (false, false) => b",\n",
+                        };
+                        started = true;
+                        self.first = false;
+                        out.write_all(sep)
+                            .and_then(|()| out.write_all(&self.buf))
+                            .map_err(Fail::Out)?;
+                    }
+                }
+            }
+            self.site += 1;
         }
         Ok(())
     }

@@ -23,7 +23,7 @@ fn header(params: &[(String, i64)], max_trips: u32, out: &mut impl Write) -> io:
 /// (`flow --instances`):
 /// `{"params":{..},"max_trips":K,"reads":[{"stmt","iter","access","array","sources","initial"}]}`.
 pub fn json(program: &Program, flow: &Flow, out: &mut impl Write) -> io::Result<()> {
-    json_head(flow, out)?;
+    json_head(flow.params(), flow.max_trips(), out)?;
     let records = Records::new(program, flow);
     for (k, r) in flow.sorted().enumerate() {
         out.write_all(if k > 0 { b",\n" } else { b"\n" })?;
@@ -33,8 +33,8 @@ pub fn json(program: &Program, flow: &Flow, out: &mut impl Write) -> io::Result<
 }
 
 /// The document of [`json`] up to its first record.
-pub fn json_head(flow: &Flow, out: &mut impl Write) -> io::Result<()> {
-    header(flow.params(), flow.max_trips(), out)?;
+pub fn json_head(params: &[(String, i64)], max_trips: u32, out: &mut impl Write) -> io::Result<()> {
+    header(params, max_trips, out)?;
     out.write_all(b"\"reads\":[")
 }
 
@@ -53,13 +53,19 @@ pub struct Records {
 }
 
 impl Records {
+    /// The records of `flow`'s reads, `program`'s sites and arrays.
     pub fn new(program: &Program, flow: &Flow) -> Records {
+        Records::named(program, |s| flow.site_name(s).to_string())
+    }
+
+    /// Sites named by `name`.
+    pub fn named(program: &Program, name: impl Fn(Site) -> String) -> Records {
         let sites: Vec<String> = (0..program.stmts().len())
             .map(|k| Site::Stmt(crate::model::StmtId(k as u32)))
             .chain(
                 (0..program.conditions().len()).map(|k| Site::Cond(crate::model::CondId(k as u32))),
             )
-            .map(|s| quote(flow.site_name(s)))
+            .map(|s| quote(&name(s)))
             .collect();
         Records {
             sites,
@@ -77,24 +83,37 @@ impl Records {
 
     /// One record, without a separator.
     pub fn write(&self, r: &super::Read<'_>, out: &mut impl Write) -> io::Result<()> {
+        let head = (r.site(), r.iter(), r.access(), r.array());
+        self.write_parts(head, r.writes(), r.initial(), out)
+    }
+
+    /// [`Records::write`] of a read given by its parts: (site, iteration
+    /// vector, access index, array), its sources in order, its initial flag.
+    pub fn write_parts<'a>(
+        &self,
+        (site, iter, access, array): (Site, &[i64], usize, crate::model::ArrayId),
+        writes: impl Iterator<Item = (Site, &'a [i64])>,
+        initial: bool,
+        out: &mut impl Write,
+    ) -> io::Result<()> {
         out.write_all(b"{\"stmt\":")?;
-        out.write_all(self.site_q(r.site()).as_bytes())?;
+        out.write_all(self.site_q(site).as_bytes())?;
         out.write_all(b",\"iter\":")?;
-        ints(out, r.iter())?;
+        ints(out, iter)?;
         write!(
             out,
             ",\"access\":{},\"array\":{},\"sources\":[",
-            r.access(),
-            self.arrays[r.array().index()]
+            access,
+            self.arrays[array.index()]
         )?;
-        for (j, (site, iter)) in r.writes().enumerate() {
+        for (j, (site, iter)) in writes.enumerate() {
             out.write_all(if j > 0 { b",{\"stmt\":" } else { b"{\"stmt\":" })?;
             out.write_all(self.site_q(site).as_bytes())?;
             out.write_all(b",\"iter\":")?;
             ints(out, iter)?;
             out.write_all(b"}")?;
         }
-        write!(out, "],\"initial\":{}}}", r.initial())
+        write!(out, "],\"initial\":{initial}}}")
     }
 }
 
