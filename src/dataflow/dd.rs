@@ -23,9 +23,11 @@
 //! `closure` and `cond_lit`. `prev_write` of a reader is in its own share;
 //! `link`, `op`, `guard` and the kind of a write W are in W's owner's: each
 //! visit (X, O, W) is exchanged to a worker of W's owner, which looks them up
-//! in its columns (keyed by write id). One process alone, or a program that
-//! cannot be cut (no count up front), holds the whole program and looks
-//! everything up where it is; its worker k of W × P feeds the readers of
+//! in its columns (keyed by write id); spread, a visit of a frame's entry
+//! write goes to X's owner, which knows it (`Share::is_entry`). One process
+//! alone, or a program that cannot be cut (no count up front), holds the
+//! whole program and looks everything up where it is; its worker k of
+//! W × P feeds the readers of
 //! the operations o with o mod (W × P) = k, in rounds ([`Cluster::round`]):
 //! a round is fed once the one before the last is through the walk, so the
 //! visits queued between operators stay bounded. Differential exchanges the

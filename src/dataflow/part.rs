@@ -5,7 +5,10 @@
 //! (slot, operation, and the operation's site and iteration vector when
 //! another process owns the reader) to the reader's owner. There the
 //! [`Flow`] of the stretch's readers is built in local ids: the stretch's
-//! operations first, then the other stretches' sources, each once.
+//! operations first, then the other stretches' sources, each once. A
+//! frame's entry write is the exception: its visit and record go to the
+//! reader's owner, which names it from its own record of the entry writes
+//! (`Share::is_entry`).
 
 use super::Flow;
 use crate::facts::{Share, NONE};
