@@ -936,7 +936,11 @@ fn handshake(cluster: &Cluster, status: u64) -> Result<Vec<Option<TcpStream>>, S
             .and_then(|()| stream.set_read_timeout(Some(left.max(Duration::from_millis(1)))))
             .and_then(|()| stream.read_exact(&mut reply))
             .and_then(|()| stream.set_read_timeout(None))
-            .map_err(|e| format!("cannot greet process {k} at `{host}`: {e}"))?;
+            .map_err(|e| match e.kind() {
+                // Its reply waits on the processes before it: they did not come.
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => waited(),
+                _ => format!("cannot greet process {k} at `{host}`: {e}"),
+            })?;
         if u64::from_be_bytes(reply) == FAILED {
             failed.get_or_insert(k);
         }
