@@ -382,11 +382,7 @@ impl<S, E> ReadSink for GroupSink<'_, S, E> {
         writes: &mut dyn Iterator<Item = (Site, &[i64])>,
         initial: bool,
     ) {
-        let k = match site {
-            Site::Stmt(s) => s.index(),
-            Site::Cond(c) => self.n_stmts + c.index(),
-        };
-        let Some(&array) = self.arrays.get(k).and_then(|a| a.get(access)) else {
+        let Some((_, array)) = site_array(&self.arrays, self.n_stmts, site, access) else {
             return;
         };
         self.grouper
@@ -395,6 +391,25 @@ impl<S, E> ReadSink for GroupSink<'_, S, E> {
 
     fn kernel_done(&mut self, k: usize) {
         self.emit_through(k);
+    }
+}
+
+/// The site index of `site` (statements, then conditions) and the array
+/// its read `access` reads, by `arrays` (`assemble::site_arrays`).
+fn site_array(
+    arrays: &[Vec<ArrayId>],
+    n_stmts: usize,
+    site: Site,
+    access: usize,
+) -> Option<(usize, ArrayId)> {
+    let k = site_index(n_stmts, site);
+    arrays.get(k).and_then(|a| a.get(access)).map(|&a| (k, a))
+}
+
+fn site_index(n_stmts: usize, site: Site) -> usize {
+    match site {
+        Site::Stmt(s) => s.index(),
+        Site::Cond(c) => n_stmts + c.index(),
     }
 }
 
@@ -571,16 +586,13 @@ impl<W: std::io::Write> ReadSink for RecordSink<'_, '_, W> {
         if self.failed.is_some() {
             return;
         }
-        let index = |s: Site| match s {
-            Site::Stmt(x) => x.index(),
-            Site::Cond(c) => self.n_stmts + c.index(),
-        };
-        let k = index(site);
-        let Some(&array) = self.arrays.get(k).and_then(|a| a.get(access)) else {
+        let n = self.n_stmts;
+        let Some((k, array)) = site_array(&self.arrays, n, site, access) else {
             return;
         };
         // A flow's order of sources: by site, then iteration vector, once.
-        let mut w: Vec<(usize, &[i64], Site)> = writes.map(|(s, i)| (index(s), i, s)).collect();
+        let mut w: Vec<(usize, &[i64], Site)> =
+            writes.map(|(s, i)| (site_index(n, s), i, s)).collect();
         w.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
         w.dedup_by(|a, b| (a.0, a.1) == (b.0, b.1));
         let head = (site, iter, access, array);
