@@ -476,8 +476,12 @@ fn two_processes_on_localhost_print_what_the_rules_print() {
     );
     std::fs::write(&gen, arrayflow::print::program(&program)).expect("writes");
     let gen = gen.to_str().expect("a UTF-8 path").to_string();
-    let cases: [(&str, &[&str]); 4] = [
+    let cases: [(&str, &[&str]); 5] = [
         ("fixtures/c/kernels/matmul.loop", &["--param", "N=12"]),
+        (
+            "fixtures/c/kernels/matmul.loop",
+            &["--param", "N=12", "--instances", "--format", "json"],
+        ),
         ("fixtures/papers/mse-example1.loop", &[]),
         ("fixtures/c/kernels/lu.loop", &["--format", "json"]),
         (gen.as_str(), &[]),
@@ -612,6 +616,23 @@ fn spread_here(
     workers: usize,
     mutate: Mutate,
 ) -> (u8, String, String) {
+    let mut runs = spread_all(argv, processes, workers, mutate, Duration::from_secs(60));
+    // Their output goes nowhere (the binary's does not either).
+    for (i, (code, _, err)) in runs.iter().enumerate().skip(1) {
+        assert!(mutate != Mutate::None || *code == 0, "process {i}: {err}");
+    }
+    runs.swap_remove(0)
+}
+
+/// [`spread_here`]: every process's code, output and errors, in process
+/// order, each waiting `timeout` for the others' connections.
+fn spread_all(
+    argv: &[&str],
+    processes: usize,
+    workers: usize,
+    mutate: Mutate,
+    timeout: Duration,
+) -> Vec<(u8, String, String)> {
     use arrayflow::cli::flow::{run_to, Args};
     use clap::{Args as _, FromArgMatches};
     let cmd = Args::augment_args(clap::Command::new("flow"));
@@ -623,13 +644,13 @@ fn spread_here(
         .iter()
         .map(|p| format!("127.0.0.1:{p}"))
         .collect();
-    let mut runs: Vec<(u8, String, String)> = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
         let threads: Vec<_> = (0..processes)
             .map(|process| {
                 let cluster = Cluster {
                     process,
                     hosts: hosts.clone(),
-                    timeout: Duration::from_secs(60),
+                    timeout,
                     round: 16,
                     spread: true,
                     mutate,
@@ -648,12 +669,7 @@ fn spread_here(
             .into_iter()
             .map(|t| t.join().expect("a process thread"))
             .collect()
-    });
-    // Their output goes nowhere (the binary's does not either).
-    for (i, (code, _, err)) in runs.iter().enumerate().skip(1) {
-        assert!(mutate != Mutate::None || *code == 0, "process {i}: {err}");
-    }
-    runs.swap_remove(0)
+    })
 }
 
 /// The files of `programs` written under `dir`, as paths.
@@ -676,7 +692,11 @@ fn spread_agrees(
     workers: usize,
     mutate: Mutate,
 ) -> Result<(), String> {
-    let argv = [file, "--format", format];
+    // "instances": `--format json --instances`.
+    let argv = match format {
+        "instances" => vec![file, "--format", "json", "--instances"],
+        _ => vec![file, "--format", format],
+    };
     let rules = flow_here(&[&argv[..], &["--engine", "rules"]].concat(), None);
     let dd = spread_here(
         &[&argv[..], &["--engine", "dd"]].concat(),
@@ -723,13 +743,181 @@ fn spread_processes_print_what_the_rules_print() {
 fn spread_mutations_are_caught() {
     let _ports = ports();
     let files = spread_cases();
-    for mutate in [Mutate::Order, Mutate::Route] {
-        let caught = files
+    for format in ["text", "instances"] {
+        for mutate in [Mutate::Order, Mutate::Route] {
+            let caught = files
+                .iter()
+                .take(40)
+                .filter(|f| spread_agrees(f, format, 3, 1, mutate).is_err())
+                .count();
+            eprintln!("{format}, {mutate:?}: {caught} of 40 files differ");
+            assert!(caught > 0, "{format}, {mutate:?} changes some output");
+        }
+    }
+}
+
+/// `--instances` (one JSON record per read instance), spread: each
+/// process renders its readers' records and process 0 prints them site by
+/// site in process order; every fixture and generated program against the
+/// rules' bytes, at 2 processes of 1 worker and 3 of 2 by turns.
+#[test]
+fn spread_instances_print_what_the_rules_print() {
+    let _ports = ports();
+    for (k, file) in spread_cases().iter().enumerate() {
+        let (processes, workers) = if k % 3 == 0 { (3, 2) } else { (2, 1) };
+        spread_agrees(file, "instances", processes, workers, Mutate::None)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// A read whose source is a frame's entry write (the cell's initial value,
+/// made at its first touch) is resolved on the reader's process: only the
+/// other sources cross processes. matmul at N=8 on 2 processes: 200
+/// instances per `i` iteration (S: 8, T: 3 × 64; the frame's are not
+/// counted), so the cut is after i = 3 (800 of 1600). Every cross-process
+/// source is then an entry write (B's are all made at i = 0, on process 0),
+/// but for the exit reads of C, at the end of process 1's stretch: rows 0
+/// to 3 were last written on process 0, 32 cells, 32 records. With the
+/// entry writes resolved at their owner (process 0) instead, the reads of
+/// B on process 1 (4 × 8 × 8 = 256) cross too: 288.
+#[test]
+fn entry_writes_are_resolved_where_the_reader_is() {
+    let _ports = ports();
+    let argv = [
+        "fixtures/c/kernels/matmul.loop",
+        "--param",
+        "N=8",
+        "--engine",
+        "dd",
+    ];
+    let rules = flow_here(&[&argv[..3], &["--engine", "rules"]].concat(), None);
+    for (mutate, shipped) in [(Mutate::None, 32), (Mutate::EntryAtOwner, 288)] {
+        let before = arrayflow::dataflow::dd::shipped_sources();
+        let got = spread_here(&argv, 2, 1, mutate);
+        assert_eq!(got, rules, "{mutate:?}: the rules' output");
+        let after = arrayflow::dataflow::dd::shipped_sources();
+        assert_eq!(
+            after - before,
+            shipped,
+            "{mutate:?}: source records shipped"
+        );
+    }
+}
+
+/// R(i) walks back over S(i), ..., S(1) (may-writes: `...` is unknown):
+/// about N²/2 walk steps for 2N access instances.
+const WALKS: &str = "param N = 200;\nreal x;\nfor i = 1 to N do\n  if ... then\n    S: x = ...;\n  end\n  R: use(x);\nend\n";
+
+/// The walk-step budget (E0302) of a spread run: process 0 gives dd's
+/// diagnostic on one process (exit 1): the rules' code and site, with the
+/// total of the walk steps where the rules give the count at the batch
+/// that crossed the budget (docs/scaling.md); the others, told by process
+/// 0 at the groups' connections, stop with E0305 naming it, not after the
+/// timeout. Silent (the mutation), they wait for those connections to the
+/// timeout, and say so.
+#[test]
+fn a_walk_step_budget_error_stops_every_process() {
+    let _ports = ports();
+    let dir = temp_dir("walks");
+    let path = dir.join("walks.loop");
+    std::fs::write(&path, WALKS).expect("writes");
+    let file = path.to_str().expect("a UTF-8 path");
+    let argv = [file, "--param", "N=200", "--max-instances", "5000"];
+    let dd = [&argv[..], &["--engine", "dd"]].concat();
+    let rules = flow_here(&[&argv[..], &["--engine", "rules"]].concat(), None);
+    let one = flow_here(&dd, Some(Cluster::local(1)));
+    let head = |e: &str| e.split(" brings the count to").next().map(str::to_string);
+    let says = "error[E0302]: the analysis needs more than 5000 walk steps: `<exit>3`";
+    assert_eq!(rules.0, 1, "{}", rules.2);
+    assert_eq!(head(&rules.2).as_deref(), Some(says), "{}", rules.2);
+    assert_eq!(
+        (one.0, head(&one.2)),
+        (rules.0, head(&rules.2)),
+        "{}",
+        one.2
+    );
+    for (processes, workers) in [(2, 1), (3, 2)] {
+        let runs = spread_all(
+            &dd,
+            processes,
+            workers,
+            Mutate::None,
+            Duration::from_secs(60),
+        );
+        assert_eq!(runs[0], one, "{processes} processes: process 0");
+        for (i, (code, out, err)) in runs.iter().enumerate().skip(1) {
+            assert_eq!((*code, out.as_str()), (1, ""), "process {i}: {err}");
+            assert!(
+                err.contains("error[E0305]") && err.contains("process 0 of the dd engine failed"),
+                "process {i} of {processes}: {err}"
+            );
+        }
+    }
+    let runs = spread_all(&dd, 2, 1, Mutate::Silent, Duration::from_secs(2));
+    assert_eq!(runs[0], one, "silent: process 0");
+    assert_eq!(runs[1].0, 1, "silent: {}", runs[1].2);
+    assert!(
+        runs[1].2.contains("did not all connect within 2 s"),
+        "silent: {}",
+        runs[1].2
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A process that fails before the dd run tells the others at the run's
+/// connections, which stop with E0305 naming it. Process 0 alone is given
+/// a smaller instance budget here (its count refuses matmul, E0302): a
+/// failure only it meets, as a lowering error past another process's
+/// stretch would be. Silent (the mutation), they wait to the timeout.
+#[test]
+fn a_process_that_fails_before_the_run_stops_the_others() {
+    let _ports = ports();
+    let program =
+        support::compile(Path::new("fixtures/c/kernels/matmul.loop")).expect("matmul compiles");
+    let kinds = arrayflow::kinds::Kinds::core();
+    let frame = arrayflow::facts::Frame::default();
+    for (mutate, says) in [
+        (Mutate::None, "process 0 of the dd engine failed"),
+        (Mutate::Silent, "did not all connect within 2 s"),
+    ] {
+        let hosts: Vec<String> = free_ports(3)
             .iter()
-            .take(40)
-            .filter(|f| spread_agrees(f, "text", 3, 1, mutate).is_err())
-            .count();
-        eprintln!("{mutate:?}: {caught} of 40 files differ");
-        assert!(caught > 0, "{mutate:?} changes some output");
+            .map(|p| format!("127.0.0.1:{p}"))
+            .collect();
+        let runs: Vec<Result<Flow, DataflowError>> = std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..3)
+                .map(|process| {
+                    let cluster = Cluster {
+                        process,
+                        hosts: hosts.clone(),
+                        timeout: Duration::from_secs(if mutate == Mutate::None { 60 } else { 2 }),
+                        mutate,
+                        ..Cluster::local(1)
+                    };
+                    let config = Config {
+                        max_instances: if process == 0 { 10 } else { 1_000_000 },
+                        ..config()
+                    };
+                    let (program, kinds, frame) = (&program, &kinds, &frame);
+                    scope.spawn(move || {
+                        with_cluster(cluster, || analyze_framed(program, &config, kinds, frame))
+                    })
+                })
+                .collect();
+            threads
+                .into_iter()
+                .map(|t| t.join().expect("a process thread"))
+                .collect()
+        });
+        let err = |r: &Result<Flow, DataflowError>| r.as_ref().err().map(ToString::to_string);
+        let first = err(&runs[0]).unwrap_or_default();
+        assert!(
+            first.contains("access instances"),
+            "{mutate:?}: process 0: {first}"
+        );
+        for (i, r) in runs.iter().enumerate().skip(1) {
+            let e = err(r).unwrap_or_default();
+            assert!(e.contains(says), "{mutate:?}: process {i}: {e}");
+        }
     }
 }

@@ -113,9 +113,9 @@ fn cluster(args: &Args) -> Result<crate::dataflow::dd::Cluster, String> {
         }
         c.hosts = hosts;
         c.process = usize::from(dd.process.unwrap_or(0));
-        // Each process keeps σ of its own readers and groups them; the
-        // record per read instance (`--instances`) is gathered on process 0.
-        c.spread = !args.instances;
+        // Each process keeps σ of its own readers, groups or renders them,
+        // and process 0 prints them with its own (a file of one kernel).
+        c.spread = true;
     }
     Ok(c)
 }

@@ -9,7 +9,7 @@
 use super::{load_to, Budget, Input, Loaded};
 use crate::dataflow::render::GroupWriter;
 use crate::dataflow::{self, DataflowError};
-use crate::db::resolve::{file_flow, file_groups, FileFlowError};
+use crate::db::resolve::{file_groups, file_instances, FileFlowError};
 use crate::diagnostics::Diagnostic;
 use crate::symbolic::isl::BoundedWriter;
 use std::io::Write;
@@ -216,12 +216,12 @@ pub fn run_to(args: &Args, mut out: &mut dyn Write, err: &mut dyn Write) -> Exit
         }
     }
     let written = if args.instances {
-        // One record per instance: σ of the whole file first.
-        let flow = match file_flow(&loaded.db, loaded.source) {
-            Ok(f) => f,
+        // One record per instance: σ of the whole file first (on a
+        // spread dd cluster, each process's readers').
+        match file_instances(&loaded.db, loaded.source, &mut out) {
+            Ok(written) => written,
             Err(e) => return analysis_failed(&loaded, e, args, out, err),
-        };
-        dataflow::render::json(&loaded.program, &flow, &mut out)
+        }
     } else {
         // Grouped, streamed a site at a time: no whole-file σ is built.
         let r = match args.format {

@@ -23,9 +23,11 @@
 //! `closure` and `cond_lit`. `prev_write` of a reader is in its own share;
 //! `link`, `op`, `guard` and the kind of a write W are in W's owner's: each
 //! visit (X, O, W) is exchanged to a worker of W's owner, which looks them up
-//! in its columns (keyed by write id). One process alone, or a program that
-//! cannot be cut (no count up front), holds the whole program and looks
-//! everything up where it is; its worker k of W × P feeds the readers of
+//! in its columns (keyed by write id); spread, a visit of a frame's entry
+//! write goes to X's owner, which knows it (`Share::is_entry`). One process
+//! alone, or a program that cannot be cut (no count up front), holds the
+//! whole program and looks everything up where it is; its worker k of
+//! W × P feeds the readers of
 //! the operations o with o mod (W × P) = k, in rounds ([`Cluster::round`]):
 //! a round is fed once the one before the last is through the walk, so the
 //! visits queued between operators stay bounded. Differential exchanges the
@@ -92,6 +94,19 @@ pub enum Mutate {
     Order,
     /// Every record of a reader goes to the next process instead.
     Route,
+    /// A visit of a frame's entry write goes to the write's owner, as any
+    /// other (its source record then waits there and is shipped).
+    EntryAtOwner,
+    /// A process that fails says nothing to the others ([`abandon`]).
+    Silent,
+}
+
+/// Source records this OS process has shipped to other processes for
+/// their readers, in spread runs so far (tests and benches: where σ is
+/// resolved).
+#[doc(hidden)]
+pub fn shipped_sources() -> u64 {
+    super::part::SHIPPED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Cluster {
@@ -266,7 +281,11 @@ pub(super) fn analyze_shared(
         cluster.process,
         cluster.processes(),
     )
-    .map_err(|e| (e, 0))?;
+    .map_err(|e| {
+        // The others are headed for the dd run's connections.
+        abandon(cluster);
+        (e, 0)
+    })?;
     let extra = share.facts.frame_instances;
     let limits = Limits {
         max_visits: config.max_instances.saturating_add(extra),
@@ -284,7 +303,12 @@ fn run(
     limits: Limits,
     cluster: &Cluster,
 ) -> Result<(Flow, Option<Kept>), DataflowError> {
-    crate::budget::check(limits.max_memory, || "the sources of the reads".to_string())?;
+    if let Err(e) =
+        crate::budget::check(limits.max_memory, || "the sources of the reads".to_string())
+    {
+        abandon(cluster);
+        return Err(e.into());
+    }
     if std::env::var_os("ARRAYFLOW_PEAK").is_some() {
         // What the lowering needed, before any dataflow (benches/dd.rs).
         let peak = crate::budget::peak().unwrap_or(0);
@@ -349,7 +373,11 @@ fn run(
             let mut col = Collector::new(&share.facts, limits);
             let site = share.last_reader_site();
             let site = (site != NONE).then_some(site as usize);
-            col.charge_site(&share.facts, part.steps.max(0) as usize, site)?;
+            if let Err(e) = col.charge_site(&share.facts, part.steps.max(0) as usize, site) {
+                // The others are headed for the groups' connections.
+                abandon(cluster);
+                return Err(e);
+            }
         }
         return Ok((part.flow(share), None));
     }
@@ -488,22 +516,36 @@ fn run_worker(
         let (conds_in, conds) = scope.new_collection::<(Op, u32, bool), isize>();
         // The walk, semi-naive: the variable holds the visits past the
         // first (each derived once, so only new ones go round the loop).
-        let (initial, owned) = scope.iterative::<u64, _, _>(|sub| {
+        let (initial, owned, entries) = scope.iterative::<u64, _, _>(|sub| {
             let step = Product::new(Default::default(), 1);
             let (later, walked) = VecVariable::new(sub, step);
             let visits = walked.concat(start.clone().enter(sub));
             let closure = closure.enter(sub);
             let live = visits.clone().filter(|&(_, _, _, w)| w != NONE);
             // To a worker of the write's owner (a whole program: stays).
-            let owned = if whole {
+            // Spread, a visit of a frame's entry write goes to the reader's
+            // owner instead, which knows the write (`Share::is_entry`): the
+            // walk ends there, so no record of it waits on the process that
+            // first touched the cell (process 0 for most cells).
+            let arrived = if whole {
                 live
             } else {
                 let f = Arc::clone(share);
-                let route = move |((_, _, _, w), _, _): &(Visit, _, isize)| {
-                    (f.owner(*w) * workers + *w as usize % workers) as u64
+                let route = move |((_, s, _, w), _, _): &(Visit, _, isize)| {
+                    let to = match spread && mutate != Mutate::EntryAtOwner && f.is_entry(*w) {
+                        true => (*s >> 32) as usize,
+                        false => f.owner(*w),
+                    };
+                    (to * workers + *w as usize % workers) as u64
                 };
                 live.inner.exchange(route).as_collection()
             };
+            // An entry write of another stretch: a source, and nothing else
+            // (no guard, no link, no condition literal).
+            let f = Arc::clone(share);
+            let entries = arrived.clone().filter(move |&(_, _, _, w)| !f.holds(w));
+            let f = Arc::clone(share);
+            let owned = arrived.filter(move |&(_, _, _, w)| f.holds(w));
             let f = Arc::clone(share);
             let may = (owned.clone())
                 .filter(move |&(_, _, _, w)| f.is_may(w))
@@ -532,7 +574,11 @@ fn run_worker(
                 .map(|(x, s, o, _, h)| (x, s, o, h));
             later.set(may.concat(must));
             let initial = visits.filter(|&(_, _, _, w)| w == NONE);
-            (initial.leave(scope), owned.leave(scope))
+            (
+                initial.leave(scope),
+                owned.leave(scope),
+                entries.leave(scope),
+            )
         });
         let f = Arc::clone(share);
         let q = me as u32;
@@ -549,9 +595,9 @@ fn run_worker(
         // source = visit − conflict: every conflict is a visit, each once.
         // Spread, a source is the write's, at its owner (`q`).
         let f = Arc::clone(share);
-        let out = (owned.map(move |(_, s, _, w)| match spread {
+        let out = (owned.concat(entries).map(move |(_, s, _, w)| match spread {
             true => (SOURCE, s, w, q),
-            false => (SOURCE, s, f.op(w), 0),
+            false => (SOURCE, s, f.write_op(w), 0),
         }))
         .concat(
             (conflict.clone())
@@ -817,8 +863,32 @@ fn connect(cluster: &Cluster) -> Result<Builders, String> {
 /// A magic word before a process index, so that a stray connection is refused.
 const HELLO: u64 = 0x6172_7261_7966_6c77; // "arrayflw"
 
-/// One socket per other process (None at this process's own index).
+/// A process's status in the handshake: each connection carries the
+/// connecting process's (after its index) and the accepting one's (its
+/// reply), so that a process that failed before a round of connections
+/// ([`abandon`]) stops the others in that round instead of leaving them to
+/// the timeout.
+const GOING: u64 = 0;
+const FAILED: u64 = 1;
+
+/// One socket per other process (None at this process's own index); an
+/// error when another process joined the round only to say it failed.
 pub(super) fn sockets(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, String> {
+    handshake(cluster, GOING)
+}
+
+/// After a failure on this process, where the others are headed for a
+/// round of connections (the dd run's, or the spread groups'): that round,
+/// telling every other process this one failed, so that they stop at once
+/// (E0305) rather than wait for it to the timeout. Process 0 prints its
+/// own diagnostic as it would have.
+pub fn abandon(cluster: &Cluster) {
+    if cluster.processes() > 1 && cluster.mutate != Mutate::Silent {
+        let _ = handshake(cluster, FAILED);
+    }
+}
+
+fn handshake(cluster: &Cluster, status: u64) -> Result<Vec<Option<TcpStream>>, String> {
     let me = cluster.process;
     let n = cluster.processes();
     let deadline = Instant::now() + cluster.timeout;
@@ -835,6 +905,8 @@ pub(super) fn sockets(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, Strin
         .set_nonblocking(true)
         .map_err(|e| format!("cannot poll the listener: {e}"))?;
     let mut out: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
+    // The first process that said it failed.
+    let mut failed = None;
     for (k, host) in cluster.hosts.iter().enumerate().take(me) {
         let addr = host
             .to_socket_addrs()
@@ -852,13 +924,26 @@ pub(super) fn sockets(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, Strin
                 Err(_) => std::thread::sleep(Duration::from_millis(5).min(left)),
             }
         };
-        let mut hello = [0u8; 16];
+        let mut hello = [0u8; 24];
         hello[..8].copy_from_slice(&HELLO.to_be_bytes());
-        hello[8..].copy_from_slice(&(me as u64).to_be_bytes());
+        hello[8..16].copy_from_slice(&(me as u64).to_be_bytes());
+        hello[16..].copy_from_slice(&status.to_be_bytes());
+        let mut reply = [0u8; 8];
+        let left = deadline.saturating_duration_since(Instant::now());
         stream
             .write_all(&hello)
             .and_then(|()| stream.set_nodelay(true))
-            .map_err(|e| format!("cannot greet process {k} at `{host}`: {e}"))?;
+            .and_then(|()| stream.set_read_timeout(Some(left.max(Duration::from_millis(1)))))
+            .and_then(|()| stream.read_exact(&mut reply))
+            .and_then(|()| stream.set_read_timeout(None))
+            .map_err(|e| match e.kind() {
+                // Its reply waits on the processes before it: they did not come.
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => waited(),
+                _ => format!("cannot greet process {k} at `{host}`: {e}"),
+            })?;
+        if u64::from_be_bytes(reply) == FAILED {
+            failed.get_or_insert(k);
+        }
         out[k] = Some(stream);
     }
     while out.iter().skip(me + 1).any(Option::is_none) {
@@ -868,13 +953,23 @@ pub(super) fn sockets(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, Strin
                 if left.is_zero() {
                     return Err(waited());
                 }
-                let mut hello = [0u8; 16];
+                let mut hello = [0u8; 24];
                 let ok = stream.set_nonblocking(false).is_ok()
                     && stream.set_read_timeout(Some(left)).is_ok()
                     && stream.read_exact(&mut hello).is_ok();
-                let word = u64::from_be_bytes(hello[..8].try_into().unwrap_or_default());
-                let k = u64::from_be_bytes(hello[8..].try_into().unwrap_or_default()) as usize;
-                if ok && word == HELLO && k > me && k < n && out[k].is_none() {
+                let word =
+                    |i: usize| u64::from_be_bytes(hello[i..i + 8].try_into().unwrap_or_default());
+                let k = word(8) as usize;
+                if ok
+                    && word(0) == HELLO
+                    && k > me
+                    && k < n
+                    && out[k].is_none()
+                    && stream.write_all(&status.to_be_bytes()).is_ok()
+                {
+                    if word(16) == FAILED {
+                        failed.get_or_insert(k);
+                    }
                     let _ = stream.set_read_timeout(None);
                     let _ = stream.set_nodelay(true);
                     out[k] = Some(stream);
@@ -889,5 +984,10 @@ pub(super) fn sockets(cluster: &Cluster) -> Result<Vec<Option<TcpStream>>, Strin
             Err(e) => return Err(format!("process {me} cannot accept connections: {e}")),
         }
     }
-    Ok(out)
+    match failed {
+        Some(k) if status == GOING => Err(format!(
+            "process {k} of the dd engine failed (its own output says why); process {me} stops"
+        )),
+        _ => Ok(out),
+    }
 }

@@ -9,6 +9,7 @@
 
 use super::dd::{sockets, Cluster};
 use super::grouped::{Grouper, PartialAccess};
+use super::render::Records;
 use crate::model::Site;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::net::TcpStream;
@@ -82,6 +83,25 @@ impl Merger {
         Ok(true)
     }
 
+    /// `--instances` (`flow`'s one JSON record per read instance) of a
+    /// spread run over `n_sites` sites ([`Instances`]).
+    pub fn instances(&mut self, records: Records, n_sites: usize) -> Instances<'_> {
+        let mut order: Vec<usize> = (0..self.from.len()).collect();
+        if self.reversed {
+            order.reverse();
+        }
+        Instances {
+            merger: self,
+            records,
+            n_sites,
+            site: 0,
+            any: false,
+            first: true,
+            buf: Vec::new(),
+            order,
+        }
+    }
+
     /// Sends what is buffered (the others) and closes.
     pub fn finish(self) -> Result<(), String> {
         if let Some(mut out) = self.to {
@@ -90,6 +110,158 @@ impl Merger {
         }
         Ok(())
     }
+}
+
+/// `--instances` of a spread run, this process's reads given site by site
+/// in order (within a site in execution order, as `Flow::sorted` lists
+/// them): process 0 writes its own records of a site, then each other
+/// process's, copied as they come, before the next site; the others send
+/// theirs in frames, a site's end an empty one. The stretches are
+/// consecutive in execution order, so the document is
+/// [`super::render::json`] of the whole σ. Process 0 holds one frame at a
+/// time; TCP's flow control holds the others back.
+pub struct Instances<'m> {
+    merger: &'m mut Merger,
+    records: Records,
+    n_sites: usize,
+    /// The site being written; those before are done.
+    site: usize,
+    /// A record of `site` was made here (the others).
+    any: bool,
+    /// No record was written yet (process 0).
+    first: bool,
+    buf: Vec<u8>,
+    order: Vec<usize>,
+}
+
+/// Why [`Instances`] stopped.
+pub enum Fail {
+    /// The connections: another process stopped.
+    Lost(String),
+    /// Writing the output.
+    Out(std::io::Error),
+}
+
+impl Instances<'_> {
+    /// The read (site index `k`, iteration vector, access, array) with its
+    /// sources and initial flag; `k` is never below the last one given.
+    pub fn read<'a>(
+        &mut self,
+        k: usize,
+        head: (crate::model::Site, &[i64], usize, crate::model::ArrayId),
+        writes: impl Iterator<Item = (crate::model::Site, &'a [i64])>,
+        initial: bool,
+        out: &mut impl Write,
+    ) -> Result<(), Fail> {
+        if k < self.site {
+            return Err(Fail::Lost("the reads came out of site order".to_string()));
+        }
+        self.close_before(k, out)?;
+        if self.merger.to.is_some() {
+            if self.any {
+                self.buf.extend_from_slice(b",\n");
+            }
+            self.any = true;
+            let buf = &mut self.buf;
+            self.records
+                .write_parts(head, writes, initial, buf)
+                .map_err(Fail::Out)?;
+            if self.buf.len() >= FRAME {
+                self.send_frame()?;
+            }
+            return Ok(());
+        }
+        let sep: &[u8] = if self.first { b"\n" } else { b",\n" };
+        self.first = false;
+        out.write_all(sep).map_err(Fail::Out)?;
+        (self.records)
+            .write_parts(head, writes, initial, out)
+            .map_err(Fail::Out)
+    }
+
+    /// Every site done, and (process 0) the document's end.
+    pub fn finish(mut self, out: &mut impl Write) -> Result<(), Fail> {
+        self.close_before(self.n_sites, out)?;
+        if self.merger.to.is_none() {
+            super::render::json_tail(out).map_err(Fail::Out)?;
+        }
+        Ok(())
+    }
+
+    fn send_frame(&mut self) -> Result<(), Fail> {
+        let lost = |e: std::io::Error| Fail::Lost(format!("the dd engine's records: {e}"));
+        if let Some(to) = &mut self.merger.to {
+            frame(to, &self.buf).map_err(lost)?;
+        }
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Finishes the sites before `k`: sends the end of each (the others),
+    /// or copies every other process's records of each (process 0).
+    fn close_before(&mut self, k: usize, out: &mut impl Write) -> Result<(), Fail> {
+        while self.site < k {
+            if self.merger.to.is_some() {
+                if !self.buf.is_empty() {
+                    self.send_frame()?;
+                }
+                // The site's end.
+                self.send_frame()?;
+                self.any = false;
+            } else {
+                for &p in &self.order {
+                    let mut started = false;
+                    loop {
+                        let n =
+                            read_frame(&mut self.merger.from[p], &mut self.buf).map_err(|e| {
+                                Fail::Lost(format!(
+                                    "process {} stopped before sending its records: {e}",
+                                    p + 1
+                                ))
+                            })?;
+                        if n == 0 {
+                            break;
+                        }
+                        let sep: &[u8] = match (started, self.first) {
+                            (true, _) => b"",
+                            (false, true) => b"\n",
+                            (false, false) => b",\n",
+                        };
+                        started = true;
+                        self.first = false;
+                        out.write_all(sep)
+                            .and_then(|()| out.write_all(&self.buf))
+                            .map_err(Fail::Out)?;
+                    }
+                }
+            }
+            self.site += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Bytes of records sent in one frame ([`Merger::instances`]).
+const FRAME: usize = 1 << 16;
+
+/// A frame: its length, then its bytes (none: the end of a site).
+fn frame(to: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
+    to.write_all(&(bytes.len() as u64).to_le_bytes())?;
+    to.write_all(bytes)
+}
+
+/// The next frame into `buf`; its length.
+fn read_frame(r: &mut impl Read, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    let mut word = [0u8; 8];
+    r.read_exact(&mut word)?;
+    let n = u64::from_le_bytes(word) as usize;
+    if n > 1 << 30 {
+        let bad = std::io::Error::new(std::io::ErrorKind::InvalidData, "a malformed frame");
+        return Err(bad);
+    }
+    buf.resize(n, 0);
+    r.read_exact(buf)?;
+    Ok(n)
 }
 
 /// One site's parts from one process.

@@ -5,7 +5,10 @@
 //! (slot, operation, and the operation's site and iteration vector when
 //! another process owns the reader) to the reader's owner. There the
 //! [`Flow`] of the stretch's readers is built in local ids: the stretch's
-//! operations first, then the other stretches' sources, each once.
+//! operations first, then the other stretches' sources, each once. A
+//! frame's entry write is the exception: its visit and record go to the
+//! reader's owner, which names it from its own record of the entry writes
+//! (`Share::is_entry`).
 
 use super::Flow;
 use crate::facts::{Share, NONE};
@@ -93,7 +96,7 @@ impl Held {
             if visits <= cancels {
                 continue;
             }
-            let op = share.op(w);
+            let op = share.write_op(w);
             if last == Some((s, op)) {
                 continue;
             }
@@ -127,6 +130,9 @@ impl Held {
     }
 }
 
+/// Source records shipped to other processes ([`super::dd::shipped_sources`]).
+pub(super) static SHIPPED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// What a worker ships to other processes ([`Held::ship`]).
 pub(super) struct Remote {
     pairs: Vec<(u64, u32)>,
@@ -151,6 +157,7 @@ impl Remote {
             if op == NONE {
                 return (to, vec![INITIAL, slot]);
             }
+            SHIPPED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let mut words = vec![SOURCE, slot, i64::from(op)];
             if sent.insert((to, op)) {
                 words.push(i64::from(share.site(op)));
@@ -200,6 +207,14 @@ impl Part {
     /// The flow of `share`'s readers, in local ids (module documentation).
     pub(super) fn flow(mut self, share: Share) -> Flow {
         let (base_op, base_slot, base_iters) = share.bases();
+        // Entry writes of earlier stretches, resolved here: named by the
+        // share's own record of them.
+        for &(_, o) in &self.sources {
+            if share.is_entry_op(o) && !self.foreign.contains_key(&o) {
+                let named = (share.site(o), share.op_iter(o).to_vec());
+                self.foreign.insert(o, named);
+            }
+        }
         let last_op = (share.accs())
             .filter(|&x| share.is_read(x))
             .map(|x| share.op(x))

@@ -23,44 +23,98 @@ fn header(params: &[(String, i64)], max_trips: u32, out: &mut impl Write) -> io:
 /// (`flow --instances`):
 /// `{"params":{..},"max_trips":K,"reads":[{"stmt","iter","access","array","sources","initial"}]}`.
 pub fn json(program: &Program, flow: &Flow, out: &mut impl Write) -> io::Result<()> {
-    header(flow.params(), flow.max_trips(), out)?;
-    out.write_all(b"\"reads\":[")?;
-    // Names quoted once, not per instance.
-    let sites: Vec<String> = (0..program.stmts().len())
-        .map(|k| Site::Stmt(crate::model::StmtId(k as u32)))
-        .chain((0..program.conditions().len()).map(|k| Site::Cond(crate::model::CondId(k as u32))))
-        .map(|s| quote(flow.site_name(s)))
-        .collect();
-    let site_q = |s: Site| match s {
-        Site::Stmt(x) => sites[x.index()].as_str(),
-        Site::Cond(c) => sites[program.stmts().len() + c.index()].as_str(),
-    };
-    let arrays: Vec<String> = program.arrays.iter().map(|a| quote(&a.name)).collect();
+    json_head(flow.params(), flow.max_trips(), out)?;
+    let records = Records::new(program, flow);
     for (k, r) in flow.sorted().enumerate() {
-        out.write_all(if k > 0 {
-            b",\n{\"stmt\":"
-        } else {
-            b"\n{\"stmt\":"
-        })?;
-        out.write_all(site_q(r.site()).as_bytes())?;
+        out.write_all(if k > 0 { b",\n" } else { b"\n" })?;
+        records.write(&r, out)?;
+    }
+    json_tail(out)
+}
+
+/// The document of [`json`] up to its first record.
+pub fn json_head(params: &[(String, i64)], max_trips: u32, out: &mut impl Write) -> io::Result<()> {
+    header(params, max_trips, out)?;
+    out.write_all(b"\"reads\":[")
+}
+
+/// The document of [`json`] after its last record.
+pub fn json_tail(out: &mut impl Write) -> io::Result<()> {
+    out.write_all(b"\n]}\n")
+}
+
+/// The records of [`json`], one at a time (the names quoted once, not per
+/// instance): pieces of the document rendered where the reads are
+/// (`dataflow::merge`, a spread dd run).
+pub struct Records {
+    sites: Vec<String>,
+    n_stmts: usize,
+    arrays: Vec<String>,
+}
+
+impl Records {
+    /// The records of `flow`'s reads, `program`'s sites and arrays.
+    pub fn new(program: &Program, flow: &Flow) -> Records {
+        Records::named(program, |s| flow.site_name(s).to_string())
+    }
+
+    /// Sites named by `name`.
+    pub fn named(program: &Program, name: impl Fn(Site) -> String) -> Records {
+        let sites: Vec<String> = (0..program.stmts().len())
+            .map(|k| Site::Stmt(crate::model::StmtId(k as u32)))
+            .chain(
+                (0..program.conditions().len()).map(|k| Site::Cond(crate::model::CondId(k as u32))),
+            )
+            .map(|s| quote(&name(s)))
+            .collect();
+        Records {
+            sites,
+            n_stmts: program.stmts().len(),
+            arrays: program.arrays.iter().map(|a| quote(&a.name)).collect(),
+        }
+    }
+
+    fn site_q(&self, s: Site) -> &str {
+        match s {
+            Site::Stmt(x) => self.sites[x.index()].as_str(),
+            Site::Cond(c) => self.sites[self.n_stmts + c.index()].as_str(),
+        }
+    }
+
+    /// One record, without a separator.
+    pub fn write(&self, r: &super::Read<'_>, out: &mut impl Write) -> io::Result<()> {
+        let head = (r.site(), r.iter(), r.access(), r.array());
+        self.write_parts(head, r.writes(), r.initial(), out)
+    }
+
+    /// [`Records::write`] of a read given by its parts: (site, iteration
+    /// vector, access index, array), its sources in order, its initial flag.
+    pub fn write_parts<'a>(
+        &self,
+        (site, iter, access, array): (Site, &[i64], usize, crate::model::ArrayId),
+        writes: impl Iterator<Item = (Site, &'a [i64])>,
+        initial: bool,
+        out: &mut impl Write,
+    ) -> io::Result<()> {
+        out.write_all(b"{\"stmt\":")?;
+        out.write_all(self.site_q(site).as_bytes())?;
         out.write_all(b",\"iter\":")?;
-        ints(out, r.iter())?;
+        ints(out, iter)?;
         write!(
             out,
             ",\"access\":{},\"array\":{},\"sources\":[",
-            r.access(),
-            arrays[r.array().index()]
+            access,
+            self.arrays[array.index()]
         )?;
-        for (j, (site, iter)) in r.writes().enumerate() {
+        for (j, (site, iter)) in writes.enumerate() {
             out.write_all(if j > 0 { b",{\"stmt\":" } else { b"{\"stmt\":" })?;
-            out.write_all(site_q(site).as_bytes())?;
+            out.write_all(self.site_q(site).as_bytes())?;
             out.write_all(b",\"iter\":")?;
             ints(out, iter)?;
             out.write_all(b"}")?;
         }
-        write!(out, "],\"initial\":{}}}", r.initial())?;
+        write!(out, "],\"initial\":{initial}}}")
     }
-    out.write_all(b"\n]}\n")
 }
 
 fn quote(s: &str) -> String {

@@ -255,6 +255,18 @@ fn each_read(
     program: &Program,
     sink: &mut dyn ReadSink,
 ) -> Result<(), FileFlowError> {
+    each_read_in(db, file, program, sink, false)
+}
+
+/// [`each_read`], a kernel's reads in execution order, or `sorted` by
+/// site, then iteration vector (`Flow::sorted`).
+fn each_read_in(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    program: &Program,
+    sink: &mut dyn ReadSink,
+    sorted: bool,
+) -> Result<(), FileFlowError> {
     let mut resolver = Resolver::new(db, file);
     check_kernels(db, file, program)?;
     for (k, &kernel) in resolver.kernels().iter().enumerate() {
@@ -264,7 +276,11 @@ fn each_read(
             continue;
         };
         let aug = &kf.augmented;
-        for read in flow.iter() {
+        let reads: Box<dyn Iterator<Item = Read<'_>>> = match sorted {
+            true => Box::new(flow.sorted()),
+            false => Box::new(flow.iter()),
+        };
+        for read in reads {
             let Some(site) = aug.body_site(read.site()) else {
                 continue;
             };
@@ -366,11 +382,7 @@ impl<S, E> ReadSink for GroupSink<'_, S, E> {
         writes: &mut dyn Iterator<Item = (Site, &[i64])>,
         initial: bool,
     ) {
-        let k = match site {
-            Site::Stmt(s) => s.index(),
-            Site::Cond(c) => self.n_stmts + c.index(),
-        };
-        let Some(&array) = self.arrays.get(k).and_then(|a| a.get(access)) else {
+        let Some((_, array)) = site_array(&self.arrays, self.n_stmts, site, access) else {
             return;
         };
         self.grouper
@@ -379,6 +391,25 @@ impl<S, E> ReadSink for GroupSink<'_, S, E> {
 
     fn kernel_done(&mut self, k: usize) {
         self.emit_through(k);
+    }
+}
+
+/// The site index of `site` (statements, then conditions) and the array
+/// its read `access` reads, by `arrays` (`assemble::site_arrays`).
+fn site_array(
+    arrays: &[Vec<ArrayId>],
+    n_stmts: usize,
+    site: Site,
+    access: usize,
+) -> Option<(usize, ArrayId)> {
+    let k = site_index(n_stmts, site);
+    arrays.get(k).and_then(|a| a.get(access)).map(|&a| (k, a))
+}
+
+fn site_index(n_stmts: usize, site: Site) -> usize {
+    match site {
+        Site::Stmt(s) => s.index(),
+        Site::Cond(c) => n_stmts + c.index(),
     }
 }
 
@@ -425,16 +456,7 @@ fn spread_groups<'db, S, E>(
 ) -> Result<Result<S, E>, FileFlowError> {
     let (program, _) = file_sizes(db, file)?;
     check_kernels(db, file, program)?;
-    let failed = |why: String| {
-        let e = crate::dataflow::DataflowError::Cluster(why);
-        let kernel = kernels(db, file)[0];
-        FileFlowError::Analysis(super::kernel_error(
-            program,
-            kernel.program(db),
-            kernel.place(db),
-            &e,
-        ))
-    };
+    let failed = |why| cluster_failed(db, file, program, why);
     let merger = crate::dataflow::merge::Merger::connect(cluster).map_err(failed)?;
     let mut merge = Some(merger);
     let r = groups_merged(db, file, Some(&mut merge), start, each)?;
@@ -442,6 +464,143 @@ fn spread_groups<'db, S, E>(
         m.finish().map_err(failed)?;
     }
     Ok(r)
+}
+
+/// A spread run's connections failed: E0305 at the file's one kernel.
+#[cfg(feature = "dd")]
+fn cluster_failed(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    program: &Program,
+    why: String,
+) -> FileFlowError {
+    let e = crate::dataflow::DataflowError::Cluster(why);
+    let kernel = kernels(db, file)[0];
+    FileFlowError::Analysis(super::kernel_error(
+        program,
+        kernel.program(db),
+        kernel.place(db),
+        &e,
+    ))
+}
+
+/// σ of a whole file as one JSON record per read instance
+/// (`dataflow::render::json`, `flow --instances`) into `out`; the inner
+/// error is `out`'s. On a spread dd cluster, a file of one kernel is
+/// rendered where its reads are and the records meet on process 0
+/// (`dataflow::merge`), which alone writes; a file of several is gathered.
+pub fn file_instances(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    out: &mut impl std::io::Write,
+) -> Result<std::io::Result<()>, FileFlowError> {
+    #[cfg(feature = "dd")]
+    if let Some(c) = crate::dataflow::dd::installed().filter(|c| c.spread) {
+        if c.processes() > 1 && kernels(db, file).len() == 1 {
+            return spread_instances(db, file, &c, out);
+        }
+        let gather = crate::dataflow::dd::Cluster { spread: false, ..c };
+        return crate::dataflow::dd::with_cluster(gather, || file_instances(db, file, out));
+    }
+    let (program, _) = file_sizes(db, file)?;
+    let flow = file_flow(db, file)?;
+    Ok(crate::dataflow::render::json(program, &flow, out))
+}
+
+/// [`file_instances`] of a file of one kernel on a spread dd cluster: this
+/// process's reads rendered straight from its kernel's σ (no file `Flow`
+/// is built), site by site, the records meeting on process 0
+/// (`dataflow::merge::Instances`).
+#[cfg(feature = "dd")]
+fn spread_instances(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    cluster: &crate::dataflow::dd::Cluster,
+    out: &mut impl std::io::Write,
+) -> Result<std::io::Result<()>, FileFlowError> {
+    use crate::dataflow::merge::Fail;
+    let (program, (params, trips)) = file_sizes(db, file)?;
+    check_kernels(db, file, program)?;
+    let failed = |why| cluster_failed(db, file, program, why);
+    let mut merger = crate::dataflow::merge::Merger::connect(cluster).map_err(failed)?;
+    let n_stmts = program.stmts().len();
+    let stmts = program.stmts();
+    let conds = program.conditions();
+    let records = crate::dataflow::render::Records::named(program, |s| match s {
+        Site::Stmt(x) => stmts[x.index()].label.clone(),
+        Site::Cond(c) => conds[c.index()].name.clone(),
+    });
+    let arrays = crate::dataflow::assemble::site_arrays(program);
+    if cluster.is_root() {
+        if let Err(e) = crate::dataflow::render::json_head(&params, trips, out) {
+            return Ok(Err(e));
+        }
+    }
+    let mut sink = RecordSink {
+        stream: merger.instances(records, arrays.len()),
+        out,
+        arrays,
+        n_stmts,
+        failed: None,
+    };
+    each_read_in(db, file, program, &mut sink, true)?;
+    let RecordSink {
+        stream,
+        out,
+        failed: stopped,
+        ..
+    } = sink;
+    let done = match stopped {
+        Some(f) => Err(f),
+        None => stream.finish(out),
+    };
+    match done {
+        Ok(()) => {}
+        Err(Fail::Out(e)) => return Ok(Err(e)),
+        Err(Fail::Lost(why)) => return Err(failed(why)),
+    }
+    merger.finish().map_err(failed)?;
+    Ok(Ok(()))
+}
+
+/// Renders each read handed to it ([`spread_instances`]).
+#[cfg(feature = "dd")]
+struct RecordSink<'s, 'o, W> {
+    stream: crate::dataflow::merge::Instances<'s>,
+    out: &'o mut W,
+    arrays: Vec<Vec<ArrayId>>,
+    n_stmts: usize,
+    failed: Option<crate::dataflow::merge::Fail>,
+}
+
+#[cfg(feature = "dd")]
+impl<W: std::io::Write> ReadSink for RecordSink<'_, '_, W> {
+    fn read(
+        &mut self,
+        site: Site,
+        iter: &[i64],
+        access: usize,
+        writes: &mut dyn Iterator<Item = (Site, &[i64])>,
+        initial: bool,
+    ) {
+        if self.failed.is_some() {
+            return;
+        }
+        let n = self.n_stmts;
+        let Some((k, array)) = site_array(&self.arrays, n, site, access) else {
+            return;
+        };
+        // A flow's order of sources: by site, then iteration vector, once.
+        let mut w: Vec<(usize, &[i64], Site)> =
+            writes.map(|(s, i)| (site_index(n, s), i, s)).collect();
+        w.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        w.dedup_by(|a, b| (a.0, a.1) == (b.0, b.1));
+        let head = (site, iter, access, array);
+        let writes = w.iter().map(|&(_, i, s)| (s, i));
+        if let Err(f) = self.stream.read(k, head, writes, initial, self.out) {
+            self.failed = Some(f);
+        }
+    }
 }
 
 /// Where a spread run's parts meet ([`spread_groups`]); taken on a failure.

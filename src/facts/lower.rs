@@ -794,7 +794,8 @@ impl<'p, 'a> Lowerer<'p, 'a> {
             return Err(self.over("access instances", &name, Span::NONE, x as u64 + 1, max));
         }
         let op = base.op + f.op_site.len() as u32;
-        f.op_site.push(f.site_index(site) as u32);
+        let site = f.site_index(site) as u32;
+        f.op_site.push(site);
         f.iters.extend_from_slice(&index);
         f.op_iter_start.push(end as u32);
         f.op_scope.push(NONE);
@@ -814,7 +815,7 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         }
         f.frame_instances += 1;
         if let Some(w) = &mut self.window {
-            w.frame_write(cell, x as u32, flags, op);
+            w.frame_write(cell, x as u32, flags, op, site, &index);
         }
         Ok(x as u32)
     }

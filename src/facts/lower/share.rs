@@ -11,7 +11,11 @@
 //! guard is empty and no loop but that one is open, so nothing walked later
 //! looks back into what was dropped, but for two things kept by cell: the
 //! latest write (the cell table), and a frame's entry write (the `hop` of a
-//! must-write outside every guard ends there, or at NONE).
+//! must-write outside every guard ends there, or at NONE). The entry writes
+//! themselves (operation, site, iteration vector: a function of the cell)
+//! are kept too, until the walk passes the process's stretch ([`Entries`]),
+//! so that a read of its stretch whose source is an entry write made in an
+//! earlier stretch is resolved where the reader is (`dataflow::dd`).
 //!
 //! Cut k is the first boundary where the instances counted reach k/parts of
 //! the count made up front; every process places the same cuts, since the
@@ -114,6 +118,8 @@ pub(super) struct Window {
     kept: Option<(AccTables, Base)>,
     /// By cell: its frame entry write (NONE: none), grown on use.
     entry: Vec<u32>,
+    /// The entry writes made until the walk passed this stretch.
+    entries: Entries,
     readers: u64,
     last_reader_op: u32,
     n_accs: u64,
@@ -168,6 +174,7 @@ impl Window {
             stopped: false,
             kept: None,
             entry: Vec::new(),
+            entries: Entries::default(),
             readers: 0,
             last_reader_op: NONE,
             n_accs: 0,
@@ -184,8 +191,17 @@ impl Window {
         self.last_reader_op = op;
     }
 
-    /// A frame's access instance `x` on `cell` was made.
-    pub(super) fn frame_write(&mut self, cell: usize, x: u32, flags: u8, op: u32) {
+    /// A frame's access instance `x` on `cell` was made, of operation `op`
+    /// at site index `site` with iteration vector `iter`.
+    pub(super) fn frame_write(
+        &mut self,
+        cell: usize,
+        x: u32,
+        flags: u8,
+        op: u32,
+        site: u32,
+        iter: &[i64],
+    ) {
         if flags & role::READ != 0 {
             self.read(op);
         }
@@ -194,6 +210,12 @@ impl Window {
                 self.entry.resize(cell + 1, NONE);
             }
             self.entry[cell] = x;
+            // No later stretch's reader asks this process about it.
+            if self.cuts.len() <= self.part + 1 {
+                self.entries.iters.extend_from_slice(iter);
+                let end = self.entries.iters.len() as u32;
+                self.entries.rows.push((x, op, site, end));
+            }
         }
     }
 
@@ -229,6 +251,8 @@ impl Window {
             base.inst_iters = kept.inst_iters;
         }
         self.entry = Vec::new();
+        self.entries.rows.shrink_to_fit();
+        self.entries.iters.shrink_to_fit();
         self
     }
 }
@@ -342,6 +366,35 @@ pub struct Share {
     readers: u64,
     last_reader_op: u32,
     last_reader_site: u32,
+    entries: Entries,
+}
+
+/// The frame's entry writes a process saw before it passed its stretch,
+/// in execution order (so by write and by operation alike): an entry write
+/// is a must-write outside every guard with no write before it, so a walk
+/// that reaches one ends there with it as the source, and its operation's
+/// site and iteration vector (the cell's index) are all a reader's owner
+/// needs to name it.
+#[derive(Debug, Default)]
+struct Entries {
+    /// (write, operation, site index, end of its iteration vector in `iters`).
+    rows: Vec<(u32, u32, u32, u32)>,
+    iters: Vec<i64>,
+}
+
+impl Entries {
+    fn by_write(&self, w: u32) -> Option<usize> {
+        self.rows.binary_search_by_key(&w, |r| r.0).ok()
+    }
+
+    fn by_op(&self, op: u32) -> Option<usize> {
+        self.rows.binary_search_by_key(&op, |r| r.1).ok()
+    }
+
+    fn iter(&self, k: usize) -> &[i64] {
+        let start = k.checked_sub(1).map_or(0, |j| self.rows[j].3) as usize;
+        &self.iters[start..self.rows[k].3 as usize]
+    }
 }
 
 /// [`lower_share`], process 0 keeping only its own stretch's operations
@@ -395,6 +448,7 @@ fn share_of(
         readers: w.readers,
         last_reader_op: w.last_reader_op,
         last_reader_site: w.last_reader_site,
+        entries: w.entries,
     })
 }
 
@@ -413,6 +467,7 @@ impl Share {
             whole: true,
             readers,
             last_reader_op: last,
+            entries: Entries::default(),
         }
     }
 
@@ -458,6 +513,38 @@ impl Share {
         (x - self.base.acc) as usize
     }
 
+    /// Whether access instance `x` is of this process's stretch.
+    pub fn holds(&self, x: u32) -> bool {
+        self.accs().contains(&x)
+    }
+
+    /// Whether write `w` is a frame's entry write (of a cell first touched
+    /// before this process passed its stretch; none for a whole program).
+    pub fn is_entry(&self, w: u32) -> bool {
+        self.entries.by_write(w).is_some()
+    }
+
+    /// The operation of write `w`: of this stretch, or an entry write.
+    pub fn write_op(&self, w: u32) -> u32 {
+        match self.entries.by_write(w) {
+            Some(k) if !self.holds(w) => self.entries.rows[k].1,
+            _ => self.op(w),
+        }
+    }
+
+    /// Whether operation `op` is of an entry write this stretch does not
+    /// hold (its site and iteration vector are known all the same).
+    pub fn is_entry_op(&self, op: u32) -> bool {
+        self.entry_op(op).is_some()
+    }
+
+    /// The entry write's row of operation `op` when the stretch does not
+    /// hold `op`.
+    fn entry_op(&self, op: u32) -> Option<usize> {
+        let held = op >= self.base.op && ((op - self.base.op) as usize) < self.facts.op_site.len();
+        (!held).then(|| self.entries.by_op(op)).flatten()
+    }
+
     pub fn op(&self, x: u32) -> u32 {
         self.facts.acc_op[self.at(x)]
     }
@@ -495,16 +582,23 @@ impl Share {
         (self.base.op, self.base.slot, self.base.iters)
     }
 
-    /// The iteration vector of operation `op` of this process's stretch.
+    /// The iteration vector of operation `op` of this process's stretch
+    /// (or of an entry write's, [`Share::write_op`]).
     pub fn op_iter(&self, op: u32) -> &[i64] {
+        if let Some(e) = self.entry_op(op) {
+            return self.entries.iter(e);
+        }
         let k = (op - self.base.op) as usize;
         let f = &self.facts;
         let at = |i: usize| (f.op_iter_start[i] - self.base.iters) as usize;
         &f.iters[at(k)..at(k + 1)]
     }
 
-    /// The site index of operation `op`.
+    /// The site index of operation `op` (as [`Share::op_iter`]).
     pub fn site(&self, op: u32) -> u32 {
+        if let Some(e) = self.entry_op(op) {
+            return self.entries.rows[e].2;
+        }
         self.facts.op_site[(op - self.base.op) as usize]
     }
 
