@@ -140,12 +140,16 @@ pub fn diagnostic(e: &ExpansionError, file: crate::diagnostics::FileId) -> Diagn
 }
 
 /// The code generators' options from the sizes and budget flags.
-fn codegen_options(args: &Args) -> codegen::Options {
+pub(super) fn codegen_options(
+    input: &Input,
+    budget: &Budget,
+    allow_unproved: bool,
+) -> codegen::Options {
     codegen::Options {
-        params: args.input.sizes.params.clone(),
-        max_trips: args.input.sizes.max_trips,
-        max_instances: args.budget.max_instances,
-        allow_unproved: args.allow_unproved,
+        params: input.sizes.params.clone(),
+        max_trips: input.sizes.max_trips,
+        max_instances: budget.max_instances,
+        allow_unproved,
         ..Default::default()
     }
 }
@@ -153,7 +157,7 @@ fn codegen_options(args: &Args) -> codegen::Options {
 /// Prints the expanded program, as C when `c` (the report's `#` lines
 /// become `//` comments).
 fn emit_code(args: &Args, loaded: &super::Loaded, c: bool) -> ExitCode {
-    let o = codegen_options(args);
+    let o = codegen_options(&args.input, &args.budget, args.allow_unproved);
     match codegen::emit(&loaded.program, &o) {
         Ok(e) => {
             let stdout = std::io::stdout();
@@ -218,7 +222,7 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
         eprint!("{}", loaded.files.render(&d));
         ExitCode::from(1)
     };
-    let o = codegen_options(args);
+    let o = codegen_options(&args.input, &args.budget, args.allow_unproved);
     if args.emit.is_some() {
         return match storage::pair::checked_with(program, &schedule, &temporaries, &o) {
             Ok(e) => {
@@ -237,16 +241,17 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
     let temps = args.temporaries.as_ref().map(|_| temporaries.as_slice());
     let config = args.input.sizes.config(args.budget.max_instances);
     // With the pairing, the report is of the first stage's program.
-    let (reported, c) =
+    let (c, reported) =
         match storage::pair::contract_with(program, &exp, &schedule, temps, &o, &config) {
             Ok(x) => x,
             Err(e) => return fail(storage_diagnostic(program, &e, loaded.file)),
         };
+    let reported = reported.as_ref().map_or(program, |r| &r.program);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let written = match args.format {
-        Format::Json => storage::render::json(&reported, &c, &mut out),
-        Format::Text => storage::render::text(&reported, &c, &mut out),
+        Format::Json => storage::render::json(reported, &c, &mut out),
+        Format::Text => storage::render::text(reported, &c, &mut out),
     };
     super::finish(written.and_then(|()| out.flush()))
 }

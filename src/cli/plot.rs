@@ -112,26 +112,26 @@ fn contract(
         eprint!("{}", loaded.files.render(&d));
         ExitCode::from(1)
     };
-    let pairing;
-    let (shown, exp, schedule, c, stmts) = match storage::contract(program, exp, &schedule) {
-        Ok(c) => (program, exp, schedule, c, stmts.to_vec()),
-        // The pairing: the plot is of its first stage's program.
-        Err(storage::StorageError::Unmappable(u)) if u.dynamic => {
-            match paired(args, program, exp, &schedule) {
-                Ok((p1, c, exp1, s1)) => {
-                    for l in &c.paired {
-                        eprintln!("paired with maximal static expansion: {l}");
-                    }
-                    pairing = (p1, exp1);
-                    let stmts1 = storage::pair::stmts_on(program, stmts, &pairing.0);
-                    (&pairing.0, &pairing.1, s1, c, stmts1)
-                }
-                Err(e) => return fail(&e),
+    // Paired when an array under dynamic control needs expanding: then
+    // the plot is of the first stage's program.
+    let o = super::expand::codegen_options(&args.input, &args.budget, false);
+    let config = args.input.sizes.config(args.budget.max_instances);
+    let (c, reported) =
+        match storage::pair::contract_with(program, exp, &schedule, None, &o, &config) {
+            Ok(x) => x,
+            Err(e) => return fail(&e),
+        };
+    let (shown, exp, schedule, stmts) = match &reported {
+        None => (program, exp, &schedule, stmts.to_vec()),
+        Some(r) => {
+            for l in &c.paired {
+                eprintln!("paired with maximal static expansion: {l}");
             }
+            let stmts1 = storage::pair::stmts_on(program, stmts, &r.program);
+            (&r.program, &r.expansion, &r.schedule, stmts1)
         }
-        Err(e) => return fail(&storage::emit::EmitError::Storage(e)),
     };
-    let order = Order::new(shown, &exp.inst.facts, &schedule);
+    let order = Order::new(shown, &exp.inst.facts, schedule);
     match storage::plot::plot(shown, exp, &order, &c.mapping, &stmts, &args.output) {
         Ok(s) => {
             eprintln!(
@@ -147,34 +147,4 @@ fn contract(
             ExitCode::from(1)
         }
     }
-}
-
-/// The pairing's first stage's program, its contraction, expansion and
-/// schedule, at the plot's sizes.
-fn paired(
-    args: &Args,
-    program: &crate::model::Program,
-    exp: &crate::expansion::Expansion,
-    schedule: &crate::storage::Schedule,
-) -> Result<
-    (
-        crate::model::Program,
-        crate::storage::Contraction,
-        crate::expansion::Expansion,
-        crate::storage::Schedule,
-    ),
-    crate::storage::emit::EmitError,
-> {
-    use crate::storage::emit::EmitError;
-    let o = crate::codegen::Options {
-        params: args.input.sizes.params.clone(),
-        max_trips: args.input.sizes.max_trips,
-        max_instances: args.budget.max_instances,
-        ..Default::default()
-    };
-    let config = args.input.sizes.config(args.budget.max_instances);
-    let (p1, c) = crate::storage::pair::contract_with(program, exp, schedule, None, &o, &config)?;
-    let s1 = crate::storage::pair::schedule_of(program, schedule, &p1)?;
-    let exp1 = crate::expansion::expand(&p1, &config).map_err(EmitError::Expansion)?;
-    Ok((p1, c, exp1, s1))
 }

@@ -363,32 +363,27 @@ fn candidates(
 ) -> Vec<Candidates> {
     let mut cands: Vec<Candidates> = Vec::new();
     for a in written_arrays(program) {
-        if o.only.as_ref().is_some_and(|only| !only.contains(&a)) {
-            cands.push(Candidates {
-                array: a,
-                forms: Vec::new(),
-                pending: Vec::new(),
-                alts: Vec::new(),
-                recs: Vec::new(),
-                why: "left to the contraction under the schedule".into(),
-            });
-            continue;
-        }
+        // An array the pairing leaves to contraction gets no form.
+        let asked = o.only.as_ref().is_none_or(|only| only.contains(&a));
         let mut c = Candidates {
             array: a,
             forms: Vec::new(),
             pending: Vec::new(),
             alts: Vec::new(),
-            recs: infer::array_records(plus, sites, samples, a, out_ix),
-            why: "no write runs at the samples".into(),
+            recs: Vec::new(),
+            why: "left to the contraction under the schedule".into(),
         };
-        if let Some((best, alts)) = infer::array_form(plus, sites, samples, a, pool, &c.recs) {
-            c.pending.push(best);
-            c.alts = alts;
+        if asked {
+            c.recs = infer::array_records(plus, sites, samples, a, out_ix);
+            c.why = "no write runs at the samples".into();
+            if let Some((best, alts)) = infer::array_form(plus, sites, samples, a, pool, &c.recs) {
+                c.pending.push(best);
+                c.alts = alts;
+            }
+            // The other forms are built and fitted only if the first fails
+            // validation.
+            c.fit(plus, sites, samples, pool, true);
         }
-        // The other forms are built and fitted only if the first fails
-        // validation.
-        c.fit(plus, sites, samples, pool, true);
         cands.push(c);
     }
     cands

@@ -267,11 +267,12 @@ pub fn checked_with(
         Some(a) => super::prove::Time::Affine(a),
         None => super::prove::Time::Loops(&schedule.parallel),
     };
+    let proved = |layouts: Option<Vec<super::prove::Layout>>| match layouts {
+        Some(l) => super::prove::prove(program, time, &l),
+        None => super::prove::Proof::NotProved("a place overflowed".into()),
+    };
     let (proof, emitted) = rayon::join(
-        || match layouts {
-            Some(l) => super::prove::prove(program, time, &l),
-            None => super::prove::Proof::NotProved("a place overflowed".into()),
-        },
+        || proved(layouts),
         || {
             rest(
                 program,
@@ -291,10 +292,7 @@ pub fn checked_with(
     e.proof = if e.shared.is_empty() && !classes.is_empty() {
         // The sharing was dropped at a validation size: the proof again
         // without it.
-        match plain.flatten() {
-            Some(l) => super::prove::prove(program, time, &l),
-            None => super::prove::Proof::NotProved("a place overflowed".into()),
-        }
+        proved(plain.flatten())
     } else {
         proof
     };

@@ -1,6 +1,6 @@
 //! Walks over a program's nodes, shared by the storage modules.
 
-use crate::model::{CounterId, For, Node, Stmt};
+use crate::model::{For, Node};
 
 /// Every `for` loop below `nodes`, outer loops first, in program order.
 pub fn fors(nodes: &[Node]) -> Vec<&For> {
@@ -46,41 +46,4 @@ pub fn each_mut(nodes: &mut [Node], f: &mut impl FnMut(&mut Node)) {
             Node::Stmt(_) => {}
         }
     }
-}
-
-/// Every statement below `nodes` with the counters of the loops around it
-/// (`for` and `while`), outermost first.
-pub fn loop_chains(nodes: &[Node]) -> Vec<(&Stmt, Vec<CounterId>)> {
-    fn walk<'a>(
-        nodes: &'a [Node],
-        around: &mut Vec<CounterId>,
-        out: &mut Vec<(&'a Stmt, Vec<CounterId>)>,
-    ) {
-        for n in nodes {
-            match n {
-                Node::For(f) => {
-                    around.push(f.counter);
-                    walk(&f.body, around, out);
-                    around.pop();
-                }
-                Node::While(w) => {
-                    around.push(w.counter);
-                    walk(&w.body, around, out);
-                    around.pop();
-                }
-                Node::If(i) => {
-                    for (_, b) in &i.branches {
-                        walk(b, around, out);
-                    }
-                    if let Some(b) = &i.otherwise {
-                        walk(b, around, out);
-                    }
-                }
-                Node::Stmt(s) => out.push((s, around.clone())),
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(nodes, &mut Vec::new(), &mut out);
-    out
 }

@@ -46,6 +46,14 @@ pub(super) struct Base {
     pub(super) slot: u32,
 }
 
+/// Exchanges the named tables of a set-aside struct with `Facts`' (each
+/// struct names the tables it keeps).
+macro_rules! swap_fields {
+    ($kept:expr, $facts:expr; $($table:ident),+ $(,)?) => {
+        $(std::mem::swap(&mut $kept.$table, &mut $facts.$table);)+
+    };
+}
+
 /// What a process keeps of the access-instance tables (and the scopes and
 /// instances, which only its access instances refer to).
 #[derive(Default)]
@@ -65,16 +73,8 @@ struct AccTables {
 impl AccTables {
     /// Exchanges the tables with `f`'s.
     fn swap(&mut self, f: &mut Facts) {
-        std::mem::swap(&mut self.acc_op, &mut f.acc_op);
-        std::mem::swap(&mut self.acc_role, &mut f.acc_role);
-        std::mem::swap(&mut self.acc_prev, &mut f.acc_prev);
-        std::mem::swap(&mut self.acc_link, &mut f.acc_link);
-        std::mem::swap(&mut self.acc_slot, &mut f.acc_slot);
-        std::mem::swap(&mut self.acc_cell, &mut f.acc_cell);
-        std::mem::swap(&mut self.scopes, &mut f.scopes);
-        std::mem::swap(&mut self.cond_insts, &mut f.cond_insts);
-        std::mem::swap(&mut self.while_insts, &mut f.while_insts);
-        std::mem::swap(&mut self.inst_iters, &mut f.inst_iters);
+        swap_fields!(self, f; acc_op, acc_role, acc_prev, acc_link, acc_slot, acc_cell,
+            scopes, cond_insts, while_insts, inst_iters);
     }
 }
 
@@ -90,11 +90,7 @@ struct OpTables {
 
 impl OpTables {
     fn swap(&mut self, f: &mut Facts) {
-        std::mem::swap(&mut self.op_site, &mut f.op_site);
-        std::mem::swap(&mut self.op_scope, &mut f.op_scope);
-        std::mem::swap(&mut self.iters, &mut f.iters);
-        std::mem::swap(&mut self.slots, &mut f.slots);
-        std::mem::swap(&mut self.op_iter_start, &mut f.op_iter_start);
+        swap_fields!(self, f; op_site, op_scope, iters, slots, op_iter_start);
     }
 }
 

@@ -7,11 +7,10 @@
 //! loops apart: two loops may share a counter's name).
 
 use super::super::affine::AffineSchedule;
-use super::super::emit::EmitError;
-use super::super::nodes;
+use super::super::emit::{site_span, EmitError};
 use super::super::Schedule;
-use crate::model::{CounterId, Node, Program, Site, Span};
-use std::collections::HashMap;
+use crate::dataflow::render::site_loops;
+use crate::model::{Node, Program, Site, Span};
 
 fn internal(why: &str) -> EmitError {
     EmitError::Other(format!("internal error: the pairing's schedule: {why}"))
@@ -28,18 +27,18 @@ pub fn schedule_of(
     if let Some(a) = &schedule.affine {
         return Ok(Schedule::affine(p1, affine_of(program, a, p1)?));
     }
-    let original: HashMap<&str, Vec<CounterId>> = nodes::loop_chains(&program.body)
-        .into_iter()
-        .map(|(s, around)| (s.label.as_str(), around))
-        .collect();
+    let (loops0, loops1) = (site_loops(program), site_loops(p1));
     let mut parallel: Vec<Option<bool>> = vec![None; p1.counters.len()];
-    for (s, around) in nodes::loop_chains(&p1.body) {
+    for s in p1.stmts() {
         if s.copy {
             continue;
         }
-        let was = original_label(&s.label, |l| original.contains_key(l))
-            .and_then(|l| original.get(l))
-            .filter(|o| o.len() == around.len())
+        let around = &loops1[s.id.index()];
+        let was = match original_site(program, p1, Site::Stmt(s.id)) {
+            Some(Site::Stmt(o)) => Some(&loops0[o.index()]),
+            _ => None,
+        };
+        let was = (was.filter(|o| o.len() == around.len()))
             .ok_or_else(|| internal(&format!("`{}` has no original", s.label)))?;
         for (&c1, &c0) in around.iter().zip(was) {
             let want = schedule.is_parallel(c0);
@@ -71,26 +70,7 @@ fn original_label(label: &str, known: impl Fn(&str) -> bool) -> Option<&str> {
 /// The span in the original of a site of the first stage's program (which
 /// was printed and parsed again: its own spans are of that text).
 pub fn original_span(program: &Program, p1: &Program, site: Site) -> Span {
-    let found = match site {
-        Site::Stmt(s) => p1.stmts().get(s.index()).and_then(|st| {
-            let l = original_label(&st.label, |l| program.stmts().iter().any(|x| x.label == l))?;
-            program
-                .stmts()
-                .into_iter()
-                .find(|x| x.label == l)
-                .map(|x| x.span)
-        }),
-        Site::Cond(c) => p1.conditions().get(c.index()).and_then(|cd| {
-            let known = |l: &str| program.conditions().iter().any(|x| x.name == l);
-            let l = original_label(&cd.name, known)?;
-            program
-                .conditions()
-                .into_iter()
-                .find(|x| x.name == l)
-                .map(|x| x.span)
-        }),
-    };
-    found.unwrap_or(Span::NONE)
+    original_site(program, p1, site).map_or(Span::NONE, |o| site_span(program, o))
 }
 
 /// Every site below `nodes` in program order: a `while`'s or `if`'s
@@ -152,8 +132,7 @@ fn affine_of(
     a: &AffineSchedule,
     p1: &Program,
 ) -> Result<AffineSchedule, EmitError> {
-    let loops0 = crate::dataflow::render::site_loops(program);
-    let loops1 = crate::dataflow::render::site_loops(p1);
+    let (loops0, loops1) = (site_loops(program), site_loops(p1));
     let (n0, n1) = (program.stmts().len(), p1.stmts().len());
     let index = |n: usize, s: Site| match s {
         Site::Stmt(x) => x.index(),

@@ -24,7 +24,8 @@ use super::emit::{self, EmitError, Emitted};
 use super::{Schedule, StorageError, Unmappable};
 use crate::codegen::{self, report, Options};
 use crate::model::{ArrayId, Program};
-pub use carry::{original_span, schedule_of, stmts_on};
+use carry::schedule_of;
+pub use carry::{original_span, stmts_on};
 
 /// The first stage, as the header reports it.
 pub struct Mse {
@@ -71,10 +72,18 @@ pub fn checked_with(
     Ok(e)
 }
 
+/// The first stage's program as the paired report sees it: its
+/// expansion at the report's sizes and the schedule carried to it.
+pub struct Reported {
+    pub program: Program,
+    pub expansion: crate::expansion::Expansion,
+    pub schedule: Schedule,
+}
+
 /// `storage::contract_with` at the sizes of `config` (the report of
-/// `expand --transform contract` without `--emit`), paired as
-/// `checked_with` pairs: the contraction of the first stage's program,
-/// with the first stage's lines in `Contraction::paired`.
+/// `expand --transform contract` without `--emit`, and `plot`), paired as
+/// `checked_with` pairs: then the contraction of the first stage's program,
+/// with the first stage's lines in `Contraction::paired`, and that program.
 pub fn contract_with(
     program: &Program,
     exp: &crate::expansion::Expansion,
@@ -82,20 +91,26 @@ pub fn contract_with(
     temporaries: Option<&[ArrayId]>,
     o: &Options,
     config: &crate::dataflow::Config,
-) -> Result<(Program, super::Contraction), EmitError> {
+) -> Result<(super::Contraction, Option<Reported>), EmitError> {
     let first = match super::contract_with(program, exp, schedule, temporaries) {
         Err(StorageError::Unmappable(u)) if u.dynamic => u,
-        r => return r.map(|c| (program.clone(), c)).map_err(EmitError::Storage),
+        r => return r.map(|c| (c, None)).map_err(EmitError::Storage),
     };
     let temps = temporaries.unwrap_or_default();
     let second = |p1: &Program, s1: &Schedule, t1: &[ArrayId]| {
         let exp1 = crate::expansion::expand(p1, config).map_err(EmitError::Expansion)?;
         let t1 = temporaries.map(|_| t1);
-        super::contract_with(p1, &exp1, s1, t1).map_err(EmitError::Storage)
+        let c = super::contract_with(p1, &exp1, s1, t1).map_err(EmitError::Storage)?;
+        Ok((c, exp1, s1.clone()))
     };
-    let (mut c, stage) = paired(program, schedule, temps, o, first, second)?;
+    let ((mut c, expansion, schedule), stage) = paired(program, schedule, temps, o, first, second)?;
     c.paired = stage.lines;
-    Ok((stage.program, c))
+    let reported = Reported {
+        program: stage.program,
+        expansion,
+        schedule,
+    };
+    Ok((c, Some(reported)))
 }
 
 /// The pairing's loop: the arrays under dynamic control that the schedule
