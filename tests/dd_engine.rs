@@ -5,8 +5,8 @@
 //!
 //! The oracle is the ascent engine on one thread (itself checked against
 //! the naive transcription of the definition in tests/dataflow_agree.rs).
-//! Programs: every `.loop` fixture under fixtures/papers and
-//! fixtures/c/kernels, and generated programs (`arrayflow::gen`, all
+//! Programs: every `.loop` fixture under fixtures/papers,
+//! fixtures/c/kernels and fixtures/dd, and generated programs (`arrayflow::gen`, all
 //! features: unknown conditions, `while`, may-writes, updates; 40 by
 //! default, `ARRAYFLOW_CASES` more), each at 1 worker and at 3 workers fed
 //! in rounds of 5 readers (so that the rounds, each fed once the one before
@@ -43,7 +43,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_arrayflow");
 
 fn fixtures() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for dir in ["fixtures/papers", "fixtures/c/kernels"] {
+    for dir in ["fixtures/papers", "fixtures/c/kernels", "fixtures/dd"] {
         for e in std::fs::read_dir(dir).expect("fixture directory").flatten() {
             let p = e.path();
             if p.extension().is_some_and(|x| x == "loop") {
@@ -737,14 +737,16 @@ fn spread_processes_print_what_the_rules_print() {
     }
 }
 
-/// The check can fail: parts absorbed out of order, or the records of a
-/// reader sent to the wrong process, change the output of some files.
+/// The check can fail: parts absorbed out of order, the records of a
+/// reader sent to the wrong process, or each process resolving reads
+/// across kernels by its own exit reads alone, change the output of some
+/// files.
 #[test]
 fn spread_mutations_are_caught() {
     let _ports = ports();
     let files = spread_cases();
     for format in ["text", "instances"] {
-        for mutate in [Mutate::Order, Mutate::Route] {
+        for mutate in [Mutate::Order, Mutate::Route, Mutate::LocalExits] {
             let caught = files
                 .iter()
                 .take(40)
@@ -918,6 +920,119 @@ fn a_process_that_fails_before_the_run_stops_the_others() {
         for (i, r) in runs.iter().enumerate().skip(1) {
             let e = err(r).unwrap_or_default();
             assert!(e.contains(says), "{mutate:?}: process {i}: {e}");
+        }
+    }
+}
+
+/// σ across kernels, spread: the second kernel of fixtures/dd/three-kernels
+/// reads, on process 0, cells whose last write (S, first kernel) only the
+/// last process's exit reads name. Every process gets every exit read
+/// (`db::exits`), so the output is the rules'; with each process looking
+/// up its own exit reads alone (`Mutate::LocalExits`), those reads take
+/// the initial value instead (checked on the text: the condition reads
+/// S[12] at i = 1, and the initial value at i = 1..6 under the fault).
+#[test]
+fn reads_across_kernels_resolve_through_every_process_exit_reads() {
+    let _ports = ports();
+    let file = "fixtures/dd/three-kernels.loop";
+    for (processes, workers) in [(2, 1), (3, 2), (4, 1)] {
+        for format in ["text", "json", "instances"] {
+            spread_agrees(file, format, processes, workers, Mutate::None)
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    let argv = [file, "--engine", "dd"];
+    let (code, out, err) = spread_here(&argv, 2, 1, Mutate::LocalExits);
+    assert_eq!(code, 0, "{err}");
+    let line = |from: &str| format!("_C1[i] reads A (access 0) from {from}\n");
+    assert!(
+        out.contains(&line("the initial value   for i = 1..6")),
+        "{out}"
+    );
+    assert!(!out.contains(&line("S[12]   for i = 1")), "{out}");
+    let rules = flow_here(&[file, "--engine", "rules"], None);
+    assert!(rules.1.contains(&line("S[12]   for i = 1")), "{}", rules.1);
+}
+
+/// A walk-step budget error (E0302) in the first of two kernels: process 0
+/// tells the others at the second kernel's run's connections (the next
+/// round they are headed for), which stop with E0305 naming it.
+#[test]
+fn a_budget_error_in_an_earlier_kernel_stops_every_process() {
+    let _ports = ports();
+    let dir = temp_dir("walks2");
+    let path = dir.join("walks2.loop");
+    let text = format!("{WALKS}for j = 1 to 3 do\n  V: use(x);\nend\n");
+    std::fs::write(&path, text).expect("writes");
+    let file = path.to_str().expect("a UTF-8 path");
+    let argv = [file, "--param", "N=200", "--max-instances", "5000"];
+    let dd = [&argv[..], &["--engine", "dd"]].concat();
+    let one = flow_here(&dd, Some(Cluster::local(1)));
+    assert_eq!(one.0, 1, "{}", one.2);
+    assert!(one.2.contains("error[E0302]"), "{}", one.2);
+    for (processes, workers) in [(2, 1), (3, 1)] {
+        let start = Instant::now();
+        let runs = spread_all(
+            &dd,
+            processes,
+            workers,
+            Mutate::None,
+            Duration::from_secs(60),
+        );
+        assert_eq!(runs[0], one, "{processes} processes: process 0");
+        for (i, (code, out, err)) in runs.iter().enumerate().skip(1) {
+            assert_eq!((*code, out.as_str()), (1, ""), "process {i}: {err}");
+            assert!(
+                err.contains("error[E0305]") && err.contains("process 0 of the dd engine failed"),
+                "process {i} of {processes}: {err}"
+            );
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "not by the timeout"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A process other than 0 that fails after its part of a spread run (as
+/// past the memory budget: `Mutate::FailAfterRun`, the last process) tells
+/// the others at the next round of connections: the groups' for a file of
+/// one kernel, the next kernel's run for a file of several. Every other
+/// process stops with E0305 naming it, not after the timeout.
+#[test]
+fn a_process_that_fails_after_the_run_stops_the_others() {
+    let _ports = ports();
+    for file in [
+        "fixtures/c/kernels/matmul.loop",
+        "fixtures/dd/three-kernels.loop",
+    ] {
+        for processes in [2, 3] {
+            let start = Instant::now();
+            let argv = [file, "--engine", "dd"];
+            let runs = spread_all(
+                &argv,
+                processes,
+                1,
+                Mutate::FailAfterRun,
+                Duration::from_secs(60),
+            );
+            let last = processes - 1;
+            let (code, out, err) = &runs[last];
+            assert_eq!((*code, out.as_str()), (1, ""), "{file}: process {last}");
+            assert!(err.contains("memory"), "{file}: process {last}: {err}");
+            let says = format!("process {last} of the dd engine failed");
+            for (i, (code, out, err)) in runs.iter().enumerate().take(last) {
+                assert_eq!((*code, out.as_str()), (1, ""), "{file}: process {i}: {err}");
+                assert!(
+                    err.contains("error[E0305]") && err.contains(&says),
+                    "{file}: process {i}: {err}"
+                );
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "{file}: not by the timeout"
+            );
         }
     }
 }

@@ -99,6 +99,12 @@ pub enum Mutate {
     EntryAtOwner,
     /// A process that fails says nothing to the others ([`abandon`]).
     Silent,
+    /// The last process fails after its part of a spread run, as past the
+    /// memory budget.
+    FailAfterRun,
+    /// Each process resolves reads across kernels by the exit reads it
+    /// holds itself (none gathered: `db::exits`).
+    LocalExits,
 }
 
 /// Source records this OS process has shipped to other processes for
@@ -379,7 +385,25 @@ fn run(
                 return Err(e);
             }
         }
-        return Ok((part.flow(share), None));
+        let flow = part.flow(share);
+        // Spread, the others are headed for another round of connections
+        // (the next kernel's run, or the groups'): tell them.
+        let last = cluster.process + 1 == cluster.processes();
+        let what = || "the sources of the reads".to_string();
+        let budget = match cluster.mutate == Mutate::FailAfterRun && last {
+            true => Err(crate::budget::Exceeded {
+                what: what(),
+                bytes: 1,
+                limit: 0,
+                estimated: false,
+            }),
+            false => crate::budget::check(limits.max_memory, what),
+        };
+        if let Err(e) = budget {
+            abandon(cluster);
+            return Err(e.into());
+        }
+        return Ok((flow, None));
     }
     let got = std::mem::take(&mut *gathered.lock().unwrap_or_else(|e| e.into_inner()));
     if !cluster.is_root() && (!share.is_whole() || cluster.spread) {
@@ -392,6 +416,11 @@ fn run(
         eprintln!("peak heap of process 0 after the dd run: {peak} bytes");
     }
     let done = assemble(share, limits, got);
+    if done.is_err() && cluster.spread {
+        // A program no process could cut, spread: the others are headed
+        // for another round of connections.
+        abandon(cluster);
+    }
     if std::env::var_os("ARRAYFLOW_PEAK").is_some() {
         // What the flow's assembly added, before any printing.
         let peak = crate::budget::peak().unwrap_or(0);

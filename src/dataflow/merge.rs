@@ -102,6 +102,32 @@ impl Merger {
         }
     }
 
+    /// Every process's `mine`, in process order, on every process: the
+    /// others send theirs to process 0, which sends the whole back to each
+    /// (a file's exit reads, `db::exits`). Before any site.
+    pub fn all_gather(&mut self, mine: Vec<i64>) -> Result<Vec<Vec<i64>>, String> {
+        let lost = |e: std::io::Error| format!("the dd engine's exit reads: {e}");
+        if let Some(out) = &mut self.to {
+            write_words(out, std::slice::from_ref(&mine)).map_err(lost)?;
+            out.flush().map_err(lost)?;
+            // Nothing else comes back from process 0: reading ahead is safe.
+            return read_words(&mut BufReader::new(out.get_mut())).map_err(lost);
+        }
+        let mut all = vec![mine];
+        for (k, from) in self.from.iter_mut().enumerate() {
+            let mut got = read_words(from)
+                .map_err(|e| format!("process {} stopped before its exit reads: {e}", k + 1))?;
+            all.push(got.pop().unwrap_or_default());
+        }
+        for from in &mut self.from {
+            let mut to = BufWriter::new(from.get_mut());
+            write_words(&mut to, &all)
+                .and_then(|()| to.flush())
+                .map_err(lost)?;
+        }
+        Ok(all)
+    }
+
     /// Sends what is buffered (the others) and closes.
     pub fn finish(self) -> Result<(), String> {
         if let Some(mut out) = self.to {
@@ -262,6 +288,45 @@ fn read_frame(r: &mut impl Read, buf: &mut Vec<u8>) -> std::io::Result<usize> {
     buf.resize(n, 0);
     r.read_exact(buf)?;
     Ok(n)
+}
+
+/// Lists of words: their count, then each list's length and words.
+fn write_words(to: &mut impl Write, lists: &[Vec<i64>]) -> std::io::Result<()> {
+    to.write_all(&(lists.len() as u64).to_le_bytes())?;
+    for l in lists {
+        to.write_all(&(l.len() as u64).to_le_bytes())?;
+        for w in l {
+            to.write_all(&w.to_le_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// The lists [`write_words`] wrote.
+fn read_words(r: &mut impl Read) -> std::io::Result<Vec<Vec<i64>>> {
+    let mut word = [0u8; 8];
+    let mut next = |r: &mut dyn Read| -> std::io::Result<u64> {
+        r.read_exact(&mut word)?;
+        Ok(u64::from_le_bytes(word))
+    };
+    let n = next(r)?;
+    let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, "malformed exit reads");
+    if n > 1 << 20 {
+        return Err(bad());
+    }
+    let mut out = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let len = next(r)?;
+        if len > 1 << 34 {
+            return Err(bad());
+        }
+        let mut l = Vec::with_capacity((len as usize).min(1 << 20));
+        for _ in 0..len {
+            l.push(next(r)? as i64);
+        }
+        out.push(l);
+    }
+    Ok(out)
 }
 
 /// One site's parts from one process.

@@ -26,6 +26,7 @@
 //! kernel's start, found in the earlier kernels' exit reads).
 
 pub mod deps;
+pub mod exits;
 pub mod ide;
 pub mod kernel;
 pub mod privatize;

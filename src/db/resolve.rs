@@ -8,6 +8,7 @@
 //! initial value. docs/architecture.md proves this equals σ of the whole
 //! program.
 
+use super::exits::Exits;
 use super::kernel::{Augmented, Role};
 use super::{kernel_flow, kernels, parse, settings, Carried, Kernel, LoopFlow, SourceFile};
 use crate::dataflow::assemble::Assembler;
@@ -15,7 +16,7 @@ use crate::dataflow::grouped::{AccessGroups, Grouper};
 use crate::dataflow::{Flow, Read};
 use crate::diagnostics::Diagnostic;
 use crate::hash::WordHash;
-use crate::model::{ArrayId, CondId, CounterId, Node, Operation, Program, Site, StmtId};
+use crate::model::{ArrayId, CondId, CounterId, Node, Program, Site, StmtId};
 use std::collections::HashMap;
 
 /// The sources of reads, in the file's ids.
@@ -43,6 +44,9 @@ pub struct Resolver<'db> {
     /// read of every cell asks once per reader instance).
     memo: HashMap<Vec<i64>, Reach, WordHash>,
     key: Vec<i64>,
+    /// Spread, the exit reads gathered from every process (`super::exits`):
+    /// this process's σ holds only its own stretch's.
+    exits: Option<Exits>,
 }
 
 impl<'db> Resolver<'db> {
@@ -52,7 +56,15 @@ impl<'db> Resolver<'db> {
             kernels: kernels(db, file),
             memo: HashMap::default(),
             key: Vec::new(),
+            exits: None,
         }
+    }
+
+    /// A resolver that looks the earlier kernels' exit reads up in `exits`
+    /// (every process's, gathered) instead of this process's σ.
+    pub fn with_exits(mut self, exits: Option<Exits>) -> Resolver<'db> {
+        self.exits = exits;
+        self
     }
 
     pub fn kernels(&self) -> &'db [Kernel<'db>] {
@@ -104,18 +116,24 @@ impl<'db> Resolver<'db> {
                     break;
                 }
             };
-            let op = Operation {
-                site: Site::Stmt(exit),
-                iter: cell.to_vec(),
-            };
             // Only the cells kernel j wrote have exit reads (`facts::Frame`):
             // the exit read of any other cell reaches its entry write alone.
-            let Some(read) = flow.get(&op, 0) else {
-                continue;
+            type Writes<'a> = Box<dyn Iterator<Item = (Site, &'a [i64])> + 'a>;
+            let (mut passes, writes): (bool, Writes<'_>) = match &mut self.exits {
+                Some(exits) => match exits.get(j, exit, cell) {
+                    Some(e) => (
+                        e.initial,
+                        Box::new(e.writes.iter().map(|(s, i)| (*s, i.as_slice()))),
+                    ),
+                    None => continue,
+                },
+                None => match flow.get_at(Site::Stmt(exit), cell, 0) {
+                    Some(read) => (read.initial(), Box::new(read.writes())),
+                    None => continue,
+                },
             };
             let place = kernel.place(self.db);
-            let mut passes = read.initial();
-            for (site, iter) in read.writes() {
+            for (site, iter) in writes {
                 match local_role(&kf.augmented, site) {
                     Some(Role::Body(_)) | None => {
                         if let Some(b) = kf.augmented.body_site(site) {
@@ -255,52 +273,65 @@ fn each_read(
     program: &Program,
     sink: &mut dyn ReadSink,
 ) -> Result<(), FileFlowError> {
-    each_read_in(db, file, program, sink, false)
+    each_read_in(db, file, program, sink, false, None)
 }
 
 /// [`each_read`], a kernel's reads in execution order, or `sorted` by
-/// site, then iteration vector (`Flow::sorted`).
+/// site, then iteration vector (`Flow::sorted`: every kernel's statements,
+/// then every kernel's conditions, as the file's sites are numbered);
+/// earlier kernels' exit reads looked up in `exits` when given.
 fn each_read_in(
     db: &dyn salsa::Database,
     file: SourceFile,
     program: &Program,
     sink: &mut dyn ReadSink,
     sorted: bool,
+    exits: Option<Exits>,
 ) -> Result<(), FileFlowError> {
-    let mut resolver = Resolver::new(db, file);
+    let mut resolver = Resolver::new(db, file).with_exits(exits);
     check_kernels(db, file, program)?;
-    for (k, &kernel) in resolver.kernels().iter().enumerate() {
-        let kf = kernel_flow(db, kernel);
-        let place = kernel.place(db);
-        let Ok(flow) = kf.result.as_ref() else {
-            continue;
-        };
-        let aug = &kf.augmented;
-        let reads: Box<dyn Iterator<Item = Read<'_>>> = match sorted {
-            true => Box::new(flow.sorted()),
-            false => Box::new(flow.iter()),
-        };
-        for read in reads {
-            let Some(site) = aug.body_site(read.site()) else {
+    // Sorted: statements on the first pass, conditions on the second.
+    let passes: &[Option<bool>] = match sorted {
+        true => &[Some(true), Some(false)],
+        false => &[None],
+    };
+    for &stmts in passes {
+        for (k, &kernel) in resolver.kernels().iter().enumerate() {
+            let kf = kernel_flow(db, kernel);
+            let place = kernel.place(db);
+            let Ok(flow) = kf.result.as_ref() else {
                 continue;
             };
-            let crosses = read
-                .writes()
-                .any(|(s, _)| matches!(local_role(aug, s), Some(Role::Entry(_))));
-            let (site, iter, access) = (place.global_site(site), read.iter(), read.access());
-            if crosses {
-                let reach = resolver.sources(k, aug, &read);
-                let mut w = reach.writes.iter().map(|(s, i)| (*s, i.as_slice()));
-                sink.read(site, iter, access, &mut w, reach.initial);
-            } else {
-                // Only sources of its own kernel: no copy needed.
-                let mut w = read
+            let aug = &kf.augmented;
+            let reads: Box<dyn Iterator<Item = Read<'_>>> = match stmts {
+                Some(stmts) => Box::new(
+                    flow.sorted()
+                        .filter(move |r| matches!(r.site(), Site::Stmt(_)) == stmts),
+                ),
+                None => Box::new(flow.iter()),
+            };
+            for read in reads {
+                let Some(site) = aug.body_site(read.site()) else {
+                    continue;
+                };
+                let crosses = read
                     .writes()
-                    .filter_map(|(s, i)| Some((place.global_site(aug.body_site(s)?), i)));
-                sink.read(site, iter, access, &mut w, read.initial());
+                    .any(|(s, _)| matches!(local_role(aug, s), Some(Role::Entry(_))));
+                let (site, iter, access) = (place.global_site(site), read.iter(), read.access());
+                if crosses {
+                    let reach = resolver.sources(k, aug, &read);
+                    let mut w = reach.writes.iter().map(|(s, i)| (*s, i.as_slice()));
+                    sink.read(site, iter, access, &mut w, reach.initial);
+                } else {
+                    // Only sources of its own kernel: no copy needed.
+                    let mut w = read
+                        .writes()
+                        .filter_map(|(s, i)| Some((place.global_site(aug.body_site(s)?), i)));
+                    sink.read(site, iter, access, &mut w, read.initial());
+                }
             }
+            sink.kernel_done(k);
         }
-        sink.kernel_done(k);
     }
     Ok(())
 }
@@ -429,23 +460,16 @@ pub fn file_groups<'db, S, E>(
     each: impl FnMut(&mut S, Vec<AccessGroups>) -> Result<(), E>,
 ) -> Result<Result<S, E>, FileFlowError> {
     #[cfg(feature = "dd")]
-    if let Some(c) = crate::dataflow::dd::installed().filter(|c| c.spread) {
-        // σ across kernels asks for other kernels' σ where it is: only a
-        // file of one kernel groups its reads where they are.
-        if c.processes() > 1 && kernels(db, file).len() == 1 {
-            return spread_groups(db, file, &c, start, each);
-        }
-        let gather = crate::dataflow::dd::Cluster { spread: false, ..c };
-        return crate::dataflow::dd::with_cluster(gather, || {
-            groups_merged(db, file, None, start, each)
-        });
+    if let Some(c) = crate::dataflow::dd::installed().filter(|c| c.spread && c.processes() > 1) {
+        return spread_groups(db, file, &c, start, each);
     }
-    groups_merged(db, file, None, start, each)
+    groups_merged(db, file, None, None, start, each)
 }
 
-/// [`file_groups`] of a file of one kernel on a spread dd cluster: each
-/// process groups the reads of its stretch, process 0 merges
-/// (`dataflow::merge`) and hands them on; the others hand nothing on.
+/// [`file_groups`] on a spread dd cluster: each process groups the reads
+/// of its stretch of each kernel, process 0 merges (`dataflow::merge`) and
+/// hands them on; the others hand nothing on. The kernels' exit reads are
+/// gathered on every process first (`super::exits`).
 #[cfg(feature = "dd")]
 fn spread_groups<'db, S, E>(
     db: &'db dyn salsa::Database,
@@ -457,16 +481,37 @@ fn spread_groups<'db, S, E>(
     let (program, _) = file_sizes(db, file)?;
     check_kernels(db, file, program)?;
     let failed = |why| cluster_failed(db, file, program, why);
-    let merger = crate::dataflow::merge::Merger::connect(cluster).map_err(failed)?;
+    let mut merger = crate::dataflow::merge::Merger::connect(cluster).map_err(failed)?;
+    let exits = gather_exits(db, file, &mut merger).map_err(failed)?;
     let mut merge = Some(merger);
-    let r = groups_merged(db, file, Some(&mut merge), start, each)?;
+    let r = groups_merged(db, file, Some(&mut merge), exits, start, each)?;
     if let Some(m) = merge {
         m.finish().map_err(failed)?;
     }
     Ok(r)
 }
 
-/// A spread run's connections failed: E0305 at the file's one kernel.
+/// Every process's exit reads of `file`'s kernels but the last, on every
+/// process (`super::exits`); none for a file of one kernel.
+#[cfg(feature = "dd")]
+fn gather_exits(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    merger: &mut crate::dataflow::merge::Merger,
+) -> Result<Option<Exits>, String> {
+    let kernels = kernels(db, file);
+    let cluster = crate::dataflow::dd::installed();
+    let local = cluster.is_some_and(|c| c.mutate == crate::dataflow::dd::Mutate::LocalExits);
+    if kernels.len() < 2 || local {
+        return Ok(None);
+    }
+    let all = merger.all_gather(super::exits::words(db, kernels))?;
+    Exits::from_words(&all)
+        .map(Some)
+        .ok_or_else(|| "the dd engine's exit reads came malformed".to_string())
+}
+
+/// A spread run's connections failed: E0305 at the file's first kernel.
 #[cfg(feature = "dd")]
 fn cluster_failed(
     db: &dyn salsa::Database,
@@ -486,31 +531,27 @@ fn cluster_failed(
 
 /// σ of a whole file as one JSON record per read instance
 /// (`dataflow::render::json`, `flow --instances`) into `out`; the inner
-/// error is `out`'s. On a spread dd cluster, a file of one kernel is
-/// rendered where its reads are and the records meet on process 0
-/// (`dataflow::merge`), which alone writes; a file of several is gathered.
+/// error is `out`'s. On a spread dd cluster, the reads are rendered where
+/// they are and the records meet on process 0 (`dataflow::merge`), which
+/// alone writes.
 pub fn file_instances(
     db: &dyn salsa::Database,
     file: SourceFile,
     out: &mut impl std::io::Write,
 ) -> Result<std::io::Result<()>, FileFlowError> {
     #[cfg(feature = "dd")]
-    if let Some(c) = crate::dataflow::dd::installed().filter(|c| c.spread) {
-        if c.processes() > 1 && kernels(db, file).len() == 1 {
-            return spread_instances(db, file, &c, out);
-        }
-        let gather = crate::dataflow::dd::Cluster { spread: false, ..c };
-        return crate::dataflow::dd::with_cluster(gather, || file_instances(db, file, out));
+    if let Some(c) = crate::dataflow::dd::installed().filter(|c| c.spread && c.processes() > 1) {
+        return spread_instances(db, file, &c, out);
     }
     let (program, _) = file_sizes(db, file)?;
     let flow = file_flow(db, file)?;
     Ok(crate::dataflow::render::json(program, &flow, out))
 }
 
-/// [`file_instances`] of a file of one kernel on a spread dd cluster: this
-/// process's reads rendered straight from its kernel's σ (no file `Flow`
-/// is built), site by site, the records meeting on process 0
-/// (`dataflow::merge::Instances`).
+/// [`file_instances`] on a spread dd cluster: this process's reads
+/// rendered straight from its kernels' σ (no file `Flow` is built), site by
+/// site, the records meeting on process 0 (`dataflow::merge::Instances`);
+/// the kernels' exit reads gathered on every process first.
 #[cfg(feature = "dd")]
 fn spread_instances(
     db: &dyn salsa::Database,
@@ -523,6 +564,7 @@ fn spread_instances(
     check_kernels(db, file, program)?;
     let failed = |why| cluster_failed(db, file, program, why);
     let mut merger = crate::dataflow::merge::Merger::connect(cluster).map_err(failed)?;
+    let exits = gather_exits(db, file, &mut merger).map_err(failed)?;
     let n_stmts = program.stmts().len();
     let stmts = program.stmts();
     let conds = program.conditions();
@@ -543,7 +585,7 @@ fn spread_instances(
         n_stmts,
         failed: None,
     };
-    each_read_in(db, file, program, &mut sink, true)?;
+    each_read_in(db, file, program, &mut sink, true, exits)?;
     let RecordSink {
         stream,
         out,
@@ -610,11 +652,13 @@ type Merge<'m> = Option<&'m mut Option<crate::dataflow::merge::Merger>>;
 type Merge<'m> = Option<&'m mut Option<()>>;
 
 /// [`file_groups`], each site's groups merged with the other processes'
-/// first when `merge` is given.
+/// first when `merge` is given, earlier kernels' exit reads looked up in
+/// `exits` when given.
 fn groups_merged<'db, S, E>(
     db: &'db dyn salsa::Database,
     file: SourceFile,
     merge: Merge<'_>,
+    exits: Option<Exits>,
     start: impl FnOnce(&'db Program, Sizes) -> Result<S, E>,
     mut each: impl FnMut(&mut S, Vec<AccessGroups>) -> Result<(), E>,
 ) -> Result<Result<S, E>, FileFlowError> {
@@ -650,7 +694,7 @@ fn groups_merged<'db, S, E>(
         merge,
         lost: None,
     };
-    each_read(db, file, program, &mut sink)?;
+    each_read_in(db, file, program, &mut sink, false, exits)?;
     sink.emit_through(usize::MAX);
     if let Some(why) = sink.lost {
         let e = crate::dataflow::DataflowError::Cluster(why);
