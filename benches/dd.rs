@@ -6,8 +6,10 @@
 //!    times; the machine is shared, so the load average is printed.
 //! 2. Memory: the binary (`flow --engine dd`, `ARRAYFLOW_PEAK=1`: each
 //!    process prints its counting allocator's peak heap) on matmul N=128 at
-//!    P = 1, 2, 4 processes on 127.0.0.1, one worker each. Target: each
-//!    process's peak ≤ 1/P × the single process's + 50 MB.
+//!    P = 1, 2, 4 processes on 127.0.0.1, one worker each, then on two
+//!    kernels (fixtures/dd/matmul-twice.loop: the second product's reads
+//!    resolve through the first's exit reads). Target: each process's
+//!    peak ≤ 1/P × the single process's + 50 MB.
 //!
 //! Before timing, dd's σ is checked against the ascent engine's read by read.
 //!
@@ -68,7 +70,7 @@ fn time_table() {
 
 /// Runs `flow --engine dd` on `p` processes; each process's peak heap, and
 /// its peak before the dd run (the lowering), and the wall time of the run.
-fn processes(p: usize, n: i64) -> (Vec<(u64, u64)>, Duration) {
+fn processes(p: usize, n: i64, file: &str) -> (Vec<(u64, u64)>, Duration) {
     let ports: Vec<u16> = {
         let held: Vec<_> = (0..p)
             .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("a port"))
@@ -80,10 +82,8 @@ fn processes(p: usize, n: i64) -> (Vec<(u64, u64)>, Duration) {
     let hosts = std::env::temp_dir().join(format!("arrayflow-dd-bench-{}", std::process::id()));
     let text: String = ports.iter().map(|q| format!("127.0.0.1:{q}\n")).collect();
     std::fs::write(&hosts, text).expect("hosts file");
-    let file = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/c/kernels/matmul.loop"
-    );
+    let file = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));
+    let file = file.as_str();
     let t = Instant::now();
     let children: Vec<_> = (0..p)
         .map(|i| {
@@ -122,16 +122,17 @@ fn processes(p: usize, n: i64) -> (Vec<(u64, u64)>, Duration) {
     (peaks, t.elapsed())
 }
 
-fn memory_table(n: i64) {
+/// [`processes`] at P = 1, 2, 4 on `file` (under the crate), as a table.
+fn memory_table(n: i64, file: &str) {
     println!(
-        "\nmatmul N={n}, `flow --engine dd`, one worker per process, 127.0.0.1 (load average {})",
+        "\n{file} N={n}, `flow --engine dd`, one worker per process, 127.0.0.1 (load average {})",
         load()
     );
     println!("| P | wall | peak heap per process (0, 1, ...) | of which before the dd run (the lowering) | target 1/P × single + 50 MB | met |");
     println!("|---|---|---|---|---|---|");
     let mut single = 0;
     for p in [1, 2, 4] {
-        let (peaks, t) = processes(p, n);
+        let (peaks, t) = processes(p, n, file);
         if p == 1 {
             single = peaks[0].0;
         }
@@ -169,5 +170,6 @@ fn main() {
         g.finish();
     }
     time_table();
-    memory_table(128);
+    memory_table(128, "fixtures/c/kernels/matmul.loop");
+    memory_table(128, "fixtures/dd/matmul-twice.loop");
 }

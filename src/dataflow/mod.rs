@@ -236,6 +236,17 @@ impl Flow {
         self.slots = facts.slots;
     }
 
+    /// Gives back the room its tables grew into: a flow a database keeps
+    /// (a kernel's, until the file's other kernels are done).
+    fn shrink(&mut self) {
+        self.op_site.shrink_to_fit();
+        self.op_iter_start.shrink_to_fit();
+        self.iters.shrink_to_fit();
+        self.slots.shrink_to_fit();
+        self.src_start.shrink_to_fit();
+        self.src.shrink_to_fit();
+    }
+
     /// Copies the operation tables of `facts`, which the caller keeps.
     fn adopt_copy(&mut self, facts: &Facts) {
         self.op_site = facts.op_site.clone();
@@ -296,8 +307,9 @@ impl Flow {
         self.slots.is_empty()
     }
 
-    /// Every read, in execution order of its operation, then access order.
-    pub fn iter(&self) -> impl Iterator<Item = Read<'_>> {
+    /// Every read, in execution order of its operation, then access order
+    /// (backwards too: a kernel's exit reads are its last).
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = Read<'_>> {
         (0..self.slots.len() as u32).map(|slot| Read { flow: self, slot })
     }
 

@@ -290,6 +290,9 @@ impl Part {
             }
         }
         flow.adopt(facts);
+        // Kept while later kernels run: the stretch's tables were cut out
+        // of larger ones.
+        flow.shrink();
         flow
     }
 }

@@ -108,14 +108,13 @@ pub fn words(db: &dyn salsa::Database, kernels: &[Kernel<'_>]) -> Vec<i64> {
 }
 
 fn kernel_words(k: usize, aug: &Augmented, flow: &Flow, out: &mut Vec<i64>) {
-    for read in flow.sorted() {
+    let exit = |site| matches!(site, Site::Stmt(s) if matches!(aug.role(s), Role::Exit(_)));
+    // The exit reads run last: no index of the whole flow by site needed.
+    let last: Vec<_> = flow.iter().rev().take_while(|r| exit(r.site())).collect();
+    for read in last.into_iter().rev() {
         let Site::Stmt(s) = read.site() else {
-            // Conditions come after every statement.
-            break;
-        };
-        if !matches!(aug.role(s), Role::Exit(_)) {
             continue;
-        }
+        };
         let cell = read.iter();
         out.extend([k as i64, i64::from(s.0), cell.len() as i64]);
         out.extend_from_slice(cell);
