@@ -210,3 +210,102 @@ fn arrayflow_threads_sets_the_default_and_is_checked() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("ARRAYFLOW_THREADS"));
     }
 }
+
+/// Six small kernels (six top-level loops); the third and the fifth run
+/// out of walk steps (may-writes walked back over every earlier instance:
+/// R2 over i instances of S2, about 900 steps in all at N=40 with the
+/// reads of B; R4 over 2i of S4 and S5, about twice as many).
+const KERNELS: &str = "param N = 40;
+real A[1..N];
+real B[1..N];
+real x;
+for i = 1 to N do
+  S0: A[i] = ...;
+end
+for i = 2 to N do
+  S1: B[i] = A[i - 1] + A[i];
+end
+for i = 1 to N do
+  if ... then
+    S2: x = B[i];
+  end
+  R2: use(x);
+end
+for i = 1 to N do
+  S3: A[i] = B[N + 1 - i];
+end
+for i = 1 to N do
+  if ... then
+    S4: x = A[i];
+  end
+  if ... then
+    S5: x = B[i];
+  end
+  R4: use(x);
+end
+for i = 1 to N do
+  R5: use(A[i] + B[i] + x);
+end
+";
+
+/// `flow` in this process (`cli::flow::run_to`) on `threads` threads:
+/// the exit code, output and errors, and the kernels analysed side by side
+/// (`db::parallel::kernel_flows`).
+fn flow_here(file: &Path, threads: usize, extra: &[&str]) -> ((u8, String, String), u64) {
+    use arrayflow::cli::flow::{run_to, Args};
+    use clap::{Args as _, FromArgMatches};
+    let argv = [&["flow", file.to_str().expect("UTF-8")][..], extra].concat();
+    let m = Args::augment_args(clap::Command::new("flow"))
+        .try_get_matches_from(argv)
+        .expect("the options parse");
+    let args = Args::from_arg_matches(&m).expect("flow's options");
+    let before = arrayflow::db::parallel::prefetched();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = with_threads(threads, || run_to(&args, &mut out, &mut err)).expect("a pool");
+    let text = |b: Vec<u8>| String::from_utf8(b).expect("UTF-8");
+    let ran = arrayflow::db::parallel::prefetched() - before;
+    ((arrayflow::cli::code_of(code), text(out), text(err)), ran)
+}
+
+/// Small kernels run side by side on 2 and 3 threads (each of the six is
+/// analysed there, none at 1 thread), and the output is the same bytes;
+/// with a walk-step budget the third and fifth kernels exceed, the error
+/// is the third's at every count, whichever finished first.
+#[test]
+fn small_kernels_run_side_by_side_with_the_same_output() {
+    let dir = std::env::temp_dir().join(format!("arrayflow-kernels-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let file = dir.join("kernels.loop");
+    std::fs::write(&file, KERNELS).expect("writes");
+    for extra in [
+        &["--engine", "rules"][..],
+        &[
+            "--engine",
+            "rules",
+            "--param",
+            "N=40",
+            "--max-instances",
+            "400",
+        ],
+    ] {
+        let (one, ran) = flow_here(&file, 1, extra);
+        assert_eq!(ran, 0, "one thread runs the kernels in order");
+        for threads in [2, 3] {
+            let (got, ran) = flow_here(&file, threads, extra);
+            assert_eq!(got, one, "{threads} threads, {extra:?}");
+            assert_eq!(ran, 6, "{threads} threads: every kernel is small");
+        }
+        if extra.len() > 2 {
+            assert_eq!(one.0, 1, "{}", one.2);
+            // The third kernel's count, not the fifth's.
+            assert!(
+                one.2.contains("error[E0302]") && one.2.contains("count to 899 "),
+                "{}",
+                one.2
+            );
+        } else {
+            assert_eq!(one.0, 0, "{}", one.2);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

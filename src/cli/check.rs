@@ -120,6 +120,7 @@ fn check_file(
     let mut diags = super::in_file(&parsed, id);
     let mut outputs = String::new();
     if !has_errors(&diags) && !rules.is_empty() {
+        crate::db::parallel::kernel_flows(db, file);
         diags.extend(super::in_file(
             crate::db::analysis_diagnostics(db, file),
             id,

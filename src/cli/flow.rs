@@ -215,6 +215,8 @@ pub fn run_to(args: &Args, mut out: &mut dyn Write, err: &mut dyn Write) -> Exit
             }
         }
     }
+    // Small kernels side by side on the pool's threads (bounded σ only).
+    crate::db::parallel::kernel_flows(&loaded.db, loaded.source);
     let written = if args.instances {
         // One record per instance: σ of the whole file first (on a
         // spread dd cluster, each process's readers').

@@ -29,6 +29,7 @@ pub mod deps;
 pub mod exits;
 pub mod ide;
 pub mod kernel;
+pub mod parallel;
 pub mod privatize;
 pub mod resolve;
 pub mod rules;
