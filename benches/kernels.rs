@@ -19,8 +19,8 @@ use arrayflow::budget;
 use arrayflow::cli::flow::{run_to, Args};
 use arrayflow::dataflow::with_threads;
 use clap::{Args as _, FromArgMatches};
-use common::{load, wall};
-use std::time::{Duration, Instant};
+use common::{alternating, load, wall};
+use std::time::Duration;
 
 #[global_allocator]
 static ALLOC: budget::Counting<mimalloc::MiMalloc> = budget::Counting::new(mimalloc::MiMalloc);
@@ -66,19 +66,7 @@ fn sigma(text: &str, threads: usize) -> usize {
 fn figures(what: &str, mut run: impl FnMut(usize)) {
     let (one, _) = wall(|| run(1));
     let (two, _) = wall(|| run(2));
-    let mut ratios = Vec::new();
-    let mut best = [f64::MAX; 2];
-    for _ in 0..9 {
-        let [a, b] = [1, 2].map(|t| {
-            let start = Instant::now();
-            run(t);
-            let s = start.elapsed().as_secs_f64();
-            best[t - 1] = best[t - 1].min(s);
-            s
-        });
-        ratios.push(a / b);
-    }
-    ratios.sort_by(f64::total_cmp);
+    let (ratios, best) = alternating(&mut run);
     println!(
         "| {what} | {:.1} / {:.1} ms, {:.2}x | {:.2}x ({:.2}x to {:.2}x) | {:.1} / {:.1} ms, {:.2}x | {} |",
         one.as_secs_f64() * 1e3,

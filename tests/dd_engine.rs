@@ -810,6 +810,22 @@ fn entry_writes_are_resolved_where_the_reader_is() {
 /// about N²/2 walk steps for 2N access instances.
 const WALKS: &str = "param N = 200;\nreal x;\nfor i = 1 to N do\n  if ... then\n    S: x = ...;\n  end\n  R: use(x);\nend\n";
 
+/// Every process of `runs` but `failed` stopped (exit 1, no output) with
+/// E0305 naming process `failed`.
+fn told(runs: &[(u8, String, String)], failed: usize) {
+    let says = format!("process {failed} of the dd engine failed");
+    for (i, (code, out, err)) in runs.iter().enumerate() {
+        if i != failed {
+            assert_eq!((*code, out.as_str()), (1, ""), "process {i}: {err}");
+            let of = runs.len();
+            assert!(
+                err.contains("error[E0305]") && err.contains(&says),
+                "process {i} of {of}: {err}"
+            );
+        }
+    }
+}
+
 /// The walk-step budget (E0302) of a spread run: process 0 gives dd's
 /// diagnostic on one process (exit 1): the rules' code and site, with the
 /// total of the walk steps where the rules give the count at the batch
@@ -847,13 +863,7 @@ fn a_walk_step_budget_error_stops_every_process() {
             Duration::from_secs(60),
         );
         assert_eq!(runs[0], one, "{processes} processes: process 0");
-        for (i, (code, out, err)) in runs.iter().enumerate().skip(1) {
-            assert_eq!((*code, out.as_str()), (1, ""), "process {i}: {err}");
-            assert!(
-                err.contains("error[E0305]") && err.contains("process 0 of the dd engine failed"),
-                "process {i} of {processes}: {err}"
-            );
-        }
+        told(&runs, 0);
     }
     let runs = spread_all(&dd, 2, 1, Mutate::Silent, Duration::from_secs(2));
     assert_eq!(runs[0], one, "silent: process 0");
@@ -980,13 +990,7 @@ fn a_budget_error_in_an_earlier_kernel_stops_every_process() {
             Duration::from_secs(60),
         );
         assert_eq!(runs[0], one, "{processes} processes: process 0");
-        for (i, (code, out, err)) in runs.iter().enumerate().skip(1) {
-            assert_eq!((*code, out.as_str()), (1, ""), "process {i}: {err}");
-            assert!(
-                err.contains("error[E0305]") && err.contains("process 0 of the dd engine failed"),
-                "process {i} of {processes}: {err}"
-            );
-        }
+        told(&runs, 0);
         assert!(
             start.elapsed() < Duration::from_secs(30),
             "not by the timeout"
@@ -1021,14 +1025,7 @@ fn a_process_that_fails_after_the_run_stops_the_others() {
             let (code, out, err) = &runs[last];
             assert_eq!((*code, out.as_str()), (1, ""), "{file}: process {last}");
             assert!(err.contains("memory"), "{file}: process {last}: {err}");
-            let says = format!("process {last} of the dd engine failed");
-            for (i, (code, out, err)) in runs.iter().enumerate().take(last) {
-                assert_eq!((*code, out.as_str()), (1, ""), "{file}: process {i}: {err}");
-                assert!(
-                    err.contains("error[E0305]") && err.contains(&says),
-                    "{file}: process {i}: {err}"
-                );
-            }
+            told(&runs, last);
             assert!(
                 start.elapsed() < Duration::from_secs(30),
                 "{file}: not by the timeout"
