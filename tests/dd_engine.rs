@@ -1033,3 +1033,83 @@ fn a_process_that_fails_after_the_run_stops_the_others() {
         }
     }
 }
+
+/// Gathered (a library cluster, not spread), process 0 alone knows the
+/// walk-step total, and the others would return as soon as they fed their
+/// readers: process 0 gives its verdict at one more round of connections,
+/// so they stop with E0305 naming it; Silent (the mutation), they wait for
+/// it to the timeout. A run that succeeds gives the others an empty flow.
+#[test]
+fn a_gathered_run_tells_the_others_whether_it_succeeded() {
+    let _ports = ports();
+    let dir = temp_dir("walks-gathered");
+    let path = dir.join("walks.loop");
+    std::fs::write(&path, WALKS).expect("writes");
+    let program = support::compile(&path).expect("compiles");
+    let kinds = arrayflow::kinds::Kinds::core();
+    let frame = arrayflow::facts::Frame::default();
+    let run = |max: u64, mutate: Mutate, timeout: u64| -> Vec<Result<Flow, DataflowError>> {
+        let hosts: Vec<String> = free_ports(3)
+            .iter()
+            .map(|p| format!("127.0.0.1:{p}"))
+            .collect();
+        std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..3)
+                .map(|process| {
+                    let cluster = Cluster {
+                        process,
+                        hosts: hosts.clone(),
+                        timeout: Duration::from_secs(timeout),
+                        mutate,
+                        ..Cluster::local(1)
+                    };
+                    let config = Config {
+                        params: vec![("N".to_string(), 200)],
+                        max_instances: max,
+                        ..config()
+                    };
+                    let (program, kinds, frame) = (&program, &kinds, &frame);
+                    scope.spawn(move || {
+                        with_cluster(cluster, || analyze_framed(program, &config, kinds, frame))
+                    })
+                })
+                .collect();
+            threads
+                .into_iter()
+                .map(|t| t.join().expect("a process thread"))
+                .collect()
+        })
+    };
+    let err = |r: &Result<Flow, DataflowError>| r.as_ref().err().map(ToString::to_string);
+    let ok = run(1_000_000, Mutate::None, 60);
+    assert!(
+        ok.iter().all(Result::is_ok),
+        "{:?}",
+        ok.iter().map(err).collect::<Vec<_>>()
+    );
+    assert!(
+        ok[1].as_ref().is_ok_and(|f| f.is_empty()),
+        "the others' flow is empty"
+    );
+    for (mutate, says) in [
+        (Mutate::None, "process 0 of the dd engine failed"),
+        (Mutate::Silent, "did not all connect within 2 s"),
+    ] {
+        let start = Instant::now();
+        let runs = run(5000, mutate, if mutate == Mutate::None { 60 } else { 2 });
+        let first = err(&runs[0]).unwrap_or_default();
+        assert!(
+            first.contains("walk steps"),
+            "{mutate:?}: process 0: {first}"
+        );
+        for (i, r) in runs.iter().enumerate().skip(1) {
+            let e = err(r).unwrap_or_default();
+            assert!(e.contains(says), "{mutate:?}: process {i}: {e}");
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{mutate:?}: not by the timeout"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -406,27 +406,50 @@ fn run(
         return Ok((flow, None));
     }
     let got = std::mem::take(&mut *gathered.lock().unwrap_or_else(|e| e.into_inner()));
-    if !cluster.is_root() && (!share.is_whole() || cluster.spread) {
+    let done = if !cluster.is_root() && (!share.is_whole() || cluster.spread) {
         // Only process 0 holds every operation (or, spread, σ of a program
         // it could not cut): the others' flow is empty.
-        return Ok((Flow::start(&Facts::default()), None));
-    }
-    if std::env::var_os("ARRAYFLOW_PEAK").is_some() {
-        let peak = crate::budget::peak().unwrap_or(0);
-        eprintln!("peak heap of process 0 after the dd run: {peak} bytes");
-    }
-    let done = assemble(share, limits, got);
-    if done.is_err() && cluster.spread {
-        // A program no process could cut, spread: the others are headed
-        // for another round of connections.
-        abandon(cluster);
-    }
-    if std::env::var_os("ARRAYFLOW_PEAK").is_some() {
-        // What the flow's assembly added, before any printing.
-        let peak = crate::budget::peak().unwrap_or(0);
-        eprintln!("peak heap of process 0 with the flow built: {peak} bytes");
+        Ok((Flow::start(&Facts::default()), None))
+    } else {
+        if std::env::var_os("ARRAYFLOW_PEAK").is_some() {
+            let peak = crate::budget::peak().unwrap_or(0);
+            eprintln!("peak heap of process 0 after the dd run: {peak} bytes");
+        }
+        let done = assemble(share, limits, got);
+        if std::env::var_os("ARRAYFLOW_PEAK").is_some() {
+            // What the flow's assembly added, before any printing.
+            let peak = crate::budget::peak().unwrap_or(0);
+            eprintln!("peak heap of process 0 with the flow built: {peak} bytes");
+        }
+        done
+    };
+    let failed = cluster.is_root() && done.is_err();
+    if cluster.spread {
+        if failed {
+            // A program no process could cut, spread: the others are
+            // headed for another round of connections.
+            abandon(cluster);
+        }
+    } else if cluster.processes() > 1 {
+        // Gathered, the others do not know whether another round follows:
+        // process 0 gives its verdict in one of its own.
+        verdict(cluster, failed).map_err(LowerError::Cluster)?;
     }
     done
+}
+
+/// Gathered runs (not spread) across processes: every process meets once
+/// more after the run, process 0 saying whether it built the flow, so
+/// that a failure only it meets (the walk-step budget, on the total) stops
+/// the others with E0305 instead of leaving them to a later timeout.
+fn verdict(cluster: &Cluster, failed: bool) -> Result<(), String> {
+    if failed && cluster.mutate == Mutate::Silent {
+        return Ok(());
+    }
+    match handshake(cluster, if failed { FAILED } else { GOING }) {
+        Err(why) if !failed => Err(why),
+        _ => Ok(()),
+    }
 }
 
 /// The [`Flow`] from the gathered records (empty on processes other than 0).
