@@ -6,10 +6,12 @@
 //! - Batches are cut exactly as the sequential engine cuts them (at least
 //!   `engine::BATCH`, 8192, readers, ending at an operation's end): a budget error
 //!   names the same operation and count.
-//! - Windows of `16 × threads` batches run at once; the merge of one window
-//!   overlaps the runs of the next (`rayon::join`), so at most two windows
-//!   of outcomes are held. No lock: each batch owns its input and output,
-//!   and the threads share two atomics (steps spent, stop).
+//! - At most `16 × threads` batches are in flight (a window): one thread
+//!   merges the outcomes in batch order, starts batch `i + window` once
+//!   batch `i` is merged, and runs queued batches while the next outcome is
+//!   not in (`rayon::yield_now`), so no thread waits at a window's end.
+//!   Each batch owns its input and output (handed over through its own
+//!   uncontended mutex); the threads share two atomics (steps spent, stop).
 //! - A walk out of fuel is run again on its own in the worker, with the
 //!   budget left by every run finished so far (a bound the sequential run
 //!   never goes under when it succeeds); the merge keeps that result when
@@ -23,10 +25,10 @@ use super::engine::{self, Acc, Batch, Collector, Cut, Engine, Kept, Limits, Op, 
 use super::{DataflowError, Flow};
 use crate::budget::Exceeded;
 use crate::facts::{role, Facts, NONE};
-use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
 
-/// Batches per thread in one window.
+/// Batches per thread in flight.
 const PER_THREAD: usize = 16;
 
 /// Runs `f` in a pool of `threads` threads (0: [`default_threads`]): every
@@ -174,6 +176,8 @@ enum Done {
     /// Left after a stop: the merge runs it if it needs it.
     Skipped,
     Memory(Exceeded),
+    /// A worker's panic, raised again by the merge.
+    Panic(Box<dyn std::any::Any + Send>),
 }
 
 /// The fixed inputs of one evaluation.
@@ -260,31 +264,28 @@ impl Job<'_> {
         }
     }
 
-    /// Merges a window's batches in order, as the sequential engine's
+    /// Merges one batch, the next in order, as the sequential engine's
     /// `flush` does; returns the slots finished.
     fn merge(
         &self,
-        specs: &[Spec],
-        done: Vec<Done>,
+        spec: Spec,
+        done: Done,
         flow: &mut Flow,
         col: &mut Collector,
-        mut slot_done: usize,
+        slot_done: usize,
     ) -> Result<usize, DataflowError> {
-        for (&spec, done) in specs.iter().zip(done) {
-            let r = self.merge_one(spec, done, flow, col);
-            if r.is_err() {
-                self.shared.stop.store(true, Relaxed);
-            }
-            r?;
-            let facts = self.facts;
-            let mut end = slot_done;
-            while end < facts.slots.len() && facts.slots[end].op < spec.next_op {
-                end += 1;
-            }
-            flow.finish_slots(slot_done, end, &mut col.pairs);
-            slot_done = end;
+        let r = self.merge_one(spec, done, flow, col);
+        if r.is_err() {
+            self.shared.stop.store(true, Relaxed);
         }
-        Ok(slot_done)
+        r?;
+        let facts = self.facts;
+        let mut end = slot_done;
+        while end < facts.slots.len() && facts.slots[end].op < spec.next_op {
+            end += 1;
+        }
+        flow.finish_slots(slot_done, end, &mut col.pairs);
+        Ok(end)
     }
 
     fn merge_one(
@@ -298,10 +299,14 @@ impl Job<'_> {
         let ran = match done {
             Done::Ran(ran) => ran,
             Done::Memory(e) => return Err(e.into()),
+            Done::Panic(p) => {
+                self.shared.stop.store(true, Relaxed);
+                std::panic::resume_unwind(p)
+            }
             Done::Skipped => match self.work(spec, true) {
                 Done::Ran(ran) => ran,
                 Done::Memory(e) => return Err(e.into()),
-                Done::Skipped => unreachable!("a forced run is never skipped"),
+                Done::Skipped | Done::Panic(_) => unreachable!("a forced run is run here"),
             },
         };
         flow.stats.runs += 1;
@@ -352,24 +357,41 @@ pub(super) fn evaluate_with(
         fuel: limits.cut.fuel,
         shared: Shared::default(),
     };
-    let compute =
-        |chunk: &[Spec]| -> Vec<Done> { chunk.par_iter().map(|&s| job.work(s, false)).collect() };
-    let mut chunks = specs.chunks(window);
-    let mut current = chunks.next().unwrap_or_default();
-    let mut pending = compute(current);
-    let mut slot_done = 0;
-    loop {
-        let next = chunks.next();
-        let (merged, computed) = rayon::join(
-            || job.merge(current, pending, &mut flow, &mut col, slot_done),
-            || next.map(compute),
-        );
-        slot_done = merged?;
-        match (next, computed) {
-            (Some(n), Some(c)) => (current, pending) = (n, c),
-            _ => break,
+    // Each batch's outcome, put by the worker that ran it, taken by the merge.
+    let outs: Vec<Mutex<Option<Done>>> = specs.iter().map(|_| Mutex::new(None)).collect();
+    let take = |i: usize| outs[i].lock().unwrap_or_else(|e| e.into_inner()).take();
+    let slot_done = rayon::scope(|s| -> Result<usize, DataflowError> {
+        let spawn = |i: usize| {
+            let (job, outs, spec) = (&job, &outs, specs[i]);
+            s.spawn(move |_| {
+                let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    job.work(spec, false)
+                }))
+                .unwrap_or_else(Done::Panic);
+                *outs[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(done);
+            });
+        };
+        for i in 0..window.min(specs.len()) {
+            spawn(i);
         }
-    }
+        let mut slot_done = 0;
+        for (i, &spec) in specs.iter().enumerate() {
+            let done = loop {
+                if let Some(done) = take(i) {
+                    break done;
+                }
+                // Runs another batch meanwhile, else waits for this one.
+                if rayon::yield_now() != Some(rayon::Yield::Executed) {
+                    std::thread::yield_now();
+                }
+            };
+            if let Some(j) = (i + window < specs.len()).then_some(i + window) {
+                spawn(j);
+            }
+            slot_done = job.merge(spec, done, &mut flow, &mut col, slot_done)?;
+        }
+        Ok(slot_done)
+    })?;
     flow.finish_slots(slot_done, facts.slots.len(), &mut col.pairs);
     Ok(col.finish(flow, facts))
 }
