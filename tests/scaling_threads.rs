@@ -14,8 +14,11 @@
 //! The binary's `flow` output at `--threads 1, 2, 3` is compared byte for
 //! byte on every fixture and on matmul at N=24 (5 batches of the real size);
 //! `ARRAYFLOW_THREADS` sets the default count and is refused when it is not
-//! a positive integer.
+//! a positive integer. A batch that panics on a worker makes the analysis
+//! panic with its message (no hang waiting for its outcome).
 
+#[allow(dead_code)]
+mod kernels;
 mod support;
 
 use arrayflow::dataflow::parallel::analyze_cut;
@@ -308,4 +311,46 @@ fn small_kernels_run_side_by_side_with_the_same_output() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The core rules, but the third batch run panics.
+struct PanicsOnce;
+
+static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl arrayflow::dataflow::engine::Engine for PanicsOnce {
+    fn name(&self) -> &'static str {
+        "panics once"
+    }
+
+    fn run(
+        &self,
+        input: &arrayflow::dataflow::engine::Input<'_>,
+    ) -> arrayflow::dataflow::engine::Outcome {
+        if RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 2 {
+            panic!("batch three fails");
+        }
+        arrayflow::dataflow::engine::Engine::run(&arrayflow::dataflow::engine::CoreEngine, input)
+    }
+}
+
+#[test]
+fn a_worker_panic_reaches_the_caller() {
+    // matmul at N=24: 5 batches of the real size, so the parallel driver runs.
+    let config = Config {
+        params: vec![("N".to_string(), 24)],
+        ..Config::default()
+    };
+    let kinds = arrayflow::kinds::Kinds::core().with_engine(&PanicsOnce);
+    let program = kernels::matmul();
+    let got = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        with_threads(2, || {
+            arrayflow::dataflow::analyze_with(&program, &config, &kinds)
+        })
+    }));
+    let payload = got.expect_err("the panic comes through");
+    let message = (payload.downcast_ref::<&str>().copied())
+        .or(payload.downcast_ref::<String>().map(String::as_str));
+    assert_eq!(message, Some("batch three fails"));
+    assert!(RUNS.load(std::sync::atomic::Ordering::Relaxed) >= 3);
 }
