@@ -26,7 +26,7 @@ mod kernels;
 
 use arrayflow::budget;
 use arrayflow::dataflow::{analyze, with_threads};
-use common::{config, load, same_reads, wall};
+use common::{alternating, config, load, same_reads, wall};
 use std::time::Duration;
 
 #[global_allocator]
@@ -89,21 +89,11 @@ fn paired(program: &arrayflow::model::Program, c: &arrayflow::dataflow::Config) 
                 .expect("pool")
         })
         .collect();
-    let mut ratios = Vec::new();
     // The fastest run at each count: the one the other tenants disturbed
     // least (the work itself is deterministic).
-    let mut best = [f64::MAX; 2];
-    for _ in 0..9 {
-        let [one, two] = [0, 1].map(|k| {
-            let t = std::time::Instant::now();
-            drop(pools[k].install(|| analyze(program, c).expect("matmul analyses")));
-            let s = t.elapsed().as_secs_f64();
-            best[k] = best[k].min(s);
-            s
-        });
-        ratios.push(one / two);
-    }
-    ratios.sort_by(f64::total_cmp);
+    let (ratios, best) = alternating(|threads| {
+        drop(pools[threads - 1].install(|| analyze(program, c).expect("matmul analyses")));
+    });
     println!(
         "\nalternating 1 and 2 threads, 9 pairs: speedup median {:.2}x (from {:.2}x to {:.2}x); fastest of each {:.1} / {:.1} ms = {:.2}x; load average {}",
         ratios[4],

@@ -876,6 +876,47 @@ fn a_walk_step_budget_error_stops_every_process() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `analyze_framed` of `program` (no frame, core kinds) on 3 processes of
+/// one worker as threads of this test (a library cluster: gathered), each
+/// with its `config(process)`, waiting `timeout` for the others: each
+/// process's result, in process order.
+fn three_processes(
+    program: &Program,
+    config: impl Fn(usize) -> Config + Sync,
+    mutate: Mutate,
+    timeout: Duration,
+) -> Vec<Result<Flow, DataflowError>> {
+    let kinds = arrayflow::kinds::Kinds::core();
+    let frame = arrayflow::facts::Frame::default();
+    let hosts: Vec<String> = free_ports(3)
+        .iter()
+        .map(|p| format!("127.0.0.1:{p}"))
+        .collect();
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..3)
+            .map(|process| {
+                let cluster = Cluster {
+                    process,
+                    hosts: hosts.clone(),
+                    timeout,
+                    mutate,
+                    ..Cluster::local(1)
+                };
+                let (kinds, frame, config) = (&kinds, &frame, &config);
+                scope.spawn(move || {
+                    with_cluster(cluster, || {
+                        analyze_framed(program, &config(process), kinds, frame)
+                    })
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().expect("a process thread"))
+            .collect()
+    })
+}
+
 /// A process that fails before the dd run tells the others at the run's
 /// connections, which stop with E0305 naming it. Process 0 alone is given
 /// a smaller instance budget here (its count refuses matmul, E0302): a
@@ -886,41 +927,16 @@ fn a_process_that_fails_before_the_run_stops_the_others() {
     let _ports = ports();
     let program =
         support::compile(Path::new("fixtures/c/kernels/matmul.loop")).expect("matmul compiles");
-    let kinds = arrayflow::kinds::Kinds::core();
-    let frame = arrayflow::facts::Frame::default();
     for (mutate, says) in [
         (Mutate::None, "process 0 of the dd engine failed"),
         (Mutate::Silent, "did not all connect within 2 s"),
     ] {
-        let hosts: Vec<String> = free_ports(3)
-            .iter()
-            .map(|p| format!("127.0.0.1:{p}"))
-            .collect();
-        let runs: Vec<Result<Flow, DataflowError>> = std::thread::scope(|scope| {
-            let threads: Vec<_> = (0..3)
-                .map(|process| {
-                    let cluster = Cluster {
-                        process,
-                        hosts: hosts.clone(),
-                        timeout: Duration::from_secs(if mutate == Mutate::None { 60 } else { 2 }),
-                        mutate,
-                        ..Cluster::local(1)
-                    };
-                    let config = Config {
-                        max_instances: if process == 0 { 10 } else { 1_000_000 },
-                        ..config()
-                    };
-                    let (program, kinds, frame) = (&program, &kinds, &frame);
-                    scope.spawn(move || {
-                        with_cluster(cluster, || analyze_framed(program, &config, kinds, frame))
-                    })
-                })
-                .collect();
-            threads
-                .into_iter()
-                .map(|t| t.join().expect("a process thread"))
-                .collect()
-        });
+        let config = |process| Config {
+            max_instances: if process == 0 { 10 } else { 1_000_000 },
+            ..config()
+        };
+        let timeout = Duration::from_secs(if mutate == Mutate::None { 60 } else { 2 });
+        let runs = three_processes(&program, config, mutate, timeout);
         let err = |r: &Result<Flow, DataflowError>| r.as_ref().err().map(ToString::to_string);
         let first = err(&runs[0]).unwrap_or_default();
         assert!(
@@ -1046,39 +1062,13 @@ fn a_gathered_run_tells_the_others_whether_it_succeeded() {
     let path = dir.join("walks.loop");
     std::fs::write(&path, WALKS).expect("writes");
     let program = support::compile(&path).expect("compiles");
-    let kinds = arrayflow::kinds::Kinds::core();
-    let frame = arrayflow::facts::Frame::default();
-    let run = |max: u64, mutate: Mutate, timeout: u64| -> Vec<Result<Flow, DataflowError>> {
-        let hosts: Vec<String> = free_ports(3)
-            .iter()
-            .map(|p| format!("127.0.0.1:{p}"))
-            .collect();
-        std::thread::scope(|scope| {
-            let threads: Vec<_> = (0..3)
-                .map(|process| {
-                    let cluster = Cluster {
-                        process,
-                        hosts: hosts.clone(),
-                        timeout: Duration::from_secs(timeout),
-                        mutate,
-                        ..Cluster::local(1)
-                    };
-                    let config = Config {
-                        params: vec![("N".to_string(), 200)],
-                        max_instances: max,
-                        ..config()
-                    };
-                    let (program, kinds, frame) = (&program, &kinds, &frame);
-                    scope.spawn(move || {
-                        with_cluster(cluster, || analyze_framed(program, &config, kinds, frame))
-                    })
-                })
-                .collect();
-            threads
-                .into_iter()
-                .map(|t| t.join().expect("a process thread"))
-                .collect()
-        })
+    let run = |max: u64, mutate: Mutate, timeout: u64| {
+        let config = |_| Config {
+            params: vec![("N".to_string(), 200)],
+            max_instances: max,
+            ..config()
+        };
+        three_processes(&program, config, mutate, Duration::from_secs(timeout))
     };
     let err = |r: &Result<Flow, DataflowError>| r.as_ref().err().map(ToString::to_string);
     let ok = run(1_000_000, Mutate::None, 60);
