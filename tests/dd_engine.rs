@@ -640,6 +640,29 @@ fn spread_all(
         .try_get_matches_from(std::iter::once("flow").chain(argv.iter().copied()))
         .expect("the options parse");
     let args = Args::from_arg_matches(&m).expect("flow's options");
+    let cluster = Cluster {
+        timeout,
+        round: 16,
+        spread: true,
+        mutate,
+        ..Cluster::local(workers)
+    };
+    on_processes(processes, cluster, |_| {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = run_to(&args, &mut out, &mut err);
+        let text = |b: Vec<u8>| String::from_utf8(b).expect("UTF-8 output");
+        (arrayflow::cli::code_of(code), text(out), text(err))
+    })
+}
+
+/// `run(process)` on `processes` threads of this test, each with its own
+/// copy of `cluster` on 127.0.0.1 (free ports) installed: the results, in
+/// process order.
+fn on_processes<T: Send>(
+    processes: usize,
+    cluster: Cluster,
+    run: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
     let hosts: Vec<String> = free_ports(processes)
         .iter()
         .map(|p| format!("127.0.0.1:{p}"))
@@ -650,19 +673,10 @@ fn spread_all(
                 let cluster = Cluster {
                     process,
                     hosts: hosts.clone(),
-                    timeout,
-                    round: 16,
-                    spread: true,
-                    mutate,
-                    ..Cluster::local(workers)
+                    ..cluster.clone()
                 };
-                let args = &args;
-                scope.spawn(move || {
-                    let (mut out, mut err) = (Vec::new(), Vec::new());
-                    let code = with_cluster(cluster, || run_to(args, &mut out, &mut err));
-                    let text = |b: Vec<u8>| String::from_utf8(b).expect("UTF-8 output");
-                    (arrayflow::cli::code_of(code), text(out), text(err))
-                })
+                let run = &run;
+                scope.spawn(move || with_cluster(cluster, || run(process)))
             })
             .collect();
         threads
@@ -826,6 +840,15 @@ fn told(runs: &[(u8, String, String)], failed: usize) {
     }
 }
 
+/// `text` written to NAME.loop in a fresh directory: the directory (to
+/// remove) and the file.
+fn program_file(name: &str, text: &str) -> (PathBuf, PathBuf) {
+    let dir = temp_dir(name);
+    let path = dir.join(format!("{name}.loop"));
+    std::fs::write(&path, text).expect("writes");
+    (dir, path)
+}
+
 /// The walk-step budget (E0302) of a spread run: process 0 gives dd's
 /// diagnostic on one process (exit 1): the rules' code and site, with the
 /// total of the walk steps where the rules give the count at the batch
@@ -836,9 +859,7 @@ fn told(runs: &[(u8, String, String)], failed: usize) {
 #[test]
 fn a_walk_step_budget_error_stops_every_process() {
     let _ports = ports();
-    let dir = temp_dir("walks");
-    let path = dir.join("walks.loop");
-    std::fs::write(&path, WALKS).expect("writes");
+    let (dir, path) = program_file("walks", WALKS);
     let file = path.to_str().expect("a UTF-8 path");
     let argv = [file, "--param", "N=200", "--max-instances", "5000"];
     let dd = [&argv[..], &["--engine", "dd"]].concat();
@@ -888,32 +909,13 @@ fn three_processes(
 ) -> Vec<Result<Flow, DataflowError>> {
     let kinds = arrayflow::kinds::Kinds::core();
     let frame = arrayflow::facts::Frame::default();
-    let hosts: Vec<String> = free_ports(3)
-        .iter()
-        .map(|p| format!("127.0.0.1:{p}"))
-        .collect();
-    std::thread::scope(|scope| {
-        let threads: Vec<_> = (0..3)
-            .map(|process| {
-                let cluster = Cluster {
-                    process,
-                    hosts: hosts.clone(),
-                    timeout,
-                    mutate,
-                    ..Cluster::local(1)
-                };
-                let (kinds, frame, config) = (&kinds, &frame, &config);
-                scope.spawn(move || {
-                    with_cluster(cluster, || {
-                        analyze_framed(program, &config(process), kinds, frame)
-                    })
-                })
-            })
-            .collect();
-        threads
-            .into_iter()
-            .map(|t| t.join().expect("a process thread"))
-            .collect()
+    let cluster = Cluster {
+        timeout,
+        mutate,
+        ..Cluster::local(1)
+    };
+    on_processes(3, cluster, |process| {
+        analyze_framed(program, &config(process), &kinds, &frame)
     })
 }
 
@@ -986,10 +988,8 @@ fn reads_across_kernels_resolve_through_every_process_exit_reads() {
 #[test]
 fn a_budget_error_in_an_earlier_kernel_stops_every_process() {
     let _ports = ports();
-    let dir = temp_dir("walks2");
-    let path = dir.join("walks2.loop");
     let text = format!("{WALKS}for j = 1 to 3 do\n  V: use(x);\nend\n");
-    std::fs::write(&path, text).expect("writes");
+    let (dir, path) = program_file("walks2", &text);
     let file = path.to_str().expect("a UTF-8 path");
     let argv = [file, "--param", "N=200", "--max-instances", "5000"];
     let dd = [&argv[..], &["--engine", "dd"]].concat();
@@ -1058,9 +1058,7 @@ fn a_process_that_fails_after_the_run_stops_the_others() {
 #[test]
 fn a_gathered_run_tells_the_others_whether_it_succeeded() {
     let _ports = ports();
-    let dir = temp_dir("walks-gathered");
-    let path = dir.join("walks.loop");
-    std::fs::write(&path, WALKS).expect("writes");
+    let (dir, path) = program_file("walks-gathered", WALKS);
     let program = support::compile(&path).expect("compiles");
     let run = |max: u64, mutate: Mutate, timeout: u64| {
         let config = |_| Config {

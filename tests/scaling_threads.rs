@@ -300,7 +300,11 @@ fn small_kernels_run_side_by_side_with_the_same_output() {
         }
         if extra.len() > 2 {
             assert_eq!(one.0, 1, "{}", one.2);
-            // The third kernel's count, not the fifth's.
+            // The third kernel's count, not the fifth's: R2(i) visits the
+            // i S2 before it and x's entry write (Σ (i + 1) = 860), S2 reads
+            // B in one step (40), x's exit read visits all 40 S2 and the
+            // entry (41), less the 42 frame instances (40 entries of B, the
+            // entry and the exit of x), which the budget does not count.
             assert!(
                 one.2.contains("error[E0302]") && one.2.contains("count to 899 "),
                 "{}",

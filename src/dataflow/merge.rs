@@ -17,6 +17,8 @@ use std::net::TcpStream;
 /// One end of the parts' connections.
 pub struct Merger {
     me: usize,
+    /// The number of processes.
+    n: usize,
     /// Process 0: a reader per other process, in process order.
     from: Vec<BufReader<TcpStream>>,
     /// The others: the writer to process 0.
@@ -45,6 +47,7 @@ impl Merger {
         }
         Ok(Merger {
             me,
+            n: cluster.processes(),
             from,
             to,
             reversed: cluster.mutate == super::dd::Mutate::Order,
@@ -64,11 +67,7 @@ impl Merger {
                 words.push(w.len() as i64);
                 words.extend(w);
             }
-            out.write_all(&(words.len() as u64).to_le_bytes())
-                .map_err(lost)?;
-            for w in words {
-                out.write_all(&w.to_le_bytes()).map_err(lost)?;
-            }
+            send(out, &words).map_err(lost)?;
             return Ok(false);
         }
         let mut order: Vec<usize> = (0..self.from.len()).collect();
@@ -107,23 +106,24 @@ impl Merger {
     /// (a file's exit reads, `db::exits`). Before any site.
     pub fn all_gather(&mut self, mine: Vec<i64>) -> Result<Vec<Vec<i64>>, String> {
         let lost = |e: std::io::Error| format!("the dd engine's exit reads: {e}");
+        let n = self.n;
         if let Some(out) = &mut self.to {
-            write_words(out, std::slice::from_ref(&mine)).map_err(lost)?;
-            out.flush().map_err(lost)?;
+            send(out, &mine).and_then(|()| out.flush()).map_err(lost)?;
             // Nothing else comes back from process 0: reading ahead is safe.
-            return read_words(&mut BufReader::new(out.get_mut())).map_err(lost);
+            let mut back = BufReader::new(out.get_mut());
+            let all: std::io::Result<Vec<_>> = (0..n).map(|_| receive(&mut back)).collect();
+            return all.map_err(lost);
         }
         let mut all = vec![mine];
         for (k, from) in self.from.iter_mut().enumerate() {
-            let mut got = read_words(from)
+            let got = receive(from)
                 .map_err(|e| format!("process {} stopped before its exit reads: {e}", k + 1))?;
-            all.push(got.pop().unwrap_or_default());
+            all.push(got);
         }
         for from in &mut self.from {
             let mut to = BufWriter::new(from.get_mut());
-            write_words(&mut to, &all)
-                .and_then(|()| to.flush())
-                .map_err(lost)?;
+            let sent: std::io::Result<()> = all.iter().try_for_each(|l| send(&mut to, l));
+            sent.and_then(|()| to.flush()).map_err(lost)?;
         }
         Ok(all)
     }
@@ -290,55 +290,34 @@ fn read_frame(r: &mut impl Read, buf: &mut Vec<u8>) -> std::io::Result<usize> {
     Ok(n)
 }
 
-/// Lists of words: their count, then each list's length and words.
-fn write_words(to: &mut impl Write, lists: &[Vec<i64>]) -> std::io::Result<()> {
-    to.write_all(&(lists.len() as u64).to_le_bytes())?;
-    for l in lists {
-        to.write_all(&(l.len() as u64).to_le_bytes())?;
-        for w in l {
-            to.write_all(&w.to_le_bytes())?;
-        }
-    }
-    Ok(())
+/// A message of words: its length, then the words.
+fn send(to: &mut impl Write, words: &[i64]) -> std::io::Result<()> {
+    to.write_all(&(words.len() as u64).to_le_bytes())?;
+    words
+        .iter()
+        .try_for_each(|w| to.write_all(&w.to_le_bytes()))
 }
 
-/// The lists [`write_words`] wrote.
-fn read_words(r: &mut impl Read) -> std::io::Result<Vec<Vec<i64>>> {
-    let mut word = [0u8; 8];
-    let mut next = |r: &mut dyn Read| -> std::io::Result<u64> {
-        r.read_exact(&mut word)?;
-        Ok(u64::from_le_bytes(word))
-    };
-    let n = next(r)?;
-    let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, "malformed exit reads");
-    if n > 1 << 20 {
-        return Err(bad());
-    }
-    let mut out = Vec::with_capacity(n as usize);
-    for _ in 0..n {
-        let len = next(r)?;
-        if len > 1 << 34 {
-            return Err(bad());
-        }
-        let mut l = Vec::with_capacity((len as usize).min(1 << 20));
-        for _ in 0..len {
-            l.push(next(r)? as i64);
-        }
-        out.push(l);
-    }
-    Ok(out)
-}
-
-/// One site's parts from one process.
-fn read_parts(r: &mut impl Read) -> std::io::Result<Vec<PartialAccess>> {
+/// The next message [`send`] wrote.
+fn receive(r: &mut impl Read) -> std::io::Result<Vec<i64>> {
     let mut word = [0u8; 8];
     r.read_exact(&mut word)?;
-    let n = u64::from_le_bytes(word) as usize;
-    let mut words = Vec::with_capacity(n.min(1 << 20));
+    let n = u64::from_le_bytes(word);
+    if n > 1 << 34 {
+        let bad = std::io::Error::new(std::io::ErrorKind::InvalidData, "a malformed message");
+        return Err(bad);
+    }
+    let mut words = Vec::with_capacity((n as usize).min(1 << 20));
     for _ in 0..n {
         r.read_exact(&mut word)?;
         words.push(i64::from_le_bytes(word));
     }
+    Ok(words)
+}
+
+/// One site's parts from one process.
+fn read_parts(r: &mut impl Read) -> std::io::Result<Vec<PartialAccess>> {
+    let words = receive(r)?;
     let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, "malformed parts");
     let (&count, mut rest) = words.split_first().ok_or_else(bad)?;
     let mut out = Vec::new();

@@ -40,8 +40,13 @@ pub fn kernel_flows(db: &Database, file: SourceFile) {
     if rayon::current_num_threads() < 2 {
         return;
     }
+    let all = kernels(db, file);
+    if all.len() < 2 {
+        // Nothing to run side by side: no count either.
+        return;
+    }
     let config = settings(db);
-    let small: Vec<_> = kernels(db, file)
+    let small: Vec<_> = all
         .iter()
         .copied()
         .filter(|k| {

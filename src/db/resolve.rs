@@ -295,6 +295,7 @@ fn each_read_in(
         true => &[Some(true), Some(false)],
         false => &[None],
     };
+    let stmt = |r: &Read<'_>| matches!(r.site(), Site::Stmt(_));
     for &stmts in passes {
         for (k, &kernel) in resolver.kernels().iter().enumerate() {
             let kf = kernel_flow(db, kernel);
@@ -303,11 +304,10 @@ fn each_read_in(
                 continue;
             };
             let aug = &kf.augmented;
+            // A flow sorted by site lists its statements' reads first.
             let reads: Box<dyn Iterator<Item = Read<'_>>> = match stmts {
-                Some(stmts) => Box::new(
-                    flow.sorted()
-                        .filter(move |r| matches!(r.site(), Site::Stmt(_)) == stmts),
-                ),
+                Some(true) => Box::new(flow.sorted().take_while(stmt)),
+                Some(false) => Box::new(flow.sorted().skip_while(stmt)),
                 None => Box::new(flow.iter()),
             };
             for read in reads {
