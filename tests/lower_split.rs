@@ -1,12 +1,17 @@
 //! The lowering of a top-level loop in parallel chunks (`facts::lower`'s
-//! `split`) makes exactly the facts of the sequential walk: every relation,
-//! the cell table when kept, and the same error when a budget runs out.
+//! `place` and `split`) makes exactly the facts of the sequential walk:
+//! every relation, the cell table when kept, and the same error when a
+//! budget runs out.
 //!
 //! The oracle is the sequential walk (one thread), which the rules engine's
 //! results rest on (tests/dataflow_agree.rs checks σ from it against the
 //! naive reference). Chunks are forced on every program (no size
 //! threshold) at 2, 3 and 5 threads, so a loop of a few trips is cut into
-//! chunks of one or two iterations: open ends at every chunk border.
+//! chunks of one or two iterations: open ends at every chunk border. Loops
+//! of at least 4 trips per thread whose trips are alike are written in
+//! place (`place`), the others stitched (`split`); the chunks written in
+//! place flush their scratch after every trip (2 threads), after a few
+//! instances (5 threads) or only at their end (3 threads).
 //! Programs: every fixture, and generated programs with every form
 //! (unknown conditions, `while` loops, non-affine and compound accesses:
 //! guards whose scopes the chunks open), 60 by default, more with
@@ -16,16 +21,33 @@
 mod support;
 
 use arrayflow::dataflow::{with_threads, Config};
-use arrayflow::facts::{lower_split, split_loops, Facts, Frame};
+use arrayflow::facts::{lower_split, placed_loops, split_loops, Facts, Frame, SplitAt};
 use arrayflow::model::Program;
 
 type Lowered = Result<Facts, String>;
 
 fn lower(threads: usize, program: &Program, config: &Config, keep: bool) -> Lowered {
     let kinds = arrayflow::kinds::Kinds::core();
-    let min = if threads == 1 { u64::MAX } else { 0 };
+    let at = match threads {
+        1 => SplitAt {
+            instances: u64::MAX,
+            ..SplitAt::default()
+        },
+        2 => SplitAt {
+            instances: 0,
+            flush: 0,
+        },
+        3 => SplitAt {
+            instances: 0,
+            ..SplitAt::default()
+        },
+        _ => SplitAt {
+            instances: 0,
+            flush: 3,
+        },
+    };
     with_threads(threads, || {
-        lower_split(program, config, kinds.all(), keep, &Frame::default(), min)
+        lower_split(program, config, kinds.all(), keep, &Frame::default(), at)
             .map_err(|e| e.to_string())
     })
     .expect("a pool")
@@ -87,8 +109,13 @@ fn fixtures_lower_the_same_in_chunks() {
     assert!(split > 100, "{split} lowerings with several operations");
     assert!(
         split_loops() > 100,
-        "{} loops lowered in chunks",
+        "{} loops stitched from chunks",
         split_loops()
+    );
+    assert!(
+        placed_loops() > 100,
+        "{} loops written in place",
+        placed_loops()
     );
 }
 

@@ -127,7 +127,8 @@ fn expr_counters(e: &Expr, out: &mut Vec<CounterId>) {
     }
 }
 
-fn cond_counters(c: &Condition, out: &mut Vec<CounterId>) {
+/// Counters a static condition uses (none for an unknown one).
+pub(super) fn cond_counters(c: &Condition, out: &mut Vec<CounterId>) {
     fn walk(c: &crate::model::Cond, out: &mut Vec<CounterId>) {
         use crate::model::Cond;
         match c {

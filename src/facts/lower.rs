@@ -10,9 +10,11 @@
 use super::kinds::{kind_of, AccessLowering, CellTable, Point, Sink, CORE};
 use super::{role, Config, Facts, Frame, Instance, Lit, LowerError, Scope, Slot, NONE};
 use crate::model::eval::{self, StaticEnv};
+mod place;
 mod share;
 mod split;
 
+pub use place::placed_loops;
 pub use share::{lower_share, lower_share_light, Share};
 pub use split::split_loops;
 
@@ -64,8 +66,10 @@ struct Lowerer<'p, 'a> {
     /// expression tree).
     cond_affine: Vec<Option<eval::AffineCmp>>,
     /// Whether a top-level `for` loop may be lowered in parallel chunks
-    /// (`split`): decided once, from the count and the layout.
+    /// (`place`, `split`): decided once, from the count and the layout.
     split: bool,
+    /// [`SplitAt::flush`].
+    flush: usize,
     /// In a chunk of a split loop: the access instances whose `prev` or
     /// `link` reaches the chunk's start (`split::OpenEnd`), and by array
     /// whether anything writes it (reads of the others stay NONE).
@@ -157,14 +161,35 @@ pub fn lower_framed(
         kinds,
         keep_cells,
         frame,
-        split::MIN_INSTANCES,
+        SplitAt::default(),
     )
 }
 
+/// When [`lower_split`] splits a loop across threads, and how often a chunk
+/// written in place (`place`) flushes its scratch tables.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct SplitAt {
+    /// Programs making fewer access instances are lowered sequentially
+    /// (tests force small programs through the split with 0).
+    pub instances: u64,
+    /// A chunk flushes at the end of a trip once it holds this many access
+    /// instances (tests flush every trip with 0).
+    pub flush: usize,
+}
+
+impl Default for SplitAt {
+    fn default() -> SplitAt {
+        SplitAt {
+            instances: split::MIN_INSTANCES,
+            flush: place::FLUSH,
+        }
+    }
+}
+
 /// [`lower_framed`], splitting a top-level loop across the threads of the
-/// current rayon pool when the program makes at least `split_min` access
-/// instances (tests force small programs through the split with 0). The
-/// facts are the same at every thread count and every `split_min`.
+/// current rayon pool as `at` says. The facts are the same at every thread
+/// count and every `at`.
 #[doc(hidden)]
 pub fn lower_split(
     program: &Program,
@@ -172,16 +197,16 @@ pub fn lower_split(
     kinds: &[&'static dyn AccessLowering],
     keep_cells: bool,
     frame: &Frame,
-    split_min: u64,
+    at: SplitAt,
 ) -> Result<Facts, LowerError> {
-    let mode = Mode::Split(split_min);
+    let mode = Mode::Split(at);
     walk(program, config, kinds, keep_cells, frame, mode).map(|w| w.facts)
 }
 
 /// How [`walk`] lowers: everything, splitting top-level loops across threads
-/// from this many access instances; or one process's share (`share`).
+/// as [`SplitAt`] says; or one process's share (`share`).
 enum Mode {
-    Split(u64),
+    Split(SplitAt),
     Share {
         part: usize,
         parts: usize,
@@ -290,16 +315,17 @@ fn walk<'p>(
         c.admit(config, keep_cells)?;
         c.reserve(&mut facts, keep_cells);
     }
-    // The chunks hold a second copy of the loop's facts until the stitch
-    // (matmul N=128 at 2 threads: 263 -> 444 MB peak): taken only when it
-    // fits the memory budget beside the tables reserved above.
+    // Stitched chunks (`split`) hold a second copy of the loop's facts
+    // until the stitch: taken only when it fits the memory budget beside the
+    // tables reserved above. (Chunks written in place, `place`, hold none,
+    // but are gated alike: which loops run in chunks is decided once.)
     let split = !framed.on
         && cells.all_dense()
         && counted.as_ref().is_some_and(|c| {
-            let Mode::Split(split_min) = mode else {
+            let Mode::Split(at) = mode else {
                 return false;
             };
-            c.instances >= split_min
+            c.instances >= at.instances
                 && crate::budget::reserve(c.bytes(keep_cells), config.max_memory, String::new)
                     .is_ok()
         })
@@ -338,6 +364,10 @@ fn walk<'p>(
             .map(|c| eval::AffineCmp::of(&c.cond))
             .collect(),
         split,
+        flush: match mode {
+            Mode::Split(at) => at.flush,
+            Mode::Share { .. } => place::FLUSH,
+        },
         open: None,
         base: share::Base::default(),
         window,
@@ -478,7 +508,7 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         if self.split
             && self.iter.is_empty()
             && self.scope == NONE
-            && split::for_loop(self, f, lo, hi)?
+            && (place::for_loop(self, f, lo, hi)? || split::for_loop(self, f, lo, hi)?)
         {
             return Ok(());
         }
@@ -864,7 +894,8 @@ impl<'p, 'a> Lowerer<'p, 'a> {
             let top = self.cells.tops[cell];
             if let Some((open, written)) = &mut self.open {
                 if top == NONE && written[self.read_tags[k].1.index()] {
-                    open.push(split::OpenEnd::new(f.acc_op.len(), cell, false));
+                    let x = self.base.acc as usize + f.acc_op.len();
+                    open.push(split::OpenEnd::new(x, cell, false));
                 }
             }
             if let Some(w) = &mut self.window {

@@ -40,11 +40,11 @@ pub(super) const MIN_INSTANCES: u64 = 1 << 18;
 
 /// Chunks per thread: on a shared machine a thread may be descheduled, and
 /// more chunks than threads even out the wait for the slowest.
-const PER_THREAD: u64 = 4;
+pub(super) const PER_THREAD: u64 = 4;
 
-/// An open end, recorded by the chunk's walk: access instance `x` (local
-/// id), whose `prev` or (`link`) `link` is the latest write to `cell`
-/// before the chunk.
+/// An open end, recorded by the chunk's walk: access instance `x` (its id
+/// as the chunk numbers it: from 0 here, final in `place`), whose `prev` or
+/// (`link`) `link` is the latest write to `cell` before the chunk.
 pub(crate) struct OpenEnd {
     x: u32,
     cell: u32,
@@ -62,39 +62,61 @@ impl OpenEnd {
 }
 
 /// An open end with its cell numbered among the chunk's open cells.
-struct Open {
-    x: u32,
+pub(super) struct Open {
+    pub(super) x: u32,
     slot: u32,
-    link: bool,
+    pub(super) link: bool,
+}
+
+/// What a chunk's walk leaves besides its facts: where it joins the
+/// chunks before it.
+pub(super) struct Ends {
+    /// Cells the chunk writes, each with its latest write (the chunk's id).
+    pub(super) touched: Vec<(u32, u32)>,
+    /// The distinct cells of the open ends, by slot.
+    open_cells: Vec<u32>,
+    pub(super) open: Vec<Open>,
+}
+
+impl Ends {
+    /// The values of the open ends, from `tops` (the latest writes before
+    /// the chunk), by slot.
+    pub(super) fn closed(&self, tops: &[u32]) -> Vec<u32> {
+        (self.open_cells.iter())
+            .map(|&c| tops[c as usize])
+            .collect()
+    }
+
+    /// The value open end `e` takes from [`Ends::closed`].
+    pub(super) fn value(e: &Open, closed: &[u32]) -> u32 {
+        closed[e.slot as usize]
+    }
 }
 
 /// One chunk walked on its own.
 struct Part {
     facts: Facts,
-    /// Cells the chunk writes, each with its latest write (local id).
-    touched: Vec<(u32, u32)>,
-    /// The distinct cells of the open ends, by slot.
-    open_cells: Vec<u32>,
-    open: Vec<Open>,
+    ends: Ends,
     count: u64,
     iterations: u64,
 }
 
-/// How many of each id come before a chunk.
-#[derive(Clone, Copy)]
-struct Offsets {
-    op: u64,
-    iters: u64,
-    scope: u64,
-    cond: u64,
-    whiles: u64,
-    inst_iters: u64,
-    acc: u64,
-    slot: u64,
+/// How many of each id come before a chunk (in `place`, also how many of
+/// each one trip makes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Offsets {
+    pub(super) op: u64,
+    pub(super) iters: u64,
+    pub(super) scope: u64,
+    pub(super) cond: u64,
+    pub(super) whiles: u64,
+    pub(super) inst_iters: u64,
+    pub(super) acc: u64,
+    pub(super) slot: u64,
 }
 
 impl Offsets {
-    fn of(f: &Facts) -> Offsets {
+    pub(super) fn of(f: &Facts) -> Offsets {
         Offsets {
             op: f.op_site.len() as u64,
             iters: f.iters.len() as u64,
@@ -108,22 +130,46 @@ impl Offsets {
     }
 
     fn plus(self, f: &Facts) -> Offsets {
-        let d = Offsets::of(f);
+        self.zip(Offsets::of(f), |a, b| a + b)
+    }
+
+    /// Each count of `self` and `o` combined by `op` (saturating ops only:
+    /// what overflows fails [`Offsets::fit`]).
+    pub(super) fn zip(self, o: Offsets, op: impl Fn(u64, u64) -> u64) -> Offsets {
         Offsets {
-            op: self.op + d.op,
-            iters: self.iters + d.iters,
-            scope: self.scope + d.scope,
-            cond: self.cond + d.cond,
-            whiles: self.whiles + d.whiles,
-            inst_iters: self.inst_iters + d.inst_iters,
-            acc: self.acc + d.acc,
-            slot: self.slot + d.slot,
+            op: op(self.op, o.op),
+            iters: op(self.iters, o.iters),
+            scope: op(self.scope, o.scope),
+            cond: op(self.cond, o.cond),
+            whiles: op(self.whiles, o.whiles),
+            inst_iters: op(self.inst_iters, o.inst_iters),
+            acc: op(self.acc, o.acc),
+            slot: op(self.slot, o.slot),
+        }
+    }
+
+    /// `k` times each count.
+    pub(super) fn times(self, k: u64) -> Offsets {
+        self.zip(self, |a, _| a.saturating_mul(k))
+    }
+
+    /// The ids a walker starts from to number its first facts `self`.
+    pub(super) fn base(self) -> super::share::Base {
+        super::share::Base {
+            acc: self.acc as u32,
+            op: self.op as u32,
+            iters: self.iters as u32,
+            scope: self.scope as u32,
+            cond: self.cond as u32,
+            whiles: self.whiles as u32,
+            inst_iters: self.inst_iters as u32,
+            slot: self.slot as u32,
         }
     }
 
     /// Whether every id below these counts fits the facts' `u32` ids, NONE
     /// left out (the sequential walk refuses more).
-    fn fit(&self) -> bool {
+    pub(super) fn fit(&self) -> bool {
         let most = u64::from(NONE) - 1;
         [
             self.op,
@@ -185,6 +231,34 @@ fn shift(id: u32, by: u64) -> u32 {
     }
 }
 
+/// The trips of a `for` loop from `lo` to `hi`.
+pub(super) struct Trips {
+    lo: i64,
+    step: i64,
+    /// How many.
+    pub(super) n: u128,
+}
+
+impl Trips {
+    /// `None` when there are none, or the step does not advance.
+    pub(super) fn of(f: &For, lo: i64, hi: i64) -> Option<Trips> {
+        if hi < lo || f.step <= 0 {
+            return None;
+        }
+        let n = ((i128::from(hi) - i128::from(lo)) / i128::from(f.step) + 1) as u128;
+        Some(Trips {
+            lo,
+            step: f.step,
+            n,
+        })
+    }
+
+    /// The counter's value at trip `t` (from 0).
+    pub(super) fn value(&self, t: u128) -> i64 {
+        (i128::from(self.lo) + t as i128 * i128::from(self.step)) as i64
+    }
+}
+
 /// Walks loop `f` (at the top level, outside every guard) from `lo` to
 /// `hi` in chunks on the current rayon pool. `false` when it did not (too
 /// few trips, or a chunk the stitch cannot take): the caller walks it.
@@ -194,10 +268,11 @@ pub(super) fn for_loop<'p>(
     lo: i64,
     hi: i64,
 ) -> Result<bool, LowerError> {
-    if hi < lo || f.step <= 0 {
+    let Some(trips) = Trips::of(f, lo, hi) else {
         return Ok(false);
-    }
-    let trips = ((i128::from(hi) - i128::from(lo)) / i128::from(f.step) + 1) as u128;
+    };
+    let value = |t: u128| trips.value(t);
+    let trips = trips.n;
     let threads = rayon::current_num_threads() as u128;
     // The first 1/threads of the trips is walked in place, by `l` itself,
     // while the other threads walk the rest in chunks: what comes before
@@ -208,9 +283,7 @@ pub(super) fn for_loop<'p>(
     if chunks < 1 || threads < 2 {
         return Ok(false);
     }
-    // Trip indices as counter values; chunk k takes the trips
-    // [head + rest·k/chunks, head + rest·(k+1)/chunks).
-    let value = |t: u128| (i128::from(lo) + t as i128 * i128::from(f.step)) as i64;
+    // Chunk k takes the trips [head + rest·k/chunks, head + rest·(k+1)/chunks).
     let rest = trips - head;
     let ranges: Vec<(i64, i64)> = (0..chunks)
         .map(|k| {
@@ -228,13 +301,7 @@ pub(super) fn for_loop<'p>(
         let t = (i128::from(b) - i128::from(a)) / i128::from(f.step) + 1;
         room.scaled(t as u128, trips)
     };
-    let mut written = vec![false; l.program.arrays.len()];
-    for s in l.program.stmts() {
-        for a in s.accesses().iter().filter(|a| a.kind.writes()) {
-            written[a.access.array.index()] = true;
-        }
-    }
-    let blank = l.blank(&written);
+    let blank = l.blank(&written(l.program));
     let (walked, parts) = rayon::join(
         || l.trips(f, lo, value(head - 1)),
         || {
@@ -266,10 +333,22 @@ pub(super) fn for_loop<'p>(
     Ok(true)
 }
 
+/// By array: whether any statement writes it (reads of the others have
+/// no open end: nothing before the chunk can have written them).
+pub(super) fn written(program: &crate::model::Program) -> Vec<bool> {
+    let mut written = vec![false; program.arrays.len()];
+    for s in program.stmts() {
+        for a in s.accesses().iter().filter(|a| a.kind.writes()) {
+            written[a.access.array.index()] = true;
+        }
+    }
+    written
+}
+
 impl<'p, 'a> Lowerer<'p, 'a> {
     /// A walker with this one's program, plans and position, and blank
     /// facts and cell table: what every chunk starts from.
-    fn blank(&self, written: &[bool]) -> Lowerer<'p, 'a> {
+    pub(super) fn blank(&self, written: &[bool]) -> Lowerer<'p, 'a> {
         let facts = Facts {
             params: self.facts.params.clone(),
             max_trips: self.facts.max_trips,
@@ -302,6 +381,7 @@ impl<'p, 'a> Lowerer<'p, 'a> {
             cond_static: self.cond_static.clone(),
             cond_affine: self.cond_affine.clone(),
             split: false,
+            flush: self.flush,
             open: Some((Vec::new(), written.to_vec())),
             base: super::share::Base::default(),
             window: None,
@@ -316,15 +396,26 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         let mut c = self.blank(&self.open.as_ref()?.1);
         room.reserve(&mut c.facts, self.keep_cells);
         c.trips(f, a, b).ok()?;
-        if c.cells.numbered() > 0 {
+        Some(Part {
+            ends: c.ends()?,
+            count: c.count,
+            iterations: c.iterations,
+            facts: c.facts,
+        })
+    }
+
+    /// A chunk walker's [`Ends`] once it is done; `None` when it numbered a
+    /// cell (outside the dense layout: the numbers would clash).
+    pub(super) fn ends(&mut self) -> Option<Ends> {
+        if self.cells.numbered() > 0 {
             return None;
         }
-        let touched = (c.cells.tops.iter().enumerate())
+        let touched = (self.cells.tops.iter().enumerate())
             .filter(|&(_, &t)| t != NONE)
             .map(|(cell, &t)| (cell as u32, t))
             .collect();
-        let ends = c.open.take().map(|(ends, _)| ends).unwrap_or_default();
-        let mut slot_of = vec![NONE; c.cells.tops.len()];
+        let ends = self.open.take().map(|(ends, _)| ends).unwrap_or_default();
+        let mut slot_of = vec![NONE; self.cells.tops.len()];
         let mut open_cells = Vec::new();
         let open = (ends.into_iter())
             .map(|e| {
@@ -340,13 +431,10 @@ impl<'p, 'a> Lowerer<'p, 'a> {
                 }
             })
             .collect();
-        Some(Part {
+        Some(Ends {
             touched,
             open_cells,
             open,
-            count: c.count,
-            iterations: c.iterations,
-            facts: c.facts,
         })
     }
 }
@@ -361,12 +449,8 @@ fn stitch(l: &mut Lowerer, mut parts: Vec<Part>) {
     let tops = &mut l.cells.tops;
     for p in &parts {
         at.push(o);
-        closed.push(
-            (p.open_cells.iter())
-                .map(|&c| tops[c as usize])
-                .collect::<Vec<u32>>(),
-        );
-        for &(cell, t) in &p.touched {
+        closed.push(p.ends.closed(tops));
+        for &(cell, t) in &p.ends.touched {
             tops[cell as usize] = shift(t, o.acc);
         }
         accs.push(p.facts.acc_op.len());
@@ -439,13 +523,13 @@ fn stitch(l: &mut Lowerer, mut parts: Vec<Part>) {
         prev = rest;
         let (b, rest) = std::mem::take(&mut link).split_at_mut(n);
         link = rest;
-        stretches.push((a, b, &p.open, closed));
+        stretches.push((a, b, &p.ends.open, closed));
     }
     stretches
         .into_par_iter()
         .for_each(|(prev, link, open, closed)| {
             for e in open {
-                let v = closed[e.slot as usize];
+                let v = Ends::value(e, &closed);
                 if e.link {
                     link[e.x as usize] = v;
                 } else {

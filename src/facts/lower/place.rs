@@ -1,0 +1,332 @@
+//! A top-level `for` loop whose trips all make the same number of every
+//! fact, lowered on several threads straight into the final tables.
+//!
+//! No loop bound or static condition inside the loop mentions its counter,
+//! so every trip makes as many operations, access instances, slots,
+//! scopes, ... as the first. The first trip is walked in place and
+//! measured: trip `t` then starts at `end of the first + (t - 1) × one
+//! trip` in every table. The other trips are cut into chunks, each walked
+//! on the pool from a blank cell table with its ids already final
+//! (`Lowerer::base`), into scratch tables flushed into the chunk's own
+//! stretch of the final tables' spare room every [`FLUSH`] access
+//! instances: nothing is copied after the walk (`split`'s stitch), no
+//! second set of tables is held, and the scratch stays in cache. The open
+//! ends (`split::OpenEnd`) are closed in place afterwards, chunk by chunk.
+//!
+//! A chunk that fills its stretches other than exactly, numbers a cell or
+//! fails makes the rest of the loop walk sequentially, which gives the same
+//! facts or the same error; so does a prediction over a budget.
+
+use super::split::{self, Ends, Offsets};
+use super::Lowerer;
+use crate::facts::{Facts, LowerError};
+use crate::model::{CounterId, For, Node, Var};
+use rayon::prelude::*;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Loops lowered in place so far, in this process (for tests: that this
+/// path ran at all).
+static PLACED_LOOPS: AtomicU64 = AtomicU64::new(0);
+
+/// How many loops this process has lowered in place.
+pub fn placed_loops() -> u64 {
+    PLACED_LOOPS.load(Relaxed)
+}
+
+/// Access instances a chunk gathers before it flushes them (at the end of
+/// a trip): about 0.5 MB of scratch with every table, well inside a core's
+/// cache.
+pub(super) const FLUSH: usize = 1 << 15;
+
+/// Trips per thread the loop needs at least: the first trip runs alone, so
+/// it must be a small part of the loop.
+const MIN_TRIPS_PER_THREAD: u128 = 4;
+
+/// Whether loop bounds or static conditions in `nodes` mention `counter`
+/// (then the trips may differ in size).
+fn shaped_by(nodes: &[Node], counter: CounterId) -> bool {
+    let mut used = Vec::new();
+    nodes.iter().any(|n| match n {
+        Node::Stmt(_) => false,
+        Node::For(g) => {
+            let bound = [&g.lower, &g.upper].into_iter().any(|b| {
+                b.affine
+                    .vars()
+                    .any(|v| matches!(v, Var::Counter(c) if c == counter))
+            });
+            bound || shaped_by(&g.body, counter)
+        }
+        Node::While(w) => {
+            used.clear();
+            crate::facts::count::cond_counters(&w.cond, &mut used);
+            used.contains(&counter) || shaped_by(&w.body, counter)
+        }
+        Node::If(i) => {
+            i.branches.iter().any(|(c, body)| {
+                used.clear();
+                crate::facts::count::cond_counters(c, &mut used);
+                used.contains(&counter) || shaped_by(body, counter)
+            }) || i.otherwise.as_ref().is_some_and(|b| shaped_by(b, counter))
+        }
+    })
+}
+
+/// One table's stretch of spare room for a chunk, filled from the front.
+struct Fill<'f, T> {
+    out: &'f mut [MaybeUninit<T>],
+    at: usize,
+}
+
+impl<T: Copy> Fill<'_, T> {
+    /// Moves `scratch` to the end of what is filled; `false` (nothing
+    /// moved) when it does not fit.
+    fn put(&mut self, scratch: &mut Vec<T>) -> bool {
+        let Some(out) = self.out.get_mut(self.at..self.at + scratch.len()) else {
+            return false;
+        };
+        for (o, &v) in out.iter_mut().zip(scratch.iter()) {
+            o.write(v);
+        }
+        self.at += scratch.len();
+        scratch.clear();
+        true
+    }
+
+    fn full(&self) -> bool {
+        self.at == self.out.len()
+    }
+}
+
+/// Splits the spare room of `v` into consecutive stretches of `sizes`.
+fn carve<T>(v: &mut Vec<T>, sizes: impl Iterator<Item = usize>) -> Vec<Fill<'_, T>> {
+    let mut rest = v.spare_capacity_mut();
+    sizes
+        .map(|n| {
+            let (out, tail) = std::mem::take(&mut rest).split_at_mut(n);
+            rest = tail;
+            Fill { out, at: 0 }
+        })
+        .collect()
+}
+
+/// Declares [`Stretches`] over the tables the walk fills, each with the
+/// [`Offsets`] count that sizes it (`op_iter_start` holds one entry per
+/// operation after its leading 0).
+macro_rules! tables {
+    ($($table:ident: $ty:ty = $kind:ident),+ $(,)?) => {
+        /// A chunk's stretch of every table.
+        struct Stretches<'f> {
+            $($table: Fill<'f, $ty>,)+
+        }
+
+        impl Stretches<'_> {
+            /// Each chunk's stretches, for chunks making `sizes` (the
+            /// access instances' cells only when `cells`).
+            fn carve<'f>(f: &'f mut Facts, sizes: &[Offsets], cells: bool) -> Vec<Stretches<'f>> {
+                let acc_cell = |o: &Offsets| if cells { o.acc } else { 0 };
+                let _ = &acc_cell;
+                $(let mut $table = carve(
+                    &mut f.$table,
+                    sizes.iter().map(|o| tables!(@size o, acc_cell, $table, $kind)),
+                ).into_iter();)+
+                sizes
+                    .iter()
+                    .map(|_| Stretches {
+                        $($table: $table.next().expect("one stretch per chunk"),)+
+                    })
+                    .collect()
+            }
+
+            /// Moves the scratch tables of `c` into the stretches and
+            /// numbers what follows after them; `false` when they overflow.
+            fn flush(&mut self, c: &mut Lowerer) -> bool {
+                let next = Offsets::of(&c.facts)
+                    .zip(Offsets::from_base(c.base), |a, b| a + b);
+                let fits = true $(&& self.$table.put(&mut c.facts.$table))+;
+                c.base = next.base();
+                fits
+            }
+
+            fn full(&self) -> bool {
+                true $(&& self.$table.full())+
+            }
+        }
+
+        /// Reserves room for `more` (each table by its count) in `f`.
+        fn reserve(f: &mut Facts, more: Offsets, cells: bool) {
+            let acc_cell = |o: &Offsets| if cells { o.acc } else { 0 };
+            let _ = &acc_cell;
+            $(f.$table.reserve_exact(tables!(@size &more, acc_cell, $table, $kind));)+
+        }
+
+        /// Lengthens every table of `f` by `more`.
+        ///
+        /// # Safety
+        /// The `more` entries after each table's end must have been written
+        /// (every chunk's stretches [`Stretches::full`]).
+        unsafe fn extend(f: &mut Facts, more: Offsets, cells: bool) {
+            let acc_cell = |o: &Offsets| if cells { o.acc } else { 0 };
+            let _ = &acc_cell;
+            $(
+                let n = tables!(@size &more, acc_cell, $table, $kind);
+                // SAFETY: by the caller, these entries are written.
+                unsafe { f.$table.set_len(f.$table.len() + n) };
+            )+
+        }
+    };
+    (@size $o:expr, $cells:ident, acc_cell, $kind:ident) => { $cells($o) as usize };
+    (@size $o:expr, $cells:ident, $table:ident, $kind:ident) => { $o.$kind as usize };
+}
+
+tables! {
+    op_site: u32 = op,
+    op_iter_start: u32 = op,
+    iters: i64 = iters,
+    op_scope: u32 = op,
+    scopes: crate::facts::Scope = scope,
+    cond_insts: crate::facts::Instance = cond,
+    while_insts: crate::facts::Instance = whiles,
+    inst_iters: i64 = inst_iters,
+    acc_op: u32 = acc,
+    acc_role: u8 = acc,
+    acc_prev: u32 = acc,
+    acc_link: u32 = acc,
+    acc_slot: u32 = acc,
+    acc_cell: u32 = acc,
+    slots: crate::facts::Slot = slot,
+}
+
+impl Offsets {
+    fn from_base(b: super::share::Base) -> Offsets {
+        Offsets {
+            op: b.op.into(),
+            iters: b.iters.into(),
+            scope: b.scope.into(),
+            cond: b.cond.into(),
+            whiles: b.whiles.into(),
+            inst_iters: b.inst_iters.into(),
+            acc: b.acc.into(),
+            slot: b.slot.into(),
+        }
+    }
+}
+
+/// Walks loop `f` (at the top level, outside every guard) from `lo` to
+/// `hi` as above. `false` when it does not apply (trips may differ, too
+/// few trips): the caller lowers the loop otherwise.
+pub(super) fn for_loop<'p>(
+    l: &mut Lowerer<'p, '_>,
+    f: &'p For,
+    lo: i64,
+    hi: i64,
+) -> Result<bool, LowerError> {
+    let Some(trips) = split::Trips::of(f, lo, hi) else {
+        return Ok(false);
+    };
+    let value = |t: u128| trips.value(t);
+    let trips = trips.n;
+    let threads = rayon::current_num_threads() as u128;
+    if threads < 2 || trips < threads * MIN_TRIPS_PER_THREAD || shaped_by(&f.body, f.counter) {
+        return Ok(false);
+    }
+    // The first trip, measured.
+    let (before, count, iterations) = (Offsets::of(&l.facts), l.count, l.iterations);
+    l.trips(f, lo, lo)?;
+    let first = Offsets::of(&l.facts);
+    let trip = first.zip(before, |a, b| a - b);
+    let rest = (trips - 1) as u64;
+    let per = |a: u64, b: u64| (a - b).saturating_mul(rest).saturating_add(a);
+    let end = first.zip(trip.times(rest), u64::saturating_add);
+    let max = l.config.max_instances;
+    let count = per(l.count, count);
+    let iterations = per(l.iterations, iterations);
+    if count > max.min(u64::from(crate::facts::NONE) - 1) || iterations > max || !end.fit() {
+        // The sequential walk stops with the budget error where it runs out.
+        return l.trips(f, value(1), hi).map(|()| true);
+    }
+    let chunks = (threads * u128::from(split::PER_THREAD)).min(trips - 1);
+    let ranges: Vec<(u128, u128)> = (0..chunks)
+        .map(|k| {
+            (
+                1 + (trips - 1) * k / chunks,
+                1 + (trips - 1) * (k + 1) / chunks,
+            )
+        })
+        .collect();
+    let at: Vec<Offsets> = (ranges.iter())
+        .map(|&(a, _)| first.zip(trip.times(a as u64 - 1), |x, y| x + y))
+        .collect();
+    let sizes: Vec<Offsets> = (ranges.iter())
+        .map(|&(a, b)| trip.times((b - a) as u64))
+        .collect();
+    let whole = trip.times(rest);
+    let cells = l.keep_cells;
+    reserve(&mut l.facts, whole, cells);
+    let blank = l.blank(&split::written(l.program));
+    let walked: Option<Vec<Ends>> = {
+        let stretches = Stretches::carve(&mut l.facts, &sizes, cells);
+        (ranges.par_iter().zip(&at).zip(stretches))
+            .map(|((&(a, b), &at), out)| chunk(&blank, f, (value(a), value(b - 1)), at, out))
+            .collect()
+    };
+    let Some(walked) = walked else {
+        return l.trips(f, value(1), hi).map(|()| true);
+    };
+    // SAFETY: every chunk filled its stretches exactly (`chunk`), and the
+    // stretches tile `whole` after each table's end.
+    unsafe { extend(&mut l.facts, whole, cells) };
+    l.count = count;
+    l.iterations = iterations;
+    // In order: each chunk's open ends take the latest writes before it.
+    let tops = &mut l.cells.tops;
+    let facts = &mut l.facts;
+    for ends in &walked {
+        let closed = ends.closed(tops);
+        for e in &ends.open {
+            let v = Ends::value(e, &closed);
+            let table = if e.link {
+                &mut facts.acc_link
+            } else {
+                &mut facts.acc_prev
+            };
+            table[e.x as usize] = v;
+        }
+        for &(cell, t) in &ends.touched {
+            tops[cell as usize] = t;
+        }
+    }
+    PLACED_LOOPS.fetch_add(1, Relaxed);
+    Ok(true)
+}
+
+/// Walks the trips `a..=b` of `f` from `blank`, numbering its facts from
+/// `at` and flushing them into `out`; `None` when the walk fails, numbers a
+/// cell, or does not fill `out` exactly.
+fn chunk<'p>(
+    blank: &Lowerer<'p, '_>,
+    f: &'p For,
+    (a, b): (i64, i64),
+    at: Offsets,
+    mut out: Stretches,
+) -> Option<Ends> {
+    let mut c = blank.blank(&blank.open.as_ref()?.1);
+    c.base = at.base();
+    // The scratch holds whole operations only: no leading 0.
+    c.facts.op_iter_start.clear();
+    let mut v = a;
+    loop {
+        c.trips(f, v, v).ok()?;
+        if (v == b || c.facts.acc_op.len() >= c.flush) && !out.flush(&mut c) {
+            return None;
+        }
+        if v == b {
+            break;
+        }
+        v = v.checked_add(f.step)?;
+    }
+    if !out.full() {
+        return None;
+    }
+    c.ends()
+}
