@@ -21,7 +21,9 @@
 mod support;
 
 use arrayflow::dataflow::{with_threads, Config};
-use arrayflow::facts::{lower_split, placed_loops, split_loops, Facts, Frame, SplitAt};
+use arrayflow::facts::{
+    lower_split, place_mispredicted, placed_loops, split_loops, Facts, Frame, SplitAt,
+};
 use arrayflow::model::Program;
 
 type Lowered = Result<Facts, String>;
@@ -36,6 +38,7 @@ fn lower(threads: usize, program: &Program, config: &Config, keep: bool) -> Lowe
         2 => SplitAt {
             instances: 0,
             flush: 0,
+            place_trips: 0,
         },
         3 => SplitAt {
             instances: 0,
@@ -44,6 +47,7 @@ fn lower(threads: usize, program: &Program, config: &Config, keep: bool) -> Lowe
         _ => SplitAt {
             instances: 0,
             flush: 3,
+            place_trips: 0,
         },
     };
     with_threads(threads, || {
@@ -117,6 +121,7 @@ fn fixtures_lower_the_same_in_chunks() {
         "{} loops written in place",
         placed_loops()
     );
+    assert_eq!(place_mispredicted(), 0, "chunks sized wrong");
 }
 
 #[test]
@@ -131,6 +136,7 @@ fn generated_programs_lower_the_same_in_chunks() {
         let program = generate(seed, &GenOptions::all(size));
         compare(&format!("generated program {seed}"), &program);
     }
+    assert_eq!(place_mispredicted(), 0, "chunks sized wrong");
 }
 
 /// Programs whose later chunks cannot be walked on their own: a read

@@ -69,28 +69,39 @@ pub fn count(
     param_names: &[(String, i64)],
     skip: &[bool],
 ) -> Result<Option<Count>, LowerError> {
-    let mut c = Counter {
-        program,
-        skip,
-        config,
-        params,
-        dims,
-        param_names,
-        counters: vec![0; program.counters.len()],
-        depth: 0,
-        total: Count::default(),
-        limits: true,
-        work: 0,
-        loop_touches: vec![false; program.counters.len()],
-        if_touches: vec![false; program.conditions().len()],
-        varies: vec![false; program.counters.len()],
-    };
-    c.shape(&program.body);
+    let mut c = Counter::new(program, config, params, dims, param_names, skip);
     match c.block(&program.body) {
         Ok(()) => Ok(Some(c.total)),
         Err(Stop::Over(e)) => Err(e),
         Err(Stop::GiveUp) => Ok(None),
     }
+}
+
+/// What each trip of the top-level loop `f` makes when its counter takes
+/// the values `at(0), .., at(trips - 1)`: one [`Count`] per trip, the
+/// trip's own iteration included, without budgets (`facts::lower::place`
+/// sizes chunks with it; the lowering checks the budgets). `None` when
+/// it cannot be counted cheaply. No frame: `skip` is empty.
+pub(super) fn per_trip(
+    program: &Program,
+    config: &Config,
+    params: &[i64],
+    dims: &[Vec<(i64, i64)>],
+    f: &crate::model::For,
+    trips: u64,
+    at: impl Fn(u64) -> i64,
+) -> Option<Vec<Count>> {
+    let mut c = Counter::new(program, config, params, dims, &[], &[]);
+    c.limits = false;
+    (0..trips)
+        .map(|k| {
+            c.total = Count::default();
+            c.counters[f.counter.index()] = at(k);
+            c.one(None, &f.body).ok()?;
+            c.total.iterations += 1;
+            Some(c.total)
+        })
+        .collect()
 }
 
 struct Counter<'p> {
@@ -150,6 +161,35 @@ pub(super) fn cond_counters(c: &Condition, out: &mut Vec<CounterId>) {
 }
 
 impl<'p> Counter<'p> {
+    /// A counter at the start of `program`, its shape worked out.
+    fn new(
+        program: &'p Program,
+        config: &'p Config,
+        params: &'p [i64],
+        dims: &'p [Vec<(i64, i64)>],
+        param_names: &'p [(String, i64)],
+        skip: &'p [bool],
+    ) -> Counter<'p> {
+        let mut c = Counter {
+            program,
+            skip,
+            config,
+            params,
+            dims,
+            param_names,
+            counters: vec![0; program.counters.len()],
+            depth: 0,
+            total: Count::default(),
+            limits: true,
+            work: 0,
+            loop_touches: vec![false; program.counters.len()],
+            if_touches: vec![false; program.conditions().len()],
+            varies: vec![false; program.counters.len()],
+        };
+        c.shape(&program.body);
+        c
+    }
+
     /// Which loops and `if`s make instances (as the lowering decides), and
     /// the counters each subtree's shape uses; returns (touches, used).
     fn shape(&mut self, nodes: &'p [Node]) -> (bool, Vec<CounterId>) {

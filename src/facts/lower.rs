@@ -14,7 +14,7 @@ mod place;
 mod share;
 mod split;
 
-pub use place::placed_loops;
+pub use place::{place_mispredicted, placed_loops};
 pub use share::{lower_share, lower_share_light, Share};
 pub use split::split_loops;
 
@@ -68,8 +68,8 @@ struct Lowerer<'p, 'a> {
     /// Whether a top-level `for` loop may be lowered in parallel chunks
     /// (`place`, `split`): decided once, from the count and the layout.
     split: bool,
-    /// [`SplitAt::flush`].
-    flush: usize,
+    /// How loops are split ([`SplitAt`]).
+    split_at: SplitAt,
     /// In a chunk of a split loop: the access instances whose `prev` or
     /// `link` reaches the chunk's start (`split::OpenEnd`), and by array
     /// whether anything writes it (reads of the others stay NONE).
@@ -176,6 +176,9 @@ pub struct SplitAt {
     /// A chunk flushes at the end of a trip once it holds this many access
     /// instances (tests flush every trip with 0).
     pub flush: usize,
+    /// A loop is written in place from this many trips per thread (its
+    /// first trip may run alone; tests take every loop with 0).
+    pub place_trips: u128,
 }
 
 impl Default for SplitAt {
@@ -183,6 +186,7 @@ impl Default for SplitAt {
         SplitAt {
             instances: split::MIN_INSTANCES,
             flush: place::FLUSH,
+            place_trips: place::MIN_TRIPS_PER_THREAD,
         }
     }
 }
@@ -364,9 +368,9 @@ fn walk<'p>(
             .map(|c| eval::AffineCmp::of(&c.cond))
             .collect(),
         split,
-        flush: match mode {
-            Mode::Split(at) => at.flush,
-            Mode::Share { .. } => place::FLUSH,
+        split_at: match mode {
+            Mode::Split(at) => at,
+            Mode::Share { .. } => SplitAt::default(),
         },
         open: None,
         base: share::Base::default(),

@@ -51,7 +51,7 @@ mod lower;
 
 pub use lower::{
     lower, lower_cells, lower_framed, lower_share, lower_share_light, lower_split, lower_with,
-    placed_loops, split_loops, Share, SplitAt,
+    place_mispredicted, placed_loops, split_loops, Share, SplitAt,
 };
 
 use crate::model::{ArrayId, CondId, Program, Site, Span, StmtId};

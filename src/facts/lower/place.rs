@@ -34,6 +34,15 @@ pub fn placed_loops() -> u64 {
     PLACED_LOOPS.load(Relaxed)
 }
 
+/// Chunks that made other sizes than predicted, so far (a wrong prediction
+/// costs the parallel walk, not the facts: tests require none).
+static MISPREDICTED: AtomicU64 = AtomicU64::new(0);
+
+/// How many chunks made other sizes than predicted in this process.
+pub fn place_mispredicted() -> u64 {
+    MISPREDICTED.load(Relaxed)
+}
+
 /// Access instances a chunk gathers before it flushes them (at the end of
 /// a trip): about 0.5 MB of scratch with every table, well inside a core's
 /// cache.
@@ -41,7 +50,7 @@ pub(super) const FLUSH: usize = 1 << 15;
 
 /// Trips per thread the loop needs at least: the first trip runs alone, so
 /// it must be a small part of the loop.
-const MIN_TRIPS_PER_THREAD: u128 = 4;
+pub(super) const MIN_TRIPS_PER_THREAD: u128 = 4;
 
 /// Whether loop bounds or static conditions in `nodes` mention `counter`
 /// (then the trips may differ in size).
@@ -212,57 +221,194 @@ impl Offsets {
     }
 }
 
+/// What some trips of the loop make.
+#[derive(Clone, Copy)]
+struct Made {
+    /// Of every table.
+    facts: Offsets,
+    /// Access instances and loop iterations, as the budgets count them.
+    count: u64,
+    iterations: u64,
+}
+
+impl Made {
+    fn zip(self, o: Made, op: impl Fn(u64, u64) -> u64) -> Made {
+        Made {
+            facts: self.facts.zip(o.facts, &op),
+            count: op(self.count, o.count),
+            iterations: op(self.iterations, o.iterations),
+        }
+    }
+
+    fn times(self, k: u64) -> Made {
+        Made {
+            facts: self.facts.times(k),
+            count: self.count.saturating_mul(k),
+            iterations: self.iterations.saturating_mul(k),
+        }
+    }
+}
+
+/// What the trips of the loop from its first chunked one make, by trip.
+enum Trips {
+    /// Every trip the same.
+    Alike(Made),
+    /// Counted up front (`facts::count::per_trip`): what the trips before
+    /// each make, from 0 (one more entry than trips).
+    Counted(Vec<Made>),
+}
+
+impl Trips {
+    /// What the first `k` of these trips make.
+    fn before(&self, k: u128) -> Made {
+        match self {
+            Trips::Alike(one) => one.times(k as u64),
+            Trips::Counted(before) => before[k as usize],
+        }
+    }
+
+    /// `n` trips cut into at most `chunks` ranges of about as many access
+    /// instances each.
+    fn cut(&self, n: u128, chunks: u128) -> Vec<(u128, u128)> {
+        let total = u128::from(self.before(n).facts.acc);
+        let mut ends: Vec<u128> = (1..chunks)
+            .map(|k| {
+                let target = total * k / chunks;
+                // The first trip count whose instances reach `target`.
+                let (mut lo, mut hi) = (0, n);
+                while lo < hi {
+                    let mid = (lo + hi) / 2;
+                    if u128::from(self.before(mid).facts.acc) < target {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                lo
+            })
+            .collect();
+        ends.push(n);
+        let mut start = 0;
+        (ends.into_iter())
+            .filter_map(|end| {
+                let r = (start, end);
+                start = start.max(end);
+                (r.0 < r.1).then_some(r)
+            })
+            .collect()
+    }
+}
+
+/// Whether `nodes` hold an `if` or `while` with an unknown condition (its
+/// guards make scopes and condition instances, which `facts::count` does
+/// not count).
+fn guarded(nodes: &[Node]) -> bool {
+    nodes.iter().any(|n| match n {
+        Node::Stmt(_) => false,
+        Node::For(g) => guarded(&g.body),
+        Node::While(w) => !w.cond.cond.is_static() || guarded(&w.body),
+        Node::If(i) => {
+            i.branches
+                .iter()
+                .any(|(c, body)| !c.cond.is_static() || guarded(body))
+                || i.otherwise.as_ref().is_some_and(|b| guarded(b))
+        }
+    })
+}
+
 /// Walks loop `f` (at the top level, outside every guard) from `lo` to
-/// `hi` as above. `false` when it does not apply (trips may differ, too
-/// few trips): the caller lowers the loop otherwise.
+/// `hi` as above. `false` when it does not apply (trips that may differ
+/// and make guards, or cannot be counted; too few trips): the caller
+/// lowers the loop otherwise.
 pub(super) fn for_loop<'p>(
     l: &mut Lowerer<'p, '_>,
     f: &'p For,
     lo: i64,
     hi: i64,
 ) -> Result<bool, LowerError> {
-    let Some(trips) = split::Trips::of(f, lo, hi) else {
+    let Some(range) = split::Trips::of(f, lo, hi) else {
         return Ok(false);
     };
-    let value = |t: u128| trips.value(t);
-    let trips = trips.n;
     let threads = rayon::current_num_threads() as u128;
-    if threads < 2 || trips < threads * MIN_TRIPS_PER_THREAD || shaped_by(&f.body, f.counter) {
+    if threads < 2 || range.n < threads * l.split_at.place_trips {
         return Ok(false);
     }
-    // The first trip, measured.
-    let (before, count, iterations) = (Offsets::of(&l.facts), l.count, l.iterations);
-    l.trips(f, lo, lo)?;
-    let first = Offsets::of(&l.facts);
-    let trip = first.zip(before, |a, b| a - b);
-    let rest = (trips - 1) as u64;
-    let per = |a: u64, b: u64| (a - b).saturating_mul(rest).saturating_add(a);
-    let end = first.zip(trip.times(rest), u64::saturating_add);
+    // What each trip from `from` on makes.
+    let (from, trips) = if !shaped_by(&f.body, f.counter) {
+        // The first trip, walked and measured.
+        let before = Made {
+            facts: Offsets::of(&l.facts),
+            count: l.count,
+            iterations: l.iterations,
+        };
+        l.trips(f, lo, lo)?;
+        let after = Made {
+            facts: Offsets::of(&l.facts),
+            count: l.count,
+            iterations: l.iterations,
+        };
+        (1, Trips::Alike(after.zip(before, |a, b| a - b)))
+    } else if guarded(&f.body) {
+        return Ok(false);
+    } else {
+        let Ok(dims) = crate::facts::count::dims(l.program, &l.params) else {
+            return Ok(false);
+        };
+        let n = range.n as u64;
+        let at = |k: u64| range.value(u128::from(k));
+        let Some(counts) =
+            crate::facts::count::per_trip(l.program, l.config, &l.params, &dims, f, n, at)
+        else {
+            return Ok(false);
+        };
+        let mut before = vec![Made {
+            facts: Offsets::default(),
+            count: 0,
+            iterations: 0,
+        }];
+        for c in counts {
+            let made = Made {
+                facts: Offsets {
+                    op: c.ops,
+                    iters: c.iter_entries,
+                    acc: c.instances,
+                    slot: c.slots,
+                    ..Offsets::default()
+                },
+                count: c.instances,
+                iterations: c.iterations,
+            };
+            let last = *before.last().expect("starts with one");
+            before.push(last.zip(made, u64::saturating_add));
+        }
+        (0, Trips::Counted(before))
+    };
+    let n = range.n - from;
+    let now = Made {
+        facts: Offsets::of(&l.facts),
+        count: l.count,
+        iterations: l.iterations,
+    };
+    let whole = trips.before(n);
+    let end = now.zip(whole, u64::saturating_add);
     let max = l.config.max_instances;
-    let count = per(l.count, count);
-    let iterations = per(l.iterations, iterations);
-    if count > max.min(u64::from(crate::facts::NONE) - 1) || iterations > max || !end.fit() {
+    let value = |t: u128| range.value(from + t);
+    if end.count > max.min(u64::from(crate::facts::NONE) - 1)
+        || end.iterations > max
+        || !end.facts.fit()
+    {
         // The sequential walk stops with the budget error where it runs out.
-        return l.trips(f, value(1), hi).map(|()| true);
+        return l.trips(f, value(0), hi).map(|()| true);
     }
-    let chunks = (threads * u128::from(split::PER_THREAD)).min(trips - 1);
-    let ranges: Vec<(u128, u128)> = (0..chunks)
-        .map(|k| {
-            (
-                1 + (trips - 1) * k / chunks,
-                1 + (trips - 1) * (k + 1) / chunks,
-            )
-        })
-        .collect();
+    let ranges = trips.cut(n, threads * u128::from(split::PER_THREAD));
     let at: Vec<Offsets> = (ranges.iter())
-        .map(|&(a, _)| first.zip(trip.times(a as u64 - 1), |x, y| x + y))
+        .map(|&(a, _)| now.facts.zip(trips.before(a).facts, |x, y| x + y))
         .collect();
     let sizes: Vec<Offsets> = (ranges.iter())
-        .map(|&(a, b)| trip.times((b - a) as u64))
+        .map(|&(a, b)| (trips.before(b).facts).zip(trips.before(a).facts, |x, y| x - y))
         .collect();
-    let whole = trip.times(rest);
     let cells = l.keep_cells;
-    reserve(&mut l.facts, whole, cells);
+    reserve(&mut l.facts, whole.facts, cells);
     let blank = l.blank(&split::written(l.program));
     let walked: Option<Vec<Ends>> = {
         let stretches = Stretches::carve(&mut l.facts, &sizes, cells);
@@ -271,13 +417,13 @@ pub(super) fn for_loop<'p>(
             .collect()
     };
     let Some(walked) = walked else {
-        return l.trips(f, value(1), hi).map(|()| true);
+        return l.trips(f, value(0), hi).map(|()| true);
     };
     // SAFETY: every chunk filled its stretches exactly (`chunk`), and the
     // stretches tile `whole` after each table's end.
-    unsafe { extend(&mut l.facts, whole, cells) };
-    l.count = count;
-    l.iterations = iterations;
+    unsafe { extend(&mut l.facts, whole.facts, cells) };
+    l.count = end.count;
+    l.iterations = end.iterations;
     // In order: each chunk's open ends take the latest writes before it.
     let tops = &mut l.cells.tops;
     let facts = &mut l.facts;
@@ -317,7 +463,8 @@ fn chunk<'p>(
     let mut v = a;
     loop {
         c.trips(f, v, v).ok()?;
-        if (v == b || c.facts.acc_op.len() >= c.flush) && !out.flush(&mut c) {
+        if (v == b || c.facts.acc_op.len() >= c.split_at.flush) && !out.flush(&mut c) {
+            MISPREDICTED.fetch_add(1, Relaxed);
             return None;
         }
         if v == b {
@@ -326,6 +473,7 @@ fn chunk<'p>(
         v = v.checked_add(f.step)?;
     }
     if !out.full() {
+        MISPREDICTED.fetch_add(1, Relaxed);
         return None;
     }
     c.ends()

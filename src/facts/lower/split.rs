@@ -103,7 +103,7 @@ struct Part {
 
 /// How many of each id come before a chunk (in `place`, also how many of
 /// each one trip makes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct Offsets {
     pub(super) op: u64,
     pub(super) iters: u64,
@@ -381,7 +381,7 @@ impl<'p, 'a> Lowerer<'p, 'a> {
             cond_static: self.cond_static.clone(),
             cond_affine: self.cond_affine.clone(),
             split: false,
-            flush: self.flush,
+            split_at: self.split_at,
             open: Some((Vec::new(), written.to_vec())),
             base: super::share::Base::default(),
             window: None,
