@@ -1,11 +1,13 @@
-//! A top-level `for` loop whose trips all make the same number of every
-//! fact, lowered on several threads straight into the final tables.
+//! A top-level `for` loop lowered on several threads straight into the
+//! final tables, when where each trip's facts go is known before it runs.
 //!
-//! No loop bound or static condition inside the loop mentions its counter,
-//! so every trip makes as many operations, access instances, slots,
-//! scopes, ... as the first. The first trip is walked in place and
-//! measured: trip `t` then starts at `end of the first + (t - 1) × one
-//! trip` in every table. The other trips are cut into chunks, each walked
+//! Either every trip makes as many operations, access instances, slots,
+//! scopes, ... (no loop bound or static condition inside the loop mentions
+//! its counter): the first trip is walked in place and measured, and trip
+//! `t` starts at `end of the first + (t - 1) × one trip` in every table.
+//! Or the trips differ but make no guard (no unknown condition inside):
+//! `facts::count::per_trip` counts what each makes up front. The trips
+//! left are cut into chunks of about as many access instances, each walked
 //! on the pool from a blank cell table with its ids already final
 //! (`Lowerer::base`), into scratch tables flushed into the chunk's own
 //! stretch of the final tables' spare room every [`FLUSH`] access
@@ -15,7 +17,8 @@
 //!
 //! A chunk that fills its stretches other than exactly, numbers a cell or
 //! fails makes the rest of the loop walk sequentially, which gives the same
-//! facts or the same error; so does a prediction over a budget.
+//! facts or the same error; so does a prediction over a budget. Loops with
+//! both (trips that differ and guards) are stitched (`split`).
 
 use super::split::{self, Ends, Offsets};
 use super::Lowerer;
