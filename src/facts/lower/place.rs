@@ -51,8 +51,9 @@ pub fn place_mispredicted() -> u64 {
 /// cache.
 pub(super) const FLUSH: usize = 1 << 15;
 
-/// Trips per thread the loop needs at least: the first trip runs alone, so
-/// it must be a small part of the loop.
+/// Trips per thread the loop needs at least (`SplitAt::place_trips`): with
+/// fewer, the first trip (walked alone when the trips are alike) is too
+/// large a part of the loop, and the chunks too few to even out.
 pub(super) const MIN_TRIPS_PER_THREAD: u128 = 4;
 
 /// Whether loop bounds or static conditions in `nodes` mention `counter`
@@ -137,8 +138,7 @@ macro_rules! tables {
             /// access instances' cells only when `cells`).
             fn carve<'f>(f: &'f mut Facts, sizes: &[Offsets], cells: bool) -> Vec<Stretches<'f>> {
                 let acc_cell = |o: &Offsets| if cells { o.acc } else { 0 };
-                let _ = &acc_cell;
-                $(let mut $table = carve(
+                    $(let mut $table = carve(
                     &mut f.$table,
                     sizes.iter().map(|o| tables!(@size o, acc_cell, $table, $kind)),
                 ).into_iter();)+
@@ -168,7 +168,6 @@ macro_rules! tables {
         /// Reserves room for `more` (each table by its count) in `f`.
         fn reserve(f: &mut Facts, more: Offsets, cells: bool) {
             let acc_cell = |o: &Offsets| if cells { o.acc } else { 0 };
-            let _ = &acc_cell;
             $(f.$table.reserve_exact(tables!(@size &more, acc_cell, $table, $kind));)+
         }
 
@@ -179,7 +178,6 @@ macro_rules! tables {
         /// (every chunk's stretches [`Stretches::full`]).
         unsafe fn extend(f: &mut Facts, more: Offsets, cells: bool) {
             let acc_cell = |o: &Offsets| if cells { o.acc } else { 0 };
-            let _ = &acc_cell;
             $(
                 let n = tables!(@size &more, acc_cell, $table, $kind);
                 // SAFETY: by the caller, these entries are written.
@@ -207,21 +205,6 @@ tables! {
     acc_slot: u32 = acc,
     acc_cell: u32 = acc,
     slots: crate::facts::Slot = slot,
-}
-
-impl Offsets {
-    fn from_base(b: super::share::Base) -> Offsets {
-        Offsets {
-            op: b.op.into(),
-            iters: b.iters.into(),
-            scope: b.scope.into(),
-            cond: b.cond.into(),
-            whiles: b.whiles.into(),
-            inst_iters: b.inst_iters.into(),
-            acc: b.acc.into(),
-            slot: b.slot.into(),
-        }
-    }
 }
 
 /// What some trips of the loop make.
@@ -253,7 +236,7 @@ impl Made {
 }
 
 /// What the trips of the loop from its first chunked one make, by trip.
-enum Trips {
+enum PerTrip {
     /// Every trip the same.
     Alike(Made),
     /// Counted up front (`facts::count::per_trip`): what the trips before
@@ -261,12 +244,12 @@ enum Trips {
     Counted(Vec<Made>),
 }
 
-impl Trips {
+impl PerTrip {
     /// What the first `k` of these trips make.
     fn before(&self, k: u128) -> Made {
         match self {
-            Trips::Alike(one) => one.times(k as u64),
-            Trips::Counted(before) => before[k as usize],
+            PerTrip::Alike(one) => one.times(k as u64),
+            PerTrip::Counted(before) => before[k as usize],
         }
     }
 
@@ -350,7 +333,7 @@ pub(super) fn for_loop<'p>(
             count: l.count,
             iterations: l.iterations,
         };
-        (1, Trips::Alike(after.zip(before, |a, b| a - b)))
+        (1, PerTrip::Alike(after.zip(before, |a, b| a - b)))
     } else if guarded(&f.body) {
         return Ok(false);
     } else {
@@ -384,7 +367,7 @@ pub(super) fn for_loop<'p>(
             let last = *before.last().expect("starts with one");
             before.push(last.zip(made, u64::saturating_add));
         }
-        (0, Trips::Counted(before))
+        (0, PerTrip::Counted(before))
     };
     let n = range.n - from;
     let now = Made {

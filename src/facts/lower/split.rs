@@ -167,6 +167,20 @@ impl Offsets {
         }
     }
 
+    /// The counts a walker starting from `b` numbers its first facts with.
+    pub(super) fn from_base(b: super::share::Base) -> Offsets {
+        Offsets {
+            op: b.op.into(),
+            iters: b.iters.into(),
+            scope: b.scope.into(),
+            cond: b.cond.into(),
+            whiles: b.whiles.into(),
+            inst_iters: b.inst_iters.into(),
+            acc: b.acc.into(),
+            slot: b.slot.into(),
+        }
+    }
+
     /// Whether every id below these counts fits the facts' `u32` ids, NONE
     /// left out (the sequential walk refuses more).
     pub(super) fn fit(&self) -> bool {
