@@ -66,8 +66,10 @@ struct Lowerer<'p, 'a> {
     /// expression tree).
     cond_affine: Vec<Option<eval::AffineCmp>>,
     /// Whether a top-level `for` loop may be lowered in parallel chunks
-    /// (`place`, `split`): decided once, from the count and the layout.
+    /// (`place`), and stitched ones (`split`, which needs room for a copy):
+    /// decided once, from the count, the layout and the memory budget.
     split: bool,
+    stitch: bool,
     /// How loops are split ([`SplitAt`]).
     split_at: SplitAt,
     /// In a chunk of a split loop: the access instances whose `prev` or
@@ -319,21 +321,20 @@ fn walk<'p>(
         c.admit(config, keep_cells)?;
         c.reserve(&mut facts, keep_cells);
     }
-    // Stitched chunks (`split`) hold a second copy of the loop's facts
-    // until the stitch: taken only when it fits the memory budget beside the
-    // tables reserved above. (Chunks written in place, `place`, hold none,
-    // but are gated alike: which loops run in chunks is decided once.)
     let split = !framed.on
         && cells.all_dense()
-        && counted.as_ref().is_some_and(|c| {
-            let Mode::Split(at) = mode else {
-                return false;
-            };
-            c.instances >= at.instances
-                && crate::budget::reserve(c.bytes(keep_cells), config.max_memory, String::new)
-                    .is_ok()
+        && counted.as_ref().is_some_and(|c| match mode {
+            Mode::Split(at) => c.instances >= at.instances,
+            Mode::Share { .. } => false,
         })
         && rayon::current_num_threads() > 1;
+    // Stitched chunks (`split`) hold a second copy of the loop's facts
+    // until the stitch: taken only when it fits the memory budget beside the
+    // tables reserved above. Chunks written in place (`place`) hold none.
+    let stitch = split
+        && counted.as_ref().is_some_and(|c| {
+            crate::budget::reserve(c.bytes(keep_cells), config.max_memory, String::new).is_ok()
+        });
     for p in stmt_plans.iter_mut().chain(&mut cond_plans).flatten() {
         p.count = p.lowering.count(p.access, &cells);
     }
@@ -368,6 +369,7 @@ fn walk<'p>(
             .map(|c| eval::AffineCmp::of(&c.cond))
             .collect(),
         split,
+        stitch,
         split_at: match mode {
             Mode::Split(at) => at,
             Mode::Share { .. } => SplitAt::default(),
@@ -512,7 +514,8 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         if self.split
             && self.iter.is_empty()
             && self.scope == NONE
-            && (place::for_loop(self, f, lo, hi)? || split::for_loop(self, f, lo, hi)?)
+            && (place::for_loop(self, f, lo, hi)?
+                || (self.stitch && split::for_loop(self, f, lo, hi)?))
         {
             return Ok(());
         }

@@ -395,6 +395,7 @@ impl<'p, 'a> Lowerer<'p, 'a> {
             cond_static: self.cond_static.clone(),
             cond_affine: self.cond_affine.clone(),
             split: false,
+            stitch: false,
             split_at: self.split_at,
             open: Some((Vec::new(), written.to_vec())),
             base: super::share::Base::default(),
