@@ -159,11 +159,7 @@ fn memory_table(n: i64, file: &str) {
 fn main() {
     if std::env::var_os("ARRAYFLOW_BENCH_QUICK").is_none() {
         let c = config(64);
-        let mut cr = criterion::Criterion::default()
-            .configure_from_args()
-            .sample_size(10)
-            .warm_up_time(Duration::from_millis(500))
-            .measurement_time(Duration::from_secs(5));
+        let mut cr = common::criterion();
         let mut g = cr.benchmark_group("dd");
         g.bench_function("matmul N=64 ascent, 1 thread", |b| b.iter(|| ascent(&c)));
         g.bench_function("matmul N=64 dd, 1 worker", |b| b.iter(|| dd(&c)));

@@ -20,7 +20,6 @@ use arrayflow::cli::flow::{run_to, Args};
 use arrayflow::dataflow::with_threads;
 use clap::{Args as _, FromArgMatches};
 use common::{alternating, load, wall};
-use std::time::Duration;
 
 #[global_allocator]
 static ALLOC: budget::Counting<mimalloc::MiMalloc> = budget::Counting::new(mimalloc::MiMalloc);
@@ -66,18 +65,14 @@ fn sigma(text: &str, threads: usize) -> usize {
 fn figures(what: &str, mut run: impl FnMut(usize)) {
     let (one, _) = wall(|| run(1));
     let (two, _) = wall(|| run(2));
-    let (ratios, best) = alternating(&mut run);
+    let pairs = alternating(&mut run);
     println!(
-        "| {what} | {:.1} / {:.1} ms, {:.2}x | {:.2}x ({:.2}x to {:.2}x) | {:.1} / {:.1} ms, {:.2}x | {} |",
+        "| {what} | {:.1} / {:.1} ms, {:.2}x | {} | {} | {} |",
         one.as_secs_f64() * 1e3,
         two.as_secs_f64() * 1e3,
         one.as_secs_f64() / two.as_secs_f64(),
-        ratios[4],
-        ratios[0],
-        ratios[8],
-        best[0] * 1e3,
-        best[1] * 1e3,
-        best[0] / best[1],
+        pairs.spread(),
+        pairs.fastest(),
         load()
     );
 }
@@ -93,11 +88,7 @@ fn main() {
     let args = Args::from_arg_matches(&m).expect("flow's options");
     assert!(flow(&args, 1) == flow(&args, 2), "the same output");
     if std::env::var_os("ARRAYFLOW_BENCH_QUICK").is_none() {
-        let mut cr = criterion::Criterion::default()
-            .configure_from_args()
-            .sample_size(10)
-            .warm_up_time(Duration::from_millis(500))
-            .measurement_time(Duration::from_secs(5));
+        let mut cr = common::criterion();
         let mut g = cr.benchmark_group("kernels");
         for threads in [1, 2] {
             g.bench_function(format!("σ of 16 small kernels, {threads} threads"), |b| {

@@ -27,7 +27,6 @@ mod kernels;
 use arrayflow::budget;
 use arrayflow::dataflow::{analyze, with_threads};
 use common::{alternating, config, load, same_reads, wall};
-use std::time::Duration;
 
 #[global_allocator]
 static ALLOC: budget::Counting<mimalloc::MiMalloc> = budget::Counting::new(mimalloc::MiMalloc);
@@ -97,17 +96,13 @@ fn paired(program: &arrayflow::model::Program, c: &arrayflow::dataflow::Config) 
         .collect();
     // The fastest run at each count: the one the other tenants disturbed
     // least (the work itself is deterministic).
-    let (ratios, best) = alternating(|threads| {
+    let pairs = alternating(|threads| {
         pools[threads - 1].install(|| analyze(program, c).expect("matmul analyses"))
     });
     println!(
-        "\nalternating 1 and 2 threads, 9 pairs: speedup median {:.2}x (from {:.2}x to {:.2}x); fastest of each {:.1} / {:.1} ms = {:.2}x; load average {}",
-        ratios[4],
-        ratios[0],
-        ratios[8],
-        best[0] * 1e3,
-        best[1] * 1e3,
-        best[0] / best[1],
+        "\nalternating 1 and 2 threads, 9 pairs: speedup median {}; fastest of each {}; load average {}",
+        pairs.spread(),
+        pairs.fastest(),
         load()
     );
 }
@@ -116,11 +111,7 @@ fn main() {
     if std::env::var_os("ARRAYFLOW_BENCH_QUICK").is_none() {
         let program = kernels::matmul();
         let c = config(128);
-        let mut cr = criterion::Criterion::default()
-            .configure_from_args()
-            .sample_size(10)
-            .warm_up_time(Duration::from_millis(500))
-            .measurement_time(Duration::from_secs(5));
+        let mut cr = common::criterion();
         let mut g = cr.benchmark_group("scaling");
         for threads in [1, 2] {
             let pool = rayon::ThreadPoolBuilder::new()

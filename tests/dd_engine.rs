@@ -826,6 +826,31 @@ const WALKS: &str = "param N = 200;\nreal x;\nfor i = 1 to N do\n  if ... then\n
 
 /// Every process of `runs` but `failed` stopped (exit 1, no output) with
 /// E0305 naming process `failed`.
+/// Runs `dd` spread over each `(processes, workers)` of `shapes`, where
+/// process 0 fails as `one` (its run alone) does: process 0 gives `one`,
+/// every other process is told. How long each spread run took.
+fn process_0_fails(
+    dd: &[&str],
+    one: &(u8, String, String),
+    shapes: &[(usize, usize)],
+) -> Vec<Duration> {
+    (shapes.iter())
+        .map(|&(processes, workers)| {
+            let start = Instant::now();
+            let runs = spread_all(
+                dd,
+                processes,
+                workers,
+                Mutate::None,
+                Duration::from_secs(60),
+            );
+            assert_eq!(&runs[0], one, "{processes} processes: process 0");
+            told(&runs, 0);
+            start.elapsed()
+        })
+        .collect()
+}
+
 fn told(runs: &[(u8, String, String)], failed: usize) {
     let says = format!("process {failed} of the dd engine failed");
     for (i, (code, out, err)) in runs.iter().enumerate() {
@@ -875,17 +900,7 @@ fn a_walk_step_budget_error_stops_every_process() {
         "{}",
         one.2
     );
-    for (processes, workers) in [(2, 1), (3, 2)] {
-        let runs = spread_all(
-            &dd,
-            processes,
-            workers,
-            Mutate::None,
-            Duration::from_secs(60),
-        );
-        assert_eq!(runs[0], one, "{processes} processes: process 0");
-        told(&runs, 0);
-    }
+    process_0_fails(&dd, &one, &[(2, 1), (3, 2)]);
     let runs = spread_all(&dd, 2, 1, Mutate::Silent, Duration::from_secs(2));
     assert_eq!(runs[0], one, "silent: process 0");
     assert_eq!(runs[1].0, 1, "silent: {}", runs[1].2);
@@ -996,21 +1011,8 @@ fn a_budget_error_in_an_earlier_kernel_stops_every_process() {
     let one = flow_here(&dd, Some(Cluster::local(1)));
     assert_eq!(one.0, 1, "{}", one.2);
     assert!(one.2.contains("error[E0302]"), "{}", one.2);
-    for (processes, workers) in [(2, 1), (3, 1)] {
-        let start = Instant::now();
-        let runs = spread_all(
-            &dd,
-            processes,
-            workers,
-            Mutate::None,
-            Duration::from_secs(60),
-        );
-        assert_eq!(runs[0], one, "{processes} processes: process 0");
-        told(&runs, 0);
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "not by the timeout"
-        );
+    for took in process_0_fails(&dd, &one, &[(2, 1), (3, 1)]) {
+        assert!(took < Duration::from_secs(30), "not by the timeout");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

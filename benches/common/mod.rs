@@ -60,7 +60,7 @@ pub fn load() -> String {
 /// run the machine's other tenants disturbed least). What `run` returns is
 /// dropped after its time is taken, as in [`wall`]: freeing the result is
 /// not part of computing it (and runs on one thread at every count).
-pub fn alternating<T>(mut run: impl FnMut(usize) -> T) -> (Vec<f64>, [f64; 2]) {
+pub fn alternating<T>(mut run: impl FnMut(usize) -> T) -> Pairs {
     let mut ratios = Vec::new();
     let mut best = [f64::MAX; 2];
     for _ in 0..9 {
@@ -75,5 +75,37 @@ pub fn alternating<T>(mut run: impl FnMut(usize) -> T) -> (Vec<f64>, [f64; 2]) {
         ratios.push(a / b);
     }
     ratios.sort_by(f64::total_cmp);
-    (ratios, best)
+    Pairs { ratios, best }
+}
+
+/// What [`alternating`] measured.
+pub struct Pairs {
+    /// The 9 ratios (1 thread / 2 threads), sorted.
+    ratios: Vec<f64>,
+    /// The fastest time at 1 and 2 threads, in seconds.
+    best: [f64; 2],
+}
+
+impl Pairs {
+    /// The median ratio and its range: `1.65x (1.21x to 1.96x)`.
+    pub fn spread(&self) -> String {
+        let r = &self.ratios;
+        format!("{:.2}x ({:.2}x to {:.2}x)", r[4], r[0], r[8])
+    }
+
+    /// The fastest run at each count and their ratio: `323.5 / 190.2 ms, 1.70x`.
+    pub fn fastest(&self) -> String {
+        let [a, b] = self.best;
+        format!("{:.1} / {:.1} ms, {:.2}x", a * 1e3, b * 1e3, a / b)
+    }
+}
+
+/// Criterion as the σ benchmarks run it: 10 samples of 5 s after 0.5 s of
+/// warm-up (a run takes up to a few hundred milliseconds).
+pub fn criterion() -> criterion::Criterion {
+    criterion::Criterion::default()
+        .configure_from_args()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(5))
 }

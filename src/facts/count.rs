@@ -118,10 +118,90 @@ struct Counter<'p> {
     /// Whether the budget applies (not while counting one sample iteration).
     limits: bool,
     work: u64,
+    shape: Shape,
+}
+
+/// What the counts of a program's subtrees depend on.
+pub(super) struct Shape {
+    /// Per loop (by counter) and per `if` (by its first condition): whether
+    /// its subtree makes instances (as the lowering decides).
     loop_touches: Vec<bool>,
     if_touches: Vec<bool>,
-    /// Per loop counter: some bound or static condition in its body uses it.
-    varies: Vec<bool>,
+    /// Per loop counter: some bound or static condition in its body uses it,
+    /// so its trips may make different counts.
+    pub(super) varies: Vec<bool>,
+}
+
+impl Shape {
+    /// The shape of `program`, the statements marked in `skip` (a frame's)
+    /// making nothing.
+    pub(super) fn of(program: &Program, skip: &[bool]) -> Shape {
+        let mut shape = Shape {
+            loop_touches: vec![false; program.counters.len()],
+            if_touches: vec![false; program.conditions().len()],
+            varies: vec![false; program.counters.len()],
+        };
+        shape.walk(skip, &program.body);
+        shape
+    }
+
+    /// Fills the tables for `nodes`; returns whether they make instances and
+    /// the counters their shape uses.
+    fn walk(&mut self, skip: &[bool], nodes: &[Node]) -> (bool, Vec<CounterId>) {
+        let mut any = false;
+        let mut used = Vec::new();
+        for n in nodes {
+            match n {
+                Node::Stmt(s) => {
+                    let skipped = skip.get(s.id.index()).copied().unwrap_or(false);
+                    any |= !skipped && !s.accesses().is_empty();
+                }
+                Node::For(f) => {
+                    let (t, inner) = self.walk(skip, &f.body);
+                    self.loop_touches[f.counter.index()] = t;
+                    self.varies[f.counter.index()] = inner.contains(&f.counter);
+                    any |= t;
+                    used.extend(inner);
+                    for b in [&f.lower, &f.upper] {
+                        used.extend(b.affine.vars().filter_map(|v| match v {
+                            Var::Counter(c) => Some(c),
+                            Var::Param(_) => None,
+                        }));
+                    }
+                }
+                Node::While(w) => {
+                    let (t, mut inner) = self.walk(skip, &w.body);
+                    let t = t || !reads(&w.cond).is_empty();
+                    cond_counters(&w.cond, &mut inner);
+                    self.loop_touches[w.counter.index()] = t;
+                    self.varies[w.counter.index()] = inner.contains(&w.counter);
+                    any |= t;
+                    used.extend(inner);
+                }
+                Node::If(i) => {
+                    let mut t = false;
+                    for (c, b) in &i.branches {
+                        let (tb, inner) = self.walk(skip, b);
+                        t |= tb | !reads(c).is_empty();
+                        cond_counters(c, &mut used);
+                        used.extend(inner);
+                    }
+                    if let Some(b) = &i.otherwise {
+                        let (tb, inner) = self.walk(skip, b);
+                        t |= tb;
+                        used.extend(inner);
+                    }
+                    if let Some((c, _)) = i.branches.first() {
+                        self.if_touches[c.id.index()] = t;
+                    }
+                    any |= t;
+                }
+            }
+        }
+        used.sort_unstable();
+        used.dedup();
+        (any, used)
+    }
 }
 
 /// Counters a static expression uses.
@@ -139,7 +219,7 @@ fn expr_counters(e: &Expr, out: &mut Vec<CounterId>) {
 }
 
 /// Counters a static condition uses (none for an unknown one).
-pub(super) fn cond_counters(c: &Condition, out: &mut Vec<CounterId>) {
+fn cond_counters(c: &Condition, out: &mut Vec<CounterId>) {
     fn walk(c: &crate::model::Cond, out: &mut Vec<CounterId>) {
         use crate::model::Cond;
         match c {
@@ -170,7 +250,7 @@ impl<'p> Counter<'p> {
         param_names: &'p [(String, i64)],
         skip: &'p [bool],
     ) -> Counter<'p> {
-        let mut c = Counter {
+        Counter {
             program,
             skip,
             config,
@@ -182,67 +262,8 @@ impl<'p> Counter<'p> {
             total: Count::default(),
             limits: true,
             work: 0,
-            loop_touches: vec![false; program.counters.len()],
-            if_touches: vec![false; program.conditions().len()],
-            varies: vec![false; program.counters.len()],
-        };
-        c.shape(&program.body);
-        c
-    }
-
-    /// Which loops and `if`s make instances (as the lowering decides), and
-    /// the counters each subtree's shape uses; returns (touches, used).
-    fn shape(&mut self, nodes: &'p [Node]) -> (bool, Vec<CounterId>) {
-        let mut any = false;
-        let mut used = Vec::new();
-        for n in nodes {
-            match n {
-                Node::Stmt(s) => any |= !self.skipped(s) && !s.accesses().is_empty(),
-                Node::For(f) => {
-                    let (t, inner) = self.shape(&f.body);
-                    self.loop_touches[f.counter.index()] = t;
-                    self.varies[f.counter.index()] = inner.contains(&f.counter);
-                    any |= t;
-                    used.extend(inner);
-                    for b in [&f.lower, &f.upper] {
-                        used.extend(b.affine.vars().filter_map(|v| match v {
-                            Var::Counter(c) => Some(c),
-                            Var::Param(_) => None,
-                        }));
-                    }
-                }
-                Node::While(w) => {
-                    let (t, mut inner) = self.shape(&w.body);
-                    let t = t || !reads(&w.cond).is_empty();
-                    cond_counters(&w.cond, &mut inner);
-                    self.loop_touches[w.counter.index()] = t;
-                    self.varies[w.counter.index()] = inner.contains(&w.counter);
-                    any |= t;
-                    used.extend(inner);
-                }
-                Node::If(i) => {
-                    let mut t = false;
-                    for (c, b) in &i.branches {
-                        let (tb, inner) = self.shape(b);
-                        t |= tb | !reads(c).is_empty();
-                        cond_counters(c, &mut used);
-                        used.extend(inner);
-                    }
-                    if let Some(b) = &i.otherwise {
-                        let (tb, inner) = self.shape(b);
-                        t |= tb;
-                        used.extend(inner);
-                    }
-                    if let Some((c, _)) = i.branches.first() {
-                        self.if_touches[c.id.index()] = t;
-                    }
-                    any |= t;
-                }
-            }
+            shape: Shape::of(program, skip),
         }
-        used.sort_unstable();
-        used.dedup();
-        (any, used)
     }
 
     fn skipped(&self, s: &crate::model::Stmt) -> bool {
@@ -287,7 +308,7 @@ impl<'p> Counter<'p> {
                     self.op(&accs, &s.label, s.span)?;
                 }
                 Node::For(f) => {
-                    if !self.loop_touches[f.counter.index()] {
+                    if !self.shape.loop_touches[f.counter.index()] {
                         continue;
                     }
                     let lo = self.affine(&f.lower.affine)?;
@@ -305,7 +326,7 @@ impl<'p> Counter<'p> {
                     self.repeat(f.counter, trips, at, name, f.span, &f.body, None)?;
                 }
                 Node::While(w) => {
-                    if !self.loop_touches[w.counter.index()] {
+                    if !self.shape.loop_touches[w.counter.index()] {
                         continue;
                     }
                     let trips = u64::from(self.config.max_trips);
@@ -336,7 +357,7 @@ impl<'p> Counter<'p> {
                     let any = i
                         .branches
                         .first()
-                        .is_none_or(|(c, _)| self.if_touches[c.id.index()]);
+                        .is_none_or(|(c, _)| self.shape.if_touches[c.id.index()]);
                     if !any {
                         continue;
                     }
@@ -378,7 +399,7 @@ impl<'p> Counter<'p> {
         test: Option<&'p Condition>,
     ) -> Result<(), Stop> {
         let mut k = 0;
-        if trips > 1 && !self.varies[counter.index()] {
+        if trips > 1 && !self.shape.varies[counter.index()] {
             // Every iteration counts the same: count one, take as many as fit.
             let saved = (self.total, self.limits);
             self.total = Count::default();

@@ -23,7 +23,7 @@
 use super::split::{self, Ends, Offsets};
 use super::Lowerer;
 use crate::facts::{Facts, LowerError};
-use crate::model::{CounterId, For, Node, Var};
+use crate::model::{For, Node};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -56,35 +56,6 @@ pub(super) const FLUSH: usize = 1 << 15;
 /// large a part of the loop, and the chunks too few to even out.
 pub(super) const MIN_TRIPS_PER_THREAD: u128 = 4;
 
-/// Whether loop bounds or static conditions in `nodes` mention `counter`
-/// (then the trips may differ in size).
-fn shaped_by(nodes: &[Node], counter: CounterId) -> bool {
-    let mut used = Vec::new();
-    nodes.iter().any(|n| match n {
-        Node::Stmt(_) => false,
-        Node::For(g) => {
-            let bound = [&g.lower, &g.upper].into_iter().any(|b| {
-                b.affine
-                    .vars()
-                    .any(|v| matches!(v, Var::Counter(c) if c == counter))
-            });
-            bound || shaped_by(&g.body, counter)
-        }
-        Node::While(w) => {
-            used.clear();
-            crate::facts::count::cond_counters(&w.cond, &mut used);
-            used.contains(&counter) || shaped_by(&w.body, counter)
-        }
-        Node::If(i) => {
-            i.branches.iter().any(|(c, body)| {
-                used.clear();
-                crate::facts::count::cond_counters(c, &mut used);
-                used.contains(&counter) || shaped_by(body, counter)
-            }) || i.otherwise.as_ref().is_some_and(|b| shaped_by(b, counter))
-        }
-    })
-}
-
 /// One table's stretch of spare room for a chunk, filled from the front.
 struct Fill<'f, T> {
     out: &'f mut [MaybeUninit<T>],
@@ -113,13 +84,8 @@ impl<T: Copy> Fill<'_, T> {
 
 /// Splits the spare room of `v` into consecutive stretches of `sizes`.
 fn carve<T>(v: &mut Vec<T>, sizes: impl Iterator<Item = usize>) -> Vec<Fill<'_, T>> {
-    let mut rest = v.spare_capacity_mut();
-    sizes
-        .map(|n| {
-            let (out, tail) = std::mem::take(&mut rest).split_at_mut(n);
-            rest = tail;
-            Fill { out, at: 0 }
-        })
+    (split::spare_pieces(v, sizes).into_iter())
+        .map(|out| Fill { out, at: 0 })
         .collect()
 }
 
@@ -320,7 +286,8 @@ pub(super) fn for_loop<'p>(
         return Ok(false);
     }
     // What each trip from `from` on makes.
-    let (from, trips) = if !shaped_by(&f.body, f.counter) {
+    let varies = crate::facts::count::Shape::of(l.program, &[]).varies[f.counter.index()];
+    let (from, trips) = if !varies {
         // The first trip, walked and measured.
         let before = Made {
             facts: Offsets::of(&l.facts),

@@ -23,6 +23,7 @@ use super::{FrameState, Lowerer};
 use crate::facts::{Facts, Instance, Lit, LowerError, Scope, Slot, NONE};
 use crate::model::For;
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Loops lowered in chunks so far, in this process (for tests: that the
@@ -554,6 +555,22 @@ fn stitch(l: &mut Lowerer, mut parts: Vec<Part>) {
         });
 }
 
+/// The spare room of `v` cut into consecutive pieces of `sizes` (which
+/// must fit in it).
+pub(super) fn spare_pieces<T>(
+    v: &mut Vec<T>,
+    sizes: impl Iterator<Item = usize>,
+) -> Vec<&mut [MaybeUninit<T>]> {
+    let mut rest = v.spare_capacity_mut();
+    sizes
+        .map(|n| {
+            let (piece, tail) = std::mem::take(&mut rest).split_at_mut(n);
+            rest = tail;
+            piece
+        })
+        .collect()
+}
+
 /// Appends `parts` (each from index `skip`) to `dst`, every value mapped
 /// with its chunk's index, the chunks copied in parallel straight into
 /// `dst`'s spare capacity; each part is freed once copied.
@@ -566,14 +583,8 @@ fn append<T: Copy + Send + Sync>(
     let total: usize = parts.iter().map(|p| p.len().saturating_sub(skip)).sum();
     dst.reserve_exact(total);
     let old = dst.len();
-    let mut spare = &mut dst.spare_capacity_mut()[..total];
-    let mut pieces = Vec::with_capacity(parts.len());
-    for p in &parts {
-        let (piece, rest) = std::mem::take(&mut spare).split_at_mut(p.len().saturating_sub(skip));
-        pieces.push(piece);
-        spare = rest;
-    }
-    pieces
+    let sizes = parts.iter().map(|p| p.len().saturating_sub(skip));
+    spare_pieces(dst, sizes)
         .into_par_iter()
         .zip(parts)
         .enumerate()
