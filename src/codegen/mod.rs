@@ -6,6 +6,7 @@
 //! docs/expansion.md §8 has the method and the results.
 
 pub mod check;
+mod exact;
 pub use crate::fit;
 pub mod infer;
 pub mod lift;
@@ -22,7 +23,7 @@ use infer::{ArrayForm, Outcome, Sample, Sites, Tree};
 use std::collections::{HashMap, HashSet};
 
 /// Read label trees by (site, access).
-type Trees = HashMap<(Site, usize), Tree>;
+pub(crate) type Trees = HashMap<(Site, usize), Tree>;
 
 /// Sizes and budgets of the analysis.
 #[derive(Clone, Debug)]
@@ -197,9 +198,16 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
         names: &names,
         o,
     };
+    // σ for every parameter value: arrays all of whose reads have exact
+    // quasts take their labels from them (`exact`), computed once.
+    let sym = crate::symbolic::analyze(&plus);
+    let exact = Exact {
+        sym: &sym,
+        outs: &outs,
+    };
     let mut resampled = 0;
     let mut cands = loop {
-        let cands = candidates(&plus, &sites, &samples, &pool, &out_ix, program, o);
+        let cands = candidates(&plus, &sites, &samples, &pool, &out_ix, &exact, program, o);
         let ctx = Ctx {
             base: &base,
             samples: &samples,
@@ -257,7 +265,7 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     let mut notes: Vec<Option<Refusal>> = vec![None; cands.len()];
     for k in 0..cands.len() {
         for (c, (form, trees)) in cands[k].forms.iter().enumerate() {
-            if !o.allow_unproved {
+            if !o.allow_unproved && !cands[k].is_exact(c) {
                 let proof = prove::prove(&plus, &prove::Labels::new(form, trees));
                 if let Some(why) = report::not_proved(&proof) {
                     notes[k].get_or_insert(Refusal::Unproved(format!(
@@ -351,13 +359,23 @@ fn first_choice(cands: &[Candidates]) -> Vec<Option<usize>> {
         .collect()
 }
 
-/// The best closed form of every written array, its read labels fitted.
+/// Exact σ of the analysed program (with its copy-out reads `outs`).
+struct Exact<'a> {
+    sym: &'a crate::symbolic::Symbolic,
+    outs: &'a [StmtId],
+}
+
+/// The best closed form of every written array, its read labels fitted:
+/// from exact σ where every read of the array has it, else inferred at the
+/// samples.
+#[allow(clippy::too_many_arguments)]
 fn candidates(
     plus: &Program,
     sites: &Sites,
     samples: &[Sample],
     pool: &[Affine],
     out_ix: &[usize],
+    exact: &Exact,
     program: &Program,
     o: &Options,
 ) -> Vec<Candidates> {
@@ -372,8 +390,20 @@ fn candidates(
             alts: Vec::new(),
             recs: Vec::new(),
             why: "left to the contraction under the schedule".into(),
+            exact: false,
         };
         if asked {
+            let not_exact = match exact::form(plus, sites, exact.outs, exact.sym, a)
+                .and_then(|f| obstacle(plus, &f.0, &f.1).map_or(Ok(f), Err))
+            {
+                Ok(f) => {
+                    c.forms.push(f);
+                    c.exact = true;
+                    cands.push(c);
+                    continue;
+                }
+                Err(why) => why,
+            };
             c.recs = infer::array_records(plus, sites, samples, a, out_ix);
             c.why = "no write runs at the samples".into();
             if let Some((best, alts)) = infer::array_form(plus, sites, samples, a, pool, &c.recs) {
@@ -383,6 +413,8 @@ fn candidates(
             // The other forms are built and fitted only if the first fails
             // validation.
             c.fit(plus, sites, samples, pool, true);
+            // Why the labels are not from exact σ comes first.
+            c.why = format!("{not_exact}; {}", c.why);
         }
         cands.push(c);
     }
@@ -401,9 +433,17 @@ struct Candidates {
     /// The array's records at the samples.
     recs: Vec<infer::Recs>,
     why: String,
+    /// The first form is single assignment from exact σ (`exact`): proved
+    /// by construction, nothing sampled.
+    exact: bool,
 }
 
 impl Candidates {
+    /// Whether form `k` takes its labels from exact σ.
+    fn is_exact(&self, k: usize) -> bool {
+        self.exact && k == 0
+    }
+
     /// Fits the read labels of the pending forms in order, keeping those
     /// that can be emitted; with `first`, stops at the first kept.
     fn fit(
@@ -541,7 +581,11 @@ impl Ctx<'_> {
                         if g.big.contains(&a) {
                             g.copy_out_within_groups(&mut l);
                         }
-                        rep.proof = Some(prove::prove(plus, &l));
+                        rep.proof = Some(if pick.is_some_and(|k| c.is_exact(k)) {
+                            prove::Proof::Proved
+                        } else {
+                            prove::prove(plus, &l)
+                        });
                         labels.push(l);
                         g.trees.extend(trees);
                     }

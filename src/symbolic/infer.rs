@@ -286,6 +286,60 @@ impl Fitter<'_> {
         out
     }
 
+    /// `q` with each source leaf W(g) kept only where W's domain holds at g
+    /// (a chain of its loop bounds and affine guards, composed with g), ⊥
+    /// elsewhere; None when nothing changes or a domain is not one
+    /// conjunction of inequalities. The samples may never reach the edge of
+    /// a domain in every direction at once (the final value of a boundary
+    /// cell of a stencil, at a time step count of 0): the fit then leaves a
+    /// condition out, and this guess, proved like any quast, puts it back.
+    pub fn guarded(&self, q: &Quast) -> Option<Quast> {
+        let mut changed = false;
+        let g = self.guard(q, &mut changed)?;
+        changed.then_some(g)
+    }
+
+    fn guard(&self, q: &Quast, changed: &mut bool) -> Option<Quast> {
+        Some(match q {
+            Quast::Leaf(None) => q.clone(),
+            Quast::Leaf(Some(src)) => {
+                let wp = &self.places[src.stmt.index()];
+                let map: Vec<(CounterId, Affine)> = wp
+                    .counters()
+                    .into_iter()
+                    .zip(src.iter.iter().cloned())
+                    .collect();
+                let dom = wp.domain()?;
+                let [conj] = dom.as_slice() else { return None };
+                let mut out = q.clone();
+                for atom in conj.iter().rev() {
+                    let Atom::Le(e) = atom else { return None };
+                    // e ≤ 0 at g, as -e ≥ 0; constant atoms need no test.
+                    let c = super::prove::subst(e, &map)?.checked_scale(-1)?;
+                    if c.terms.is_empty() {
+                        if c.constant < 0 {
+                            *changed = true;
+                            return Some(Quast::Leaf(None));
+                        }
+                        continue;
+                    }
+                    *changed = true;
+                    out = Quast::Split {
+                        cond: c,
+                        yes: Box::new(out),
+                        no: Box::new(Quast::Leaf(None)),
+                    };
+                }
+                out
+            }
+            Quast::Split { cond, yes, no } => Quast::Split {
+                cond: cond.clone(),
+                yes: Box::new(self.guard(yes, changed)?),
+                no: Box::new(self.guard(no, changed)?),
+            },
+        })
+    }
+
     /// A quast through every point, if one is found within the depth.
     pub fn fit(&self, pts: &[&Point]) -> Option<Quast> {
         self.fit_at(pts, DEPTH)

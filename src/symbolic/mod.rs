@@ -255,7 +255,16 @@ fn fit_and_prove(
     let read = prove::Read { access, place };
     match prover.prove(&q, &read, &writers) {
         prove::Proof::Proved => Outcome::Exact(q),
-        prove::Proof::NotProved(why) => Outcome::Fallback(format!("not proved: {why}")),
+        prove::Proof::NotProved(why) => {
+            // A leaf the samples never saw at its domain's edge: guarded by
+            // its domain, ⊥ outside, and proved again.
+            if let Some(g) = fitter.guarded(&q) {
+                if prover.prove(&g, &read, &writers) == prove::Proof::Proved {
+                    return Outcome::Exact(g);
+                }
+            }
+            Outcome::Fallback(format!("not proved: {why}"))
+        }
     }
 }
 

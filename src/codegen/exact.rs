@@ -1,0 +1,288 @@
+//! Labels from exact σ: where every read of an array has a quast proved for
+//! every parameter value (`symbolic`), maximal static expansion is single
+//! assignment. Each writing statement gets its own group, labelled by the
+//! counters its subscripts do not determine (κ), and each read takes its
+//! label from its quast, piecewise where the quast has pieces: a leaf
+//! `W(g)` reads W's group at κ(g), ⊥ reads the original array. Nothing is
+//! fitted or sampled, so the labels hold at every size by construction:
+//! the quasts are proved, κ's box is interval arithmetic over the loop
+//! bounds, and (subscripts, κ) is one-to-one on the statement's instances
+//! by a rank argument. The sampled inference (`infer`) stays for arrays a
+//! read of which has no exact quast.
+
+use super::infer::{ArrayForm, GroupBox, Sites, Tree};
+use super::Trees;
+use crate::model::*;
+use crate::symbolic::{Outcome, Quast, Symbolic};
+use std::collections::HashMap;
+
+/// The single-assignment form of one array from exact σ, or why there is
+/// none (in the words of the user's program).
+pub fn form(
+    plus: &Program,
+    sites: &Sites,
+    outs: &[StmtId],
+    sym: &Symbolic,
+    a: ArrayId,
+) -> Result<(ArrayForm, Trees), String> {
+    let stmts = plus.stmts();
+    // Every read of the array must have an exact quast.
+    if let Some((c, k)) = sym
+        .condition_reads
+        .iter()
+        .find(|(c, _)| condition_reads_array(plus, c, a))
+    {
+        return Err(format!(
+            "read {k} of condition `{c}` reads memory, so the control is not static"
+        ));
+    }
+    for r in sym.reads.iter().filter(|r| r.array == a) {
+        let why = match &r.outcome {
+            Outcome::Exact(_) => continue,
+            Outcome::Possible(p) => &p.why,
+            Outcome::Fallback(why) => why,
+        };
+        let s = stmts[r.stmt.index()];
+        let read = if outs.contains(&r.stmt) {
+            format!("the final value of `{}`", plus.array_decl(a).name)
+        } else {
+            format!("read {} of `{}`", r.read, s.label)
+        };
+        return Err(format!("{read} has no exact source: {why}"));
+    }
+    let mut trees = Trees::new();
+    // One group per writing statement, its κ and κ's box.
+    let mut group_of: HashMap<usize, usize> = HashMap::new();
+    let mut kappa: Vec<Vec<CounterId>> = Vec::new();
+    let mut boxes = Vec::new();
+    let mut atom_group = HashMap::default();
+    for s in &stmts {
+        let Some((acc, _)) = s.write().filter(|(t, _)| t.array == a) else {
+            continue;
+        };
+        let loops = &sites.stmt[s.id.index()];
+        let mut subs = Vec::new();
+        for x in &acc.subscripts {
+            match &x.affine {
+                Some(f) => subs.push(f.clone()),
+                None => {
+                    return Err(format!(
+                        "`{}` writes `{}` with a subscript that is not affine",
+                        s.label,
+                        plus.array_decl(a).name
+                    ))
+                }
+            }
+        }
+        if loops
+            .iter()
+            .any(|&c| plus.counter_decl(c).kind != CounterKind::For)
+        {
+            return Err(format!("`{}` is inside a `while` loop", s.label));
+        }
+        let k = label_counters(&subs, loops);
+        let mut kb = Vec::new();
+        for &c in &k {
+            kb.push(super::infer::counter_box(plus, c).ok_or_else(|| {
+                format!(
+                    "the bounds of loop `{}` around `{}` have no affine box",
+                    plus.counter_decl(c).name,
+                    s.label
+                )
+            })?);
+        }
+        let g = kappa.len();
+        group_of.insert(s.id.index(), g);
+        atom_group.insert((s.id.index(), 0u32), g);
+        kappa.push(k);
+        boxes.push(GroupBox {
+            cells: None,
+            kappa: Some(kb),
+        });
+    }
+    // Each read's label, leaf by leaf from its quast.
+    for r in sym.reads.iter().filter(|r| r.array == a) {
+        let Outcome::Exact(q) = &r.outcome else {
+            unreachable!("checked above")
+        };
+        let t = tree(q, &|w: StmtId| {
+            let g = *group_of.get(&w.index())?;
+            let at: Vec<usize> = (kappa[g].iter())
+                .map(|c| sites.stmt[w.index()].iter().position(|x| x == c))
+                .collect::<Option<_>>()?;
+            Some((g, at))
+        })
+        .ok_or_else(|| {
+            format!(
+                "internal error: the quast of read {} of `{}` names a statement that does not write `{}`",
+                r.read,
+                stmts[r.stmt.index()].label,
+                plus.array_decl(a).name
+            )
+        })?;
+        trees.insert((Site::Stmt(r.stmt), r.read), t);
+    }
+    let n = kappa.len();
+    Ok((
+        ArrayForm {
+            array: a,
+            splits: HashMap::new(),
+            atom_group,
+            kappa,
+            boxes,
+            scratch: vec![false; n],
+            copy_in: vec![false; n],
+            labels: 0,
+            classes: 0,
+            shared: 0,
+            notes: vec!["single assignment from exact σ".into()],
+        },
+        trees,
+    ))
+}
+
+/// Whether condition `name` reads array `a`.
+fn condition_reads_array(p: &Program, name: &str, a: ArrayId) -> bool {
+    p.conditions()
+        .iter()
+        .any(|c| c.name == name && c.reads().iter().any(|x| x.array == a))
+}
+
+/// The read label tree of a quast: a split `e >= 0` becomes the tree's
+/// `-e <= 0`; a leaf `W(g)` W's group at the positions of κ in g; ⊥ the
+/// original array. `group` gives a writing statement's group and the
+/// positions of its κ counters in its iteration vector.
+fn tree(q: &Quast, group: &dyn Fn(StmtId) -> Option<(usize, Vec<usize>)>) -> Option<Tree> {
+    Some(match q {
+        Quast::Leaf(None) => Tree::Leaf(None),
+        Quast::Leaf(Some(s)) => {
+            let (g, at) = group(s.stmt)?;
+            Tree::Leaf(Some((g, at.iter().map(|&k| s.iter[k].clone()).collect())))
+        }
+        Quast::Split { cond, yes, no } => {
+            let (yes, no) = (tree(yes, group)?, tree(no, group)?);
+            if yes == no {
+                return Some(yes);
+            }
+            Tree::Split(cond.checked_scale(-1)?, Box::new(yes), Box::new(no))
+        }
+    })
+}
+
+/// The fewest counters κ, dropped outermost last, such that a statement's
+/// subscripts and κ determine its iteration vector: the subscripts' rows
+/// over `loops` plus a unit row per κ counter have full rank.
+fn label_counters(subs: &[Affine], loops: &[CounterId]) -> Vec<CounterId> {
+    let row = |f: &Affine| -> Vec<i128> {
+        loops
+            .iter()
+            .map(|&c| f.coeff(Var::Counter(c)) as i128)
+            .collect()
+    };
+    let unit = |k: usize| -> Vec<i128> { (0..loops.len()).map(|j| (j == k) as i128).collect() };
+    let mut keep: Vec<bool> = vec![true; loops.len()];
+    // Innermost first: an outer counter (a time step) is the more natural
+    // label, and a subscript usually names the inner ones.
+    for k in (0..loops.len()).rev() {
+        keep[k] = false;
+        let mut rows: Vec<Vec<i128>> = subs.iter().map(row).collect();
+        rows.extend((0..loops.len()).filter(|&j| keep[j]).map(unit));
+        if rank(rows) < loops.len() {
+            keep[k] = true;
+        }
+    }
+    (loops.iter().zip(&keep))
+        .filter(|(_, &k)| k)
+        .map(|(&c, _)| c)
+        .collect()
+}
+
+/// The rank of an integer matrix (fraction-free elimination; entries are
+/// subscript coefficients, far from overflow, and reduced by their gcd).
+fn rank(mut m: Vec<Vec<i128>>) -> usize {
+    let cols = m.first().map_or(0, |r| r.len());
+    let mut r = 0;
+    for c in 0..cols {
+        let Some(p) = (r..m.len()).find(|&i| m[i][c] != 0) else {
+            continue;
+        };
+        m.swap(r, p);
+        for i in 0..m.len() {
+            if i == r || m[i][c] == 0 {
+                continue;
+            }
+            let (a, b) = (m[r][c], m[i][c]);
+            let pivot = m[r].clone();
+            let row = &mut m[i];
+            for (x, y) in row.iter_mut().zip(&pivot) {
+                *x = *x * a - *y * b;
+            }
+            let g = row.iter().fold(0i128, |g, &x| gcd(g, x.abs()));
+            if g > 1 {
+                row.iter_mut().for_each(|x| *x /= g);
+            }
+        }
+        r += 1;
+    }
+    r
+}
+
+fn gcd(a: i128, b: i128) -> i128 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(k: u32) -> CounterId {
+        CounterId(k)
+    }
+
+    fn aff(terms: &[(u32, i64)], k: i64) -> Affine {
+        Affine {
+            terms: terms
+                .iter()
+                .map(|&(v, x)| (Var::Counter(c(v)), x))
+                .collect(),
+            constant: k,
+        }
+    }
+
+    #[test]
+    fn kappa_is_what_the_subscripts_leave_free() {
+        // A[i] in for t, for i: t labels.
+        assert_eq!(
+            label_counters(&[aff(&[(1, 1)], 0)], &[c(0), c(1)]),
+            vec![c(0)]
+        );
+        // C[i, j] in for i, j, k: k labels.
+        let ij = [aff(&[(0, 1)], 0), aff(&[(1, 1)], 0)];
+        assert_eq!(label_counters(&ij, &[c(0), c(1), c(2)]), vec![c(2)]);
+        // A[i + j]: one of the two, the outer one kept.
+        assert_eq!(
+            label_counters(&[aff(&[(0, 1), (1, 1)], 0)], &[c(0), c(1)]),
+            vec![c(0)]
+        );
+        // A[0] in two loops: both.
+        assert_eq!(
+            label_counters(&[aff(&[], 0)], &[c(0), c(1)]),
+            vec![c(0), c(1)]
+        );
+        // A[2i, 2i]: rank 1, so j... and i's partner needed.
+        let d = [aff(&[(0, 2)], 0), aff(&[(0, 2)], 1)];
+        assert_eq!(label_counters(&d, &[c(0), c(1)]), vec![c(1)]);
+    }
+
+    #[test]
+    fn rank_of_small_matrices() {
+        assert_eq!(rank(vec![vec![1, 1], vec![2, 2]]), 1);
+        assert_eq!(rank(vec![vec![1, 1], vec![1, -1]]), 2);
+        assert_eq!(rank(vec![vec![0, 0]]), 0);
+        assert_eq!(rank(vec![vec![2, 4, 6], vec![1, 2, 3], vec![0, 1, 1]]), 2);
+    }
+}
