@@ -16,6 +16,17 @@ use crate::model::*;
 use crate::symbolic::{Outcome, Quast, Symbolic};
 use std::collections::HashMap;
 
+/// An array's labels from exact σ.
+pub struct Exact {
+    pub form: ArrayForm,
+    pub trees: Trees,
+    /// The final values have no exact quast: the copy-out replays the
+    /// program's writes of the array (its loops and affine conditions, each
+    /// write a copy from its group) in program order, so that the last
+    /// write of every cell is copied last.
+    pub replay: bool,
+}
+
 /// The single-assignment form of one array from exact σ, or why there is
 /// none (in the words of the user's program).
 pub fn form(
@@ -24,7 +35,8 @@ pub fn form(
     outs: &[StmtId],
     sym: &Symbolic,
     a: ArrayId,
-) -> Result<(ArrayForm, Trees), String> {
+    base: &[i64],
+) -> Result<Exact, String> {
     let stmts = plus.stmts();
     // Every read of the array must have an exact quast.
     if let Some((c, k)) = sym
@@ -36,19 +48,32 @@ pub fn form(
             "read {k} of condition `{c}` reads memory, so the control is not static"
         ));
     }
+    // Every read of the program must have an exact quast; the final
+    // values may lack one (a last writer that needs a division), or not be
+    // analysed (a big array): then the copy-out replays the writes instead.
+    let analysed = |s: StmtId| sym.reads.iter().any(|r| r.stmt == s);
+    let mut replay = (outs.iter()).any(|&s| {
+        !analysed(s)
+            && stmts[s.index()]
+                .reads()
+                .first()
+                .is_some_and(|r| r.array == a)
+    });
     for r in sym.reads.iter().filter(|r| r.array == a) {
         let why = match &r.outcome {
             Outcome::Exact(_) => continue,
             Outcome::Possible(p) => &p.why,
             Outcome::Fallback(why) => why,
         };
+        if outs.contains(&r.stmt) {
+            replay = true;
+            continue;
+        }
         let s = stmts[r.stmt.index()];
-        let read = if outs.contains(&r.stmt) {
-            format!("the final value of `{}`", plus.array_decl(a).name)
-        } else {
-            format!("read {} of `{}`", r.read, s.label)
-        };
-        return Err(format!("{read} has no exact source: {why}"));
+        return Err(format!(
+            "read {} of `{}` has no exact source: {why}",
+            r.read, s.label
+        ));
     }
     let mut trees = Trees::new();
     // One group per writing statement, its κ and κ's box.
@@ -96,15 +121,18 @@ pub fn form(
         atom_group.insert((s.id.index(), 0u32), g);
         kappa.push(k);
         boxes.push(GroupBox {
-            cells: None,
+            cells: cell_box(plus, a, &subs, base),
             kappa: Some(kb),
         });
     }
     // Each read's label, leaf by leaf from its quast.
     for r in sym.reads.iter().filter(|r| r.array == a) {
         let Outcome::Exact(q) = &r.outcome else {
-            unreachable!("checked above")
+            continue; // a final value, copied out by replay
         };
+        if replay && outs.contains(&r.stmt) {
+            continue;
+        }
         let t = tree(q, &|w: StmtId| {
             let g = *group_of.get(&w.index())?;
             let at: Vec<usize> = (kappa[g].iter())
@@ -123,8 +151,13 @@ pub fn form(
         trees.insert((Site::Stmt(r.stmt), r.read), t);
     }
     let n = kappa.len();
-    Ok((
-        ArrayForm {
+    let how = if replay {
+        "single assignment from exact σ; copy-out replays the writes in program order"
+    } else {
+        "single assignment from exact σ"
+    };
+    Ok(Exact {
+        form: ArrayForm {
             array: a,
             splits: HashMap::new(),
             atom_group,
@@ -135,10 +168,44 @@ pub fn form(
             labels: 0,
             classes: 0,
             shared: 0,
-            notes: vec!["single assignment from exact σ".into()],
+            notes: vec![how.into()],
         },
         trees,
-    ))
+        replay,
+    })
+}
+
+/// The cells a statement writes, per dimension the smaller at the base
+/// parameter values `base` of the declared range and the range of its
+/// subscript over its loops' boxes (both hold every cell it writes: the
+/// language keeps writes in the declared range); None: the declared ranges.
+fn cell_box(
+    p: &Program,
+    a: ArrayId,
+    subs: &[Affine],
+    base: &[i64],
+) -> Option<Vec<(Affine, Affine)>> {
+    let at = |e: &Affine| {
+        e.eval(|v| match v {
+            Var::Param(q) => base.get(q.index()).copied().unwrap_or(0),
+            Var::Counter(_) => 0,
+        })
+    };
+    let extent = |(lo, hi): &(Affine, Affine)| Some(at(hi)? as i128 - at(lo)? as i128);
+    let mut tighter = false;
+    let mut out = Vec::new();
+    for (f, d) in subs.iter().zip(&p.array_decl(a).dims) {
+        let declared = (d.lo.affine.clone(), d.hi.affine.clone());
+        let pick = match super::infer::range(p, f) {
+            Some(r) if extent(&r)? < extent(&declared)? => {
+                tighter = true;
+                r
+            }
+            _ => declared,
+        };
+        out.push(pick);
+    }
+    tighter.then_some(out)
 }
 
 /// Whether condition `name` reads array `a`.

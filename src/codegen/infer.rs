@@ -1143,7 +1143,7 @@ pub fn counter_box(program: &Program, c: CounterId) -> Option<(Affine, Affine)> 
 }
 
 /// [min, max] of an affine function over the boxes of its counters.
-fn range(program: &Program, f: &Affine) -> Option<(Affine, Affine)> {
+pub(crate) fn range(program: &Program, f: &Affine) -> Option<(Affine, Affine)> {
     let mut lo = Affine::constant(f.constant);
     let mut hi = Affine::constant(f.constant);
     for &(v, k) in &f.terms {

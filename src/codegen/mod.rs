@@ -161,6 +161,15 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     let results: Vec<ArrayId> = (written_arrays(program).into_iter())
         .filter(|a| !o.scratch.contains(a))
         .collect();
+    // Small arrays' copy-out reads first: exact σ is computed over the
+    // program with those alone (a prefix of `plus`, so its ids are
+    // `plus`'s), since a read of every cell of a big array would cost its
+    // cells at every sample; big arrays replay their writes instead.
+    let at_base = program.param_values(&o.params)?;
+    let (small, big_results): (Vec<ArrayId>, Vec<ArrayId>) =
+        (results.iter()).partition(|&&a| declared_cells(program, a, &at_base) <= FRAME_CELLS);
+    let (plus_small, _) = augment_arrays(program, &mut names.clone(), &small)?;
+    let results: Vec<ArrayId> = small.iter().chain(&big_results).copied().collect();
     let (plus, outs) = augment_arrays(program, &mut names, &results)?;
     // The copy-out reads of a big array cost only for the cells the program
     // writes (`facts::Frame`); small arrays keep a read of every cell, on
@@ -200,10 +209,11 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     };
     // σ for every parameter value: arrays all of whose reads have exact
     // quasts take their labels from them (`exact`), computed once.
-    let sym = crate::symbolic::analyze(&plus);
+    let sym = crate::symbolic::analyze(&plus_small);
     let exact = Exact {
         sym: &sym,
         outs: &outs,
+        base: o.params.iter().map(|x| x.1).collect(),
     };
     let mut resampled = 0;
     let mut cands = loop {
@@ -363,6 +373,8 @@ fn first_choice(cands: &[Candidates]) -> Vec<Option<usize>> {
 struct Exact<'a> {
     sym: &'a crate::symbolic::Symbolic,
     outs: &'a [StmtId],
+    /// The base parameter values (which of two boxes is smaller).
+    base: Vec<i64>,
 }
 
 /// The best closed form of every written array, its read labels fitted:
@@ -391,14 +403,16 @@ fn candidates(
             recs: Vec::new(),
             why: "left to the contraction under the schedule".into(),
             exact: false,
+            replay: false,
         };
         if asked {
-            let not_exact = match exact::form(plus, sites, exact.outs, exact.sym, a)
-                .and_then(|f| obstacle(plus, &f.0, &f.1).map_or(Ok(f), Err))
+            let not_exact = match exact::form(plus, sites, exact.outs, exact.sym, a, &exact.base)
+                .and_then(|f| obstacle(plus, &f.form, &f.trees).map_or(Ok(f), Err))
             {
                 Ok(f) => {
-                    c.forms.push(f);
+                    c.forms.push((f.form, f.trees));
                     c.exact = true;
+                    c.replay = f.replay;
                     cands.push(c);
                     continue;
                 }
@@ -436,6 +450,8 @@ struct Candidates {
     /// The first form is single assignment from exact σ (`exact`): proved
     /// by construction, nothing sampled.
     exact: bool,
+    /// That form's copy-out replays the writes (`exact::Exact::replay`).
+    replay: bool,
 }
 
 impl Candidates {
@@ -514,6 +530,7 @@ impl Ctx<'_> {
             outs: self.base.outs.iter().copied().collect(),
             big: self.base.big.iter().copied().collect(),
             copy_group: None,
+            replay: HashSet::new(),
             nstmt: 0,
         };
         let mut reports = Vec::new();
@@ -581,7 +598,11 @@ impl Ctx<'_> {
                         if g.big.contains(&a) {
                             g.copy_out_within_groups(&mut l);
                         }
-                        rep.proof = Some(if pick.is_some_and(|k| c.is_exact(k)) {
+                        let exact = pick.is_some_and(|k| c.is_exact(k));
+                        if exact && c.replay {
+                            g.replay.insert(a);
+                        }
+                        rep.proof = Some(if exact {
                             prove::Proof::Proved
                         } else {
                             prove::prove(plus, &l)
@@ -595,7 +616,8 @@ impl Ctx<'_> {
             reports.push(rep);
         }
         let body = g.body();
-        g.q.body = copy_in.into_iter().chain(body).collect();
+        let replay = g.replay();
+        g.q.body = copy_in.into_iter().chain(body).chain(replay).collect();
         let text = print::program(&g.q);
         let mut program = compile(&text)?;
         let doall = if parallel {
@@ -1068,6 +1090,8 @@ struct Gen<'a> {
     /// While emitting one group's copy-out nest: that group (the cells
     /// other groups hold are left out).
     copy_group: Option<usize>,
+    /// Arrays copied out by replaying their writes (`exact::Exact::replay`).
+    replay: HashSet<ArrayId>,
     nstmt: usize,
 }
 
@@ -1283,6 +1307,64 @@ impl Gen<'_> {
     fn body(&mut self) -> Vec<Node> {
         let body = self.src.body.clone();
         self.nodes(&body)
+    }
+
+    /// The copy-out of the `replay` arrays: the program's loops and affine
+    /// conditions around their writes, each write a copy from its group, in
+    /// program order (the last write of every cell is copied last).
+    fn replay(&mut self) -> Vec<Node> {
+        let body = self.src.body.clone();
+        self.replay_nodes(&body)
+    }
+
+    fn replay_nodes(&mut self, nodes: &[Node]) -> Vec<Node> {
+        let mut out = Vec::new();
+        for n in nodes {
+            match n {
+                Node::Stmt(s) => {
+                    let Some((t, _)) = s.write().filter(|(t, _)| self.replay.contains(&t.array))
+                    else {
+                        continue;
+                    };
+                    let Some(w) = self.write_access(s, t, &|_| true) else {
+                        continue;
+                    };
+                    let label = self.label("copy_out");
+                    let value = Expr::new(ExprKind::Access(w), Span::NONE);
+                    out.push(Node::Stmt(Stmt::copy(label, t.clone(), value)));
+                }
+                Node::For(f) => {
+                    let body = self.replay_nodes(&f.body);
+                    if !body.is_empty() {
+                        out.push(Node::For(For {
+                            body,
+                            parallel: false,
+                            ..f.clone()
+                        }));
+                    }
+                }
+                // Not static: no replayed array is written inside.
+                Node::While(_) => {}
+                Node::If(i) => {
+                    let mut i = i.clone();
+                    let mut any = false;
+                    for (c, b) in &mut i.branches {
+                        *b = self.replay_nodes(b);
+                        any |= !b.is_empty();
+                        c.name = self.names.fresh("r");
+                        c.generated = false;
+                    }
+                    if let Some(b) = &mut i.otherwise {
+                        *b = self.replay_nodes(b);
+                        any |= !b.is_empty();
+                    }
+                    if any {
+                        out.push(Node::If(i));
+                    }
+                }
+            }
+        }
+        out
     }
 
     fn nodes(&mut self, nodes: &[Node]) -> Vec<Node> {
