@@ -47,8 +47,9 @@ pub struct Args {
     #[arg(long)]
     pub allow_unproved: bool,
     /// With `--transform contract`: the loops to run in parallel, by
-    /// counter name (every other loop sequential); without it, the loops
-    /// marked `doall`.
+    /// counter name (every other loop sequential); `i@12` is the `for i`
+    /// loop on line 12, where sibling loops share the name `i`. Without it,
+    /// the loops marked `doall`.
     #[arg(long, value_delimiter = ',')]
     pub parallel: Option<Vec<String>>,
     /// With `--transform contract`: an affine schedule in isl notation,
@@ -118,6 +119,13 @@ pub fn run(args: &Args) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let mut loops = loops;
+    if args.format == Format::Text {
+        let names = parallel::loop_names(program, &loop_lines(&loaded));
+        for l in &mut loops {
+            l.name = names[l.counter.index()].clone();
+        }
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let written = match (args.transform, args.format) {
@@ -137,6 +145,29 @@ pub fn diagnostic(e: &ExpansionError, file: crate::diagnostics::FileId) -> Diagn
         ExpansionError::Dataflow(d) => super::flow::diagnostic(d, file),
         other => Diagnostic::error("E0501", other.to_string()),
     }
+}
+
+/// The line of every loop's `for` (or `while`) in the loaded file, by
+/// counter id: reports name loops `i@LINE`.
+pub(super) fn loop_lines(loaded: &super::Loaded) -> Vec<Option<u32>> {
+    let mut out = vec![None; loaded.program.counters.len()];
+    for (c, span) in parallel::loop_spans(&loaded.program) {
+        if span != crate::model::Span::NONE {
+            out[c.index()] = Some(loaded.files.line_of(loaded.file, span) as u32);
+        }
+    }
+    out
+}
+
+/// The `for` loops of `p` marked `doall`, in program order, named
+/// `i@LINE` by the lines of the loaded program they come from.
+fn doall_names(loaded: &super::Loaded, p: &crate::model::Program) -> Vec<String> {
+    let lines = parallel::lines_in(&loaded.program, &loop_lines(loaded), p);
+    let names = parallel::loop_names(p, &lines);
+    (crate::storage::nodes::fors(&p.body).into_iter())
+        .filter(|f| f.parallel)
+        .map(|f| names[f.counter.index()].clone())
+        .collect()
 }
 
 /// The code generators' options from the sizes and budget flags.
@@ -159,7 +190,8 @@ pub(super) fn codegen_options(
 fn emit_code(args: &Args, loaded: &super::Loaded, c: bool) -> ExitCode {
     let o = codegen_options(&args.input, &args.budget, args.allow_unproved);
     match codegen::emit(&loaded.program, &o) {
-        Ok(e) => {
+        Ok(mut e) => {
+            e.doall = doall_names(loaded, &e.program);
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
             let report = codegen::report::text(&loaded.program, &e);
@@ -189,14 +221,22 @@ fn emit_code(args: &Args, loaded: &super::Loaded, c: bool) -> ExitCode {
 fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
     use crate::storage::{self, Schedule};
     let program = &loaded.program;
+    let lines = loop_lines(loaded);
+    // Under `--parallel` or the `doall` marks, the parallel loops are the
+    // original's, named with their lines.
+    let parallel_names = |s: &Schedule| -> Option<Vec<String>> {
+        let names = parallel::loop_names(program, &lines);
+        let fors = crate::storage::nodes::fors(&program.body);
+        (args.schedule.is_none()).then(|| {
+            (fors.iter().filter(|f| s.is_parallel(f.counter)))
+                .map(|f| names[f.counter.index()].clone())
+                .collect()
+        })
+    };
     let schedule = match &args.schedule {
         Some(path) => affine_schedule(program, path),
-        None => Schedule::new(program, args.parallel.as_deref()).map_err(|e| {
-            let d = Diagnostic::error(
-                "E0603",
-                format!("`--parallel {0}`: no `for` loop has the counter `{0}`", e.0),
-            );
-            eprint!("{}", loaded.files.render(&d));
+        None => Schedule::picked(program, args.parallel.as_deref(), &lines).map_err(|e| {
+            eprint!("{}", loaded.files.render(&Diagnostic::error("E0603", e.to_string())));
             ExitCode::from(1)
         }),
     };
@@ -225,7 +265,10 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
     let o = codegen_options(&args.input, &args.budget, args.allow_unproved);
     if args.emit.is_some() {
         return match storage::pair::checked_with(program, &schedule, &temporaries, &o) {
-            Ok(e) => {
+            Ok(mut e) => {
+                if let Some(names) = parallel_names(&schedule).filter(|_| e.iterations.is_none()) {
+                    e.parallel = names;
+                }
                 let text = storage::emit::header(&e) + &e.text;
                 let stdout = std::io::stdout();
                 let mut out = std::io::BufWriter::new(stdout.lock());
@@ -241,11 +284,14 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
     let temps = args.temporaries.as_ref().map(|_| temporaries.as_slice());
     let config = args.input.sizes.config(args.budget.max_instances);
     // With the pairing, the report is of the first stage's program.
-    let (c, reported) =
+    let (mut c, reported) =
         match storage::pair::contract_with(program, &exp, &schedule, temps, &o, &config) {
             Ok(x) => x,
             Err(e) => return fail(storage_diagnostic(program, &e, loaded.file)),
         };
+    if let Some(names) = parallel_names(&schedule).filter(|_| args.format == Format::Text) {
+        c.parallel = names;
+    }
     let reported = reported.as_ref().map_or(program, |r| &r.program);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

@@ -40,10 +40,18 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(e) => e,
         Err(code) => return code,
     };
-    let loops = privatize::analyze(&loaded.program, &exp);
+    let mut loops = privatize::analyze(&loaded.program, &exp);
     let params = exp.inst.facts.params.clone();
+    let lines = super::expand::loop_lines(&loaded);
     if args.emit.is_some() {
-        return emit(args, &loaded.program);
+        return emit(args, &loaded.program, &lines);
+    }
+    // Text names loops `i@LINE`; JSON keeps the counter (and its depth).
+    if args.format == Format::Text {
+        let names = crate::expansion::parallel::loop_names(&loaded.program, &lines);
+        for l in &mut loops {
+            l.name = names[l.counter.index()].clone();
+        }
     }
     match args.format {
         Format::Text => print!("{}", render::text(&params, &loops)),
@@ -52,7 +60,7 @@ pub fn run(args: &Args) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn emit(args: &Args, program: &crate::model::Program) -> ExitCode {
+fn emit(args: &Args, program: &crate::model::Program, lines: &[Option<u32>]) -> ExitCode {
     let o = crate::codegen::Options {
         params: args.input.sizes.params.clone(),
         max_trips: args.input.sizes.max_trips,
@@ -61,7 +69,7 @@ fn emit(args: &Args, program: &crate::model::Program) -> ExitCode {
         ..Default::default()
     };
     let c = crate::cfront::is_c_path(&args.input.file);
-    match privatize::document::document(program, &o, c) {
+    match privatize::document::document_with_lines(program, &o, c, lines) {
         Ok(text) => {
             print!("{text}");
             ExitCode::SUCCESS

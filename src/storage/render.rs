@@ -143,8 +143,8 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
             if let ReadPlace::Original = place {
                 writeln!(
                     out,
-                    "    read {access} of {}: initial values only, from the original array",
-                    program.site_name(*site)
+                    "    {}: initial values only, from the original array",
+                    crate::codegen::report::read_of(program, *site, *access)
                 )?;
             }
         }
