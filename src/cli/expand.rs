@@ -152,7 +152,7 @@ pub fn diagnostic(e: &ExpansionError, file: crate::diagnostics::FileId) -> Diagn
 pub(super) fn loop_lines(loaded: &super::Loaded) -> Vec<Option<u32>> {
     let mut out = vec![None; loaded.program.counters.len()];
     for (c, span) in parallel::loop_spans(&loaded.program) {
-        if span != crate::model::Span::NONE {
+        if !span.is_none() {
             out[c.index()] = Some(loaded.files.line_of(loaded.file, span) as u32);
         }
     }
@@ -274,7 +274,7 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
                 let mut out = std::io::BufWriter::new(stdout.lock());
                 super::finish(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
             }
-            Err(e) => fail(storage_diagnostic(program, &e, loaded.file)),
+            Err(e) => fail(storage_diagnostic(program, &e, loaded.file, &lines)),
         };
     }
     let exp = match expanded(loaded, &args.input, &args.budget) {
@@ -287,12 +287,17 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
     let (mut c, reported) =
         match storage::pair::contract_with(program, &exp, &schedule, temps, &o, &config) {
             Ok(x) => x,
-            Err(e) => return fail(storage_diagnostic(program, &e, loaded.file)),
+            Err(e) => return fail(storage_diagnostic(program, &e, loaded.file, &lines)),
         };
-    if let Some(names) = parallel_names(&schedule).filter(|_| args.format == Format::Text) {
-        c.parallel = names;
-    }
     let reported = reported.as_ref().map_or(program, |r| &r.program);
+    // Text names loops `i@LINE`; JSON keeps the counters.
+    if args.format == Format::Text {
+        if let Some(names) = parallel_names(&schedule) {
+            c.parallel = names;
+        }
+        let lines = parallel::lines_in(program, &lines, reported);
+        c.name_loops(parallel::loop_names(reported, &lines));
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let written = match args.format {
@@ -308,22 +313,34 @@ pub(super) fn storage_diagnostic(
     program: &crate::model::Program,
     e: &crate::storage::emit::EmitError,
     file: crate::diagnostics::FileId,
+    lines: &[Option<u32>],
 ) -> Diagnostic {
     let span = |site| crate::storage::emit::site_span(program, site);
-    diagnostic_at(program, &span, e, file)
+    diagnostic_at(program, &span, e, file, lines)
 }
 
-/// `storage_diagnostic` naming `program`'s sites, placed by `span`.
+/// `storage_diagnostic` naming `program`'s sites, placed by `span`, and
+/// its loops by their `lines` (by counter id).
 fn diagnostic_at(
     program: &crate::model::Program,
     span: &dyn Fn(crate::model::Site) -> crate::model::Span,
     e: &crate::storage::emit::EmitError,
     file: crate::diagnostics::FileId,
+    lines: &[Option<u32>],
 ) -> Diagnostic {
     use crate::storage::emit::EmitError;
     use crate::storage::StorageError;
     match e {
         EmitError::Storage(StorageError::Violated(v)) => {
+            let names = parallel::loop_names(program, lines);
+            let v: Vec<crate::storage::Violation> = (v.iter().cloned())
+                .map(|mut o| {
+                    if let Some(n) = o.counter.and_then(|c| names.get(c.index())) {
+                        o.loop_name = n.clone();
+                    }
+                    o
+                })
+                .collect();
             let first = &v[0];
             let show = |t: &[i64]| {
                 let v: Vec<String> = t.iter().map(|x| x.to_string()).collect();
@@ -354,7 +371,7 @@ fn diagnostic_at(
             let mut d = Diagnostic::error("E0602", message)
                 .primary(file, span(first.read_site), "this read")
                 .secondary(file, span(first.source_site), "its source");
-            for o in v {
+            for o in &v {
                 let by = match &o.times {
                     Some(_) => "the schedule".to_string(),
                     None => format!("`{}`", o.loop_name),
@@ -403,7 +420,8 @@ fn diagnostic_at(
         EmitError::Paired { error, stage } => {
             let p1 = &stage.program;
             let original = |site| crate::storage::pair::original_span(program, p1, site);
-            diagnostic_at(p1, &original, error, file).note(format!(
+            let lines = parallel::lines_in(program, lines, p1);
+            diagnostic_at(p1, &original, error, file, &lines).note(format!(
                 "after maximal static expansion, first, of the arrays under dynamic control: {}",
                 stage.lines.join("; ")
             ))

@@ -110,7 +110,7 @@ fn contract(
         }
     };
     let fail = |e: &storage::emit::EmitError| {
-        let d = super::expand::storage_diagnostic(program, e, loaded.file);
+        let d = super::expand::storage_diagnostic(program, e, loaded.file, &lines);
         eprint!("{}", loaded.files.render(&d));
         ExitCode::from(1)
     };

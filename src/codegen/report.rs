@@ -80,8 +80,8 @@ pub fn checked(p: &Program, samples: &[Vec<i64>]) -> String {
     }
 }
 
-/// Why `proof` is not a proof ("`S` may be a source of read 1 of `T` with
-/// another label", "unknown: …"); None when it is one.
+/// Why `proof` is not a proof ("`S` may be a source of the read of `A` in
+/// `T` (access 0) with another label", "unknown: …"); None when it is one.
 pub fn not_proved(proof: &Proof) -> Option<String> {
     match proof {
         Proof::Proved => None,
