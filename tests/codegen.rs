@@ -232,7 +232,7 @@ fn program_82_falls_back_where_the_fit_is_wrong() {
     let e = emit(&a, &Options::default()).unwrap();
     let header = arrayflow::codegen::report::text(&a, &e);
     assert!(
-        header.contains("validated at N ∈ {6, 8, 9}, M ∈ {3, 5, 6}"),
+        header.contains("validated at (N=6, M=3), (N=8, M=5), (N=9, M=6)\n"),
         "{header}"
     );
     // +2 and +4 (M = 3, 5) are where the fitted form was wrong.

@@ -47,7 +47,8 @@ fn the_emitted_code_marks_the_second_loop_doall() {
     let doall = (out.lines())
         .find(|l| l.starts_with("# doall"))
         .expect("doall line");
-    assert!(doall.ends_with(": i@13"), "{doall}");
+    // The copy-out loops (o1 for A, o1_1 for B) carry nothing either.
+    assert!(doall.ends_with(": i@13, o1, o1_1"), "{doall}");
 }
 
 /// `--parallel i@13` runs the second loop in parallel (t expanded along
@@ -59,8 +60,12 @@ fn parallel_picks_a_loop_by_its_line() {
     let o = contract("i@13");
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
-    assert!(out.contains("parallel: i@13\n"), "{out}");
-    assert!(out.contains("t: expanded along parallel i"), "{out}");
+    assert!(out.contains("(parallel: i@13)\n"), "{out}");
+    assert!(out.contains("t: expanded along parallel i@13\n"), "{out}");
+    assert!(
+        out.contains("output T -> T on t: broken by parallel i@13 ("),
+        "{out}"
+    );
 
     let o = contract("i@10");
     let (_, err) = text(&o);
