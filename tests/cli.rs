@@ -221,9 +221,7 @@ fn verify_transform_mse() {
         );
     }
     assert!(
-        out.contains(
-            "mse: equivalent at 5 parameter vectors: (N=5), (N=6), (N=7), (N=0), (N=1)\n"
-        ),
+        out.contains("mse: equivalent at 5 parameter vectors: (N=5), (N=6), (N=7), (N=0), (N=1)\n"),
         "{out}"
     );
     // T and N at 0 and 1, alone and together, the other at its default;

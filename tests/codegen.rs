@@ -419,8 +419,7 @@ fn unproved_arrays_fall_back_unless_allowed() {
     let r = e.arrays.iter().find(|r| r.name == "a").expect("a");
     assert!(!r.expanded, "{header}");
     assert!(
-        r.verdict
-            .starts_with("not expanded: labels checked at (n=")
+        r.verdict.starts_with("not expanded: labels checked at (n=")
             && r.verdict.contains("but not proved: ")
             && r.verdict.ends_with("; pass --allow-unproved to emit them"),
         "{header}"

@@ -88,7 +88,9 @@ fn parallel_picks_a_loop_by_its_line() {
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("`--parallel i@11`: no `for i` loop starts on that line; there are `i@10`, `i@13`"),
+        err.contains(
+            "`--parallel i@11`: no `for i` loop starts on that line; there are `i@10`, `i@13`"
+        ),
         "{err}"
     );
     let o = contract("i@x");

@@ -236,7 +236,12 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
     let schedule = match &args.schedule {
         Some(path) => affine_schedule(program, path),
         None => Schedule::picked(program, args.parallel.as_deref(), &lines).map_err(|e| {
-            eprint!("{}", loaded.files.render(&Diagnostic::error("E0603", e.to_string())));
+            eprint!(
+                "{}",
+                loaded
+                    .files
+                    .render(&Diagnostic::error("E0603", e.to_string()))
+            );
             ExitCode::from(1)
         }),
     };

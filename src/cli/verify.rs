@@ -113,8 +113,8 @@ fn transform(args: &Args, loaded: &super::Loaded) -> ExitCode {
         }
     };
     let given = &args.input.sizes.params;
-    let picked = check::shifted(p, given, &[0, 1, 2])
-        .and_then(|near| Ok((near, check::corners(p, given)?)));
+    let picked =
+        check::shifted(p, given, &[0, 1, 2]).and_then(|near| Ok((near, check::corners(p, given)?)));
     let (mut vectors, (corners, refused)) = match picked {
         Ok(x) => x,
         Err(msg) => {

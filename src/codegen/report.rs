@@ -50,7 +50,11 @@ fn final_read(p: &Program, s: StmtId) -> Option<ArrayId> {
 fn values(p: &Program, vectors: &[Vec<i64>]) -> String {
     let named: Vec<super::check::Vector> = vectors
         .iter()
-        .map(|v| (p.params.iter().map(|q| q.name.clone())).zip(v.iter().copied()).collect())
+        .map(|v| {
+            (p.params.iter().map(|q| q.name.clone()))
+                .zip(v.iter().copied())
+                .collect()
+        })
         .collect();
     super::check::tuples(&named)
 }

@@ -207,7 +207,9 @@ pub fn lines_in(p: &Program, lines: &[Option<u32>], q: &Program) -> Vec<Option<u
     let by_name = |prog: &Program| {
         let mut m: std::collections::HashMap<String, Vec<CounterId>> = Default::default();
         for (c, _) in loops(prog) {
-            m.entry(prog.counter_decl(c).name.clone()).or_default().push(c);
+            m.entry(prog.counter_decl(c).name.clone())
+                .or_default()
+                .push(c);
         }
         m
     };
