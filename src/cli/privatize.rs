@@ -42,12 +42,12 @@ pub fn run(args: &Args) -> ExitCode {
     };
     let mut loops = privatize::analyze(&loaded.program, &exp);
     let params = exp.inst.facts.params.clone();
-    let lines = super::expand::loop_lines(&loaded);
     if args.emit.is_some() {
-        return emit(args, &loaded.program, &lines);
+        return emit(args, &loaded.program);
     }
     // Text names loops `i@LINE`; JSON keeps the counter (and its depth).
     if args.format == Format::Text {
+        let lines = super::expand::loop_lines(&loaded);
         let names = crate::expansion::parallel::loop_names(&loaded.program, &lines);
         for l in &mut loops {
             l.name = names[l.counter.index()].clone();
@@ -60,7 +60,7 @@ pub fn run(args: &Args) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn emit(args: &Args, program: &crate::model::Program, lines: &[Option<u32>]) -> ExitCode {
+fn emit(args: &Args, program: &crate::model::Program) -> ExitCode {
     let o = crate::codegen::Options {
         params: args.input.sizes.params.clone(),
         max_trips: args.input.sizes.max_trips,
@@ -69,7 +69,8 @@ fn emit(args: &Args, program: &crate::model::Program, lines: &[Option<u32>]) -> 
         ..Default::default()
     };
     let c = crate::cfront::is_c_path(&args.input.file);
-    match privatize::document::document_with_lines(program, &o, c, lines) {
+    // The language server's code action prints the same text.
+    match privatize::document::document(program, &o, c) {
         Ok(text) => {
             print!("{text}");
             ExitCode::SUCCESS

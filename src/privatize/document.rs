@@ -11,17 +11,7 @@ use crate::model::Program;
 /// saying so, when no loop becomes parallel. `Err` when the analysis or
 /// the validation refuses.
 pub fn document(program: &Program, o: &crate::codegen::Options, c: bool) -> Result<String, String> {
-    document_with_lines(program, o, c, &[])
-}
-
-/// [`document`] with the loops named `i@LINE` by `lines` (by counter id).
-pub fn document_with_lines(
-    program: &Program,
-    o: &crate::codegen::Options,
-    c: bool,
-    lines: &[Option<u32>],
-) -> Result<String, String> {
-    let checked = emit::checked_with_lines(program, o, lines)?;
+    let checked = emit::checked(program, o)?;
     let sizes = crate::codegen::check::tuples;
     let mark = if c { "//" } else { "#" };
     let Some(e) = &checked.emitted else {

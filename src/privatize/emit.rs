@@ -246,8 +246,7 @@ impl Rewrite<'_> {
                             let arrays: Vec<String> = l.private().map(str::to_string).collect();
                             let xs: Vec<ArrayId> =
                                 arrays.iter().filter_map(|name| p.array(name)).collect();
-                            // As the analysis names it (`i@12` in reports).
-                            let loop_name = l.name.clone();
+                            let loop_name = p.counter_decl(f.counter).name.clone();
                             if !self.with_clauses(&mut f, all.get(k + 1..).unwrap_or(&[]), &xs, p) {
                                 let privates: Vec<Private> = xs
                                     .into_iter()
@@ -583,18 +582,7 @@ pub struct Checked {
 /// against the original with `doall` shuffled at its validation vectors.
 /// A disagreement is an error naming the size.
 pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked, String> {
-    checked_with_lines(program, o, &[])
-}
-
-/// [`checked`] with the loops named `i@LINE` by `lines` (by counter id;
-/// `expansion::parallel::loop_names`).
-pub fn checked_with_lines(
-    program: &Program,
-    o: &crate::codegen::Options,
-    lines: &[Option<u32>],
-) -> Result<Checked, String> {
     use crate::codegen::vectors;
-    let loop_names = crate::expansion::parallel::loop_names(program, lines);
     let named = |v: &[i64]| -> Vec<(String, i64)> {
         program
             .params
@@ -615,11 +603,7 @@ pub fn checked_with_lines(
         // A size the analysis cannot take (a subscript out of range there)
         // says nothing about the others.
         if let Ok(exp) = crate::expansion::expand(program, &config) {
-            let mut loops = super::analyze(program, &exp);
-            for l in &mut loops {
-                l.name = loop_names[l.counter.index()].clone();
-            }
-            analyses.push(loops);
+            analyses.push(super::analyze(program, &exp));
             sampled.push(named(&v));
         }
     }
