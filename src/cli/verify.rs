@@ -27,7 +27,9 @@ pub struct Args {
     #[command(flatten)]
     pub budget: super::Budget,
     /// Check a transformation instead of σ: `mse` compares the expanded
-    /// program with the original.
+    /// program with the original at the given sizes, at +1 and +2 on every
+    /// parameter, and at each parameter 0 and 1 (alone and in pairs, the
+    /// rest at the given sizes); the last line lists the sizes compared.
     #[arg(long, value_enum)]
     pub transform: Option<Transform>,
     /// With `--transform mse`: also expand arrays whose labels are not
