@@ -223,6 +223,21 @@ impl SourceFiles {
         }
     }
 
+    /// The 1-based line a span starts on, in the file a diagnostic would
+    /// show it in (a C file's line, not its preprocessed text's).
+    pub fn line_of(&self, file: FileId, span: Span) -> usize {
+        let (id, range, _) = self.place(&Label {
+            file,
+            span,
+            message: String::new(),
+            primary: true,
+        });
+        match self.files.location(id, range.start) {
+            Ok(l) => l.line_number,
+            Err(_) => 1,
+        }
+    }
+
     /// Renders one diagnostic as text with source snippets, without colours.
     /// A label on a very long line (minified or generated input) is shown
     /// without its snippet, so one diagnostic never prints megabytes.

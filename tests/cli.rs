@@ -197,7 +197,9 @@ fn fmt_prints_the_canonical_form() {
 }
 
 /// `verify --transform mse`: example 2's expanded program is equivalent at
-/// N = 5, 6, 7 (exit 0, one line per size); a program with errors exits 1.
+/// N = 5, 6, 7 and at the corners N = 0, 1 (exit 0, one line per size, the
+/// vectors compared listed last); corners the assumptions rule out are
+/// skipped and said so; a program with errors exits 1.
 #[test]
 fn verify_transform_mse() {
     let o = arrayflow(&[
@@ -212,14 +214,44 @@ fn verify_transform_mse() {
     ]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(code(&o), 0, "{out}{}", String::from_utf8_lossy(&o.stderr));
-    for n in [5, 6, 7] {
+    for n in [5, 6, 7, 0, 1] {
         assert!(
             out.contains(&format!("N = {n}: equivalent on 4 seeds")),
             "{out}"
         );
     }
     assert!(
-        out.contains("mse: equivalent at 3 parameter vectors"),
+        out.contains("mse: equivalent at 5 parameter vectors: (N=5), (N=6), (N=7), (N=0), (N=1)\n"),
+        "{out}"
+    );
+    // T and N at 0 and 1, alone and together, the other at its default;
+    // N = 0 breaks the assumption.
+    let two = tmp(
+        "two-params.loop",
+        b"param T = 3;\nparam N = 5;\nassume N >= 1;\nreal A[0..N];\n\
+          for t = 1 to T do\n  for i = 1 to N do\n    S: A[i] = A[i - 1] + 1;\n  end\nend\n",
+    );
+    let o = arrayflow(&[
+        "verify",
+        two.to_str().unwrap(),
+        "--transform",
+        "mse",
+        "--seeds",
+        "2",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(code(&o), 0, "{out}{}", String::from_utf8_lossy(&o.stderr));
+    for v in ["T = 3, N = 0", "T = 0, N = 0", "T = 1, N = 0"] {
+        assert!(
+            out.contains(&format!("{v}: skipped, the assumptions do not hold")),
+            "{out}"
+        );
+    }
+    assert!(
+        out.contains(
+            "mse: equivalent at 8 parameter vectors: (T=3, N=5), (T=4, N=6), (T=5, N=7), \
+             (T=0, N=5), (T=1, N=5), (T=3, N=1), (T=0, N=1), (T=1, N=1)\n"
+        ),
         "{out}"
     );
     let bad = tmp("bad-mse.loop", b"real A[1..3];\nS: A[1] = B[2];\n");

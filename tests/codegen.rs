@@ -232,7 +232,7 @@ fn program_82_falls_back_where_the_fit_is_wrong() {
     let e = emit(&a, &Options::default()).unwrap();
     let header = arrayflow::codegen::report::text(&a, &e);
     assert!(
-        header.contains("validated at N ∈ {6, 8, 9}, M ∈ {3, 5, 6}"),
+        header.contains("validated at (N=6, M=3), (N=8, M=5), (N=9, M=6)\n"),
         "{header}"
     );
     // +2 and +4 (M = 3, 5) are where the fitted form was wrong.
@@ -419,8 +419,7 @@ fn unproved_arrays_fall_back_unless_allowed() {
     let r = e.arrays.iter().find(|r| r.name == "a").expect("a");
     assert!(!r.expanded, "{header}");
     assert!(
-        r.verdict
-            .starts_with("not expanded: labels checked at n ∈ {")
+        r.verdict.starts_with("not expanded: labels checked at (n=")
             && r.verdict.contains("but not proved: ")
             && r.verdict.ends_with("; pass --allow-unproved to emit them"),
         "{header}"
@@ -434,7 +433,7 @@ fn unproved_arrays_fall_back_unless_allowed() {
     let header = report::text(&a, &e);
     let r = e.arrays.iter().find(|r| r.name == "a").expect("a");
     assert!(r.expanded, "{header}");
-    assert!(header.contains("#   static: checked at n ∈ {"), "{header}");
+    assert!(header.contains("#   static: checked at (n="), "{header}");
     assert!(header.contains("(not proved: "), "{header}");
 }
 
@@ -452,4 +451,27 @@ fn a_big_arrays_copy_out_is_validated_at_large_sizes() {
     assert!(e.validated.iter().any(|v| v[0] == 1_000_002), "{header}");
     // The small vectors were validated.
     assert!(e.validated.iter().any(|v| v[0] <= 3), "{header}");
+}
+
+/// `verify --transform mse`'s corners: each parameter at 0 and at 1 with
+/// the other at the given size, then both at 0 or 1; those breaking the
+/// assumption (N >= 1) apart, duplicates once.
+#[test]
+fn corners_move_each_parameter_and_each_pair_to_0_and_1() {
+    use arrayflow::codegen::check;
+    let a = program(
+        "param T = 3;\nparam N = 5;\nassume N >= 1;\nreal A[0..N];\n\
+         for t = 1 to T do\n  for i = 1 to N do\n    S: A[i] = A[i - 1] + 1;\n  end\nend\n",
+    );
+    let v = |t: i64, n: i64| vec![("T".to_string(), t), ("N".to_string(), n)];
+    let (held, failed) = check::corners(&a, &[]).unwrap();
+    assert_eq!(held, [v(0, 5), v(1, 5), v(3, 1), v(0, 1), v(1, 1)]);
+    assert_eq!(failed, [v(3, 0), v(0, 0), v(1, 0)]);
+    // Around T = 1 the single moves repeat: (T=1, N=5) once.
+    let (held, _) = check::corners(&a, &[("T".to_string(), 1)]).unwrap();
+    assert_eq!(held, [v(0, 5), v(1, 5), v(1, 1), v(0, 1)]);
+    assert_eq!(
+        check::tuples(&held),
+        "(T=0, N=5), (T=1, N=5), (T=1, N=1), (T=0, N=1)"
+    );
 }

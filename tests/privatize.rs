@@ -231,7 +231,7 @@ fn the_command_prints_text_and_json() {
     };
     let text = run(&["privatize", &file]);
     assert!(
-        text.contains("loop j: parallel after privatizing work"),
+        text.contains("loop j@15: parallel after privatizing work"),
         "{text}"
     );
     assert!(

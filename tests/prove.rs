@@ -451,7 +451,7 @@ fn not_proved_says_checked_at() {
     let header = arrayflow::codegen::report::text(&p, &e);
     assert!(
         header
-            .contains("static: checked at N ∈ {4, 5, 7, 1, 2, 0} (not proved: `I` may be a source"),
+            .contains("static: checked at (N=4), (N=5), (N=7), (N=1), (N=2), (N=0) (not proved: `I` may be a source"),
         "{header}"
     );
 }

@@ -569,10 +569,10 @@ fn the_command_reports_refuses_and_emits() {
     let (code, out, _) = contract_cli(fig1, &["--parallel", "i"]);
     assert_eq!(code, 0);
     assert!(
-        out.contains("output S -> R on s: broken by parallel i (3 pairs"),
+        out.contains("output S -> R on s: broken by parallel i@11 (3 pairs"),
         "{out}"
     );
-    assert!(out.contains("s: expanded along parallel i"), "{out}");
+    assert!(out.contains("s: expanded along parallel i@11\n"), "{out}");
     assert!(out.contains("s: 1 / 4 [n] / 20 / 20 / 4 (1.00)"), "{out}");
     let (code, out, _) = contract_cli(fig1, &["--parallel", "i", "--format", "json"]);
     assert_eq!(code, 0);

@@ -77,12 +77,12 @@ fn emit_code_under_an_affine_schedule_as_its_doall_marking_when_there_is_one() {
     );
     // Time sequential, the two statements' rows in order and every i at
     // once: the schedule is the marking `i` parallel, and the program
-    // emitted is the one `--parallel i` gives.
+    // emitted is the one `--parallel i@7,i@10` (both `i` loops) gives.
     let jacobi = "fixtures/c/kernels/jacobi1d.loop";
     let rows = "fixtures/storage/jacobi1d-rows.schedule";
     let by_schedule = contract_cli(jacobi, &["--schedule", rows, "--emit", "code"]);
     assert_eq!(by_schedule.status.code(), Some(0));
-    let by_loops = contract_cli(jacobi, &["--parallel", "i", "--emit", "code"]);
+    let by_loops = contract_cli(jacobi, &["--parallel", "i@7,i@10", "--emit", "code"]);
     let text = String::from_utf8_lossy(&by_schedule.stdout).to_string();
     assert!(
         text.starts_with("# affine schedule { S[t, i] -> [t, 0]; U[t, i] -> [t, 1] }"),

@@ -100,7 +100,7 @@ fn the_command_reports_sharing_and_refuses_unknown_arrays() {
     let run = |args: &[&str]| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_arrayflow"))
             .args(["expand", "fixtures/storage/temporaries-phases.loop"])
-            .args(["--transform", "contract", "--parallel", "i"])
+            .args(["--transform", "contract", "--parallel", "i@10,i@14"])
             .args(args)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .output()

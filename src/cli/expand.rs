@@ -47,8 +47,9 @@ pub struct Args {
     #[arg(long)]
     pub allow_unproved: bool,
     /// With `--transform contract`: the loops to run in parallel, by
-    /// counter name (every other loop sequential); without it, the loops
-    /// marked `doall`.
+    /// counter name (every other loop sequential); `i@12` is the `for i`
+    /// loop on line 12, where sibling loops share the name `i`. Without it,
+    /// the loops marked `doall`.
     #[arg(long, value_delimiter = ',')]
     pub parallel: Option<Vec<String>>,
     /// With `--transform contract`: an affine schedule in isl notation,
@@ -118,6 +119,13 @@ pub fn run(args: &Args) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let mut loops = loops;
+    if args.format == Format::Text {
+        let names = parallel::loop_names(program, &loop_lines(&loaded));
+        for l in &mut loops {
+            l.name = names[l.counter.index()].clone();
+        }
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let written = match (args.transform, args.format) {
@@ -137,6 +145,29 @@ pub fn diagnostic(e: &ExpansionError, file: crate::diagnostics::FileId) -> Diagn
         ExpansionError::Dataflow(d) => super::flow::diagnostic(d, file),
         other => Diagnostic::error("E0501", other.to_string()),
     }
+}
+
+/// The line of every loop's `for` (or `while`) in the loaded file, by
+/// counter id: reports name loops `i@LINE`.
+pub(super) fn loop_lines(loaded: &super::Loaded) -> Vec<Option<u32>> {
+    let mut out = vec![None; loaded.program.counters.len()];
+    for (c, span) in parallel::loop_spans(&loaded.program) {
+        if !span.is_none() {
+            out[c.index()] = Some(loaded.files.line_of(loaded.file, span) as u32);
+        }
+    }
+    out
+}
+
+/// The `for` loops of `p` marked `doall`, in program order, named
+/// `i@LINE` by the lines of the loaded program they come from.
+fn doall_names(loaded: &super::Loaded, p: &crate::model::Program) -> Vec<String> {
+    let lines = parallel::lines_in(&loaded.program, &loop_lines(loaded), p);
+    let names = parallel::loop_names(p, &lines);
+    (crate::storage::nodes::fors(&p.body).into_iter())
+        .filter(|f| f.parallel)
+        .map(|f| names[f.counter.index()].clone())
+        .collect()
 }
 
 /// The code generators' options from the sizes and budget flags.
@@ -159,7 +190,8 @@ pub(super) fn codegen_options(
 fn emit_code(args: &Args, loaded: &super::Loaded, c: bool) -> ExitCode {
     let o = codegen_options(&args.input, &args.budget, args.allow_unproved);
     match codegen::emit(&loaded.program, &o) {
-        Ok(e) => {
+        Ok(mut e) => {
+            e.doall = doall_names(loaded, &e.program);
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
             let report = codegen::report::text(&loaded.program, &e);
@@ -189,14 +221,27 @@ fn emit_code(args: &Args, loaded: &super::Loaded, c: bool) -> ExitCode {
 fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
     use crate::storage::{self, Schedule};
     let program = &loaded.program;
+    let lines = loop_lines(loaded);
+    // Under `--parallel` or the `doall` marks, the parallel loops are the
+    // original's, named with their lines.
+    let parallel_names = |s: &Schedule| -> Option<Vec<String>> {
+        let names = parallel::loop_names(program, &lines);
+        let fors = crate::storage::nodes::fors(&program.body);
+        (args.schedule.is_none()).then(|| {
+            (fors.iter().filter(|f| s.is_parallel(f.counter)))
+                .map(|f| names[f.counter.index()].clone())
+                .collect()
+        })
+    };
     let schedule = match &args.schedule {
         Some(path) => affine_schedule(program, path),
-        None => Schedule::new(program, args.parallel.as_deref()).map_err(|e| {
-            let d = Diagnostic::error(
-                "E0603",
-                format!("`--parallel {0}`: no `for` loop has the counter `{0}`", e.0),
+        None => Schedule::picked(program, args.parallel.as_deref(), &lines).map_err(|e| {
+            eprint!(
+                "{}",
+                loaded
+                    .files
+                    .render(&Diagnostic::error("E0603", e.to_string()))
             );
-            eprint!("{}", loaded.files.render(&d));
             ExitCode::from(1)
         }),
     };
@@ -225,13 +270,16 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
     let o = codegen_options(&args.input, &args.budget, args.allow_unproved);
     if args.emit.is_some() {
         return match storage::pair::checked_with(program, &schedule, &temporaries, &o) {
-            Ok(e) => {
+            Ok(mut e) => {
+                if let Some(names) = parallel_names(&schedule).filter(|_| e.iterations.is_none()) {
+                    e.parallel = names;
+                }
                 let text = storage::emit::header(&e) + &e.text;
                 let stdout = std::io::stdout();
                 let mut out = std::io::BufWriter::new(stdout.lock());
                 super::finish(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
             }
-            Err(e) => fail(storage_diagnostic(program, &e, loaded.file)),
+            Err(e) => fail(storage_diagnostic(program, &e, loaded.file, &lines)),
         };
     }
     let exp = match expanded(loaded, &args.input, &args.budget) {
@@ -241,12 +289,20 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
     let temps = args.temporaries.as_ref().map(|_| temporaries.as_slice());
     let config = args.input.sizes.config(args.budget.max_instances);
     // With the pairing, the report is of the first stage's program.
-    let (c, reported) =
+    let (mut c, reported) =
         match storage::pair::contract_with(program, &exp, &schedule, temps, &o, &config) {
             Ok(x) => x,
-            Err(e) => return fail(storage_diagnostic(program, &e, loaded.file)),
+            Err(e) => return fail(storage_diagnostic(program, &e, loaded.file, &lines)),
         };
     let reported = reported.as_ref().map_or(program, |r| &r.program);
+    // Text names loops `i@LINE`; JSON keeps the counters.
+    if args.format == Format::Text {
+        if let Some(names) = parallel_names(&schedule) {
+            c.parallel = names;
+        }
+        let lines = parallel::lines_in(program, &lines, reported);
+        c.name_loops(parallel::loop_names(reported, &lines));
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let written = match args.format {
@@ -262,22 +318,34 @@ pub(super) fn storage_diagnostic(
     program: &crate::model::Program,
     e: &crate::storage::emit::EmitError,
     file: crate::diagnostics::FileId,
+    lines: &[Option<u32>],
 ) -> Diagnostic {
     let span = |site| crate::storage::emit::site_span(program, site);
-    diagnostic_at(program, &span, e, file)
+    diagnostic_at(program, &span, e, file, lines)
 }
 
-/// `storage_diagnostic` naming `program`'s sites, placed by `span`.
+/// `storage_diagnostic` naming `program`'s sites, placed by `span`, and
+/// its loops by their `lines` (by counter id).
 fn diagnostic_at(
     program: &crate::model::Program,
     span: &dyn Fn(crate::model::Site) -> crate::model::Span,
     e: &crate::storage::emit::EmitError,
     file: crate::diagnostics::FileId,
+    lines: &[Option<u32>],
 ) -> Diagnostic {
     use crate::storage::emit::EmitError;
     use crate::storage::StorageError;
     match e {
         EmitError::Storage(StorageError::Violated(v)) => {
+            let names = parallel::loop_names(program, lines);
+            let v: Vec<crate::storage::Violation> = (v.iter().cloned())
+                .map(|mut o| {
+                    if let Some(n) = o.counter.and_then(|c| names.get(c.index())) {
+                        o.loop_name = n.clone();
+                    }
+                    o
+                })
+                .collect();
             let first = &v[0];
             let show = |t: &[i64]| {
                 let v: Vec<String> = t.iter().map(|x| x.to_string()).collect();
@@ -308,7 +376,7 @@ fn diagnostic_at(
             let mut d = Diagnostic::error("E0602", message)
                 .primary(file, span(first.read_site), "this read")
                 .secondary(file, span(first.source_site), "its source");
-            for o in v {
+            for o in &v {
                 let by = match &o.times {
                     Some(_) => "the schedule".to_string(),
                     None => format!("`{}`", o.loop_name),
@@ -357,7 +425,8 @@ fn diagnostic_at(
         EmitError::Paired { error, stage } => {
             let p1 = &stage.program;
             let original = |site| crate::storage::pair::original_span(program, p1, site);
-            diagnostic_at(p1, &original, error, file).note(format!(
+            let lines = parallel::lines_in(program, lines, p1);
+            diagnostic_at(p1, &original, error, file, &lines).note(format!(
                 "after maximal static expansion, first, of the arrays under dynamic control: {}",
                 stage.lines.join("; ")
             ))

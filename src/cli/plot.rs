@@ -26,8 +26,9 @@ pub struct Args {
     /// in a loop unless `--stmt` says which); `mse` (the default): classes.
     #[arg(long, value_enum)]
     pub transform: Option<super::expand::Transform>,
-    /// With `--transform contract`: the loops to run in parallel (else the
-    /// `doall` marks).
+    /// With `--transform contract`: the loops to run in parallel, by
+    /// counter name or `i@LINE` (the `for i` loop on that line), else the
+    /// `doall` marks.
     #[arg(long, value_delimiter = ',')]
     pub parallel: Option<Vec<String>>,
     /// The SVG file to write.
@@ -100,15 +101,16 @@ fn contract(
 ) -> ExitCode {
     use crate::storage::{self, Order, Schedule};
     let program = &loaded.program;
-    let schedule = match Schedule::new(program, args.parallel.as_deref()) {
+    let lines = super::expand::loop_lines(loaded);
+    let schedule = match Schedule::picked(program, args.parallel.as_deref(), &lines) {
         Ok(s) => s,
-        Err(storage::schedule::UnknownLoop(n)) => {
-            eprintln!("error: `--parallel {n}`: no `for` loop has the counter `{n}`");
+        Err(e) => {
+            eprintln!("error: {e}");
             return ExitCode::from(1);
         }
     };
     let fail = |e: &storage::emit::EmitError| {
-        let d = super::expand::storage_diagnostic(program, e, loaded.file);
+        let d = super::expand::storage_diagnostic(program, e, loaded.file, &lines);
         eprint!("{}", loaded.files.render(&d));
         ExitCode::from(1)
     };

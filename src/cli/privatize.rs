@@ -40,10 +40,18 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(e) => e,
         Err(code) => return code,
     };
-    let loops = privatize::analyze(&loaded.program, &exp);
+    let mut loops = privatize::analyze(&loaded.program, &exp);
     let params = exp.inst.facts.params.clone();
     if args.emit.is_some() {
         return emit(args, &loaded.program);
+    }
+    // Text names loops `i@LINE`; JSON keeps the counter (and its depth).
+    if args.format == Format::Text {
+        let lines = super::expand::loop_lines(&loaded);
+        let names = crate::expansion::parallel::loop_names(&loaded.program, &lines);
+        for l in &mut loops {
+            l.name = names[l.counter.index()].clone();
+        }
     }
     match args.format {
         Format::Text => print!("{}", render::text(&params, &loops)),
@@ -61,6 +69,7 @@ fn emit(args: &Args, program: &crate::model::Program) -> ExitCode {
         ..Default::default()
     };
     let c = crate::cfront::is_c_path(&args.input.file);
+    // The language server's code action prints the same text.
     match privatize::document::document(program, &o, c) {
         Ok(text) => {
             print!("{text}");

@@ -4,9 +4,11 @@
 //! errors or a run fails), 2 on usage or I/O errors.
 //!
 //! `verify FILE --transform mse`: emit the expanded program (`expand --emit
-//! code`) and run `equiv` (original vs emitted) at the given sizes and at
-//! +1, +2 on every parameter; exit 0 when every comparison agrees, 1 on a
-//! mismatch (printed) or when no program can be emitted.
+//! code`) and run `equiv` (original vs emitted) at the given sizes, at
+//! +1, +2 on every parameter, and at the corners (each parameter at 0 and at
+//! 1 alone, every pair of parameters each at 0 or 1, the rest at the given
+//! sizes); exit 0 when every comparison agrees, 1 on a mismatch (printed)
+//! or when no program can be emitted.
 
 use super::run::{options, report, Limits};
 use super::{load, Input};
@@ -25,7 +27,9 @@ pub struct Args {
     #[command(flatten)]
     pub budget: super::Budget,
     /// Check a transformation instead of σ: `mse` compares the expanded
-    /// program with the original.
+    /// program with the original at the given sizes, at +1 and +2 on every
+    /// parameter, and at each parameter 0 and 1 (alone and in pairs, the
+    /// rest at the given sizes); the last line lists the sizes compared.
     #[arg(long, value_enum)]
     pub transform: Option<Transform>,
     /// With `--transform mse`: also expand arrays whose labels are not
@@ -110,15 +114,26 @@ fn transform(args: &Args, loaded: &super::Loaded) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let vectors = match check::shifted(p, &args.input.sizes.params, &[0, 1, 2]) {
-        Ok(v) => v,
+    let given = &args.input.sizes.params;
+    let picked =
+        check::shifted(p, given, &[0, 1, 2]).and_then(|near| Ok((near, check::corners(p, given)?)));
+    let (mut vectors, (corners, refused)) = match picked {
+        Ok(x) => x,
         Err(msg) => {
             eprintln!("error: {msg}");
             return ExitCode::from(2);
         }
     };
+    for v in corners {
+        if !vectors.contains(&v) {
+            vectors.push(v);
+        }
+    }
     println!("# {}", codegen::report::checked_at(p, &emitted));
-    let mut agreed = 0;
+    for v in &refused {
+        println!("{}: skipped, the assumptions do not hold", check::text(v));
+    }
+    let mut agreed = Vec::new();
     let mut originals = check::Originals::new(p, args.seeds)
         .with_limits(args.limits.max_steps, args.limits.max_cells);
     for (v, r) in originals.compare(&emitted.program, &vectors) {
@@ -129,7 +144,7 @@ fn transform(args: &Args, loaded: &super::Loaded) -> ExitCode {
         };
         match r {
             Ok(Verdict::Agree(a)) => {
-                agreed += 1;
+                agreed.push(v.clone());
                 println!(
                     "{at}: equivalent on {} seeds ({} reads, {} cells compared)",
                     a.seeds, a.reads, a.cells
@@ -151,10 +166,14 @@ fn transform(args: &Args, loaded: &super::Loaded) -> ExitCode {
             }
         }
     }
-    if agreed == 0 {
+    if agreed.is_empty() {
         println!("no size where the original runs: nothing compared");
         return ExitCode::from(1);
     }
-    println!("mse: equivalent at {agreed} parameter vectors");
+    println!(
+        "mse: equivalent at {} parameter vectors: {}",
+        agreed.len(),
+        check::tuples(&agreed)
+    );
     ExitCode::SUCCESS
 }

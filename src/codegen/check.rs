@@ -32,6 +32,64 @@ pub fn shifted(
     Ok(out)
 }
 
+/// Each parameter at 0 and at 1 with the others at `overrides` (defaults
+/// for the rest), then every pair of parameters each at 0 or 1: sizes where
+/// a loop runs no trip or one, which sizes near the defaults miss. Split
+/// into the vectors where the assumptions hold and those where they do
+/// not; duplicates dropped.
+pub fn corners(
+    p: &Program,
+    overrides: &[(String, i64)],
+) -> Result<(Vec<Vector>, Vec<Vector>), String> {
+    let base = p.param_values(overrides)?;
+    let n = base.len();
+    let mut raw: Vec<Vec<i64>> = Vec::new();
+    for k in 0..n {
+        for x in [0, 1] {
+            let mut v = base.clone();
+            v[k] = x;
+            raw.push(v);
+        }
+    }
+    for k in 0..n {
+        for l in k + 1..n {
+            for (x, y) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+                let mut v = base.clone();
+                (v[k], v[l]) = (x, y);
+                raw.push(v);
+            }
+        }
+    }
+    let (mut held, mut failed): (Vec<Vector>, Vec<Vector>) = (Vec::new(), Vec::new());
+    for v in raw {
+        let v: Vector = (p.params.iter().map(|q| q.name.clone())).zip(v).collect();
+        if held.contains(&v) || failed.contains(&v) {
+            continue;
+        }
+        match p.param_values(&v) {
+            Ok(_) => held.push(v),
+            Err(_) => failed.push(v),
+        }
+    }
+    Ok((held, failed))
+}
+
+/// "(T=3, N=10)": one vector as a tuple, "(no parameters)" when empty.
+pub fn tuple(v: &[(String, i64)]) -> String {
+    if v.is_empty() {
+        return "(no parameters)".into();
+    }
+    let x: Vec<String> = v.iter().map(|(n, x)| format!("{n}={x}")).collect();
+    format!("({})", x.join(", "))
+}
+
+/// "(T=3, N=10), (T=4, N=11)": vectors as tuples, so that the values
+/// that went together stay together (the headers of `expand --emit code`,
+/// `privatize --emit code` and the contraction).
+pub fn tuples(vs: &[Vector]) -> String {
+    vs.iter().map(|v| tuple(v)).collect::<Vec<_>>().join(", ")
+}
+
 /// "N = 6, M = 3".
 pub fn text(v: &[(String, i64)]) -> String {
     v.iter()

@@ -346,7 +346,7 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
 enum Refusal {
     /// "disagrees with the original at N = 6: ..." (validation).
     Disagrees(String),
-    /// "labels checked at N ∈ {…} but not proved: why; pass
+    /// "labels checked at (N=4), … but not proved: why; pass
     /// --allow-unproved to emit" (the proof).
     Unproved(String),
 }
@@ -722,8 +722,8 @@ fn obstacle(p: &Program, form: &ArrayForm, trees: &HashMap<(Site, usize), Tree>)
         .min();
     if let Some((site, k)) = split {
         return Some(format!(
-            "read {k} of condition `{}` needs a piecewise label",
-            p.site_name(site)
+            "{} needs a piecewise label",
+            report::read_of(p, site, k)
         ));
     }
     for s in p.stmts() {
@@ -939,12 +939,7 @@ pub(crate) fn mark_parallel_at(
     // The samples miss a dependence that only other sizes have (`for j = 2
     // to M step 3` runs once while M < 5): the exact tests, which hold for
     // every parameter value, must find none either.
-    let exact = carried_at_any_size(p);
-    for (k, c) in p.counters.iter().enumerate() {
-        if exact.contains(&c.name) {
-            carried.insert(CounterId(k as u32));
-        }
-    }
+    carried.extend(carried_at_any_size(p));
     let mut names = Vec::new();
     fn mark(nodes: &mut [Node], carried: &HashSet<CounterId>, names: &mut Vec<CounterId>) {
         for n in nodes {
@@ -977,30 +972,55 @@ pub(crate) fn mark_parallel_at(
     Ok(names)
 }
 
-/// The names of the loops that carry a dependence for some parameter value
-/// by the exact tests (`dependence`; a name stands for every loop with that
-/// counter name, conservatively; a dependence with no direction vector
-/// marks all its common loops).
-fn carried_at_any_size(p: &Program) -> HashSet<String> {
+/// The loops that carry a dependence for some parameter value by the exact
+/// tests (`dependence`; a dependence with no direction vector marks all its
+/// common loops). Loops are told apart by id, not counter name: sibling
+/// loops may share a name and only one of them carry a dependence.
+fn carried_at_any_size(p: &Program) -> HashSet<CounterId> {
     use crate::dependence::{direction::Dir, report, Config, Tester};
+    let loops_of = crate::dataflow::render::site_loops(p);
+    let n_stmts = p.stmts().len();
+    let index = |site: Site| match site {
+        Site::Stmt(s) => s.index(),
+        Site::Cond(c) => n_stmts + c.index(),
+    };
     let mut tester = Tester::new(Config::default());
     let mut out = HashSet::new();
     for r in report::analyze(p, &mut tester) {
         if !r.dependent {
             continue;
         }
+        let (a, b) = (
+            &loops_of[index(r.src_id.site)],
+            &loops_of[index(r.dst_id.site)],
+        );
+        let common: Vec<CounterId> = (a.iter().zip(b))
+            .take_while(|(x, y)| x == y)
+            .map(|(&x, _)| x)
+            .collect();
+        // The report names the common loops; should they not be the ones
+        // found here, every loop of those names counts (conservative).
+        let named = |names: &[String]| -> Vec<CounterId> {
+            (0..p.counters.len() as u32)
+                .map(CounterId)
+                .filter(|&c| names.contains(&p.counter_decl(c).name))
+                .collect()
+        };
+        let same = common.len() == r.loops.len()
+            && (common.iter().zip(&r.loops)).all(|(&c, n)| p.counter_decl(c).name == *n);
         for v in &r.dependence.vectors {
-            if let Some(name) = v
-                .dirs
-                .iter()
-                .position(|d| *d != Dir::Zero)
-                .and_then(|l| r.loops.get(l))
-            {
-                out.insert(name.clone());
+            if let Some(l) = v.dirs.iter().position(|d| *d != Dir::Zero) {
+                match same {
+                    true => out.extend(common.get(l)),
+                    false => out.extend(named(r.loops.get(l..=l).unwrap_or_default())),
+                }
             }
         }
         if r.dependence.vectors.is_empty() {
-            out.extend(r.loops.iter().cloned());
+            match same {
+                true => out.extend(common.iter().copied()),
+                false => out.extend(named(&r.loops)),
+            }
         }
     }
     out

@@ -250,16 +250,14 @@ pub fn prove(program: &Program, labels: &Labels) -> Proof {
                 Found::None => {}
                 Found::Some => {
                     return Proof::Refuted(format!(
-                        "{source} may be a source of read {} of `{}` with another label",
-                        k + 1,
-                        program.site_name(r)
+                        "{source} may be a source of {} with another label",
+                        super::report::read_of(program, r, k)
                     ))
                 }
                 Found::Unknown(why) => {
                     unknown.get_or_insert(format!(
-                        "{why} ({source} and read {} of `{}`)",
-                        k + 1,
-                        program.site_name(r)
+                        "{why} ({source} and {})",
+                        super::report::read_of(program, r, k)
                     ));
                 }
             }

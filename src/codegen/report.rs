@@ -3,25 +3,63 @@
 use super::prove::Proof;
 use super::size::Poly;
 use super::{ArrayReport, Emitted};
-use crate::model::Program;
+use crate::model::{ArrayId, Program, Site, StmtId, StmtKind};
 use std::fmt::Write;
 
-/// "N ∈ {4, 5, 7, 1}, M ∈ {…}": the values of each parameter in `vectors`.
-fn values(p: &Program, vectors: &[Vec<i64>]) -> String {
-    p.params
-        .iter()
-        .enumerate()
-        .map(|(k, q)| {
-            let mut vs: Vec<i64> = vectors.iter().filter_map(|s| s.get(k).copied()).collect();
-            vs.dedup();
-            let vs: Vec<String> = vs.iter().map(i64::to_string).collect();
-            format!("{} ∈ {{{}}}", q.name, vs.join(", "))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+/// How a reason names read `k` of `site`: "the final value of `B`" for the
+/// read of every cell that copy-out adds ([`super::augment_arrays`]), else
+/// "the read of `A` in `S` (access k)", numbered as `flow` numbers
+/// accesses (from 0, among the site's reads).
+pub fn read_of(p: &Program, site: Site, k: usize) -> String {
+    if let Site::Stmt(s) = site {
+        if let Some(a) = final_read(p, s) {
+            return format!("the final value of `{}`", p.array_decl(a).name);
+        }
+    }
+    let (reads, whose) = match site {
+        Site::Stmt(s) => (p.stmts()[s.index()].reads(), String::new()),
+        Site::Cond(c) => (p.conditions()[c.index()].reads(), "condition ".into()),
+    };
+    let what = match reads.get(k) {
+        Some(r) => format!(" of `{}`", p.array_decl(r.array).name),
+        None => String::new(),
+    };
+    format!(
+        "the read{what} in {whose}`{}` (access {k})",
+        p.site_name(site)
+    )
 }
 
-/// "checked at N ∈ {4, 5, 7, 1}, validated at N ∈ {6, 9}": where the closed
+/// The array `s` reads every final value of, when it is a copy-out read:
+/// `out_B: use(B[o1, ..])` with no write after it.
+fn final_read(p: &Program, s: StmtId) -> Option<ArrayId> {
+    let stmts = p.stmts();
+    let st = stmts.get(s.index())?;
+    let StmtKind::Call { func, .. } = &st.kind else {
+        return None;
+    };
+    let reads = st.reads();
+    let [r] = reads[..] else {
+        return None;
+    };
+    let later_write = stmts[s.index() + 1..].iter().any(|t| t.write().is_some());
+    (func == "use" && st.label.starts_with("out_") && !later_write).then_some(r.array)
+}
+
+/// "(N=4, M=3), (N=5, M=4)": `vectors` as tuples of `p`'s parameters.
+fn values(p: &Program, vectors: &[Vec<i64>]) -> String {
+    let named: Vec<super::check::Vector> = vectors
+        .iter()
+        .map(|v| {
+            (p.params.iter().map(|q| q.name.clone()))
+                .zip(v.iter().copied())
+                .collect()
+        })
+        .collect();
+    super::check::tuples(&named)
+}
+
+/// "checked at (N=4), (N=5), validated at (N=6), (N=9)": where the closed
 /// forms were inferred and checked, and where `equiv` confirmed the emitted
 /// program at sizes not sampled.
 pub fn checked_at(p: &Program, e: &Emitted) -> String {
@@ -36,7 +74,7 @@ pub fn checked_at(p: &Program, e: &Emitted) -> String {
     format!("checked at {}, {validated}", values(p, &e.samples))
 }
 
-/// "checked at N ∈ {4, 5, 7, 1}" ("checked" without parameters): where
+/// "checked at (N=4), (N=5)" ("checked" without parameters): where
 /// the closed forms were inferred.
 pub fn checked(p: &Program, samples: &[Vec<i64>]) -> String {
     if p.params.is_empty() {
@@ -46,8 +84,8 @@ pub fn checked(p: &Program, samples: &[Vec<i64>]) -> String {
     }
 }
 
-/// Why `proof` is not a proof ("`S` may be a source of read 1 of `T` with
-/// another label", "unknown: …"); None when it is one.
+/// Why `proof` is not a proof ("`S` may be a source of the read of `A` in
+/// `T` (access 0) with another label", "unknown: …"); None when it is one.
 pub fn not_proved(proof: &Proof) -> Option<String> {
     match proof {
         Proof::Proved => None,
@@ -62,7 +100,7 @@ pub fn unproved(a: &ArrayReport) -> Option<String> {
     a.proof.as_ref().filter(|_| a.expanded).and_then(not_proved)
 }
 
-/// "proved for every N with N >= 0" or "checked at N ∈ {…} (not proved:
+/// "proved for every N with N >= 0" or "checked at (N=4), … (not proved:
 /// why)": what the symbolic proof (`prove`) established for one array.
 pub fn proved(p: &Program, e: &Emitted, proof: &Proof) -> String {
     let Some(why) = not_proved(proof) else {

@@ -155,6 +155,78 @@ pub fn loops(program: &Program) -> Vec<(CounterId, usize)> {
     out
 }
 
+/// Every loop's counter with its span (the whole `for` or `while`), in
+/// program order.
+pub fn loop_spans(program: &Program) -> Vec<(CounterId, crate::model::Span)> {
+    fn walk(nodes: &[Node], out: &mut Vec<(CounterId, crate::model::Span)>) {
+        for n in nodes {
+            match n {
+                Node::For(f) => {
+                    out.push((f.counter, f.span));
+                    walk(&f.body, out);
+                }
+                Node::While(w) => {
+                    out.push((w.counter, w.span));
+                    walk(&w.body, out);
+                }
+                Node::If(i) => {
+                    for (_, b) in &i.branches {
+                        walk(b, out);
+                    }
+                    if let Some(b) = &i.otherwise {
+                        walk(b, out);
+                    }
+                }
+                Node::Stmt(_) => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&program.body, &mut out);
+    out
+}
+
+/// How reports name loops, by counter id: "i@12", the counter and the line
+/// of its loop (`lines`, by counter id), so that sibling loops with one
+/// counter name are told apart; the bare name where the line is unknown.
+pub fn loop_names(program: &Program, lines: &[Option<u32>]) -> Vec<String> {
+    (program.counters.iter().enumerate())
+        .map(|(k, c)| match lines.get(k).copied().flatten() {
+            Some(l) => format!("{}@{l}", c.name),
+            None => c.name.clone(),
+        })
+        .collect()
+}
+
+/// The lines (`lines`, by counter id of `p`) carried over to `q`, a program
+/// made from `p` that keeps its loops in order (an expanded or privatized
+/// program, printed and read back): the k-th loop with a given counter
+/// name in `q` is the k-th with that name in `p`. Loops `q` adds have
+/// names `p` does not use, and no line.
+pub fn lines_in(p: &Program, lines: &[Option<u32>], q: &Program) -> Vec<Option<u32>> {
+    let by_name = |prog: &Program| {
+        let mut m: std::collections::HashMap<String, Vec<CounterId>> = Default::default();
+        for (c, _) in loops(prog) {
+            m.entry(prog.counter_decl(c).name.clone())
+                .or_default()
+                .push(c);
+        }
+        m
+    };
+    let (from, to) = (by_name(p), by_name(q));
+    let mut out = vec![None; q.counters.len()];
+    for (name, cs) in &to {
+        let Some(ps) = from.get(name) else { continue };
+        // Only when both have as many: else which is which is a guess.
+        if ps.len() == cs.len() {
+            for (c, pc) in cs.iter().zip(ps) {
+                out[c.index()] = lines.get(pc.index()).copied().flatten();
+            }
+        }
+    }
+    out
+}
+
 fn collect_loops(nodes: &[Node], depth: usize, out: &mut Vec<(CounterId, usize)>) {
     for n in nodes {
         match n {

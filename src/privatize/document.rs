@@ -12,13 +12,7 @@ use crate::model::Program;
 /// the validation refuses.
 pub fn document(program: &Program, o: &crate::codegen::Options, c: bool) -> Result<String, String> {
     let checked = emit::checked(program, o)?;
-    let sizes = |vs: &[Vec<(String, i64)>]| -> String {
-        let one = |v: &Vec<(String, i64)>| {
-            let x: Vec<String> = v.iter().map(|(n, x)| format!("{n}={x}")).collect();
-            format!("({})", x.join(", "))
-        };
-        vs.iter().map(one).collect::<Vec<_>>().join(" ")
-    };
+    let sizes = crate::codegen::check::tuples;
     let mark = if c { "//" } else { "#" };
     let Some(e) = &checked.emitted else {
         let mut out = format!(

@@ -22,6 +22,8 @@ pub struct Violation {
     /// The loop whose iterations the schedule reorders (empty when both
     /// are in one iteration of every common loop).
     pub loop_name: String,
+    /// That loop (sibling loops may share its name).
+    pub counter: Option<CounterId>,
     /// Under an affine schedule: the source's and the read's times.
     pub times: Option<(Vec<i64>, Vec<i64>)>,
     pub source: String,
@@ -71,6 +73,16 @@ impl Verdict {
         !matches!(self, Verdict::Broken(_) | Verdict::Reordered(_))
     }
 
+    /// The same verdict naming its loop `name` (`i@12`).
+    pub fn renamed(&self, name: &str) -> Verdict {
+        match self {
+            Verdict::Carried(_) => Verdict::Carried(name.into()),
+            Verdict::Broken(_) => Verdict::Broken(name.into()),
+            Verdict::Reordered(l) if !l.is_empty() => Verdict::Reordered(name.into()),
+            other => other.clone(),
+        }
+    }
+
     pub fn describe(&self) -> String {
         match self {
             Verdict::Carried(l) => format!("neutral (carried by sequential {l})"),
@@ -97,6 +109,8 @@ pub struct Dependence {
     pub from: String,
     pub to: String,
     pub verdict: Verdict,
+    /// The loop the verdict names (sibling loops may share its name).
+    pub counter: Option<CounterId>,
     /// Instances (neighbouring pairs) at the analysed sizes.
     pub count: u64,
     /// The first pair, as operations.
@@ -140,6 +154,7 @@ pub fn violations(program: &Program, exp: &Expansion, order: &Order) -> Vec<Viol
                     seen.insert(key, out.len());
                     out.push(Violation {
                         loop_name: l.map_or(String::new(), |c| loop_name(program, c)),
+                        counter: l,
                         times: order
                             .schedule
                             .affine
@@ -223,7 +238,8 @@ pub fn memory_based(program: &Program, exp: &Expansion, order: &Order) -> Vec<De
     let f = &exp.inst.facts;
     let events = cell_events(exp);
     let mut arrays: BTreeMap<u32, Option<ArrayId>> = BTreeMap::new();
-    let mut groups: BTreeMap<(Kind, u32, Site, Site, Verdict), usize> = BTreeMap::new();
+    type Key = (Kind, u32, Site, Site, Verdict, Option<u32>);
+    let mut groups: BTreeMap<Key, usize> = BTreeMap::new();
     let mut out: Vec<Dependence> = Vec::new();
     neighbours(&events, |cell, a, b, kind| {
         let Some(kind) = kind else { return };
@@ -231,7 +247,12 @@ pub fn memory_based(program: &Program, exp: &Expansion, order: &Order) -> Vec<De
             .entry(cell)
             .or_insert_with(|| f.cells.locate(cell as usize).map(|(a, _)| a));
         let Some(array) = array else { return };
-        let verdict = match order.kept(a, b) {
+        let kept = order.kept(a, b);
+        let counter = match kept {
+            Kept::Carried(l) | Kept::Broken(Breach::Loop(l)) => Some(l),
+            _ => None,
+        };
+        let verdict = match kept {
             Kept::Independent => Verdict::Independent,
             Kept::Carried(l) => Verdict::Carried(loop_name(program, l)),
             Kept::Time(d) => Verdict::Scheduled(d),
@@ -241,7 +262,14 @@ pub fn memory_based(program: &Program, exp: &Expansion, order: &Order) -> Vec<De
             Kept::Broken(Breach::Loop(l)) => Verdict::Reordered(loop_name(program, l)),
             Kept::Broken(Breach::Body) => Verdict::Reordered(String::new()),
         };
-        let key = (kind, array.0, f.site(a), f.site(b), verdict.clone());
+        let key = (
+            kind,
+            array.0,
+            f.site(a),
+            f.site(b),
+            verdict.clone(),
+            counter.map(|c| c.0),
+        );
         match groups.get(&key) {
             Some(&k) => out[k].count += 1,
             None => {
@@ -252,6 +280,7 @@ pub fn memory_based(program: &Program, exp: &Expansion, order: &Order) -> Vec<De
                     from: program.site_name(f.site(a)),
                     to: program.site_name(f.site(b)),
                     verdict,
+                    counter,
                     count: 1,
                     example: (op_name(program, exp, a), op_name(program, exp, b)),
                 });

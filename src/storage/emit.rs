@@ -519,12 +519,7 @@ fn show(v: &[(String, i64)]) -> String {
 
 /// The `#` header: what was contracted, and where it was checked.
 pub fn header(e: &Emitted) -> String {
-    let sizes = |vs: &[Vec<(String, i64)>]| {
-        vs.iter()
-            .map(|v| format!("({})", show(v)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let sizes = crate::codegen::check::tuples;
     let checked = if e.validated.is_empty() {
         "nowhere: the original fails at every size tried".to_string()
     } else {
@@ -647,9 +642,8 @@ fn gather(
             let v: Vec<i64> = ds.iter().map(|&d| raw(src, d)).collect();
             if place.as_ref().is_some_and(|p| *p != v) {
                 return Err(EmitError::Other(format!(
-                    "read {} of {} has sources at two places at {}",
-                    r.access(),
-                    program.site_name(r.site()),
+                    "{} has sources at two places at {}",
+                    crate::codegen::report::read_of(program, r.site(), r.access()),
                     show(f.params.as_slice())
                 )));
             }

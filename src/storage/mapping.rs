@@ -399,9 +399,10 @@ fn fit_reads(
                     return Err(Unmappable {
                         array: program.array_decl(a).name.clone(),
                         reason: format!(
-                            "read {} of {} has sources at two places ({} among them)",
-                            r.access(),
+                            "the read of `{}` in {} (access {}) has sources at two places ({} among them)",
+                            program.array_decl(a).name,
                             op_name(program, exp, op),
+                            r.access(),
                             op_name(program, exp, src)
                         ),
                         site: Some(r.site()),

@@ -55,6 +55,22 @@ pub struct Contraction {
     /// made of each array under dynamic control; this contraction is of
     /// its output. Empty without the pairing.
     pub paired: Vec<String>,
+    /// How the report names each loop, by counter id: its counter; the
+    /// command names them `i@LINE` ([`Contraction::name_loops`]).
+    pub loop_names: Vec<String>,
+}
+
+impl Contraction {
+    /// Names loops by `names` (by counter id of the program analysed:
+    /// `i@LINE`, telling sibling loops apart) in the report.
+    pub fn name_loops(&mut self, names: Vec<String>) {
+        for d in &mut self.dependences {
+            if let Some(n) = d.counter.and_then(|c| names.get(c.index())) {
+                d.verdict = d.verdict.renamed(n);
+            }
+        }
+        self.loop_names = names;
+    }
 }
 
 /// Why there is no contraction.
@@ -126,5 +142,6 @@ pub fn contract_with(
         bound,
         sharing,
         paired: Vec::new(),
+        loop_names: program.counters.iter().map(|c| c.name.clone()).collect(),
     })
 }

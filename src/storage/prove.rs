@@ -299,7 +299,7 @@ impl Proving<'_> {
         for (s, k) in reads {
             let target = &l.reads[&(s, k)];
             let program = self.program;
-            let what = || format!("read {} of `{}`", k + 1, program.site_name(Site::Stmt(s)));
+            let what = || crate::codegen::report::read_of(program, Site::Stmt(s), k);
             let q = sym
                 .quast(s, k)
                 .ok_or_else(|| format!("{} has no symbolic σ: {}", what(), why_not(sym, s, k)))?;

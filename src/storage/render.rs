@@ -53,14 +53,19 @@ fn counter(program: &Program, c: CounterId) -> &str {
 /// `expanded along parallel i`, `folded along sequential t mod 2` (under
 /// an affine schedule: `along loop i`).
 pub fn describe_dim(program: &Program, d: Dim, affine: bool) -> String {
+    describe_dim_named(&|c| counter(program, c).to_string(), d, affine)
+}
+
+/// [`describe_dim`] with the loops named by `name` (`i@12`).
+fn describe_dim_named(name: &dyn Fn(CounterId) -> String, d: Dim, affine: bool) -> String {
     let (par, seq) = if affine {
         ("loop", "loop")
     } else {
         ("parallel", "sequential")
     };
     match d {
-        Dim::Expand(c) => format!("expanded along {par} {}", counter(program, c)),
-        Dim::Fold(c, m) => format!("folded along {seq} {} mod {m}", counter(program, c)),
+        Dim::Expand(c) => format!("expanded along {par} {}", name(c)),
+        Dim::Fold(c, m) => format!("folded along {seq} {} mod {m}", name(c)),
     }
 }
 
@@ -127,6 +132,9 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
             d.example.1
         )?;
     }
+    let name_of = |l: CounterId| {
+        (c.loop_names.get(l.index())).map_or_else(|| counter(program, l).to_string(), Clone::clone)
+    };
     writeln!(out, "\nstorage mapping:")?;
     for a in written(c) {
         let how = if a.dims.is_empty() {
@@ -134,7 +142,7 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
         } else {
             a.dims
                 .iter()
-                .map(|&d| describe_dim(program, d, c.affine.is_some()))
+                .map(|&d| describe_dim_named(&name_of, d, c.affine.is_some()))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -143,8 +151,8 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
             if let ReadPlace::Original = place {
                 writeln!(
                     out,
-                    "    read {access} of {}: initial values only, from the original array",
-                    program.site_name(*site)
+                    "    {}: initial values only, from the original array",
+                    crate::codegen::report::read_of(program, *site, *access)
                 )?;
             }
         }

@@ -28,6 +28,51 @@ pub struct Schedule {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownLoop(pub String);
 
+/// Why a name of `--parallel` picks no loop ([`Schedule::picked`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LoopChoice {
+    /// No `for` loop has this counter.
+    Unknown(String),
+    /// `i@LINE`: no `for i` loop on that line; the lines of those there are.
+    NotOnLine(String, Vec<u32>),
+    /// A bare `i` where several `for i` loops are, on these lines.
+    Ambiguous(String, Vec<u32>),
+    /// `i@x` with `x` no line number.
+    BadLine(String),
+}
+
+impl std::fmt::Display for LoopChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = |name: &str, lines: &[u32]| {
+            let l: Vec<String> = lines.iter().map(|l| format!("`{name}@{l}`")).collect();
+            l.join(", ")
+        };
+        match self {
+            LoopChoice::Unknown(n) => {
+                write!(f, "`--parallel {n}`: no `for` loop has the counter `{n}`")
+            }
+            LoopChoice::NotOnLine(n, lines) => {
+                let name = n.rsplit_once('@').map_or(n.as_str(), |(x, _)| x);
+                write!(
+                    f,
+                    "`--parallel {n}`: no `for {name}` loop starts on that line; there are {}",
+                    at(name, lines)
+                )
+            }
+            LoopChoice::Ambiguous(n, lines) => write!(
+                f,
+                "`--parallel {n}`: {} `for` loops have the counter `{n}`; name one by its line: {}",
+                lines.len(),
+                at(n, lines)
+            ),
+            LoopChoice::BadLine(n) => write!(
+                f,
+                "`--parallel {n}`: expected `COUNTER` or `COUNTER@LINE` with LINE a line number"
+            ),
+        }
+    }
+}
+
 impl Schedule {
     /// The loops named (every `for` loop whose counter has that name), or,
     /// with no names, the loops marked `doall`.
@@ -56,6 +101,54 @@ impl Schedule {
                         return Err(UnknownLoop(n.clone()));
                     }
                 }
+            }
+        }
+        Ok(Schedule {
+            parallel,
+            affine: None,
+        })
+    }
+
+    /// [`Schedule::new`] where a name may pick one of several loops with
+    /// that counter (sibling loops): `i@12` is the `for i` loop on line 12
+    /// (`lines`, by counter id), and a bare `i` must name one loop only.
+    pub fn picked(
+        program: &Program,
+        names: Option<&[String]>,
+        lines: &[Option<u32>],
+    ) -> Result<Schedule, LoopChoice> {
+        let Some(names) = names else {
+            return Ok(Schedule::new(program, None).expect("no names"));
+        };
+        let fors: Vec<CounterId> = (super::nodes::fors(&program.body).into_iter())
+            .map(|f| f.counter)
+            .collect();
+        let line = |c: CounterId| lines.get(c.index()).copied().flatten();
+        let mut parallel = vec![false; program.counters.len()];
+        for n in names {
+            let (name, at) = match n.rsplit_once('@') {
+                Some((name, l)) => match l.parse::<u32>() {
+                    Ok(l) => (name, Some(l)),
+                    Err(_) => return Err(LoopChoice::BadLine(n.clone())),
+                },
+                None => (n.as_str(), None),
+            };
+            let same: Vec<CounterId> = (fors.iter().copied())
+                .filter(|&c| program.counter_decl(c).name == name)
+                .collect();
+            let mut at_lines: Vec<u32> = same.iter().filter_map(|&c| line(c)).collect();
+            at_lines.sort_unstable();
+            let chosen: Vec<CounterId> = match at {
+                Some(l) => same.into_iter().filter(|&c| line(c) == Some(l)).collect(),
+                None if same.len() > 1 => {
+                    return Err(LoopChoice::Ambiguous(name.to_string(), at_lines))
+                }
+                None => same,
+            };
+            match chosen.as_slice() {
+                [] if at_lines.is_empty() => return Err(LoopChoice::Unknown(name.to_string())),
+                [] => return Err(LoopChoice::NotOnLine(n.clone(), at_lines)),
+                cs => cs.iter().for_each(|c| parallel[c.index()] = true),
             }
         }
         Ok(Schedule {
