@@ -35,8 +35,6 @@ pub enum LoopChoice {
     Unknown(String),
     /// `i@LINE`: no `for i` loop on that line; the lines of those there are.
     NotOnLine(String, Vec<u32>),
-    /// A bare `i` where several `for i` loops are, on these lines.
-    Ambiguous(String, Vec<u32>),
     /// `i@x` with `x` no line number.
     BadLine(String),
 }
@@ -59,12 +57,6 @@ impl std::fmt::Display for LoopChoice {
                     at(name, lines)
                 )
             }
-            LoopChoice::Ambiguous(n, lines) => write!(
-                f,
-                "`--parallel {n}`: {} `for` loops have the counter `{n}`; name one by its line: {}",
-                lines.len(),
-                at(n, lines)
-            ),
             LoopChoice::BadLine(n) => write!(
                 f,
                 "`--parallel {n}`: expected `COUNTER` or `COUNTER@LINE` with LINE a line number"
@@ -138,11 +130,9 @@ impl Schedule {
                 .collect();
             let mut at_lines: Vec<u32> = same.iter().filter_map(|&c| line(c)).collect();
             at_lines.sort_unstable();
+            // A bare name stands for every `for` loop with that counter.
             let chosen: Vec<CounterId> = match at {
                 Some(l) => same.into_iter().filter(|&c| line(c) == Some(l)).collect(),
-                None if same.len() > 1 => {
-                    return Err(LoopChoice::Ambiguous(name.to_string(), at_lines))
-                }
                 None => same,
             };
             match chosen.as_slice() {
