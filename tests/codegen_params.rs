@@ -4,7 +4,9 @@
 //! oracle: both programs run by the interpreter, doall loops shuffled) at
 //! 10 random parameter vectors each, drawn independently per parameter:
 //! half small (0..=3, so parameters unequal and small), half around the
-//! defaults (default..=default+5). Unproved arrays fall back (the default
+//! defaults (default..=default+5), then every corner (each parameter at 0
+//! and at 1 with the others at their defaults, and every pair of those,
+//! where the assumptions hold). Unproved arrays fall back (the default
 //! `Options`), so every emitted program must agree wherever the original
 //! runs. Fixed seeds; `ARRAYFLOW_CASES` sets the number of programs
 //! (default 1,000: see the comment at `CASES`).
@@ -51,6 +53,7 @@ fn emitted_programs_agree_at_independent_parameter_vectors() {
     let mut rng = SplitMix64::new(14);
     let (mut programs, mut skipped, mut compared, mut no_run) = (0u64, 0u64, 0u64, 0u64);
     let (mut expanded, mut fell_back, mut unequal_small) = (0u64, 0u64, 0u64);
+    let mut corner_vectors = 0u64;
     for seed in 0..cases {
         let opts = GenOptions {
             params: 2 + (seed % 3) as usize,
@@ -81,10 +84,14 @@ fn emitted_programs_agree_at_independent_parameter_vectors() {
                 r.verdict
             );
         }
-        for k in 0..VECTORS {
-            let Some(params) = vector(&a, &mut rng, k % 2 == 0) else {
-                continue;
-            };
+        // Random vectors, then the corners: each parameter at 0 and at 1
+        // with the others at their defaults, and every pair of those.
+        let random: Vec<Vec<(String, i64)>> = (0..VECTORS)
+            .filter_map(|k| vector(&a, &mut rng, k % 2 == 0))
+            .collect();
+        let corners = arrayflow::codegen::check::corners(&a, &[]).map_or(Vec::new(), |c| c.0);
+        corner_vectors += corners.len() as u64;
+        for params in random.into_iter().chain(corners) {
             let small_unequal =
                 params.iter().all(|x| x.1 <= 3) && params.iter().any(|x| x.1 != params[0].1);
             let o = EquivOptions {
@@ -126,6 +133,7 @@ fn emitted_programs_agree_at_independent_parameter_vectors() {
         "{unequal_small} of {compared}"
     );
     assert!(expanded > 0);
+    assert!(corner_vectors >= programs, "{corner_vectors} corners");
 }
 
 /// With `allow_unproved` unproved arrays are emitted, and the header says
