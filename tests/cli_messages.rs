@@ -43,7 +43,7 @@ end
 
 struct Case {
     name: &'static str,
-    files: &'static [(&'static str, &'static str)],
+    files: Vec<(&'static str, String)>,
     args: &'static [&'static str],
     code: i32,
     stdout: &'static [&'static str],
@@ -56,7 +56,7 @@ struct Case {
 
 const BASE: Case = Case {
     name: "",
-    files: &[],
+    files: Vec::new(),
     args: &[],
     code: 0,
     stdout: &[],
@@ -70,7 +70,7 @@ fn cases() -> Vec<Case> {
         // Sanity: the rule finds B (written by T, read by nobody), not A.
         Case {
             name: "never-read",
-            files: &[("p.loop", PROG), ("never_read.dl", NEVER_READ)],
+            files: vec![("p.loop", PROG.into()), ("never_read.dl", NEVER_READ.into())],
             args: &["check", "p.loop", "--rules", "never_read.dl"],
             counted: &[("`B` is written here but never read", 1)],
             absent: &["`A` is written"],
@@ -80,7 +80,7 @@ fn cases() -> Vec<Case> {
         // The same file twice, spelt two ways: each finding once.
         Case {
             name: "rules-twice",
-            files: &[("p.loop", PROG), ("never_read.dl", NEVER_READ)],
+            files: vec![("p.loop", PROG.into()), ("never_read.dl", NEVER_READ.into())],
             args: &[
                 "check",
                 "p.loop",
@@ -95,7 +95,7 @@ fn cases() -> Vec<Case> {
         // A rule file in error: exit 1 and no "ok" for the program.
         Case {
             name: "rules-in-error",
-            files: &[("p.loop", PROG), ("bad.dl", ".decl p(x: number)\np(X) :- nothing(X).\n")],
+            files: vec![("p.loop", PROG.into()), ("bad.dl", ".decl p(x: number)\np(X) :- nothing(X).\n".into())],
             args: &["check", "p.loop", "--rules", "bad.dl"],
             code: 1,
             stderr: &["E1002"],
@@ -105,7 +105,7 @@ fn cases() -> Vec<Case> {
         // `check` takes the budget its own E0302 tells the user to raise.
         Case {
             name: "check-max-instances",
-            files: &[("p.loop", PROG)],
+            files: vec![("p.loop", PROG.into())],
             args: &["check", "p.loop", "--max-instances", "5"],
             stdout: &["p.loop: ok"],
             ..BASE
@@ -115,7 +115,7 @@ fn cases() -> Vec<Case> {
         // read. They are not run.
         Case {
             name: "rules-on-failed-analysis",
-            files: &[("p.loop", PROG), ("never_read.dl", NEVER_READ)],
+            files: vec![("p.loop", PROG.into()), ("never_read.dl", NEVER_READ.into())],
             args: &["check", "p.loop", "--rules", "never_read.dl", "--max-instances", "5"],
             code: 1,
             stderr: &["E0302", "E1102", "were not run"],
@@ -124,7 +124,7 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "facts-max-memory",
-            files: &[("p.loop", PROG)],
+            files: vec![("p.loop", PROG.into())],
             args: &["facts", "p.loop", "--format", "souffle", "out", "--max-memory", "1"],
             code: 1,
             stderr: &["E0304"],
@@ -132,11 +132,34 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "flow-possible-sources-note",
-            files: &[("w.loop", WHILE_BIG)],
+            files: vec![("w.loop", WHILE_BIG.into())],
             args: &["flow", "w.loop"],
             stdout: &["possible sources"],
-            stderr: &["possible sources (not exact) for the 3 reads outside static control"],
+            stderr: &["possible sources (not exact) for the 2 reads outside static control"],
             absent: &["exact for every parameter value"],
+            ..BASE
+        },
+        // 2·N + 2 at N = 2⁶³ - 1 is 2⁶⁴: past 64-bit integers (wrapped, it
+        // would be the range 0..0).
+        Case {
+            name: "run-range-overflow",
+            files: vec![("r.loop", "param N = 10;\nreal A[0..2 * N + 2];\nS: A[0] = 1;\nT: print(A[0]);\n".into())],
+            args: &["run", "r.loop", "--param", "N=9223372036854775807"],
+            code: 1,
+            stderr: &["E0303", "overflows", "r.loop:2:11"],
+            absent: &["0..0"],
+            ..BASE
+        },
+        // A byte order mark is skipped; positions after it stay right (`M`
+        // is at line 2, column 11).
+        Case {
+            name: "bom",
+            files: vec![("bom.loop", format!("\u{feff}{PROG}")), ("bom_err.loop", "\u{feff}param N = 10;\nreal A[0..M];\n".into())],
+            args: &["check", "bom.loop", "bom_err.loop"],
+            code: 1,
+            stdout: &["bom.loop: ok"],
+            stderr: &["bom_err.loop:2:11", "`M`"],
+            absent: &["E0001", "bom_err.loop: ok"],
             ..BASE
         },
     ]
@@ -150,7 +173,7 @@ fn messages_say_what_is_so() {
         let dir = root.join(c.name);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        for (name, text) in c.files {
+        for (name, text) in &c.files {
             std::fs::write(dir.join(name), text).unwrap();
         }
         let o = Command::new(env!("CARGO_BIN_EXE_arrayflow"))

@@ -63,34 +63,47 @@ fn cases() -> Vec<(&'static str, Vec<u8>, Vec<i64>)> {
     ]
 }
 
-#[test]
-fn each_malformed_message_gets_its_error_and_the_next_request_an_answer() {
+/// Sends `bytes` to a fresh server, then a request: the errors the server
+/// answered before answering the request, or why it did not.
+fn errors_before_the_next_answer(what: &str, bytes: &[u8]) -> Result<Vec<i64>, String> {
     let mut c = Client::start(BIN);
-    let mut next = 1000;
-    for (what, bytes, want) in cases() {
-        c.send_bytes(&bytes);
-        // A method the server does not have: its answer (-32601 with this
-        // id) shows that the request was read.
-        next += 1;
-        c.send(json!({"jsonrpc": "2.0", "id": next, "method": "arrayflow/none", "params": {}}));
-        let r = c.wait_within(
+    c.send_bytes(bytes);
+    // A method the server does not have: its answer (-32601 with this id)
+    // shows that the request was read.
+    c.send(json!({"jsonrpc": "2.0", "id": 1000, "method": "arrayflow/none", "params": {}}));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        c.wait_within(
             &format!("the request after {what}"),
             Duration::from_secs(10),
-            |v| v["id"] == json!(next),
-        );
-        assert_eq!(r["error"]["code"], json!(-32601), "{what}: {r}");
-        // Replies leave in the order their messages came: every error to
-        // what was sent before is here by now.
-        let seen = c.take_seen();
-        let errors: Vec<i64> = seen
-            .iter()
-            .filter(|v| v.get("method").is_none())
-            .map(|v| {
-                assert_eq!(v["id"], Value::Null, "{what}: {v}");
-                v["error"]["code"].as_i64().unwrap_or(0)
-            })
-            .collect();
-        assert_eq!(errors, want, "{what}: {seen:?}");
+            |v| v["id"] == json!(1000),
+        )
+    }))
+    .map_err(|_| "no answer to the request after it".to_string())?;
+    if r["error"]["code"] != json!(-32601) {
+        return Err(format!("the request after it got {r}"));
+    }
+    // Replies leave in the order their messages came: every error to what
+    // was sent before is here by now.
+    let mut errors = Vec::new();
+    for v in c.take_seen().iter().filter(|v| v.get("method").is_none()) {
+        if v["id"] != Value::Null {
+            return Err(format!("an error with an id: {v}"));
+        }
+        errors.push(v["error"]["code"].as_i64().unwrap_or(0));
     }
     c.shutdown();
+    Ok(errors)
+}
+
+#[test]
+fn each_malformed_message_gets_its_error_and_the_next_request_an_answer() {
+    let failures: Vec<String> = cases()
+        .into_iter()
+        .filter_map(|(what, bytes, want)| match errors_before_the_next_answer(what, &bytes) {
+            Ok(got) if got == want => None,
+            Ok(got) => Some(format!("{what}: errors {got:?}, wanted {want:?}")),
+            Err(why) => Some(format!("{what}: {why}")),
+        })
+        .collect();
+    assert!(failures.is_empty(), "{failures:#?}");
 }
