@@ -70,7 +70,10 @@ fn cases() -> Vec<Case> {
         // Sanity: the rule finds B (written by T, read by nobody), not A.
         Case {
             name: "never-read",
-            files: vec![("p.loop", PROG.into()), ("never_read.dl", NEVER_READ.into())],
+            files: vec![
+                ("p.loop", PROG.into()),
+                ("never_read.dl", NEVER_READ.into()),
+            ],
             args: &["check", "p.loop", "--rules", "never_read.dl"],
             counted: &[("`B` is written here but never read", 1)],
             absent: &["`A` is written"],
@@ -80,7 +83,10 @@ fn cases() -> Vec<Case> {
         // The same file twice, spelt two ways: each finding once.
         Case {
             name: "rules-twice",
-            files: vec![("p.loop", PROG.into()), ("never_read.dl", NEVER_READ.into())],
+            files: vec![
+                ("p.loop", PROG.into()),
+                ("never_read.dl", NEVER_READ.into()),
+            ],
             args: &[
                 "check",
                 "p.loop",
@@ -95,7 +101,10 @@ fn cases() -> Vec<Case> {
         // A rule file in error: exit 1 and no "ok" for the program.
         Case {
             name: "rules-in-error",
-            files: vec![("p.loop", PROG.into()), ("bad.dl", ".decl p(x: number)\np(X) :- nothing(X).\n".into())],
+            files: vec![
+                ("p.loop", PROG.into()),
+                ("bad.dl", ".decl p(x: number)\np(X) :- nothing(X).\n".into()),
+            ],
             args: &["check", "p.loop", "--rules", "bad.dl"],
             code: 1,
             stderr: &["E1002"],
@@ -110,13 +119,43 @@ fn cases() -> Vec<Case> {
             stdout: &["p.loop: ok"],
             ..BASE
         },
-        // 33 access instances are over a budget of 5: the analysis fails, so
-        // the instance relations are empty and the rules would call A never
-        // read. They are not run.
+        // 33 access instances are over a budget of 5 (at N = 10^8, 3·10^8
+        // are over the default 5·10^7): the analysis fails, so the instance
+        // relations are empty and the rules would call A never read. They
+        // are not run.
         Case {
             name: "rules-on-failed-analysis",
-            files: vec![("p.loop", PROG.into()), ("never_read.dl", NEVER_READ.into())],
-            args: &["check", "p.loop", "--rules", "never_read.dl", "--max-instances", "5"],
+            files: vec![
+                ("p.loop", PROG.into()),
+                ("never_read.dl", NEVER_READ.into()),
+            ],
+            args: &[
+                "check",
+                "p.loop",
+                "--rules",
+                "never_read.dl",
+                "--max-instances",
+                "5",
+            ],
+            code: 1,
+            stderr: &["E0302", "E1102", "were not run"],
+            absent: &["is written here but never read", "p.loop: ok"],
+            ..BASE
+        },
+        Case {
+            name: "rules-on-failed-analysis-large",
+            files: vec![
+                ("p.loop", PROG.into()),
+                ("never_read.dl", NEVER_READ.into()),
+            ],
+            args: &[
+                "check",
+                "p.loop",
+                "--rules",
+                "never_read.dl",
+                "--param",
+                "N=100000000",
+            ],
             code: 1,
             stderr: &["E0302", "E1102", "were not run"],
             absent: &["is written here but never read", "p.loop: ok"],
@@ -125,7 +164,15 @@ fn cases() -> Vec<Case> {
         Case {
             name: "facts-max-memory",
             files: vec![("p.loop", PROG.into())],
-            args: &["facts", "p.loop", "--format", "souffle", "out", "--max-memory", "1"],
+            args: &[
+                "facts",
+                "p.loop",
+                "--format",
+                "souffle",
+                "out",
+                "--max-memory",
+                "1",
+            ],
             code: 1,
             stderr: &["E0304"],
             ..BASE
@@ -143,7 +190,10 @@ fn cases() -> Vec<Case> {
         // would be the range 0..0).
         Case {
             name: "run-range-overflow",
-            files: vec![("r.loop", "param N = 10;\nreal A[0..2 * N + 2];\nS: A[0] = 1;\nT: print(A[0]);\n".into())],
+            files: vec![(
+                "r.loop",
+                "param N = 10;\nreal A[0..2 * N + 2];\nS: A[0] = 1;\nT: print(A[0]);\n".into(),
+            )],
             args: &["run", "r.loop", "--param", "N=9223372036854775807"],
             code: 1,
             stderr: &["E0303", "overflows", "r.loop:2:11"],
@@ -154,7 +204,13 @@ fn cases() -> Vec<Case> {
         // is at line 2, column 11).
         Case {
             name: "bom",
-            files: vec![("bom.loop", format!("\u{feff}{PROG}")), ("bom_err.loop", "\u{feff}param N = 10;\nreal A[0..M];\n".into())],
+            files: vec![
+                ("bom.loop", format!("\u{feff}{PROG}")),
+                (
+                    "bom_err.loop",
+                    "\u{feff}param N = 10;\nreal A[0..M];\n".into(),
+                ),
+            ],
             args: &["check", "bom.loop", "bom_err.loop"],
             code: 1,
             stdout: &["bom.loop: ok"],
@@ -189,8 +245,18 @@ fn messages_say_what_is_so() {
         if o.status.code() != Some(c.code) {
             wrong.push(format!("exit {:?}, wanted {}", o.status.code(), c.code));
         }
-        wrong.extend(c.stdout.iter().filter(|t| !out.contains(*t)).map(|t| format!("stdout lacks {t:?}")));
-        wrong.extend(c.stderr.iter().filter(|t| !err.contains(*t)).map(|t| format!("stderr lacks {t:?}")));
+        wrong.extend(
+            c.stdout
+                .iter()
+                .filter(|t| !out.contains(*t))
+                .map(|t| format!("stdout lacks {t:?}")),
+        );
+        wrong.extend(
+            c.stderr
+                .iter()
+                .filter(|t| !err.contains(*t))
+                .map(|t| format!("stderr lacks {t:?}")),
+        );
         wrong.extend(
             (c.absent.iter())
                 .filter(|t| out.contains(*t) || err.contains(*t))

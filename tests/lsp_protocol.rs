@@ -35,14 +35,30 @@ fn cases() -> Vec<(&'static str, Vec<u8>, Vec<i64>)> {
     };
     vec![
         // Over the 64 MiB limit: refused at once, its body skipped.
-        ("a length of 10^9 with a short body", short.into_bytes(), vec![INVALID_REQUEST]),
+        (
+            "a length of 10^9 with a short body",
+            short.into_bytes(),
+            vec![INVALID_REQUEST],
+        ),
         // Within the limit, the next header found inside the body ends it.
-        ("a length of 4000 with a short body", short_in_limit.into_bytes(), vec![PARSE_ERROR]),
+        (
+            "a length of 4000 with a short body",
+            short_in_limit.into_bytes(),
+            vec![PARSE_ERROR],
+        ),
         ("an object id", id_body(r#"{"a":1}"#), vec![INVALID_REQUEST]),
-        ("an id of 2^70", id_body("1180591620717411303424"), vec![INVALID_REQUEST]),
+        (
+            "an id of 2^70",
+            id_body("1180591620717411303424"),
+            vec![INVALID_REQUEST],
+        ),
         ("a fractional id", id_body("1.5"), vec![INVALID_REQUEST]),
         ("an array id", id_body("[1]"), vec![INVALID_REQUEST]),
-        ("a junk line", b"hello there\r\n".to_vec(), vec![PARSE_ERROR]),
+        (
+            "a junk line",
+            b"hello there\r\n".to_vec(),
+            vec![PARSE_ERROR],
+        ),
         (
             "junk lines and blank lines",
             b"junk\r\n\r\nmore junk\nand more\r\n\r\n".to_vec(),
@@ -53,7 +69,11 @@ fn cases() -> Vec<(&'static str, Vec<u8>, Vec<i64>)> {
             b"Content-Length: 1180591620717411303424\r\n\r\n{}".to_vec(),
             vec![PARSE_ERROR],
         ),
-        ("bad JSON", framed("{\"jsonrpc\": \"2.0\", \"id\": 3,"), vec![PARSE_ERROR]),
+        (
+            "bad JSON",
+            framed("{\"jsonrpc\": \"2.0\", \"id\": 3,"),
+            vec![PARSE_ERROR],
+        ),
         ("a JSON array", framed("[1, 2]"), vec![INVALID_REQUEST]),
         (
             "a request without jsonrpc",
@@ -99,11 +119,13 @@ fn errors_before_the_next_answer(what: &str, bytes: &[u8]) -> Result<Vec<i64>, S
 fn each_malformed_message_gets_its_error_and_the_next_request_an_answer() {
     let failures: Vec<String> = cases()
         .into_iter()
-        .filter_map(|(what, bytes, want)| match errors_before_the_next_answer(what, &bytes) {
-            Ok(got) if got == want => None,
-            Ok(got) => Some(format!("{what}: errors {got:?}, wanted {want:?}")),
-            Err(why) => Some(format!("{what}: {why}")),
-        })
+        .filter_map(
+            |(what, bytes, want)| match errors_before_the_next_answer(what, &bytes) {
+                Ok(got) if got == want => None,
+                Ok(got) => Some(format!("{what}: errors {got:?}, wanted {want:?}")),
+                Err(why) => Some(format!("{what}: {why}")),
+            },
+        )
         .collect();
     assert!(failures.is_empty(), "{failures:#?}");
 }

@@ -90,7 +90,7 @@ pub fn rule_results(db: &dyn salsa::Database, file: SourceFile, rules: RuleFile)
                 rules.path(db)
             ),
         )
-        .note(format!("the analysis: {why}"));
+        .note(why.clone());
         return RuleResults {
             diagnostics: vec![d],
             outputs: String::new(),

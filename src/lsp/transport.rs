@@ -205,7 +205,8 @@ impl<R: BufRead> Reader<R> {
                     // Junk followed by a header on the same line: report the
                     // junk now and read the header as the next message's.
                     if let Some(at) = find_ignore_case(l.as_bytes(), LENGTH) {
-                        self.input.put_back(&[&l.as_bytes()[at..], b"\r\n"].concat());
+                        self.input
+                            .put_back(&[&l.as_bytes()[at..], b"\r\n"].concat());
                         return Ok(Some(malformed(format!(
                             "not a header line: {}",
                             shown(&l[..at])
@@ -395,12 +396,18 @@ pub fn parse(body: &[u8]) -> Incoming {
     if let Some(bad) = raw_id.filter(|v| !valid_id(v)) {
         // lsp-server would read such a request as a notification (no reply).
         return invalid(
-            format!("the id {} is not an integer of 32 bits or a string", shown(&bad.to_string())),
+            format!(
+                "the id {} is not an integer of 32 bits or a string",
+                shown(&bad.to_string())
+            ),
             None,
         );
     }
     if value.get("jsonrpc").and_then(|v| v.as_str()) != Some("2.0") {
-        return invalid("not a JSON-RPC 2.0 message (\"jsonrpc\": \"2.0\" missing)".to_string(), id);
+        return invalid(
+            "not a JSON-RPC 2.0 message (\"jsonrpc\": \"2.0\" missing)".to_string(),
+            id,
+        );
     }
     match serde_json::from_value::<Message>(value) {
         Ok(m) => Incoming::Message(m),
