@@ -371,7 +371,8 @@ fn every_rule_file_diagnostic() {
 fn each_mistake_gets_one_diagnostic_that_names_it() {
     // (rule file, the (code, covered text) of every diagnostic, words the
     // first one says)
-    let cases: &[(&str, &[(&str, &str)], &str)] = &[
+    type Diags = &'static [(&'static str, &'static str)];
+    let cases: &[(&str, Diags, &str)] = &[
         (
             ".decl p(x: number, y: number)\np(X, Y) :- reads(X, Y), X > 1, !initial(Y).",
             &[("E1002", "reads")],

@@ -316,8 +316,9 @@ pub trait AccessLowering: Sync {
     }
     /// Whether this kind lowers the access.
     fn claims(&self, access: &Access, kind: AccessKind) -> bool;
-    /// How many access instances it makes (checked against the budget before
-    /// anything is emitted).
+    /// How many access instances it makes, at most (checked against the
+    /// budget before anything is emitted). Making more is an error at the
+    /// access, raised as soon as it happens.
     fn count(&self, access: &Access, cells: &CellTable) -> u64;
     /// Emits its instances into `sink`.
     fn emit(
