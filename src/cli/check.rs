@@ -8,7 +8,7 @@
 //! rule file has an error (a `.deny` tuple included), 2 when a file cannot
 //! be read.
 
-use super::{read_source, Format, Sizes};
+use super::{read_source, Budget, Format, Sizes};
 use crate::diagnostics::{has_errors, Diagnostic, SourceFiles};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -27,6 +27,9 @@ pub struct Args {
     /// The sizes the rules' instance relations are computed at.
     #[command(flatten)]
     pub sizes: Sizes,
+    /// The budgets of the analysis the rules (and extension kinds) read.
+    #[command(flatten)]
+    pub budget: Budget,
     /// Threads for the files of a directory (default: `ARRAYFLOW_THREADS`,
     /// else every core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
@@ -34,12 +37,13 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
+    args.budget.install();
     if args.files.iter().any(|p| p.is_dir()) {
         return directory(args);
     }
     let mut files = SourceFiles::new();
     let db = crate::db::Database::with_kinds(
-        args.sizes.config(crate::dataflow::DEFAULT_MAX_INSTANCES),
+        args.sizes.config(args.budget.max_instances),
         super::kinds(),
     );
     let mut all = Vec::new();
@@ -52,7 +56,7 @@ pub fn run(args: &Args) -> ExitCode {
             }
         };
     let mut rule_files = Vec::new();
-    for path in &args.rules {
+    for path in rule_paths(&args.rules) {
         let Some(text) = read_source(path) else {
             unreadable = true;
             continue;
@@ -67,6 +71,8 @@ pub fn run(args: &Args) -> ExitCode {
             rule_files.push(rf);
         }
     }
+    // A file is not "ok" with rules that could not be read or checked.
+    let rules_failed = unreadable || invalid;
     for path in &args.files {
         let checked = check_file(
             &db,
@@ -81,8 +87,8 @@ pub fn run(args: &Args) -> ExitCode {
             continue;
         };
         print!("{outputs}");
+        let ok = !has_errors(&diags) && !rules_failed;
         invalid |= has_errors(&diags);
-        let ok = !has_errors(&diags);
         emit(&files, diags, &mut all);
         if args.format == Format::Text && ok {
             println!("{}: ok", path.display());
@@ -98,6 +104,16 @@ pub fn run(args: &Args) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// The rule files named, each once (by canonical path, so that the same
+/// file named twice does not report every finding twice).
+fn rule_paths(rules: &[PathBuf]) -> Vec<&PathBuf> {
+    let mut seen = std::collections::HashSet::new();
+    rules
+        .iter()
+        .filter(|p| seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())))
+        .collect()
 }
 
 /// Checks one file in `db`, with `rule_files` (compiled in `db`) run when
@@ -149,11 +165,11 @@ fn directory(args: &Args) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let config = args.sizes.config(crate::dataflow::DEFAULT_MAX_INSTANCES);
+    let config = args.sizes.config(args.budget.max_instances);
     let (mut rules, mut worst) = (Vec::new(), 0u8);
     let scratch = crate::db::Database::with_kinds(config.clone(), super::kinds());
     let mut files = SourceFiles::new();
-    for path in &args.rules {
+    for path in rule_paths(&args.rules) {
         let Some(text) = read_source(path) else {
             worst = 2;
             continue;
@@ -193,7 +209,7 @@ fn directory(args: &Args) -> ExitCode {
         let _ = write!(err, "{}", files.render_all(&diags));
         let failed = has_errors(&diags);
         let mut out = outputs;
-        if !failed {
+        if !failed && worst == 0 {
             out += &format!("{}: ok\n", path.display());
         }
         let warnings = diags.len();

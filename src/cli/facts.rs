@@ -27,6 +27,8 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> ExitCode {
+    // Before the configuration, which reads the budget in force.
+    args.budget.install();
     let config = args.input.sizes.config(args.budget.max_instances);
     let loaded = match super::load_with(&args.input.file, config) {
         Ok(l) => l,

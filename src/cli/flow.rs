@@ -185,7 +185,7 @@ pub fn run_to(args: &Args, mut out: &mut dyn Write, err: &mut dyn Write) -> Exit
         return symbolic(&loaded.program, args.format, out);
     }
     // At the file's own sizes (no `--param`), a program past
-    // SYMBOLIC_PAST instances gets symbolic σ when it is exact: bounded σ
+    // SYMBOLIC_PAST instances gets symbolic σ when every read has it: bounded σ
     // would take minutes there (PolyBench's atax at LARGE), the quasts a
     // second. `--param` asks for bounded σ at those sizes.
     let mut tried_quasts = false;
@@ -341,8 +341,9 @@ fn analysis_failed(
 /// (when exact): about a few seconds of bounded σ in the release build.
 const SYMBOLIC_PAST: u64 = 4_000_000;
 
-/// Prints symbolic σ, with a note saying why, when every read of the
-/// program has a proved quast; else why not.
+/// Prints symbolic σ, with a note saying why and how exact, when every read
+/// of the program has a proved quast or a set of possible sources; else why
+/// not.
 fn symbolic_instead(
     loaded: &super::Loaded,
     args: &Args,
@@ -385,9 +386,21 @@ fn symbolic_instead(
             .join(", "),
         Err(_) => String::new(),
     };
+    // Reads outside static control get sets of possible sources, not σ.
+    let possible = (sym.reads.iter())
+        .filter(|r| matches!(r.outcome, crate::symbolic::Outcome::Possible(_)))
+        .count();
+    let given = match possible {
+        0 => "exact for every parameter value".to_string(),
+        n => format!(
+            "for every parameter value: possible sources (not exact) for the {n} read{} outside static control{}",
+            if n == 1 { "" } else { "s" },
+            if n < sym.reads.len() { ", exact for the others" } else { "" }
+        ),
+    };
     let _ = writeln!(
         err,
-        "note: bounded σ needs {needs} at {at} (budget {}, symbolic σ preferred past {SYMBOLIC_PAST}); σ given symbolically, exact for every parameter value (docs/flow.md)",
+        "note: bounded σ needs {needs} at {at} (budget {}, symbolic σ preferred past {SYMBOLIC_PAST}); σ given symbolically, {given} (docs/flow.md)",
         config.max_instances
     );
     Ok(print_symbolic(program, &sym, args.format, out))

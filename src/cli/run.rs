@@ -62,6 +62,14 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(o) => o,
         Err(code) => return code,
     };
+    // The declared ranges as the analyses evaluate them: a bound past 64-bit
+    // integers is E0303, as in `flow`, not a range that wrapped around.
+    if let Err(crate::facts::LowerError::Eval { what, span }) =
+        crate::facts::count::dims(&loaded.program, &options.params)
+    {
+        report(&loaded, "E0303", &what, span);
+        return ExitCode::from(1);
+    }
     options.seed = args.seed;
     options.reverse = args.order.reverse.clone();
     options.shuffle = args.order.shuffle.clone();

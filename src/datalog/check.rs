@@ -153,10 +153,17 @@ impl Checker {
         let mut neg = Vec::new();
         let mut cmps = Vec::new();
         // Positive atoms first: they bind.
+        // Variables of positive atoms that did not resolve: their atom's
+        // error is enough, so their uses are not also called unsafe.
+        let mut unresolved: Vec<&str> = Vec::new();
         for l in &r.body {
             if let Literal::Pos(a) = l {
                 let Some(rel) = self.resolve(a) else {
                     ok = false;
+                    unresolved.extend(a.args.iter().filter_map(|t| match t {
+                        STerm::Var(name, _) => Some(name.as_str()),
+                        _ => None,
+                    }));
                     continue;
                 };
                 let mut args = Vec::new();
@@ -195,14 +202,13 @@ impl Checker {
          -> Option<(Term, Option<Type>)> {
             match t {
                 STerm::Var(name, span) => {
-                    let Some(&v) = vars.get(name) else {
-                        c.unsafe_var(name, *span, what);
+                    let Some(ty) = vars.get(name).and_then(|&v| bound[v]) else {
+                        if !unresolved.contains(&name.as_str()) {
+                            c.unsafe_var(name, *span, what);
+                        }
                         return None;
                     };
-                    let Some(ty) = bound[v] else {
-                        c.unsafe_var(name, *span, what);
-                        return None;
-                    };
+                    let v = vars[name];
                     if let Some(w) = want {
                         if w.is_symbol() != ty.is_symbol() {
                             c.type_error(name, ty, w, *span);

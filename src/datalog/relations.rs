@@ -13,6 +13,11 @@
 //!     // A compound target is both a read and a write access.
 //! .decl loop(L: loop, Counter: symbol, Doall: number)  // Doall = 1 when marked `doall`
 //! .decl encloses(L: loop, S: site)            // S lies in the body of L, at any depth
+//! .decl loop_depth(L: loop, D: number)        // L's trip is at depth D of the iteration vectors
+//!     // (op_iter) of the operations in its body: the loops around L (`for` and
+//!     // `while`) number D. So "O and O2 in different iterations of L" is
+//!     // op_iter(O, D, V), op_iter(O2, D, V2), V != V2 with loop_depth(L, D)
+//!     // (and both inside L, in one iteration of the loops around it).
 //!
 //! // Instances (the facts of src/facts), ids in execution order.
 //! .decl op(O: number, S: site)                // operation O is an instance of S
@@ -51,7 +56,7 @@ use crate::model::{Access, ArrayId, CounterId, Node, Program, Site, Span};
 use std::collections::HashMap;
 
 /// The exported relations, in this order (`schema()` gives their columns).
-pub const NAMES: [&str; 17] = [
+pub const NAMES: [&str; 18] = [
     "site",
     "access",
     "loop",
@@ -69,6 +74,7 @@ pub const NAMES: [&str; 17] = [
     "class",
     "dead",
     "flow_carried",
+    "loop_depth",
 ];
 
 /// `dep_carried` comes last: it does not depend on the sizes.
@@ -77,7 +83,7 @@ pub const DEP_CARRIED: &str = "dep_carried";
 /// Name and columns of every exported relation.
 pub fn schema() -> Vec<(String, Vec<(String, Type)>)> {
     use Type::*;
-    let cols: [&[(&str, Type)]; 18] = [
+    let cols: [&[(&str, Type)]; 19] = [
         &[("S", Site), ("Kind", Symbol)],
         &[
             ("X", Access),
@@ -106,6 +112,7 @@ pub fn schema() -> Vec<(String, Vec<(String, Type)>)> {
         &[("O", Number), ("Label", Number)],
         &[("O", Number)],
         &[("L", Loop), ("From", Site), ("To", Site), ("Array", Symbol)],
+        &[("L", Loop), ("D", Number)],
         &[
             ("L", Loop),
             ("Kind", Symbol),
@@ -153,6 +160,9 @@ pub struct Exported {
     pub access_spans: Vec<Span>,
     /// Span of every loop header, by loop id (the counter's index).
     pub loop_spans: HashMap<i64, Span>,
+    /// Why the instance relations are missing: the analysis that makes them
+    /// failed (rules reading them must not run).
+    pub failed: Option<String>,
 }
 
 impl Exported {
@@ -197,8 +207,14 @@ fn sites(program: &Program) -> Vec<SiteAccesses<'_>> {
     stmts.chain(conds).collect()
 }
 
-/// Loops around every site: (loop counter, site name) pairs.
-fn enclosing(nodes: &[Node], around: &mut Vec<CounterId>, out: &mut Vec<(CounterId, String)>) {
+/// Loops around every site: (loop counter, site name) pairs; and every
+/// loop's depth (the loops around it).
+fn enclosing(
+    nodes: &[Node],
+    around: &mut Vec<CounterId>,
+    out: &mut Vec<(CounterId, String)>,
+    depths: &mut Vec<(CounterId, usize)>,
+) {
     let here = |site: String, around: &[CounterId], out: &mut Vec<(CounterId, String)>| {
         out.extend(around.iter().map(|&c| (c, site.clone())));
     };
@@ -206,23 +222,25 @@ fn enclosing(nodes: &[Node], around: &mut Vec<CounterId>, out: &mut Vec<(Counter
         match n {
             Node::Stmt(s) => here(s.label.clone(), around, out),
             Node::For(f) => {
+                depths.push((f.counter, around.len()));
                 around.push(f.counter);
-                enclosing(&f.body, around, out);
+                enclosing(&f.body, around, out, depths);
                 around.pop();
             }
             Node::While(w) => {
+                depths.push((w.counter, around.len()));
                 around.push(w.counter);
                 here(w.cond.name.clone(), around, out);
-                enclosing(&w.body, around, out);
+                enclosing(&w.body, around, out, depths);
                 around.pop();
             }
             Node::If(i) => {
                 for (c, b) in &i.branches {
                     here(c.name.clone(), around, out);
-                    enclosing(b, around, out);
+                    enclosing(b, around, out, depths);
                 }
                 if let Some(b) = &i.otherwise {
-                    enclosing(b, around, out);
+                    enclosing(b, around, out, depths);
                 }
             }
         }
@@ -289,15 +307,18 @@ pub fn export(program: &Program, exp: Option<&Expansion>, loops: &[LoopInfo]) ->
         }
         for &(kind, a, from, to) in &l.deps {
             let k = sym.intern(kind);
-            rels[17].push(vec![id, k, site(from), site(to), arrays[a.index()]]);
+            rels[18].push(vec![id, k, site(from), site(to), arrays[a.index()]]);
         }
     }
     let mut around = Vec::new();
-    let mut pairs = Vec::new();
-    enclosing(&program.body, &mut around, &mut pairs);
+    let (mut pairs, mut depths) = (Vec::new(), Vec::new());
+    enclosing(&program.body, &mut around, &mut pairs, &mut depths);
     for (c, s) in pairs {
         let s = sym.intern(&s);
         rels[3].push(vec![c.index() as i64, s]);
+    }
+    for (c, d) in depths {
+        rels[17].push(vec![c.index() as i64, d as i64]);
     }
     if let Some(exp) = exp {
         instances(exp, &site_sym, &read_id, &write_id, &arrays, &mut rels);

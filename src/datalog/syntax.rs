@@ -137,6 +137,11 @@ enum Tok {
     If,
     Bang,
     Cmp(Cmp),
+    /// `+ - * / %`: lexed so that the parser can say there is no arithmetic.
+    Arith(char),
+    /// Any other character: an error where the parser meets it, skipped
+    /// silently in a clause already in error.
+    Other(char),
     Eof,
 }
 
@@ -154,9 +159,14 @@ fn describe(t: &Tok) -> String {
         Tok::If => "`:-`".into(),
         Tok::Bang => "`!`".into(),
         Tok::Cmp(_) => "a comparison".into(),
+        Tok::Arith(c) => format!("`{c}`"),
+        Tok::Other(c) => format!("`{c}`"),
         Tok::Eof => "the end of the file".into(),
     }
 }
+
+/// Soufflé's aggregate functions, which rule files do not have.
+const AGGREGATES: &[&str] = &["count", "sum", "min", "max", "mean"];
 
 /// The most syntax errors reported; parsing stops after them.
 const MAX_ERRORS: usize = 50;
@@ -264,6 +274,14 @@ impl Lexer<'_> {
                 self.pos += 1;
                 Tok::Str(self.text[s..self.pos - 1].to_string())
             }
+            b'+' | b'*' | b'/' | b'%' => {
+                self.pos += 1;
+                Tok::Arith(c as char)
+            }
+            b'-' if !self.src.get(self.pos + 1).is_some_and(u8::is_ascii_digit) => {
+                self.pos += 1;
+                Tok::Arith('-')
+            }
             b'-' | b'0'..=b'9' => {
                 self.pos += 1;
                 while self.pos < self.src.len() && self.src[self.pos].is_ascii_digit() {
@@ -284,10 +302,7 @@ impl Lexer<'_> {
             _ => {
                 let ch = self.text[start..].chars().next().unwrap_or('?');
                 self.pos += ch.len_utf8();
-                return Err((
-                    format!("unexpected character `{ch}`"),
-                    Span::new(start, self.pos),
-                ));
+                Tok::Other(ch)
             }
         };
         Ok((tok, Span::new(start, self.pos)))
@@ -326,6 +341,21 @@ impl Parser<'_> {
     }
 
     fn expected(&mut self, what: &str) -> PResult<()> {
+        if let Tok::Arith(c) = self.tok {
+            self.error_at(
+                format!(
+                    "rule files have no arithmetic: `{c}` cannot compute a value \
+                     (a term is a variable, `_`, a number or a string)"
+                ),
+                self.span,
+                "arithmetic",
+            );
+            return Err(());
+        }
+        if let Tok::Other(c) = self.tok {
+            self.error_at(format!("unexpected character `{c}`"), self.span, "here");
+            return Err(());
+        }
         let m = format!("expected {what}, found {}", describe(&self.tok));
         self.error_at(m, self.span, &format!("expected {what}"));
         Err(())
@@ -484,6 +514,19 @@ impl Parser<'_> {
 
     fn term(&mut self) -> PResult<Term> {
         let span = self.span;
+        if let Tok::Ident(s) = self.tok.clone() {
+            if AGGREGATES.contains(&s.as_str()) && self.peek_aggregate() {
+                self.error_at(
+                    format!(
+                        "rule files have no aggregates: `{s}` cannot count or combine tuples \
+                         (a term is a variable, `_`, a number or a string)"
+                    ),
+                    span,
+                    "aggregate",
+                );
+                return Err(());
+            }
+        }
         let t = match self.tok.clone() {
             Tok::Ident(s) if s == "_" => Term::Wild(span),
             Tok::Ident(s) => Term::Var(s, span),
@@ -496,6 +539,17 @@ impl Parser<'_> {
         };
         self.bump();
         Ok(t)
+    }
+
+    /// Whether the name at hand starts a Soufflé aggregate (`count : ...`,
+    /// `sum X : ...`) rather than being a variable so named.
+    fn peek_aggregate(&mut self) -> bool {
+        let save = (self.lx.pos, self.tok.clone(), self.span, self.errors.len());
+        self.bump();
+        let agg = matches!(self.tok, Tok::Colon | Tok::Ident(_));
+        (self.lx.pos, self.tok, self.span) = (save.0, save.1, save.2);
+        self.errors.truncate(save.3);
+        agg
     }
 
     fn literal(&mut self) -> PResult<Literal> {
@@ -535,7 +589,8 @@ pub fn parse(text: &str, file: FileId) -> (Vec<Item>, Vec<Diagnostic>) {
         lx: Lexer {
             src: text.as_bytes(),
             text,
-            pos: 0,
+            // A byte order mark is skipped, as in program files.
+            pos: if text.starts_with('\u{feff}') { 3 } else { 0 },
         },
         tok: Tok::Eof,
         span: Span::NONE,

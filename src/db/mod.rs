@@ -344,19 +344,24 @@ pub fn analysis_diagnostics(db: &dyn salsa::Database, file: SourceFile) -> Vec<D
 }
 
 /// The diagnostics of the extension kinds' checks (`Kinds::with_check`) on
-/// a valid file, from σ of the whole file. Programs without an extension
-/// access never pay for it.
+/// a valid file, from σ of the whole file, or the analysis error that kept
+/// σ from being found (a kind's lowering error among them). Programs without
+/// an extension access never pay for it.
 pub fn kind_diagnostics(db: &dyn salsa::Database, file: SourceFile) -> Vec<Diagnostic> {
     let kinds = kinds(db);
     let Some(program) = &parse(db, file).program else {
         return Vec::new();
     };
-    if !kinds.has_checks() || program.first_ext_access().is_none() {
+    // Extension accesses are lowered (so checked) by their kinds' code
+    // alone: analysed even without checks to run.
+    if program.first_ext_access().is_none() {
         return Vec::new();
     }
     match resolve::file_flow(db, file) {
-        Ok(flow) => kinds.diagnose(program, &flow, FILE),
-        Err(_) => Vec::new(),
+        Ok(flow) if kinds.has_checks() => kinds.diagnose(program, &flow, FILE),
+        Ok(_) => Vec::new(),
+        Err(resolve::FileFlowError::Analysis(d)) => vec![d],
+        Err(resolve::FileFlowError::Invalid) => Vec::new(),
     }
 }
 

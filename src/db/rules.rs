@@ -23,11 +23,11 @@ pub const RULES: FileId = FileId(1);
 /// The relations a valid file exports (`None` when it has errors). The
 /// instance relations come from the whole program's expansion at the
 /// settings' sizes; they are empty when that analysis fails (its error is
-/// among [`super::analysis_diagnostics`]).
+/// among [`super::analysis_diagnostics`], and `Exported::failed` says why).
 #[salsa::tracked(returns(ref))]
 pub fn exported(db: &dyn salsa::Database, file: SourceFile) -> Option<Exported> {
     let program = parse(db, file).program.as_ref()?;
-    let exp = crate::expansion::expand(program, &settings(db)).ok();
+    let exp = crate::expansion::expand(program, &settings(db));
     let loops: Vec<LoopInfo> = loop_status(db, file)
         .into_iter()
         .map(|l| LoopInfo {
@@ -54,7 +54,9 @@ pub fn exported(db: &dyn salsa::Database, file: SourceFile) -> Option<Exported> 
                 .collect(),
         })
         .collect();
-    Some(datalog::relations::export(program, exp.as_ref(), &loops))
+    let mut e = datalog::relations::export(program, exp.as_ref().ok(), &loops);
+    e.failed = exp.err().map(|e| e.to_string());
+    Some(e)
 }
 
 /// A rule file parsed and checked; its diagnostics point into [`RULES`].
@@ -79,6 +81,21 @@ pub fn rule_results(db: &dyn salsa::Database, file: SourceFile, rules: RuleFile)
     let (Ok(r), Some(e)) = (compiled_rules(db, rules), exported(db, file)) else {
         return RuleResults::default();
     };
+    if let Some(why) = &e.failed {
+        // Over empty instance relations, rules would report what is not so.
+        let d = Diagnostic::error(
+            "E1102",
+            format!(
+                "the rules of `{}` were not run: the analysis they read failed",
+                rules.path(db)
+            ),
+        )
+        .note(why.clone());
+        return RuleResults {
+            diagnostics: vec![d],
+            outputs: String::new(),
+        };
+    }
     let out = datalog::evaluate(r, &e.relations, &e.symbols);
     RuleResults {
         diagnostics: datalog::report::diagnostics(r, &out, e, super::FILE),

@@ -216,6 +216,11 @@ pub struct Sink<'a> {
     pub reads: &'a mut Vec<usize>,
     pub writes: &'a mut Vec<(usize, u8)>,
     pub scratch: &'a mut Vec<i64>,
+    /// Instances the access being emitted may still make: what its kind's
+    /// `count` claimed. The budgets were checked against the claims, so
+    /// past it nothing is kept and the lowering stops ([`Sink::claimed`]).
+    pub(crate) room: u64,
+    pub(crate) over: bool,
 }
 
 impl Sink<'_> {
@@ -248,7 +253,38 @@ impl Sink<'_> {
     pub fn put_kind(&mut self, kind: AccessKind, cell: usize, must: bool) {
         self.put(kind, cell, must);
     }
+    /// Emits up to `count` instances next (one access's claim).
+    pub(crate) fn claim(&mut self, count: u64) {
+        self.room = count;
+        self.over = false;
+    }
+    /// An error when the last access made more instances than the `count`
+    /// `kind` claimed for it.
+    pub(crate) fn claimed(
+        &self,
+        kind: &dyn AccessLowering,
+        access: &Access,
+        count: u64,
+    ) -> Result<(), LowerError> {
+        if !self.over {
+            return Ok(());
+        }
+        Err(LowerError::Eval {
+            what: format!(
+                "the access kind `{}` made more access instances than the {} its `count` \
+                 claimed for this access (the budgets are checked against the claims)",
+                kind.name(),
+                count
+            ),
+            span: access.span,
+        })
+    }
     fn put(&mut self, kind: AccessKind, cell: usize, must: bool) {
+        if self.room == 0 {
+            self.over = true;
+            return;
+        }
+        self.room -= 1;
         let m = if must { role::MUST } else { 0 };
         match kind {
             AccessKind::Read => self.reads.push(cell),
@@ -280,8 +316,9 @@ pub trait AccessLowering: Sync {
     }
     /// Whether this kind lowers the access.
     fn claims(&self, access: &Access, kind: AccessKind) -> bool;
-    /// How many access instances it makes (checked against the budget before
-    /// anything is emitted).
+    /// How many access instances it makes, at most (checked against the
+    /// budget before anything is emitted). Making more is an error at the
+    /// access, raised as soon as it happens.
     fn count(&self, access: &Access, cells: &CellTable) -> u64;
     /// Emits its instances into `sink`.
     fn emit(

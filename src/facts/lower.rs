@@ -752,6 +752,13 @@ impl<'p, 'a> Lowerer<'p, 'a> {
             reads,
             writes,
             scratch,
+            room: 0,
+            over: false,
+        };
+        let emit = |p: &Plan, sink: &mut Sink| {
+            sink.claim(p.count);
+            p.lowering.emit(p.access, p.kind, &point, sink)?;
+            sink.claimed(p.lowering, p.access, p.count)
         };
         sink.clear();
         read_tags.clear();
@@ -767,12 +774,12 @@ impl<'p, 'a> Lowerer<'p, 'a> {
                 }
                 continue;
             }
-            p.lowering.emit(p.access, p.kind, &point, &mut sink)?;
+            emit(p, &mut sink)?;
             read_tags.resize(sink.reads.len(), (slot, p.access.array));
             slot += 1;
         }
         if let Some(p) = target {
-            p.lowering.emit(p.access, p.kind, &point, &mut sink)?;
+            emit(p, &mut sink)?;
         }
         Ok(write_slot)
     }

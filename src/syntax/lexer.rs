@@ -190,8 +190,14 @@ pub struct Lexer<'src> {
 
 impl<'src> Lexer<'src> {
     pub fn new(source: &'src str) -> Lexer<'src> {
+        let mut inner = Tok::lexer(source);
+        // A byte order mark, as editors on Windows write and C compilers
+        // accept: skipped, spans still counting its bytes.
+        if source.starts_with('\u{feff}') {
+            inner.bump('\u{feff}'.len_utf8());
+        }
         Lexer {
-            inner: Tok::lexer(source),
+            inner,
             pending: None,
             done: false,
         }

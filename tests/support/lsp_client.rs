@@ -132,10 +132,20 @@ impl Client {
     /// The first message (seen before or arriving within the timeout) that
     /// satisfies `want`.
     pub fn wait(&mut self, what: &str, want: impl Fn(&Value) -> bool) -> Value {
+        self.wait_within(what, WAIT, want)
+    }
+
+    /// [`Client::wait`] with its own timeout.
+    pub fn wait_within(
+        &mut self,
+        what: &str,
+        timeout: Duration,
+        want: impl Fn(&Value) -> bool,
+    ) -> Value {
         if let Some(k) = self.seen.iter().position(&want) {
             return self.seen.remove(k);
         }
-        let deadline = Instant::now() + WAIT;
+        let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.inbox.recv_timeout(left) {
@@ -147,6 +157,11 @@ impl Client {
                 }
             }
         }
+    }
+
+    /// The messages received so far while waiting for others, taken.
+    pub fn take_seen(&mut self) -> Vec<Value> {
+        std::mem::take(&mut self.seen)
     }
 
     pub fn response(&mut self, id: i64) -> Value {

@@ -242,6 +242,14 @@ fn unknown_kinds_and_misplaced_ones_are_diagnostics() {
             "E0117",
             "must be affine",
         ),
+        // The section's end outside the declared range: the kind's
+        // lowering error, which `check` analyses the file to find.
+        (
+            "range.loop",
+            "real A[0..3];\nreal x;\nS: A[2] @section(6) = 1;\nT: x = A[0];\n",
+            "E0303",
+            "leaves the declared range",
+        ),
     ];
     for (name, text, code, message) in cases {
         let path = dir.join(name);
