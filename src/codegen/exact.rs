@@ -75,6 +75,7 @@ pub fn form(
             r.read, s.label
         ));
     }
+    let places = crate::symbolic::domain::places(plus);
     let mut trees = Trees::new();
     // One group per writing statement, its κ and κ's box.
     let mut group_of: HashMap<usize, usize> = HashMap::new();
@@ -98,6 +99,12 @@ pub fn form(
                     ))
                 }
             }
+        }
+        // Static control of every write: the labels name its instances,
+        // and a replayed copy-out runs them again.
+        if let Some(why) = places[s.id.index()].not_static() {
+            let name = &plus.array_decl(a).name;
+            return Err(format!("`{}` writes `{name}` and is {why}", s.label));
         }
         if loops
             .iter()

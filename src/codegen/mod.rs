@@ -42,6 +42,10 @@ pub struct Options {
     /// no copy-out, so no final read ties their writes together, and
     /// validation does not compare them.
     pub scratch: Vec<ArrayId>,
+    /// Labels from exact σ where every read of an array has it
+    /// (`exact`); false infers every array's labels at the samples (to
+    /// compare the two ways, in tests and benchmarks).
+    pub exact: bool,
 }
 
 impl Default for Options {
@@ -53,6 +57,7 @@ impl Default for Options {
             allow_unproved: false,
             only: None,
             scratch: Vec::new(),
+            exact: true,
         }
     }
 }
@@ -209,9 +214,9 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     };
     // σ for every parameter value: arrays all of whose reads have exact
     // quasts take their labels from them (`exact`), computed once.
-    let sym = crate::symbolic::analyze(&plus_small);
+    let sym = o.exact.then(|| crate::symbolic::analyze(&plus_small));
     let exact = Exact {
-        sym: &sym,
+        sym: sym.as_ref(),
         outs: &outs,
         base: o.params.iter().map(|x| x.1).collect(),
     };
@@ -371,7 +376,8 @@ fn first_choice(cands: &[Candidates]) -> Vec<Option<usize>> {
 
 /// Exact σ of the analysed program (with its copy-out reads `outs`).
 struct Exact<'a> {
-    sym: &'a crate::symbolic::Symbolic,
+    /// None: exact labels not asked for (`Options::exact`).
+    sym: Option<&'a crate::symbolic::Symbolic>,
     outs: &'a [StmtId],
     /// The base parameter values (which of two boxes is smaller).
     base: Vec<i64>,
@@ -406,17 +412,19 @@ fn candidates(
             replay: false,
         };
         if asked {
-            let not_exact = match exact::form(plus, sites, exact.outs, exact.sym, a, &exact.base)
-                .and_then(|f| obstacle(plus, &f.form, &f.trees).map_or(Ok(f), Err))
-            {
-                Ok(f) => {
+            let not_exact = match exact.sym.map(|sym| {
+                exact::form(plus, sites, exact.outs, sym, a, &exact.base)
+                    .and_then(|f| obstacle(plus, &f.form, &f.trees).map_or(Ok(f), Err))
+            }) {
+                Some(Ok(f)) => {
                     c.forms.push((f.form, f.trees));
                     c.exact = true;
                     c.replay = f.replay;
                     cands.push(c);
                     continue;
                 }
-                Err(why) => why,
+                Some(Err(why)) => Some(why),
+                None => None,
             };
             c.recs = infer::array_records(plus, sites, samples, a, out_ix);
             c.why = "no write runs at the samples".into();
@@ -428,7 +436,9 @@ fn candidates(
             // validation.
             c.fit(plus, sites, samples, pool, true);
             // Why the labels are not from exact σ comes first.
-            c.why = format!("{not_exact}; {}", c.why);
+            if let Some(why) = not_exact {
+                c.why = format!("{why}; {}", c.why);
+            }
         }
         cands.push(c);
     }
