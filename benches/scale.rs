@@ -82,7 +82,15 @@ fn run(command: &str, file: &Path, scratch: &Path) -> Run {
     }
 }
 
-const COMMANDS: [&str; 7] = ["check", "fmt", "flow", "deps", "facts", "expand", "privatize"];
+const COMMANDS: [&str; 7] = [
+    "check",
+    "fmt",
+    "flow",
+    "deps",
+    "facts",
+    "expand",
+    "privatize",
+];
 
 fn main() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("scale-bench");

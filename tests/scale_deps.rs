@@ -151,7 +151,10 @@ fn deps_past_the_pair_limit_is_e0306() {
     let path = f.0.to_str().unwrap();
     let (code, out, err) = arrayflow(&["deps", path, "--max-pairs", "15049"]);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("E0306") && err.contains("15050 pairs"), "{err}");
+    assert!(
+        err.contains("E0306") && err.contains("15050 pairs"),
+        "{err}"
+    );
     assert!(out.is_empty());
     let (code, out, err) = arrayflow(&["deps", path, "--max-pairs", "15050"]);
     assert_eq!(code, 0, "{err}");

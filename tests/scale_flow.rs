@@ -44,7 +44,10 @@ fn constant_cells_need_no_test() {
     let (sym, problems) = symbolic::analyze_counted(&compile(&statements(n)));
     assert_eq!(sym.reads.len(), n);
     assert!(all_exact(&sym));
-    assert!(problems <= 4 * n as u64, "{problems} problems for {n} reads");
+    assert!(
+        problems <= 4 * n as u64,
+        "{problems} problems for {n} reads"
+    );
 }
 
 /// Loops in sequence, all of one shape: a read's killers are tested in its
@@ -55,7 +58,11 @@ fn writers_of_one_shape_are_tested_once() {
     for n in [200, 800] {
         let (sym, problems) = symbolic::analyze_counted(&compile(&loops(n)));
         assert_eq!(sym.reads.len(), n);
-        assert!(all_exact(&sym), "{:?}", sym.reads.last().map(|r| &r.outcome));
+        assert!(
+            all_exact(&sym),
+            "{:?}",
+            sym.reads.last().map(|r| &r.outcome)
+        );
         assert!(
             problems <= 40 * n as u64,
             "{problems} problems for {n} loops"
@@ -84,7 +91,7 @@ fn quasts_equal_rules() {
     let mixed = "param N = 4;\nassume N >= 2;\nreal A[0..2 * N + 2];\n\
                  for i = 1 to N do S: A[i] = A[i + 1]; end\n\
                  T: A[1] = A[2];\n\
-                 for i = 1 to N do U: A[2 * i] = A[i]; end\n\
+                 for i = 1 to N do U: A[i + 1] = A[i + 2]; end\n\
                  for i = 1 to N do V: A[i + 1] = A[i]; W: A[i] = A[i + 2]; end\n\
                  X: A[3] = A[2 * N];\n\
                  for i = 1 to N do Y: A[i] = A[i]; end\n";

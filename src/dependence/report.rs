@@ -195,7 +195,11 @@ impl SiteNames {
     fn new(program: &Program) -> SiteNames {
         SiteNames {
             stmts: program.stmts().iter().map(|s| s.label.clone()).collect(),
-            conds: program.conditions().iter().map(|c| c.name.clone()).collect(),
+            conds: program
+                .conditions()
+                .iter()
+                .map(|c| c.name.clone())
+                .collect(),
         }
     }
 

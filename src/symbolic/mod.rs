@@ -76,9 +76,7 @@ fn not_static(
     if let Some(why) = places[stmt.index()].not_static() {
         return Some(format!("the read is {why}"));
     }
-    writes
-        .get(&access.array)
-        .and_then(|w| w.not_static.clone())
+    writes.get(&access.array).and_then(|w| w.not_static.clone())
 }
 
 /// Per array, its write statements in textual order and why the first of
@@ -129,7 +127,10 @@ pub fn analyze_counted(program: &Program) -> (Symbolic, u64) {
     let mut pending = Vec::new();
     for s in &stmts {
         for (k, a) in s.reads().into_iter().enumerate() {
-            let outcome = match (not_static(&stmts, &places, &writes, s.id, k), prover.as_mut()) {
+            let outcome = match (
+                not_static(&stmts, &places, &writes, s.id, k),
+                prover.as_mut(),
+            ) {
                 (_, None) => Outcome::Fallback("the assumptions are not affine".into()),
                 (Some(why), Some(p)) => match fada::possible(p, &places, s.id, k) {
                     Ok(set) => Outcome::Possible(fada::Possible { why, ..set }),

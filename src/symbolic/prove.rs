@@ -78,6 +78,9 @@ impl<'p> Writers<'p> {
             shapes[id].push((top(w.place), k));
             renamed.push(r);
         }
+        for members in &mut shapes {
+            members.sort_unstable();
+        }
         Writers {
             list,
             renamed,
@@ -412,9 +415,9 @@ impl Prover<'_> {
                 let w = &writers.list[k];
                 let r = writers.renamed[k].as_ref().map_err(|e| e.to_string())?;
                 // A different constant in one dimension: never the cell.
-                if r.cell.iter().zip(&cell).any(|(a, b)| {
-                    matches!((constant(a), constant(b)), (Some(x), Some(y)) if x != y)
-                }) {
+                if r.cell.iter().zip(&cell).any(
+                    |(a, b)| matches!((constant(a), constant(b)), (Some(x), Some(y)) if x != y),
+                ) {
                     continue;
                 }
                 let mut same = Vec::new();
