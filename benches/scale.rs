@@ -65,7 +65,7 @@ fn run(command: &str, file: &Path, scratch: &Path) -> Run {
         .and_then(|l| l.trim().parse().ok())
         .unwrap_or(0);
     let code = err
-        .split(|c: char| c == '[' || c == ']')
+        .split(['[', ']'])
         .find(|w| w.len() == 5 && w.starts_with('E'))
         .map(str::to_string);
     let ended = match (out.status.code(), code) {
