@@ -141,6 +141,7 @@ fn check_file(
             crate::db::analysis_diagnostics(db, file),
             id,
         ));
+        diags.extend(super::in_file(&crate::db::deps_diagnostics(db, file), id));
         for &rf in rule_files {
             let res = crate::db::rules::rule_results(db, file, rf);
             diags.extend(super::in_file(&res.diagnostics, id));

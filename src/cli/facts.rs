@@ -34,10 +34,9 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(l) => l,
         Err(code) => return code,
     };
-    let errors = super::in_file(
-        crate::db::analysis_diagnostics(&loaded.db, loaded.source),
-        loaded.file,
-    );
+    let mut errors = crate::db::analysis_diagnostics(&loaded.db, loaded.source).clone();
+    errors.extend(crate::db::deps_diagnostics(&loaded.db, loaded.source));
+    let errors = super::in_file(&errors, loaded.file);
     if !errors.is_empty() {
         eprint!("{}", loaded.files.render_all(&errors));
         return ExitCode::from(1);

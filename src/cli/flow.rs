@@ -34,7 +34,8 @@ pub struct Args {
     /// What computes bounded σ: `rules` (the Datalog rules over the facts),
     /// `quasts` (each read instance's proved quast evaluated: static
     /// control only), `auto` (quasts past 10^5 access instances when every
-    /// read has one, else rules), `dd` (the rules on timely/differential-
+    /// read has one and their samples are under half the instances, else
+    /// rules), `dd` (the rules on timely/differential-
     /// dataflow across workers and processes: docs/scaling.md). All give
     /// the same output (docs/flow.md).
     #[arg(long, value_enum, default_value_t = Engine::Auto)]
@@ -281,6 +282,14 @@ fn by_quasts(
         Some(n) if n <= QUASTS_PAST && !forced => return Ok(None),
         _ => {}
     }
+    if let (Some(n), false) = (n, forced) {
+        // The quasts are fitted to bounded σ at small sizes first: when
+        // those cost about what bounded σ costs here (no parameters, or
+        // sizes as small as the samples), the rules are cheaper.
+        if sample_instances(program, config).saturating_mul(2) >= n {
+            return Ok(None);
+        }
+    }
     let Ok(values) = program.param_values(&config.params) else {
         return Ok(None);
     };
@@ -428,6 +437,29 @@ fn instances(
         Err(crate::facts::LowerError::Budget { count, .. }) => Some(Err(count)),
         Err(_) => None,
     }
+}
+
+/// The access instances of the first samples symbolic σ runs bounded σ at
+/// (`symbolic::infer::first`), counted without lowering.
+fn sample_instances(program: &crate::model::Program, config: &dataflow::Config) -> u64 {
+    let samples = crate::symbolic::infer::first(&crate::symbolic::infer::samples(program));
+    samples
+        .iter()
+        .map(|v| {
+            let at = dataflow::Config {
+                params: (program.params.iter())
+                    .zip(v)
+                    .map(|(q, &x)| (q.name.clone(), x))
+                    .collect(),
+                max_trips: 1,
+                ..config.clone()
+            };
+            match instances(program, &at) {
+                Some(Ok(n)) | Some(Err(n)) => n,
+                None => 0,
+            }
+        })
+        .fold(0u64, u64::saturating_add)
 }
 
 /// `--symbolic`: σ for every parameter value.

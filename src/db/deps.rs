@@ -25,7 +25,14 @@ pub struct CarriedDep {
 type Key = (CounterId, Kind, ArrayId, Site, Site);
 
 /// The memory-based dependences every loop of a program carries, by counter.
-pub fn carried_by_loop(program: &Program) -> BTreeMap<CounterId, Vec<CarriedDep>> {
+/// Only pairs of references inside a common loop are tested (no other pair
+/// is carried by a loop); the memory budget is polled as they go, since a
+/// loop of n references has up to n² of them.
+pub fn carried_by_loop(
+    program: &Program,
+) -> Result<BTreeMap<CounterId, Vec<CarriedDep>>, crate::budget::Exceeded> {
+    let limit = crate::budget::limit();
+    let mut seen: u64 = 0;
     let loops = super::SiteLoops::new(program);
     let stmts = program.stmts();
     let kind_of = |site: Site, position: usize| -> AccessKind {
@@ -39,9 +46,15 @@ pub fn carried_by_loop(program: &Program) -> BTreeMap<CounterId, Vec<CarriedDep>
     };
     let mut tester = Tester::new(crate::dependence::Config::default());
     let mut found: BTreeMap<Key, Option<(i64, i64)>> = BTreeMap::new();
-    for p in report::analyze(program, &mut tester) {
+    report::each(program, &mut tester, report::Scope::CommonLoop, |p| {
+        seen += 1;
+        if seen.is_multiple_of(4096) {
+            crate::budget::check(limit, || {
+                "the dependences the loops carry (exact tests)".into()
+            })?;
+        }
         if !p.dependent {
-            continue;
+            return Ok(());
         }
         let (src, dst) = (p.src_id.site, p.dst_id.site);
         let (ks, kd) = (
@@ -49,7 +62,7 @@ pub fn carried_by_loop(program: &Program) -> BTreeMap<CounterId, Vec<CarriedDep>
             kind_of(dst, p.dst_id.position),
         );
         let common = loops.common(src, dst);
-        let array = program.array(&p.array).unwrap_or(ArrayId(0));
+        let array = p.array_id;
         for v in &p.dependence.vectors {
             let Some(level) = v.dirs.iter().position(|d| *d != Dir::Zero) else {
                 continue;
@@ -93,7 +106,8 @@ pub fn carried_by_loop(program: &Program) -> BTreeMap<CounterId, Vec<CarriedDep>
                 }
             }
         }
-    }
+        Ok(())
+    })?;
     let mut out: BTreeMap<CounterId, Vec<CarriedDep>> = BTreeMap::new();
     for ((counter, kind, array, from, to), distance) in found {
         out.entry(counter).or_default().push(CarriedDep {
@@ -104,5 +118,5 @@ pub fn carried_by_loop(program: &Program) -> BTreeMap<CounterId, Vec<CarriedDep>
             distance,
         });
     }
-    out
+    Ok(out)
 }

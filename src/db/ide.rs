@@ -566,6 +566,9 @@ pub fn definition(db: &dyn salsa::Database, file: SourceFile, offset: u32) -> Ve
 /// (exact dependence tests) and after expansion (σ: no value flows between
 /// its iterations at the analysed sizes).
 fn lens_text(program: &Program, names: &Names, l: &super::LoopStatus, sizes: &str) -> String {
+    if l.deps_failed {
+        return "parallel: not analysed (over the memory budget)".to_string();
+    }
     if l.deps.is_empty() {
         return "parallel: yes".to_string();
     }

@@ -228,6 +228,11 @@ pub fn parse(db: &dyn salsa::Database, file: SourceFile) -> Parsed {
 /// One kernel of a file.
 #[salsa::tracked]
 pub struct Kernel<'db> {
+    /// Its position in the file: the identity a kernel keeps across edits.
+    /// Without one, every kernel had the same identity, and creating n of
+    /// them took time quadratic in n (100,000 loops: a minute).
+    #[returns(copy)]
+    pub index: usize,
     #[tracked]
     #[returns(ref)]
     pub program: KernelProgram,
@@ -244,7 +249,8 @@ pub fn kernels(db: &dyn salsa::Database, file: SourceFile) -> Vec<Kernel<'_>> {
     };
     kernel::split(program)
         .into_iter()
-        .map(|p| Kernel::new(db, p.program, p.place))
+        .enumerate()
+        .map(|(k, p)| Kernel::new(db, k, p.program, p.place))
         .collect()
 }
 
@@ -429,14 +435,25 @@ pub fn kernel_error(
 }
 
 /// The memory-based dependences each loop of a kernel carries (local ids),
-/// by the exact dependence tests: they hold for every parameter value.
+/// by the exact dependence tests: they hold for every parameter value. Err
+/// when they would not fit the memory budget.
 #[salsa::tracked]
 pub fn kernel_deps<'db>(
     db: &'db dyn salsa::Database,
     kernel: Kernel<'db>,
-) -> Vec<(CounterId, Vec<deps::CarriedDep>)> {
-    deps::carried_by_loop(&kernel.program(db).program)
-        .into_iter()
+) -> Result<Vec<(CounterId, Vec<deps::CarriedDep>)>, crate::budget::Exceeded> {
+    deps::carried_by_loop(&kernel.program(db).program).map(|m| m.into_iter().collect())
+}
+
+/// E0304 for each kernel whose carried dependences (what loop remarks and
+/// rules use) go over the memory budget. Apart from
+/// [`analysis_diagnostics`], which σ alone gives: only what uses the
+/// dependences pays for them.
+pub fn deps_diagnostics(db: &dyn salsa::Database, file: SourceFile) -> Vec<Diagnostic> {
+    kernels(db, file)
+        .iter()
+        .filter_map(|&k| kernel_deps(db, k).as_ref().err())
+        .map(|e| Diagnostic::error("E0304", e.to_string()))
         .collect()
 }
 
@@ -533,6 +550,8 @@ pub struct LoopStatus {
     pub doall: bool,
     /// Memory-based dependences it carries (exact tests, symbolic).
     pub deps: Vec<deps::CarriedDep>,
+    /// They went over the memory budget: `deps` is empty, and says nothing.
+    pub deps_failed: bool,
     /// Flow dependences it carries by σ; `None` when σ failed.
     pub flows: Option<Vec<Carried>>,
     /// Whether it still carries a dependence after maximal static
@@ -546,7 +565,11 @@ pub fn loop_status(db: &dyn salsa::Database, file: SourceFile) -> Vec<LoopStatus
     for &k in kernels(db, file) {
         let place = k.place(db);
         let ok = kernel_flow(db, k).result.is_ok();
-        let deps = kernel_deps(db, k);
+        let deps: &[(CounterId, Vec<deps::CarriedDep>)] = match kernel_deps(db, k) {
+            Ok(d) => d,
+            Err(_) => &[],
+        };
+        let deps_failed = kernel_deps(db, k).is_err();
         let exp = kernel_expansion(db, k).as_ref().ok();
         for l in kernel_loops_all(db, k) {
             let after_mse = exp.and_then(|e| {
@@ -583,6 +606,7 @@ pub fn loop_status(db: &dyn salsa::Database, file: SourceFile) -> Vec<LoopStatus
                 counter: place.global_counter(l.counter),
                 doall: l.doall,
                 deps,
+                deps_failed,
                 flows,
                 after_mse,
             });
@@ -731,6 +755,13 @@ pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
                     l.deps.len() - LISTED
                 ),
             );
+        }
+        if l.deps_failed {
+            push(
+                Level::Information,
+                format!("loop {name}: its dependences were not computed: over the memory budget"),
+            );
+            continue;
         }
         match &l.flows {
             _ if l.deps.is_empty() => push(Level::Hint, format!("loop {name} is parallel")),

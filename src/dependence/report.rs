@@ -13,7 +13,7 @@ use super::direction::{Dependence, Dir};
 use super::memo::Stats;
 use super::pairs::{self, Note, RefId, Reference};
 use super::{Test, Tester};
-use crate::model::{AccessKind, Program, Site};
+use crate::model::{AccessKind, ArrayId, CounterId, Program, Site};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use std::collections::BTreeSet;
@@ -82,6 +82,8 @@ pub struct PairReport {
     #[serde(skip)]
     pub dependence: Dependence,
     #[serde(skip)]
+    pub array_id: ArrayId,
+    #[serde(skip)]
     pub src_id: RefId,
     #[serde(skip)]
     pub dst_id: RefId,
@@ -89,23 +91,130 @@ pub struct PairReport {
 
 /// Analyses every pair of references of the program.
 pub fn analyze(program: &Program, tester: &mut Tester) -> Vec<PairReport> {
-    let refs = pairs::references(program);
     let mut out = Vec::new();
-    for (i, src) in refs.iter().enumerate() {
-        for dst in &refs[i..] {
-            let same = src.same(dst);
-            let writes = src.kind.writes() || dst.kind.writes();
-            if src.access.array != dst.access.array || !writes || (same && !src.kind.writes()) {
-                continue;
+    let _ = each(program, tester, Scope::All, |p| {
+        out.push(p);
+        Ok::<(), ()>(())
+    });
+    out
+}
+
+/// Which pairs [`each`] visits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Every pair, as `arrayflow deps` prints them.
+    All,
+    /// Only pairs inside a common loop: the others carry no dependence on
+    /// any loop (what loop remarks and rules ask for).
+    CommonLoop,
+}
+
+/// The pairs [`each`] visits with `Scope::All`, counted without building
+/// any: per array, each write with itself and with every other reference.
+pub fn count(program: &Program) -> u64 {
+    let mut per_array: Vec<(u64, u64)> = vec![(0, 0); program.arrays.len()];
+    for r in pairs::references(program) {
+        if let Some(c) = per_array.get_mut(r.access.array.index()) {
+            if r.kind.writes() {
+                c.0 += 1;
+            } else {
+                c.1 += 1;
             }
-            out.push(pair(program, tester, src, dst));
         }
     }
-    out
+    per_array
+        .iter()
+        .map(|&(w, r)| (w * (w + 1) / 2).saturating_add(w.saturating_mul(r)))
+        .fold(0u64, u64::saturating_add)
+}
+
+/// Every pair of references of the program, analysed one at a time in the
+/// order of [`analyze`] (source textually first, then destination), handed
+/// to `f`; stops at its first error. Nothing quadratic is held: a program
+/// of n references has up to n² pairs.
+pub fn each<E>(
+    program: &Program,
+    tester: &mut Tester,
+    scope: Scope,
+    mut f: impl FnMut(PairReport) -> Result<(), E>,
+) -> Result<(), E> {
+    let refs = pairs::references(program);
+    // Per array, its references in textual order, so that a reference is
+    // compared only with those of its array.
+    let mut by_array: Vec<Vec<usize>> = vec![Vec::new(); program.arrays.len()];
+    let mut rank = vec![0usize; refs.len()];
+    for (i, r) in refs.iter().enumerate() {
+        if let Some(v) = by_array.get_mut(r.access.array.index()) {
+            rank[i] = v.len();
+            v.push(i);
+        }
+    }
+    // With `CommonLoop`, the references sharing an outermost loop with the
+    // source are a run of its array's list: where each run ends.
+    let outer: Vec<Option<CounterId>> = refs.iter().map(|r| r.loops().first().copied()).collect();
+    let names = SiteNames::new(program);
+    for (i, src) in refs.iter().enumerate() {
+        let Some(same_array) = by_array.get(src.access.array.index()) else {
+            continue;
+        };
+        let start = rank[i];
+        let end = match scope {
+            Scope::All => same_array.len(),
+            Scope::CommonLoop => {
+                if outer[i].is_none() {
+                    continue;
+                }
+                let run = same_array[start..]
+                    .iter()
+                    .take_while(|&&j| outer[j] == outer[i])
+                    .count();
+                start + run
+            }
+        };
+        for &j in &same_array[start..end] {
+            let dst = &refs[j];
+            let same = i == j;
+            let writes = src.kind.writes() || dst.kind.writes();
+            if !writes || (same && !src.kind.writes()) {
+                continue;
+            }
+            f(pair(program, &names, tester, src, dst))?;
+        }
+    }
+    Ok(())
+}
+
+/// Sites' names by index: `Program::site_name` lists every statement on
+/// each call, which made a pair cost as much as the program.
+struct SiteNames {
+    stmts: Vec<String>,
+    conds: Vec<String>,
+}
+
+impl SiteNames {
+    fn new(program: &Program) -> SiteNames {
+        SiteNames {
+            stmts: program.stmts().iter().map(|s| s.label.clone()).collect(),
+            conds: program
+                .conditions()
+                .iter()
+                .map(|c| c.name.clone())
+                .collect(),
+        }
+    }
+
+    fn of(&self, site: Site) -> String {
+        let name = match site {
+            Site::Stmt(s) => self.stmts.get(s.index()),
+            Site::Cond(c) => self.conds.get(c.index()),
+        };
+        name.cloned().unwrap_or_default()
+    }
 }
 
 fn pair(
     program: &Program,
+    names: &SiteNames,
     tester: &mut Tester,
     src: &Reference<'_>,
     dst: &Reference<'_>,
@@ -135,8 +244,9 @@ fn pair(
     }
     PairReport {
         array: program.array_decl(src.access.array).name.clone(),
-        src: name(program, src),
-        dst: name(program, dst),
+        array_id: src.access.array,
+        src: name(names, src),
+        dst: name(names, dst),
         dependent,
         kinds: kinds(src, dst, &directions),
         directions,
@@ -155,9 +265,9 @@ fn pair(
     }
 }
 
-fn name(program: &Program, r: &Reference<'_>) -> RefName {
+fn name(names: &SiteNames, r: &Reference<'_>) -> RefName {
     RefName {
-        site: program.site_name(r.site),
+        site: names.of(r.site),
         cond: matches!(r.site, Site::Cond(_)),
         read: r.read,
     }
@@ -224,16 +334,21 @@ pub fn kinds(src: &Reference<'_>, dst: &Reference<'_>, vectors: &[Vec<Dir>]) -> 
 pub fn to_json(pairs: &[PairReport], stats: Option<&Stats>) -> serde_json::Value {
     let mut v = serde_json::json!({ "pairs": pairs });
     if let Some(s) = stats {
-        v["stats"] = serde_json::json!({
-            "memo": s.memo,
-            "problems": s.problems,
-            "gcd_hit_rate": s.gcd_hit_rate(),
-            "exact_hit_rate": s.exact_hit_rate(),
-            "gcd": s.gcd,
-            "decided": s.per_test().map(|(t, c)| (t.name(), c)).collect::<std::collections::BTreeMap<_, _>>(),
-        });
+        v["stats"] = stats_json(s);
     }
     v
+}
+
+/// The `stats` member of [`to_json`].
+pub fn stats_json(s: &Stats) -> serde_json::Value {
+    serde_json::json!({
+        "memo": s.memo,
+        "problems": s.problems,
+        "gcd_hit_rate": s.gcd_hit_rate(),
+        "exact_hit_rate": s.exact_hit_rate(),
+        "gcd": s.gcd,
+        "decided": s.per_test().map(|(t, c)| (t.name(), c)).collect::<std::collections::BTreeMap<_, _>>(),
+    })
 }
 
 fn vector(v: &[impl fmt::Display]) -> String {
@@ -251,41 +366,51 @@ impl fmt::Display for Dir {
 pub fn render_text(pairs: &[PairReport]) -> String {
     let mut out = String::new();
     for p in pairs {
-        let exact = if p.exact { "exact" } else { "conservative" };
-        out.push_str(&format!("{}: {} -> {}: ", p.array, p.src, p.dst));
-        if p.dependent {
-            let kinds: Vec<&str> = p
-                .kinds
-                .iter()
-                .map(|k| match k {
-                    Kind::Flow => "flow",
-                    Kind::Anti => "anti",
-                    Kind::Output => "output",
-                })
-                .collect();
-            out.push_str(&format!("dependent ({})", kinds.join(", ")));
-            if !p.loops.is_empty() {
-                let dirs: Vec<String> = p.directions.iter().map(|d| vector(d)).collect();
-                out.push_str(&format!(
-                    "; loops {}; directions {}",
-                    vector(&p.loops),
-                    dirs.join(" ")
-                ));
-                if !p.distances.is_empty() {
-                    let d: Vec<String> = p.distances.iter().map(|d| vector(d)).collect();
-                    out.push_str(&format!("; distances {}", d.join(" ")));
-                }
-            }
-        } else {
-            out.push_str("independent");
-        }
-        out.push_str(&format!(" [{}, {exact}]\n", p.decided_by.name()));
-        for n in &p.notes {
-            out.push_str(&format!("    note: {n}\n"));
-        }
+        render_pair(p, &mut out);
     }
     if pairs.is_empty() {
-        out.push_str("no pair of references to the same array with a write\n");
+        out.push_str(NO_PAIR);
     }
     out
+}
+
+/// What [`render_text`] prints for a program without pairs.
+pub const NO_PAIR: &str = "no pair of references to the same array with a write\n";
+
+/// One pair's lines of [`render_text`], appended to `out`.
+pub fn render_pair(p: &PairReport, out: &mut String) {
+    use std::fmt::Write;
+    let exact = if p.exact { "exact" } else { "conservative" };
+    let _ = write!(out, "{}: {} -> {}: ", p.array, p.src, p.dst);
+    if p.dependent {
+        let kinds: Vec<&str> = p
+            .kinds
+            .iter()
+            .map(|k| match k {
+                Kind::Flow => "flow",
+                Kind::Anti => "anti",
+                Kind::Output => "output",
+            })
+            .collect();
+        let _ = write!(out, "dependent ({})", kinds.join(", "));
+        if !p.loops.is_empty() {
+            let dirs: Vec<String> = p.directions.iter().map(|d| vector(d)).collect();
+            let _ = write!(
+                out,
+                "; loops {}; directions {}",
+                vector(&p.loops),
+                dirs.join(" ")
+            );
+            if !p.distances.is_empty() {
+                let d: Vec<String> = p.distances.iter().map(|d| vector(d)).collect();
+                let _ = write!(out, "; distances {}", d.join(" "));
+            }
+        }
+    } else {
+        out.push_str("independent");
+    }
+    let _ = writeln!(out, " [{}, {exact}]", p.decided_by.name());
+    for n in &p.notes {
+        let _ = writeln!(out, "    note: {n}");
+    }
 }

@@ -103,13 +103,20 @@ pub fn groups<E>(
     let places = domain::places(program);
     let mut grouper = Grouper::new(program);
     let overflow = || "an affine form overflows at these sizes".to_string();
-    for s in program.stmts() {
+    // Each statement's reads, found without a pass over every read per
+    // statement (quadratic in statements).
+    let stmts = program.stmts();
+    let mut of_stmt: Vec<Vec<&super::ReadFlow>> = vec![Vec::new(); stmts.len()];
+    for r in &sym.reads {
+        if let Some(v) = of_stmt.get_mut(r.stmt.index()) {
+            v.push(r);
+        }
+    }
+    for s in stmts {
         let place = &places[s.id.index()];
         let counters = place.counters();
-        let reads: Vec<(usize, ArrayId, Compiled)> = sym
-            .reads
+        let reads: Vec<(usize, ArrayId, Compiled)> = of_stmt[s.id.index()]
             .iter()
-            .filter(|r| r.stmt == s.id)
             .filter_map(|r| match &r.outcome {
                 Outcome::Exact(q) => Some((r.read, r.array, Compiled::new(q, &counters))),
                 Outcome::Fallback(_) | Outcome::Possible(_) => None,

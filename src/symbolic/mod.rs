@@ -61,8 +61,13 @@ pub struct Symbolic {
 const SAMPLE_BUDGET: u64 = 2_000_000;
 
 /// Why a read of `stmt` cannot have an exact quast, if it cannot.
-fn not_static(program: &Program, places: &[Place], stmt: StmtId, read: usize) -> Option<String> {
-    let stmts = program.stmts();
+fn not_static(
+    stmts: &[&crate::model::Stmt],
+    places: &[Place],
+    writes: &WritesOf,
+    stmt: StmtId,
+    read: usize,
+) -> Option<String> {
     let s = stmts[stmt.index()];
     let access = s.reads()[read];
     if !access.is_affine() {
@@ -71,34 +76,61 @@ fn not_static(program: &Program, places: &[Place], stmt: StmtId, read: usize) ->
     if let Some(why) = places[stmt.index()].not_static() {
         return Some(format!("the read is {why}"));
     }
-    for w in &stmts {
+    writes.get(&access.array).and_then(|w| w.not_static.clone())
+}
+
+/// Per array, its write statements in textual order and why the first of
+/// them outside static control is (computed once, not per read).
+struct ArrayWrites {
+    stmts: Vec<StmtId>,
+    not_static: Option<String>,
+}
+
+type WritesOf = HashMap<ArrayId, ArrayWrites>;
+
+fn writes_of(stmts: &[&crate::model::Stmt], places: &[Place]) -> WritesOf {
+    let mut out: WritesOf = HashMap::new();
+    for w in stmts {
         let Some((a, _)) = w.write() else { continue };
-        if a.array != access.array {
+        let e = out.entry(a.array).or_insert(ArrayWrites {
+            stmts: Vec::new(),
+            not_static: None,
+        });
+        e.stmts.push(w.id);
+        if e.not_static.is_some() {
             continue;
         }
         if !a.is_affine() {
-            return Some(format!(
+            e.not_static = Some(format!(
                 "`{}` writes the array with a subscript that is not affine",
                 w.label
             ));
-        }
-        if let Some(why) = places[w.id.index()].not_static() {
-            return Some(format!("`{}` writes the array and is {why}", w.label));
+        } else if let Some(why) = places[w.id.index()].not_static() {
+            e.not_static = Some(format!("`{}` writes the array and is {why}", w.label));
         }
     }
-    None
+    out
 }
 
-/// Symbolic σ of every read of `program`.
 pub fn analyze(program: &Program) -> Symbolic {
+    analyze_counted(program).0
+}
+
+/// [`analyze`], with the number of problems its proofs gave the exact
+/// tests (memo hits included): what the proofs cost, counted.
+pub fn analyze_counted(program: &Program) -> (Symbolic, u64) {
     let places = domain::places(program);
     let stmts = program.stmts();
     let mut prover = prove::Prover::new(program);
+    let writes = writes_of(&stmts, &places);
     let mut reads = Vec::new();
     let mut pending = Vec::new();
     for s in &stmts {
         for (k, a) in s.reads().into_iter().enumerate() {
-            let outcome = match (not_static(program, &places, s.id, k), prover.as_mut()) {
+            let outcome = match (
+                not_static(&stmts, &places, &writes, s.id, k),
+                prover.as_mut(),
+            ) {
                 (_, None) => Outcome::Fallback("the assumptions are not affine".into()),
                 (Some(why), Some(p)) => match fada::possible(p, &places, s.id, k) {
                     Ok(set) => Outcome::Possible(fada::Possible { why, ..set }),
@@ -124,11 +156,12 @@ pub fn analyze(program: &Program) -> Symbolic {
         .flat_map(|c| (0..c.reads().len()).map(move |k| (c.name.clone(), k)))
         .collect();
     let Some(mut prover) = prover.filter(|_| !pending.is_empty()) else {
-        return Symbolic {
+        let sym = Symbolic {
             reads,
             samples: Vec::new(),
             condition_reads,
         };
+        return (sym, 0);
     };
     let mut points: Points = stmts
         .iter()
@@ -142,10 +175,29 @@ pub fn analyze(program: &Program) -> Symbolic {
     // values (a bound the small ones never pass, as max(n, 12)). The proof
     // keeps every round sound.
     sample(program, &infer::first(&all), &mut points, &mut used);
+    // The writers of each array, prepared once for every read of it.
+    let mut writers: HashMap<ArrayId, prove::Writers> = HashMap::new();
+    for (&array, w) in &writes {
+        let list = w
+            .stmts
+            .iter()
+            .filter_map(|&id| {
+                let (a, _) = stmts[id.index()].write()?;
+                Some(prove::Writer {
+                    stmt: id,
+                    access: a,
+                    place: &places[id.index()],
+                })
+            })
+            .collect();
+        writers.insert(array, prove::Writers::new(list));
+    }
+    let none = prove::Writers::new(Vec::new());
     for round in 0..3 {
         let mut failed = Vec::new();
         for &k in &pending {
-            let outcome = fit_and_prove(program, &places, &reads[k], &points, &mut prover);
+            let w = writers.get(&reads[k].array).unwrap_or(&none);
+            let outcome = fit_and_prove(&stmts, &places, &reads[k], &points, w, &mut prover);
             if !matches!(outcome, Outcome::Exact(_)) {
                 failed.push(k);
             }
@@ -166,11 +218,12 @@ pub fn analyze(program: &Program) -> Symbolic {
         sample(program, &more, &mut points, &mut used);
         pending = failed;
     }
-    Symbolic {
+    let sym = Symbolic {
         reads,
         samples: used,
         condition_reads,
-    }
+    };
+    (sym, prover.tester.stats().problems)
 }
 
 /// Read instances with one source (or none), per statement (by index) and read.
@@ -219,17 +272,17 @@ fn sample(program: &Program, samples: &[Vec<i64>], points: &mut Points, used: &m
 }
 
 fn fit_and_prove(
-    program: &Program,
+    stmts: &[&crate::model::Stmt],
     places: &[Place],
     r: &ReadFlow,
     points: &Points,
+    writers: &prove::Writers,
     prover: &mut prove::Prover,
 ) -> Outcome {
-    let stmts = program.stmts();
     let place = &places[r.stmt.index()];
     let fitter = infer::Fitter {
         counters: &r.counters,
-        n_params: program.params.len(),
+        n_params: prover.program.params.len(),
         place,
         places,
     };
@@ -241,19 +294,8 @@ fn fit_and_prove(
         return Outcome::Fallback("no quast fits bounded σ at the samples".into());
     };
     let access = stmts[r.stmt.index()].reads()[r.read];
-    let writers: Vec<prove::Writer> = stmts
-        .iter()
-        .filter_map(|s| {
-            let (a, _) = s.write()?;
-            (a.array == access.array).then_some(prove::Writer {
-                stmt: s.id,
-                access: a,
-                place: &places[s.id.index()],
-            })
-        })
-        .collect();
     let read = prove::Read { access, place };
-    match prover.prove(&q, &read, &writers) {
+    match prover.prove(&q, &read, writers) {
         prove::Proof::Proved => Outcome::Exact(q),
         prove::Proof::NotProved(why) => {
             // A leaf the samples never saw at its domain's edge: guarded by

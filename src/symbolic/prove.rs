@@ -30,6 +30,122 @@ pub struct Writer<'p> {
     pub place: &'p Place,
 }
 
+/// A writer's instance z over fresh counters: its point, domain and cell,
+/// or why they are not affine.
+struct Renamed {
+    z: Vec<Affine>,
+    dom: Dnf,
+    cell: Vec<Affine>,
+}
+
+/// The writers of one array in textual order, each renamed once for every
+/// read of the array, and grouped by shape: writers whose renamed domain
+/// and cell are equal pose the same problem wherever no loop is common to
+/// them and the source or the read, so one of each shape is tested there
+/// (a program of n writers of one array made every read test all n).
+pub struct Writers<'p> {
+    pub list: Vec<Writer<'p>>,
+    renamed: Vec<Result<Renamed, &'static str>>,
+    /// Per shape, the textual positions (`Place::beta[0]`) of its writers,
+    /// ascending, with their indices in `list`.
+    shapes: Vec<Vec<(usize, usize)>>,
+    by_stmt: std::collections::HashMap<StmtId, usize>,
+}
+
+fn top(p: &Place) -> usize {
+    p.beta.first().copied().unwrap_or(0)
+}
+
+impl<'p> Writers<'p> {
+    /// `list` in textual order.
+    pub fn new(list: Vec<Writer<'p>>) -> Writers<'p> {
+        let mut keys: std::collections::HashMap<String, usize> = Default::default();
+        let (mut renamed, mut shapes) = (Vec::new(), Vec::new());
+        let mut by_stmt = std::collections::HashMap::new();
+        for (k, w) in list.iter().enumerate() {
+            by_stmt.entry(w.stmt).or_insert(k);
+            let r = Self::rename(w);
+            let key = match &r {
+                Ok(r) => format!("{:?}|{:?}", r.dom, r.cell),
+                // Alone: its error is raised when it is tested.
+                Err(_) => format!("#{k}"),
+            };
+            let next = shapes.len();
+            let id = *keys.entry(key).or_insert(next);
+            if id == next {
+                shapes.push(Vec::new());
+            }
+            shapes[id].push((top(w.place), k));
+            renamed.push(r);
+        }
+        for members in &mut shapes {
+            members.sort_unstable();
+        }
+        Writers {
+            list,
+            renamed,
+            shapes,
+            by_stmt,
+        }
+    }
+
+    fn rename(w: &Writer) -> Result<Renamed, &'static str> {
+        let zc = w.place.counters();
+        let map: Vec<(CounterId, Affine)> = zc
+            .iter()
+            .enumerate()
+            .map(|(j, &c)| (c, Affine::var(Var::Counter(fresh(j)))))
+            .collect();
+        let z = vars_of(&zc)
+            .iter()
+            .map(|a| subst(a, &map))
+            .collect::<Option<Vec<_>>>()
+            .ok_or(TOO_BIG)?;
+        let dom = subst_dnf(
+            &w.place.domain().ok_or("a write's domain is not affine")?,
+            &map,
+        )
+        .ok_or(TOO_BIG)?;
+        let cell = subscripts(w.access)
+            .ok_or("a write's subscripts are not affine")?
+            .iter()
+            .map(|a| subst(a, &map))
+            .collect::<Option<Vec<_>>>()
+            .ok_or(TOO_BIG)?;
+        Ok(Renamed { z, dom, cell })
+    }
+
+    /// The writers that may write between an instance at textual position
+    /// `from` and one at `to` (`from` None: from the start): every writer
+    /// at `from` or `to`, and one of each shape strictly between (where its
+    /// instances all follow the first and precede the second).
+    fn between(&self, from: Option<usize>, to: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        for members in &self.shapes {
+            let at = |t: usize| {
+                let lo = members.partition_point(|&(u, _)| u < t);
+                let hi = members.partition_point(|&(u, _)| u <= t);
+                &members[lo..hi]
+            };
+            if let Some(f) = from.filter(|&f| f != to) {
+                out.extend(at(f).iter().map(|&(_, k)| k));
+            }
+            let first = match from {
+                Some(f) => members.partition_point(|&(u, _)| u <= f),
+                None => 0,
+            };
+            if let Some(&(t, k)) = members.get(first) {
+                if t < to {
+                    out.push(k);
+                }
+            }
+            out.extend(at(to).iter().map(|&(_, k)| k));
+        }
+        out.sort_unstable();
+        out
+    }
+}
+
 /// The read being proved.
 pub struct Read<'p> {
     pub access: &'p Access,
@@ -260,14 +376,14 @@ impl Prover<'_> {
     }
 
     /// Proves `q` is σ of `read` given the writers of its array.
-    pub fn prove(&mut self, q: &Quast, read: &Read, writers: &[Writer]) -> Proof {
+    pub fn prove(&mut self, q: &Quast, read: &Read, writers: &Writers) -> Proof {
         match self.prove_all(q, read, writers) {
             Ok(()) => Proof::Proved,
             Err(why) => Proof::NotProved(why),
         }
     }
 
-    fn prove_all(&mut self, q: &Quast, read: &Read, writers: &[Writer]) -> Result<(), String> {
+    fn prove_all(&mut self, q: &Quast, read: &Read, writers: &Writers) -> Result<(), String> {
         let name = |s: StmtId| self.program.site_name(crate::model::Site::Stmt(s));
         let x = vars_of(&read.place.counters());
         let cell = subscripts(read.access).ok_or("the read's subscripts are not affine")?;
@@ -276,42 +392,40 @@ impl Prover<'_> {
             .domain()
             .ok_or("the read's domain is not affine")?;
         let dom = domain::and(&self.assumptions, &dom).ok_or(TOO_BIG)?;
+        let constant = |a: &Affine| a.terms.is_empty().then_some(a.constant);
         for (path, leaf) in q.leaves() {
             let conj = path_atoms(&path).ok_or(TOO_BIG)?;
             let base = domain::and(&dom, &vec![conj]).ok_or(TOO_BIG)?;
-            if let Some(s) = leaf {
-                self.source_leaf(&base, s, &x, &cell, read, writers)?;
-            }
+            let src = match leaf {
+                Some(s) => {
+                    self.source_leaf(&base, s, &x, &cell, read, writers)?;
+                    let k = *writers
+                        .by_stmt
+                        .get(&s.stmt)
+                        .ok_or("the source does not write the array")?;
+                    Some(&writers.list[k])
+                }
+                None => None,
+            };
             // No write of the cell between the leaf and the read (or before
-            // the read at all, for ⊥).
-            for w in writers {
-                let zc = w.place.counters();
-                let map: Vec<(CounterId, Affine)> = zc
-                    .iter()
-                    .enumerate()
-                    .map(|(j, &c)| (c, Affine::var(Var::Counter(fresh(j)))))
-                    .collect();
-                let z = vars_of(&zc)
-                    .iter()
-                    .map(|a| subst(a, &map))
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or(TOO_BIG)?;
-                let wdom = subst_dnf(
-                    &w.place.domain().ok_or("a write's domain is not affine")?,
-                    &map,
-                )
-                .ok_or(TOO_BIG)?;
-                let wcell = subscripts(w.access).ok_or("a write's subscripts are not affine")?;
+            // the read at all, for ⊥). Writers elsewhere in the program
+            // order cannot be between them.
+            let candidates = writers.between(src.map(|w| top(w.place)), top(read.place));
+            for k in candidates {
+                let w = &writers.list[k];
+                let r = writers.renamed[k].as_ref().map_err(|e| e.to_string())?;
+                // A different constant in one dimension: never the cell.
+                if r.cell.iter().zip(&cell).any(
+                    |(a, b)| matches!((constant(a), constant(b)), (Some(x), Some(y)) if x != y),
+                ) {
+                    continue;
+                }
                 let mut same = Vec::new();
-                for (a, b) in wcell.iter().zip(&cell) {
-                    same.push(Atom::Eq(
-                        subst(a, &map)
-                            .and_then(|a| a.checked_sub(b))
-                            .ok_or(TOO_BIG)?,
-                    ));
+                for (a, b) in r.cell.iter().zip(&cell) {
+                    same.push(Atom::Eq(a.checked_sub(b).ok_or(TOO_BIG)?));
                 }
                 let same = vec![same];
-                let before_read = precedes(&z, w.place, &x, read.place).ok_or(TOO_BIG)?;
+                let before_read = precedes(&r.z, w.place, &x, read.place).ok_or(TOO_BIG)?;
                 let what = || {
                     match leaf {
                     Some(s) => format!(
@@ -325,16 +439,13 @@ impl Prover<'_> {
                     ),
                 }
                 };
-                match leaf {
-                    None => self.infeasible(&[&base, &wdom, &same, &before_read], &what)?,
-                    Some(s) => {
-                        let src = writers
-                            .iter()
-                            .find(|v| v.stmt == s.stmt)
-                            .ok_or("the source does not write the array")?;
-                        let after_src = precedes(&s.iter, src.place, &z, w.place).ok_or(TOO_BIG)?;
-                        self.infeasible(&[&base, &wdom, &same, &after_src, &before_read], &what)?
+                match (leaf, src) {
+                    (Some(s), Some(src)) => {
+                        let after_src =
+                            precedes(&s.iter, src.place, &r.z, w.place).ok_or(TOO_BIG)?;
+                        self.infeasible(&[&base, &r.dom, &same, &after_src, &before_read], &what)?
                     }
+                    _ => self.infeasible(&[&base, &r.dom, &same, &before_read], &what)?,
                 }
             }
         }
@@ -348,13 +459,15 @@ impl Prover<'_> {
         x: &[Affine],
         cell: &[Affine],
         read: &Read,
-        writers: &[Writer],
+        writers: &Writers,
     ) -> Result<(), String> {
-        let label = self.program.site_name(crate::model::Site::Stmt(s.stmt));
+        let program = self.program;
+        let label = || program.site_name(crate::model::Site::Stmt(s.stmt));
         let w = writers
-            .iter()
-            .find(|w| w.stmt == s.stmt)
-            .ok_or_else(|| format!("`{label}` does not write the array read"))?;
+            .by_stmt
+            .get(&s.stmt)
+            .map(|&k| &writers.list[k])
+            .ok_or_else(|| format!("`{}` does not write the array read", label()))?;
         let map: Vec<(CounterId, Affine)> = w
             .place
             .counters()
@@ -363,13 +476,14 @@ impl Prover<'_> {
             .collect();
         if map.len() != s.iter.len() {
             return Err(format!(
-                "the leaf `{label}` has the wrong number of counters"
+                "the leaf `{}` has the wrong number of counters",
+                label()
             ));
         }
         let wdom = w.place.domain().ok_or("a write's domain is not affine")?;
         let outside = not(&subst_dnf(&wdom, &map).ok_or(TOO_BIG)?).ok_or(TOO_BIG)?;
         self.infeasible(&[base, &outside], &|| {
-            format!("the source `{label}` may lie outside its domain")
+            format!("the source `{}` may lie outside its domain", label())
         })?;
         let wcell = subscripts(w.access).ok_or("a write's subscripts are not affine")?;
         let mut differ: Dnf = Vec::new();
@@ -385,11 +499,11 @@ impl Prover<'_> {
             );
         }
         self.infeasible(&[base, &differ], &|| {
-            format!("the source `{label}` may write another cell")
+            format!("the source `{}` may write another cell", label())
         })?;
         let late = not_precedes(&s.iter, w.place, x, read.place).ok_or(TOO_BIG)?;
         self.infeasible(&[base, &late], &|| {
-            format!("the source `{label}` may not precede the read")
+            format!("the source `{}` may not precede the read", label())
         })
     }
 }
