@@ -69,11 +69,8 @@ pub fn form(
             replay = true;
             continue;
         }
-        let s = stmts[r.stmt.index()];
-        return Err(format!(
-            "read {} of `{}` has no exact source: {why}",
-            r.read, s.label
-        ));
+        let read = super::report::read_of(plus, Site::Stmt(r.stmt), r.read);
+        return Err(format!("{read} has no exact source: {why}"));
     }
     let places = crate::symbolic::domain::places(plus);
     let mut trees = Trees::new();

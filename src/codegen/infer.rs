@@ -1850,9 +1850,8 @@ pub(super) fn read_trees(
             .find_map(|depth| fitter.tree(&all, depth))
             .ok_or_else(|| {
                 format!(
-                    "read {} of `{}` has no closed-form label",
-                    key.1,
-                    program.site_name(key.0)
+                    "{} has no closed-form label",
+                    super::report::read_of(program, key.0, key.1)
                 )
             })?;
         out.insert(key, tree);
