@@ -22,6 +22,34 @@ fn normalize(row: &mut [i128]) {
     }
 }
 
+/// The rank of an integer matrix over the rationals (fraction-free
+/// elimination in i128, rows reduced by their gcd).
+pub fn rank(m: &[Vec<i64>]) -> usize {
+    let mut a: Vec<Vec<i128>> = (m.iter())
+        .map(|r| r.iter().map(|&x| x as i128).collect())
+        .collect();
+    let cols = a.first().map_or(0, Vec::len);
+    let mut r = 0;
+    for c in 0..cols {
+        let Some(p) = (r..a.len()).find(|&i| a[i][c] != 0) else {
+            continue;
+        };
+        a.swap(r, p);
+        for i in 0..a.len() {
+            if i != r && a[i][c] != 0 {
+                let (f, g) = (a[i][c], a[r][c]);
+                let pivot = a[r].clone();
+                for (x, y) in a[i].iter_mut().zip(&pivot) {
+                    *x = *x * g - y * f;
+                }
+                normalize(&mut a[i]);
+            }
+        }
+        r += 1;
+    }
+    r
+}
+
 /// Fits y = a·x + b through `points` (x, y); all x have the same length.
 /// Free coefficients are 0; None when no integer solution with those free
 /// values exists, or on overflow.

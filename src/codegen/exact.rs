@@ -244,21 +244,17 @@ fn tree(q: &Quast, group: &dyn Fn(StmtId) -> Option<(usize, Vec<usize>)>) -> Opt
 /// subscripts and κ determine its iteration vector: the subscripts' rows
 /// over `loops` plus a unit row per κ counter have full rank.
 fn label_counters(subs: &[Affine], loops: &[CounterId]) -> Vec<CounterId> {
-    let row = |f: &Affine| -> Vec<i128> {
-        loops
-            .iter()
-            .map(|&c| f.coeff(Var::Counter(c)) as i128)
-            .collect()
-    };
-    let unit = |k: usize| -> Vec<i128> { (0..loops.len()).map(|j| (j == k) as i128).collect() };
+    let row =
+        |f: &Affine| -> Vec<i64> { loops.iter().map(|&c| f.coeff(Var::Counter(c))).collect() };
+    let unit = |k: usize| -> Vec<i64> { (0..loops.len()).map(|j| (j == k) as i64).collect() };
     let mut keep: Vec<bool> = vec![true; loops.len()];
     // Innermost first: an outer counter (a time step) is the more natural
     // label, and a subscript usually names the inner ones.
     for k in (0..loops.len()).rev() {
         keep[k] = false;
-        let mut rows: Vec<Vec<i128>> = subs.iter().map(row).collect();
+        let mut rows: Vec<Vec<i64>> = subs.iter().map(row).collect();
         rows.extend((0..loops.len()).filter(|&j| keep[j]).map(unit));
-        if rank(rows) < loops.len() {
+        if crate::fit::rank(&rows) < loops.len() {
             keep[k] = true;
         }
     }
@@ -266,44 +262,6 @@ fn label_counters(subs: &[Affine], loops: &[CounterId]) -> Vec<CounterId> {
         .filter(|(_, &k)| k)
         .map(|(&c, _)| c)
         .collect()
-}
-
-/// The rank of an integer matrix (fraction-free elimination; entries are
-/// subscript coefficients, far from overflow, and reduced by their gcd).
-fn rank(mut m: Vec<Vec<i128>>) -> usize {
-    let cols = m.first().map_or(0, |r| r.len());
-    let mut r = 0;
-    for c in 0..cols {
-        let Some(p) = (r..m.len()).find(|&i| m[i][c] != 0) else {
-            continue;
-        };
-        m.swap(r, p);
-        for i in 0..m.len() {
-            if i == r || m[i][c] == 0 {
-                continue;
-            }
-            let (a, b) = (m[r][c], m[i][c]);
-            let pivot = m[r].clone();
-            let row = &mut m[i];
-            for (x, y) in row.iter_mut().zip(&pivot) {
-                *x = *x * a - *y * b;
-            }
-            let g = row.iter().fold(0i128, |g, &x| gcd(g, x.abs()));
-            if g > 1 {
-                row.iter_mut().for_each(|x| *x /= g);
-            }
-        }
-        r += 1;
-    }
-    r
-}
-
-fn gcd(a: i128, b: i128) -> i128 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
 }
 
 #[cfg(test)]
@@ -351,9 +309,10 @@ mod tests {
 
     #[test]
     fn rank_of_small_matrices() {
-        assert_eq!(rank(vec![vec![1, 1], vec![2, 2]]), 1);
-        assert_eq!(rank(vec![vec![1, 1], vec![1, -1]]), 2);
-        assert_eq!(rank(vec![vec![0, 0]]), 0);
-        assert_eq!(rank(vec![vec![2, 4, 6], vec![1, 2, 3], vec![0, 1, 1]]), 2);
+        use crate::fit::rank;
+        assert_eq!(rank(&[vec![1, 1], vec![2, 2]]), 1);
+        assert_eq!(rank(&[vec![1, 1], vec![1, -1]]), 2);
+        assert_eq!(rank(&[vec![0, 0]]), 0);
+        assert_eq!(rank(&[vec![2, 4, 6], vec![1, 2, 3], vec![0, 1, 1]]), 2);
     }
 }

@@ -301,7 +301,7 @@ impl Statement {
             .filter(|&r| rows[r][..d].iter().any(|&c| c != 0))
             .collect();
         let mut m: Vec<Vec<i64>> = iter_rows.iter().map(|&r| rows[r][..d].to_vec()).collect();
-        if rank(&m) < m.len() {
+        if crate::fit::rank(&m) < m.len() {
             return refuse(
                 format!(
                     "statement `{label}`: its time has {} dimensions that depend on its {d} counter(s), and they are not independent (one is a combination of the others): only schedules invertible on each statement's counters are rescheduled",
@@ -316,7 +316,7 @@ impl Statement {
             e[k] = 1;
             let mut with = m.clone();
             with.push(e.clone());
-            if rank(&with) > rank(&m) {
+            if crate::fit::rank(&with) > crate::fit::rank(&m) {
                 m = with;
                 free.push(k);
             }
@@ -479,37 +479,6 @@ fn shadow(sys: &[Atom], v: Var) -> Option<Vec<Atom>> {
     }
     out.retain(|a| !(a.expr().is_constant() && a.expr().constant <= 0));
     Some(out)
-}
-
-/// Rank over the rationals (fraction-free elimination in i128).
-fn rank(m: &[Vec<i64>]) -> usize {
-    let mut a: Vec<Vec<i128>> = m
-        .iter()
-        .map(|r| r.iter().map(|&x| x as i128).collect())
-        .collect();
-    let cols = a.first().map_or(0, Vec::len);
-    let mut r = 0;
-    for c in 0..cols {
-        let Some(p) = (r..a.len()).find(|&i| a[i][c] != 0) else {
-            continue;
-        };
-        a.swap(r, p);
-        for i in 0..a.len() {
-            if i != r && a[i][c] != 0 {
-                let (f, g) = (a[i][c], a[r][c]);
-                let pivot = a[r].clone();
-                for (x, y) in a[i].iter_mut().zip(&pivot) {
-                    *x = *x * g - y * f;
-                }
-                let gcd = a[i].iter().fold(0i128, |x, &y| gcd(x, y));
-                if gcd > 1 {
-                    a[i].iter_mut().for_each(|x| *x /= gcd);
-                }
-            }
-        }
-        r += 1;
-    }
-    r
 }
 
 fn gcd(a: i128, b: i128) -> i128 {
