@@ -51,7 +51,19 @@ fn a_constant_time_loop_is_lifted_and_the_result_is_equivalent() {
     let emitted = dir.join("emitted.loop");
     std::fs::write(&emitted, &out).unwrap();
     let e = emitted.to_str().unwrap();
-    let (code, out, err) = run(&["equiv", o, e, "--param", "N=3", "--seeds", "2"]);
+    // The single-assignment program tests up to three conditions per
+    // statement instance: more steps than the original's 360,000.
+    let (code, out, err) = run(&[
+        "equiv",
+        o,
+        e,
+        "--param",
+        "N=3",
+        "--seeds",
+        "2",
+        "--max-steps",
+        "10000000",
+    ]);
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(out.contains("equivalent"), "{out}");
     // Without lifting, the same program with a short loop is sampled as it
