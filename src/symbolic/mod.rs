@@ -301,7 +301,7 @@ fn fit_and_prove(
             // A leaf the samples never saw at its domain's edge: guarded by
             // its domain, ⊥ outside, and proved again.
             if let Some(g) = fitter.guarded(&q) {
-                if prover.prove(&g, &read, &writers) == prove::Proof::Proved {
+                if prover.prove(&g, &read, writers) == prove::Proof::Proved {
                     return Outcome::Exact(g);
                 }
             }
