@@ -307,7 +307,10 @@ fn walk<'p>(
     let skip: &[bool] = if framed.on { &framed.skip } else { &[] };
     let counted = super::count::count(program, config, &params, &dims, &facts.params, skip)?;
     let mut facts = facts;
-    let cells = CellTable::new(&dims);
+    let cells = CellTable::new(
+        &dims,
+        super::kinds::dense_limit(counted.as_ref().map(|c| c.instances)),
+    );
     let window = match mode {
         Mode::Share { part, parts, light } => {
             // A frame's cells, and the most dimensions of an array.
