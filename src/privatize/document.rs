@@ -14,11 +14,15 @@ pub fn document(program: &Program, o: &crate::codegen::Options, c: bool) -> Resu
     let checked = emit::checked(program, o)?;
     let sizes = crate::codegen::check::tuples;
     let mark = if c { "//" } else { "#" };
+    let basis = match &checked.basis {
+        emit::Basis::Exact => "for every parameter value (exact σ)".to_string(),
+        emit::Basis::Sampled { sizes: at, why } => {
+            format!("at every size analysed,\n{mark}   {} ({why})", sizes(at))
+        }
+    };
     let Some(e) = &checked.emitted else {
-        let mut out = format!(
-            "{mark} arrayflow privatize --emit code: no loop becomes parallel by privatization at {}\n",
-            sizes(&checked.sampled)
-        );
+        let mut out =
+            format!("{mark} arrayflow privatize --emit code: no loop becomes parallel by privatization {basis}\n");
         out.push_str(&if c {
             crate::cfront::emit::program(program, "kernel")
         } else {
@@ -27,11 +31,13 @@ pub fn document(program: &Program, o: &crate::codegen::Options, c: bool) -> Resu
         return Ok(out);
     };
     let mut out = format!(
-        "{mark} arrayflow privatize --emit code: loops parallel after privatization at every size analysed,\n\
-         {mark}   {}\n\
-         {mark} and equivalent to the original (doall shuffled) at {}; checked, not proved.\n",
-        sizes(&checked.sampled),
-        sizes(&checked.validated)
+        "{mark} arrayflow privatize --emit code: loops parallel after privatization {basis},\n\
+         {mark} and equivalent to the original (doall shuffled) at {}{}.\n",
+        sizes(&checked.validated),
+        match checked.basis {
+            emit::Basis::Exact => "",
+            emit::Basis::Sampled { .. } => "; checked, not proved",
+        }
     );
     if !c {
         for (l, arrays) in &e.loops {
@@ -43,7 +49,7 @@ pub fn document(program: &Program, o: &crate::codegen::Options, c: bool) -> Resu
     // C in, C out: `doall` is `#pragma omp parallel for`, with clauses
     // where they are exact, explicit private copies elsewhere (docs/c.md,
     // C output; docs/expansion.md §9.3).
-    let ce = emit::emit_c(program, &checked.analyses, "kernel")
+    let ce = emit::emit_c(program, &checked.chosen, "kernel")
         .ok_or("internal error: the C form privatizes no loop")?;
     for n in &ce.notes {
         out.push_str(&format!("{mark} {n}\n"));
