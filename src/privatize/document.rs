@@ -33,12 +33,19 @@ pub fn document(program: &Program, o: &crate::codegen::Options, c: bool) -> Resu
     let mut out = format!(
         "{mark} arrayflow privatize --emit code: loops parallel after privatization {basis},\n\
          {mark} and equivalent to the original (doall shuffled) at {}{}.\n",
-        sizes(&checked.validated),
+        if checked.validated.is_empty() {
+            "no size: each run hit an interpreter limit".to_string()
+        } else {
+            sizes(&checked.validated)
+        },
         match checked.basis {
             emit::Basis::Exact => "",
             emit::Basis::Sampled { .. } => "; checked, not proved",
         }
     );
+    for l in checked.limits.iter().take(3) {
+        out.push_str(&format!("{mark} not compared at {l}\n"));
+    }
     if !c {
         for (l, arrays) in &e.loops {
             out.push_str(&format!("{mark} loop {l}: private {}\n", arrays.join(", ")));

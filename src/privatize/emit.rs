@@ -582,6 +582,9 @@ pub struct Checked {
     pub chosen: Vec<Chosen>,
     pub basis: Basis,
     pub validated: Vec<Vec<(String, i64)>>,
+    /// Sizes where the privatized program's run hit an interpreter limit,
+    /// with the limit: not compared there.
+    pub limits: Vec<String>,
 }
 
 /// What the privatization was decided from.
@@ -646,6 +649,7 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
             chosen,
             basis,
             validated: Vec::new(),
+            limits: Vec::new(),
         });
     };
     let (b, _) = crate::lower::compile_errors(&emitted.text, crate::diagnostics::FileId(0));
@@ -658,6 +662,7 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
             .collect(),
     };
     let mut validated = Vec::new();
+    let mut limits = Vec::new();
     for v in vectors::validation(program, o, &raw)? {
         let eo = crate::equiv::EquivOptions {
             params: v.clone(),
@@ -666,13 +671,19 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
         };
         match crate::equiv::equiv(program, &b, &eo) {
             Ok(crate::equiv::Verdict::Agree(_)) => validated.push(v),
+            // A run limit (steps, cells) in the privatized program's run:
+            // not compared there, rather than different.
+            Ok(crate::equiv::Verdict::Differ(m)) if m.limit => {
+                limits.push(format!("{v:?}: {}", m.failure.unwrap_or_default()))
+            }
             Ok(crate::equiv::Verdict::Differ(m)) => {
                 let why = match basis {
                     Basis::Exact => "internal error: exact σ said the loops are parallel",
                     Basis::Sampled { .. } => "loops parallel at the samples are not at every size",
                 };
+                let failure = m.failure.map(|f| format!(": {f}")).unwrap_or_default();
                 return Err(format!(
-                    "the privatized program differs from the original at {v:?}: {} ({why})",
+                    "the privatized program differs from the original at {v:?}: {}{failure} ({why})",
                     m.what
                 ));
             }
@@ -688,5 +699,6 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
         chosen,
         basis,
         validated,
+        limits,
     })
 }
