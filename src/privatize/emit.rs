@@ -688,7 +688,10 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
                 ));
             }
             Err(e) if e.in_b => {
-                return Err(format!("internal error: the privatized program: {}", e.message))
+                return Err(format!(
+                    "internal error: the privatized program: {}",
+                    e.message
+                ))
             }
             // The original itself fails at this size: no comparison.
             Err(_) => {}

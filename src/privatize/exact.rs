@@ -386,9 +386,7 @@ impl<'p> Cx<'_, 'p> {
                 .collect::<Option<Vec<_>>>()?;
             Some(vec![conj])
         })();
-        let dom_o = self
-            .domain(o)
-            .and_then(|dnf| prove::subst_dnf(&dnf, &map));
+        let dom_o = self.domain(o).and_then(|dnf| prove::subst_dnf(&dnf, &map));
         self.feasible(&[
             self.domain(w),
             dom_o,
