@@ -283,10 +283,9 @@ impl<'p> Cx<'_, 'p> {
                             self.live_out(&mut acc, r, s, d, &[dom.clone(), piece, elsewhere]);
                         }
                     }
-                    _ if r_in => {
-                        if self.feasible(&[dom.clone(), piece.clone()]) {
-                            self.copy_in(&mut acc, r);
-                        }
+                    // (r in L, so w is not: the arm below cannot apply.)
+                    _ if r_in && self.feasible(&[dom.clone(), piece.clone()]) => {
+                        self.copy_in(&mut acc, r);
                     }
                     Some(s) if w_in => {
                         self.live_out(&mut acc, r, s, d, &[dom.clone(), piece]);
