@@ -41,6 +41,7 @@ pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
     };
     let sizes = super::ide::sizes(&settings(db), program);
     let mut out = Vec::new();
+    let mut spans = None;
     for &k in super::kernels(db, file) {
         let place = k.place(db);
         let Ok((loops, exact)) = kernel_privatization(db, k) else {
@@ -52,9 +53,10 @@ pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
             sizes.as_str()
         };
         for (c, message) in loops {
+            let spans = spans.get_or_insert_with(|| super::ide::loop_spans(program));
             out.push(Remark {
                 level: Level::Hint,
-                span: super::ide::loop_span(program, place.global_counter(*c)),
+                span: spans[place.global_counter(*c).index()],
                 message: format!("{message} {at}"),
             });
         }
