@@ -220,9 +220,7 @@ impl<'p> Cx<'_, 'p> {
     }
 
     fn instance(&self, stmt: StmtId, iter: &[Affine]) -> String {
-        let names = Names {
-            program: self.program,
-        };
+        let names = Names::new(self.program);
         let it: Vec<String> = iter.iter().map(|a| names.affine(a)).collect();
         let label = &self.program.stmts()[stmt.index()].label;
         format!("{label}({})", it.join(", "))
