@@ -17,7 +17,7 @@ pub mod size;
 pub mod vectors;
 
 use crate::dataflow::Config;
-use crate::expansion::{self, parallel};
+use crate::expansion;
 use crate::model::*;
 use infer::{ArrayForm, Outcome, Sample, Sites, Tree};
 use std::collections::{HashMap, HashSet};
@@ -210,7 +210,6 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
         outs: &outs,
         big: &big,
         names: &names,
-        o,
     };
     // σ for every parameter value: arrays all of whose reads have exact
     // quasts take their labels from them (`exact`), computed once.
@@ -230,10 +229,13 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
         };
         let mut e = ctx.build(&first_choice(&cands), true)?;
         // Labels all from exact σ are proved by construction: validation is
-        // a test of the emitter, run at the small vectors only (their cost
-        // is the base-sized runs).
+        // a test of the emitter, run at small corners only (each value 1 or
+        // SMALL_VALIDATION, or all 2): 2ⁿ + 1 runs, not 3ⁿ.
         let small: Vec<check::Vector> = (vectors.iter())
-            .filter(|v| v.iter().all(|x| x.1 <= SMALL_VALIDATION))
+            .filter(|v| {
+                let corner = |x: &(String, i64)| x.1 == 1 || x.1 == SMALL_VALIDATION;
+                v.iter().all(corner) || v.iter().all(|x| x.1 == 2)
+            })
             .cloned()
             .collect();
         let exact_only = cands.iter().all(|c| c.exact) && !small.is_empty();
@@ -529,7 +531,6 @@ struct Base<'a> {
     /// copy-out runs over the cells of each group read.
     big: &'a [ArrayId],
     names: &'a Names,
-    o: &'a Options,
 }
 
 /// One emission's inputs: the shared ones, the samples and the candidates.
@@ -644,7 +645,7 @@ impl Ctx<'_> {
         let text = print::program(&g.q);
         let mut program = compile(&text)?;
         let doall = if parallel {
-            mark_parallel(&mut program, samples, self.base.o)?
+            mark_parallel(&mut program)
         } else {
             Vec::new()
         };
@@ -924,11 +925,6 @@ fn samples(
     Ok(out)
 }
 
-fn mark_parallel(p: &mut Program, samples: &[Sample], o: &Options) -> Result<Vec<String>, String> {
-    let values: Vec<Vec<i64>> = samples.iter().map(|s| s.values.clone()).collect();
-    mark_parallel_at(p, &values, o)
-}
-
 /// A new `for` counter named `name` in `p`.
 pub(crate) fn push_counter(p: &mut Program, name: String) -> CounterId {
     p.counters.push(Counter {
@@ -940,29 +936,12 @@ pub(crate) fn push_counter(p: &mut Program, name: String) -> CounterId {
     CounterId(p.counters.len() as u32 - 1)
 }
 
-/// Marks every `for` loop that carries no dependence at any of the
-/// parameter vectors `samples` nor, by the exact tests, at any size.
-pub(crate) fn mark_parallel_at(
-    p: &mut Program,
-    samples: &[Vec<i64>],
-    o: &Options,
-) -> Result<Vec<String>, String> {
-    let mut carried: HashSet<CounterId> = HashSet::new();
-    let mut seen: HashSet<CounterId> = HashSet::new();
-    for s in samples {
-        // The emitted program's own cells: its access facts suffice (no σ).
-        let facts = crate::facts::lower_cells(p, &config(p, s, o)).map_err(|e| e.to_string())?;
-        for (counter, c) in parallel::carried_in_place(p, &facts) {
-            seen.insert(counter);
-            if c.any() {
-                carried.insert(counter);
-            }
-        }
-    }
-    // The samples miss a dependence that only other sizes have (`for j = 2
-    // to M step 3` runs once while M < 5): the exact tests, which hold for
-    // every parameter value, must find none either.
-    carried.extend(carried_at_any_size(p));
+/// Marks every `for` loop that carries no dependence for any parameter
+/// value, by the exact tests (`dependence::carried`). They never miss a
+/// dependence, so running the program's cells at sample sizes would add
+/// nothing; `doall` marks are still validated by running the program.
+pub(crate) fn mark_parallel(p: &mut Program) -> Vec<String> {
+    let carried = crate::dependence::carried::loops(p).0;
     let mut names = Vec::new();
     fn mark(nodes: &mut [Node], carried: &HashSet<CounterId>, names: &mut Vec<CounterId>) {
         for n in nodes {
@@ -992,61 +971,7 @@ pub(crate) fn mark_parallel_at(
     for c in ids {
         names.push(p.counter_decl(c).name.clone());
     }
-    Ok(names)
-}
-
-/// The loops that carry a dependence for some parameter value by the exact
-/// tests (`dependence`; a dependence with no direction vector marks all its
-/// common loops). Loops are told apart by id, not counter name: sibling
-/// loops may share a name and only one of them carry a dependence.
-fn carried_at_any_size(p: &Program) -> HashSet<CounterId> {
-    use crate::dependence::{direction::Dir, report, Config, Tester};
-    let loops_of = crate::dataflow::render::site_loops(p);
-    let n_stmts = p.stmts().len();
-    let index = |site: Site| match site {
-        Site::Stmt(s) => s.index(),
-        Site::Cond(c) => n_stmts + c.index(),
-    };
-    let mut tester = Tester::new(Config::default());
-    let mut out = HashSet::new();
-    for r in report::analyze(p, &mut tester) {
-        if !r.dependent {
-            continue;
-        }
-        let (a, b) = (
-            &loops_of[index(r.src_id.site)],
-            &loops_of[index(r.dst_id.site)],
-        );
-        let common: Vec<CounterId> = (a.iter().zip(b))
-            .take_while(|(x, y)| x == y)
-            .map(|(&x, _)| x)
-            .collect();
-        // The report names the common loops; should they not be the ones
-        // found here, every loop of those names counts (conservative).
-        let named = |names: &[String]| -> Vec<CounterId> {
-            (0..p.counters.len() as u32)
-                .map(CounterId)
-                .filter(|&c| names.contains(&p.counter_decl(c).name))
-                .collect()
-        };
-        let same = common.len() == r.loops.len()
-            && (common.iter().zip(&r.loops)).all(|(&c, n)| p.counter_decl(c).name == *n);
-        for v in &r.dependence.vectors {
-            if let Some(l) = v.dirs.iter().position(|d| *d != Dir::Zero) {
-                match same {
-                    true => out.extend(common.get(l)),
-                    false => out.extend(named(r.loops.get(l..=l).unwrap_or_default())),
-                }
-            }
-        }
-        if r.dependence.vectors.is_empty() {
-            match same {
-                true => out.extend(common.iter().copied()),
-                false => out.extend(named(&r.loops)),
-            }
-        }
-    }
-    out
+    names
 }
 
 /// An affine function as an expression.
