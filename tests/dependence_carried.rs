@@ -54,12 +54,13 @@ fn generated_programs_agree() {
 }
 
 /// Expansion splits each stencil statement into one guarded copy per piece
-/// of its reads' quasts (boundary or interior, per neighbour): heat-3d's two
-/// statements become 256. Their pairs share a few shapes.
+/// of its reads' quasts (boundary or interior, per neighbour): heat-2d's two
+/// statements become 32 (PolyBench's heat-3d's, 256). Their pairs share a
+/// few shapes.
 #[test]
 fn expanded_stencils_need_few_exact_problems() {
-    for name in ["jacobi-2d", "heat-3d"] {
-        let path = std::path::PathBuf::from(format!("fixtures/c/polybench/{name}.c"));
+    for name in ["jacobi2d", "heat2d"] {
+        let path = std::path::PathBuf::from(format!("fixtures/c/kernels/{name}.loop"));
         let p = support::compile(&path).expect("the kernel compiles");
         let e = arrayflow::codegen::emit(&p, &Default::default()).expect("expanded");
         let work = agree(&e.program, name);
@@ -76,4 +77,22 @@ fn expanded_stencils_need_few_exact_problems() {
             "{name}: {carried:?}"
         );
     }
+}
+
+/// A `while` loop's direction stays `*`, which may be `=`: the loops inside
+/// it may carry too. Here `k` carries `x` from S2 to S1 within one trip of
+/// the `while`.
+#[test]
+fn a_while_direction_does_not_hide_the_loops_inside() {
+    let text = "param N = 4;\nreal B[0..N];\nreal x;\n\
+                for i = 0 to N do\n  while [w] ... do\n    for k = 0 to N do\n\
+                      S1: B[i] = x;\n      S2: x = ...;\n    end\n  end\nend\n";
+    let (p, d) = arrayflow::lower::compile(text, arrayflow::diagnostics::FileId(0));
+    let p = p.unwrap_or_else(|| panic!("{d:?}"));
+    let names: BTreeSet<String> = (carried::loops(&p).0.iter())
+        .map(|&c| p.counter_decl(c).name.clone())
+        .collect();
+    assert!(names.contains("k"), "{names:?}");
+    assert_eq!(names.len(), 3, "i (B and x), the while and k: {names:?}");
+    agree(&p, "while");
 }

@@ -10,7 +10,7 @@
 //! A pair gets its exact problem only when the relaxed one says it may
 //! carry a dependence on a loop not yet known to carry one.
 
-use super::direction::{Dependence, Dir};
+use super::direction::{carrying_levels, Dependence};
 use super::pairs::{self, Reference};
 use super::report::{self, Scope};
 use super::{Config, Tester};
@@ -73,16 +73,12 @@ pub fn loops(p: &Program) -> (HashSet<CounterId>, Work) {
     (out, work)
 }
 
-/// The loops a pair's direction vectors carry: each vector's first loop
-/// whose direction is not `=`.
+/// The loops a pair's direction vectors may carry.
 fn carried_by(dep: &Dependence, common: &[CounterId]) -> Vec<CounterId> {
-    let mut out = Vec::new();
-    for v in &dep.vectors {
-        if let Some(c) = v.dirs.iter().position(|d| *d != Dir::Zero) {
-            out.extend(common.get(c));
-        }
-    }
-    out
+    (dep.vectors.iter())
+        .flat_map(|v| carrying_levels(&v.dirs))
+        .filter_map(|l| common.get(l).copied())
+        .collect()
 }
 
 fn common_loops(src: &Reference<'_>, dst: &Reference<'_>) -> Vec<CounterId> {
