@@ -1014,7 +1014,7 @@ pub fn expr_of(a: &Affine) -> Expr {
 }
 
 /// e ≤ 0 written as (positive terms) <= (the rest), e.g. `j <= N - 1`.
-fn le_zero(e: &Affine) -> Cond {
+pub(crate) fn le_zero(e: &Affine) -> Cond {
     let mut l = Affine::constant(e.constant.max(0));
     let mut r = Affine::constant(-e.constant.min(0));
     for &(v, c) in &e.terms {

@@ -21,6 +21,7 @@
 pub mod document;
 pub mod emit;
 pub mod exact;
+mod footprint;
 pub mod omp;
 pub mod render;
 
