@@ -229,15 +229,8 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
         };
         let mut e = ctx.build(&first_choice(&cands), true)?;
         // Labels all from exact σ are proved by construction: validation is
-        // a test of the emitter, run at small corners only (each value 1 or
-        // SMALL_VALIDATION, or all 2): 2ⁿ + 1 runs, not 3ⁿ.
-        let small: Vec<check::Vector> = (vectors.iter())
-            .filter(|v| {
-                let corner = |x: &(String, i64)| x.1 == 1 || x.1 == SMALL_VALIDATION;
-                v.iter().all(corner) || v.iter().all(|x| x.1 == 2)
-            })
-            .cloned()
-            .collect();
+        // a test of the emitter, at small corners only.
+        let small = vectors::corners(&vectors);
         let exact_only = cands.iter().all(|c| c.exact) && !small.is_empty();
         let checks = if exact_only { &small } else { &vectors };
         if let Ok(v) = validate(&mut originals, &e.program, checks) {
@@ -366,10 +359,6 @@ enum Refusal {
     /// --allow-unproved to emit" (the proof).
     Unproved(String),
 }
-
-/// The largest parameter value of the vectors that validate labels all
-/// from exact σ.
-const SMALL_VALIDATION: i64 = 3;
 
 /// How often a disagreeing validation vector is added to the samples.
 const MAX_RESAMPLES: usize = 3;

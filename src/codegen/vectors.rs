@@ -88,6 +88,19 @@ pub fn validation(p: &Program, o: &Options, sampled: &[Vec<i64>]) -> Result<Vec<
         .collect())
 }
 
+/// The largest parameter value of [`corners`].
+pub const CORNER: i64 = 3;
+
+/// The validation vectors at small corners: each value 1 or [`CORNER`], or
+/// all 2 (2ⁿ + 1 runs, not 3ⁿ). What validates a program whose labels or
+/// loops exact σ proved: a test of the emitter, not of the analysis.
+pub fn corners(vectors: &[Vector]) -> Vec<Vector> {
+    (vectors.iter())
+        .filter(|v| v.iter().all(|x| x.1 == 1 || x.1 == CORNER) || v.iter().all(|x| x.1 == 2))
+        .cloned()
+        .collect()
+}
+
 /// The most access instances the base may have before it is scaled down:
 /// about a tenth of a second of bounded expansion per sample in the release
 /// profile.

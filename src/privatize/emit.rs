@@ -710,7 +710,11 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
     };
     let mut validated = Vec::new();
     let mut limits = Vec::new();
-    for v in vectors::validation(program, o, &raw)? {
+    let mut sizes = vectors::validation(program, o, &raw)?;
+    if basis == Basis::Exact && !vectors::corners(&sizes).is_empty() {
+        sizes = vectors::corners(&sizes);
+    }
+    for v in sizes {
         let eo = crate::equiv::EquivOptions {
             params: v.clone(),
             seeds: 3,
