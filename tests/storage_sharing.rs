@@ -1,5 +1,5 @@
 //! Temporaries sharing storage by colouring (`expand --transform contract
-//! --temporaries T1,T2`, issue 17): two temporaries with disjoint lifetimes
+//! --temporaries T1,T2`): two temporaries with disjoint lifetimes
 //! share one array, two that overlap do not (worked out in the fixtures'
 //! comments); forcing the overlapping pair to share makes `equiv` find the
 //! difference (the interference check is what keeps it right); generated

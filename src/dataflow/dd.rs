@@ -1,4 +1,4 @@
-//! σ on timely/differential-dataflow (issue 20, docs/scaling.md): the rules
+//! σ on timely/differential-dataflow (docs/scaling.md): the rules
 //! of `rules/` as one differential computation across worker threads and
 //! processes (feature `dd`, `flow --engine dd`).
 //!

@@ -1,7 +1,7 @@
 //! σ grouped per read access: the instances of one access whose sources
 //! read the same relative to the reader form one group, and a group lists its
 //! reader iterations as disjoint boxes. matmul at N=128 is 4 groups, not
-//! 6.3 M records (issue 16). Every instance stays recoverable:
+//! 6.3 M records. Every instance stays recoverable:
 //! [`Group::instances`] and [`Source::at`] give back the per-instance σ.
 //!
 //! A source coordinate is relative ([`Coord::Same`]: the reader's counter at
