@@ -1,4 +1,4 @@
-//! Expanded programs valid for every parameter value (issue 6): closed-form
+//! Expanded programs valid for every parameter value: closed-form
 //! labels inferred from the bounded expansion at several parameter vectors
 //! (`infer`), then one `.loop` program with renamed arrays (one per label
 //! group, footnote 4), versions `S.1`, `S.2` under affine `if`s, copy-in of
@@ -367,7 +367,7 @@ const MAX_RESAMPLES: usize = 3;
 /// read of each cell written) rather than a read of every cell: reading
 /// every cell costs at each sample as much as the cells, which a C array
 /// with constant extents (PolyBench's `double A[1000][1200]`) keeps large
-/// however small the samples' parameters are (issue 21).
+/// however small the samples' parameters are.
 const FRAME_CELLS: u64 = 1 << 16;
 
 /// The first candidate of every array that has one.

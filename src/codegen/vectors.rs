@@ -2,7 +2,7 @@
 //! validates them at (unsampled). Both move every parameter on its own and
 //! include small values next to the defaults: a form fitted only where the
 //! parameters move together (M - N constant) or stay large is wrong
-//! elsewhere (issue 14: `y_1[i, M - N + j]` for `y_1[i, j - 1]`; labels
+//! elsewhere (`y_1[i, M - N + j]` for `y_1[i, j - 1]`; labels
 //! that differ only at N = 2). Vectors violating the assumptions are left
 //! out.
 //!
@@ -10,7 +10,7 @@
 //! small there, else those sizes scaled down ([`base`]), because the forms
 //! are proved or validated for every parameter value anyway and the cost of
 //! the bounded expansion at each sample grows with its size (PolyBench's
-//! LARGE_DATASET gemm is 1.3·10⁹ iterations: issue 21).
+//! LARGE_DATASET gemm is 1.3·10⁹ iterations).
 
 use super::check::Vector;
 use super::Options;
