@@ -104,7 +104,7 @@ pub fn op_function(op: &str) -> &'static str {
 }
 
 impl<'t> Ctx<'t> {
-    /// Runs `f` one nesting level deeper; past [`MAX_NESTING`] levels the
+    /// Runs `f` one nesting level deeper; past `MAX_NESTING` levels the
     /// region is skipped instead, so no input overflows the stack.
     pub fn nested<T>(
         &mut self,

@@ -114,7 +114,7 @@ pub struct Emitted {
     pub samples: Vec<Vec<i64>>,
     /// Unsampled vectors where `equiv` (original vs emitted) agreed.
     pub validated: Vec<Vec<i64>>,
-    /// "validation stopped at N = …: <limit>; not validated there": vectors
+    /// "validation stopped at N = …: `<limit>`; not validated there": vectors
     /// where the emitted program's checking run hit a limit.
     pub limits: Vec<String>,
     pub arrays: Vec<ArrayReport>,
@@ -663,14 +663,14 @@ const VALIDATION_SEEDS: u64 = 3;
 pub struct Validated {
     /// The vectors compared (those where the original runs).
     pub compared: Vec<Vec<i64>>,
-    /// "validation stopped at N = …: <limit>; not validated there": where
+    /// "validation stopped at N = …: `<limit>`; not validated there": where
     /// the emitted program's run hit a limit (steps, cells) the original's
     /// did not; not a disagreement.
     pub limits: Vec<String>,
 }
 
 /// Runs `equiv` (original vs emitted) at `vectors`; Err: "disagrees with
-/// the original at N = 6: final contents of A[3]".
+/// the original at N = 6: final contents of `A[3]`".
 pub fn validate(
     original: &mut check::Originals,
     emitted: &Program,

@@ -113,7 +113,7 @@ const FLOOR: i64 = 8;
 /// The sizes the samples and validation vectors are placed around: the
 /// given ones (`o.params`, defaults for the rest) when the program has at
 /// most [`BASE_INSTANCES`] access instances there; else the first of them
-/// divided by 2, 4, 8, … (never below [`FLOOR`]) that satisfies the
+/// divided by 2, 4, 8, … (never below `FLOOR`) that satisfies the
 /// assumptions and is that small, or the smallest of them the assumptions
 /// allow. Sizes where the count cannot be made (a `while` over memory)
 /// are kept.

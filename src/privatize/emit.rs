@@ -15,7 +15,7 @@
 //! for c: @copy X[c] = X_p[X_l[c], c]; end                        # lastprivate
 //! ```
 //!
-//! `c` ranges over the cells the loop touches ([`super::footprint`]), not
+//! `c` ranges over the cells the loop touches (`privatize::footprint`), not
 //! the declared range. Copy-in takes all of them (a private copy starts as
 //! the shared one, which no iteration writes); `X_l[c]` is the last iteration that wrote `c`,
 //! or `lo - 1`, whose slot holds the value from before the loop. What is
