@@ -304,14 +304,7 @@ fn grouped_in_stretches(
             sites.push(r.site());
         }
         let g = &mut groupers[k * parts / n.max(1)];
-        g.read(
-            r.site(),
-            r.iter(),
-            r.access(),
-            r.array(),
-            r.writes(),
-            r.initial(),
-        );
+        g.add(&r);
     }
     let mut merged = Grouper::new(program);
     let mut out = Vec::new();

@@ -271,6 +271,18 @@ impl Grouper {
         self.compared
     }
 
+    /// Adds one read of a bounded σ, as [`Grouper::read`] takes it.
+    pub fn add(&mut self, r: &super::Read<'_>) {
+        self.read(
+            r.site(),
+            r.iter(),
+            r.access(),
+            r.array(),
+            r.writes(),
+            r.initial(),
+        );
+    }
+
     /// Adds read `access` (of `array`) of operation (`site`, `iter`) with its
     /// sources, sorted by site then iteration, and whether it may read the
     /// initial value.
@@ -551,14 +563,7 @@ pub fn for_each<E>(
             each(g.take(c))?;
         }
         current = Some(site);
-        g.read(
-            site,
-            r.iter(),
-            r.access(),
-            r.array(),
-            r.writes(),
-            r.initial(),
-        );
+        g.add(&r);
     }
     if let Some(c) = current {
         each(g.take(c))?;
