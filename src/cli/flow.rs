@@ -440,9 +440,9 @@ fn instances(
 }
 
 /// The access instances of the first samples symbolic σ runs bounded σ at
-/// (`symbolic::infer::first`), counted without lowering.
+/// (`symbolic::infer::Samples::first`), counted without lowering.
 fn sample_instances(program: &crate::model::Program, config: &dataflow::Config) -> u64 {
-    let samples = crate::symbolic::infer::first(&crate::symbolic::infer::samples(program));
+    let samples = crate::symbolic::infer::samples(program).first();
     samples
         .iter()
         .map(|v| {

@@ -13,76 +13,117 @@ use crate::model::{Affine, CounterId, ParamId, Program, StmtId, Var};
 /// One read instance: its counters then every parameter, and its source.
 pub type Point = (Vec<i64>, Concrete);
 
+/// The parameter vectors to sample, and the base they are around.
+pub struct Samples {
+    pub base: Vec<i64>,
+    pub all: Vec<Vec<i64>>,
+}
+
 /// The parameter vectors to sample: from a base b (4, else 8, 16, 32:
 /// the first with three vectors the assumptions allow, else the largest
 /// set found), [`around`] it. Never the declared defaults, so the cost
 /// does not grow with them.
-pub fn samples(program: &Program) -> Vec<Vec<i64>> {
-    let mut best: Vec<Vec<i64>> = Vec::new();
-    for base in [4, 8, 16, 32] {
-        let out = around(program, base);
-        if out.len() >= 3 || program.params.is_empty() {
-            return out;
+pub fn samples(program: &Program) -> Samples {
+    let mut best = Samples {
+        base: Vec::new(),
+        all: Vec::new(),
+    };
+    for b in [4, 8, 16, 32] {
+        let base = base(program, b);
+        let all = around(program, &base);
+        if all.len() >= 3 || program.params.is_empty() {
+            return Samples { base, all };
         }
-        if out.len() > best.len() {
-            best = out;
+        if all.len() > best.all.len() {
+            best = Samples { base, all };
         }
     }
     best
 }
 
-/// The first round's vectors among [`samples`]' (`all`, from [`around`]
-/// a base b): all parameters equal at b-1..=b+1, and each parameter moved
-/// alone by 1 (so that no two parameters are equal at every point); all
-/// of them when that leaves fewer than three.
-pub fn first(all: &[Vec<i64>]) -> Vec<Vec<i64>> {
-    let Some(base) = all.first().and_then(|v| v.first()).map(|&b| b + 3) else {
-        return all.to_vec();
-    };
-    let near: Vec<Vec<i64>> = all
+/// Whether the program's assumptions allow the parameter vector `v`.
+fn allowed(program: &Program, v: &[i64]) -> bool {
+    let named: Vec<(String, i64)> = program
+        .params
         .iter()
-        .filter(|v| {
-            let off: Vec<i64> = v.iter().map(|x| x - base).collect();
-            let moved = off.iter().filter(|&&d| d != 0).count();
-            let equal = off.iter().all(|&d| d == off[0]);
-            (equal && off[0].abs() <= 1) || (moved == 1 && off.iter().all(|d| d.abs() <= 1))
-        })
-        .cloned()
+        .zip(v)
+        .map(|(p, &x)| (p.name.clone(), x))
         .collect();
-    if near.len() < 3 {
-        all.to_vec()
-    } else {
-        near
+    program.param_values(&named).is_ok()
+}
+
+/// The base vector near b: every parameter at b, or, where assumptions
+/// couple parameters (`n >= u + 4`) and reject that, b plus the smallest
+/// offsets (each 0, 2, 4 or 8) they allow.
+fn base(program: &Program, b: i64) -> Vec<i64> {
+    let n = program.params.len();
+    let uniform = vec![b; n];
+    // 4^6 vectors at most: beyond six parameters, the uniform base only.
+    if n == 0 || n > 6 || allowed(program, &uniform) {
+        return uniform;
+    }
+    const STEPS: [i64; 4] = [0, 2, 4, 8];
+    let mut best: Option<(i64, Vec<i64>)> = None;
+    for code in 0..STEPS.len().pow(n as u32) {
+        let mut c = code;
+        let mut v = uniform.clone();
+        let mut cost = 0;
+        for x in &mut v {
+            let d = STEPS[c % STEPS.len()];
+            c /= STEPS.len();
+            *x += d;
+            cost += d;
+        }
+        if best.as_ref().is_some_and(|(k, _)| *k <= cost) || !allowed(program, &v) {
+            continue;
+        }
+        best = Some((cost, v));
+    }
+    best.map_or(uniform, |(_, v)| v)
+}
+
+impl Samples {
+    /// The first round's vectors: all parameters moved together by -1..=1
+    /// from the base, and each parameter moved alone by 1 (so that no two
+    /// parameters are equal at every point); all of them when that leaves
+    /// fewer than three.
+    pub fn first(&self) -> Vec<Vec<i64>> {
+        let near: Vec<Vec<i64>> = (self.all.iter())
+            .filter(|v| {
+                let off: Vec<i64> = v.iter().zip(&self.base).map(|(x, b)| x - b).collect();
+                let moved = off.iter().filter(|&&d| d != 0).count();
+                let equal = off.iter().all(|&d| d == off[0]);
+                (equal && off[0].abs() <= 1)
+                    || (moved == 1 && off.iter().all(|d| d.abs() <= 1))
+            })
+            .cloned()
+            .collect();
+        if near.len() < 3 {
+            self.all.clone()
+        } else {
+            near
+        }
     }
 }
 
-/// All parameters equal (b-3..=b+1) and each parameter moved on its own
-/// (b-4..=b+4, the others at b), those the assumptions allow.
-pub fn around(program: &Program, base: i64) -> Vec<Vec<i64>> {
+/// All parameters moved together from `base` (by -3..=1) and each
+/// parameter moved on its own (by -4..=4), those the assumptions allow.
+pub fn around(program: &Program, base: &[i64]) -> Vec<Vec<i64>> {
     let n = program.params.len();
     let mut cands: Vec<Vec<i64>> = Vec::new();
-    for k in base - 3..=base + 1 {
-        cands.push(vec![k; n]);
+    for k in -3..=1 {
+        cands.push(base.iter().map(|b| b + k).collect());
     }
     for p in 0..n {
-        for v in base - 4..=base + 4 {
-            let mut b = vec![base; n];
-            b[p] = v;
-            cands.push(b);
+        for d in -4..=4 {
+            let mut v = base.to_vec();
+            v[p] += d;
+            cands.push(v);
         }
     }
     let mut out: Vec<Vec<i64>> = Vec::new();
     for c in cands {
-        if out.contains(&c) {
-            continue;
-        }
-        let named: Vec<(String, i64)> = program
-            .params
-            .iter()
-            .zip(&c)
-            .map(|(p, &v)| (p.name.clone(), v))
-            .collect();
-        if program.param_values(&named).is_ok() {
+        if !out.contains(&c) && allowed(program, &c) {
             out.push(c);
         }
     }

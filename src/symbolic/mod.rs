@@ -172,9 +172,9 @@ pub fn analyze_counted(program: &Program) -> (Symbolic, u64) {
     // Rounds, each for the reads the ones before left unproved: a few
     // vectors first (most static-control reads are proved from them, and
     // the fit's cost is its points), then the rest of `all`, then larger
-    // values (a bound the small ones never pass, as max(n, 12)). The proof
-    // keeps every round sound.
-    sample(program, &infer::first(&all), &mut points, &mut used);
+    // values (a bound the small ones never pass, as max(n, 12)), then
+    // parameters far apart. The proof keeps every round sound.
+    sample(program, &all.first(), &mut points, &mut used);
     // The writers of each array, prepared once for every read of it.
     let mut writers: HashMap<ArrayId, prove::Writers> = HashMap::new();
     for (&array, w) in &writes {
@@ -193,7 +193,7 @@ pub fn analyze_counted(program: &Program) -> (Symbolic, u64) {
         writers.insert(array, prove::Writers::new(list));
     }
     let none = prove::Writers::new(Vec::new());
-    for round in 0..3 {
+    for round in 0..4 {
         let mut failed = Vec::new();
         for &k in &pending {
             let w = writers.get(&reads[k].array).unwrap_or(&none);
@@ -203,13 +203,24 @@ pub fn analyze_counted(program: &Program) -> (Symbolic, u64) {
             }
             reads[k].outcome = outcome;
         }
-        if round == 2 || failed.is_empty() {
+        if round == 3 || failed.is_empty() {
             break;
         }
-        let next = if round == 0 {
-            all.clone()
-        } else {
-            infer::around(program, 16)
+        let next = match round {
+            0 => all.all.clone(),
+            1 => {
+                let far: Vec<i64> = all.base.iter().map(|b| b + 12).collect();
+                infer::around(program, &far)
+            }
+            // Parameters apart (12, 20, 28, ... above the base): a loop
+            // from one parameter to another with a step then runs more
+            // than once (`for i = l to u step 6`).
+            _ => {
+                let apart: Vec<i64> = (all.base.iter().enumerate())
+                    .map(|(k, b)| b + 12 + 8 * k as i64)
+                    .collect();
+                infer::around(program, &apart)
+            }
         };
         let more: Vec<Vec<i64>> = next.into_iter().filter(|v| !used.contains(v)).collect();
         if more.is_empty() {
