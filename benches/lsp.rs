@@ -6,9 +6,10 @@
 //!   version are published. Compared with a cold full analysis of the same
 //!   file (open it under a new URI, time until its diagnostics).
 //! - Cold open of every paper fixture: `didOpen` to diagnostics.
-//! - Straight-line programs of 200 and 4,000 statements
-//!   `S<k>: A[1] = A[2];`: edit one statement, time until its diagnostics,
-//!   then hover on the edited statement's read, p50 and p95 of each.
+//! - Programs of 200 and 4,000 statements `S<k>: A[1] = A[2];`, and of
+//!   200 and 4,000 one-statement loops: edit one line, time until its
+//!   diagnostics, then hover on the edited statement's read, p50 and p95 of
+//!   each.
 //!
 //! Wall-clock times (what a user waits for). `ARRAYFLOW_BENCH_QUICK=1` runs
 //! fewer edits.
@@ -48,29 +49,69 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 
-/// `n` statements `S<k>: A[1] = A[2];`, statement k on line k + 1.
-fn statements(n: usize) -> Vec<String> {
-    (0..n).map(|k| format!("S{k}: A[1] = A[2];")).collect()
+/// The two shapes of program edited one line at a time: `n` statements
+/// `S<k>: A[1] = A[2];`, or `n` one-statement loops
+/// `for i<k> = 1 to N do S<k>: A[i<k>] = A[i<k>+1]; end` (one kernel each).
+#[derive(Clone, Copy)]
+enum Shape {
+    Statements,
+    Loops,
 }
 
-/// Edits one statement at a time of an `n`-statement program (a different
-/// one each time, its text alternating), then hovers on its read; the
-/// sorted times to the diagnostics of each version and of each hover.
-fn statement_edits(c: &mut Client, n: usize, edits: usize) -> (Vec<Duration>, Vec<Duration>) {
-    let uri = format!("file:///bench/statements{n}.loop");
-    let mut lines = statements(n);
-    let text = format!("real A[1..2];\n{}\n", lines.join("\n"));
+impl Shape {
+    fn header(self) -> &'static str {
+        match self {
+            Shape::Statements => "real A[1..2];",
+            Shape::Loops => "param N = 4;\nreal A[1..N+1];",
+        }
+    }
+
+    /// Line k, its read multiplied by `factor` when given.
+    fn line(self, k: usize, factor: Option<usize>) -> String {
+        let times = factor.map_or(String::new(), |f| format!(" * {f}"));
+        match self {
+            Shape::Statements => format!("S{k}: A[1] = A[2]{times};"),
+            Shape::Loops => format!("for i{k} = 1 to N do S{k}: A[i{k}] = A[i{k}+1]{times}; end"),
+        }
+    }
+
+    /// The text of the read on line k, where the hover goes.
+    fn read(self, k: usize) -> String {
+        match self {
+            Shape::Statements => "A[2]".into(),
+            Shape::Loops => format!("A[i{k}+1]"),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Shape::Statements => "statements",
+            Shape::Loops => "loops",
+        }
+    }
+}
+
+/// Edits one line at a time of an `n`-line program (a different one each
+/// time, its text alternating), then hovers on its read; the sorted times
+/// to the diagnostics of each version and of each hover.
+fn line_edits(
+    c: &mut Client,
+    shape: Shape,
+    n: usize,
+    edits: usize,
+) -> (Vec<Duration>, Vec<Duration>) {
+    let uri = format!("file:///bench/{}{n}.loop", shape.name());
+    let mut lines: Vec<String> = (0..n).map(|k| shape.line(k, None)).collect();
+    let text = format!("{}\n{}\n", shape.header(), lines.join("\n"));
+    let first = shape.header().lines().count();
     c.open(&uri, &text);
     c.diagnostics(&uri, 1);
     let (mut diags, mut hovers) = (Vec::new(), Vec::new());
     for e in 0..edits {
         let k = (e * 37) % n;
-        let new = if lines[k].contains('*') {
-            format!("S{k}: A[1] = A[2];")
-        } else {
-            format!("S{k}: A[1] = A[2] * {};", 2 + e % 5)
-        };
-        let line = k + 1;
+        let factor = (!lines[k].contains('*')).then_some(2 + e % 5);
+        let new = shape.line(k, factor);
+        let line = k + first;
         let version = e as i64 + 2;
         let t = Instant::now();
         c.notify(
@@ -83,7 +124,7 @@ fn statement_edits(c: &mut Client, n: usize, edits: usize) -> (Vec<Duration>, Ve
         c.diagnostics(&uri, version);
         diags.push(t.elapsed());
         lines[k] = new;
-        let col = lines[k].find("A[2]").expect("the read");
+        let col = lines[k].find(&shape.read(k)).expect("the read");
         let t = Instant::now();
         let r = c.call(
             "textDocument/hover",
@@ -180,10 +221,15 @@ fn main() {
         opens.push((took, p.file_name().unwrap().to_string_lossy().to_string()));
     }
     opens.sort();
-    let straight: Vec<_> = [(200, 20 * edits / 40), (4000, 10 * edits / 40)]
-        .into_iter()
-        .map(|(n, e)| (n, statement_edits(&mut c, n, e)))
-        .collect();
+    let straight: Vec<_> = [
+        (Shape::Statements, 200, 20 * edits / 40),
+        (Shape::Statements, 4000, 10 * edits / 40),
+        (Shape::Loops, 200, 20 * edits / 40),
+        (Shape::Loops, 4000, 10 * edits / 40),
+    ]
+    .into_iter()
+    .map(|(shape, n, e)| (shape, n, line_edits(&mut c, shape, n, e)))
+    .collect();
     c.shutdown();
 
     println!("lsp benchmark ({} edits)", edits);
@@ -206,10 +252,11 @@ fn main() {
         ms(opens[opens.len() / 2].0),
         ms(*slowest)
     );
-    for (n, (diags, hovers)) in &straight {
+    for (shape, n, (diags, hovers)) in &straight {
         let target = if *n <= 200 { 20 } else { 100 };
         println!(
-            "{n} statements, {} edits: diagnostics p50 {}, p95 {}; hover after the edit p50 {}, p95 {} (target p95 <= {target} ms)",
+            "{n} {}, {} edits: diagnostics p50 {}, p95 {}; hover after the edit p50 {}, p95 {} (target p95 <= {target} ms)",
+            shape.name(),
             diags.len(),
             ms(percentile(diags, 0.5)),
             ms(percentile(diags, 0.95)),

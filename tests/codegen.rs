@@ -228,6 +228,47 @@ fn every_paper_fixture_is_equivalent() {
     }
 }
 
+/// A loop with a step from one parameter to another, under assumptions
+/// that couple the parameters (`n >= u + 4`; LMAD Figure 7 and its unrolled
+/// form). By hand: `temp` read at i comes from the iteration one step back,
+/// S(i - step), when i >= l + step, else it is the initial value. The
+/// samples show that source only when l and u are far apart; the array is
+/// expanded, proved, and agrees where the loop runs once, not at all, and
+/// several times.
+#[test]
+fn strided_loop_between_coupled_parameters_is_expanded() {
+    for (name, step) in [("lmad-fig7.loop", 6), ("lmad-fig7-unroll8.loop", 8)] {
+        let (a, e) = emitted(name);
+        let r = report::text(&a, &e);
+        assert!(r.contains("# temp: maximal"), "{name}: {r}");
+        assert!(
+            r.contains("static: proved for every l, u, n, m"),
+            "{name}: {r}"
+        );
+        let t = body(&e);
+        assert!(
+            t.contains(&format!("if [v] l + {step} <= i then")),
+            "{name}: {t}"
+        );
+        assert!(t.contains(&format!("temp_1[i - {step}] +")), "{name}: {t}");
+        for (l, u) in [(0, 0), (2, 1), (3, 3 + 3 * step), (1, 5 + 2 * step)] {
+            let params: Vec<(String, i64)> = [("l", l), ("u", u), ("n", u + 10), ("m", u + 10)]
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect();
+            let o = EquivOptions {
+                params,
+                seeds: 10,
+                ..EquivOptions::default()
+            };
+            match equiv(&a, &e.program, &o) {
+                Ok(Verdict::Agree(_)) => {}
+                other => panic!("{name} at l={l}, u={u}: {other:?}\n{t}"),
+            }
+        }
+    }
+}
+
 /// Generated program 82: a copy-out label fitted on the samples (M ∈ {1,
 /// 2, 4}) used to be wrong for odd M ≥ 3, where `for i = 2 to M step 2`
 /// writes row M = i + 1; validation at +2 (M = 3) caught it. With fitted

@@ -277,7 +277,7 @@ fn hovers_at(db: &Database, file: arrayflow::db::SourceFile, offsets: &[u32]) ->
 }
 
 #[test]
-fn read_hovers_share_one_symbolic_analysis_per_edit() {
+fn read_hovers_analyse_each_statement_once_per_edit() {
     let (mut db, log) = logging_db();
     let text = kernel_file(3, None);
     let file = db.add_file("k.loop", text.clone());
@@ -295,12 +295,19 @@ fn read_hovers_share_one_symbolic_analysis_per_edit() {
         let line = format!("every parameter value:\n```\nS{k}(i - 1) if i >= 2, else initial");
         assert!(h.contains(&line), "{h}");
     }
-    assert_eq!(count(&log.lock().unwrap(), "symbolic_hovers"), 1);
+    // One analysis per statement hovered (the three reads are in three
+    // statements), none again for the same hovers, three after an edit.
+    assert_eq!(count(&log.lock().unwrap(), "symbolic_hovers"), 3);
     assert_eq!(hovers(&db), first);
-    assert_eq!(count(&log.lock().unwrap(), "symbolic_hovers"), 1);
-    db.set_text(file, kernel_file(3, Some(1)));
-    hovers(&db);
-    assert_eq!(count(&log.lock().unwrap(), "symbolic_hovers"), 2);
+    assert_eq!(count(&log.lock().unwrap(), "symbolic_hovers"), 3);
+    let edited = kernel_file(3, Some(1));
+    let moved: Vec<u32> = edited
+        .match_indices("A[i-1]")
+        .map(|(k, _)| k as u32)
+        .collect();
+    db.set_text(file, edited);
+    hovers_at(&db, file, &moved);
+    assert_eq!(count(&log.lock().unwrap(), "symbolic_hovers"), 6);
 }
 
 #[test]

@@ -91,3 +91,32 @@ fn generated_static_control_programs_agree() {
     // 807 of 866 (93%) for the first 120 seeds when written.
     assert!(exact * 100 >= total * 85, "{exact} of {total} reads exact");
 }
+
+/// A hover's analysis of one statement (`symbolic::stmt_hovers`) says what
+/// the whole file's analysis (`symbolic::hovers`) says of that statement's
+/// reads, on every paper fixture and on generated programs.
+#[test]
+fn one_statement_hovers_equal_the_whole_analysis() {
+    let mut programs: Vec<(String, arrayflow::model::Program)> = fixtures("fixtures/papers")
+        .into_iter()
+        .map(|p| (p.display().to_string(), load(&p)))
+        .collect();
+    for seed in 0..support::cases(40) {
+        let p = generate(seed, &GenOptions::static_control(Size::Small));
+        programs.push((format!("seed {seed}"), p));
+    }
+    let mut compared = 0;
+    for (name, program) in &programs {
+        let whole = symbolic::hovers(program);
+        for s in program.stmts() {
+            let one = symbolic::stmt_hovers(program, s.id);
+            let expected: std::collections::HashMap<usize, symbolic::Hover> = (whole.iter())
+                .filter(|((st, _), _)| *st == s.id)
+                .map(|((_, k), h)| (*k, h.clone()))
+                .collect();
+            assert_eq!(one, expected, "{name}, statement `{}`", s.label);
+            compared += one.len();
+        }
+    }
+    assert!(compared > 100, "{compared} hovers compared");
+}

@@ -236,17 +236,20 @@ pub fn hover(db: &dyn salsa::Database, file: SourceFile, offset: u32) -> Option<
     Some((span, text))
 }
 
-/// Symbolic σ's answer for every read of a file, for the read hovers: one
-/// analysis per edit, however many hovers follow.
+/// Symbolic σ's answer for the reads of one statement (by its index), for
+/// the read hovers: once per edit and statement, however many hovers
+/// follow. Per statement, so that a hover after an edit fits and proves
+/// the quasts of the statement under the cursor, not of the whole file.
 #[salsa::tracked(returns(ref), no_eq)]
 pub fn symbolic_hovers(
     db: &dyn salsa::Database,
     file: SourceFile,
-) -> HashMap<(StmtId, usize), crate::symbolic::Hover> {
+    stmt: u32,
+) -> HashMap<usize, crate::symbolic::Hover> {
     parse(db, file)
         .program
         .as_ref()
-        .map(crate::symbolic::hovers)
+        .map(|p| crate::symbolic::stmt_hovers(p, StmtId(stmt)))
         .unwrap_or_default()
 }
 
@@ -310,7 +313,7 @@ fn read_hover(
     let arr = &program.array_decl(array).name;
     let mut head = format!("**{name}** reads `{arr}` (access {access})");
     let known = match site {
-        Site::Stmt(s) => symbolic_hovers(db, file).get(&(s, access)).cloned(),
+        Site::Stmt(s) => symbolic_hovers(db, file, s.0).get(&access).cloned(),
         Site::Cond(_) => None,
     };
     match known {

@@ -27,6 +27,10 @@ pub enum Kind {
 /// A job's answer.
 pub enum Reply {
     Json(serde_json::Value),
+    /// JSON text serialized straight from the typed value: a file's
+    /// diagnostics can be 16,000 entries, and through `serde_json::Value`
+    /// (built, serialized, dropped) they took a third of an edit's time.
+    Text(String),
     /// Text to show the user (a `window/showMessage`), also the result.
     Show(String),
 }
@@ -35,6 +39,7 @@ impl Reply {
     pub fn into_json(self) -> serde_json::Value {
         match self {
             Reply::Json(v) => v,
+            Reply::Text(t) => serde_json::from_str(&t).unwrap_or(serde_json::Value::Null),
             Reply::Show(s) => serde_json::Value::String(s),
         }
     }
@@ -163,6 +168,12 @@ pub fn capabilities(utf8: bool) -> InitializeResult {
     }
 }
 
+fn text<T: serde::Serialize>(v: T) -> Result<Reply, Failure> {
+    serde_json::to_string(&v)
+        .map(Reply::Text)
+        .map_err(|e| (ErrorCode::InternalError, e.to_string()))
+}
+
 fn json<T: serde::Serialize>(v: T) -> Result<Reply, Failure> {
     serde_json::to_value(v)
         .map(Reply::Json)
@@ -204,7 +215,7 @@ impl Snapshot {
 pub fn handle(s: &Snapshot, kind: &Kind, uri: &Uri) -> Result<Reply, Failure> {
     let (db, file) = (&s.db, s.file);
     match kind {
-        Kind::Diagnostics => json(PublishDiagnosticsParams::new(
+        Kind::Diagnostics => text(PublishDiagnosticsParams::new(
             uri.clone(),
             diagnostics(s, uri),
             Some(s.version),

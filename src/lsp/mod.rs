@@ -201,6 +201,8 @@ enum Slot {
 /// A message to write.
 enum Out {
     Message(Message),
+    /// A notification whose body is already JSON text.
+    Text(String),
     Malformed {
         id: Option<serde_json::Value>,
         code: i32,
@@ -504,6 +506,7 @@ fn write_loop(mut output: impl Write, rx: Receiver<Out>) {
     for m in rx {
         let r = match m {
             Out::Message(m) => transport::write(&mut output, &m).and_then(|()| output.flush()),
+            Out::Text(body) => transport::write_text(&mut output, &body),
             Out::Malformed { id, code, message } => {
                 transport::error_reply(&mut output, id, code, &message)
             }
@@ -862,11 +865,17 @@ fn run_job(shared: &Shared, job: Job) {
         (Ok((Ok(result), rev)), None) => {
             // Publish only what was computed on the current text of an open document.
             if job.doc.rev() == rev && !job.doc.closed.load(Ordering::SeqCst) {
-                if let Ok(handlers::Reply::Json(v)) = result {
-                    shared.send(Notification::new(
-                        "textDocument/publishDiagnostics".to_string(),
-                        v,
-                    ));
+                const METHOD: &str = "textDocument/publishDiagnostics";
+                match result {
+                    Ok(handlers::Reply::Json(v)) => {
+                        shared.send(Notification::new(METHOD.to_string(), v))
+                    }
+                    Ok(handlers::Reply::Text(params)) => {
+                        let body =
+                            format!(r#"{{"jsonrpc":"2.0","method":"{METHOD}","params":{params}}}"#);
+                        let _ = shared.out.send(Out::Text(body));
+                    }
+                    Ok(handlers::Reply::Show(_)) | Err(_) => {}
                 }
             }
         }

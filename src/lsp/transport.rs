@@ -423,6 +423,12 @@ pub fn write(w: &mut impl Write, msg: &Message) -> io::Result<()> {
     msg.write(w)
 }
 
+/// A message whose body is already JSON text.
+pub fn write_text(w: &mut impl Write, body: &str) -> io::Result<()> {
+    write!(w, "Content-Length: {}\r\n\r\n{body}", body.len())?;
+    w.flush()
+}
+
 /// The error reply to a malformed message (`id` null when it had none).
 pub fn error_reply(
     w: &mut impl Write,
@@ -436,8 +442,7 @@ pub fn error_reply(
         "error": { "code": code, "message": message },
     })
     .to_string();
-    write!(w, "Content-Length: {}\r\n\r\n{body}", body.len())?;
-    w.flush()
+    write_text(w, &body)
 }
 
 #[cfg(test)]

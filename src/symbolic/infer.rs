@@ -25,7 +25,7 @@ pub struct Samples {
 /// does not grow with them.
 pub fn samples(program: &Program) -> Samples {
     let mut best = Samples {
-        base: Vec::new(),
+        base: base(program, 4),
         all: Vec::new(),
     };
     for b in [4, 8, 16, 32] {
@@ -88,13 +88,15 @@ impl Samples {
     /// parameters are equal at every point); all of them when that leaves
     /// fewer than three.
     pub fn first(&self) -> Vec<Vec<i64>> {
+        if self.base.is_empty() {
+            return self.all.clone();
+        }
         let near: Vec<Vec<i64>> = (self.all.iter())
             .filter(|v| {
                 let off: Vec<i64> = v.iter().zip(&self.base).map(|(x, b)| x - b).collect();
                 let moved = off.iter().filter(|&&d| d != 0).count();
                 let equal = off.iter().all(|&d| d == off[0]);
-                (equal && off[0].abs() <= 1)
-                    || (moved == 1 && off.iter().all(|d| d.abs() <= 1))
+                (equal && off[0].abs() <= 1) || (moved == 1 && off.iter().all(|d| d.abs() <= 1))
             })
             .cloned()
             .collect();
@@ -110,6 +112,9 @@ impl Samples {
 /// parameter moved on its own (by -4..=4), those the assumptions allow.
 pub fn around(program: &Program, base: &[i64]) -> Vec<Vec<i64>> {
     let n = program.params.len();
+    if base.len() != n {
+        return Vec::new();
+    }
     let mut cands: Vec<Vec<i64>> = Vec::new();
     for k in -3..=1 {
         cands.push(base.iter().map(|b| b + k).collect());

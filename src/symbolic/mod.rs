@@ -119,13 +119,25 @@ pub fn analyze(program: &Program) -> Symbolic {
 /// [`analyze`], with the number of problems its proofs gave the exact
 /// tests (memo hits included): what the proofs cost, counted.
 pub fn analyze_counted(program: &Program) -> (Symbolic, u64) {
+    analyze_some(program, &|_| true)
+}
+
+/// [`analyze`] for the reads of the statements `keep` accepts only (the
+/// others have no entry in `reads`): what a hover on one statement needs.
+/// Each read's outcome is the one [`analyze`] gives it, since the rounds of
+/// samples a read sees do not depend on the other reads.
+pub fn analyze_stmt(program: &Program, stmt: StmtId) -> Symbolic {
+    analyze_some(program, &|s| s == stmt).0
+}
+
+fn analyze_some(program: &Program, keep: &dyn Fn(StmtId) -> bool) -> (Symbolic, u64) {
     let places = domain::places(program);
     let stmts = program.stmts();
     let mut prover = prove::Prover::new(program);
     let writes = writes_of(&stmts, &places);
     let mut reads = Vec::new();
     let mut pending = Vec::new();
-    for s in &stmts {
+    for s in stmts.iter().filter(|s| keep(s.id)) {
         for (k, a) in s.reads().into_iter().enumerate() {
             let outcome = match (
                 not_static(&stmts, &places, &writes, s.id, k),
@@ -163,9 +175,10 @@ pub fn analyze_counted(program: &Program) -> (Symbolic, u64) {
         };
         return (sym, 0);
     };
+    // Points only for the reads asked about (the others' vectors stay empty).
     let mut points: Points = stmts
         .iter()
-        .map(|s| vec![Vec::new(); s.reads().len()])
+        .map(|s| vec![Vec::new(); if keep(s.id) { s.reads().len() } else { 0 }])
         .collect();
     let mut used = Vec::new();
     let all = infer::samples(program);
@@ -260,6 +273,12 @@ fn sample(program: &Program, samples: &[Vec<i64>], points: &mut Points, used: &m
         used.push(sample.clone());
         for r in flow.iter() {
             let Site::Stmt(s) = r.site() else { continue };
+            let Some(v) = points
+                .get_mut(s.index())
+                .and_then(|v| v.get_mut(r.access()))
+            else {
+                continue;
+            };
             let mut writes = r.writes();
             let concrete = match (r.initial(), writes.next(), writes.next()) {
                 (true, None, _) => None,
@@ -272,12 +291,7 @@ fn sample(program: &Program, samples: &[Vec<i64>], points: &mut Points, used: &m
             let mut x = Vec::with_capacity(it.len() + sample.len());
             x.extend_from_slice(it);
             x.extend_from_slice(sample);
-            if let Some(v) = points
-                .get_mut(s.index())
-                .and_then(|v| v.get_mut(r.access()))
-            {
-                v.push((x, concrete));
-            }
+            v.push((x, concrete));
         }
     }
 }
@@ -346,11 +360,23 @@ pub enum Hover {
 
 /// What hovers say of every read of `program` whose source is known for
 /// every parameter value, by (statement, read): one analysis for them all
-/// (the language server keeps it per edit, `db::ide::symbolic_hovers`).
+/// ([`stmt_hovers`] for one statement's reads).
 pub fn hovers(program: &Program) -> HashMap<(StmtId, usize), Hover> {
+    hover_lines(program, &analyze(program))
+}
+
+/// What hovers say of the reads of one statement, by read index: the
+/// language server asks per statement, so that an edit followed by a hover
+/// fits and proves the quasts of that statement only.
+pub fn stmt_hovers(program: &Program, stmt: StmtId) -> HashMap<usize, Hover> {
+    (hover_lines(program, &analyze_stmt(program, stmt)).into_iter())
+        .map(|((_, k), h)| (k, h))
+        .collect()
+}
+
+fn hover_lines(program: &Program, sym: &Symbolic) -> HashMap<(StmtId, usize), Hover> {
     let names = Names::new(program);
-    analyze(program)
-        .reads
+    sym.reads
         .iter()
         .filter_map(|r| {
             let h = match &r.outcome {
