@@ -386,6 +386,34 @@ impl Fitter<'_> {
         })
     }
 
+    /// Why no quast fits, when the points split by one of the read's
+    /// counters modulo 2, 3 or 4 each have one in the quotient (`a[i]`
+    /// after `a[2 * i]`: W(q) where i = 2q, ⊥ where i = 2q + 1): the counter
+    /// and the modulus. Quasts here have no modulo conditions and no
+    /// division in their leaves.
+    pub fn modulus(&self, pts: &[&Point]) -> Option<(CounterId, i64)> {
+        for m in 2..=4 {
+            for (k, &c) in self.counters.iter().enumerate() {
+                let fits = (0..m).all(|r| {
+                    let part: Vec<Point> = (pts.iter())
+                        .filter(|p| p.0[k].rem_euclid(m) == r)
+                        .map(|p| {
+                            let mut x = p.0.clone();
+                            x[k] = (x[k] - r).div_euclid(m);
+                            (x, p.1.clone())
+                        })
+                        .collect();
+                    // A handful of points fits anything: not evidence.
+                    part.len() >= 4 && self.fit(&part.iter().collect::<Vec<_>>()).is_some()
+                });
+                if fits {
+                    return Some((c, m));
+                }
+            }
+        }
+        None
+    }
+
     /// A quast through every point, if one is found within the depth.
     pub fn fit(&self, pts: &[&Point]) -> Option<Quast> {
         self.fit_at(pts, DEPTH)

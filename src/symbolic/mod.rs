@@ -316,7 +316,15 @@ fn fit_and_prove(
         .and_then(|v| v.get(r.read))
         .map_or(Vec::new(), |v| v.iter().collect());
     let Some(q) = fitter.fit(&pts) else {
-        return Outcome::Fallback("no quast fits bounded σ at the samples".into());
+        let why = match fitter.modulus(&pts) {
+            Some((c, m)) => format!(
+                "no quast fits bounded σ at the samples: the source depends on `{}` \
+                 modulo {m}, and quasts have no modulo conditions",
+                prover.program.counter_decl(c).name
+            ),
+            None => "no quast fits bounded σ at the samples".into(),
+        };
+        return Outcome::Fallback(why);
     };
     let access = stmts[r.stmt.index()].reads()[r.read];
     let read = prove::Read { access, place };
