@@ -43,7 +43,7 @@ pub fn run(args: &Args) -> ExitCode {
     let mut loops = privatize::analyze(&loaded.program, &exp);
     let params = exp.inst.facts.params.clone();
     if args.emit.is_some() {
-        return emit(args, &loaded.program);
+        return emit(args, &loaded);
     }
     // Text names loops `i@LINE`; JSON keeps the counter (and its depth).
     if args.format == Format::Text {
@@ -60,7 +60,8 @@ pub fn run(args: &Args) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn emit(args: &Args, program: &crate::model::Program) -> ExitCode {
+fn emit(args: &Args, loaded: &super::Loaded) -> ExitCode {
+    let program = &loaded.program;
     let o = crate::codegen::Options {
         params: args.input.sizes.params.clone(),
         max_trips: args.input.sizes.max_trips,
@@ -70,7 +71,10 @@ fn emit(args: &Args, program: &crate::model::Program) -> ExitCode {
     };
     let c = crate::cfront::is_c_path(&args.input.file);
     // The language server's code action prints the same text.
-    match privatize::document::document(program, &o, c) {
+    let print = |p: &crate::model::Program, omp: &[crate::cfront::emit::OmpLoop]| {
+        loaded.c_text(p, omp)
+    };
+    match privatize::document::document_with(program, &o, c, &print) {
         Ok(text) => {
             print!("{text}");
             ExitCode::SUCCESS

@@ -111,13 +111,24 @@ pub fn emit_c(
     analyses: &[Vec<LoopPrivatization>],
     function: &str,
 ) -> Option<EmittedC> {
+    emit_c_with(program, analyses, &|p, omp| {
+        crate::cfront::emit::program_omp(p, function, omp)
+    })
+}
+
+/// [`emit_c`], printed by `print`.
+pub fn emit_c_with(
+    program: &Program,
+    analyses: &[Vec<LoopPrivatization>],
+    print: &dyn Fn(&Program, &[crate::cfront::emit::OmpLoop]) -> String,
+) -> Option<EmittedC> {
     let mut omp = Clauses {
         locals: super::omp::Locals::new(program),
         ..Clauses::default()
     };
     let (p, loops) = build(program, analyses, Some(&mut omp))?;
     Some(EmittedC {
-        text: crate::cfront::emit::program_omp(&p, function, &omp.loops),
+        text: print(&p, &omp.loops),
         loops,
         notes: omp.notes,
         program: p,
