@@ -8,9 +8,9 @@ import sys
 
 
 def function(text, name):
-    """(start, end) of the definition of `name`: from the `static` line
-    before it to the closing brace at column 0."""
-    m = re.search(r"^static\s*\n\s*void\s+" + re.escape(name) + r"\s*\(", text, re.M)
+    """(start, end) of the definition of `name`: from its `static` (or
+    `void`) to the closing brace at column 0."""
+    m = re.search(r"^(static\s+)?void\s+" + re.escape(name) + r"\s*\(", text, re.M)
     if not m:
         return None
     end = text.find("\n}", m.end())
@@ -27,7 +27,7 @@ def main():
     name = name.group(1)
     old = function(text, name)
     if old is None or function(out, name) is None:
-        sys.exit(f"the output does not define `static void {name}(...)` as the benchmark does")
+        sys.exit(f"the output does not define `void {name}(...)` as the benchmark does")
     sys.stdout.write(text[: old[0]] + out + text[old[1]:])
 
 

@@ -177,6 +177,7 @@ pub fn program_omp(p: &Program, function: &str, omp: &[OmpLoop]) -> String {
 pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
     let mut cx = Printer::new(p, Some(origin));
     cx.omp = omp.to_vec();
+    leading_copies(&p.body, &mut cx.leading);
     let mut body = String::new();
     let mut scratch = Vec::new();
     let mut frees = Vec::new();
@@ -217,6 +218,18 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
     }
     cx.uses_malloc = !frees.is_empty();
     cx.nodes(&p.body, 1, &mut body);
+    // The function's locals the program no longer reads (a transformation
+    // renamed their uses) would make `-Wall` say they are set but unused.
+    let read = read_arrays(p);
+    let mut unread: Vec<&String> = (origin.locals.iter())
+        .filter(|n| {
+            p.array(n).is_some_and(|a| !read.contains(&a))
+        })
+        .collect();
+    unread.sort();
+    for n in unread {
+        let _ = writeln!(body, "  (void) {n};");
+    }
     for f in &frees {
         let _ = writeln!(body, "  free({f});");
     }
@@ -260,6 +273,26 @@ struct Printer<'a> {
     origin: Option<&'a Origin>,
     /// Inside a loop with `#pragma omp parallel for`: no nested one.
     in_parallel: bool,
+    /// The copies the program starts with, before anything else runs.
+    leading: HashSet<StmtId>,
+}
+
+/// The copy statements `body` starts with (alone or in loops of copies).
+fn leading_copies(body: &[Node], out: &mut HashSet<StmtId>) -> bool {
+    for n in body {
+        let all = match n {
+            Node::Stmt(s) if s.copy => {
+                out.insert(s.id);
+                true
+            }
+            Node::For(f) => leading_copies(&f.body, out),
+            _ => false,
+        };
+        if !all {
+            return false;
+        }
+    }
+    true
 }
 
 /// Whether a called name is a C operator, literal or cast kept as a
@@ -336,6 +369,24 @@ fn collect_calls(p: &Program) -> Vec<(String, usize)> {
     }
     for c in p.conditions() {
         cond(&c.cond, &mut out);
+    }
+    out
+}
+
+/// The arrays (and scalars) the program reads somewhere.
+fn read_arrays(p: &Program) -> HashSet<ArrayId> {
+    let mut out = HashSet::new();
+    for s in p.stmts() {
+        for a in s.accesses() {
+            if a.kind.reads() {
+                out.insert(a.access.array);
+            }
+        }
+    }
+    for c in p.conditions() {
+        let mut reads = Vec::new();
+        c.cond.collect_reads(&mut reads);
+        out.extend(reads.iter().map(|a| a.access.array));
     }
     out
 }
@@ -447,6 +498,7 @@ impl<'a> Printer<'a> {
             uses_math,
             origin,
             in_parallel: false,
+            leading: HashSet::new(),
         }
     }
 
@@ -710,8 +762,9 @@ impl<'a> Printer<'a> {
                 (false, true) => 2,
             };
             // A local of the function is a real array or variable, not a
-            // pointer: the clauses name it, with no copy.
-            let name = if decl.local {
+            // pointer: the clauses name it, with no copy; so is a scalar of
+            // the function printed into.
+            let name = if decl.local || (decl.dims.is_empty() && self.origin.is_some()) {
                 shared
             } else {
                 let local = fresh(&format!("{shared}_p"), &taken);
@@ -801,7 +854,21 @@ impl<'a> Printer<'a> {
         match &s.kind {
             StmtKind::Assign { target, op, value } => {
                 let t = self.access(target);
-                let v = self.expr(value);
+                let v = match &value.kind {
+                    // A copy of a local the function has not set yet: its
+                    // value is indeterminate, so nothing reads the copy
+                    // before writing it; reading it would make gcc warn.
+                    ExprKind::Access(a)
+                        if self.leading.contains(&s.id)
+                            && a.subscripts.is_empty()
+                            && self.origin.is_some_and(|o| {
+                                o.unset.contains(&self.p.array_decl(a.array).name)
+                            }) =>
+                    {
+                        "0".to_string()
+                    }
+                    _ => self.expr(value),
+                };
                 let _ = match op {
                     None => writeln!(out, "{t} = {v};"),
                     Some(BinOp::Add) => writeln!(out, "{t} += {v};"),
@@ -1015,6 +1082,12 @@ impl<'a> Printer<'a> {
             Cond::Unknown => {
                 self.uses_unknown_cond = true;
                 format!("{UNKNOWN_COND}()")
+            }
+            // `e <= e` is true: compilers warn on comparing a value with
+            // itself.
+            Cond::Cmp(op, l, r) if l == r => {
+                let holds = matches!(op, CmpOp::Eq | CmpOp::Le | CmpOp::Ge);
+                format!("{}", holds as i32)
             }
             Cond::Cmp(op, l, r) => {
                 let op = crate::print::cmp_op(*op);

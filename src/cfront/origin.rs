@@ -26,6 +26,11 @@ pub struct Origin {
     /// Element type of each visible variable, as written (`DATA_TYPE`,
     /// `float`); the preprocessed spelling where the file's is not known.
     pub types: HashMap<String, String>,
+    /// The function's locals declared before the region.
+    pub locals: HashSet<String>,
+    /// Those of them that have no value where the region starts: declared
+    /// without an initialiser, and nothing but declarations before it.
+    pub unset: HashSet<String>,
     /// Functions the file declares or defines.
     pub functions: HashSet<String>,
     /// Functions the file defines.
@@ -132,10 +137,27 @@ pub fn find(
         o.visible.insert(name);
     }
     // Locals declared before the region in the function's body.
-    for n in children(body) {
-        if n.kind() == "declaration" && n.end_byte() <= start {
-            declared(text_, n, &mut o);
+    let mut only_declarations = true;
+    for n in children(body).into_iter().filter(|n| n.end_byte() <= start) {
+        if n.kind() != "declaration" {
+            only_declarations = false;
+            continue;
         }
+        let before = o.visible.clone();
+        declared(text_, n, &mut o);
+        let mut c = n.walk();
+        for d in n.children_by_field_name("declarator", &mut c) {
+            let name = declarator_name(text_, d).map(str::to_string);
+            if let Some(name) = name.filter(|n| !before.contains(n)) {
+                if only_declarations && d.kind() != "init_declarator" {
+                    o.unset.insert(name.clone());
+                }
+                o.locals.insert(name);
+            }
+        }
+    }
+    if !only_declarations {
+        o.unset.clear();
     }
     Some(o)
 }
