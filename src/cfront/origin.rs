@@ -139,6 +139,9 @@ pub fn find(
     // Locals declared before the region in the function's body.
     let mut only_declarations = true;
     for n in children(body).into_iter().filter(|n| n.end_byte() <= start) {
+        if n.kind().starts_with("preproc") {
+            continue; // `#pragma scop` itself
+        }
         if n.kind() != "declaration" {
             only_declarations = false;
             continue;
