@@ -59,7 +59,10 @@ pub fn is_floating(ty: &str) -> bool {
 
 /// The function standing for a cast to the floating type `ty`.
 pub fn cast(ty: &str) -> String {
-    format!("{CAST}{}", ty.split_whitespace().collect::<Vec<_>>().join("_"))
+    format!(
+        "{CAST}{}",
+        ty.split_whitespace().collect::<Vec<_>>().join("_")
+    )
 }
 
 /// The type a cast's function name casts to.
@@ -116,11 +119,54 @@ pub fn operator(name: &str) -> Option<(&'static str, bool)> {
 /// The functions of C's `<math.h>` (C99): calls to them are printed as
 /// they are, with the header included instead of a prototype.
 pub const MATH: &[&str] = &[
-    "acos", "asin", "atan", "atan2", "cos", "sin", "tan", "cosh", "sinh", "tanh", "acosh",
-    "asinh", "atanh", "exp", "exp2", "expm1", "frexp", "ldexp", "log", "log10", "log1p", "log2",
-    "logb", "modf", "scalbn", "cbrt", "fabs", "hypot", "pow", "sqrt", "erf", "erfc", "lgamma",
-    "tgamma", "ceil", "floor", "nearbyint", "rint", "round", "trunc", "fmod", "remainder",
-    "copysign", "nextafter", "fdim", "fmax", "fmin", "fma",
+    "acos",
+    "asin",
+    "atan",
+    "atan2",
+    "cos",
+    "sin",
+    "tan",
+    "cosh",
+    "sinh",
+    "tanh",
+    "acosh",
+    "asinh",
+    "atanh",
+    "exp",
+    "exp2",
+    "expm1",
+    "frexp",
+    "ldexp",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "logb",
+    "modf",
+    "scalbn",
+    "cbrt",
+    "fabs",
+    "hypot",
+    "pow",
+    "sqrt",
+    "erf",
+    "erfc",
+    "lgamma",
+    "tgamma",
+    "ceil",
+    "floor",
+    "nearbyint",
+    "rint",
+    "round",
+    "trunc",
+    "fmod",
+    "remainder",
+    "copysign",
+    "nextafter",
+    "fdim",
+    "fmax",
+    "fmin",
+    "fma",
 ];
 
 /// Whether `name` is a `<math.h>` function: `sqrt`, or its `float` and
@@ -151,7 +197,10 @@ mod tests {
     #[test]
     fn casts_and_math() {
         assert_eq!(cast("long  double"), "__cast_long_double");
-        assert_eq!(cast_type("__cast_long_double").as_deref(), Some("long double"));
+        assert_eq!(
+            cast_type("__cast_long_double").as_deref(),
+            Some("long double")
+        );
         assert_eq!(cast_type("__cast_int"), None);
         assert!(is_math("sqrt") && is_math("expf") && is_math("powl"));
         assert!(!is_math("sqrtx") && !is_math("f"));

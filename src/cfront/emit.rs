@@ -181,7 +181,11 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
     let mut body = String::new();
     let mut scratch = Vec::new();
     let mut frees = Vec::new();
-    for q in p.params.iter().filter(|q| !origin.visible.contains(&q.name)) {
+    for q in p
+        .params
+        .iter()
+        .filter(|q| !origin.visible.contains(&q.name))
+    {
         let name = &cx.param_names[&q.name];
         let _ = writeln!(body, "  const int {name} = {};", q.default.unwrap_or(0));
     }
@@ -220,11 +224,9 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
     cx.nodes(&p.body, 1, &mut body);
     // The function's locals the program no longer reads (a transformation
     // renamed their uses) would make `-Wall` say they are set but unused.
-    let read = read_arrays(p);
+    let read = read_arrays(p, &cx.leading);
     let mut unread: Vec<&String> = (origin.locals.iter())
-        .filter(|n| {
-            p.array(n).is_some_and(|a| !read.contains(&a))
-        })
+        .filter(|n| p.array(n).is_some_and(|a| !read.contains(&a)))
         .collect();
     unread.sort();
     for n in unread {
@@ -373,10 +375,11 @@ fn collect_calls(p: &Program) -> Vec<(String, usize)> {
     out
 }
 
-/// The arrays (and scalars) the program reads somewhere.
-fn read_arrays(p: &Program) -> HashSet<ArrayId> {
+/// The arrays (and scalars) the program reads somewhere, but in the
+/// statements `except`.
+fn read_arrays(p: &Program, except: &HashSet<StmtId>) -> HashSet<ArrayId> {
     let mut out = HashSet::new();
-    for s in p.stmts() {
+    for s in p.stmts().into_iter().filter(|s| !except.contains(&s.id)) {
         for a in s.accesses() {
             if a.kind.reads() {
                 out.insert(a.access.array);
@@ -1056,7 +1059,11 @@ impl<'a> Printer<'a> {
                 let _ = write!(out, "({l} {op} {r})");
             }
             _ if f == SELECT && args.len() == 3 => {
-                let (c, a, b) = (self.expr(&args[0]), self.expr(&args[1]), self.expr(&args[2]));
+                let (c, a, b) = (
+                    self.expr(&args[0]),
+                    self.expr(&args[1]),
+                    self.expr(&args[2]),
+                );
                 let _ = write!(out, "({c} ? {a} : {b})");
             }
             _ => {

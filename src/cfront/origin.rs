@@ -94,9 +94,13 @@ pub fn find(
     // The region's ends: at a line start after `#pragma scop`, and the
     // start of `#pragma endscop`; in the original, the same lines.
     let (o_start, o_end) = if r.pragma {
-        let line = text_[..start.saturating_sub(1)].rfind('\n').map_or(0, |k| k + 1);
+        let line = text_[..start.saturating_sub(1)]
+            .rfind('\n')
+            .map_or(0, |k| k + 1);
         let p = map(line + indent(&text_[line..]))?;
-        let after = original[p..].find('\n').map_or(original.len(), |k| p + k + 1);
+        let after = original[p..]
+            .find('\n')
+            .map_or(original.len(), |k| p + k + 1);
         (after, map(end + indent(&text_[end..]))?)
     } else {
         (map(start - 1)? + 1, map(end)?)
@@ -232,7 +236,10 @@ fn parameters(src: &str, f: Node<'_>) -> Vec<(String, String)> {
 /// it does not parse as one.
 fn spelled_types(f: &str) -> Vec<String> {
     let mut parser = tree_sitter::Parser::new();
-    if parser.set_language(&tree_sitter_c::LANGUAGE.into()).is_err() {
+    if parser
+        .set_language(&tree_sitter_c::LANGUAGE.into())
+        .is_err()
+    {
         return Vec::new();
     }
     let Some(tree) = parser.parse(f, None) else {

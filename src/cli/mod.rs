@@ -343,7 +343,9 @@ pub fn load_to(
     err: &mut dyn std::io::Write,
 ) -> Result<Loaded, ExitCode> {
     let program = read_program_to(path, err).ok_or(ExitCode::from(2))?;
-    let origin = crate::cfront::is_c_path(path).then(|| program.origin()).flatten();
+    let origin = crate::cfront::is_c_path(path)
+        .then(|| program.origin())
+        .flatten();
     let db = crate::db::Database::with_kinds(config, kinds());
     let name = path.display().to_string();
     let mut files = SourceFiles::new();
@@ -426,9 +428,9 @@ impl Source {
     pub fn origin(&self) -> Option<crate::cfront::emit::Origin> {
         match &self.pre {
             None => crate::cfront::origin::find(&self.text, &self.text, &|s| Some(s)),
-            Some(pre) => crate::cfront::origin::find(&pre.text, &pre.original, &|s| {
-                pre.to_original(s)
-            }),
+            Some(pre) => {
+                crate::cfront::origin::find(&pre.text, &pre.original, &|s| pre.to_original(s))
+            }
         }
     }
 

@@ -71,9 +71,8 @@ fn emit(args: &Args, loaded: &super::Loaded) -> ExitCode {
     };
     let c = crate::cfront::is_c_path(&args.input.file);
     // The language server's code action prints the same text.
-    let print = |p: &crate::model::Program, omp: &[crate::cfront::emit::OmpLoop]| {
-        loaded.c_text(p, omp)
-    };
+    let print =
+        |p: &crate::model::Program, omp: &[crate::cfront::emit::OmpLoop]| loaded.c_text(p, omp);
     match privatize::document::document_with(program, &o, c, &print) {
         Ok(text) => {
             print!("{text}");
