@@ -555,7 +555,10 @@ impl<'a> Printer<'a> {
     /// array whose name it extends), else from the model's.
     fn elem(&self, a: ArrayId) -> String {
         let decl = self.p.array_decl(a);
-        if let Some(t) = self.origin.and_then(|o| o.type_of(&decl.name)) {
+        // An `int` array of the model (a transformation's iteration
+        // numbers, `X_l`) is `int` whatever its name extends.
+        let typed = self.origin.filter(|_| decl.elem != ElemType::Int);
+        if let Some(t) = typed.and_then(|o| o.type_of(&decl.name)) {
             return t.to_string();
         }
         match decl.elem {
