@@ -1,8 +1,9 @@
-//! `arrayflow expand FILE --emit code` on every PolyBench/C 4.2.1 kernel
-//! as shipped (fixtures/c/polybench, default sizes, no `-D`): wall time of
-//! the command (median of `ARRAYFLOW_BENCH_RUNS`, default 3) and how many
-//! arrays it expanded and proved. Target:
-//! every array expanded and proved, each kernel in at most 200 ms.
+//! `arrayflow expand FILE --emit code` and `arrayflow privatize FILE --emit
+//! code` on every PolyBench/C 4.2.1 kernel as shipped (fixtures/c/polybench,
+//! default sizes, no `-D`): wall time of each command (median of
+//! `ARRAYFLOW_BENCH_RUNS`, default 3), how many arrays `expand` expanded and
+//! proved, and the loops `privatize` made parallel. Targets: every array
+//! expanded and proved, each command in at most 200 ms per kernel.
 //!
 //! The command runs as a child process, as users run it: parsing and
 //! preprocessing are part of the time. `cargo bench --bench expand_polybench`
@@ -16,10 +17,10 @@ use std::time::{Duration, Instant};
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/c/polybench");
 
 /// One run: wall time and stdout.
-fn run(file: &str) -> (Duration, String) {
+fn run(command: &str, file: &str) -> (Duration, String) {
     let t = Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_arrayflow"))
-        .args(["expand", file, "--emit", "code"])
+        .args([command, file, "--emit", "code"])
         .current_dir(DIR)
         .output()
         .expect("the binary runs");
@@ -65,23 +66,34 @@ fn main() {
         .filter(|p| p.to_string_lossy().contains(&filter))
         .collect();
     files.sort();
-    println!("| kernel | median wall | min wall | expanded and proved |");
-    println!("|---|---|---|---|");
+    println!("| kernel | expand, median | expand, min | expanded and proved | privatize, median | loops privatized |");
+    println!("|---|---|---|---|---|---|");
     for f in files {
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
-        let mut times = Vec::new();
-        let mut last = String::new();
-        for _ in 0..runs.max(1) {
-            let (t, out) = run(&name);
-            times.push(t);
-            last = out;
-        }
-        times.sort();
-        let (x, n) = expanded(&last);
+        let timed = |command: &str| {
+            let mut times = Vec::new();
+            let mut last = String::new();
+            for _ in 0..runs.max(1) {
+                let (t, out) = run(command, &name);
+                times.push(t);
+                last = out;
+            }
+            times.sort();
+            (times, last)
+        };
+        let (times, out) = timed("expand");
+        let (x, n) = expanded(&out);
+        let (ptimes, pout) = timed("privatize");
+        let loops = pout
+            .lines()
+            .filter(|l| l.contains("#pragma omp parallel for"))
+            .count();
+        let ms = |t: &Duration| t.as_secs_f64() * 1e3;
         println!(
-            "| {name} | {:.0} ms | {:.0} ms | {x} of {n} |",
-            times[times.len() / 2].as_secs_f64() * 1e3,
-            times[0].as_secs_f64() * 1e3,
+            "| {name} | {:.0} ms | {:.0} ms | {x} of {n} | {:.0} ms | {loops} |",
+            ms(&times[times.len() / 2]),
+            ms(&times[0]),
+            ms(&ptimes[ptimes.len() / 2]),
         );
     }
 }

@@ -6,6 +6,9 @@
 //!   version are published. Compared with a cold full analysis of the same
 //!   file (open it under a new URI, time until its diagnostics).
 //! - Cold open of every paper fixture: `didOpen` to diagnostics.
+//! - Straight-line programs of 200 and 4,000 statements
+//!   `S<k>: A[1] = A[2];`: edit one statement, time until its diagnostics,
+//!   then hover on the edited statement's read, p50 and p95 of each.
 //!
 //! Wall-clock times (what a user waits for). `ARRAYFLOW_BENCH_QUICK=1` runs
 //! fewer edits.
@@ -43,6 +46,60 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// `n` statements `S<k>: A[1] = A[2];`, statement k on line k + 1.
+fn statements(n: usize) -> Vec<String> {
+    (0..n).map(|k| format!("S{k}: A[1] = A[2];")).collect()
+}
+
+/// Edits one statement at a time of an `n`-statement program (a different
+/// one each time, its text alternating), then hovers on its read; the
+/// sorted times to the diagnostics of each version and of each hover.
+fn statement_edits(c: &mut Client, n: usize, edits: usize) -> (Vec<Duration>, Vec<Duration>) {
+    let uri = format!("file:///bench/statements{n}.loop");
+    let mut lines = statements(n);
+    let text = format!("real A[1..2];\n{}\n", lines.join("\n"));
+    c.open(&uri, &text);
+    c.diagnostics(&uri, 1);
+    let (mut diags, mut hovers) = (Vec::new(), Vec::new());
+    for e in 0..edits {
+        let k = (e * 37) % n;
+        let new = if lines[k].contains('*') {
+            format!("S{k}: A[1] = A[2];")
+        } else {
+            format!("S{k}: A[1] = A[2] * {};", 2 + e % 5)
+        };
+        let line = k + 1;
+        let version = e as i64 + 2;
+        let t = Instant::now();
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version},
+                   "contentChanges": [{"range": {"start": {"line": line, "character": 0},
+                                                 "end": {"line": line, "character": lines[k].len()}},
+                                       "text": new}]}),
+        );
+        c.diagnostics(&uri, version);
+        diags.push(t.elapsed());
+        lines[k] = new;
+        let col = lines[k].find("A[2]").expect("the read");
+        let t = Instant::now();
+        let r = c.call(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri},
+                   "position": {"line": line, "character": col + 1}}),
+        );
+        hovers.push(t.elapsed());
+        assert!(r["result"]["contents"]["value"].is_string(), "{r}");
+    }
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    diags.sort();
+    hovers.sort();
+    (diags, hovers)
 }
 
 fn main() {
@@ -123,6 +180,10 @@ fn main() {
         opens.push((took, p.file_name().unwrap().to_string_lossy().to_string()));
     }
     opens.sort();
+    let straight: Vec<_> = [(200, 20 * edits / 40), (4000, 10 * edits / 40)]
+        .into_iter()
+        .map(|(n, e)| (n, statement_edits(&mut c, n, e)))
+        .collect();
     c.shutdown();
 
     println!("lsp benchmark ({} edits)", edits);
@@ -145,4 +206,15 @@ fn main() {
         ms(opens[opens.len() / 2].0),
         ms(*slowest)
     );
+    for (n, (diags, hovers)) in &straight {
+        let target = if *n <= 200 { 20 } else { 100 };
+        println!(
+            "{n} statements, {} edits: diagnostics p50 {}, p95 {}; hover after the edit p50 {}, p95 {} (target p95 <= {target} ms)",
+            diags.len(),
+            ms(percentile(diags, 0.5)),
+            ms(percentile(diags, 0.95)),
+            ms(percentile(hovers, 0.5)),
+            ms(percentile(hovers, 0.95)),
+        );
+    }
 }

@@ -104,6 +104,8 @@ fn main() {
     eprintln!("load average {}", common::load());
     eprintln!("| program | command | ended | wall | peak RSS |");
     eprintln!("|---|---|---|---|---|");
+    // Wall times of `check`, `fmt` and `flow` at 16k and 100k statements.
+    let mut growth: Vec<(&str, f64, f64)> = Vec::new();
     for (k, (name, text)) in inputs.iter().enumerate() {
         let file = dir.join(format!("input-{k}.loop"));
         std::fs::write(&file, text).expect("writes the program");
@@ -115,7 +117,27 @@ fn main() {
                 r.wall.as_secs_f64(),
                 r.rss_kb / 1024
             );
+            let t = r.wall.as_secs_f64();
+            if ["check", "fmt", "flow"].contains(&command) {
+                match name.as_str() {
+                    "16000 statements" => growth.push((command, t, 0.0)),
+                    "100000 statements" => {
+                        if let Some(g) = growth.iter_mut().find(|g| g.0 == command) {
+                            g.2 = t;
+                        }
+                    }
+                    _ => {}
+                }
+            }
         }
+    }
+    // n log n from 16k to 100k statements is a factor of 7.4.
+    let nlogn = (1e5 * 1e5f64.ln()) / (16e3 * 16e3f64.ln());
+    for (command, small, large) in growth {
+        eprintln!(
+            "{command}: 16k → 100k statements ×{:.1} (n log n: ×{nlogn:.1})",
+            large / small.max(1e-3)
+        );
     }
     if std::env::var_os("ARRAYFLOW_BENCH_QUICK").is_some() {
         return;

@@ -298,7 +298,7 @@ fn openmp_clauses_run_like_the_original() {
     let (a, _) = arrayflow::cfront::compile(&std::fs::read_to_string(&path).unwrap(), FileId(0));
     let a = a.unwrap();
     let checked = arrayflow::privatize::emit::checked(&a, &Default::default()).unwrap();
-    let ce = arrayflow::privatize::emit::emit_c(&a, &checked.analyses, "kernel_b").unwrap();
+    let ce = arrayflow::privatize::emit::emit_c(&a, &checked.chosen, "kernel_b").unwrap();
     assert!(ce.text.contains("lastprivate(t_p)") && ce.text.contains("u_w["));
     assert_eq!(
         run_text(&dir, "mixed", &a, &ce.text, &ce.program).trim(),

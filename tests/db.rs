@@ -342,3 +342,69 @@ fn call_hovers_share_one_front_end_per_edit() {
     assert_eq!(hovers(&db), first);
     assert_eq!(count(&log.lock().unwrap(), "call_sites"), 2);
 }
+
+/// What the language server computes after an edit: the diagnostics (the
+/// front end's, the analysis errors, the remarks) and a hover on the edited
+/// read, as `(query, executions)` sorted, after changing one statement of
+/// kernel 4 of a file of `n` kernels.
+fn edit_then_hover(n: usize) -> Vec<(String, usize)> {
+    let (mut db, log) = logging_db();
+    let file = db.add_file("k.loop", kernel_file(n, None));
+    let served = |db: &Database| {
+        let text = file.text(db).clone();
+        let read = text.find("S4: A[i] = ").expect("S4") + "S4: A[i] = ".len();
+        let diags = db::analysis_diagnostics(db, file).len() + db::remarks(db, file).len();
+        let hover = db::ide::hover(db, file, read as u32 + 1)
+            .expect("a hover")
+            .1;
+        (diags, hover)
+    };
+    let (_, before) = served(&db);
+    log.lock().unwrap().clear();
+    db.set_text(file, kernel_file(n, Some(4)));
+    let (diags, after) = served(&db);
+    assert!(diags > n, "a remark per loop at least: {diags}");
+    // Hand-checked: S4's A[i-1] is its own write one iteration before; at
+    // i = 1, A[0], which no statement writes.
+    let line = "S4(i - 1) if i >= 2, else initial";
+    assert!(before.contains(line) && after.contains(line), "{after}");
+    let log = log.lock().unwrap();
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for q in log.iter() {
+        match counts.iter_mut().find(|(n, _)| n == q) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((q.clone(), 1)),
+        }
+    }
+    counts.sort();
+    counts
+}
+
+/// An edit re-runs the edited kernel's analyses and the per-file steps
+/// once each, whatever the number of kernels: the queries executed after
+/// an edit to a file of 40 kernels are those of a file of 10.
+#[test]
+fn an_edit_then_a_hover_reruns_what_the_edit_touched() {
+    let small = edit_then_hover(10);
+    let large = edit_then_hover(40);
+    assert_eq!(small, large);
+    let runs = |q: &str| large.iter().find(|(n, _)| n == q).map_or(0, |(_, c)| *c);
+    for q in [
+        "kernel_flow",
+        "kernel_loops",
+        "kernel_deps",
+        "kernel_expansion",
+        "kernel_privatization",
+    ] {
+        assert_eq!(runs(q), 1, "{q}: {large:?}");
+    }
+    for q in [
+        "parse",
+        "kernels",
+        "analysis_diagnostics",
+        "remarks",
+        "symbolic_hovers",
+    ] {
+        assert_eq!(runs(q), 1, "{q}: {large:?}");
+    }
+}

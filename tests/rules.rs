@@ -534,7 +534,9 @@ fn a_rule_edit_reruns_only_that_rule_file() {
     assert_eq!(dbr::rule_results(&db, file, a).diagnostics.len(), 1);
     let before_b = dbr::rule_results(&db, file, b).diagnostics.len();
     let count = |name: &str| log.lock().unwrap().iter().filter(|n| *n == name).count();
-    assert_eq!(count("exported"), 1);
+    // Neither file reads `dep_carried`: the relations without it.
+    assert_eq!(count("exported_without_deps"), 1);
+    assert_eq!(count("exported"), 0);
     assert_eq!(count("rule_results"), 2);
     log.lock().unwrap().clear();
     // The edit: report every loop that carries a flow, marked or not.
@@ -543,10 +545,58 @@ fn a_rule_edit_reruns_only_that_rule_file() {
     a.set_text(&mut db).to(edited);
     assert_eq!(dbr::rule_results(&db, file, a).diagnostics.len(), 2);
     assert_eq!(dbr::rule_results(&db, file, b).diagnostics.len(), before_b);
-    assert_eq!(count("exported"), 0, "{:?}", log.lock().unwrap());
+    assert_eq!(
+        count("exported_without_deps"),
+        0,
+        "{:?}",
+        log.lock().unwrap()
+    );
     assert_eq!(count("kernel_flow"), 0);
     assert_eq!(count("compiled_rules"), 1);
     assert_eq!(count("rule_results"), 1);
+}
+
+/// The dependence tests run only for rules that read `dep_carried`: a rule
+/// set that does not read it makes no `kernel_deps` execution; one that
+/// does gets the carried dependences (Sum's and Run's loops, by hand: each
+/// reads its own write of the iteration before).
+#[test]
+fn only_rules_that_read_dep_carried_run_the_dependence_tests() {
+    let log = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sink = log.clone();
+    let db = Database::with_events(
+        Default::default(),
+        Box::new(move |event| {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind {
+                let name = format!("{database_key:?}");
+                sink.lock()
+                    .unwrap()
+                    .push(name.split('(').next().unwrap_or("").to_string());
+            }
+        }),
+    );
+    let text = std::fs::read_to_string(format!("{FIXTURES}/doall_flow.loop")).unwrap();
+    let file = db.add_file("d.loop", text);
+    let count = |name: &str| log.lock().unwrap().iter().filter(|n| *n == name).count();
+    let flows = std::fs::read_to_string(format!("{FIXTURES}/doall_flow.dl")).unwrap();
+    let a = dbr::RuleFile::new(&db, "a.dl".into(), flows);
+    assert_eq!(dbr::rule_results(&db, file, a).diagnostics.len(), 1);
+    assert!(!dbr::need_deps(&db, &[a]));
+    assert_eq!(count("kernel_flow"), 3);
+    assert_eq!(count("kernel_deps"), 0, "{:?}", log.lock().unwrap());
+    assert_eq!(count("kernel_expansion"), 0, "{:?}", log.lock().unwrap());
+    let deps = ".decl carries(l: loop, from: site, array: symbol)\n\
+                carries(L, F, A) :- dep_carried(L, \"flow\", F, _, A).\n\
+                .output carries\n";
+    let b = dbr::RuleFile::new(&db, "b.dl".into(), deps.to_string());
+    assert!(dbr::need_deps(&db, &[a, b]));
+    let out = dbr::rule_results(&db, file, b).outputs.clone();
+    assert_eq!(count("kernel_deps"), 3, "{:?}", log.lock().unwrap());
+    assert!(
+        out.contains("carries(") && out.contains("Sum") && out.contains("Run"),
+        "{out}"
+    );
+    assert!(!out.contains("Copy"), "{out}");
 }
 
 fn arrayflow(args: &[&str]) -> (i32, String, String) {

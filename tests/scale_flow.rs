@@ -110,3 +110,42 @@ fn quasts_equal_rules() {
         let _ = std::fs::remove_file(&file);
     }
 }
+
+/// Grouping σ of n loops in sequence: finding the loops a reader shares
+/// with its source costs a few steps per source, not a step per site of
+/// the program for every reader site (that made 100,000 loops take 17 s).
+#[test]
+fn grouping_work_is_linear_in_the_sources() {
+    use arrayflow::dataflow::{self, grouped::Grouper};
+    let work = |n: usize| {
+        let program = compile(&loops(n));
+        let flow = dataflow::analyze(&program, &dataflow::Config::default()).expect("σ");
+        let mut g = Grouper::new(&program);
+        let mut sources = 0u64;
+        for r in flow.sorted() {
+            sources += r.writes().count() as u64;
+            g.read(
+                r.site(),
+                r.iter(),
+                r.access(),
+                r.array(),
+                r.writes(),
+                r.initial(),
+            );
+        }
+        // Three of each loop's four reads reach the loop before (A[5] is never
+        // written).
+        assert_eq!(sources, 3 * (n as u64 - 1), "{n} loops");
+        (g.work(), sources)
+    };
+    let (small, s_small) = work(1000);
+    let (large, s_large) = work(4000);
+    // Each loop's read reaches the loop before: at most its one loop
+    // compared, plus one step, per source.
+    assert!(small <= 2 * s_small, "{small} steps for {s_small} sources");
+    assert!(large <= 2 * s_large, "{large} steps for {s_large} sources");
+    assert!(
+        large <= 5 * small,
+        "{small} steps at 1000 loops, {large} at 4000"
+    );
+}

@@ -141,7 +141,10 @@ fn check_file(
             crate::db::analysis_diagnostics(db, file),
             id,
         ));
-        diags.extend(super::in_file(&crate::db::deps_diagnostics(db, file), id));
+        // The dependence tests run only for rules that read them.
+        if crate::db::rules::need_deps(db, rule_files) {
+            diags.extend(super::in_file(&crate::db::deps_diagnostics(db, file), id));
+        }
         for &rf in rule_files {
             let res = crate::db::rules::rule_results(db, file, rf);
             diags.extend(super::in_file(&res.diagnostics, id));

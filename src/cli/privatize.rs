@@ -1,7 +1,8 @@
 //! `arrayflow privatize FILE [--param N=4] [--max-trips K] [--format
 //! text|json]`: per loop and array, whether private copies make the loop
-//! parallel, with the copy-in and finalization they need (σ at concrete
-//! sizes; docs/expansion.md, "Privatization"). Exit 0 on success, 1 when the
+//! parallel, with the copy-in and finalization they need: from exact σ, for
+//! every parameter value, where the program is static control; from σ at
+//! the given sizes elsewhere (docs/expansion.md, "Privatization"). Exit 0 on success, 1 when the
 //! program has errors or the analysis cannot run at these sizes, 2 on usage
 //! or I/O errors.
 
@@ -36,19 +37,37 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(l) => l,
         Err(code) => return code,
     };
+    if args.emit.is_some() {
+        return emit(args, &loaded);
+    }
+    let lines = super::expand::loop_lines(&loaded);
+    let names = crate::expansion::parallel::loop_names(&loaded.program, &lines);
+    // Exact σ decides for every parameter value where it exists; bounded σ
+    // at the given sizes elsewhere.
+    let why = match privatize::exact::analyze(&loaded.program) {
+        Ok(mut loops) => {
+            match args.format {
+                Format::Text => {
+                    for l in &mut loops {
+                        l.name = names[l.counter.index()].clone();
+                    }
+                    print!("{}", render::exact_text(&loops));
+                }
+                Format::Json => println!("{}", render::exact_json(&loops)),
+            }
+            return ExitCode::SUCCESS;
+        }
+        Err(why) => why,
+    };
     let exp = match super::expand::expanded(&loaded, &args.input, &args.budget) {
         Ok(e) => e,
         Err(code) => return code,
     };
+    eprintln!("note: privatization at the given sizes only: {why}");
     let mut loops = privatize::analyze(&loaded.program, &exp);
     let params = exp.inst.facts.params.clone();
-    if args.emit.is_some() {
-        return emit(args, &loaded);
-    }
     // Text names loops `i@LINE`; JSON keeps the counter (and its depth).
     if args.format == Format::Text {
-        let lines = super::expand::loop_lines(&loaded);
-        let names = crate::expansion::parallel::loop_names(&loaded.program, &lines);
         for l in &mut loops {
             l.name = names[l.counter.index()].clone();
         }

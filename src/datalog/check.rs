@@ -72,6 +72,19 @@ impl Rules {
     pub fn relation(&self, name: &str) -> Option<usize> {
         self.relations.iter().position(|r| r.name == name)
     }
+
+    /// Whether any rule, output or check reads relation `name`: an exported
+    /// relation nothing reads need not be computed.
+    pub fn reads(&self, name: &str) -> bool {
+        let Some(rel) = self.relation(name) else {
+            return false;
+        };
+        self.outputs.contains(&rel)
+            || self.checks.iter().any(|c| c.rel == rel)
+            || (self.rules.iter())
+                .flat_map(|r| r.pos.iter().chain(&r.neg))
+                .any(|a| a.rel == rel)
+    }
 }
 
 struct Checker {

@@ -55,6 +55,18 @@ pub fn loop_span(program: &Program, counter: CounterId) -> Span {
     find(&program.body, counter).unwrap_or(Span::NONE)
 }
 
+/// The header of every loop, by counter: one walk of the program, where a
+/// [`loop_span`] per loop made a file of n loops cost n².
+pub fn loop_spans(program: &Program) -> Vec<Span> {
+    let mut out = vec![Span::NONE; program.counters.len()];
+    for (c, span) in crate::expansion::parallel::loop_spans(program) {
+        if let Some(s) = out.get_mut(c.index()) {
+            *s = span;
+        }
+    }
+    out
+}
+
 /// Where a site is written.
 pub fn site_span(program: &Program, site: Site) -> Span {
     match site {
@@ -141,9 +153,8 @@ pub fn target_at(program: &Program, offset: u32) -> Option<Target> {
             },
         );
     }
-    for (k, _) in program.counters.iter().enumerate() {
+    for (k, span) in loop_spans(program).into_iter().enumerate() {
         let counter = CounterId(k as u32);
-        let span = loop_span(program, counter);
         consider(span, Target::Loop { counter, span });
     }
     best.map(|(_, t)| t)
@@ -630,11 +641,12 @@ pub fn lenses(db: &dyn salsa::Database, file: SourceFile) -> Vec<(Span, String)>
     };
     let sizes = sizes(&settings(db), program);
     let names = Names::new(program);
+    let spans = loop_spans(program);
     super::loop_status(db, file)
         .iter()
         .map(|l| {
             (
-                loop_span(program, l.counter),
+                spans[l.counter.index()],
                 lens_text(program, &names, l, &sizes),
             )
         })

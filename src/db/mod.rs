@@ -561,16 +561,30 @@ pub struct LoopStatus {
 
 /// Every loop of a file with its dependences, in the file's ids.
 pub fn loop_status(db: &dyn salsa::Database, file: SourceFile) -> Vec<LoopStatus> {
+    loop_status_with(db, file, true, true)
+}
+
+/// [`loop_status`] computing the memory-based dependences only when `deps`
+/// (else `deps` is empty) and each kernel's expansion only when `mse` (else
+/// `after_mse` is `None`): what a caller does not read costs nothing.
+pub fn loop_status_with(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    deps: bool,
+    mse: bool,
+) -> Vec<LoopStatus> {
     let mut out = Vec::new();
+    let with_deps = deps;
     for &k in kernels(db, file) {
         let place = k.place(db);
         let ok = kernel_flow(db, k).result.is_ok();
-        let deps: &[(CounterId, Vec<deps::CarriedDep>)] = match kernel_deps(db, k) {
-            Ok(d) => d,
-            Err(_) => &[],
+        let computed = with_deps.then(|| kernel_deps(db, k));
+        let deps: &[(CounterId, Vec<deps::CarriedDep>)] = match computed {
+            Some(Ok(d)) => d,
+            _ => &[],
         };
-        let deps_failed = kernel_deps(db, k).is_err();
-        let exp = kernel_expansion(db, k).as_ref().ok();
+        let deps_failed = computed.is_some_and(|d| d.is_err());
+        let exp = mse.then(|| kernel_expansion(db, k).as_ref().ok()).flatten();
         for l in kernel_loops_all(db, k) {
             let after_mse = exp.and_then(|e| {
                 e.loops
@@ -727,8 +741,9 @@ pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
     let sizes = ide::sizes(&settings(db), program);
     let names = Names::new(program);
     let mut out = Vec::new();
+    let spans = ide::loop_spans(program);
     for l in loop_status(db, file) {
-        let span = ide::loop_span(program, l.counter);
+        let span = spans[l.counter.index()];
         let name = &program.counter_decl(l.counter).name;
         let mut push = |level, message| {
             out.push(Remark {

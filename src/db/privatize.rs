@@ -6,23 +6,31 @@ use super::{kinds, parse, settings, Kernel, Level, Remark, SourceFile};
 use crate::model::CounterId;
 
 /// Per loop (local counter) that privatization makes parallel, the remark
-/// ([`crate::privatize::render::remark`]), by σ of the kernel's local
-/// program at the settings' sizes. A kernel boundary acts as a copy-out
-/// point: reads in later kernels do not count towards the finalization
-/// the remark names (the code action's program finalizes every cell).
+/// ([`crate::privatize::render::remark`]) and whether it holds for every
+/// parameter value: by exact σ of the kernel's local program where it is
+/// static control, else by σ at the settings' sizes. A kernel boundary
+/// acts as a copy-out point: reads in later kernels do not count towards
+/// the finalization the remark names (the code action's program finalizes
+/// every cell).
 #[salsa::tracked(no_eq)]
 pub fn kernel_privatization<'db>(
     db: &'db dyn salsa::Database,
     kernel: Kernel<'db>,
-) -> Result<Vec<(CounterId, String)>, String> {
+) -> Result<(Vec<(CounterId, String)>, bool), String> {
     let local = &kernel.program(db).program;
+    if let Ok(loops) = crate::privatize::exact::analyze(local) {
+        let remarks = (loops.iter())
+            .filter_map(|l| crate::privatize::render::exact_remark(l).map(|m| (l.counter, m)))
+            .collect();
+        return Ok((remarks, true));
+    }
     let config = settings(db);
     let exp =
         crate::expansion::expand_with(local, &config, &kinds(db)).map_err(|e| e.to_string())?;
-    Ok(crate::privatize::analyze(local, &exp)
-        .iter()
+    let remarks = (crate::privatize::analyze(local, &exp).iter())
         .filter_map(|l| crate::privatize::render::remark(l).map(|m| (l.counter, m)))
-        .collect())
+        .collect();
+    Ok((remarks, false))
 }
 
 /// The remarks of a file's loops that private copies make parallel, at
@@ -33,16 +41,23 @@ pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
     };
     let sizes = super::ide::sizes(&settings(db), program);
     let mut out = Vec::new();
+    let mut spans = None;
     for &k in super::kernels(db, file) {
         let place = k.place(db);
-        let Ok(loops) = kernel_privatization(db, k) else {
+        let Ok((loops, exact)) = kernel_privatization(db, k) else {
             continue;
         };
+        let at = if *exact {
+            "for every parameter value"
+        } else {
+            sizes.as_str()
+        };
         for (c, message) in loops {
+            let spans = spans.get_or_insert_with(|| super::ide::loop_spans(program));
             out.push(Remark {
                 level: Level::Hint,
-                span: super::ide::loop_span(program, place.global_counter(*c)),
-                message: format!("{message} {sizes}"),
+                span: spans[place.global_counter(*c).index()],
+                message: format!("{message} {at}"),
             });
         }
     }

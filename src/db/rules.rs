@@ -4,7 +4,7 @@
 //! [`rule_results`] on one program and one rule file, so editing a rule file
 //! re-runs that file's check and evaluation and nothing of the analyses.
 
-use super::{loop_status, parse, settings, SourceFile};
+use super::{loop_status_with, parse, settings, SourceFile};
 use crate::datalog::{self, relations::LoopInfo, Exported, Rules};
 use crate::diagnostics::{Diagnostic, FileId};
 
@@ -26,13 +26,49 @@ pub const RULES: FileId = FileId(1);
 /// among [`super::analysis_diagnostics`], and `Exported::failed` says why).
 #[salsa::tracked(returns(ref))]
 pub fn exported(db: &dyn salsa::Database, file: SourceFile) -> Option<Exported> {
+    export(db, file, true)
+}
+
+/// [`exported`] with `dep_carried` left empty: for rules that do not read
+/// it, so that no dependence test runs.
+#[salsa::tracked(returns(ref))]
+pub fn exported_without_deps(db: &dyn salsa::Database, file: SourceFile) -> Option<Exported> {
+    export(db, file, false)
+}
+
+/// The relations a rule set reads: without the dependence tests when it
+/// does not read `dep_carried`.
+pub fn exported_for<'db>(
+    db: &'db dyn salsa::Database,
+    file: SourceFile,
+    rules: &Rules,
+) -> &'db Option<Exported> {
+    if rules.reads(datalog::relations::DEP_CARRIED) {
+        exported(db, file)
+    } else {
+        exported_without_deps(db, file)
+    }
+}
+
+/// Whether any valid rule file of `rules` reads `dep_carried`, the one
+/// relation that needs the dependence tests.
+pub fn need_deps(db: &dyn salsa::Database, rules: &[RuleFile]) -> bool {
+    rules.iter().any(|&r| {
+        compiled_rules(db, r)
+            .as_ref()
+            .is_ok_and(|r| r.reads(datalog::relations::DEP_CARRIED))
+    })
+}
+
+fn export(db: &dyn salsa::Database, file: SourceFile, deps: bool) -> Option<Exported> {
     let program = parse(db, file).program.as_ref()?;
     let exp = crate::expansion::expand(program, &settings(db));
-    let loops: Vec<LoopInfo> = loop_status(db, file)
+    let spans = super::ide::loop_spans(program);
+    let loops: Vec<LoopInfo> = loop_status_with(db, file, deps, false)
         .into_iter()
         .map(|l| LoopInfo {
             counter: l.counter,
-            span: super::ide::loop_span(program, l.counter),
+            span: spans[l.counter.index()],
             doall: l.doall,
             flows: l
                 .flows
@@ -78,7 +114,10 @@ pub struct RuleResults {
 /// either has errors).
 #[salsa::tracked(returns(ref))]
 pub fn rule_results(db: &dyn salsa::Database, file: SourceFile, rules: RuleFile) -> RuleResults {
-    let (Ok(r), Some(e)) = (compiled_rules(db, rules), exported(db, file)) else {
+    let Ok(r) = compiled_rules(db, rules) else {
+        return RuleResults::default();
+    };
+    let Some(e) = exported_for(db, file, r) else {
         return RuleResults::default();
     };
     if let Some(why) = &e.failed {

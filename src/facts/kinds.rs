@@ -72,6 +72,14 @@ struct Layout {
 /// The most cells laid out densely, over all arrays (16 MiB of `tops`).
 pub const DENSE_LIMIT: u64 = 1 << 22;
 
+/// How many cells to lay out densely for a lowering with `instances`
+/// access instances: a few per instance, since the table is cleared on
+/// every lowering. Big declared arrays analysed at small sizes (code
+/// generation's samples) would otherwise clear 16 MiB each time.
+pub fn dense_limit(instances: Option<u64>) -> u64 {
+    instances.map_or(DENSE_LIMIT, |n| n.saturating_mul(8).max(1 << 16))
+}
+
 impl Layout {
     /// The row-major position of an in-range index.
     fn position(&self, index: &[i64]) -> Option<u64> {
@@ -100,8 +108,9 @@ impl Layout {
 }
 
 impl CellTable {
-    /// Lays out arrays whose declared ranges are `dims[a] = [(lo, hi), ..]`.
-    pub fn new(dims: &[Vec<(i64, i64)>]) -> CellTable {
+    /// Lays out arrays whose declared ranges are `dims[a] = [(lo, hi), ..]`,
+    /// at most `limit` cells densely ([`dense_limit`]).
+    pub fn new(dims: &[Vec<(i64, i64)>], limit: u64) -> CellTable {
         let mut t = CellTable::default();
         let mut total: u64 = 0;
         for d in dims {
@@ -119,7 +128,7 @@ impl CellTable {
             let size = extent
                 .iter()
                 .try_fold(1u64, |acc, &e| acc.checked_mul(e as u64));
-            let dense = matches!(size, Some(s) if total + s <= DENSE_LIMIT);
+            let dense = matches!(size, Some(s) if total + s <= limit.min(DENSE_LIMIT));
             let base = total as usize;
             if dense {
                 total += size.unwrap_or(0);

@@ -307,7 +307,10 @@ fn walk<'p>(
     let skip: &[bool] = if framed.on { &framed.skip } else { &[] };
     let counted = super::count::count(program, config, &params, &dims, &facts.params, skip)?;
     let mut facts = facts;
-    let cells = CellTable::new(&dims);
+    let cells = CellTable::new(
+        &dims,
+        super::kinds::dense_limit(counted.as_ref().map(|c| c.instances)),
+    );
     let window = match mode {
         Mode::Share { part, parts, light } => {
             // A frame's cells, and the most dimensions of an array.
@@ -514,12 +517,42 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         if self.split
             && self.iter.is_empty()
             && self.scope == NONE
+            && self.worth_splitting(f, lo, hi)
             && (place::for_loop(self, f, lo, hi)?
                 || (self.stitch && split::for_loop(self, f, lo, hi)?))
         {
             return Ok(());
         }
         self.trips(f, lo, hi)
+    }
+
+    /// Whether a top-level loop is large enough for the parallel paths:
+    /// their setup copies tables of every site of the program (a walker per
+    /// chunk), so a loop making fewer operations (trips × its sites, a
+    /// rough measure) than the program has sites is walked sequentially.
+    /// Without this, a program of 100,000 small loops spent minutes setting
+    /// up chunks. Tests forcing every loop through the paths (no instance
+    /// threshold) skip the check.
+    fn worth_splitting(&self, f: &For, lo: i64, hi: i64) -> bool {
+        if self.split_at.instances == 0 {
+            return true;
+        }
+        fn sites(nodes: &[Node]) -> u64 {
+            (nodes.iter())
+                .map(|n| match n {
+                    Node::Stmt(_) => 1,
+                    Node::For(f) => sites(&f.body),
+                    Node::While(w) => 1 + sites(&w.body),
+                    Node::If(i) => {
+                        let branches = i.branches.iter().map(|(_, b)| 1 + sites(b)).sum::<u64>();
+                        branches + i.otherwise.as_deref().map_or(0, sites)
+                    }
+                })
+                .sum()
+        }
+        let trips = split::Trips::of(f, lo, hi).map_or(0, |t| t.n);
+        let made = trips.saturating_mul(u128::from(sites(&f.body)));
+        made >= self.facts.site_names.len() as u128
     }
 
     /// The iterations `lo, lo + step, ..` up to `hi` of loop `f`.

@@ -99,6 +99,8 @@ pub struct ProgramBuilder {
     /// The arrays' ids by name: a linear search per declaration made
     /// 100,000 declarations take half a minute.
     array_ids: std::collections::HashMap<String, ArrayId>,
+    /// Array records looked at to find names ([`ProgramBuilder::names_looked_at`]).
+    looked_at: u64,
     stack: Vec<(Frame, Vec<Node>)>,
     body: Vec<Node>,
     stmts: u32,
@@ -108,6 +110,13 @@ pub struct ProgramBuilder {
 impl ProgramBuilder {
     pub fn new() -> ProgramBuilder {
         ProgramBuilder::default()
+    }
+
+    /// How many array records were looked at to find declared names so far:
+    /// one per declaration (a search of the arrays declared before made n
+    /// declarations cost n²/2).
+    pub fn names_looked_at(&self) -> u64 {
+        self.looked_at
     }
 
     pub fn param(&mut self, name: &str, default: Option<i64>) -> Result<ParamId, BuildError> {
@@ -151,6 +160,8 @@ impl ProgramBuilder {
         dims: Vec<(Expr, Expr)>,
         span: Span,
     ) -> Result<ArrayId, BuildError> {
+        // One probe of the map, whatever the number of arrays.
+        self.looked_at += 1;
         if self.array_ids.contains_key(name) {
             return Err(BuildError::Duplicate(name.to_string()));
         }

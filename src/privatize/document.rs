@@ -28,11 +28,15 @@ pub fn document_with(
     let checked = emit::checked(program, o)?;
     let sizes = crate::codegen::check::tuples;
     let mark = if c { "//" } else { "#" };
+    let basis = match &checked.basis {
+        emit::Basis::Exact => "for every parameter value (exact σ)".to_string(),
+        emit::Basis::Sampled { sizes: at, why } => {
+            format!("at every size analysed,\n{mark}   {} ({why})", sizes(at))
+        }
+    };
     let Some(e) = &checked.emitted else {
-        let mut out = format!(
-            "{mark} arrayflow privatize --emit code: no loop becomes parallel by privatization at {}\n",
-            sizes(&checked.sampled)
-        );
+        let mut out =
+            format!("{mark} arrayflow privatize --emit code: no loop becomes parallel by privatization {basis}\n");
         out.push_str(&if c {
             print(program, &[])
         } else {
@@ -41,12 +45,21 @@ pub fn document_with(
         return Ok(out);
     };
     let mut out = format!(
-        "{mark} arrayflow privatize --emit code: loops parallel after privatization at every size analysed,\n\
-         {mark}   {}\n\
-         {mark} and equivalent to the original (doall shuffled) at {}; checked, not proved.\n",
-        sizes(&checked.sampled),
-        sizes(&checked.validated)
+        "{mark} arrayflow privatize --emit code: loops parallel after privatization {basis},\n\
+         {mark} and equivalent to the original (doall shuffled) at {}{}.\n",
+        if checked.validated.is_empty() {
+            "no size: each run hit an interpreter limit".to_string()
+        } else {
+            sizes(&checked.validated)
+        },
+        match checked.basis {
+            emit::Basis::Exact => "",
+            emit::Basis::Sampled { .. } => "; checked, not proved",
+        }
     );
+    for l in checked.limits.iter().take(3) {
+        out.push_str(&format!("{mark} not compared at {l}\n"));
+    }
     if !c {
         for (l, arrays) in &e.loops {
             out.push_str(&format!("{mark} loop {l}: private {}\n", arrays.join(", ")));
@@ -57,7 +70,7 @@ pub fn document_with(
     // C in, C out: `doall` is `#pragma omp parallel for`, with clauses
     // where they are exact, explicit private copies elsewhere (docs/c.md,
     // C output; docs/expansion.md §9.3).
-    let ce = emit::emit_c_with(program, &checked.analyses, print)
+    let ce = emit::emit_c_with(program, &checked.chosen, print)
         .ok_or("internal error: the C form privatizes no loop")?;
     for n in &ce.notes {
         out.push_str(&format!("{mark} {n}\n"));

@@ -75,11 +75,8 @@ fn copy(label: String, target: Access, value: Expr) -> Node {
 /// The program with every loop that privatization makes parallel (the
 /// outermost ones, `for` loops with bounds in the parameters alone)
 /// privatized; `None` when there is none.
-pub fn emit(
-    program: &Program,
-    analyses: &[Vec<LoopPrivatization>],
-) -> Result<Option<Emitted>, String> {
-    let Some((p, done)) = build(program, analyses, None) else {
+pub fn emit(program: &Program, chosen: &[Chosen]) -> Result<Option<Emitted>, String> {
+    let Some((p, done)) = build(program, chosen, None) else {
         return Ok(None);
     };
     let text = crate::print::program(&p);
@@ -106,12 +103,8 @@ pub struct EmittedC {
 }
 
 /// [`emit`] as C defining `void function(..)`.
-pub fn emit_c(
-    program: &Program,
-    analyses: &[Vec<LoopPrivatization>],
-    function: &str,
-) -> Option<EmittedC> {
-    emit_c_with(program, analyses, &|p, omp| {
+pub fn emit_c(program: &Program, chosen: &[Chosen], function: &str) -> Option<EmittedC> {
+    emit_c_with(program, chosen, &|p, omp| {
         crate::cfront::emit::program_omp(p, function, omp)
     })
 }
@@ -119,14 +112,14 @@ pub fn emit_c(
 /// [`emit_c`], printed by `print`.
 pub fn emit_c_with(
     program: &Program,
-    analyses: &[Vec<LoopPrivatization>],
+    chosen: &[Chosen],
     print: &dyn Fn(&Program, &[crate::cfront::emit::OmpLoop]) -> String,
 ) -> Option<EmittedC> {
     let mut omp = Clauses {
         locals: super::omp::Locals::new(program),
         ..Clauses::default()
     };
-    let (p, loops) = build(program, analyses, Some(&mut omp))?;
+    let (p, loops) = build(program, chosen, Some(&mut omp))?;
     Some(EmittedC {
         text: print(&p, &omp.loops),
         loops,
@@ -148,16 +141,15 @@ struct Clauses {
 /// marked parallel and listed there.
 fn build(
     program: &Program,
-    analyses: &[Vec<LoopPrivatization>],
+    chosen: &[Chosen],
     clauses: Option<&mut Clauses>,
 ) -> Option<(Program, Privatized)> {
     let mut p = program.clone();
     let mut names = Names::new(program);
-    let chosen = choose(analyses);
     let mut done = Vec::new();
     let body = std::mem::take(&mut p.body);
     let mut cx = Rewrite {
-        chosen: &chosen,
+        chosen,
         names: &mut names,
         done: &mut done,
         clauses,
@@ -172,10 +164,28 @@ fn build(
     Some((p, done))
 }
 
+/// A loop to privatize and its arrays to make private.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chosen {
+    pub counter: CounterId,
+    pub private: Vec<String>,
+}
+
+/// The loops exact σ makes parallel after privatization and not before.
+pub fn choose_exact(loops: &[super::exact::ExactLoop]) -> Vec<Chosen> {
+    (loops.iter())
+        .filter(|l| l.parallel_after() && !l.parallel_before())
+        .map(|l| Chosen {
+            counter: l.counter,
+            private: l.private().map(str::to_string).collect(),
+        })
+        .collect()
+}
+
 /// The loops parallel after privatization at every analysed size and not
 /// parallel as they are at some, each with the arrays private at any (a
 /// private copy of an array no dependence crosses is harmless).
-fn choose(analyses: &[Vec<LoopPrivatization>]) -> Vec<LoopPrivatization> {
+pub fn choose(analyses: &[Vec<LoopPrivatization>]) -> Vec<Chosen> {
     let Some(first) = analyses.first() else {
         return Vec::new();
     };
@@ -190,15 +200,13 @@ fn choose(analyses: &[Vec<LoopPrivatization>]) -> Vec<LoopPrivatization> {
                     .all(|m| m.counter == l.counter && m.parallel_after())
                 && at.iter().any(|m| !m.parallel_before());
             ok.then(|| {
-                let mut merged = l.clone();
-                for m in &at {
-                    for (name, v) in &m.arrays {
-                        if matches!(v, super::Verdict::Privatizable { .. }) {
-                            merged.arrays.insert(name.clone(), v.clone());
-                        }
-                    }
+                let private: std::collections::BTreeSet<String> = (at.iter())
+                    .flat_map(|m| m.private().map(str::to_string))
+                    .collect();
+                Chosen {
+                    counter: l.counter,
+                    private: private.into_iter().collect(),
                 }
-                merged
             })
         })
         .collect()
@@ -227,7 +235,7 @@ fn keep_generated_labels(nodes: &mut [Node]) {
 }
 
 struct Rewrite<'a> {
-    chosen: &'a [LoopPrivatization],
+    chosen: &'a [Chosen],
     names: &'a mut Names,
     done: &'a mut Vec<(String, Vec<String>)>,
     clauses: Option<&'a mut Clauses>,
@@ -254,7 +262,7 @@ impl Rewrite<'_> {
                         });
                     match target {
                         Some(l) => {
-                            let arrays: Vec<String> = l.private().map(str::to_string).collect();
+                            let arrays = l.private.clone();
                             let xs: Vec<ArrayId> =
                                 arrays.iter().filter_map(|name| p.array(name)).collect();
                             let loop_name = p.counter_decl(f.counter).name.clone();
@@ -577,21 +585,38 @@ fn rewrite_body(nodes: Vec<Node>, privates: &[Private], i: &Expr, names: &mut Na
     out
 }
 
-/// What [`checked`] did: the program (if a loop gained) and the sizes it
-/// was analysed and validated at.
+/// What [`checked`] did: the program (if a loop gained), what decided it,
+/// and the sizes it was validated at.
 pub struct Checked {
     pub emitted: Option<Emitted>,
-    /// The analysis at each sampled size.
-    pub analyses: Vec<Vec<LoopPrivatization>>,
-    pub sampled: Vec<Vec<(String, i64)>>,
+    /// The loops privatized, with their private arrays.
+    pub chosen: Vec<Chosen>,
+    pub basis: Basis,
     pub validated: Vec<Vec<(String, i64)>>,
+    /// Sizes where the privatized program's run hit an interpreter limit,
+    /// with the limit: not compared there.
+    pub limits: Vec<String>,
 }
 
-/// Privatization for every parameter value as far as it can be checked:
-/// analysed at `codegen`'s sample vectors (each parameter moved alone,
-/// small values), emitted for the loops that gain at all of them, then run
-/// against the original with `doall` shuffled at its validation vectors.
-/// A disagreement is an error naming the size.
+/// What the privatization was decided from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Basis {
+    /// Exact σ: for every parameter value.
+    Exact,
+    /// Bounded σ at these sizes (outside static control), and why exact σ
+    /// could not decide.
+    Sampled {
+        sizes: Vec<Vec<(String, i64)>>,
+        why: String,
+    },
+}
+
+/// Privatization for every parameter value: from exact σ where the
+/// program is static control ([`super::exact`]); elsewhere analysed at
+/// `codegen`'s sample vectors (each parameter moved alone, small values)
+/// and emitted for the loops that gain at all of them. Either way the
+/// program is then run against the original with `doall` shuffled at
+/// small validation vectors; a disagreement is an error naming the size.
 pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked, String> {
     use crate::codegen::vectors;
     let named = |v: &[i64]| -> Vec<(String, i64)> {
@@ -602,37 +627,53 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
             .map(|(q, &x)| (q.name.clone(), x))
             .collect()
     };
-    let mut analyses = Vec::new();
-    let mut sampled = Vec::new();
-    for v in vectors::samples(program, o)? {
-        let config = crate::dataflow::Config {
-            params: named(&v),
-            max_trips: o.max_trips,
-            max_instances: o.max_instances,
-            ..Default::default()
-        };
-        // A size the analysis cannot take (a subscript out of range there)
-        // says nothing about the others.
-        if let Ok(exp) = crate::expansion::expand(program, &config) {
-            analyses.push(super::analyze(program, &exp));
-            sampled.push(named(&v));
+    // Samples and validation around small sizes, whatever the given ones.
+    let o = &crate::codegen::Options {
+        params: named(&vectors::base(program, o)?),
+        ..o.clone()
+    };
+    let (chosen, basis) = match super::exact::analyze(program) {
+        Ok(loops) => (choose_exact(&loops), Basis::Exact),
+        Err(why) => {
+            let mut analyses = Vec::new();
+            let mut sizes = Vec::new();
+            for v in vectors::samples(program, o)? {
+                let config = crate::dataflow::Config {
+                    params: named(&v),
+                    max_trips: o.max_trips,
+                    max_instances: o.max_instances,
+                    ..Default::default()
+                };
+                // A size the analysis cannot take (a subscript out of range
+                // there) says nothing about the others.
+                if let Ok(exp) = crate::expansion::expand(program, &config) {
+                    analyses.push(super::analyze(program, &exp));
+                    sizes.push(named(&v));
+                }
+            }
+            (choose(&analyses), Basis::Sampled { sizes, why })
         }
-    }
-    let Some(emitted) = emit(program, &analyses)? else {
+    };
+    let Some(emitted) = emit(program, &chosen)? else {
         return Ok(Checked {
             emitted: None,
-            analyses,
-            sampled,
+            chosen,
+            basis,
             validated: Vec::new(),
+            limits: Vec::new(),
         });
     };
     let (b, _) = crate::lower::compile_errors(&emitted.text, crate::diagnostics::FileId(0));
     let b = b.ok_or("internal error: the privatized program does not check")?;
-    let raw: Vec<Vec<i64>> = sampled
-        .iter()
-        .map(|v| v.iter().map(|&(_, x)| x).collect())
-        .collect();
+    let raw: Vec<Vec<i64>> = match &basis {
+        Basis::Exact => Vec::new(),
+        Basis::Sampled { sizes, .. } => sizes
+            .iter()
+            .map(|v| v.iter().map(|&(_, x)| x).collect())
+            .collect(),
+    };
     let mut validated = Vec::new();
+    let mut limits = Vec::new();
     for v in vectors::validation(program, o, &raw)? {
         let eo = crate::equiv::EquivOptions {
             params: v.clone(),
@@ -641,14 +682,27 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
         };
         match crate::equiv::equiv(program, &b, &eo) {
             Ok(crate::equiv::Verdict::Agree(_)) => validated.push(v),
+            // A run limit (steps, cells) in the privatized program's run:
+            // not compared there, rather than different.
+            Ok(crate::equiv::Verdict::Differ(m)) if m.limit => {
+                limits.push(format!("{v:?}: {}", m.failure.unwrap_or_default()))
+            }
             Ok(crate::equiv::Verdict::Differ(m)) => {
+                let why = match basis {
+                    Basis::Exact => "internal error: exact σ said the loops are parallel",
+                    Basis::Sampled { .. } => "loops parallel at the samples are not at every size",
+                };
+                let failure = m.failure.map(|f| format!(": {f}")).unwrap_or_default();
                 return Err(format!(
-                    "the privatized program differs from the original at {v:?}: {} (loops parallel at the samples are not at every size)",
+                    "the privatized program differs from the original at {v:?}: {}{failure} ({why})",
                     m.what
-                ))
+                ));
             }
             Err(e) if e.in_b => {
-                return Err(format!("internal error: the privatized program: {}", e.message))
+                return Err(format!(
+                    "internal error: the privatized program: {}",
+                    e.message
+                ))
             }
             // The original itself fails at this size: no comparison.
             Err(_) => {}
@@ -656,8 +710,9 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
     }
     Ok(Checked {
         emitted: Some(emitted),
-        analyses,
-        sampled,
+        chosen,
+        basis,
         validated,
+        limits,
     })
 }

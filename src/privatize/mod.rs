@@ -20,6 +20,7 @@
 
 pub mod document;
 pub mod emit;
+pub mod exact;
 pub mod omp;
 pub mod render;
 

@@ -1,6 +1,7 @@
 //! Privatization as text (for people) and JSON (for tools); docs/expansion.md,
 //! "Privatization".
 
+use super::exact::{Decision, ExactLoop, Last};
 use super::{Finalization, Instance, LoopPrivatization, Verdict};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -22,6 +23,19 @@ fn cells(array: &str, cells: &BTreeSet<Vec<i64>>) -> String {
     s
 }
 
+/// What a loop is: "parallel", "parallel after privatizing A, B", or "not
+/// parallel".
+fn state<'a>(before: bool, after: bool, private: impl Iterator<Item = &'a str>) -> String {
+    if before {
+        "parallel".to_string()
+    } else if after {
+        let private: Vec<&str> = private.collect();
+        format!("parallel after privatizing {}", private.join(", "))
+    } else {
+        "not parallel".to_string()
+    }
+}
+
 fn instance(i: &Instance) -> String {
     let idx: Vec<String> = i.iter.iter().map(i64::to_string).collect();
     format!("{}[{}]", i.site, idx.join(", "))
@@ -40,14 +54,7 @@ pub fn text(params: &[(String, i64)], loops: &[LoopPrivatization]) -> String {
     );
     for l in loops {
         let indent = "  ".repeat(l.depth);
-        let what = if l.parallel_before() {
-            "parallel".to_string()
-        } else if l.parallel_after() {
-            let private: Vec<&str> = l.private().collect();
-            format!("parallel after privatizing {}", private.join(", "))
-        } else {
-            "not parallel".to_string()
-        };
+        let what = state(l.parallel_before(), l.parallel_after(), l.private());
         let _ = writeln!(out, "{indent}loop {}: {what}", l.name);
         for (name, v) in &l.arrays {
             let line = match v {
@@ -155,7 +162,7 @@ pub fn json(params: &[(String, i64)], loops: &[LoopPrivatization]) -> Value {
             })
         })
         .collect();
-    json!({"params": params, "loops": loops})
+    json!({"exact": false, "params": params, "loops": loops})
 }
 
 /// The editor's remark on a loop that private copies make parallel:
@@ -166,7 +173,6 @@ pub fn remark(l: &LoopPrivatization) -> Option<String> {
         return None;
     }
     let private: Vec<&str> = l.private().collect();
-    let names: Vec<String> = private.iter().map(|n| format!("`{n}`")).collect();
     let what = |name: &str| -> String {
         let Some(Verdict::Privatizable {
             copy_in,
@@ -195,7 +201,127 @@ pub fn remark(l: &LoopPrivatization) -> Option<String> {
         };
         format!("copy-in: {copy}; finalization: {fin}{approx}")
     };
-    let detail = if let [one] = private.as_slice() {
+    Some(sentence(&l.name, &private, &what))
+}
+
+/// The copy-in of a decision from exact σ: "no copy-in", or "copy-in for
+/// S: A[i - 1], T: A[0]" (the reads that may see a value from before).
+fn exact_copy_in(copy_in: &[String]) -> String {
+    if copy_in.is_empty() {
+        "no copy-in".to_string()
+    } else {
+        format!("copy-in for {}", copy_in.join(", "))
+    }
+}
+
+fn exact_last(l: Last) -> &'static str {
+    match l {
+        Last::None => "nothing live after",
+        Last::LastIteration => "the last iteration writes back",
+        Last::LastWriter => "each cell from its last writer",
+    }
+}
+
+/// [`text`] for decisions from exact σ, which hold at every size.
+pub fn exact_text(loops: &[ExactLoop]) -> String {
+    let mut out = "# privatization for every parameter value (from exact σ)\n".to_string();
+    for l in loops {
+        let indent = "  ".repeat(l.depth);
+        let what = state(l.parallel_before(), l.parallel_after(), l.private());
+        let _ = writeln!(out, "{indent}loop {}: {what}", l.name);
+        for (name, d) in &l.arrays {
+            let line = match d {
+                Decision::Shared => "shared".to_string(),
+                Decision::Carried { source, read } => format!(
+                    "not privatizable: {source} writes a value {read} reads in a later iteration"
+                ),
+                Decision::Private {
+                    copy_in,
+                    finalization,
+                } => format!(
+                    "private; {}; {}",
+                    exact_copy_in(copy_in),
+                    exact_last(*finalization)
+                ),
+            };
+            let _ = writeln!(out, "{indent}  {name}: {line}");
+        }
+    }
+    out
+}
+
+/// [`json`] for decisions from exact σ: `"exact": true`, no sizes; copy-in
+/// lists the reads (`"S: A[i - 1]"`), finalization has no cells.
+pub fn exact_json(loops: &[ExactLoop]) -> Value {
+    let loops: Vec<Value> = loops
+        .iter()
+        .map(|l| {
+            let arrays: Vec<Value> = (l.arrays.iter())
+                .map(|(name, d)| match d {
+                    Decision::Shared => json!({"array": name, "verdict": "shared"}),
+                    Decision::Carried { source, read } => json!({
+                        "array": name, "verdict": "carried", "source": source, "read": read,
+                    }),
+                    Decision::Private {
+                        copy_in,
+                        finalization,
+                    } => json!({
+                        "array": name,
+                        "verdict": "private",
+                        "copy_in": copy_in,
+                        "finalization": {"kind": match finalization {
+                            Last::None => "none",
+                            Last::LastIteration => "last-iteration",
+                            Last::LastWriter => "last-writer",
+                        }},
+                    }),
+                })
+                .collect();
+            json!({
+                "loop": l.name,
+                "depth": l.depth,
+                "parallel": {"before": l.parallel_before(), "after": l.parallel_after()},
+                "arrays": arrays,
+            })
+        })
+        .collect();
+    json!({"exact": true, "loops": loops})
+}
+
+/// [`remark`] for decisions from exact σ.
+pub fn exact_remark(l: &ExactLoop) -> Option<String> {
+    if l.parallel_before() || !l.parallel_after() {
+        return None;
+    }
+    let private: Vec<&str> = l.private().collect();
+    let what = |name: &str| -> String {
+        let Some(Decision::Private {
+            copy_in,
+            finalization,
+        }) = l.arrays.get(name)
+        else {
+            return String::new();
+        };
+        let copy = if copy_in.is_empty() {
+            "none".to_string()
+        } else {
+            copy_in.join(", ")
+        };
+        let fin = match finalization {
+            Last::None => "none",
+            Last::LastIteration => "last iteration",
+            Last::LastWriter => "each cell from its last writer",
+        };
+        format!("copy-in: {copy}; finalization: {fin}")
+    };
+    Some(sentence(&l.name, &private, &what))
+}
+
+/// "loop `j` is parallel once `work` is private (detail)", with each
+/// array's detail from `what`.
+fn sentence(name: &str, private: &[&str], what: &dyn Fn(&str) -> String) -> String {
+    let names: Vec<String> = private.iter().map(|n| format!("`{n}`")).collect();
+    let detail = if let [one] = private {
         what(one)
     } else {
         let each: Vec<String> = private
@@ -205,9 +331,8 @@ pub fn remark(l: &LoopPrivatization) -> Option<String> {
         each.join("; ")
     };
     let verb = if names.len() == 1 { "is" } else { "are" };
-    Some(format!(
-        "loop `{}` is parallel once {} {verb} private ({detail})",
-        l.name,
+    format!(
+        "loop `{name}` is parallel once {} {verb} private ({detail})",
         names.join(", ")
-    ))
+    )
 }

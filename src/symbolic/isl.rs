@@ -41,7 +41,7 @@ impl<'p> Isl<'p> {
     fn new(program: &'p Program) -> Isl<'p> {
         Isl {
             program,
-            names: Names { program },
+            names: Names::new(program),
             places: domain::places(program),
         }
     }

@@ -337,12 +337,13 @@ pub enum Hover {
 /// every parameter value, by (statement, read): one analysis for them all
 /// (the language server keeps it per edit, `db::ide::symbolic_hovers`).
 pub fn hovers(program: &Program) -> HashMap<(StmtId, usize), Hover> {
+    let names = Names::new(program);
     analyze(program)
         .reads
         .iter()
         .filter_map(|r| {
             let h = match &r.outcome {
-                Outcome::Exact(q) => Hover::Exact(Names { program }.line(q)),
+                Outcome::Exact(q) => Hover::Exact(names.line(q)),
                 Outcome::Possible(p) => {
                     Hover::Possible(render::possible_lines(program, p).join("; "))
                 }

@@ -286,7 +286,11 @@ impl Prover<'_> {
     }
 
     /// Is every conjunction of one disjunct per factor integer-infeasible?
-    fn infeasible(&mut self, factors: &[&Dnf], what: &dyn Fn() -> String) -> Result<(), String> {
+    pub(crate) fn infeasible(
+        &mut self,
+        factors: &[&Dnf],
+        what: &dyn Fn() -> String,
+    ) -> Result<(), String> {
         let mut pick = vec![0usize; factors.len()];
         if factors.iter().any(|f| f.is_empty()) {
             return Ok(());

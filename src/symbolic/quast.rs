@@ -75,12 +75,33 @@ impl Quast {
     }
 }
 
-/// Names for printing: the program's parameter and counter names.
+/// Names for printing: the program's parameter, counter and statement
+/// names.
 pub struct Names<'p> {
     pub program: &'p Program,
+    /// Statement labels by id, listed on first use: `Program::site_name`
+    /// walks the whole program per call.
+    labels: std::cell::OnceCell<Vec<&'p str>>,
 }
 
-impl Names<'_> {
+impl<'p> Names<'p> {
+    pub fn new(program: &'p Program) -> Names<'p> {
+        Names {
+            program,
+            labels: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// A statement's label.
+    pub fn label(&self, s: crate::model::StmtId) -> &'p str {
+        let labels = self.labels.get_or_init(|| {
+            (self.program.stmts().into_iter())
+                .map(|s| s.label.as_str())
+                .collect()
+        });
+        labels.get(s.index()).copied().unwrap_or("?")
+    }
+
     pub fn var(&self, v: Var) -> &str {
         match v {
             Var::Param(p) => &self.program.params[p.index()].name,
@@ -104,11 +125,7 @@ impl Names<'_> {
             None => "initial".to_string(),
             Some(s) => {
                 let it: Vec<String> = s.iter.iter().map(|a| self.affine(a)).collect();
-                format!(
-                    "{}({})",
-                    self.program.site_name(crate::model::Site::Stmt(s.stmt)),
-                    it.join(", ")
-                )
+                format!("{}({})", self.label(s.stmt), it.join(", "))
             }
         }
     }
@@ -148,7 +165,7 @@ impl Names<'_> {
         match q {
             Quast::Leaf(None) => json!({ "initial": true }),
             Quast::Leaf(Some(s)) => json!({
-                "statement": self.program.site_name(crate::model::Site::Stmt(s.stmt)),
+                "statement": self.label(s.stmt),
                 "iteration": s.iter.iter().map(|a| self.affine(a)).collect::<Vec<_>>(),
             }),
             Quast::Split { cond, yes, no } => json!({

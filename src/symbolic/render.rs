@@ -11,7 +11,7 @@ use std::fmt::Write;
 fn head(program: &Program, r: &super::ReadFlow) -> (String, String) {
     let stmt = program.stmts()[r.stmt.index()];
     let access = crate::print::access(program, stmt.reads()[r.read]);
-    let names = Names { program };
+    let names = Names::new(program);
     let counters: Vec<&str> = r
         .counters
         .iter()
@@ -21,7 +21,7 @@ fn head(program: &Program, r: &super::ReadFlow) -> (String, String) {
 }
 
 pub fn text(program: &Program, sym: &Symbolic) -> String {
-    let names = Names { program };
+    let names = Names::new(program);
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -29,7 +29,7 @@ pub fn text(program: &Program, sym: &Symbolic) -> String {
         sym.samples.len()
     );
     for r in &sym.reads {
-        let label = program.site_name(Site::Stmt(r.stmt));
+        let label = names.label(r.stmt);
         let (access, at) = head(program, r);
         match &r.outcome {
             Outcome::Exact(q) => {
@@ -65,7 +65,7 @@ pub fn text(program: &Program, sym: &Symbolic) -> String {
 }
 
 pub fn json(program: &Program, sym: &Symbolic) -> String {
-    let names = Names { program };
+    let names = Names::new(program);
     let reads: Vec<_> = sym
         .reads
         .iter()
@@ -77,7 +77,7 @@ pub fn json(program: &Program, sym: &Symbolic) -> String {
                 .map(|&c| names.var(Var::Counter(c)))
                 .collect();
             let mut v = json!({
-                "statement": program.site_name(Site::Stmt(r.stmt)),
+                "statement": names.label(r.stmt),
                 "access": r.read,
                 "array": program.array_decl(r.array).name,
                 "text": access,
@@ -130,7 +130,7 @@ pub fn possible_lines(program: &Program, p: &Possible) -> Vec<String> {
             ));
         }
     }
-    let name = |v: Var| Names { program }.var(v).to_string();
+    let name = |v: Var| Names::new(program).var(v).to_string();
     for c in &p.initial {
         out.push(format!("initial{}", constraints(c, &name)));
     }

@@ -84,7 +84,7 @@ pub fn compare(program: &Program, sym: &Symbolic, params: &[(String, i64)]) -> O
             program.site_name(Site::Stmt(s)),
             r.iter(),
             params,
-            symbolic::Names { program }.line(q),
+            symbolic::Names::new(program).line(q),
             arrayflow::print::program(program)
         );
         n += 1;
