@@ -1,4 +1,4 @@
-//! Issue 14: how fast, and in how little memory, an over-budget request
+//! How fast, and in how little memory, an over-budget request
 //! ends with its error. Each case runs the path the command runs (through
 //! the analysis database for `flow`, `expansion::expand` for `expand`) on a
 //! program whose instances or memory are far over the budget.

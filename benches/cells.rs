@@ -1,4 +1,4 @@
-//! Cells cost only for the cells touched (issue 14): `arrayflow flow`'s path
+//! Cells cost only for the cells touched: `arrayflow flow`'s path
 //! (the database: kernels, entry writes and exit reads, σ across kernels)
 //! on programs that declare huge arrays and touch a few cells, and the same
 //! programs with the arrays declared just big enough (the dense case).

@@ -1,4 +1,4 @@
-//! The C front end (issue 9): parse + lower a C file of 10,000 lines of
+//! The C front end: parse + lower a C file of 10,000 lines of
 //! kernels. `cargo bench --bench cfront`. Target: under 200 ms.
 //!
 //! The file is PolyBench-style kernels (arrays and sizes as parameters,

@@ -1,4 +1,4 @@
-//! Issue 17: storage under a schedule, per kernel. Two timings: the
+//! Storage under a schedule, per kernel. Two timings: the
 //! analysis `expand --transform contract` prints (parse, σ, the schedule's
 //! dependences, the storage mapping, the live-value bound, at the kernel's
 //! default sizes), target at most 10 ms each; and the whole `--emit code`

@@ -1,4 +1,4 @@
-//! Issue 20: bounded σ on timely/differential-dataflow (`dataflow::dd`).
+//! Bounded σ on timely/differential-dataflow (`dataflow::dd`).
 //!
 //! 1. Time: the dd engine at 1 worker against the ascent engine on 1
 //!    thread (`dataflow::analyze`, lowering included in both), matmul at

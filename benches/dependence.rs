@@ -167,8 +167,8 @@ fn fixtures() -> Vec<(String, Program)> {
     out
 }
 
-/// This thread's CPU time: the machine is shared, so wall time would
-/// measure the other sessions too.
+/// This thread's CPU time: the machine may be shared, so wall time would
+/// measure the other processes too.
 fn cpu() -> Duration {
     std::fs::read_to_string("/proc/thread-self/schedstat")
         .ok()

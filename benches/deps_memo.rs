@@ -1,10 +1,10 @@
-//! Issue 21: `deps` on a 400-statement program (tests/support/many.rs) with
+//! `deps` on a 400-statement program (tests/support/many.rs) with
 //! each memo mode: `off`, `improved` (the thesis' key, tables always on) and
 //! `auto` (the default: the improved key in tables that switch themselves
 //! off when they do not pay). Prints each mode's hit rates and the peak heap
 //! of one run first, and writes the program to `target/deps-memo-400.loop`
-//! for `/usr/bin/time -v arrayflow deps` (docs/benchmarks.md, "Issue 21:
-//! deps memo"). `ARRAYFLOW_BENCH_QUICK=1`: the figures only.
+//! for `/usr/bin/time -v arrayflow deps` (docs/benchmarks.md, "The `deps`
+//! memo"). `ARRAYFLOW_BENCH_QUICK=1`: the figures only.
 
 #[path = "../tests/support/many.rs"]
 mod many;

@@ -2,7 +2,7 @@
 //! kernels: CPU time and peak memory of the expansion step alone (σ given),
 //! and of σ for comparison. Target: classes and labels under 1 s on one core.
 //!
-//! Also (issue 6) the whole `expand --emit code` pipeline per paper example:
+//! Also the whole `expand --emit code` pipeline per paper example:
 //! parse, facts, σ, classes, inference at the sampled sizes, codegen and the
 //! validation `equiv` runs. Target: at most 2 ms each, in release mode.
 //!
@@ -92,7 +92,7 @@ fn figures(kernels: &[Kernel]) {
     }
 }
 
-/// The paper examples of issue 6, as source text.
+/// The paper examples, as source text.
 const EXAMPLES: [&str; 4] = [
     "mse-example1.loop",
     "mse-example2.loop",

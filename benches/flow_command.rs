@@ -1,4 +1,4 @@
-//! Issue 16: the whole `arrayflow flow FILE --format json` path (parse,
+//! The whole `arrayflow flow FILE --format json` path (parse,
 //! per-kernel σ, the file's sources, grouping, JSON) against a direct
 //! last-writer simulation of matmul that prints the same JSON. Target: the
 //! command ≤ 3× the simulation at N=128.

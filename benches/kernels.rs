@@ -1,4 +1,4 @@
-//! Issue 20: a file of many small kernels (`db::parallel::kernel_flows`):
+//! A file of many small kernels (`db::parallel::kernel_flows`):
 //! 16 top-level loop nests of 10,800 access instances each, too few for
 //! the batches of one kernel to run in parallel, so they gain only from
 //! running side by side. Timed at 1 and 2 threads: σ of every kernel in a

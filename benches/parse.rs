@@ -1,4 +1,4 @@
-//! Parse + check throughput (issue 2): `cargo bench --bench parse`.
+//! Parse + check throughput: `cargo bench --bench parse`.
 //! Target: at least 20 MB/s of source on one core.
 
 use arrayflow::diagnostics::{has_errors, FileId};

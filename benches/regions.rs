@@ -1,11 +1,11 @@
-//! LMAD regions (issue 19): `cargo bench --bench regions`. Building and
+//! LMAD regions: `cargo bench --bench regions`. Building and
 //! simplifying every loop's read, write and must-write regions of each
 //! fixture kernel (fixtures/regions, the LMAD paper's figures, the other
 //! paper fixtures), and of a synthetic program of 1,000 references (100
 //! nests of 2–3 loops, ten references each over three arrays). Summarising
 //! a program of 1,000 small procedures (MOD/USE/KILL of each, with the
 //! dependence tests USE needs, then each one's call translated): the
-//! issue's target is under 1 s.
+//! target is under 1 s.
 
 use arrayflow::diagnostics::FileId;
 use arrayflow::model::Program;

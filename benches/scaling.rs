@@ -1,4 +1,4 @@
-//! Issue 20: bounded σ (the rules engine, `dataflow::analyze`) of matmul at
+//! Bounded σ (the rules engine, `dataflow::analyze`) of matmul at
 //! N=128 on 1 and 2 threads (`dataflow::with_threads`). Target: ≥ 1.7× on 2
 //! cores. Wall time, since the point is several threads; the machine is
 //! shared, so each figure is the median of 5 runs and the load average is

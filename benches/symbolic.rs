@@ -1,4 +1,4 @@
-//! Issue 16's six kernels: symbolic σ (`symbolic::analyze`: sample, fit,
+//! Six kernels: symbolic σ (`symbolic::analyze`: sample, fit,
 //! prove) of matmul, jacobi-2d, seidel-2d (the .loop twins in
 //! fixtures/c/kernels) and the three MSE examples
 //! (fixtures/papers/mse-example*.loop, which are not static control: their
@@ -6,7 +6,7 @@
 //! read is measured twice, with its declared sizes and with every
 //! parameter's default set to 128: the analysis never runs at the
 //! defaults, so the two must match (independent of N). The parameter
-//! vectors it does run at are printed. Target (issue 16): ≤ 2 ms each.
+//! vectors it does run at are printed. Target: ≤ 2 ms each.
 
 use arrayflow::diagnostics::SourceFiles;
 use arrayflow::model::Program;

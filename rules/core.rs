@@ -3,7 +3,7 @@
 // lowered `Facts`, looked up by key (an index join on its first column).
 // The kinds' rule files (must.rs, may.rs, update.rs) say when the walk goes
 // on past a write (`step`) and where other readers start it. docs/rules.md proves
-// that `source` and `initial` are exactly the definition of issue 3.
+// that `source` and `initial` are exactly the definition of σ (its §1).
 ascent::ascent_source! {
     /// The walk, the sources, the initial value.
     dataflow_core:

@@ -11,7 +11,7 @@
 //! Live bytes are known only when the binary installs [`Counting`] as its
 //! global allocator (`src/main.rs`); a library user without it gets the
 //! estimates alone ([`live`] is `None`). Each thread passes its changes on
-//! in steps of up to 256 KB ([`SLACK`]), so the count and the peak lag the
+//! in steps of up to 256 KB (`SLACK`), so the count and the peak lag the
 //! truth by at most that much per thread.
 //!
 //! The limit is process-wide ([`set_limit`], `--max-memory`): live bytes are

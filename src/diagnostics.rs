@@ -302,7 +302,7 @@ impl SourceFiles {
         }
     }
 
-    /// `{"diagnostics":[...]}` exactly as issue 2 specifies.
+    /// `{"diagnostics":[...]}`, the format docs/language.md documents.
     pub fn to_json(&self, diagnostics: &[Diagnostic]) -> String {
         #[derive(Serialize)]
         struct Out {

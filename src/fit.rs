@@ -281,9 +281,9 @@ mod tests {
         assert_eq!(affine(&pts), None);
     }
 
-    /// Issue 14's samples: (i, j, M, N) with M - N = -1 at every point;
-    /// y = j - 1. `affine` returns M - N + j (free constant 0), `simplest`
-    /// the one-term j - 1.
+    /// Samples where parameters move together: (i, j, M, N) with M - N = -1
+    /// at every point; y = j - 1. `affine` returns M - N + j (free constant
+    /// 0), `simplest` the one-term j - 1.
     #[test]
     fn prefers_fewest_terms() {
         let pts: Vec<(Vec<i64>, i64)> = [(2, 2, 3, 4), (3, 4, 3, 4), (2, 3, 4, 5), (5, 6, 6, 7)]

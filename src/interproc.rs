@@ -1,4 +1,4 @@
-//! σ at call granularity (issue 19; docs/regions.md §7): every instance of
+//! σ at call granularity (docs/regions.md §7): every instance of
 //! a call is one operation. Two ways to compute it, at concrete sizes, with
 //! the bounded engine (`dataflow::analyze`):
 //!

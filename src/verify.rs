@@ -11,7 +11,7 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
     pub seed: u64,
-    /// "read 0 of R[2]".
+    /// "read 0 of `R[2]`".
     pub read: String,
     pub value: i64,
     /// The actual writer, `initial` for an initial value.

@@ -1,11 +1,11 @@
-//! Every analysis bounded by its budget (issue 14).
+//! Every analysis bounded by its budget.
 //!
 //! - `facts::count` against the lowering: on random programs from
 //!   `arrayflow::gen` (300 cases, `ARRAYFLOW_CASES` raises it), the count
 //!   made without lowering equals the sizes of the facts the lowering made,
 //!   and under a budget the error is the one the facts say (the statement
 //!   whose operation holds the first instance past the budget).
-//! - The programs of the issue, run through the binary under
+//! - Over-budget programs, run through the binary under
 //!   `ulimit -v 2000000` (2 GB of address space): each ends with its
 //!   diagnostic and exit 1, never a "memory allocation" abort or a panic.
 

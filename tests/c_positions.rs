@@ -1,4 +1,4 @@
-//! Issue 21: diagnostics on a preprocessed C file land on the file's own
+//! Diagnostics on a preprocessed C file land on the file's own
 //! lines, from the command line and from the language server; only text
 //! from a header is shown in the preprocessor's output (with a note).
 //! The expected places are found in the file's text by the test itself.

@@ -1,8 +1,8 @@
-//! Cells cost only for the cells touched (issue 14): every command, and the
+//! Cells cost only for the cells touched: every command, and the
 //! language server, on programs that declare huge arrays and touch a few
-//! cells, run as child processes under a 2 GB address-space limit. Before,
-//! `flow` and `expand --emit code` allocated by the declared size (1.6 GB,
-//! then abort) and the server died on opening such a file.
+//! cells, run as child processes under a 2 GB address-space limit: nothing
+//! may allocate by the declared size (that ends in an allocation abort,
+//! and the language server would die on opening such a file).
 //!
 //! The expected sources were checked by hand (the comments say why), and
 //! `verify` checks σ against the interpreter's executions at these sizes.
@@ -21,7 +21,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_arrayflow");
 /// The address-space limit of every child, in KiB (`ulimit -v`).
 const LIMIT_KB: u64 = 2_000_000;
 
-/// The program of the issue: 10^8 + 1 cells declared, 4 written.
+/// A huge array barely used: 10^8 + 1 cells declared, 4 written.
 const BIG: &str = "param N = 100000000;\nreal B[0..N];\nfor i = 0 to 3 do\n  B[i] = 1;\nend\n";
 
 /// Its 2-D variant: 10^10 cells declared.
@@ -135,7 +135,7 @@ fn expand_counts_declared_cells_without_making_them() {
     );
 }
 
-/// The expanded program of the issue's 10^8-cell array copies out the 4
+/// The expanded program of the 10^8-cell array copies out the 4
 /// cells written, not every declared one (which ended in E0601 when its
 /// doall marks were checked), is proved (its labels are exact σ's, so the
 /// emitter validates at small sizes only), and runs like the original at

@@ -86,7 +86,7 @@ void kernel(int N, double A[N][N], int B[N + 3], double *s)
     compiles("hand-written", &got);
 }
 
-/// Names C cannot take are changed: keywords, the printer's own helpers,
+/// Names C cannot take are changed: keywords, the printer's own functions,
 /// labels with a dot, a label used twice.
 #[test]
 fn renames_what_c_cannot_take() {

@@ -317,7 +317,7 @@ fn c_errors_exit_1_and_point_at_the_file() {
     );
 }
 
-/// Issue 21: a C file that includes its own header (PolyBench's
+/// A C file that includes its own header (PolyBench's
 /// `polybench.h`) is run through the system preprocessor first: its
 /// function-like macros declare the arrays, and `-D` picks the size. The
 /// file's directory is searched; `-I` adds more; a missing header or

@@ -1,4 +1,4 @@
-//! `expand --emit code` (issue 6): the emitted programs of the paper
+//! `expand --emit code`: the emitted programs of the paper
 //! examples have the shapes of the papers' figures (checked by hand against
 //! Figures 3, 6, 7.b of maximal-static-expansion.txt and Figure 1 of the
 //! storage paper), and every paper fixture's emitted program is equivalent
@@ -374,11 +374,11 @@ fn agrees_at(a: &Program, e: &Emitted, params: &[(&str, i64)]) {
     }
 }
 
-/// Issue 14: S7 reads S8's value of the previous iteration, `y_1[i, j -
-/// 1]` for j > 1. It was emitted as `y_1[i, M - N + j]`, fitted where M - N
-/// = -1 at every sample with i, j > 1, and wrong at M = 2, N = 2 and M = 3,
-/// N = 5 (an out-of-range subscript there). Samples now move each parameter
-/// on its own, and the fit prefers the fewest terms.
+/// S7 reads S8's value of the previous iteration, `y_1[i, j - 1]` for
+/// j > 1. Samples where M - N = -1 at every point with i, j > 1 would fit
+/// `y_1[i, M - N + j]`, wrong at M = 2, N = 2 and M = 3, N = 5 (an
+/// out-of-range subscript there); samples move each parameter on its own,
+/// and the fit prefers the fewest terms.
 #[test]
 fn labels_fitted_where_parameters_move_together_are_not_emitted() {
     let a = program(
@@ -396,11 +396,10 @@ fn labels_fitted_where_parameters_move_together_are_not_emitted() {
     }
 }
 
-/// Issue 14's second case: T writes under 3 <= N, U reads under 2 <= N;
-/// at every N but 2 the two conditions agree wherever U runs, so a read
-/// tree split on `2 <= N` fitted the old samples (N ∈ {4, 5, 7, 1, 0}) and
-/// their validation vectors (6, 8, 9) while U must read S's value at N = 2.
-/// N = 2 is a sample now.
+/// T writes under 3 <= N, U reads under 2 <= N; at every N but 2 the two
+/// conditions agree wherever U runs, so a read tree split on `2 <= N` fits
+/// samples N ∈ {4, 5, 7, 1, 0} and validation vectors (6, 8, 9) while U
+/// must read S's value at N = 2. So N = 2 is a sample.
 #[test]
 fn labels_that_differ_only_at_n_2_are_right_there() {
     let a = program(
@@ -444,11 +443,10 @@ fn unproved_arrays_fall_back_unless_allowed() {
     assert!(header.contains("(not proved: "), "{header}");
 }
 
-/// Issue 14: at N = 1000000 the emitted program's copy-out of `B` ran over
-/// every one of its 10⁶ cells and stopped on the step budget at the
-/// validation vectors N + 2, …; since issue 21 an array over 2¹⁶ cells is
-/// copied out through the frame (the cells of each group read), so those
-/// vectors are validated, not only reported as a limit. Labels from exact
+/// At N = 1000000 a copy-out of `B` over every one of its 10⁶ cells would
+/// stop on the step budget at the validation vectors N + 2, …; an array
+/// over 2¹⁶ cells is copied out through the frame (the cells of each group
+/// read), so those vectors are validated, not only reported as a limit. Labels from exact
 /// σ are validated at small sizes only, so the sampled labels are used here.
 #[test]
 fn a_big_arrays_copy_out_is_validated_at_large_sizes() {

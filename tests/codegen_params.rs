@@ -1,4 +1,4 @@
-//! Issue 14: `expand --emit code` never emits a wrong program. For generated
+//! `expand --emit code` never emits a wrong program. For generated
 //! programs with two to four parameters (independent defaults), the emitted
 //! program must be equivalent to the original (`equiv`, the independent
 //! oracle: both programs run by the interpreter, doall loops shuffled) at

@@ -87,21 +87,7 @@ fn values_flow_across_kernels() {
 }
 
 /// The names of the queries salsa executes, through the event callback.
-fn logging_db() -> (Database, Arc<Mutex<Vec<String>>>) {
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let sink = log.clone();
-    let db = Database::with_events(
-        Config::default(),
-        Box::new(move |event| {
-            if let salsa::EventKind::WillExecute { database_key } = event.kind {
-                let name = format!("{database_key:?}");
-                let name = name.split('(').next().unwrap_or("").to_string();
-                sink.lock().unwrap().push(name);
-            }
-        }),
-    );
-    (db, log)
-}
+use support::logging_db;
 
 fn count(log: &[String], name: &str) -> usize {
     log.iter().filter(|n| *n == name).count()

@@ -15,9 +15,8 @@ fn deps(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-/// The JSON example is this fixture's write/read pair; its kind is
-/// anti (the read of a[2k][j] at i = k runs before the write at i = 2k), not
-/// the flow the example shows.
+/// This fixture's write/read pair is anti (the read of a[2k][j] at i = k
+/// runs before the write at i = 2k), not flow.
 #[test]
 fn json_of_the_direction_example() {
     let (code, out, err) = deps(&[

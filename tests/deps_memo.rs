@@ -1,10 +1,10 @@
-//! Issue 21: the default memo (`auto`) pays for itself. On a program of
+//! The default memo (`auto`) pays for itself. On a program of
 //! many varied statements (tests/support/many.rs) its tables switch
 //! themselves off, and every mode gives the same answers: `auto` exactly
 //! `improved`'s report, and `off` the same verdicts, kinds and directions
 //! (the test that decides may differ: `improved` solves the reduced problem).
 //! 100 statements (about 9,600 problems), three modes: a few seconds in the
-//! test profile. Figures: docs/benchmarks.md, "Issue 21: deps memo".
+//! test profile. Figures: docs/benchmarks.md, "The `deps` memo".
 
 #[path = "support/many.rs"]
 mod many;

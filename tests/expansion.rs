@@ -1,6 +1,6 @@
 //! Maximal static expansion against a naive reference: the plainest
 //! union-find over the naive σ (tests/naive, crepe), written here. The
-//! expected class counts of issue 5 are checked against both. On generated
+//! expected class counts of docs/expansion.md §4 are checked against both. On generated
 //! programs: the engine's labels are static (the sources of a read share one
 //! label) and maximal (writes of one cell in different naive classes get
 //! different labels). ARRAYFLOW_CASES sets the number of programs.
@@ -209,7 +209,7 @@ fn agree(exp: &Expansion, n: &Naive) -> Result<(), String> {
     Ok(())
 }
 
-/// Issue 5's table: (fixture, parameters, max-trips, classes).
+/// The expected classes: (fixture, parameters, max-trips, classes).
 const TABLE: &[(&str, i64, u32, usize)] = &[
     ("mse-example1.loop", 5, 3, 5),
     ("mse-example2.loop", 4, 4, 19),

@@ -1,4 +1,4 @@
-//! `flow`'s grouped output (`dataflow::grouped`, issue 16) against the
+//! `flow`'s grouped output (`dataflow::grouped`) against the
 //! per-instance σ: every read instance recoverable from the groups, with the
 //! same sources, exactly once. On every `.loop` fixture of fixtures/papers
 //! and fixtures/c/kernels at its defaults (69 files), and on 200 generated
@@ -304,14 +304,7 @@ fn grouped_in_stretches(
             sites.push(r.site());
         }
         let g = &mut groupers[k * parts / n.max(1)];
-        g.read(
-            r.site(),
-            r.iter(),
-            r.access(),
-            r.array(),
-            r.writes(),
-            r.initial(),
-        );
+        g.add(&r);
     }
     let mut merged = Grouper::new(program);
     let mut out = Vec::new();

@@ -1,7 +1,7 @@
 //! Every command on mutated fixtures, as a user would run them: the built
 //! binary under a 2 GB address-space limit (`ulimit -v`), each run killed
 //! after 20 s. No run may abort, panic, report an internal error or time
-//! out; exit codes are the documented 0, 1 and 2 (issue 14).
+//! out; exit codes are the documented 0, 1 and 2.
 //!
 //! Mutations aim at sizes and shapes: an integer literal replaced by a small,
 //! large or overflowing one (a parameter default of 10^8, a bound of 2^31),

@@ -468,7 +468,7 @@ fn c_files_get_the_same_analyses() {
     c.shutdown();
 }
 
-/// Issue 21: the editor's `params` apply to every file it opens, so a C file
+/// The editor's `params` apply to every file it opens, so a C file
 /// that does not declare `N` gets the other values and an information at
 /// its first parameter that names the setting (W0301), not the command
 /// line's E0301 at line 1.

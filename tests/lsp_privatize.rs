@@ -1,5 +1,5 @@
-//! The language server's privatization remark and code action (issue 18;
-//! docs/editors.md): on Maydan's Figure 13 the remark sits on loop `j`,
+//! The language server's privatization remark and code action
+//! (docs/editors.md): on Maydan's Figure 13 the remark sits on loop `j`,
 //! the action rewrites the document into what `arrayflow privatize --emit
 //! code` prints, and an edit that leaves the kernel alone keeps the remark
 //! without running the kernel's privatization query again.

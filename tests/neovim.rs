@@ -1,4 +1,4 @@
-//! The Neovim set-up of docs/editors.md, run as a user runs it (issue 21): a
+//! The Neovim set-up of docs/editors.md, run as a user runs it: a
 //! headless Neovim loads the doc's `lua` block as its `init.lua` (so the doc
 //! cannot drift from what is tested), with the freshly built `arrayflow` first
 //! on `PATH`, and `tests/data/neovim.lua` drives it: a `.loop` fixture and a
@@ -73,7 +73,7 @@ fn line_of(text: &str, needle: &str) -> usize {
     pos(text, needle, 0).0
 }
 
-/// Runs one Neovim on the session and returns what the script observed.
+/// Runs one Neovim against the server and returns what the script observed.
 fn drive(nvim: &str, dir: &Path, loop_text: &str, c_text: &str) -> Value {
     let loop_path = dir.join("example1.loop");
     let c_path = dir.join("example1.c");

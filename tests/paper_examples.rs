@@ -130,7 +130,7 @@ fn cli_reads(name: &str, args: &[&str]) -> serde_json::Value {
     v["reads"].clone()
 }
 
-/// The JSON `reads` array the issue specifies, for expected sets.
+/// The JSON `reads` array of `flow --format json --instances`, for expected sets.
 fn as_json(p: &Program, expected: &Expected) -> serde_json::Value {
     let name = |o: &Operation| p.site_name(o.site);
     let reads: Vec<serde_json::Value> = expected
@@ -175,7 +175,7 @@ fn example2_formula_3() {
     let p = &example2();
     let got = reads(&analyze(p, &config(n, 4)).unwrap());
     assert_eq!(got, expected2(p, n));
-    // The case the issue singles out: S at j = 1 reads the initial value only.
+    // The notable case: S at j = 1 reads the initial value only.
     let first = &got[&(op(p, "S", &[3, 1]), 0)];
     assert!(first.initial && first.writes.is_empty());
     let f = fixture("mse-example2.loop");

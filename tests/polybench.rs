@@ -1,4 +1,4 @@
-//! PolyBench/C 4.2.1 as shipped (fixtures/c/polybench, issue 21): every
+//! PolyBench/C 4.2.1 as shipped (fixtures/c/polybench): every
 //! kernel is preprocessed (its arrays are declared through `polybench.h`
 //! macros), its parameters take their defaults from `main`'s calls, and
 //! it goes through `check` and `deps` with no option but the file, and

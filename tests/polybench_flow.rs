@@ -1,5 +1,5 @@
 //! PolyBench/C 4.2.1 (fixtures/c/polybench) with no option but the file,
-//! so at its own LARGE_DATASET sizes (issue 21):
+//! so at its own LARGE_DATASET sizes:
 //! - `flow FILE` on the kernels whose bounded σ is over the default
 //!   instance budget there ([`OVER_BUDGET`]; 12 by default, 20 with
 //!   `ARRAYFLOW_CASES=20`):

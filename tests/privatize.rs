@@ -304,6 +304,53 @@ fn the_privatized_figure_13_runs_doall_and_agrees_at_other_sizes() {
     }
 }
 
+/// Private copies cover the cells the loop touches (rows and columns below
+/// `m` and `n`), not the declared 1000 × 1200: a cell of the box is copied
+/// only where it is inside the declared range, which `m - 1 <= 999` need
+/// not be for every `m`. Checked by hand on trmm's shape; then run.
+#[test]
+fn private_copies_cover_the_cells_the_loop_touches() {
+    let a = program(
+        "param m = 4;\nparam n = 5;\nreal A[0..999, 0..999];\nreal B[0..999, 0..1199];\n\
+         for i = 0 to m - 1 do\n  for j = 0 to n - 1 do\n    for k = i + 1 to m - 1 do\n\
+               S1: B[i, j] += A[k, i] * B[k, j];\n    end\n    S2: B[i, j] = f(B[i, j]);\n  end\nend\n",
+    );
+    let b = privatized(&a).expect("validated").expect("i gains");
+    let text = arrayflow::print::program(&b);
+    assert!(
+        text.contains("real B_p[0..m - 1, 0..n - 1, -1..m - 1];"),
+        "{text}"
+    );
+    assert!(text.contains("int B_l[0..m - 1, 0..n - 1];"), "{text}");
+    assert!(text.contains("c_1 <= 1199"), "the column guard: {text}");
+    assert!(text.contains("for i = 0 to m - 1 doall"), "{text}");
+    for (m, n) in [(0, 0), (1, 1), (1, 3), (4, 5), (7, 2)] {
+        let params = [("m".to_string(), m), ("n".to_string(), n)];
+        equivalent(&a, &b, &params, 5).unwrap_or_else(|e| panic!("m={m}, n={n}: {e}\n{text}"));
+    }
+}
+
+/// A guard keeps `w[i - 1]` from reading below the array; the box of the
+/// loop still starts at `M - 1`, which may be `-1`, so the copies are
+/// guarded by the declared lower bound (worked out by hand), then run at
+/// sizes where the guard matters (`M = 0`) and where it does not.
+#[test]
+fn a_box_past_the_declared_range_is_guarded() {
+    let a = program(
+        "param T = 3;\nparam M = 1;\nparam N = 5;\nreal A[0..T, 0..N];\nreal w[0..N];\n\
+         for t = 0 to T do\n  for i = M to N do\n    S1: w[i] = ...;\n  end\n\
+           for i = M to N do\n    if [g] i >= 1 then\n      S2: A[t, i] = w[i - 1];\n    end\n  end\nend\n",
+    );
+    let b = privatized(&a).expect("validated").expect("t gains");
+    let text = arrayflow::print::program(&b);
+    assert!(text.contains("real w_p[M - 1..N, -1..T];"), "{text}");
+    assert!(text.contains("if [in] -c <= 0 then"), "{text}");
+    for (t, m, n) in [(2, 0, 3), (0, 0, 0), (3, 2, 6), (1, 4, 2)] {
+        let params = [("T".into(), t), ("M".into(), m), ("N".into(), n)];
+        equivalent(&a, &b, &params, 5).unwrap_or_else(|e| panic!("{params:?}: {e}\n{text}"));
+    }
+}
+
 #[test]
 fn privatized_generated_programs_agree_with_the_original_with_doall_shuffled() {
     let cases = support::cases(500);

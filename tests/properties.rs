@@ -1,4 +1,4 @@
-//! Properties over generated programs (issue 4). Each runs on
+//! Properties over generated programs. Each runs on
 //! `ARRAYFLOW_CASES` programs (default 1,000), sizes small, medium and large
 //! in turn; `ARRAYFLOW_CASES=100000 cargo test --release --test properties`
 //! is the long run.

@@ -388,9 +388,9 @@ fn proved_labels_agree_with_the_bounded_engine() {
     assert!(pairs > 0);
 }
 
-/// Reads that may see the initial value are in the proof (issue 14): the
+/// Reads that may see the initial value are in the proof: the
 /// initial value is one more source, in the original array and the
-/// copied-in groups only. Without it these generated programs had labels
+/// copied-in groups only. Without it these generated programs would get labels
 /// "proved" and emitted programs that differ from the original at a vector
 /// neither sampled nor validated, where the original runs: a copy-out or a
 /// read of a group cell that no write reached (seed, N, M; found by running

@@ -1,4 +1,4 @@
-//! Rescheduling to an affine schedule (`storage::reschedule`, issue 17):
+//! Rescheduling to an affine schedule (`storage::reschedule`):
 //! the fixtures in fixtures/reschedule/ (`expand --transform contract
 //! --schedule FILE --emit code`, each naming its program and exit code,
 //! the expected output beside it, checked by hand: Figure 1's `s[n]`

@@ -8,7 +8,6 @@ use arrayflow::datalog::{self, check, syntax, syntax::Type, Symbols};
 use arrayflow::db::{self, rules as dbr, Database};
 use arrayflow::diagnostics::FileId;
 use arrayflow::hash::SplitMix64 as Rng;
-use std::sync::{Arc, Mutex};
 
 #[path = "support/lsp_client.rs"]
 mod lsp_client;
@@ -513,19 +512,7 @@ fn souffle_files_read_back_give_the_same_results() {
 /// relations, and not another rule file's evaluation.
 #[test]
 fn a_rule_edit_reruns_only_that_rule_file() {
-    let log = Arc::new(Mutex::new(Vec::<String>::new()));
-    let sink = log.clone();
-    let mut db = Database::with_events(
-        Default::default(),
-        Box::new(move |event| {
-            if let salsa::EventKind::WillExecute { database_key } = event.kind {
-                let name = format!("{database_key:?}");
-                sink.lock()
-                    .unwrap()
-                    .push(name.split('(').next().unwrap_or("").to_string());
-            }
-        }),
-    );
+    let (mut db, log) = support::logging_db();
     let text = std::fs::read_to_string(format!("{FIXTURES}/doall_flow.loop")).unwrap();
     let file = db.add_file("d.loop", text);
     let read = |n: &str| std::fs::read_to_string(format!("{FIXTURES}/{n}")).unwrap();
@@ -562,19 +549,7 @@ fn a_rule_edit_reruns_only_that_rule_file() {
 /// reads its own write of the iteration before).
 #[test]
 fn only_rules_that_read_dep_carried_run_the_dependence_tests() {
-    let log = Arc::new(Mutex::new(Vec::<String>::new()));
-    let sink = log.clone();
-    let db = Database::with_events(
-        Default::default(),
-        Box::new(move |event| {
-            if let salsa::EventKind::WillExecute { database_key } = event.kind {
-                let name = format!("{database_key:?}");
-                sink.lock()
-                    .unwrap()
-                    .push(name.split('(').next().unwrap_or("").to_string());
-            }
-        }),
-    );
+    let (db, log) = support::logging_db();
     let text = std::fs::read_to_string(format!("{FIXTURES}/doall_flow.loop")).unwrap();
     let file = db.add_file("d.loop", text);
     let count = |name: &str| log.lock().unwrap().iter().filter(|n| *n == name).count();

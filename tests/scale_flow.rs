@@ -124,14 +124,7 @@ fn grouping_work_is_linear_in_the_sources() {
         let mut sources = 0u64;
         for r in flow.sorted() {
             sources += r.writes().count() as u64;
-            g.read(
-                r.site(),
-                r.iter(),
-                r.access(),
-                r.array(),
-                r.writes(),
-                r.initial(),
-            );
+            g.add(&r);
         }
         // Three of each loop's four reads reach the loop before (A[5] is never
         // written).

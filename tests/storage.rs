@@ -1,4 +1,4 @@
-//! Storage under a schedule (`expand --transform contract`, issue 17):
+//! Storage under a schedule (`expand --transform contract`):
 //! the paper's Figure 1 and the kernels with their expected sizes worked
 //! out by hand, the refusal of schedules that break a flow dependence, a
 //! folded example, and generated programs with generated loop-level

@@ -1,5 +1,5 @@
-//! Affine schedules (`expand --transform contract --schedule FILE`, issue
-//! 17): the fixtures in fixtures/storage/ (each names its program, its exit
+//! Affine schedules (`expand --transform contract --schedule FILE`): the
+//! fixtures in fixtures/storage/ (each names its program, its exit
 //! code, and has its expected output beside it, worked out by hand: the
 //! paper's Figure 1 schedule gives s[n]), and an independent check of every
 //! mapping: the operations run in the order of their times, equal times in

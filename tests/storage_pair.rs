@@ -1,4 +1,4 @@
-//! The pairing (`storage::pair`, issue 17): maximal static expansion for
+//! The pairing (`storage::pair`): maximal static expansion for
 //! the arrays under dynamic control, contraction under the schedule for
 //! the others, in one emitted program. Checked by hand on a fixture (what
 //! each array becomes), by `equiv` against the original at sizes the

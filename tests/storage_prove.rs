@@ -1,5 +1,5 @@
 //! The contracted program proved for every parameter value
-//! (`storage::prove`, issue 17). Layouts written by hand from the paper's
+//! (`storage::prove`). Layouts written by hand from the paper's
 //! Figure 1 and the folded example (maydan-1.7-unused-index), then broken
 //! one way at a time (a fold too small, a read one place off, the final
 //! value's place wrong, a loop made parallel that the layout does not

@@ -1,5 +1,5 @@
 //! Temporaries sharing storage by colouring (`expand --transform contract
-//! --temporaries T1,T2`, issue 17): two temporaries with disjoint lifetimes
+//! --temporaries T1,T2`): two temporaries with disjoint lifetimes
 //! share one array, two that overlap do not (worked out in the fixtures'
 //! comments); forcing the overlapping pair to share makes `equiv` find the
 //! difference (the interference check is what keeps it right); generated
@@ -184,4 +184,56 @@ fn generated_programs_with_every_array_a_temporary() {
     );
     assert!(emitted * 4 >= n * 3, "{emitted} of {n}");
     assert!(shared > 0);
+}
+
+/// `--live-out A,B,C` says what `--temporaries T1,T2` says; `equiv
+/// --live-out` compares programs that share storage (T2 lives in T1), and
+/// still finds a changed value.
+#[test]
+fn live_out_arrays_are_what_equiv_compares_on_shared_storage() {
+    let src = "fixtures/storage/temporaries-phases.loop";
+    let contract = [
+        "expand",
+        src,
+        "--transform",
+        "contract",
+        "--parallel",
+        "i@10,i@14",
+    ];
+    let live = [&contract[..], &["--live-out", "A,B,C", "--emit", "code"]].concat();
+    let temps = [&contract[..], &["--temporaries", "T1,T2", "--emit", "code"]].concat();
+    let (rc, by_live, err) = support::run(&live);
+    assert_eq!(rc, 0, "{err}");
+    let (_, by_temps, _) = support::run(&temps);
+    assert_eq!(by_live, by_temps);
+    assert!(
+        by_live.contains("T2 in T1") && !by_live.contains("real T2"),
+        "{by_live}"
+    );
+    let dir = std::env::temp_dir().join(format!("arrayflow-live-out-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let b = dir.join("shared.loop");
+    std::fs::write(&b, &by_live).unwrap();
+    let b = b.to_str().unwrap();
+    let (rc, out, err) = support::run(&["equiv", src, b, "--live-out", "A,B,C"]);
+    assert_eq!(rc, 0, "{out}{err}");
+    // Without it, T2 of A has no array in B.
+    let (rc, _, err) = support::run(&["equiv", src, b]);
+    assert_eq!(rc, 1);
+    assert!(err.contains("E0401") && err.contains("`T2`"), "{err}");
+    let (rc, _, err) = support::run(&["equiv", src, b, "--live-out", "A,X"]);
+    assert_eq!(rc, 2);
+    assert!(err.contains("declares no array `X`"), "{err}");
+    // A changed value read from the shared array is still a difference.
+    let changed = dir.join("changed.loop");
+    std::fs::write(&changed, by_live.replace("T1[i] + 1", "T1[i] + 2")).unwrap();
+    let (rc, out, _) = support::run(&[
+        "equiv",
+        src,
+        changed.to_str().unwrap(),
+        "--live-out",
+        "A,B,C",
+    ]);
+    assert_eq!(rc, 1, "{out}");
+    assert!(out.contains("mismatch"), "{out}");
 }

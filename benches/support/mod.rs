@@ -1,4 +1,4 @@
-//! Helpers shared by the benchmarks: a counting global allocator (peak heap
+//! Code shared by the benchmarks: a counting global allocator (peak heap
 //! use) and thread CPU time (the machine is shared, so wall time would count
 //! other people's work).
 

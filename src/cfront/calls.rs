@@ -1,4 +1,4 @@
-//! Calls to functions defined in the same file (issue 19; docs/c.md,
+//! Calls to functions defined in the same file (docs/c.md,
 //! *Calls*). A `void` function called as a statement from another function
 //! is lowered on its own into a [`Procedure`] (its array parameters as
 //! arrays, its `int` parameters as parameters) and every call

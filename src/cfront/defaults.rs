@@ -1,5 +1,5 @@
-//! Defaults for a function's integer parameters from its calls in the file
-//! (issue 21): PolyBench's `main` has `int ni = 20;` and calls
+//! Defaults for a function's integer parameters from its calls in the file:
+//! PolyBench's `main` has `int ni = 20;` and calls
 //! `kernel_gemm(ni, nj, nk, ...)`, so `ni` of the kernel defaults to 20
 //! instead of needing `--param ni=20`. An argument counts when it is a
 //! constant expression, or a local of the caller initialised with one and

@@ -84,7 +84,7 @@ pub fn arith_op(op: &str) -> Option<BinOp> {
 pub use super::cvalue::op_function;
 
 impl<'t> Ctx<'t> {
-    /// Runs `f` one nesting level deeper; past [`MAX_NESTING`] levels the
+    /// Runs `f` one nesting level deeper; past `MAX_NESTING` levels the
     /// region is skipped instead, so no input overflows the stack.
     pub fn nested<T>(
         &mut self,

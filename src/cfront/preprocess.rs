@@ -1,5 +1,5 @@
-//! Running the system C preprocessor on a C file before it is parsed
-//! (issue 21): PolyBench declares its arrays through macros from
+//! Running the system C preprocessor on a C file before it is parsed:
+//! PolyBench declares its arrays through macros from
 //! `polybench.h` (`POLYBENCH_2D(C, NI, NJ, ni, nj)`), which only a real
 //! preprocessor expands. The front end itself knows object-like `#define`s
 //! only, and keeps exact source positions; so the preprocessor runs when

@@ -106,7 +106,7 @@ fn assignments_and_operators() {
     );
 }
 
-/// `a = b = c;` is `b = c;` then `a = b;` (issue 21: deriche's
+/// `a = b = c;` is `b = c;` then `a = b;` (deriche's
 /// `a1 = a5 = k;` was rejected); compound and parenthesised links too.
 #[test]
 fn chained_assignments() {
@@ -119,8 +119,8 @@ fn chained_assignments() {
     );
 }
 
-/// A parameter's default comes from the calls in the file (issue 21,
-/// PolyBench's `int ni = 20; ... kernel(ni, ...)`): a constant argument or
+/// A parameter's default comes from the calls in the file
+/// (PolyBench's `int ni = 20; ... kernel(ni, ...)`): a constant argument or
 /// a caller's local with a constant initialiser, never assigned; calls that
 /// disagree, or pass anything else, give none.
 #[test]

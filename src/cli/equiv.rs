@@ -1,6 +1,6 @@
 //! `arrayflow equiv A B`: run an original program A and a transformed program
 //! B on the same seeds; compare every read and the final contents of A's
-//! arrays (docs/interpreter.md). Exit 0 when they agree on every seed, 1 with
+//! live-out arrays (docs/interpreter.md). Exit 0 when they agree on every seed, 1 with
 //! the first mismatch (or when the programs cannot be matched), 2 on usage or
 //! I/O errors.
 
@@ -40,6 +40,21 @@ pub struct Args {
     /// rescheduling of A gives.
     #[arg(long, value_name = "FILE")]
     pub schedule: Option<PathBuf>,
+    /// Arrays of A whose final contents are results, compared at the end
+    /// (default: every array). The others need not exist in B, or may
+    /// share its storage (`expand --transform contract --live-out`); every
+    /// value read is compared either way.
+    #[arg(long, value_delimiter = ',', value_name = "ARRAYS")]
+    pub live_out: Option<Vec<String>>,
+    /// Arrays of A whose final contents are not results: every array but
+    /// these is live-out.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "ARRAYS",
+        conflicts_with = "live_out"
+    )]
+    pub temporaries: Option<Vec<String>>,
 }
 
 pub fn run(args: &Args) -> ExitCode {
@@ -59,6 +74,13 @@ pub fn run(args: &Args) -> ExitCode {
     o.run.reverse = args.order.reverse.clone();
     o.run.shuffle = args.order.shuffle.clone();
     o.run.shuffle_parallel = !args.in_order;
+    match super::live::scratch(&a.program, &args.live_out, &args.temporaries) {
+        Ok(scratch) => o.scratch = scratch,
+        Err(message) => {
+            report(&a, "E0401", &message, crate::model::Span::NONE);
+            return ExitCode::from(2);
+        }
+    }
     if let Some(path) = &args.schedule {
         let affine = match super::expand::read_affine(&a.program, path) {
             Ok(s) => s,

@@ -58,8 +58,17 @@ pub struct Args {
     pub schedule: Option<std::path::PathBuf>,
     /// With `--transform contract`: arrays whose final contents are not
     /// results; those never live together on a cell share storage.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_name = "ARRAYS")]
     pub temporaries: Option<Vec<String>>,
+    /// With `--transform contract`: the arrays whose final contents are
+    /// results (default: every array); every other array is a temporary.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "ARRAYS",
+        conflicts_with = "temporaries"
+    )]
+    pub live_out: Option<Vec<String>>,
 }
 
 /// `--emit`.
@@ -95,9 +104,13 @@ pub fn run(args: &Args) -> ExitCode {
     if args.transform == Transform::Contract {
         return contract(args, &loaded);
     }
-    if args.parallel.is_some() || args.schedule.is_some() || args.temporaries.is_some() {
+    if args.parallel.is_some()
+        || args.schedule.is_some()
+        || args.temporaries.is_some()
+        || args.live_out.is_some()
+    {
         eprintln!(
-            "error: `--parallel`, `--schedule` and `--temporaries` go with `--transform contract`"
+            "error: `--parallel`, `--schedule`, `--temporaries` and `--live-out` go with `--transform contract`"
         );
         return ExitCode::from(2);
     }
@@ -249,20 +262,15 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let mut temporaries = Vec::new();
-    for n in args.temporaries.iter().flatten() {
-        match program.array(n) {
-            Some(a) => temporaries.push(a),
-            None => {
-                let d = Diagnostic::error(
-                    "E0606",
-                    format!("`--temporaries {n}`: the program declares no array `{n}`"),
-                );
-                eprint!("{}", loaded.files.render(&d));
-                return ExitCode::from(1);
-            }
+    let temporaries: Vec<_> = match super::live::scratch(program, &args.live_out, &args.temporaries)
+    {
+        Ok(names) => names.iter().filter_map(|n| program.array(n)).collect(),
+        Err(message) => {
+            let d = Diagnostic::error("E0606", message);
+            eprint!("{}", loaded.files.render(&d));
+            return ExitCode::from(1);
         }
-    }
+    };
     let fail = |d: Diagnostic| {
         eprint!("{}", loaded.files.render(&d));
         ExitCode::from(1)
@@ -293,7 +301,8 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
         Ok(e) => e,
         Err(code) => return code,
     };
-    let temps = args.temporaries.as_ref().map(|_| temporaries.as_slice());
+    let given = args.temporaries.is_some() || args.live_out.is_some();
+    let temps = given.then_some(temporaries.as_slice());
     let config = args.input.sizes.config(args.budget.max_instances);
     // With the pairing, the report is of the first stage's program.
     let (mut c, reported) =

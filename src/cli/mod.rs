@@ -13,6 +13,7 @@ pub mod facts;
 pub mod flow;
 pub mod fmt;
 pub mod gen;
+pub mod live;
 pub mod lsp;
 pub mod model;
 pub mod plot;

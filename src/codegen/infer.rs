@@ -1,5 +1,4 @@
-//! Closed-form labels from bounded results (issue 6, "Finding closed
-//! forms"). A write's label is (group, κ): the group is the atom
+//! Closed-form labels from bounded results. A write's label is (group, κ): the group is the atom
 //! (statement, side of one affine split) it belongs to, merged with every
 //! atom it shares a class with; κ is a subset of the counters common to the
 //! group's statements, constant on every class. A read's label is a small

@@ -20,7 +20,7 @@ pub struct Lifted {
 }
 
 /// `p` with the constant upper bound of each loop of at least
-/// [`MIN_TRIPS`] constant trips made a parameter (one per distinct
+/// `MIN_TRIPS` constant trips made a parameter (one per distinct
 /// constant); None when there is no such loop.
 pub fn constant_bounds(p: &Program) -> Option<Lifted> {
     let mut out = p.clone();

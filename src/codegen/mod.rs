@@ -1,4 +1,4 @@
-//! Expanded programs valid for every parameter value (issue 6): closed-form
+//! Expanded programs valid for every parameter value: closed-form
 //! labels inferred from the bounded expansion at several parameter vectors
 //! (`infer`), then one `.loop` program with renamed arrays (one per label
 //! group, footnote 4), versions `S.1`, `S.2` under affine `if`s, copy-in of
@@ -17,7 +17,7 @@ pub mod size;
 pub mod vectors;
 
 use crate::dataflow::Config;
-use crate::expansion::{self, parallel};
+use crate::expansion;
 use crate::model::*;
 use infer::{ArrayForm, Outcome, Sample, Sites, Tree};
 use std::collections::{HashMap, HashSet};
@@ -114,7 +114,7 @@ pub struct Emitted {
     pub samples: Vec<Vec<i64>>,
     /// Unsampled vectors where `equiv` (original vs emitted) agreed.
     pub validated: Vec<Vec<i64>>,
-    /// "validation stopped at N = …: <limit>; not validated there": vectors
+    /// "validation stopped at N = …: `<limit>`; not validated there": vectors
     /// where the emitted program's checking run hit a limit.
     pub limits: Vec<String>,
     pub arrays: Vec<ArrayReport>,
@@ -210,7 +210,6 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
         outs: &outs,
         big: &big,
         names: &names,
-        o,
     };
     // σ for every parameter value: arrays all of whose reads have exact
     // quasts take their labels from them (`exact`), computed once.
@@ -230,12 +229,8 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
         };
         let mut e = ctx.build(&first_choice(&cands), true)?;
         // Labels all from exact σ are proved by construction: validation is
-        // a test of the emitter, run at the small vectors only (their cost
-        // is the base-sized runs).
-        let small: Vec<check::Vector> = (vectors.iter())
-            .filter(|v| v.iter().all(|x| x.1 <= SMALL_VALIDATION))
-            .cloned()
-            .collect();
+        // a test of the emitter, at small corners only.
+        let small = vectors::corners(&vectors);
         let exact_only = cands.iter().all(|c| c.exact) && !small.is_empty();
         let checks = if exact_only { &small } else { &vectors };
         if let Ok(v) = validate(&mut originals, &e.program, checks) {
@@ -365,10 +360,6 @@ enum Refusal {
     Unproved(String),
 }
 
-/// The largest parameter value of the vectors that validate labels all
-/// from exact σ.
-const SMALL_VALIDATION: i64 = 3;
-
 /// How often a disagreeing validation vector is added to the samples.
 const MAX_RESAMPLES: usize = 3;
 
@@ -376,7 +367,7 @@ const MAX_RESAMPLES: usize = 3;
 /// read of each cell written) rather than a read of every cell: reading
 /// every cell costs at each sample as much as the cells, which a C array
 /// with constant extents (PolyBench's `double A[1000][1200]`) keeps large
-/// however small the samples' parameters are (issue 21).
+/// however small the samples' parameters are.
 const FRAME_CELLS: u64 = 1 << 16;
 
 /// The first candidate of every array that has one.
@@ -529,7 +520,6 @@ struct Base<'a> {
     /// copy-out runs over the cells of each group read.
     big: &'a [ArrayId],
     names: &'a Names,
-    o: &'a Options,
 }
 
 /// One emission's inputs: the shared ones, the samples and the candidates.
@@ -644,7 +634,7 @@ impl Ctx<'_> {
         let text = print::program(&g.q);
         let mut program = compile(&text)?;
         let doall = if parallel {
-            mark_parallel(&mut program, samples, self.base.o)?
+            mark_parallel(&mut program)
         } else {
             Vec::new()
         };
@@ -673,14 +663,14 @@ const VALIDATION_SEEDS: u64 = 3;
 pub struct Validated {
     /// The vectors compared (those where the original runs).
     pub compared: Vec<Vec<i64>>,
-    /// "validation stopped at N = …: <limit>; not validated there": where
+    /// "validation stopped at N = …: `<limit>`; not validated there": where
     /// the emitted program's run hit a limit (steps, cells) the original's
     /// did not; not a disagreement.
     pub limits: Vec<String>,
 }
 
 /// Runs `equiv` (original vs emitted) at `vectors`; Err: "disagrees with
-/// the original at N = 6: final contents of A[3]".
+/// the original at N = 6: final contents of `A[3]`".
 pub fn validate(
     original: &mut check::Originals,
     emitted: &Program,
@@ -924,11 +914,6 @@ fn samples(
     Ok(out)
 }
 
-fn mark_parallel(p: &mut Program, samples: &[Sample], o: &Options) -> Result<Vec<String>, String> {
-    let values: Vec<Vec<i64>> = samples.iter().map(|s| s.values.clone()).collect();
-    mark_parallel_at(p, &values, o)
-}
-
 /// A new `for` counter named `name` in `p`.
 pub(crate) fn push_counter(p: &mut Program, name: String) -> CounterId {
     p.counters.push(Counter {
@@ -940,29 +925,12 @@ pub(crate) fn push_counter(p: &mut Program, name: String) -> CounterId {
     CounterId(p.counters.len() as u32 - 1)
 }
 
-/// Marks every `for` loop that carries no dependence at any of the
-/// parameter vectors `samples` nor, by the exact tests, at any size.
-pub(crate) fn mark_parallel_at(
-    p: &mut Program,
-    samples: &[Vec<i64>],
-    o: &Options,
-) -> Result<Vec<String>, String> {
-    let mut carried: HashSet<CounterId> = HashSet::new();
-    let mut seen: HashSet<CounterId> = HashSet::new();
-    for s in samples {
-        // The emitted program's own cells: its access facts suffice (no σ).
-        let facts = crate::facts::lower_cells(p, &config(p, s, o)).map_err(|e| e.to_string())?;
-        for (counter, c) in parallel::carried_in_place(p, &facts) {
-            seen.insert(counter);
-            if c.any() {
-                carried.insert(counter);
-            }
-        }
-    }
-    // The samples miss a dependence that only other sizes have (`for j = 2
-    // to M step 3` runs once while M < 5): the exact tests, which hold for
-    // every parameter value, must find none either.
-    carried.extend(carried_at_any_size(p));
+/// Marks every `for` loop that carries no dependence for any parameter
+/// value, by the exact tests (`dependence::carried`). They never miss a
+/// dependence, so running the program's cells at sample sizes would add
+/// nothing; `doall` marks are still validated by running the program.
+pub(crate) fn mark_parallel(p: &mut Program) -> Vec<String> {
+    let carried = crate::dependence::carried::loops(p).0;
     let mut names = Vec::new();
     fn mark(nodes: &mut [Node], carried: &HashSet<CounterId>, names: &mut Vec<CounterId>) {
         for n in nodes {
@@ -992,61 +960,7 @@ pub(crate) fn mark_parallel_at(
     for c in ids {
         names.push(p.counter_decl(c).name.clone());
     }
-    Ok(names)
-}
-
-/// The loops that carry a dependence for some parameter value by the exact
-/// tests (`dependence`; a dependence with no direction vector marks all its
-/// common loops). Loops are told apart by id, not counter name: sibling
-/// loops may share a name and only one of them carry a dependence.
-fn carried_at_any_size(p: &Program) -> HashSet<CounterId> {
-    use crate::dependence::{direction::Dir, report, Config, Tester};
-    let loops_of = crate::dataflow::render::site_loops(p);
-    let n_stmts = p.stmts().len();
-    let index = |site: Site| match site {
-        Site::Stmt(s) => s.index(),
-        Site::Cond(c) => n_stmts + c.index(),
-    };
-    let mut tester = Tester::new(Config::default());
-    let mut out = HashSet::new();
-    for r in report::analyze(p, &mut tester) {
-        if !r.dependent {
-            continue;
-        }
-        let (a, b) = (
-            &loops_of[index(r.src_id.site)],
-            &loops_of[index(r.dst_id.site)],
-        );
-        let common: Vec<CounterId> = (a.iter().zip(b))
-            .take_while(|(x, y)| x == y)
-            .map(|(&x, _)| x)
-            .collect();
-        // The report names the common loops; should they not be the ones
-        // found here, every loop of those names counts (conservative).
-        let named = |names: &[String]| -> Vec<CounterId> {
-            (0..p.counters.len() as u32)
-                .map(CounterId)
-                .filter(|&c| names.contains(&p.counter_decl(c).name))
-                .collect()
-        };
-        let same = common.len() == r.loops.len()
-            && (common.iter().zip(&r.loops)).all(|(&c, n)| p.counter_decl(c).name == *n);
-        for v in &r.dependence.vectors {
-            if let Some(l) = v.dirs.iter().position(|d| *d != Dir::Zero) {
-                match same {
-                    true => out.extend(common.get(l)),
-                    false => out.extend(named(r.loops.get(l..=l).unwrap_or_default())),
-                }
-            }
-        }
-        if r.dependence.vectors.is_empty() {
-            match same {
-                true => out.extend(common.iter().copied()),
-                false => out.extend(named(&r.loops)),
-            }
-        }
-    }
-    out
+    names
 }
 
 /// An affine function as an expression.
@@ -1089,7 +1003,7 @@ pub fn expr_of(a: &Affine) -> Expr {
 }
 
 /// e ≤ 0 written as (positive terms) <= (the rest), e.g. `j <= N - 1`.
-fn le_zero(e: &Affine) -> Cond {
+pub(crate) fn le_zero(e: &Affine) -> Cond {
     let mut l = Affine::constant(e.constant.max(0));
     let mut r = Affine::constant(-e.constant.min(0));
     for &(v, c) in &e.terms {

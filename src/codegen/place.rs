@@ -1,4 +1,4 @@
-//! Placement of dead writes (issue 6, "Dead writes"): a group whose writes
+//! Placement of dead writes: a group whose writes
 //! no read sees (or only the copy-out) goes into the cells of another group
 //! when, at every sample, simulating the expanded memory shows that it
 //! clobbers no value a later read needs and adds no dependence carried by a

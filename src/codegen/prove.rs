@@ -1,5 +1,5 @@
 //! A symbolic proof that an emitted program is static for every parameter
-//! value (issue 6, "Finding closed forms", point 4): for every write w and
+//! value: for every write w and
 //! read r of an expanded array such that w may be a source of r, the label
 //! w writes equals the label r reads. The source relation σ is replaced by
 //! a superset, so equality over the superset implies it over σ:

@@ -7,7 +7,7 @@ use crate::model::{ArrayId, Program, Site, StmtId, StmtKind};
 use std::fmt::Write;
 
 /// How a reason names read `k` of `site`: "the final value of `B`" for the
-/// read of every cell that copy-out adds ([`super::augment_arrays`]), else
+/// read of every cell that copy-out adds (`augment_arrays`), else
 /// "the read of `A` in `S` (access k)", numbered as `flow` numbers
 /// accesses (from 0, among the site's reads).
 pub fn read_of(p: &Program, site: Site, k: usize) -> String {

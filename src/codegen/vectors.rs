@@ -2,7 +2,7 @@
 //! validates them at (unsampled). Both move every parameter on its own and
 //! include small values next to the defaults: a form fitted only where the
 //! parameters move together (M - N constant) or stay large is wrong
-//! elsewhere (issue 14: `y_1[i, M - N + j]` for `y_1[i, j - 1]`; labels
+//! elsewhere (`y_1[i, M - N + j]` for `y_1[i, j - 1]`; labels
 //! that differ only at N = 2). Vectors violating the assumptions are left
 //! out.
 //!
@@ -10,7 +10,7 @@
 //! small there, else those sizes scaled down ([`base`]), because the forms
 //! are proved or validated for every parameter value anyway and the cost of
 //! the bounded expansion at each sample grows with its size (PolyBench's
-//! LARGE_DATASET gemm is 1.3·10⁹ iterations: issue 21).
+//! LARGE_DATASET gemm is 1.3·10⁹ iterations).
 
 use super::check::Vector;
 use super::Options;
@@ -88,6 +88,19 @@ pub fn validation(p: &Program, o: &Options, sampled: &[Vec<i64>]) -> Result<Vec<
         .collect())
 }
 
+/// The largest parameter value of [`corners`].
+pub const CORNER: i64 = 3;
+
+/// The validation vectors at small corners: each value 1 or [`CORNER`], or
+/// all 2 (2ⁿ + 1 runs, not 3ⁿ). What validates a program whose labels or
+/// loops exact σ proved: a test of the emitter, not of the analysis.
+pub fn corners(vectors: &[Vector]) -> Vec<Vector> {
+    (vectors.iter())
+        .filter(|v| v.iter().all(|x| x.1 == 1 || x.1 == CORNER) || v.iter().all(|x| x.1 == 2))
+        .cloned()
+        .collect()
+}
+
 /// The most access instances the base may have before it is scaled down:
 /// about a tenth of a second of bounded expansion per sample in the release
 /// profile.
@@ -100,7 +113,7 @@ const FLOOR: i64 = 8;
 /// The sizes the samples and validation vectors are placed around: the
 /// given ones (`o.params`, defaults for the rest) when the program has at
 /// most [`BASE_INSTANCES`] access instances there; else the first of them
-/// divided by 2, 4, 8, … (never below [`FLOOR`]) that satisfies the
+/// divided by 2, 4, 8, … (never below `FLOOR`) that satisfies the
 /// assumptions and is that small, or the smallest of them the assumptions
 /// allow. Sizes where the count cannot be made (a `while` over memory)
 /// are kept.

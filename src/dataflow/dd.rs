@@ -1,4 +1,4 @@
-//! σ on timely/differential-dataflow (issue 20, docs/scaling.md): the rules
+//! σ on timely/differential-dataflow (docs/scaling.md): the rules
 //! of `rules/` as one differential computation across worker threads and
 //! processes (feature `dd`, `flow --engine dd`).
 //!
@@ -76,7 +76,7 @@ pub struct Cluster {
     /// default): the walk holds at most two rounds' visits at once.
     pub round: usize,
     /// Each process keeps σ of its own stretch's readers (a partial
-    /// [`Flow`], [`part`]) instead of process 0 gathering all of it: for
+    /// [`Flow`], `part`) instead of process 0 gathering all of it: for
     /// output that merges per stretch (`flow`'s grouped formats).
     pub spread: bool,
     /// A deliberate fault, for the tests that check the checks can fail.

@@ -1,7 +1,7 @@
 //! σ grouped per read access: the instances of one access whose sources
 //! read the same relative to the reader form one group, and a group lists its
 //! reader iterations as disjoint boxes. matmul at N=128 is 4 groups, not
-//! 6.3 M records (issue 16). Every instance stays recoverable:
+//! 6.3 M records. Every instance stays recoverable:
 //! [`Group::instances`] and [`Source::at`] give back the per-instance σ.
 //!
 //! A source coordinate is relative ([`Coord::Same`]: the reader's counter at
@@ -269,6 +269,18 @@ impl Grouper {
     /// sites.
     pub fn work(&self) -> u64 {
         self.compared
+    }
+
+    /// Adds one read of a bounded σ, as [`Grouper::read`] takes it.
+    pub fn add(&mut self, r: &super::Read<'_>) {
+        self.read(
+            r.site(),
+            r.iter(),
+            r.access(),
+            r.array(),
+            r.writes(),
+            r.initial(),
+        );
     }
 
     /// Adds read `access` (of `array`) of operation (`site`, `iter`) with its
@@ -551,14 +563,7 @@ pub fn for_each<E>(
             each(g.take(c))?;
         }
         current = Some(site);
-        g.read(
-            site,
-            r.iter(),
-            r.access(),
-            r.array(),
-            r.writes(),
-            r.initial(),
-        );
+        g.add(&r);
     }
     if let Some(c) = current {
         each(g.take(c))?;

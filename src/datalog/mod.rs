@@ -1,4 +1,4 @@
-//! Datalog rules loaded at run time (issue 15): a Soufflé-like rule file
+//! Datalog rules loaded at run time: a Soufflé-like rule file
 //! (`syntax`), checked against the exported relations (`check`), evaluated
 //! with datafrog (`eval`) over the relations `relations` exports from a
 //! program's analyses; check relations become diagnostics in the program's

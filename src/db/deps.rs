@@ -3,7 +3,7 @@
 //! program. A loop-carried dependence never leaves its kernel (a loop lies
 //! in one kernel), so the answer is the whole program's.
 
-use crate::dependence::direction::Dir;
+use crate::dependence::direction::{carrying_levels, Dir};
 use crate::dependence::{report, Kind, Tester};
 use crate::model::{AccessKind, ArrayId, CounterId, Program, Site};
 use std::collections::BTreeMap;
@@ -63,10 +63,9 @@ pub fn carried_by_loop(
         );
         let common = loops.common(src, dst);
         let array = p.array_id;
-        for v in &p.dependence.vectors {
-            let Some(level) = v.dirs.iter().position(|d| *d != Dir::Zero) else {
-                continue;
-            };
+        let levels = (p.dependence.vectors.iter())
+            .flat_map(|v| carrying_levels(&v.dirs).into_iter().map(move |l| (v, l)));
+        for (v, level) in levels {
             let Some(&counter) = common.get(level) else {
                 continue;
             };

@@ -1,4 +1,4 @@
-//! σ of a file's kernels on rayon's threads (issue 20, docs/scaling.md).
+//! σ of a file's kernels on rayon's threads (docs/scaling.md).
 //!
 //! Each kernel's σ depends on its own local program only (`kernel_flow`),
 //! so kernels are independent. A large kernel already spreads its batches

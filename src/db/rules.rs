@@ -1,4 +1,4 @@
-//! Run-time Datalog rules in the database (issue 15). A rule file is an
+//! Run-time Datalog rules in the database (docs/rules.md §8). A rule file is an
 //! input ([`RuleFile`]); [`exported`] (the relations a program exports,
 //! src/datalog/relations.rs) depends on the program only, and
 //! [`rule_results`] on one program and one rule file, so editing a rule file

@@ -37,6 +37,25 @@ pub enum Dir {
     Star,
 }
 
+/// The levels that a dependence with direction vector `dirs` may be
+/// carried by: the first level that is not `=`, and every level up to it
+/// that is `*` (a `while` loop's, never refined: it may be `=` too, so the
+/// levels after it may carry as well).
+pub fn carrying_levels(dirs: &[Dir]) -> Vec<usize> {
+    let mut out = Vec::new();
+    for (l, d) in dirs.iter().enumerate() {
+        match d {
+            Dir::Zero => {}
+            Dir::Star => out.push(l),
+            Dir::Plus | Dir::Minus => {
+                out.push(l);
+                break;
+            }
+        }
+    }
+    out
+}
+
 impl Dir {
     pub fn symbol(self) -> &'static str {
         match self {

@@ -19,8 +19,8 @@ pub enum MemoMode {
     Improved,
     /// The improved key, in tables that pay for themselves: each stops
     /// (and frees its entries) when fewer than a quarter of its first
-    /// [`WARMUP`] lookups hit, and holds at most [`MAX_ENTRIES`] (issue 21:
-    /// on 400 statements of varied subscripts 7% hit, and the tables cost
+    /// [`WARMUP`] lookups hit, and holds at most [`MAX_ENTRIES`] (on
+    /// 400 statements of varied subscripts 7% hit, and the tables cost
     /// more time and memory than they saved). Same answers as `Improved`.
     #[default]
     Auto,

@@ -26,6 +26,7 @@
 
 pub mod acyclic;
 pub mod brute;
+pub mod carried;
 mod cascade;
 pub mod direction;
 pub mod fourier;

@@ -188,7 +188,7 @@ impl<'p> Walker<'p> {
     }
 }
 
-impl Reference<'_> {
+impl<'p> Reference<'p> {
     /// The loops around the reference, outermost first.
     pub fn loops(&self) -> Vec<CounterId> {
         self.frames
@@ -205,6 +205,19 @@ impl Reference<'_> {
         RefId {
             site: self.site,
             position: self.position,
+        }
+    }
+
+    /// The reference with its `if` guards dropped: a problem built from it
+    /// has every solution of the guarded one (and perhaps more).
+    pub(crate) fn unguarded(&self) -> Reference<'p> {
+        let frames = (self.frames.iter())
+            .filter(|f| matches!(f, Frame::For(_) | Frame::While(_)))
+            .copied()
+            .collect();
+        Reference {
+            frames,
+            ..self.clone()
         }
     }
 

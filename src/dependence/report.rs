@@ -139,6 +139,21 @@ pub fn each<E>(
     mut f: impl FnMut(PairReport) -> Result<(), E>,
 ) -> Result<(), E> {
     let refs = pairs::references(program);
+    let names = SiteNames::new(program);
+    visit(program, &refs, scope, |i, j| {
+        f(pair(program, &names, tester, &refs[i], &refs[j]))
+    })
+}
+
+/// The pairs [`each`] analyses, in its order, as indices into `refs`: per
+/// array, each reference with itself (a write) and with every later one, at
+/// least one of the two a write.
+pub(crate) fn visit<E>(
+    program: &Program,
+    refs: &[Reference<'_>],
+    scope: Scope,
+    mut f: impl FnMut(usize, usize) -> Result<(), E>,
+) -> Result<(), E> {
     // Per array, its references in textual order, so that a reference is
     // compared only with those of its array.
     let mut by_array: Vec<Vec<usize>> = vec![Vec::new(); program.arrays.len()];
@@ -152,7 +167,6 @@ pub fn each<E>(
     // With `CommonLoop`, the references sharing an outermost loop with the
     // source are a run of its array's list: where each run ends.
     let outer: Vec<Option<CounterId>> = refs.iter().map(|r| r.loops().first().copied()).collect();
-    let names = SiteNames::new(program);
     for (i, src) in refs.iter().enumerate() {
         let Some(same_array) = by_array.get(src.access.array.index()) else {
             continue;
@@ -178,7 +192,7 @@ pub fn each<E>(
             if !writes || (same && !src.kind.writes()) {
                 continue;
             }
-            f(pair(program, &names, tester, src, dst))?;
+            f(i, j)?;
         }
     }
     Ok(())

@@ -83,7 +83,7 @@ pub struct Seen {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mismatch {
     pub seed: u64,
-    /// What differs: "read 0 of R[2]" or "final contents of x[3]".
+    /// What differs: "read 0 of `R[2]`" or "final contents of `x[3]`".
     pub what: String,
     /// `None` when A never made this read.
     pub expected: Option<Seen>,

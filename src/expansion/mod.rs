@@ -1,5 +1,4 @@
-//! Maximal static expansion at concrete sizes (the paper's sections 3 to 5,
-//! issue 5): R, R* as classes, live and dead writes, representatives φ,
+//! Maximal static expansion at concrete sizes (the paper's sections 3 to 5): R, R* as classes, live and dead writes, representatives φ,
 //! labels ν; the single-assignment baseline; which loops carry a dependence
 //! before and after. Built on σ from [`crate::dataflow`]. docs/expansion.md
 //! has the definitions, conventions and results.

@@ -108,8 +108,7 @@ fn tail_json(out: &mut impl Write, mem: &[Memory], loops: &[LoopReport]) -> io::
     out.write_all(b"}\n")
 }
 
-/// The MSE result as one JSON document (issue 5's format, plus memory and
-/// loops).
+/// The MSE result as one JSON document (docs/expansion.md §7).
 pub fn json(
     exp: &Expansion,
     sa: &SaReport,

@@ -9,7 +9,7 @@
 //! a loop whose body's counts do not depend on its counter (no bound or
 //! static condition inside mentions it) is counted as trips × one iteration;
 //! only the loops whose counter does shape their body are walked iteration
-//! by iteration. A walk that would take more than [`WORK`] steps, or meets a
+//! by iteration. A walk that would take more than `WORK` steps, or meets a
 //! value it cannot evaluate, gives up (`Ok(None)`): the lowering then counts
 //! as it goes, as before.
 

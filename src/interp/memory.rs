@@ -18,7 +18,7 @@ pub struct Cell {
 /// Filling a dense array costs as much as its cells at every run however
 /// few the run touches: a C array with constant extents (PolyBench's
 /// `double A[1000][1200]`, validated by `expand --emit code` at many small
-/// parameter vectors) must not be (issue 21; it was 2²⁰).
+/// parameter vectors) must not pay for all of them.
 pub const DENSE_MAX: u64 = 1 << 16;
 
 /// The contents of one array.

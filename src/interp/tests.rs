@@ -415,7 +415,7 @@ fn derived_names_see_the_same_world() {
     );
 }
 
-/// A value divided by zero is a value (issue 21: durbin's `beta` wraps to 0):
+/// A value divided by zero is a value (PolyBench's durbin: `beta` wraps to 0):
 /// the same for the same dividend, another for another dividend or for `%`;
 /// reads see it like any other value. (Bounds are affine, so a run has no
 /// static division; the analyses' static guards still report one.)

@@ -1,4 +1,4 @@
-//! Procedures (docs/language.md, *Procedures*; issue 19): `proc P(real
+//! Procedures (docs/language.md, *Procedures*): `proc P(real
 //! X[1..N], int k) ... end` and `L: call P(A, B[i, *], i + 1);`.
 //!
 //! Each definition is checked once and lowered on its own into a

@@ -15,12 +15,14 @@
 //! for c: @copy X[c] = X_p[X_l[c], c]; end                        # lastprivate
 //! ```
 //!
-//! Copy-in takes the whole array (a private copy starts as the shared one,
-//! which no iteration writes); `X_l[c]` is the last iteration that wrote `c`,
+//! `c` ranges over the cells the loop touches (`privatize::footprint`), not
+//! the declared range. Copy-in takes all of them (a private copy starts as
+//! the shared one, which no iteration writes); `X_l[c]` is the last iteration that wrote `c`,
 //! or `lo - 1`, whose slot holds the value from before the loop. What is
 //! not proved is that the loop is parallel at every size: the analysis ran
 //! at the given sizes, and `equiv` with `doall` shuffled checks others.
 
+use super::footprint::{self, Footprint};
 use super::LoopPrivatization;
 use crate::codegen::Names;
 use crate::model::*;
@@ -35,9 +37,11 @@ pub struct Emitted {
     pub loops: Vec<(String, Vec<String>)>,
 }
 
-/// One private array of one loop: the original and the three new ones.
+/// One private array of one loop: the original, the three new ones, and
+/// the cells the loop touches, which they cover.
 struct Private {
     x: ArrayId,
+    cells: Footprint,
     copy: ArrayId,
     written: ArrayId,
     last: ArrayId,
@@ -153,13 +157,15 @@ fn build(
         names: &mut names,
         done: &mut done,
         clauses,
+        outer: Vec::new(),
     };
     p.body = cx.nodes(body, &mut p);
     if done.is_empty() {
         return None;
     }
-    // Inserted statements renumber generated labels (`_S3` is the third
-    // statement): the derived `_S3.1` keeps matching `_S3` under `equiv`.
+    // Inserted statements and conditions renumber generated labels (`_S3`
+    // is the third statement): the derived `_S3.1` keeps matching `_S3`
+    // under `equiv`.
     keep_generated_labels(&mut p.body);
     Some((p, done))
 }
@@ -213,6 +219,12 @@ pub fn choose(analyses: &[Vec<LoopPrivatization>]) -> Vec<Chosen> {
 }
 
 fn keep_generated_labels(nodes: &mut [Node]) {
+    fn keep(c: &mut Condition) {
+        if c.generated {
+            c.name = format!("{}.1", c.name);
+            c.generated = false;
+        }
+    }
     for n in nodes {
         match n {
             Node::Stmt(s) if s.label_generated => {
@@ -221,9 +233,13 @@ fn keep_generated_labels(nodes: &mut [Node]) {
             }
             Node::Stmt(_) => {}
             Node::For(f) => keep_generated_labels(&mut f.body),
-            Node::While(w) => keep_generated_labels(&mut w.body),
+            Node::While(w) => {
+                keep(&mut w.cond);
+                keep_generated_labels(&mut w.body);
+            }
             Node::If(i) => {
-                for (_, b) in &mut i.branches {
+                for (c, b) in &mut i.branches {
+                    keep(c);
                     keep_generated_labels(b);
                 }
                 if let Some(b) = &mut i.otherwise {
@@ -239,6 +255,8 @@ struct Rewrite<'a> {
     names: &'a mut Names,
     done: &'a mut Vec<(String, Vec<String>)>,
     clauses: Option<&'a mut Clauses>,
+    /// The loops around the nodes being rewritten, outermost first.
+    outer: Vec<footprint::Bounds>,
 }
 
 impl Rewrite<'_> {
@@ -269,7 +287,7 @@ impl Rewrite<'_> {
                             if !self.with_clauses(&mut f, all.get(k + 1..).unwrap_or(&[]), &xs, p) {
                                 let privates: Vec<Private> = xs
                                     .into_iter()
-                                    .map(|x| declare(p, self.names, x, &f))
+                                    .map(|x| declare(p, self.names, x, &f, &self.outer))
                                     .collect();
                                 privatize(&mut f, &privates, p, self.names, &mut out);
                             } else {
@@ -278,13 +296,17 @@ impl Rewrite<'_> {
                             self.done.push((loop_name, arrays));
                         }
                         None => {
+                            self.outer.push(footprint::bounds(&f));
                             f.body = self.nodes(f.body, p);
+                            self.outer.pop();
                             out.push(Node::For(f));
                         }
                     }
                 }
                 Node::While(mut w) => {
+                    self.outer.push((w.counter, None));
                     w.body = self.nodes(w.body, p);
+                    self.outer.pop();
                     out.push(Node::While(w));
                 }
                 Node::If(mut i) => {
@@ -342,10 +364,18 @@ impl Rewrite<'_> {
     }
 }
 
-/// `X_p[D, lo - 1 .. hi]`, `X_w[D, lo .. hi]`, `X_l[D]`: the iteration
-/// is the last subscript, as `codegen`'s rewrites append them.
-fn declare(p: &mut Program, names: &mut Names, x: ArrayId, l: &For) -> Private {
+/// `X_p[D, lo - 1 .. hi]`, `X_w[D, lo .. hi]`, `X_l[D]` over the cells `D`
+/// the loop touches: the iteration is the last subscript, as `codegen`'s
+/// rewrites append them.
+fn declare(
+    p: &mut Program,
+    names: &mut Names,
+    x: ArrayId,
+    l: &For,
+    outer: &[footprint::Bounds],
+) -> Private {
     let decl = p.array_decl(x).clone();
+    let cells = footprint::of(p, outer, l, x);
     let range = |lo: Expr| Range {
         lo: Bound {
             affine: Affine::from_expr(&lo).expect("affine bound"),
@@ -358,7 +388,7 @@ fn declare(p: &mut Program, names: &mut Names, x: ArrayId, l: &For) -> Private {
         p.arrays.push(Array {
             name,
             elem,
-            dims: decl.dims.iter().cloned().chain(first).collect(),
+            dims: cells.dims.iter().cloned().chain(first).collect(),
             span: Span::NONE,
             local: false,
         });
@@ -381,31 +411,48 @@ fn declare(p: &mut Program, names: &mut Names, x: ArrayId, l: &For) -> Private {
             ElemType::Int,
             None,
         ),
+        cells,
     }
 }
 
-/// A loop nest over every cell of `x` around the statements `body` makes
-/// from the cell's subscripts.
+/// A loop nest over the cells `cells` covers, around the statements `body`
+/// makes from the cell's subscripts (under a guard where the box may leave
+/// the declared range).
 fn over_cells(
     p: &mut Program,
     names: &mut Names,
-    x: ArrayId,
+    cells: &Footprint,
     body: impl FnOnce(&[Expr], &mut Names) -> Vec<Node>,
 ) -> Vec<Node> {
-    let dims = p.array_decl(x).dims.clone();
+    let dims = cells.dims.clone();
     let counters: Vec<CounterId> = (0..dims.len())
-        .map(|_| {
-            p.counters.push(Counter {
-                name: names.fresh("c"),
-                kind: CounterKind::For,
-                generated: false,
-                span: Span::NONE,
-            });
-            CounterId(p.counters.len() as u32 - 1)
-        })
+        .map(|_| crate::codegen::push_counter(p, names.fresh("c")))
         .collect();
     let subs: Vec<Expr> = counters.iter().map(|&c| e(ExprKind::Counter(c))).collect();
     let mut nodes = body(&subs, names);
+    for (d, lower, declared) in &cells.clamp {
+        let c = Affine::var(Var::Counter(counters[*d]));
+        // lower: declared - c <= 0; upper: c - declared <= 0.
+        let outside = match lower {
+            true => declared.checked_sub(&c),
+            false => c.checked_sub(declared),
+        };
+        let Some(outside) = outside else { continue };
+        nodes = vec![Node::If(If {
+            branches: vec![(
+                Condition {
+                    id: CondId(0),
+                    name: names.fresh("in"),
+                    generated: false,
+                    cond: crate::codegen::le_zero(&outside),
+                    span: Span::NONE,
+                },
+                nodes,
+            )],
+            otherwise: None,
+            span: Span::NONE,
+        })];
+    }
     for (r, &c) in dims.iter().zip(&counters).rev() {
         nodes = vec![Node::For(For {
             counter: c,
@@ -464,11 +511,11 @@ fn privatize(
     let below = minus_one(&f.lower);
     let mut head = Vec::new();
     for v in privates {
-        out.extend(over_cells(p, names, v.x, |c, names| {
+        out.extend(over_cells(p, names, &v.cells, |c, names| {
             let none = (access(v.last, c.to_vec()), below.clone());
             start(names, v, c, &below, ["before", "none"], none)
         }));
-        head.extend(over_cells(p, names, v.x, |c, names| {
+        head.extend(over_cells(p, names, &v.cells, |c, names| {
             let unwritten = (access(v.written, with_last(i.clone(), c)), int(0));
             start(names, v, c, &i, ["copy_in", "unwritten"], unwritten)
         }));
@@ -488,7 +535,7 @@ fn privatize(
         });
         let it = CounterId(p.counters.len() as u32 - 1);
         let at = e(ExprKind::Counter(it));
-        let update = over_cells(p, names, v.x, |c, names| {
+        let update = over_cells(p, names, &v.cells, |c, names| {
             let l = read(v.last, c.to_vec());
             let step = bin(
                 BinOp::Mul,
@@ -510,7 +557,7 @@ fn privatize(
             body: update,
             span: Span::NONE,
         }));
-        out.extend(over_cells(p, names, v.x, |c, names| {
+        out.extend(over_cells(p, names, &v.cells, |c, names| {
             let from = with_last(read(v.last, c.to_vec()), c);
             vec![copy(
                 names.fresh("copy_out"),
@@ -674,7 +721,11 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
     };
     let mut validated = Vec::new();
     let mut limits = Vec::new();
-    for v in vectors::validation(program, o, &raw)? {
+    let mut sizes = vectors::validation(program, o, &raw)?;
+    if basis == Basis::Exact && !vectors::corners(&sizes).is_empty() {
+        sizes = vectors::corners(&sizes);
+    }
+    for v in sizes {
         let eo = crate::equiv::EquivOptions {
             params: v.clone(),
             seeds: 3,

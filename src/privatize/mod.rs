@@ -1,4 +1,4 @@
-//! Array privatization at concrete sizes (issue 18; maydan-digest.md §3.8).
+//! Array privatization at concrete sizes (maydan-digest.md §3.8).
 //!
 //! Loop L can run its iterations in parallel once array X is private to
 //! each iteration when no value of X flows from one iteration of L to
@@ -21,6 +21,7 @@
 pub mod document;
 pub mod emit;
 pub mod exact;
+mod footprint;
 pub mod omp;
 pub mod render;
 

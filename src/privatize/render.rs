@@ -250,7 +250,7 @@ pub fn exact_text(loops: &[ExactLoop]) -> String {
     out
 }
 
-/// [`json`] for decisions from exact σ: `"exact": true`, no sizes; copy-in
+/// [`json()`] for decisions from exact σ: `"exact": true`, no sizes; copy-in
 /// lists the reads (`"S: A[i - 1]"`), finalization has no cells.
 pub fn exact_json(loops: &[ExactLoop]) -> Value {
     let loops: Vec<Value> = loops

@@ -1,5 +1,4 @@
-//! Access regions as Linear Memory Access Descriptors (issue 19, first
-//! slice; docs/regions.md): [`poly`], the symbolic numbers; [`lmad`], the
+//! Access regions as Linear Memory Access Descriptors (docs/regions.md): [`poly`], the symbolic numbers; [`lmad`], the
 //! descriptor and its normal form; [`ops`], coalescing, interleaving,
 //! unions, containment and emptiness; [`build`], the LMAD of a reference
 //! over its loops and every loop's read, write and must-write regions;

@@ -1,4 +1,4 @@
-//! Procedure summaries (issue 19; docs/regions.md §6): per procedure and
+//! Procedure summaries (docs/regions.md §6): per procedure and
 //! array parameter, MOD (the write region), USE (the upward-exposed reads:
 //! cells read before the procedure writes them) and KILL (the must-write
 //! region), as LMADs over the parameter's offsets; and each translated to

@@ -390,8 +390,7 @@ fn rest(
         let mut parallel = schedule.names(program);
         if rescan.is_some() {
             // The rescheduled loops that carry no dependence run `doall`.
-            parallel =
-                crate::codegen::mark_parallel_at(&mut back, &raw, o).map_err(EmitError::Other)?;
+            parallel = crate::codegen::mark_parallel(&mut back);
             let mut seen = std::collections::HashSet::new();
             parallel.retain(|n| seen.insert(n.clone()));
             text = crate::print::program(&back);

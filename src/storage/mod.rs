@@ -1,5 +1,5 @@
-//! Storage under a schedule (issue 17; storage-optimization-under-a-
-//! schedule.txt): given the loops that run in parallel, the least
+//! Storage under a schedule (docs/expansion.md §10;
+//! storage-optimization-under-a-schedule.txt): given the loops that run in parallel, the least
 //! expansion that schedule needs. The schedule must keep every flow
 //! dependence (σ) in order (`dependences::violations`); the memory-based
 //! dependences it still orders are neutral, the others broken

@@ -1,4 +1,4 @@
-//! The contracted program proved for every parameter value (issue 17): the
+//! The contracted program proved for every parameter value: the
 //! storage it uses keeps, under the schedule, every value its reads need.
 //!
 //! `emit` fits the places at sample sizes and checks them by `equiv` at

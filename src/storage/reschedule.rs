@@ -1,4 +1,4 @@
-//! Rescheduling (issue 17): a program rewritten so that its loops run
+//! Rescheduling: a program rewritten so that its loops run
 //! every statement's instances in the lexicographic order of an affine
 //! schedule's times (`affine::AffineSchedule`), each statement's original
 //! counters recovered from the new ones and substituted into its accesses.

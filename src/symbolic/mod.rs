@@ -1,4 +1,4 @@
-//! σ for every parameter value (issue 16): per read, a quast (Last Write
+//! σ for every parameter value (docs/symbolic.md): per read, a quast (Last Write
 //! Tree) exact for every parameter value satisfying the assumptions, found
 //! by sample-and-prove. `infer` fits a quast to bounded σ at small
 //! parameter vectors; `prove` checks it with the exact tests of

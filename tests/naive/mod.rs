@@ -1,4 +1,4 @@
-//! The naive reference for σ: the definition of issue 3 transcribed
+//! The naive reference for σ: the definition of docs/rules.md §1 transcribed
 //! literally into crepe rules. Quadratic (and worse), obviously right, for
 //! tests only.
 //!

@@ -1,9 +1,10 @@
-//! A `.loop` program of many statements for `deps` (issue 21's 400-statement
-//! case): loop nests one to three deep (some triangular) over four 2-D
-//! arrays, each statement writing one affine reference and reading two, with
-//! small coefficients, so that the dependence problems are many and mostly
-//! alike, as in real code. Deterministic for a given count and seed; every
-//! subscript stays inside the declared range for every N ≥ 1.
+//! A `.loop` program of many statements for `deps` (the 400-statement
+//! benchmark of docs/benchmarks.md, "The `deps` memo"): loop nests one to
+//! three deep (some triangular) over four 2-D arrays, each statement
+//! writing one affine reference and reading two, with small coefficients,
+//! so that the dependence problems are many and mostly alike, as in real
+//! code. Deterministic for a given count and seed; every subscript stays
+//! inside the declared range for every N ≥ 1.
 
 /// `statements` statements, in nests of 2 to 8.
 pub fn program(statements: usize, seed: u64) -> String {

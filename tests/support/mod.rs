@@ -6,6 +6,27 @@ pub mod gen;
 pub mod schedules;
 pub mod symbolic;
 
+/// A database that logs the name of every query it executes (salsa's
+/// `WillExecute`), to count what an edit re-runs.
+pub fn logging_db() -> (
+    arrayflow::db::Database,
+    std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+) {
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = log.clone();
+    let db = arrayflow::db::Database::with_events(
+        Default::default(),
+        Box::new(move |event| {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind {
+                let name = format!("{database_key:?}");
+                let name = name.split('(').next().unwrap_or("").to_string();
+                sink.lock().unwrap().push(name);
+            }
+        }),
+    );
+    (db, log)
+}
+
 /// How many random cases a property test runs: `ARRAYFLOW_CASES`, else `default`.
 pub fn cases(default: u64) -> u64 {
     std::env::var("ARRAYFLOW_CASES")

@@ -17,7 +17,7 @@
 //! sections, and an array declared in a block inside a loop gets a lifetime
 //! end where the block ends.
 //!
-//! [`kinds`] is the set `arrayflow-kinds` runs with; [`reference`] is the
+//! [`kinds`] is the set `arrayflow-kinds` runs with; [`reference`](mod@reference) is the
 //! meaning of both kinds for the tests, independent of the lowering.
 
 pub mod c;

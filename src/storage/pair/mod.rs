@@ -1,4 +1,4 @@
-//! The pairing (issue 17): maximal static expansion where control is
+//! The pairing: maximal static expansion where control is
 //! dynamic, contraction under the schedule everywhere else.
 //!
 //! Contraction expands an array only along loop dimensions, which needs
