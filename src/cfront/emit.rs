@@ -7,7 +7,9 @@
 //! subscript has its range's lower bound subtracted. Scalars are pointer
 //! parameters, read and written as `*x`, so the caller sees their final
 //! value. Values are `double` (`int` for `int` arrays); the model's `/` and
-//! `%` are Euclidean, so they print as the helpers `af_div` and `af_mod`.
+//! `%` on integers are Euclidean, so they print as the helpers `af_div` and
+//! `af_mod`; with a real operand or target `/` is C's division.
+//! [`program_in`] prints a program into the C function it came from.
 
 use super::cvalue;
 pub use super::origin::Origin;
@@ -245,6 +247,10 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
     }
     cx.declarations(&mut out);
     out.push_str(&origin.prefix);
+    // A region without `#pragma scop` starts after the body's `{`.
+    if !origin.prefix.ends_with('\n') {
+        out.push('\n');
+    }
     out.push_str(&body);
     out.push_str(&origin.suffix);
     out.push('\n');
@@ -323,7 +329,7 @@ fn fresh(name: &str, taken: &HashSet<String>) -> String {
 }
 
 /// Every call of the program, with its argument count.
-fn collect_calls(p: &Program) -> Vec<(String, usize)> {
+pub(super) fn collect_calls(p: &Program) -> Vec<(String, usize)> {
     fn expr(e: &Expr, out: &mut Vec<(String, usize)>) {
         match &e.kind {
             ExprKind::Call(f, args) => {
@@ -525,7 +531,7 @@ impl<'a> Printer<'a> {
     /// Declarations of what the body uses and C does not declare: opaque
     /// values, functions the file does not declare, the Euclidean helpers.
     fn declarations(&self, out: &mut String) {
-        if self.uses_unknown {
+        if self.uses_unknown && !self.file_has_unknown() {
             let _ = writeln!(out, "double {UNKNOWN}(void);");
         }
         if self.uses_unknown_cond {
@@ -739,6 +745,11 @@ impl<'a> Printer<'a> {
         if outermost {
             self.in_parallel = false;
         }
+    }
+
+    /// Whether the file printed into declares the function `unknown`.
+    fn file_has_unknown(&self) -> bool {
+        self.origin.is_some_and(|o| o.functions.contains(UNKNOWN))
     }
 
     /// Whether the function printed into declares `name` where the region
@@ -1089,6 +1100,10 @@ impl<'a> Printer<'a> {
 
     fn cond(&mut self, c: &Cond) -> String {
         match c {
+            // In a function whose file declares `unknown()` (the C front
+            // end's opaque value and condition), the condition is that call
+            // again.
+            Cond::Unknown if self.file_has_unknown() => format!("{UNKNOWN}()"),
             Cond::Unknown => {
                 self.uses_unknown_cond = true;
                 format!("{UNKNOWN_COND}()")

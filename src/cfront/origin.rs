@@ -40,10 +40,14 @@ pub struct Origin {
 impl Origin {
     /// Whether the lowered `program` names every array and parameter it
     /// shares with C by its C name: only then does printing into the
-    /// function mean the same variables.
+    /// function mean the same variables. A function that returns (the call
+    /// statement `return(x)` of the model) does not fit: statements the
+    /// transformation puts after the return would not run.
     pub fn fits(&self, program: &Program) -> bool {
-        let names_ok = (program.arrays.iter().filter(|a| !a.local))
-            .all(|a| self.visible.contains(&a.name))
+        let returns = (super::emit::collect_calls(program).iter()).any(|(f, _)| f == "return");
+        let names_ok = !returns
+            && (program.arrays.iter().filter(|a| !a.local))
+                .all(|a| self.visible.contains(&a.name))
             && (program.params.iter()).all(|p| self.visible.contains(&p.name));
         names_ok && !self.prefix.is_empty()
     }
