@@ -316,10 +316,7 @@ fn openmp_clauses_run_like_the_original() {
     let (a, _) = arrayflow::cfront::compile(&std::fs::read_to_string(&path).unwrap(), FileId(0));
     let a = a.unwrap();
     let out = privatized(&a).replace(" lastprivate(work_p)", "");
-    assert_eq!(
-        run_c(&dir, "no-last", &a, &out).trim(),
-        "differ work"
-    );
+    assert_eq!(run_c(&dir, "no-last", &a, &out).trim(), "differ work");
     std::fs::remove_dir_all(&dir).ok();
 }
 

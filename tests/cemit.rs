@@ -216,9 +216,9 @@ fn every_c_fixture_expands_to_c_that_compiles() {
 /// (the first line of a definition at column 0, `... name(...) {`, appears
 /// in both), else `None`.
 fn drop_in(file: &str, output: &str) -> Option<String> {
-    let head = file.lines().find(|l| {
-        !l.starts_with([' ', '\t', '/', '#']) && l.contains('(') && l.ends_with('{')
-    })?;
+    let head = file
+        .lines()
+        .find(|l| !l.starts_with([' ', '\t', '/', '#']) && l.contains('(') && l.ends_with('{'))?;
     output.lines().any(|l| l == head).then_some(())?;
     let start = file.find(head)?;
     let end = file[start..].find("\n}")? + start + 2;

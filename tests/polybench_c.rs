@@ -48,8 +48,11 @@ fn support_c() -> PathBuf {
 /// Whether `gcc -fopenmp` builds and links a program here.
 fn have_gcc_openmp(dir: &Path) -> bool {
     let src = dir.join("probe.c");
-    std::fs::write(&src, "#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n")
-        .unwrap();
+    std::fs::write(
+        &src,
+        "#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n",
+    )
+    .unwrap();
     let built = Command::new("gcc")
         .args(["-fopenmp", "-o"])
         .arg(dir.join("probe"))
@@ -99,7 +102,9 @@ fn parallel_loop(file: &str, params: &[String]) -> Option<String> {
     args.extend(params.iter().map(String::as_str));
     let out = arrayflow(&args);
     let text = String::from_utf8_lossy(&out.stdout);
-    let mut lines = text.lines().skip_while(|l| !l.starts_with("loops: dependences carried"));
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.starts_with("loops: dependences carried"));
     lines.next()?;
     let mut best: Option<(usize, String)> = None;
     for line in lines.take_while(|l| l.starts_with(' ')) {
@@ -164,9 +169,15 @@ fn splice(benchmark: &str, output: &str) -> Result<String, String> {
     let name = kernel_name(benchmark).ok_or("the benchmark has no kernel function")?;
     let (start, end) = function(benchmark, &name).ok_or("the kernel's definition not found")?;
     if function(output, &name).is_none() {
-        return Err(format!("the output does not define `void {name}(...)` as the benchmark does"));
+        return Err(format!(
+            "the output does not define `void {name}(...)` as the benchmark does"
+        ));
     }
-    Ok(format!("{}{output}{}", &benchmark[..start], &benchmark[end..]))
+    Ok(format!(
+        "{}{output}{}",
+        &benchmark[..start],
+        &benchmark[end..]
+    ))
 }
 
 /// gcc's warnings, without their `file:line:col:` positions.
@@ -263,9 +274,17 @@ fn kernel(k: &str, work: &Path) -> Vec<Verdict> {
             "expand" => vec!["expand".into(), "--emit".into(), "code".into()],
             "privatize" => vec!["privatize".into(), "--emit".into(), "code".into()],
             _ => match parallel_loop(&file_s, &params) {
-                Some(l) => ["expand", "--transform", "contract", "--parallel", &l, "--emit", "code"]
-                    .map(String::from)
-                    .to_vec(),
+                Some(l) => [
+                    "expand",
+                    "--transform",
+                    "contract",
+                    "--parallel",
+                    &l,
+                    "--emit",
+                    "code",
+                ]
+                .map(String::from)
+                .to_vec(),
                 None => {
                     out.push((
                         t.to_string(),
@@ -336,7 +355,10 @@ fn check(
         }
     }
     if text.contains("no loop becomes parallel") {
-        ("SAME", "nothing to do, said so; the output gives the same dumps".to_string())
+        (
+            "SAME",
+            "nothing to do, said so; the output gives the same dumps".to_string(),
+        )
     } else {
         ("PASS", String::new())
     }
@@ -346,13 +368,19 @@ fn check(
 fn known_failures() -> BTreeMap<(String, String), String> {
     let text = std::fs::read_to_string(root().join("scripts/polybench/known-failures")).unwrap();
     let mut out = BTreeMap::new();
-    for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
         let (entry, reason) = line.split_once('#').unwrap_or((line, ""));
         let mut words = entry.split_whitespace();
         let (Some(k), Some(t), None) = (words.next(), words.next(), words.next()) else {
             panic!("known-failures: not `KERNEL TRANSFORM # reason`: {line}");
         };
-        assert!(!reason.trim().is_empty(), "known-failures: no reason given: {line}");
+        assert!(
+            !reason.trim().is_empty(),
+            "known-failures: no reason given: {line}"
+        );
         out.insert((k.to_string(), t.to_string()), reason.trim().to_string());
     }
     out
@@ -414,7 +442,9 @@ fn transformed_kernels_are_drop_ins() {
                     "FAIL"
                 }
                 (v, Some(reason)) => {
-                    wrong.push(format!("{k} {t}: {v}, but known-failures lists it ({reason}): remove it"));
+                    wrong.push(format!(
+                        "{k} {t}: {v}, but known-failures lists it ({reason}): remove it"
+                    ));
                     v
                 }
                 (v, None) => v,
@@ -436,6 +466,40 @@ fn transformed_kernels_are_drop_ins() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     let total: usize = results.values().map(Vec::len).sum();
-    assert_eq!(total, 30 * TRANSFORMS.len(), "a result for every kernel and transformation");
+    assert_eq!(
+        total,
+        30 * TRANSFORMS.len(),
+        "a result for every kernel and transformation"
+    );
+
+    // The checks see a wrong kernel: gemm expanded, then one product by
+    // `alpha` doubled; and an output that does not define the kernel
+    // function.
+    let file = bench().join("gemm.c");
+    let file_s = file.to_str().unwrap();
+    let benchmark = std::fs::read_to_string(&file).unwrap();
+    let w = work.join("mutants");
+    std::fs::create_dir_all(&w).unwrap();
+    let orig = w.join("orig");
+    let built = gcc(&file, &orig);
+    let base = warnings(&String::from_utf8_lossy(&built.stderr));
+    let expected = dump(&orig, "1").unwrap();
+    let mut args = vec!["expand", "--emit", "code", file_s, "-D", "MINI_DATASET"];
+    let params = mini_params(file_s);
+    args.extend(params.iter().map(String::as_str));
+    let run = arrayflow(&args);
+    let text = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert_eq!(
+        check("expand", &run, &text, &benchmark, &w, &base, &expected).0,
+        "PASS"
+    );
+    assert!(text.contains("alpha * "), "{text}");
+    let doubled = text.replacen("alpha * ", "2 * alpha * ", 1);
+    let (v, why) = check("doubled", &run, &doubled, &benchmark, &w, &base, &expected);
+    assert_eq!((v, why.as_str()), ("FAIL", "dumps differ with 1 threads"));
+    let renamed = text.replace("kernel_gemm", "kernel_other");
+    let (v, why) = check("renamed", &run, &renamed, &benchmark, &w, &base, &expected);
+    assert_eq!(v, "FAIL");
+    assert!(why.starts_with("not a drop-in"), "{why}");
     std::fs::remove_dir_all(&work).ok();
 }

@@ -46,8 +46,7 @@ impl Origin {
     pub fn fits(&self, program: &Program) -> bool {
         let returns = (super::emit::collect_calls(program).iter()).any(|(f, _)| f == "return");
         let names_ok = !returns
-            && (program.arrays.iter().filter(|a| !a.local))
-                .all(|a| self.visible.contains(&a.name))
+            && (program.arrays.iter().filter(|a| !a.local)).all(|a| self.visible.contains(&a.name))
             && (program.params.iter()).all(|p| self.visible.contains(&p.name));
         names_ok && !self.prefix.is_empty()
     }
