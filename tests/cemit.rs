@@ -234,3 +234,53 @@ fn every_paper_fixture_expands_to_c_that_compiles() {
         assert!(!expand("code", &f).contains("void kernel("));
     }
 }
+
+/// Branches that the enclosing loops' bounds and conditions make
+/// unreachable are not printed (PolyBench's durbin, expanded, has such
+/// branches, and gcc warned about accesses out of bounds in them); every
+/// other branch is. Worked out by hand: under `i + 2 <= k` with `i >= 0`,
+/// `k >= 2`, so `T` cannot run; `k <= 0` fails for every `k >= 1`, so only
+/// the `else` of the last `if` runs; `1 <= N` says nothing about `N`.
+#[test]
+fn unreachable_branches_are_not_printed() {
+    let p = model(
+        "param N = 4;
+real A[0..N];
+real B[0..N];
+for k = 1 to N do
+  for i = 0 to k - 1 do
+    if i + 2 <= k then
+      if 2 <= k then
+        S: A[i] = 1;
+      else
+        T: A[i] = 2;
+      end
+    else
+      U: A[i] = 3;
+    end
+  end
+  if k <= 0 then
+    V: B[k] = 4;
+  else
+    W: B[k] = 5;
+  end
+end
+if 1 <= N then
+  X: B[0] = 6;
+end
+",
+    );
+    let got = emit::program(&p, "kernel");
+    for kept in [
+        "S: A[i] = 1;",
+        "U: A[i] = 3;",
+        "W: B[k] = 5;",
+        "X: B[0] = 6;",
+    ] {
+        assert!(got.contains(kept), "{kept}:\n{got}");
+    }
+    for dropped in ["T: ", "V: ", "if (k <= 0)"] {
+        assert!(!got.contains(dropped), "{dropped}:\n{got}");
+    }
+    compiles("unreachable", &got);
+}

@@ -283,6 +283,152 @@ struct Printer<'a> {
     in_parallel: bool,
     /// The copies the program starts with, before anything else runs.
     leading: HashSet<StmtId>,
+    /// What holds where the printer is: each form is `>= 0` (the
+    /// enclosing loops' bounds, the conditions of the branches it is in).
+    context: Vec<Linear>,
+}
+
+/// `constant + Σ coeff·var`, an affine form of the printer's context.
+#[derive(Clone, Debug, PartialEq)]
+struct Linear {
+    terms: BTreeMap<Var, i128>,
+    constant: i128,
+}
+
+impl Linear {
+    fn of(a: &Affine) -> Linear {
+        Linear {
+            terms: a.terms.iter().map(|&(v, k)| (v, k as i128)).collect(),
+            constant: a.constant as i128,
+        }
+    }
+
+    /// `self - other + k`.
+    fn minus(&self, other: &Linear, k: i128) -> Linear {
+        let mut out = self.clone();
+        for (v, c) in &other.terms {
+            *out.terms.entry(*v).or_insert(0) -= c;
+        }
+        out.terms.retain(|_, c| *c != 0);
+        out.constant -= other.constant;
+        out.constant += k;
+        out
+    }
+
+    /// `a·self + b·other` (a, b > 0), or `None` on overflow.
+    fn combine(&self, a: i128, other: &Linear, b: i128) -> Option<Linear> {
+        let mut out = Linear {
+            terms: BTreeMap::new(),
+            constant: self
+                .constant
+                .checked_mul(a)?
+                .checked_add(other.constant.checked_mul(b)?)?,
+        };
+        for (v, c) in &self.terms {
+            out.terms.insert(*v, c.checked_mul(a)?);
+        }
+        for (v, c) in &other.terms {
+            let t = out.terms.entry(*v).or_insert(0);
+            *t = t.checked_add(c.checked_mul(b)?)?;
+        }
+        out.terms.retain(|_, c| *c != 0);
+        Some(out)
+    }
+
+    /// Divided by the gcd of its coefficients, the constant rounded down:
+    /// the same integer points.
+    fn tightened(mut self) -> Linear {
+        let g = self.terms.values().fold(0i128, |g, c| gcd(g, c.abs()));
+        if g > 1 {
+            self.terms.values_mut().for_each(|c| *c /= g);
+            self.constant = self.constant.div_euclid(g);
+        }
+        self
+    }
+}
+
+fn gcd(a: i128, b: i128) -> i128 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// The forms `>= 0` that say `c` holds (`positive`) or fails, when that is
+/// a conjunction of affine comparisons; `None` when it is not.
+fn facts(c: &Cond, positive: bool) -> Option<Vec<Linear>> {
+    match (c, positive) {
+        (Cond::Not(x), _) => facts(x, !positive),
+        (Cond::And(l, r), true) | (Cond::Or(l, r), false) => {
+            let mut out = facts(l, positive)?;
+            out.extend(facts(r, positive)?);
+            Some(out)
+        }
+        (Cond::Cmp(op, l, r), _) => {
+            let (l, r) = (
+                Linear::of(&Affine::from_expr(l)?),
+                Linear::of(&Affine::from_expr(r)?),
+            );
+            let op = if positive {
+                *op
+            } else {
+                match op {
+                    CmpOp::Lt => CmpOp::Ge,
+                    CmpOp::Le => CmpOp::Gt,
+                    CmpOp::Gt => CmpOp::Le,
+                    CmpOp::Ge => CmpOp::Lt,
+                    CmpOp::Eq => CmpOp::Ne,
+                    CmpOp::Ne => CmpOp::Eq,
+                }
+            };
+            match op {
+                CmpOp::Le => Some(vec![r.minus(&l, 0)]),
+                CmpOp::Lt => Some(vec![r.minus(&l, -1)]),
+                CmpOp::Ge => Some(vec![l.minus(&r, 0)]),
+                CmpOp::Gt => Some(vec![l.minus(&r, -1)]),
+                CmpOp::Eq => Some(vec![r.minus(&l, 0), l.minus(&r, 0)]),
+                CmpOp::Ne => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Whether no integer point satisfies every form `>= 0` of `forms`:
+/// Fourier-Motzkin elimination, each form tightened to its integer points;
+/// `false` when it cannot tell (too many forms, overflow).
+fn infeasible(forms: &[Linear]) -> bool {
+    let mut forms: Vec<Linear> = forms.iter().cloned().map(Linear::tightened).collect();
+    loop {
+        if forms.iter().any(|f| f.terms.is_empty() && f.constant < 0) {
+            return true;
+        }
+        forms.retain(|f| !f.terms.is_empty());
+        let Some(&v) = forms.first().and_then(|f| f.terms.keys().next()) else {
+            return false;
+        };
+        let (mut lower, mut upper, mut rest) = (Vec::new(), Vec::new(), Vec::new());
+        for f in forms {
+            match f.terms.get(&v).copied().unwrap_or(0) {
+                0 => rest.push(f),
+                c if c > 0 => lower.push((c, f)),
+                c => upper.push((-c, f)),
+            }
+        }
+        for (a, l) in &lower {
+            for (b, u) in &upper {
+                match l.combine(*b, u, *a) {
+                    Some(f) => rest.push(f.tightened()),
+                    None => return false,
+                }
+                if rest.len() > 400 {
+                    return false;
+                }
+            }
+        }
+        forms = rest;
+    }
 }
 
 /// The copy statements `body` starts with (alone or in loops of copies).
@@ -507,6 +653,7 @@ impl<'a> Printer<'a> {
             uses_math,
             origin,
             in_parallel: false,
+            context: Vec::new(),
             leading: HashSet::new(),
         }
     }
@@ -669,31 +816,7 @@ impl<'a> Printer<'a> {
                     self.nodes(&w.body, depth + 1, out);
                     let _ = writeln!(out, "{pad}}}");
                 }
-                Node::If(i) => {
-                    out.push_str(&pad);
-                    for (k, (c, b)) in i.branches.iter().enumerate() {
-                        if k == 0 {
-                            self.cond_label(c, out);
-                        } else {
-                            out.push_str(" else ");
-                            if !c.generated {
-                                let _ = write!(out, "/* {} */ ", c.name);
-                            }
-                        }
-                        let text = self.cond(&c.cond);
-                        let _ = writeln!(out, "if ({text}) {{");
-                        self.nodes(b, depth + 1, out);
-                        out.push_str(&pad);
-                        out.push('}');
-                    }
-                    if let Some(e) = &i.otherwise {
-                        out.push_str(" else {\n");
-                        self.nodes(e, depth + 1, out);
-                        out.push_str(&pad);
-                        out.push('}');
-                    }
-                    out.push('\n');
-                }
+                Node::If(i) => self.if_node(i, depth, out),
             }
         }
     }
@@ -740,7 +863,12 @@ impl<'a> Printer<'a> {
             self.expr(&f.lower.expr),
             self.expr(&f.upper.expr)
         );
+        let known = self.context.len();
+        let c = Linear::of(&Affine::var(Var::Counter(f.counter)));
+        self.context.push(c.minus(&Linear::of(&f.lower.affine), 0));
+        self.context.push(Linear::of(&f.upper.affine).minus(&c, 0));
         self.nodes(&f.body, depth + 1, out);
+        self.context.truncate(known);
         let _ = writeln!(out, "{pad}}}");
         if outermost {
             self.in_parallel = false;
@@ -750,6 +878,72 @@ impl<'a> Printer<'a> {
     /// Whether the file printed into declares the function `unknown`.
     fn file_has_unknown(&self) -> bool {
         self.origin.is_some_and(|o| o.functions.contains(UNKNOWN))
+    }
+
+    /// An `if`, without the branches that the enclosing loops' bounds and
+    /// conditions make unreachable (compilers warn on what such a branch
+    /// would do, an access out of bounds, say); an `else` left alone is a
+    /// block.
+    fn if_node(&mut self, i: &If, depth: usize, out: &mut String) {
+        let pad = "  ".repeat(depth);
+        let known = self.context.len();
+        // Branch k runs when every earlier condition fails and its own
+        // holds; `None`: it is unreachable.
+        let mut kept: Vec<(&Condition, &Vec<Node>, Vec<Linear>)> = Vec::new();
+        let mut failed: Vec<Linear> = Vec::new();
+        for (c, b) in &i.branches {
+            let mut here = failed.clone();
+            here.extend(facts(&c.cond, true).unwrap_or_default());
+            let all: Vec<Linear> = self.context.iter().chain(&here).cloned().collect();
+            if !infeasible(&all) {
+                kept.push((c, b, here));
+            }
+            // A failed condition says something when it is one comparison
+            // (or several joined by `or`).
+            failed.extend(facts(&c.cond, false).unwrap_or_default());
+        }
+        let otherwise = i.otherwise.as_ref().filter(|_| {
+            let all: Vec<Linear> = self.context.iter().chain(&failed).cloned().collect();
+            !infeasible(&all)
+        });
+        if kept.is_empty() {
+            if let Some(e) = otherwise {
+                out.push_str(&pad);
+                out.push_str("{\n");
+                self.context.extend(failed);
+                self.nodes(e, depth + 1, out);
+                self.context.truncate(known);
+                let _ = writeln!(out, "{pad}}}");
+            }
+            return;
+        }
+        out.push_str(&pad);
+        for (k, (c, b, here)) in kept.into_iter().enumerate() {
+            if k == 0 {
+                self.cond_label(c, out);
+            } else {
+                out.push_str(" else ");
+                if !c.generated {
+                    let _ = write!(out, "/* {} */ ", c.name);
+                }
+            }
+            let text = self.cond(&c.cond);
+            let _ = writeln!(out, "if ({text}) {{");
+            self.context.extend(here);
+            self.nodes(b, depth + 1, out);
+            self.context.truncate(known);
+            out.push_str(&pad);
+            out.push('}');
+        }
+        if let Some(e) = otherwise {
+            out.push_str(" else {\n");
+            self.context.extend(failed);
+            self.nodes(e, depth + 1, out);
+            self.context.truncate(known);
+            out.push_str(&pad);
+            out.push('}');
+        }
+        out.push('\n');
     }
 
     /// Whether the function printed into declares `name` where the region
