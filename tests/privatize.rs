@@ -420,8 +420,16 @@ fn c_in_gives_openmp_c_out() {
     let c = String::from_utf8(out.stdout).unwrap();
     assert!(c.starts_with("// arrayflow privatize"), "{c}");
     assert!(c.contains("#pragma omp parallel for"), "{c}");
+    // Printed into the file's function `k`: the file with `k` replaced.
+    let source = std::fs::read_to_string(&src).unwrap();
+    let head = "void k(void) {";
+    assert!(c.contains(head), "{c}");
+    let start = source.find(head).unwrap();
+    let end = source[start..].find("\n}").unwrap() + start + 2;
+    let code = c.find("/* Printed by arrayflow").unwrap();
+    let spliced = format!("{}{}{}", &source[..start], &c[code..], &source[end..]);
     let emitted = dir.join("out.c");
-    std::fs::write(&emitted, &c).unwrap();
+    std::fs::write(&emitted, &spliced).unwrap();
     let cc = std::process::Command::new("cc")
         .args(["-std=c99", "-fopenmp", "-Wno-unused-label", "-c", "-o"])
         .arg(dir.join("out.o"))
@@ -451,8 +459,10 @@ fn openmp_clauses_as_worked_out_by_hand() {
         (
             "temp",
             &[
-                "#pragma omp parallel for private(t_p)",
-                "#pragma omp parallel for lastprivate(t_p)",
+                // `t` is a variable of the function printed into (a
+                // global): the clauses name it, no copy.
+                "#pragma omp parallel for private(t)",
+                "#pragma omp parallel for lastprivate(t)",
             ],
         ),
         ("rowtemp", &["#pragma omp parallel for lastprivate(w_p)"]),
@@ -477,7 +487,7 @@ fn openmp_clauses_as_worked_out_by_hand() {
         (
             "mixed",
             &[
-                "#pragma omp parallel for lastprivate(t_p)",
+                "#pragma omp parallel for lastprivate(t)",
                 "#pragma omp parallel for",
             ],
         ),

@@ -86,7 +86,7 @@ fn jacobi_1d_skewed_by_time_and_distributed() {
         body(&r),
         "for t = 0 to T - 1 do
   for t2 = t + 1 to N + t - 2 do
-    S: B[-t + t2] = ... * (A[-t + t2 - 1] + A[-t + t2] + A[-t + t2 + 1]);
+    S: B[-t + t2] = __lit_0_d33333() * (A[-t + t2 - 1] + A[-t + t2] + A[-t + t2 + 1]);
   end
   for t2 = t + 1 to N + t - 2 do
     U: A[-t + t2] = B[-t + t2];

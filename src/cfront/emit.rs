@@ -7,8 +7,12 @@
 //! subscript has its range's lower bound subtracted. Scalars are pointer
 //! parameters, read and written as `*x`, so the caller sees their final
 //! value. Values are `double` (`int` for `int` arrays); the model's `/` and
-//! `%` are Euclidean, so they print as the helpers `af_div` and `af_mod`.
+//! `%` on integers are Euclidean, so they print as the helpers `af_div` and
+//! `af_mod`; with a real operand or target `/` is C's division.
+//! [`program_in`] prints a program into the C function it came from.
 
+use super::cvalue;
+pub use super::origin::Origin;
 use crate::model::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write;
@@ -114,7 +118,7 @@ pub struct OmpPrivate {
 /// the local copied in when firstprivate or lastprivate (a loop that runs
 /// no iteration leaves it as the shared array) and out when lastprivate.
 pub fn program_omp(p: &Program, function: &str, omp: &[OmpLoop]) -> String {
-    let mut cx = Printer::new(p);
+    let mut cx = Printer::new(p, None);
     cx.omp = omp.to_vec();
     let mut body = String::new();
     // Arrays local to the region stay locals of the function: the caller
@@ -131,11 +135,7 @@ pub fn program_omp(p: &Program, function: &str, omp: &[OmpLoop]) -> String {
     }
     cx.nodes(&p.body, 1, &mut body);
 
-    let mut out =
-        String::from("/* Printed by arrayflow from the program model (docs/c.md, C output). */\n");
-    if cx.uses_memcpy {
-        out.push_str("#include <string.h>\n");
-    }
+    let mut out = cx.preamble();
     if !p.params.is_empty() {
         let list: Vec<String> = p
             .params
@@ -150,27 +150,7 @@ pub fn program_omp(p: &Program, function: &str, omp: &[OmpLoop]) -> String {
     for a in &p.assumptions {
         let _ = writeln!(out, "/* assume {} */", crate::print::cond(p, a));
     }
-    if cx.uses_unknown {
-        let _ = writeln!(out, "double {UNKNOWN}(void);");
-    }
-    if cx.uses_unknown_cond {
-        let _ = writeln!(out, "int {UNKNOWN_COND}(void);");
-    }
-    for (name, arity) in &cx.functions {
-        let args = match arity {
-            Some(0) => "void".to_string(),
-            Some(n) => vec!["double"; *n].join(", "),
-            // Called with different argument counts: no prototype.
-            None => String::new(),
-        };
-        let _ = writeln!(out, "double {name}({args});");
-    }
-    if cx.uses_div {
-        out.push_str(DIV_DEF);
-    }
-    if cx.uses_mod {
-        out.push_str(MOD_DEF);
-    }
+    cx.declarations(&mut out);
     out.push('\n');
     let mut params: Vec<String> = p
         .params
@@ -186,6 +166,94 @@ pub fn program_omp(p: &Program, function: &str, omp: &[OmpLoop]) -> String {
     let _ = writeln!(out, "void {function}({})\n{{", params.join(", "));
     out.push_str(&body);
     out.push_str("}\n");
+    out
+}
+
+/// The program printed into the C function it was lowered from (`origin`,
+/// which [`Origin::fits`] it): that function's text with the region
+/// replaced, so that it is a drop-in for the original. Arrays the program
+/// adds are allocated on the heap at the region's start and freed at its
+/// end, with the element type of the array whose name they extend; a
+/// header comment gives their sizes. Parameters C does not declare (a
+/// bound made a parameter) are locals set to their defaults.
+pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
+    let mut cx = Printer::new(p, Some(origin));
+    cx.omp = omp.to_vec();
+    leading_copies(&p.body, &mut cx.leading);
+    let mut body = String::new();
+    let mut scratch = Vec::new();
+    let mut frees = Vec::new();
+    for q in p
+        .params
+        .iter()
+        .filter(|q| !origin.visible.contains(&q.name))
+    {
+        let name = &cx.param_names[&q.name];
+        let _ = writeln!(body, "  const int {name} = {};", q.default.unwrap_or(0));
+    }
+    for (k, a) in p.arrays.iter().enumerate() {
+        let id = ArrayId(k as u32);
+        if !a.local && origin.visible.contains(&a.name) {
+            continue;
+        }
+        let name = cx.arrays[k].clone();
+        let ty = cx.elem(id);
+        if a.dims.is_empty() {
+            cx.local.insert(id);
+            let _ = writeln!(body, "  {ty} {name};");
+            continue;
+        }
+        let extents = cx.extents(a);
+        if a.local {
+            let _ = writeln!(body, "  {ty} {name}{};", extents.concat());
+            continue;
+        }
+        // A pointer to rows: `C_2[i][j][k]` indexes it as an array.
+        let _ = writeln!(
+            body,
+            "  {ty} (*{name}){} = malloc(sizeof({ty}{}));",
+            extents[1..].concat(),
+            extents.concat()
+        );
+        let size: Vec<&str> = extents
+            .iter()
+            .map(|e| e.trim_start_matches('[').trim_end_matches(']'))
+            .collect();
+        scratch.push(format!("{name}: ({}) * sizeof({ty})", size.join(") * (")));
+        frees.push(name);
+    }
+    cx.uses_malloc = !frees.is_empty();
+    cx.nodes(&p.body, 1, &mut body);
+    // The function's locals the program no longer reads (a transformation
+    // renamed their uses) would make `-Wall` say they are set but unused.
+    let read = read_arrays(p, &cx.leading);
+    let mut unread: Vec<&String> = (origin.locals.iter())
+        .filter(|n| p.array(n).is_some_and(|a| !read.contains(&a)))
+        .collect();
+    unread.sort();
+    for n in unread {
+        let _ = writeln!(body, "  (void) {n};");
+    }
+    for f in &frees {
+        let _ = writeln!(body, "  free({f});");
+    }
+    let mut out = cx.preamble();
+    if !scratch.is_empty() {
+        let _ = writeln!(
+            out,
+            "/* Memory this function allocates (malloc) and frees, in bytes:\n   {} */",
+            scratch.join(",\n   ")
+        );
+    }
+    cx.declarations(&mut out);
+    out.push_str(&origin.prefix);
+    // A region without `#pragma scop` starts after the body's `{`.
+    if !origin.prefix.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&body);
+    out.push_str(&origin.suffix);
+    out.push('\n');
     out
 }
 
@@ -207,7 +275,191 @@ struct Printer<'a> {
     /// Scalars printed as locals (`x`, not `*x`): private copies.
     local: HashSet<ArrayId>,
     uses_memcpy: bool,
+    uses_malloc: bool,
+    uses_math: bool,
+    /// The function printed into ([`program_in`]).
+    origin: Option<&'a Origin>,
+    /// Inside a loop with `#pragma omp parallel for`: no nested one.
+    in_parallel: bool,
+    /// The copies the program starts with, before anything else runs.
+    leading: HashSet<StmtId>,
+    /// What holds where the printer is: each form is `>= 0` (the
+    /// enclosing loops' bounds, the conditions of the branches it is in).
+    context: Vec<Linear>,
 }
+
+/// `constant + Σ coeff·var`, an affine form of the printer's context.
+#[derive(Clone, Debug, PartialEq)]
+struct Linear {
+    terms: BTreeMap<Var, i128>,
+    constant: i128,
+}
+
+impl Linear {
+    fn of(a: &Affine) -> Linear {
+        Linear {
+            terms: a.terms.iter().map(|&(v, k)| (v, k as i128)).collect(),
+            constant: a.constant as i128,
+        }
+    }
+
+    /// `self - other + k`.
+    fn minus(&self, other: &Linear, k: i128) -> Linear {
+        let mut out = self.clone();
+        for (v, c) in &other.terms {
+            *out.terms.entry(*v).or_insert(0) -= c;
+        }
+        out.terms.retain(|_, c| *c != 0);
+        out.constant -= other.constant;
+        out.constant += k;
+        out
+    }
+
+    /// `a·self + b·other` (a, b > 0), or `None` on overflow.
+    fn combine(&self, a: i128, other: &Linear, b: i128) -> Option<Linear> {
+        let mut out = Linear {
+            terms: BTreeMap::new(),
+            constant: self
+                .constant
+                .checked_mul(a)?
+                .checked_add(other.constant.checked_mul(b)?)?,
+        };
+        for (v, c) in &self.terms {
+            out.terms.insert(*v, c.checked_mul(a)?);
+        }
+        for (v, c) in &other.terms {
+            let t = out.terms.entry(*v).or_insert(0);
+            *t = t.checked_add(c.checked_mul(b)?)?;
+        }
+        out.terms.retain(|_, c| *c != 0);
+        Some(out)
+    }
+
+    /// Divided by the gcd of its coefficients, the constant rounded down:
+    /// the same integer points.
+    fn tightened(mut self) -> Linear {
+        let g = self.terms.values().fold(0i128, |g, c| gcd(g, c.abs()));
+        if g > 1 {
+            self.terms.values_mut().for_each(|c| *c /= g);
+            self.constant = self.constant.div_euclid(g);
+        }
+        self
+    }
+}
+
+fn gcd(a: i128, b: i128) -> i128 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// The forms `>= 0` that say `c` holds (`positive`) or fails, when that is
+/// a conjunction of affine comparisons; `None` when it is not.
+fn facts(c: &Cond, positive: bool) -> Option<Vec<Linear>> {
+    match (c, positive) {
+        (Cond::Not(x), _) => facts(x, !positive),
+        (Cond::And(l, r), true) | (Cond::Or(l, r), false) => {
+            let mut out = facts(l, positive)?;
+            out.extend(facts(r, positive)?);
+            Some(out)
+        }
+        (Cond::Cmp(op, l, r), _) => {
+            let (l, r) = (
+                Linear::of(&Affine::from_expr(l)?),
+                Linear::of(&Affine::from_expr(r)?),
+            );
+            let op = if positive {
+                *op
+            } else {
+                match op {
+                    CmpOp::Lt => CmpOp::Ge,
+                    CmpOp::Le => CmpOp::Gt,
+                    CmpOp::Gt => CmpOp::Le,
+                    CmpOp::Ge => CmpOp::Lt,
+                    CmpOp::Eq => CmpOp::Ne,
+                    CmpOp::Ne => CmpOp::Eq,
+                }
+            };
+            match op {
+                CmpOp::Le => Some(vec![r.minus(&l, 0)]),
+                CmpOp::Lt => Some(vec![r.minus(&l, -1)]),
+                CmpOp::Ge => Some(vec![l.minus(&r, 0)]),
+                CmpOp::Gt => Some(vec![l.minus(&r, -1)]),
+                CmpOp::Eq => Some(vec![r.minus(&l, 0), l.minus(&r, 0)]),
+                CmpOp::Ne => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Whether no integer point satisfies every form `>= 0` of `forms`:
+/// Fourier-Motzkin elimination, each form tightened to its integer points;
+/// `false` when it cannot tell (too many forms, overflow).
+fn infeasible(forms: &[Linear]) -> bool {
+    let mut forms: Vec<Linear> = forms.iter().cloned().map(Linear::tightened).collect();
+    loop {
+        if forms.iter().any(|f| f.terms.is_empty() && f.constant < 0) {
+            return true;
+        }
+        forms.retain(|f| !f.terms.is_empty());
+        let Some(&v) = forms.first().and_then(|f| f.terms.keys().next()) else {
+            return false;
+        };
+        let (mut lower, mut upper, mut rest) = (Vec::new(), Vec::new(), Vec::new());
+        for f in forms {
+            match f.terms.get(&v).copied().unwrap_or(0) {
+                0 => rest.push(f),
+                c if c > 0 => lower.push((c, f)),
+                c => upper.push((-c, f)),
+            }
+        }
+        for (a, l) in &lower {
+            for (b, u) in &upper {
+                match l.combine(*b, u, *a) {
+                    Some(f) => rest.push(f.tightened()),
+                    None => return false,
+                }
+                if rest.len() > 400 {
+                    return false;
+                }
+            }
+        }
+        forms = rest;
+    }
+}
+
+/// The copy statements `body` starts with (alone or in loops of copies).
+fn leading_copies(body: &[Node], out: &mut HashSet<StmtId>) -> bool {
+    for n in body {
+        let all = match n {
+            Node::Stmt(s) if s.copy => {
+                out.insert(s.id);
+                true
+            }
+            Node::For(f) => leading_copies(&f.body, out),
+            _ => false,
+        };
+        if !all {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether a called name is a C operator, literal or cast kept as a
+/// function (`cvalue`), or a `<math.h>` function: none needs a prototype.
+fn spelled(f: &str) -> bool {
+    cvalue::literal_spelling(f).is_some()
+        || cvalue::cast_type(f).is_some()
+        || cvalue::operator(f).is_some()
+        || f == SELECT
+        || cvalue::is_math(f)
+}
+
+const SELECT: &str = "__select";
 
 /// `name` as a C identifier (`.` of derived names becomes `_`), with `_`
 /// appended until it is neither reserved nor in `taken`.
@@ -223,7 +475,7 @@ fn fresh(name: &str, taken: &HashSet<String>) -> String {
 }
 
 /// Every call of the program, with its argument count.
-fn collect_calls(p: &Program) -> Vec<(String, usize)> {
+pub(super) fn collect_calls(p: &Program) -> Vec<(String, usize)> {
     fn expr(e: &Expr, out: &mut Vec<(String, usize)>) {
         match &e.kind {
             ExprKind::Call(f, args) => {
@@ -275,27 +527,84 @@ fn collect_calls(p: &Program) -> Vec<(String, usize)> {
     out
 }
 
-/// Binding strength of printed C: sums 1, products 2, unary minus 3, atoms
-/// (and calls, including `af_div`) 4.
-fn prec(e: &Expr) -> u8 {
-    match &e.kind {
-        ExprKind::Binary(BinOp::Add | BinOp::Sub, ..) => 1,
-        ExprKind::Binary(BinOp::Mul, ..) => 2,
-        ExprKind::Neg(_) => 3,
-        ExprKind::Int(n) if *n < 0 => 3,
-        _ => 4,
+/// The arrays (and scalars) the program reads somewhere, but in the
+/// statements `except`.
+fn read_arrays(p: &Program, except: &HashSet<StmtId>) -> HashSet<ArrayId> {
+    let mut out = HashSet::new();
+    for s in p.stmts().into_iter().filter(|s| !except.contains(&s.id)) {
+        for a in s.accesses() {
+            if a.kind.reads() {
+                out.insert(a.access.array);
+            }
+        }
+    }
+    for c in p.conditions() {
+        let mut reads = Vec::new();
+        c.cond.collect_reads(&mut reads);
+        out.extend(reads.iter().map(|a| a.access.array));
+    }
+    out
+}
+
+/// How many loops from `f` down are perfectly nested, parallel, and
+/// bounded independently of each other: OpenMP's `collapse(n)`.
+fn collapsed(f: &For) -> usize {
+    let mut n = 1;
+    let mut outer = vec![f.counter];
+    let mut cur = f;
+    while let [Node::For(g)] = cur.body.as_slice() {
+        let free = |b: &Bound| {
+            (b.affine.terms.iter()).all(|(v, _)| !matches!(v, Var::Counter(c) if outer.contains(c)))
+        };
+        if !(g.parallel && free(&g.lower) && free(&g.upper)) {
+            break;
+        }
+        n += 1;
+        outer.push(g.counter);
+        cur = g;
+    }
+    n
+}
+
+/// The counters of the `for` loops in `body`, below the first `skip`
+/// perfectly nested ones (those a `collapse` makes private).
+fn inner_counters(body: &[Node], skip: usize, out: &mut Vec<CounterId>) {
+    for n in body {
+        match n {
+            Node::For(f) => {
+                if skip == 0 {
+                    out.push(f.counter);
+                }
+                inner_counters(&f.body, skip.saturating_sub(1), out);
+            }
+            Node::While(w) => inner_counters(&w.body, 0, out),
+            Node::If(i) => {
+                for (_, b) in &i.branches {
+                    inner_counters(b, 0, out);
+                }
+                if let Some(e) = &i.otherwise {
+                    inner_counters(e, 0, out);
+                }
+            }
+            Node::Stmt(_) => {}
+        }
     }
 }
 
 impl<'a> Printer<'a> {
-    fn new(p: &'a Program) -> Printer<'a> {
+    fn new(p: &'a Program, origin: Option<&'a Origin>) -> Printer<'a> {
         let calls = collect_calls(p);
+        let uses_math = calls.iter().any(|(f, _)| cvalue::is_math(f));
         let mut model: HashSet<String> = p.params.iter().map(|q| q.name.clone()).collect();
         model.extend(p.arrays.iter().map(|a| a.name.clone()));
         model.extend(p.counters.iter().map(|c| c.name.clone()));
         let mut function_names = HashMap::new();
         let mut functions: BTreeMap<String, Option<usize>> = BTreeMap::new();
         for (f, n) in calls {
+            if spelled(&f) {
+                function_names.insert(f.clone(), f.clone());
+                continue;
+            }
             let c = function_names
                 .entry(f.clone())
                 .or_insert_with(|| fresh(&f, &model))
@@ -340,24 +649,81 @@ impl<'a> Printer<'a> {
             omp: Vec::new(),
             local: HashSet::new(),
             uses_memcpy: false,
+            uses_malloc: false,
+            uses_math,
+            origin,
+            in_parallel: false,
+            context: Vec::new(),
+            leading: HashSet::new(),
         }
     }
 
-    fn elem(&self, a: ArrayId) -> &'static str {
-        match self.p.array_decl(a).elem {
+    /// The first lines: what printed the text, and the headers it uses.
+    fn preamble(&self) -> String {
+        let mut out = String::from(
+            "/* Printed by arrayflow from the program model (docs/c.md, C output). */\n",
+        );
+        for (used, header) in [
+            (self.uses_memcpy, "string.h"),
+            (self.uses_malloc, "stdlib.h"),
+            (self.uses_math, "math.h"),
+        ] {
+            if used {
+                let _ = writeln!(out, "#include <{header}>");
+            }
+        }
+        out
+    }
+
+    /// Declarations of what the body uses and C does not declare: opaque
+    /// values, functions the file does not declare, the Euclidean helpers.
+    fn declarations(&self, out: &mut String) {
+        if self.uses_unknown && !self.file_has_unknown() {
+            let _ = writeln!(out, "double {UNKNOWN}(void);");
+        }
+        if self.uses_unknown_cond {
+            let _ = writeln!(out, "int {UNKNOWN_COND}(void);");
+        }
+        for (name, arity) in &self.functions {
+            if self.origin.is_some_and(|o| o.functions.contains(name)) {
+                continue;
+            }
+            let args = match arity {
+                Some(0) => "void".to_string(),
+                Some(n) => vec!["double"; *n].join(", "),
+                // Called with different argument counts: no prototype.
+                None => String::new(),
+            };
+            let _ = writeln!(out, "double {name}({args});");
+        }
+        if self.uses_div {
+            out.push_str(DIV_DEF);
+        }
+        if self.uses_mod {
+            out.push_str(MOD_DEF);
+        }
+    }
+
+    /// The element type: as the function declares the array (or the
+    /// array whose name it extends), else from the model's.
+    fn elem(&self, a: ArrayId) -> String {
+        let decl = self.p.array_decl(a);
+        // An `int` array of the model (a transformation's iteration
+        // numbers, `X_l`) is `int` whatever its name extends.
+        let typed = self.origin.filter(|_| decl.elem != ElemType::Int);
+        if let Some(t) = typed.and_then(|o| o.type_of(&decl.name)) {
+            return t.to_string();
+        }
+        match decl.elem {
             ElemType::Int => "int",
             ElemType::Real | ElemType::Array => "double",
         }
+        .to_string()
     }
 
-    /// `double A[hi - lo + 1][...]`, or `double *x` for a scalar.
-    fn array_param(&mut self, id: ArrayId, a: &Array) -> String {
-        let name = &self.arrays[id.index()];
-        let ty = self.elem(id);
-        if a.dims.is_empty() {
-            return format!("{ty} *{name}");
-        }
-        let mut s = format!("{ty} {name}");
+    /// `[hi - lo + 1]` per dimension.
+    fn extents(&mut self, a: &Array) -> Vec<String> {
+        let mut out = Vec::new();
         for r in &a.dims {
             let extent =
                 r.hi.affine
@@ -370,9 +736,20 @@ impl<'a> Printer<'a> {
                     format!("{} - ({lo}) + 1", self.expr(&r.hi.expr))
                 }
             };
-            let _ = write!(s, "[{text}]");
+            out.push(format!("[{text}]"));
         }
-        s
+        out
+    }
+
+    /// `double A[hi - lo + 1][...]`, or `double *x` for a scalar.
+    fn array_param(&mut self, id: ArrayId, a: &Array) -> String {
+        let name = &self.arrays[id.index()];
+        let ty = self.elem(id);
+        if a.dims.is_empty() {
+            return format!("{ty} *{name}");
+        }
+        let name = name.clone();
+        format!("{ty} {name}{}", self.extents(a).concat())
     }
 
     fn affine(&self, a: &Affine) -> String {
@@ -402,10 +779,19 @@ impl<'a> Printer<'a> {
         s
     }
 
-    fn label(&mut self, name: &str) -> String {
+    /// `name: ` as a C label; a comment in a function printed into its
+    /// origin (a label nothing jumps to makes `-Wall` warn); nothing for a
+    /// generated name or one derived from it (`_S1.1`).
+    fn label(&mut self, name: &str, out: &mut String) {
+        if name.starts_with('_') {
+            return;
+        }
         let c = fresh(name, &self.labels);
         self.labels.insert(c.clone());
-        c
+        let _ = match self.origin {
+            Some(_) => write!(out, "/* {c}: */ "),
+            None => write!(out, "{c}: "),
+        };
     }
 
     fn nodes(&mut self, body: &[Node], depth: usize, out: &mut String) {
@@ -430,31 +816,7 @@ impl<'a> Printer<'a> {
                     self.nodes(&w.body, depth + 1, out);
                     let _ = writeln!(out, "{pad}}}");
                 }
-                Node::If(i) => {
-                    out.push_str(&pad);
-                    for (k, (c, b)) in i.branches.iter().enumerate() {
-                        if k == 0 {
-                            self.cond_label(c, out);
-                        } else {
-                            out.push_str(" else ");
-                            if !c.generated {
-                                let _ = write!(out, "/* {} */ ", c.name);
-                            }
-                        }
-                        let text = self.cond(&c.cond);
-                        let _ = writeln!(out, "if ({text}) {{");
-                        self.nodes(b, depth + 1, out);
-                        out.push_str(&pad);
-                        out.push('}');
-                    }
-                    if let Some(e) = &i.otherwise {
-                        out.push_str(" else {\n");
-                        self.nodes(e, depth + 1, out);
-                        out.push_str(&pad);
-                        out.push('}');
-                    }
-                    out.push('\n');
-                }
+                Node::If(i) => self.if_node(i, depth, out),
             }
         }
     }
@@ -463,8 +825,30 @@ impl<'a> Printer<'a> {
     /// loop is parallel.
     fn for_loop(&mut self, f: &For, clauses: &str, depth: usize, out: &mut String) {
         let pad = "  ".repeat(depth);
-        if f.parallel {
-            let _ = writeln!(out, "{pad}#pragma omp parallel for{clauses}");
+        let outermost = f.parallel && !self.in_parallel;
+        if outermost {
+            let n = collapsed(f);
+            let mut pragma = format!("{pad}#pragma omp parallel for");
+            if n > 1 {
+                let _ = write!(pragma, " collapse({n})");
+            }
+            pragma.push_str(clauses);
+            // Counters the function declares are shared unless named:
+            // the inner loops' ones are private to each iteration.
+            let mut inner = Vec::new();
+            inner_counters(&f.body, n - 1, &mut inner);
+            let mut private: Vec<String> = Vec::new();
+            for c in inner {
+                let name = self.counters[c.index()].clone();
+                if self.declared(&name) && !private.contains(&name) {
+                    private.push(name);
+                }
+            }
+            if !private.is_empty() {
+                let _ = write!(pragma, " private({})", private.join(", "));
+            }
+            let _ = writeln!(out, "{pragma}");
+            self.in_parallel = true;
         }
         let i = self.counters[f.counter.index()].clone();
         let step = if f.step == 1 {
@@ -472,14 +856,100 @@ impl<'a> Printer<'a> {
         } else {
             format!("{i} += {}", f.step)
         };
+        let int = if self.declared(&i) { "" } else { "int " };
         let _ = writeln!(
             out,
-            "{pad}for (int {i} = {}; {i} <= {}; {step}) {{",
+            "{pad}for ({int}{i} = {}; {i} <= {}; {step}) {{",
             self.expr(&f.lower.expr),
             self.expr(&f.upper.expr)
         );
+        let known = self.context.len();
+        let c = Linear::of(&Affine::var(Var::Counter(f.counter)));
+        self.context.push(c.minus(&Linear::of(&f.lower.affine), 0));
+        self.context.push(Linear::of(&f.upper.affine).minus(&c, 0));
         self.nodes(&f.body, depth + 1, out);
+        self.context.truncate(known);
         let _ = writeln!(out, "{pad}}}");
+        if outermost {
+            self.in_parallel = false;
+        }
+    }
+
+    /// Whether the file printed into declares the function `unknown`.
+    fn file_has_unknown(&self) -> bool {
+        self.origin.is_some_and(|o| o.functions.contains(UNKNOWN))
+    }
+
+    /// An `if`, without the branches that the enclosing loops' bounds and
+    /// conditions make unreachable (compilers warn on what such a branch
+    /// would do, an access out of bounds, say); an `else` left alone is a
+    /// block.
+    fn if_node(&mut self, i: &If, depth: usize, out: &mut String) {
+        let pad = "  ".repeat(depth);
+        let known = self.context.len();
+        // Branch k runs when every earlier condition fails and its own
+        // holds; `None`: it is unreachable.
+        let mut kept: Vec<(&Condition, &Vec<Node>, Vec<Linear>)> = Vec::new();
+        let mut failed: Vec<Linear> = Vec::new();
+        for (c, b) in &i.branches {
+            let mut here = failed.clone();
+            here.extend(facts(&c.cond, true).unwrap_or_default());
+            let all: Vec<Linear> = self.context.iter().chain(&here).cloned().collect();
+            if !infeasible(&all) {
+                kept.push((c, b, here));
+            }
+            // A failed condition says something when it is one comparison
+            // (or several joined by `or`).
+            failed.extend(facts(&c.cond, false).unwrap_or_default());
+        }
+        let otherwise = i.otherwise.as_ref().filter(|_| {
+            let all: Vec<Linear> = self.context.iter().chain(&failed).cloned().collect();
+            !infeasible(&all)
+        });
+        if kept.is_empty() {
+            if let Some(e) = otherwise {
+                out.push_str(&pad);
+                out.push_str("{\n");
+                self.context.extend(failed);
+                self.nodes(e, depth + 1, out);
+                self.context.truncate(known);
+                let _ = writeln!(out, "{pad}}}");
+            }
+            return;
+        }
+        out.push_str(&pad);
+        for (k, (c, b, here)) in kept.into_iter().enumerate() {
+            if k == 0 {
+                self.cond_label(c, out);
+            } else {
+                out.push_str(" else ");
+                if !c.generated {
+                    let _ = write!(out, "/* {} */ ", c.name);
+                }
+            }
+            let text = self.cond(&c.cond);
+            let _ = writeln!(out, "if ({text}) {{");
+            self.context.extend(here);
+            self.nodes(b, depth + 1, out);
+            self.context.truncate(known);
+            out.push_str(&pad);
+            out.push('}');
+        }
+        if let Some(e) = otherwise {
+            out.push_str(" else {\n");
+            self.context.extend(failed);
+            self.nodes(e, depth + 1, out);
+            self.context.truncate(known);
+            out.push_str(&pad);
+            out.push('}');
+        }
+        out.push('\n');
+    }
+
+    /// Whether the function printed into declares `name` where the region
+    /// is (a counter declared there is assigned, not declared again).
+    fn declared(&self, name: &str) -> bool {
+        self.origin.is_some_and(|o| o.visible.contains(name))
     }
 
     /// The loop in a block of its own over local copies ([`program_omp`]).
@@ -503,8 +973,9 @@ impl<'a> Printer<'a> {
                 (false, true) => 2,
             };
             // A local of the function is a real array or variable, not a
-            // pointer: the clauses name it, with no copy.
-            let name = if decl.local {
+            // pointer: the clauses name it, with no copy; so is a scalar of
+            // the function printed into.
+            let name = if decl.local || (decl.dims.is_empty() && self.origin.is_some()) {
                 shared
             } else {
                 let local = fresh(&format!("{shared}_p"), &taken);
@@ -566,9 +1037,10 @@ impl<'a> Printer<'a> {
         pad: &str,
         out: &mut String,
     ) {
+        let deref = if self.origin.is_some() { "" } else { "*" };
         let _ = match (scalar, inward) {
-            (true, true) => writeln!(out, "{pad}{local} = *{shared};"),
-            (true, false) => writeln!(out, "{pad}*{shared} = {local};"),
+            (true, true) => writeln!(out, "{pad}{local} = {deref}{shared};"),
+            (true, false) => writeln!(out, "{pad}{deref}{shared} = {local};"),
             (false, true) => writeln!(out, "{pad}memcpy({local}, {shared}, sizeof {local});"),
             (false, false) => writeln!(out, "{pad}memcpy({shared}, {local}, sizeof {local});"),
         };
@@ -579,8 +1051,7 @@ impl<'a> Printer<'a> {
     /// on `if` or `while` as the condition's name).
     fn cond_label(&mut self, c: &Condition, out: &mut String) {
         if !c.generated {
-            let l = self.label(&c.name);
-            let _ = write!(out, "{l}: ");
+            self.label(&c.name, out);
         }
     }
 
@@ -589,18 +1060,36 @@ impl<'a> Printer<'a> {
             out.push_str("/* copy */ ");
         }
         if !s.label_generated {
-            let l = self.label(&s.label);
-            let _ = write!(out, "{l}: ");
+            self.label(&s.label, out);
         }
         match &s.kind {
             StmtKind::Assign { target, op, value } => {
                 let t = self.access(target);
-                let v = self.expr(value);
+                let v = match &value.kind {
+                    // A copy of a local the function has not set yet: its
+                    // value is indeterminate, so nothing reads the copy
+                    // before writing it; reading it would make gcc warn.
+                    ExprKind::Access(a)
+                        if self.leading.contains(&s.id)
+                            && a.subscripts.is_empty()
+                            && self.origin.is_some_and(|o| {
+                                o.unset.contains(&self.p.array_decl(a.array).name)
+                            }) =>
+                    {
+                        "0".to_string()
+                    }
+                    _ => self.expr(value),
+                };
                 let _ = match op {
                     None => writeln!(out, "{t} = {v};"),
                     Some(BinOp::Add) => writeln!(out, "{t} += {v};"),
                     Some(BinOp::Sub) => writeln!(out, "{t} -= {v};"),
                     Some(BinOp::Mul) => writeln!(out, "{t} *= {v};"),
+                    // C's `/=` on a real target; the model's Euclidean
+                    // division on integers.
+                    Some(BinOp::Div) if !self.is_int_access(target) => {
+                        writeln!(out, "{t} /= {v};")
+                    }
                     Some(BinOp::Div) => {
                         self.uses_div = true;
                         writeln!(out, "{t} = {DIV}({t}, {v});")
@@ -630,7 +1119,8 @@ impl<'a> Printer<'a> {
     fn access(&mut self, a: &Access) -> String {
         let mut s = self.arrays[a.array.index()].clone();
         if a.subscripts.is_empty() {
-            if self.local.contains(&a.array) {
+            // Scalars the function declares are variables there.
+            if self.local.contains(&a.array) || self.origin.is_some() {
                 return s;
             }
             return format!("*{s}");
@@ -669,11 +1159,37 @@ impl<'a> Printer<'a> {
     fn is_int(&self, e: &Expr) -> bool {
         match &e.kind {
             ExprKind::Int(_) | ExprKind::Param(_) | ExprKind::Counter(_) => true,
-            ExprKind::Access(a) => self.p.array_decl(a.array).elem == ElemType::Int,
+            ExprKind::Access(a) => self.is_int_access(a),
             ExprKind::Neg(x) => self.is_int(x),
-            ExprKind::Binary(BinOp::Div | BinOp::Rem, ..) => true,
             ExprKind::Binary(_, l, r) => self.is_int(l) && self.is_int(r),
-            ExprKind::Call(..) | ExprKind::Unknown => false,
+            ExprKind::Call(f, args) if f == SELECT && args.len() == 3 => {
+                self.is_int(&args[1]) && self.is_int(&args[2])
+            }
+            ExprKind::Call(f, _) => cvalue::operator(f).is_some(),
+            ExprKind::Unknown => false,
+        }
+    }
+
+    fn is_int_access(&self, a: &Access) -> bool {
+        self.p.array_decl(a.array).elem == ElemType::Int
+    }
+
+    /// Binding strength of printed C: sums 1, products and real quotients
+    /// 2, unary minus and casts 3, atoms (and calls, including `af_div`,
+    /// and parenthesized operators) 4.
+    fn prec(&self, e: &Expr) -> u8 {
+        match &e.kind {
+            ExprKind::Binary(BinOp::Add | BinOp::Sub, ..) => 1,
+            ExprKind::Binary(BinOp::Mul, ..) => 2,
+            ExprKind::Binary(BinOp::Div | BinOp::Rem, l, r)
+                if !(self.is_int(l) && self.is_int(r)) =>
+            {
+                2
+            }
+            ExprKind::Neg(_) => 3,
+            ExprKind::Call(f, _) if cvalue::cast_type(f).is_some() => 3,
+            ExprKind::Int(n) if *n < 0 => 3,
+            _ => 4,
         }
     }
 
@@ -692,20 +1208,19 @@ impl<'a> Printer<'a> {
                 let s = self.access(a);
                 out.push_str(&s);
             }
-            ExprKind::Call(f, args) => {
-                let f = self.function_names[f].clone();
-                let args = self.list(args);
-                let _ = write!(out, "{f}({args})");
-            }
+            ExprKind::Call(f, args) => self.call(f, args, out),
             ExprKind::Unknown => {
                 self.uses_unknown = true;
                 let _ = write!(out, "{UNKNOWN}()");
             }
             ExprKind::Neg(x) => {
                 out.push('-');
-                self.paren(x, matches!(x.kind, ExprKind::Int(_)) || prec(x) < 4, out);
+                let wrap = matches!(x.kind, ExprKind::Int(_)) || self.prec(x) < 4;
+                self.paren(x, wrap, out);
             }
-            ExprKind::Binary(op @ (BinOp::Div | BinOp::Rem), l, r) => {
+            ExprKind::Binary(op @ (BinOp::Div | BinOp::Rem), l, r)
+                if self.is_int(l) && self.is_int(r) =>
+            {
                 let f = if *op == BinOp::Div {
                     self.uses_div = true;
                     DIV
@@ -717,14 +1232,52 @@ impl<'a> Printer<'a> {
                 let _ = write!(out, "{f}({l}, {r})");
             }
             ExprKind::Binary(op, l, r) => {
-                let me = prec(e);
-                self.paren(l, prec(l) < me, out);
+                let me = self.prec(e);
+                self.paren(l, self.prec(l) < me, out);
                 out.push_str(match op {
                     BinOp::Add => " + ",
                     BinOp::Sub => " - ",
-                    _ => " * ",
+                    BinOp::Mul => " * ",
+                    BinOp::Div => " / ",
+                    BinOp::Rem => " % ",
                 });
-                self.paren(r, prec(r) <= me, out);
+                self.paren(r, self.prec(r) <= me, out);
+            }
+        }
+    }
+
+    /// A call, or the C operator, literal or cast it stands for.
+    fn call(&mut self, f: &str, args: &[Expr], out: &mut String) {
+        if let Some(lit) = cvalue::literal_spelling(f).filter(|_| args.is_empty()) {
+            out.push_str(&lit);
+            return;
+        }
+        match (cvalue::cast_type(f), cvalue::operator(f), args) {
+            (Some(ty), _, [x]) => {
+                let _ = write!(out, "({ty})");
+                self.paren(x, self.prec(x) < 3, out);
+            }
+            (_, Some((op, _)), [x]) => {
+                let _ = write!(out, "({op}");
+                self.paren(x, self.prec(x) < 4, out);
+                out.push(')');
+            }
+            (_, Some((op, _)), [l, r]) => {
+                let (l, r) = (self.expr(l), self.expr(r));
+                let _ = write!(out, "({l} {op} {r})");
+            }
+            _ if f == SELECT && args.len() == 3 => {
+                let (c, a, b) = (
+                    self.expr(&args[0]),
+                    self.expr(&args[1]),
+                    self.expr(&args[2]),
+                );
+                let _ = write!(out, "({c} ? {a} : {b})");
+            }
+            _ => {
+                let f = self.function_names[f].clone();
+                let args = self.list(args);
+                let _ = write!(out, "{f}({args})");
             }
         }
     }
@@ -741,9 +1294,19 @@ impl<'a> Printer<'a> {
 
     fn cond(&mut self, c: &Cond) -> String {
         match c {
+            // In a function whose file declares `unknown()` (the C front
+            // end's opaque value and condition), the condition is that call
+            // again.
+            Cond::Unknown if self.file_has_unknown() => format!("{UNKNOWN}()"),
             Cond::Unknown => {
                 self.uses_unknown_cond = true;
                 format!("{UNKNOWN_COND}()")
+            }
+            // `e <= e` is true: compilers warn on comparing a value with
+            // itself.
+            Cond::Cmp(op, l, r) if l == r => {
+                let holds = matches!(op, CmpOp::Eq | CmpOp::Le | CmpOp::Ge);
+                format!("{}", holds as i32)
             }
             Cond::Cmp(op, l, r) => {
                 let op = crate::print::cmp_op(*op);

@@ -81,27 +81,7 @@ pub fn arith_op(op: &str) -> Option<BinOp> {
     })
 }
 
-/// The uninterpreted function standing for a C operator the model lacks.
-pub fn op_function(op: &str) -> &'static str {
-    match op {
-        "<" => "__lt",
-        "<=" => "__le",
-        ">" => "__gt",
-        ">=" => "__ge",
-        "==" => "__eq",
-        "!=" => "__ne",
-        "&&" => "__and",
-        "||" => "__or",
-        "&" => "__bitand",
-        "|" => "__bitor",
-        "^" => "__bitxor",
-        "<<" => "__shl",
-        ">>" => "__shr",
-        "!" => "__not",
-        "~" => "__bitnot",
-        _ => "__op",
-    }
-}
+pub use super::cvalue::op_function;
 
 impl<'t> Ctx<'t> {
     /// Runs `f` one nesting level deeper; past `MAX_NESTING` levels the
@@ -174,7 +154,12 @@ impl<'t> Ctx<'t> {
                     || t.contains('p')
                     || t.contains('P');
                 if is_float {
-                    Ok(mk(ExprKind::Unknown))
+                    // A 0-ary function named after its spelling: printed
+                    // back as written (`cvalue`).
+                    Ok(match super::cvalue::literal(t) {
+                        Some(f) => mk(ExprKind::Call(f, Vec::new())),
+                        None => mk(ExprKind::Unknown),
+                    })
                 } else {
                     Ok(
                         self.unknown_value(
@@ -199,10 +184,18 @@ impl<'t> Ctx<'t> {
                 Some(&x) => self.value(x),
                 None => Err(Skip(None)),
             },
-            "cast_expression" => match n.field(F::Value) {
-                Some(x) => self.value(x),
-                None => Err(Skip(None)),
-            },
+            "cast_expression" => {
+                let x = self.value(n.field(F::Value).ok_or(Skip(None))?)?;
+                // A cast to a floating type changes the value C computes
+                // (`(float) x`); an integer cast is transparent, so that
+                // subscripts stay affine.
+                let ty = n.field(F::Type).map_or("", |t| self.text(t));
+                Ok(if super::cvalue::is_floating(ty) {
+                    mk(ExprKind::Call(super::cvalue::cast(ty), vec![x]))
+                } else {
+                    x
+                })
+            }
             "identifier" => self.ident_value(n),
             "subscript_expression" => self.subscript_value(n),
             "call_expression" => self.call(n),

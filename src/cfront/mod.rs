@@ -18,12 +18,14 @@
 //! model back as C.
 
 mod calls;
+mod cvalue;
 mod decl;
 mod defaults;
 pub mod emit;
 mod expr;
 mod fields;
 mod mini;
+pub mod origin;
 pub mod preprocess;
 mod scan;
 mod spelling;

@@ -213,7 +213,7 @@ fn emit_code(args: &Args, loaded: &super::Loaded, c: bool) -> ExitCode {
                     .lines()
                     .map(|l| format!("//{}\n", l.strip_prefix('#').unwrap_or(l)))
                     .collect();
-                s.push_str(&crate::cfront::emit::program(&e.program, "kernel"));
+                s.push_str(&loaded.c_text(&e.program, &[]));
                 s
             } else {
                 report + &e.text
@@ -282,7 +282,14 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
                 if let Some(names) = parallel_names(&schedule).filter(|_| e.iterations.is_none()) {
                     e.parallel = names;
                 }
-                let text = storage::emit::header(&e) + &e.text;
+                let text = if crate::cfront::is_c_path(&args.input.file) {
+                    let header: String = (storage::emit::header(&e).lines())
+                        .map(|l| format!("//{}\n", l.strip_prefix('#').unwrap_or(l)))
+                        .collect();
+                    header + &loaded.c_text(&e.program, &[])
+                } else {
+                    storage::emit::header(&e) + &e.text
+                };
                 let stdout = std::io::stdout();
                 let mut out = std::io::BufWriter::new(stdout.lock());
                 super::finish(out.write_all(text.as_bytes()).and_then(|()| out.flush()))

@@ -304,6 +304,21 @@ pub struct Loaded {
     pub file: FileId,
     pub db: crate::db::Database,
     pub source: crate::db::SourceFile,
+    /// For a C file with one region in a function: that function, which
+    /// emitted C is printed into (`cfront::emit::program_in`).
+    pub origin: Option<crate::cfront::emit::Origin>,
+}
+
+impl Loaded {
+    /// `p` (a transformation of this file's program) as C: printed into
+    /// the function the region came from when there is one, else as
+    /// `void kernel(...)`; loops of `omp` with OpenMP clauses.
+    pub fn c_text(&self, p: &Program, omp: &[crate::cfront::emit::OmpLoop]) -> String {
+        match self.origin.as_ref().filter(|o| o.fits(&self.program)) {
+            Some(o) => crate::cfront::emit::program_in(p, o, omp),
+            None => crate::cfront::emit::program_omp(p, "kernel", omp),
+        }
+    }
 }
 
 pub use crate::db::compile;
@@ -329,6 +344,9 @@ pub fn load_to(
     err: &mut dyn std::io::Write,
 ) -> Result<Loaded, ExitCode> {
     let program = read_program_to(path, err).ok_or(ExitCode::from(2))?;
+    let origin = crate::cfront::is_c_path(path)
+        .then(|| program.origin())
+        .flatten();
     let db = crate::db::Database::with_kinds(config, kinds());
     let name = path.display().to_string();
     let mut files = SourceFiles::new();
@@ -344,6 +362,7 @@ pub fn load_to(
             file,
             db,
             source,
+            origin,
         }),
         _ => Err(ExitCode::from(1)),
     }
@@ -406,6 +425,16 @@ pub struct Source {
 }
 
 impl Source {
+    /// The function of the file's one region ([`crate::cfront::origin`]).
+    pub fn origin(&self) -> Option<crate::cfront::emit::Origin> {
+        match &self.pre {
+            None => crate::cfront::origin::find(&self.text, &self.text, &|s| Some(s)),
+            Some(pre) => {
+                crate::cfront::origin::find(&pre.text, &pre.original, &|s| pre.to_original(s))
+            }
+        }
+    }
+
     /// Adds the file to `files` so that diagnostics show the file's own
     /// lines, and the preprocessor's output only for text from headers.
     pub fn add_to(&self, files: &mut SourceFiles, name: &str) -> FileId {

@@ -38,7 +38,7 @@ pub fn run(args: &Args) -> ExitCode {
         Err(code) => return code,
     };
     if args.emit.is_some() {
-        return emit(args, &loaded.program);
+        return emit(args, &loaded);
     }
     let lines = super::expand::loop_lines(&loaded);
     let names = crate::expansion::parallel::loop_names(&loaded.program, &lines);
@@ -79,7 +79,8 @@ pub fn run(args: &Args) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn emit(args: &Args, program: &crate::model::Program) -> ExitCode {
+fn emit(args: &Args, loaded: &super::Loaded) -> ExitCode {
+    let program = &loaded.program;
     let o = crate::codegen::Options {
         params: args.input.sizes.params.clone(),
         max_trips: args.input.sizes.max_trips,
@@ -89,7 +90,9 @@ fn emit(args: &Args, program: &crate::model::Program) -> ExitCode {
     };
     let c = crate::cfront::is_c_path(&args.input.file);
     // The language server's code action prints the same text.
-    match privatize::document::document(program, &o, c) {
+    let print =
+        |p: &crate::model::Program, omp: &[crate::cfront::emit::OmpLoop]| loaded.c_text(p, omp);
+    match privatize::document::document_with(program, &o, c, &print) {
         Ok(text) => {
             print!("{text}");
             ExitCode::SUCCESS

@@ -11,6 +11,20 @@ use crate::model::Program;
 /// saying so, when no loop becomes parallel. `Err` when the analysis or
 /// the validation refuses.
 pub fn document(program: &Program, o: &crate::codegen::Options, c: bool) -> Result<String, String> {
+    let print = |p: &Program, omp: &[crate::cfront::emit::OmpLoop]| {
+        crate::cfront::emit::program_omp(p, "kernel", omp)
+    };
+    document_with(program, o, c, &print)
+}
+
+/// [`document`], C printed by `print` (a program and its loops with
+/// OpenMP clauses).
+pub fn document_with(
+    program: &Program,
+    o: &crate::codegen::Options,
+    c: bool,
+    print: &dyn Fn(&Program, &[crate::cfront::emit::OmpLoop]) -> String,
+) -> Result<String, String> {
     let checked = emit::checked(program, o)?;
     let sizes = crate::codegen::check::tuples;
     let mark = if c { "//" } else { "#" };
@@ -24,7 +38,7 @@ pub fn document(program: &Program, o: &crate::codegen::Options, c: bool) -> Resu
         let mut out =
             format!("{mark} arrayflow privatize --emit code: no loop becomes parallel by privatization {basis}\n");
         out.push_str(&if c {
-            crate::cfront::emit::program(program, "kernel")
+            print(program, &[])
         } else {
             crate::print::program(program)
         });
@@ -56,7 +70,7 @@ pub fn document(program: &Program, o: &crate::codegen::Options, c: bool) -> Resu
     // C in, C out: `doall` is `#pragma omp parallel for`, with clauses
     // where they are exact, explicit private copies elsewhere (docs/c.md,
     // C output; docs/expansion.md §9.3).
-    let ce = emit::emit_c(program, &checked.chosen, "kernel")
+    let ce = emit::emit_c_with(program, &checked.chosen, print)
         .ok_or("internal error: the C form privatizes no loop")?;
     for n in &ce.notes {
         out.push_str(&format!("{mark} {n}\n"));

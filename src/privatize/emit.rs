@@ -108,13 +108,24 @@ pub struct EmittedC {
 
 /// [`emit`] as C defining `void function(..)`.
 pub fn emit_c(program: &Program, chosen: &[Chosen], function: &str) -> Option<EmittedC> {
+    emit_c_with(program, chosen, &|p, omp| {
+        crate::cfront::emit::program_omp(p, function, omp)
+    })
+}
+
+/// [`emit_c`], printed by `print`.
+pub fn emit_c_with(
+    program: &Program,
+    chosen: &[Chosen],
+    print: &dyn Fn(&Program, &[crate::cfront::emit::OmpLoop]) -> String,
+) -> Option<EmittedC> {
     let mut omp = Clauses {
         locals: super::omp::Locals::new(program),
         ..Clauses::default()
     };
     let (p, loops) = build(program, chosen, Some(&mut omp))?;
     Some(EmittedC {
-        text: crate::cfront::emit::program_omp(&p, function, &omp.loops),
+        text: print(&p, &omp.loops),
         loops,
         notes: omp.notes,
         program: p,

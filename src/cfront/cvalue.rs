@@ -1,0 +1,208 @@
+//! C values the model has no operator for, kept as uninterpreted functions
+//! whose names say how to print them back: a floating literal `2.5e-3` is
+//! the call `__lit_2_d5e_m3()`, a cast to a floating type `(float) x` is
+//! `__cast_float(x)`, a comparison used as a value `a <= b` is `__le(a, b)`,
+//! `c ? a : b` is `__select(c, a, b)`. The names are `.loop` identifiers,
+//! so they survive the print and re-parse every transformation does; the
+//! analyses and the interpreter see pure functions (the interpreter's
+//! stronger check of a transformation), and the C printer (`emit`) prints
+//! the C spelling.
+
+/// Prefix of a floating literal's function.
+const LIT: &str = "__lit_";
+/// Prefix of a cast's function.
+const CAST: &str = "__cast_";
+
+/// The function standing for a floating literal; `None` when its spelling
+/// has a character the encoding does not cover.
+pub fn literal(spelling: &str) -> Option<String> {
+    let mut out = String::from(LIT);
+    for ch in spelling.chars() {
+        match ch {
+            '.' => out.push_str("_d"),
+            '+' => out.push_str("_p"),
+            '-' => out.push_str("_m"),
+            c if c.is_ascii_alphanumeric() => out.push(c),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// The C spelling of a literal's function name.
+pub fn literal_spelling(name: &str) -> Option<String> {
+    let rest = name.strip_prefix(LIT)?;
+    let mut out = String::new();
+    let mut chars = rest.chars();
+    while let Some(c) = chars.next() {
+        if c != '_' {
+            out.push(c);
+            continue;
+        }
+        out.push(match chars.next()? {
+            'd' => '.',
+            'p' => '+',
+            'm' => '-',
+            _ => return None,
+        });
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Whether a C type name (as a cast writes it) is a floating type.
+pub fn is_floating(ty: &str) -> bool {
+    matches!(
+        ty.split_whitespace().collect::<Vec<_>>().as_slice(),
+        ["float"] | ["double"] | ["long", "double"]
+    )
+}
+
+/// The function standing for a cast to the floating type `ty`.
+pub fn cast(ty: &str) -> String {
+    format!(
+        "{CAST}{}",
+        ty.split_whitespace().collect::<Vec<_>>().join("_")
+    )
+}
+
+/// The type a cast's function name casts to.
+pub fn cast_type(name: &str) -> Option<String> {
+    let ty = name.strip_prefix(CAST)?.replace('_', " ");
+    is_floating(&ty).then_some(ty)
+}
+
+/// The uninterpreted function standing for a C operator the model lacks.
+pub fn op_function(op: &str) -> &'static str {
+    match op {
+        "<" => "__lt",
+        "<=" => "__le",
+        ">" => "__gt",
+        ">=" => "__ge",
+        "==" => "__eq",
+        "!=" => "__ne",
+        "&&" => "__and",
+        "||" => "__or",
+        "&" => "__bitand",
+        "|" => "__bitor",
+        "^" => "__bitxor",
+        "<<" => "__shl",
+        ">>" => "__shr",
+        "!" => "__not",
+        "~" => "__bitnot",
+        _ => "__op",
+    }
+}
+
+/// The C operator an operator function stands for (`__le` is `<=`), and
+/// whether its result is an integer whatever its operands.
+pub fn operator(name: &str) -> Option<(&'static str, bool)> {
+    Some(match name {
+        "__lt" => ("<", true),
+        "__le" => ("<=", true),
+        "__gt" => (">", true),
+        "__ge" => (">=", true),
+        "__eq" => ("==", true),
+        "__ne" => ("!=", true),
+        "__and" => ("&&", true),
+        "__or" => ("||", true),
+        "__bitand" => ("&", true),
+        "__bitor" => ("|", true),
+        "__bitxor" => ("^", true),
+        "__shl" => ("<<", true),
+        "__shr" => (">>", true),
+        "__not" => ("!", true),
+        "__bitnot" => ("~", true),
+        _ => return None,
+    })
+}
+
+/// The functions of C's `<math.h>` (C99): calls to them are printed as
+/// they are, with the header included instead of a prototype.
+pub const MATH: &[&str] = &[
+    "acos",
+    "asin",
+    "atan",
+    "atan2",
+    "cos",
+    "sin",
+    "tan",
+    "cosh",
+    "sinh",
+    "tanh",
+    "acosh",
+    "asinh",
+    "atanh",
+    "exp",
+    "exp2",
+    "expm1",
+    "frexp",
+    "ldexp",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "logb",
+    "modf",
+    "scalbn",
+    "cbrt",
+    "fabs",
+    "hypot",
+    "pow",
+    "sqrt",
+    "erf",
+    "erfc",
+    "lgamma",
+    "tgamma",
+    "ceil",
+    "floor",
+    "nearbyint",
+    "rint",
+    "round",
+    "trunc",
+    "fmod",
+    "remainder",
+    "copysign",
+    "nextafter",
+    "fdim",
+    "fmax",
+    "fmin",
+    "fma",
+];
+
+/// Whether `name` is a `<math.h>` function: `sqrt`, or its `float` and
+/// `long double` forms `sqrtf`, `sqrtl`.
+pub fn is_math(name: &str) -> bool {
+    MATH.contains(&name)
+        || ["f", "l"].iter().any(|s| {
+            name.strip_suffix(s)
+                .is_some_and(|base| MATH.contains(&base) && base != "modf" && base != "frexp")
+        })
+        || matches!(name, "modff" | "modfl" | "frexpf" | "frexpl")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_round_trip() {
+        for s in ["2.0", "1.0e-5", "0.1f", "0x1.8p+3", "1E+10L", ".5"] {
+            let f = literal(s).unwrap();
+            assert!(f.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+            assert_eq!(literal_spelling(&f).as_deref(), Some(s));
+        }
+        assert_eq!(literal("1'000.0"), None);
+    }
+
+    #[test]
+    fn casts_and_math() {
+        assert_eq!(cast("long  double"), "__cast_long_double");
+        assert_eq!(
+            cast_type("__cast_long_double").as_deref(),
+            Some("long double")
+        );
+        assert_eq!(cast_type("__cast_int"), None);
+        assert!(is_math("sqrt") && is_math("expf") && is_math("powl"));
+        assert!(!is_math("sqrtx") && !is_math("f"));
+    }
+}

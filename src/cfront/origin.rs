@@ -1,0 +1,269 @@
+//! The C function a program's one region came from, so that a transformed
+//! region can be printed back into it (`emit::program_in`): the function's
+//! text before and after the region as the file spells it (its signature
+//! with `static`, `DATA_TYPE` and PolyBench's macros kept), the names the
+//! region sees there, and each array's element type as declared.
+
+use super::fields::{Fields, F};
+use super::scan::children;
+use super::{text, Ctx};
+use crate::diagnostics::FileId;
+use crate::model::{Program, Span};
+use std::collections::{HashMap, HashSet};
+use tree_sitter::Node;
+
+/// A function with one region, in the file's own text.
+#[derive(Clone, Debug, Default)]
+pub struct Origin {
+    /// From the function's start through the line of `#pragma scop` (or the
+    /// body's `{`).
+    pub prefix: String,
+    /// From `#pragma endscop` (or the body's `}`) through the function's end.
+    pub suffix: String,
+    /// Names declared where the region is: the function's parameters, the
+    /// locals declared before the region, globals, macros.
+    pub visible: HashSet<String>,
+    /// Element type of each visible variable, as written (`DATA_TYPE`,
+    /// `float`); the preprocessed spelling where the file's is not known.
+    pub types: HashMap<String, String>,
+    /// The function's locals declared before the region.
+    pub locals: HashSet<String>,
+    /// Those of them that have no value where the region starts: declared
+    /// without an initialiser, and nothing but declarations before it.
+    pub unset: HashSet<String>,
+    /// Functions the file declares or defines.
+    pub functions: HashSet<String>,
+    /// Functions the file defines.
+    pub defined: HashSet<String>,
+}
+
+impl Origin {
+    /// Whether the lowered `program` names every array and parameter it
+    /// shares with C by its C name: only then does printing into the
+    /// function mean the same variables. A function that returns (the call
+    /// statement `return(x)` of the model) does not fit: statements the
+    /// transformation puts after the return would not run.
+    pub fn fits(&self, program: &Program) -> bool {
+        let returns = (super::emit::collect_calls(program).iter()).any(|(f, _)| f == "return");
+        let names_ok = !returns
+            && (program.arrays.iter().filter(|a| !a.local)).all(|a| self.visible.contains(&a.name))
+            && (program.params.iter()).all(|p| self.visible.contains(&p.name));
+        names_ok && !self.prefix.is_empty()
+    }
+
+    /// The element type written for `name`, or for the array whose name it
+    /// extends (`C_2` of an expansion of `C`).
+    pub fn type_of(&self, name: &str) -> Option<&str> {
+        let mut n = name;
+        loop {
+            if let Some(t) = self.types.get(n) {
+                return Some(t);
+            }
+            n = &n[..n.rfind('_')?];
+        }
+    }
+}
+
+/// The origin of the one region of `text` (C, preprocessed or not), whose
+/// spans `to_original` maps into `original`, the file as written; `None`
+/// when the file has no region, several, or one at file scope.
+pub fn find(
+    text_: &str,
+    original: &str,
+    to_original: &dyn Fn(Span) -> Option<Span>,
+) -> Option<Origin> {
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(&tree_sitter_c::LANGUAGE.into()).ok()?;
+    let tree = parser.parse(text_, None)?;
+    let root = tree.root_node();
+    if root.has_error() {
+        return None;
+    }
+    let mut cx = Ctx::new(text_, FileId(0));
+    let functions = cx.scan_file(root);
+    let regions = cx.regions(root, &functions);
+    let [r] = regions.as_slice() else {
+        return None;
+    };
+    let body = r.func.field(F::Body)?;
+    let (start, end) = if r.pragma {
+        (r.span.start as usize, r.span.end as usize)
+    } else {
+        (body.start_byte() + 1, body.end_byte() - 1)
+    };
+    let map = |at: usize| to_original(Span::new(at, at + 1)).map(|s| s.start as usize);
+    let f_start = map(r.func.start_byte())?;
+    let f_end = to_original(Span::new(r.func.end_byte() - 1, r.func.end_byte()))?.end as usize;
+    // The region's ends: at a line start after `#pragma scop`, and the
+    // start of `#pragma endscop`; in the original, the same lines.
+    let (o_start, o_end) = if r.pragma {
+        let line = text_[..start.saturating_sub(1)]
+            .rfind('\n')
+            .map_or(0, |k| k + 1);
+        let p = map(line + indent(&text_[line..]))?;
+        let after = original[p..]
+            .find('\n')
+            .map_or(original.len(), |k| p + k + 1);
+        (after, map(end + indent(&text_[end..]))?)
+    } else {
+        (map(start - 1)? + 1, map(end)?)
+    };
+    if !(f_start <= o_start && o_start <= o_end && o_end <= f_end && f_end <= original.len()) {
+        return None;
+    }
+    let mut o = Origin {
+        prefix: original.get(f_start..o_start)?.to_string(),
+        suffix: original.get(o_end..f_end)?.to_string(),
+        ..Origin::default()
+    };
+    // Globals, macros and functions of the file.
+    for n in children(root) {
+        match n.kind() {
+            "declaration" => declared(text_, n, &mut o),
+            "preproc_def" => {
+                if let Some(name) = n.field(F::Name) {
+                    o.visible.insert(text(text_, name).to_string());
+                }
+            }
+            "function_definition" => {
+                let name = super::scan::function_name(text_, n).to_string();
+                o.functions.insert(name.clone());
+                o.defined.insert(name);
+            }
+            _ => {}
+        }
+    }
+    // The parameters, typed as the file writes them when its own text
+    // parses with as many parameters.
+    let params = parameters(text_, r.func);
+    let spelled = spelled_types(original.get(f_start..f_end)?);
+    let same = spelled.len() == params.len();
+    for (k, (name, ty)) in params.into_iter().enumerate() {
+        let ty = if same { spelled[k].clone() } else { ty };
+        o.types.insert(name.clone(), ty);
+        o.visible.insert(name);
+    }
+    // Locals declared before the region in the function's body.
+    let mut only_declarations = true;
+    for n in children(body).into_iter().filter(|n| n.end_byte() <= start) {
+        if n.kind().starts_with("preproc") {
+            continue; // `#pragma scop` itself
+        }
+        if n.kind() != "declaration" {
+            only_declarations = false;
+            continue;
+        }
+        let before = o.visible.clone();
+        declared(text_, n, &mut o);
+        let mut c = n.walk();
+        for d in n.children_by_field_name("declarator", &mut c) {
+            let name = declarator_name(text_, d).map(str::to_string);
+            if let Some(name) = name.filter(|n| !before.contains(n)) {
+                if only_declarations && d.kind() != "init_declarator" {
+                    o.unset.insert(name.clone());
+                }
+                o.locals.insert(name);
+            }
+        }
+    }
+    if !only_declarations {
+        o.unset.clear();
+    }
+    Some(o)
+}
+
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start_matches([' ', '\t']).len()
+}
+
+/// The name a declarator declares (`C` of `C[20][25]`, `p` of `*p = 0`).
+fn declarator_name<'t>(src: &'t str, mut d: Node<'_>) -> Option<&'t str> {
+    loop {
+        match d.kind() {
+            "identifier" => return Some(text(src, d)),
+            "function_declarator" => return None,
+            _ => d = d.field(F::Declarator)?,
+        }
+    }
+}
+
+/// The names a declaration declares, with its type; a function
+/// declaration's name goes to `functions`.
+fn declared(src: &str, n: Node<'_>, o: &mut Origin) {
+    let ty = n.field(F::Type).map_or("", |t| text(src, t)).to_string();
+    let mut c = n.walk();
+    for d in n.children_by_field_name("declarator", &mut c) {
+        match declarator_name(src, d) {
+            Some(name) => {
+                o.visible.insert(name.to_string());
+                o.types.insert(name.to_string(), ty.clone());
+            }
+            None => {
+                let mut f = d;
+                while f.kind() != "function_declarator" {
+                    match f.field(F::Declarator) {
+                        Some(x) => f = x,
+                        None => break,
+                    }
+                }
+                if let Some(name) = f.field(F::Declarator) {
+                    o.functions.insert(text(src, name).to_string());
+                }
+            }
+        }
+    }
+}
+
+/// The parameters of a function definition: (name, type text).
+fn parameters(src: &str, f: Node<'_>) -> Vec<(String, String)> {
+    let mut d = f.field(F::Declarator);
+    while let Some(x) = d.filter(|x| x.kind() != "function_declarator") {
+        d = x.field(F::Declarator);
+    }
+    let Some(list) = d.and_then(|d| d.field(F::Parameters)) else {
+        return Vec::new();
+    };
+    children(list)
+        .into_iter()
+        .filter(|p| p.kind() == "parameter_declaration")
+        .filter_map(|p| {
+            let name = declarator_name(src, p.field(F::Declarator)?)?;
+            let ty = p.field(F::Type).map_or("", |t| text(src, t));
+            Some((name.to_string(), ty.to_string()))
+        })
+        .collect()
+}
+
+/// The parameter types of the function the text `f` defines, as written
+/// (`DATA_TYPE` where the preprocessed text says `double`); empty when
+/// it does not parse as one.
+fn spelled_types(f: &str) -> Vec<String> {
+    let mut parser = tree_sitter::Parser::new();
+    if parser
+        .set_language(&tree_sitter_c::LANGUAGE.into())
+        .is_err()
+    {
+        return Vec::new();
+    }
+    let Some(tree) = parser.parse(f, None) else {
+        return Vec::new();
+    };
+    let Some(def) = children(tree.root_node())
+        .into_iter()
+        .find(|n| n.kind() == "function_definition")
+    else {
+        return Vec::new();
+    };
+    let mut d = def.field(F::Declarator);
+    while let Some(x) = d.filter(|x| x.kind() != "function_declarator") {
+        d = x.field(F::Declarator);
+    }
+    let Some(list) = d.and_then(|d| d.field(F::Parameters)) else {
+        return Vec::new();
+    };
+    children(list)
+        .into_iter()
+        .filter(|p| p.kind() == "parameter_declaration")
+        .map(|p| p.field(F::Type).map_or("", |t| text(f, t)).to_string())
+        .collect()
+}

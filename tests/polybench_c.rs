@@ -1,0 +1,505 @@
+//! C in, C out, the same numbers: every PolyBench/C kernel of
+//! fixtures/c/polybench, transformed by arrayflow and spliced back into its
+//! benchmark in place of the kernel function, prints the same arrays
+//! (`POLYBENCH_DUMP_ARRAYS`) as the original, byte for byte (docs/c.md,
+//! "C output").
+//!
+//! For each kernel, at the MINI dataset, each transformation (`expand
+//! --emit code`; `privatize --emit code`; `expand --transform contract
+//! --parallel L --emit code`, `L` the outermost loop that carries no
+//! dependence after maximal static expansion) is run with `-D MINI_DATASET`
+//! and the dataset's parameter values; the output is spliced in, built
+//! with `gcc -O2 -fopenmp -Wall -Werror=implicit-function-declaration` and
+//! run with `OMP_NUM_THREADS` 1 and 2. A result is PASS (same dumps, no
+//! warning the original's build does not have), SAME (the transformation
+//! had nothing to do, said so, and its output still gives the same dumps)
+//! or FAIL with the reason. scripts/polybench/known-failures lists the
+//! failures known today, each with its reason: they are reported as KNOWN;
+//! an unlisted failure, or a listed one that passes, fails the test.
+//! scripts/polybench/harness.sh runs the same checks by hand, with the
+//! SMALL dataset and 4 threads too.
+//!
+//! Without gcc and OpenMP the test prints that it skipped, unless
+//! `ARRAYFLOW_REQUIRE_GCC=1` (CI) makes that a failure.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+const TRANSFORMS: [&str; 3] = ["expand", "privatize", "contract"];
+const THREADS: [&str; 2] = ["1", "2"];
+/// Kernels built and run at once.
+const JOBS: usize = 2;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn bench() -> PathBuf {
+    root().join("fixtures/c/polybench")
+}
+
+fn support_c() -> PathBuf {
+    root().join("scripts/polybench/support.c")
+}
+
+/// Whether `gcc -fopenmp` builds and links a program here.
+fn have_gcc_openmp(dir: &Path) -> bool {
+    let src = dir.join("probe.c");
+    std::fs::write(
+        &src,
+        "#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n",
+    )
+    .unwrap();
+    let built = Command::new("gcc")
+        .args(["-fopenmp", "-o"])
+        .arg(dir.join("probe"))
+        .arg(&src)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    built
+        && Command::new(dir.join("probe"))
+            .status()
+            .is_ok_and(|s| s.success())
+}
+
+fn arrayflow(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_arrayflow"))
+        .args(args)
+        .output()
+        .expect("the arrayflow binary runs")
+}
+
+/// `--param NAME=VALUE` for each parameter of the kernel at MINI (the
+/// `param` lines of `arrayflow fmt`).
+fn mini_params(file: &str) -> Vec<String> {
+    let out = arrayflow(&["fmt", file, "-D", "MINI_DATASET"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut args = Vec::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("param ") else {
+            continue;
+        };
+        let Some((name, value)) = rest.trim_end_matches(';').split_once(" = ") else {
+            continue;
+        };
+        if value.parse::<i64>().is_ok() {
+            args.push("--param".to_string());
+            args.push(format!("{name}={value}"));
+        }
+    }
+    args
+}
+
+/// The outermost loop of `expand`'s report that carries no dependence
+/// after maximal static expansion (the MSE column is `none`).
+fn parallel_loop(file: &str, params: &[String]) -> Option<String> {
+    let mut args = vec!["expand", file];
+    args.extend(params.iter().map(String::as_str));
+    let out = arrayflow(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.starts_with("loops: dependences carried"));
+    lines.next()?;
+    let mut best: Option<(usize, String)> = None;
+    for line in lines.take_while(|l| l.starts_with(' ')) {
+        let indent = line.len() - line.trim_start().len();
+        let Some((name, columns)) = line.trim_start().split_once(" : ") else {
+            continue;
+        };
+        let mse = columns.split('|').nth(1).map(str::trim);
+        if mse == Some("none") && best.as_ref().is_none_or(|(i, _)| indent < *i) {
+            best = Some((indent, name.to_string()));
+        }
+    }
+    best.map(|(_, name)| name)
+}
+
+/// The kernel function's name: the benchmark defines `void kernel_NAME(`
+/// at the start of a line.
+fn kernel_name(text: &str) -> Option<String> {
+    text.lines().find_map(|l| {
+        let rest = l.strip_prefix("void kernel_")?;
+        let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_'))?;
+        rest[end..]
+            .trim_start()
+            .starts_with('(')
+            .then(|| format!("kernel_{}", &rest[..end]))
+    })
+}
+
+/// Byte range of the definition of `name` in `text`: from its `static`
+/// (alone on the line before, or on the same line) or `void` to the
+/// closing brace at column 0.
+fn function(text: &str, name: &str) -> Option<(usize, usize)> {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let head = line.strip_prefix("static ").unwrap_or(line);
+        let Some(rest) = head.strip_prefix("void ") else {
+            continue;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix(name) else {
+            continue;
+        };
+        if !rest.trim_start().starts_with('(') {
+            continue;
+        }
+        let before = text[..start].trim_end_matches('\n');
+        let begin = match before.rfind('\n') {
+            Some(k) if before[k + 1..].trim() == "static" => k + 1,
+            None if before.trim() == "static" => 0,
+            _ => start,
+        };
+        let end = text[start..].find("\n}")? + start + 2;
+        return Some((begin, end));
+    }
+    None
+}
+
+/// The benchmark with its kernel function replaced by `output`, which
+/// must define it (a drop-in), else why not.
+fn splice(benchmark: &str, output: &str) -> Result<String, String> {
+    let name = kernel_name(benchmark).ok_or("the benchmark has no kernel function")?;
+    let (start, end) = function(benchmark, &name).ok_or("the kernel's definition not found")?;
+    if function(output, &name).is_none() {
+        return Err(format!(
+            "the output does not define `void {name}(...)` as the benchmark does"
+        ));
+    }
+    Ok(format!(
+        "{}{output}{}",
+        &benchmark[..start],
+        &benchmark[end..]
+    ))
+}
+
+/// gcc's warnings, without their `file:line:col:` positions.
+fn warnings(stderr: &str) -> Vec<String> {
+    let mut w: Vec<String> = (stderr.lines())
+        .filter(|l| l.contains("warning:"))
+        .map(|l| l.split_once(' ').map_or(l, |(_, m)| m).to_string())
+        .collect();
+    w.sort();
+    w
+}
+
+fn gcc(src: &Path, exe: &Path) -> Output {
+    Command::new("gcc")
+        .args([
+            "-O2",
+            "-fopenmp",
+            "-Wall",
+            "-Wno-unknown-pragmas",
+            "-Werror=implicit-function-declaration",
+            "-D",
+            "MINI_DATASET",
+            "-D",
+            "POLYBENCH_DUMP_ARRAYS",
+            "-I",
+        ])
+        .arg(bench())
+        .arg(src)
+        .arg(support_c())
+        .args(["-lm", "-o"])
+        .arg(exe)
+        .output()
+        .expect("gcc runs")
+}
+
+/// The arrays the program dumps (its stderr) with `threads` OpenMP
+/// threads, or why there are none.
+fn dump(exe: &Path, threads: &str) -> Result<Vec<u8>, String> {
+    let mut child = Command::new(exe)
+        .env("OMP_NUM_THREADS", threads)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("does not start: {e}"))?;
+    let mut err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut err, &mut v).map(|_| v)
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("runs over 60 s with {threads} threads"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let bytes = reader.join().unwrap().expect("stderr read");
+    if !status.success() {
+        return Err(format!("crashes with {threads} threads ({status})"));
+    }
+    Ok(bytes)
+}
+
+/// One result: (transformation, verdict, reason).
+type Verdict = (String, &'static str, String);
+
+/// Every transformation of one kernel, checked.
+fn kernel(k: &str, work: &Path) -> Vec<Verdict> {
+    let w = work.join(k);
+    std::fs::create_dir_all(&w).unwrap();
+    let file = bench().join(format!("{k}.c"));
+    let file_s = file.to_str().unwrap().to_string();
+    let benchmark = std::fs::read_to_string(&file).unwrap();
+    let fail = |t: &str, why: String| vec![(t.to_string(), "FAIL", why)];
+    let orig = w.join("orig");
+    let built = gcc(&file, &orig);
+    if !built.status.success() {
+        return fail("original", "the original does not build".to_string());
+    }
+    let base = warnings(&String::from_utf8_lossy(&built.stderr));
+    let expected = match dump(&orig, "1") {
+        Ok(d) => d,
+        Err(e) => return fail("original", e),
+    };
+    let params = mini_params(&file_s);
+    let mut out = Vec::new();
+    for t in TRANSFORMS {
+        let mut args: Vec<String> = match t {
+            "expand" => vec!["expand".into(), "--emit".into(), "code".into()],
+            "privatize" => vec!["privatize".into(), "--emit".into(), "code".into()],
+            _ => match parallel_loop(&file_s, &params) {
+                Some(l) => [
+                    "expand",
+                    "--transform",
+                    "contract",
+                    "--parallel",
+                    &l,
+                    "--emit",
+                    "code",
+                ]
+                .map(String::from)
+                .to_vec(),
+                None => {
+                    out.push((
+                        t.to_string(),
+                        "SAME",
+                        "no loop is parallel after expansion: nothing to contract".to_string(),
+                    ));
+                    continue;
+                }
+            },
+        };
+        args.extend([file_s.clone(), "-D".into(), "MINI_DATASET".into()]);
+        args.extend(params.iter().cloned());
+        let run = arrayflow(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let text = String::from_utf8_lossy(&run.stdout).into_owned();
+        out.push((t.to_string(), "", String::new()));
+        let verdict = out.last_mut().unwrap();
+        let (v, why) = check(t, &run, &text, &benchmark, &w, &base, &expected);
+        verdict.1 = v;
+        verdict.2 = why;
+    }
+    out
+}
+
+/// The verdict on one transformation's output `text`.
+fn check(
+    t: &str,
+    run: &Output,
+    text: &str,
+    benchmark: &str,
+    w: &Path,
+    base: &[String],
+    expected: &[u8],
+) -> (&'static str, String) {
+    if !run.status.success() {
+        let err = String::from_utf8_lossy(&run.stderr);
+        let first = err.lines().find(|l| l.contains("error")).unwrap_or("");
+        return ("FAIL", format!("arrayflow: {first}"));
+    }
+    let spliced = match splice(benchmark, text) {
+        Ok(s) => s,
+        Err(e) => return ("FAIL", format!("not a drop-in: {e}")),
+    };
+    let src = w.join(format!("{t}.c"));
+    std::fs::write(&src, spliced).unwrap();
+    let exe = w.join(t);
+    let built = gcc(&src, &exe);
+    let stderr = String::from_utf8_lossy(&built.stderr);
+    if !built.status.success() {
+        let first = stderr.lines().find(|l| l.contains("error")).unwrap_or("");
+        return ("FAIL", format!("does not build: {first}"));
+    }
+    let mut base = base.to_vec();
+    for m in warnings(&stderr) {
+        match base.iter().position(|b| *b == m) {
+            Some(k) => {
+                base.remove(k);
+            }
+            None => return ("FAIL", format!("warnings: {m}")),
+        }
+    }
+    for n in THREADS {
+        match dump(&exe, n) {
+            Err(e) => return ("FAIL", e),
+            Ok(d) if d != expected => {
+                return ("FAIL", format!("dumps differ with {n} threads"));
+            }
+            Ok(_) => {}
+        }
+    }
+    if text.contains("no loop becomes parallel") {
+        (
+            "SAME",
+            "nothing to do, said so; the output gives the same dumps".to_string(),
+        )
+    } else {
+        ("PASS", String::new())
+    }
+}
+
+/// scripts/polybench/known-failures: `KERNEL TRANSFORM # reason` lines.
+fn known_failures() -> BTreeMap<(String, String), String> {
+    let text = std::fs::read_to_string(root().join("scripts/polybench/known-failures")).unwrap();
+    let mut out = BTreeMap::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let (entry, reason) = line.split_once('#').unwrap_or((line, ""));
+        let mut words = entry.split_whitespace();
+        let (Some(k), Some(t), None) = (words.next(), words.next(), words.next()) else {
+            panic!("known-failures: not `KERNEL TRANSFORM # reason`: {line}");
+        };
+        assert!(
+            !reason.trim().is_empty(),
+            "known-failures: no reason given: {line}"
+        );
+        out.insert((k.to_string(), t.to_string()), reason.trim().to_string());
+    }
+    out
+}
+
+#[test]
+fn transformed_kernels_are_drop_ins() {
+    let work = std::env::temp_dir().join(format!("arrayflow-polybench-c-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    if !have_gcc_openmp(&work) {
+        std::fs::remove_dir_all(&work).ok();
+        assert!(
+            std::env::var("ARRAYFLOW_REQUIRE_GCC").as_deref() != Ok("1"),
+            "ARRAYFLOW_REQUIRE_GCC=1 but gcc -fopenmp does not build and run a program here"
+        );
+        eprintln!("skipped: gcc -fopenmp does not build and run a program here");
+        return;
+    }
+    let mut kernels: Vec<String> = std::fs::read_dir(bench())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "c"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    kernels.sort();
+    assert_eq!(kernels.len(), 30, "PolyBench/C has 30 kernels");
+    let known = known_failures();
+    for (k, t) in known.keys() {
+        assert!(
+            kernels.contains(k) && TRANSFORMS.contains(&t.as_str()),
+            "known-failures: no kernel {k} or transformation {t}"
+        );
+    }
+
+    let queue = Mutex::new(kernels.clone());
+    let results = Mutex::new(BTreeMap::new());
+    std::thread::scope(|s| {
+        for _ in 0..JOBS {
+            s.spawn(|| loop {
+                let Some(k) = queue.lock().unwrap().pop() else {
+                    break;
+                };
+                let r = kernel(&k, &work);
+                results.lock().unwrap().insert(k, r);
+            });
+        }
+    });
+    let results = results.into_inner().unwrap();
+
+    let mut counts: BTreeMap<(String, &str), usize> = BTreeMap::new();
+    let mut wrong = Vec::new();
+    for (k, rs) in &results {
+        for (t, verdict, why) in rs {
+            let listed = known.get(&(k.clone(), t.clone()));
+            let shown = match (*verdict, listed) {
+                ("FAIL", Some(_)) => "KNOWN",
+                ("FAIL", None) => {
+                    wrong.push(format!("{k} {t}: {why}"));
+                    "FAIL"
+                }
+                (v, Some(reason)) => {
+                    wrong.push(format!(
+                        "{k} {t}: {v}, but known-failures lists it ({reason}): remove it"
+                    ));
+                    v
+                }
+                (v, None) => v,
+            };
+            *counts.entry((t.clone(), shown)).or_default() += 1;
+            println!("{k:<16} {t:<10} {shown:<6} {why}");
+        }
+    }
+    println!();
+    for t in TRANSFORMS {
+        let c = |v| counts.get(&(t.to_string(), v)).copied().unwrap_or(0);
+        println!(
+            "{t:<10} PASS {} SAME {} KNOWN {} FAIL {}",
+            c("PASS"),
+            c("SAME"),
+            c("KNOWN"),
+            c("FAIL")
+        );
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    let total: usize = results.values().map(Vec::len).sum();
+    assert_eq!(
+        total,
+        30 * TRANSFORMS.len(),
+        "a result for every kernel and transformation"
+    );
+
+    // The checks see a wrong kernel: gemm expanded, then one product by
+    // `alpha` doubled; and an output that does not define the kernel
+    // function.
+    let file = bench().join("gemm.c");
+    let file_s = file.to_str().unwrap();
+    let benchmark = std::fs::read_to_string(&file).unwrap();
+    let w = work.join("mutants");
+    std::fs::create_dir_all(&w).unwrap();
+    let orig = w.join("orig");
+    let built = gcc(&file, &orig);
+    let base = warnings(&String::from_utf8_lossy(&built.stderr));
+    let expected = dump(&orig, "1").unwrap();
+    let mut args = vec!["expand", "--emit", "code", file_s, "-D", "MINI_DATASET"];
+    let params = mini_params(file_s);
+    args.extend(params.iter().map(String::as_str));
+    let run = arrayflow(&args);
+    let text = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert_eq!(
+        check("expand", &run, &text, &benchmark, &w, &base, &expected).0,
+        "PASS"
+    );
+    assert!(text.contains("alpha * "), "{text}");
+    let doubled = text.replacen("alpha * ", "2 * alpha * ", 1);
+    let (v, why) = check("doubled", &run, &doubled, &benchmark, &w, &base, &expected);
+    assert_eq!((v, why.as_str()), ("FAIL", "dumps differ with 1 threads"));
+    let renamed = text.replace("kernel_gemm", "kernel_other");
+    let (v, why) = check("renamed", &run, &renamed, &benchmark, &w, &base, &expected);
+    assert_eq!(v, "FAIL");
+    assert!(why.starts_with("not a drop-in"), "{why}");
+    std::fs::remove_dir_all(&work).ok();
+}
