@@ -214,8 +214,8 @@ fn declared(src: &str, n: Node<'_>, o: &mut Origin) {
     }
 }
 
-/// The parameters of a function definition: (name, type text).
-fn parameters(src: &str, f: Node<'_>) -> Vec<(String, String)> {
+/// The parameter declarations of a function definition.
+fn parameter_decls(f: Node<'_>) -> Vec<Node<'_>> {
     let mut d = f.field(F::Declarator);
     while let Some(x) = d.filter(|x| x.kind() != "function_declarator") {
         d = x.field(F::Declarator);
@@ -226,6 +226,13 @@ fn parameters(src: &str, f: Node<'_>) -> Vec<(String, String)> {
     children(list)
         .into_iter()
         .filter(|p| p.kind() == "parameter_declaration")
+        .collect()
+}
+
+/// The parameters of a function definition: (name, type text).
+fn parameters(src: &str, f: Node<'_>) -> Vec<(String, String)> {
+    parameter_decls(f)
+        .into_iter()
         .filter_map(|p| {
             let name = declarator_name(src, p.field(F::Declarator)?)?;
             let ty = p.field(F::Type).map_or("", |t| text(src, t));
@@ -254,16 +261,8 @@ fn spelled_types(f: &str) -> Vec<String> {
     else {
         return Vec::new();
     };
-    let mut d = def.field(F::Declarator);
-    while let Some(x) = d.filter(|x| x.kind() != "function_declarator") {
-        d = x.field(F::Declarator);
-    }
-    let Some(list) = d.and_then(|d| d.field(F::Parameters)) else {
-        return Vec::new();
-    };
-    children(list)
+    parameter_decls(def)
         .into_iter()
-        .filter(|p| p.kind() == "parameter_declaration")
         .map(|p| p.field(F::Type).map_or("", |t| text(f, t)).to_string())
         .collect()
 }
