@@ -387,7 +387,7 @@ impl Fitter<'_> {
     }
 
     /// Why no quast fits, when the points split by one of the read's
-    /// counters modulo 2, 3 or 4 each have one in the quotient (`a[i]`
+    /// counters modulo 2, 3 or 4 each have one leaf in the quotient (`a[i]`
     /// after `a[2 * i]`: W(q) where i = 2q, ⊥ where i = 2q + 1): the counter
     /// and the modulus. Quasts here have no modulo conditions and no
     /// division in their leaves.
@@ -403,8 +403,10 @@ impl Fitter<'_> {
                             (x, p.1.clone())
                         })
                         .collect();
-                    // A handful of points fits anything: not evidence.
-                    part.len() >= 4 && self.fit(&part.iter().collect::<Vec<_>>()).is_some()
+                    // A handful of points fits anything: not evidence. One
+                    // leaf per class only (no search for splits): this runs
+                    // on every failed fit, and says why, nothing more.
+                    part.len() >= 4 && self.leaf(&part.iter().collect::<Vec<_>>()).is_some()
                 });
                 if fits {
                     return Some((c, m));
