@@ -216,7 +216,9 @@ fn analyze_some(program: &Program, keep: &dyn Fn(StmtId) -> bool) -> (Symbolic, 
             }
             reads[k].outcome = outcome;
         }
-        if round == 3 || failed.is_empty() {
+        // The last round only helps loops with a step (see below).
+        let stepped = places.iter().any(|p| p.loops.iter().any(|l| l.step > 1));
+        if round == 3 || (round == 2 && !stepped) || failed.is_empty() {
             break;
         }
         let next = match round {
