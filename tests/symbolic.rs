@@ -120,21 +120,3 @@ fn one_statement_hovers_equal_the_whole_analysis() {
     }
     assert!(compared > 100, "{compared} hovers compared");
 }
-
-/// Where the source depends on a counter's parity (by hand: `R` reads
-/// `a[i]` after `W` wrote `a[2 * i]`, so W(i/2) for even i, the initial
-/// value for odd i), no quast fits, and the reason says so: the counter and
-/// the modulus, not only that the fit failed.
-#[test]
-fn a_source_by_parity_is_named_in_the_reason() {
-    let program = load(std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/papers/maydan-3.8-related-work.loop"
-    )));
-    let sym = symbolic::analyze(&program);
-    let r = &sym.reads[0];
-    match &r.outcome {
-        Outcome::Fallback(why) => assert!(why.contains("depends on `i` modulo 2"), "{why}"),
-        other => panic!("{other:?}"),
-    }
-}

@@ -203,3 +203,65 @@ fn hover_line_reads_like_the_papers() {
         Some("T(i, j, k - 1) if k >= 1, else S(i, j)")
     );
 }
+
+/// By hand: `R` reads `a[i]` after `W` wrote `a[2 * i]` in the same loop,
+/// so W(i / 2) where i is even (W(0) in the same iteration at i = 0), the
+/// initial value where i is odd: a quast split by a stride.
+#[test]
+fn a_source_by_parity_is_a_stride_split() {
+    let ps: &[&[i64]] = &[&[8], &[0], &[1], &[5], &[13]];
+    expect("fixtures/papers/maydan-3.8-related-work.loop", "R", 0, ps, |x, _| {
+        (x[0] % 2 == 0).then(|| ("W", vec![x[0] / 2]))
+    });
+    let program = load("fixtures/papers/maydan-3.8-related-work.loop");
+    let sym = symbolic::analyze(&program);
+    let Outcome::Exact(q) = &sym.reads[0].outcome else {
+        panic!("{:?}", sym.reads[0].outcome)
+    };
+    assert_eq!(
+        symbolic::Names::new(&program).line(q),
+        "W(i / 2) if i mod 2 = 0, else initial"
+    );
+}
+
+/// By hand (Figure 13 after substitution): in iteration j, `work[i]` was
+/// written by W1 at (i + 1) / 2 where i is odd (2i' - 1 = i), by W2 at i / 2
+/// where i is even; `work[i + N2P]` likewise by the parity of i + N2P.
+#[test]
+fn figure_13_sources_by_parity() {
+    let rel = "fixtures/papers/maydan-3.8-fig13-subst.loop";
+    let ps: &[&[i64]] = &[&[7, 4], &[5, 3], &[3, 1], &[9, 5]];
+    expect(rel, "R1", 0, ps, |x, _| {
+        let (j, i) = (x[0], x[1]);
+        Some(match i % 2 {
+            0 => ("W2", vec![j, i / 2]),
+            _ => ("W1", vec![j, (i + 1) / 2]),
+        })
+    });
+    expect(rel, "R2", 0, ps, |x, p| {
+        let (j, c) = (x[0], x[1] + p[1]);
+        Some(match c % 2 {
+            0 => ("W2", vec![j, c / 2]),
+            _ => ("W1", vec![j, (c + 1) / 2]),
+        })
+    });
+}
+
+/// By hand: `a[i + n] = a[i + 2n + 1]` for i in 1..10 over `a[0..2n + 11]`
+/// reads a cell written earlier only where n + 1 < 0, and there the write
+/// at i = 1 (`a[1 + n]`) leaves the declared range, so the run stops. The
+/// source is the initial value for every run that completes, which is
+/// every n >= -1.
+#[test]
+fn a_dependence_only_where_the_run_stops_is_no_source() {
+    let rel = "fixtures/papers/maydan-1.1-symbolic.loop";
+    let ps: &[&[i64]] = &[&[5], &[-1], &[0], &[30]];
+    expect(rel, "S", 0, ps, |_, _| None);
+    let program = load(rel);
+    let sym = symbolic::analyze(&program);
+    let names = symbolic::Names::new(&program);
+    let shown: Vec<String> = (sym.in_range.iter())
+        .map(|a| symbolic::quast::atom_with(a, &|v| names.var(v).to_string()))
+        .collect();
+    assert_eq!(shown, ["n >= -1"]);
+}

@@ -10,7 +10,7 @@
 //! by a rank argument. The sampled inference (`infer`) stays for arrays a
 //! read of which has no exact quast.
 
-use super::infer::{ArrayForm, GroupBox, Sites, Tree};
+use super::infer::{ArrayForm, GroupBox, Sites, Test, Tree};
 use super::Trees;
 use crate::model::*;
 use crate::symbolic::{Outcome, Quast, Symbolic};
@@ -228,16 +228,29 @@ fn tree(q: &Quast, group: &dyn Fn(StmtId) -> Option<(usize, Vec<usize>)>) -> Opt
         Quast::Leaf(None) => Tree::Leaf(None),
         Quast::Leaf(Some(s)) => {
             let (g, at) = group(s.stmt)?;
-            Tree::Leaf(Some((g, at.iter().map(|&k| s.iter[k].clone()).collect())))
+            // κ coordinates must be affine: the division of a leaf under a
+            // stride is exact, and usually falls on a subscript-determined one.
+            let ks = (at.iter())
+                .map(|&k| crate::symbolic::quast::divided(&s.iter[k], s.den))
+                .collect::<Option<_>>()?;
+            Tree::Leaf(Some((g, ks)))
         }
         Quast::Split { cond, yes, no } => {
-            let (yes, no) = (tree(yes, group)?, tree(no, group)?);
-            if yes == no {
-                return Some(yes);
-            }
-            Tree::Split(cond.checked_scale(-1)?, Box::new(yes), Box::new(no))
+            split(Test::Le(cond.checked_scale(-1)?), tree(yes, group)?, tree(no, group)?)
         }
+        Quast::Stride { expr, k, yes, no } => split(
+            Test::Stride(expr.clone(), *k),
+            tree(yes, group)?,
+            tree(no, group)?,
+        ),
     })
+}
+
+fn split(t: Test, yes: Tree, no: Tree) -> Tree {
+    if yes == no {
+        return yes;
+    }
+    Tree::Split(t, Box::new(yes), Box::new(no))
 }
 
 /// The fewest counters κ, dropped outermost last, such that a statement's

@@ -93,12 +93,30 @@ pub fn eval_at(e: &Affine, loops: &[CounterId], iter: &[i64], params: &[i64]) ->
     })
 }
 
-/// A read label as a decision tree: `Split(e, yes, no)` tests e ≤ 0.
+/// A label condition: `Le(e)`: e ≤ 0; `Stride(e, k)`: k divides e (the
+/// parity of a counter, where exact σ splits by it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Test {
+    Le(Affine),
+    Stride(Affine, i64),
+}
+
+impl Test {
+    /// Its truth where the forms evaluate by `value` (None on overflow).
+    pub fn holds(&self, value: impl Fn(&Affine) -> Option<i64>) -> Option<bool> {
+        match self {
+            Test::Le(e) => Some(value(e)? <= 0),
+            Test::Stride(e, k) => Some(value(e)?.rem_euclid(*k) == 0),
+        }
+    }
+}
+
+/// A read label as a decision tree: `Split(t, yes, no)` tests t.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Tree {
     /// None: the original array (only initial values reach the read).
     Leaf(Option<(usize, Vec<Affine>)>),
-    Split(Affine, Box<Tree>, Box<Tree>),
+    Split(Test, Box<Tree>, Box<Tree>),
 }
 
 impl Tree {
@@ -114,7 +132,7 @@ impl Tree {
         }
     }
 
-    pub fn conditions(&self, out: &mut Vec<Affine>) {
+    pub fn conditions(&self, out: &mut Vec<Test>) {
         if let Tree::Split(e, a, b) = self {
             if !out.contains(e) {
                 out.push(e.clone());
@@ -125,7 +143,7 @@ impl Tree {
     }
 
     /// The leaf selected by truth values of conditions.
-    pub fn leaf(&self, truth: &dyn Fn(&Affine) -> bool) -> &Option<(usize, Vec<Affine>)> {
+    pub fn leaf(&self, truth: &dyn Fn(&Test) -> bool) -> &Option<(usize, Vec<Affine>)> {
         match self {
             Tree::Leaf(l) => l,
             Tree::Split(e, a, b) => {
@@ -1974,7 +1992,7 @@ impl Fitter<'_> {
                 continue;
             };
             if let Some(tn) = self.tree(&no, depth - 1) {
-                let e = self.conds[k].0.clone();
+                let e = Test::Le(self.conds[k].0.clone());
                 return Some(Tree::Split(e, Box::new(ty), Box::new(tn)));
             }
         }

@@ -19,7 +19,7 @@ pub mod vectors;
 use crate::dataflow::Config;
 use crate::expansion;
 use crate::model::*;
-use infer::{ArrayForm, Outcome, Sample, Sites, Tree};
+use infer::{ArrayForm, Outcome, Sample, Sites, Test, Tree};
 use std::collections::{HashMap, HashSet};
 
 /// Read label trees by (site, access).
@@ -129,6 +129,9 @@ pub struct Emitted {
     /// Constant loop bounds made parameters to sample at small sizes
     /// (`lift`): name and the constant, its default. `program` has them.
     pub lifted: Vec<(String, i64)>,
+    /// Constraints on the parameters the exact σ assumed (`n >= -1`): the
+    /// runs that complete, every access in its declared range.
+    pub in_range: Vec<String>,
 }
 
 /// Computes the closed forms, emits the expanded program and validates it
@@ -238,6 +241,7 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
             if o.allow_unproved || e.arrays.iter().all(|r| report::unproved(r).is_none()) {
                 e.validated = v.compared;
                 e.limits = v.limits;
+                e.in_range = in_range(program, sym.as_ref());
                 return Ok(e);
             }
             break cands;
@@ -347,7 +351,12 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     }
     e.validated = v.compared;
     e.limits = v.limits;
+    e.in_range = in_range(program, sym.as_ref());
     Ok(e)
+}
+
+fn in_range(p: &Program, sym: Option<&crate::symbolic::Symbolic>) -> Vec<String> {
+    sym.map_or(Vec::new(), |s| crate::symbolic::render::in_range(p, s))
 }
 
 /// Why a more expanded candidate of an array was not emitted.
@@ -651,6 +660,7 @@ impl Ctx<'_> {
             analysed: plus.clone(),
             labels,
             lifted: Vec::new(),
+            in_range: Vec::new(),
         })
     }
 }
@@ -999,6 +1009,22 @@ pub fn expr_of(a: &Affine) -> Expr {
         Some(x) if a.constant > 0 => bin(BinOp::Add, x, Expr::int(a.constant)),
         Some(x) if a.constant < 0 => bin(BinOp::Sub, x, Expr::int(-a.constant)),
         Some(x) => x,
+    }
+}
+
+/// A label condition as the program writes it: `j <= N - 1`, or
+/// `(i + 1) % 2 == 0` for a stride (`%` is Euclidean; zero either way).
+fn test_cond(t: &Test) -> Cond {
+    match t {
+        Test::Le(e) => le_zero(e),
+        Test::Stride(e, k) => Cond::Cmp(
+            CmpOp::Eq,
+            Expr::new(
+                ExprKind::Binary(BinOp::Rem, Box::new(expr_of(e)), Box::new(Expr::int(*k))),
+                Span::NONE,
+            ),
+            Expr::int(0),
+        ),
     }
 }
 
@@ -1406,11 +1432,11 @@ impl Gen<'_> {
                 let mut inside = p.clone();
                 inside
                     .conds
-                    .extend(within.iter().map(|e| (e.clone(), true)));
+                    .extend(within.iter().map(|e| (Test::Le(e.clone()), true)));
                 out.push(inside);
                 for e in within {
                     let mut outside = p.clone();
-                    outside.conds.push((e, false));
+                    outside.conds.push((Test::Le(e), false));
                     outside.label = None;
                     out.push(outside);
                 }
@@ -1499,7 +1525,7 @@ impl Gen<'_> {
             c.generated = false;
         }
         let site = Site::Cond(c.id);
-        let truth = |_: &Affine| true;
+        let truth = |_: &Test| true;
         let mut k = 0;
         rewrite_cond(&mut c.cond, &mut k, &mut |idx, acc| {
             self.read_access(site, idx, acc, &truth)
@@ -1512,7 +1538,7 @@ impl Gen<'_> {
         site: Site,
         idx: usize,
         acc: &Access,
-        truth: &dyn Fn(&Affine) -> bool,
+        truth: &dyn Fn(&Test) -> bool,
     ) -> Option<Access> {
         let (form, ids) = self.arrays.get(&acc.array)?;
         let _ = form;
@@ -1530,13 +1556,19 @@ impl Gen<'_> {
         &self,
         s: &Stmt,
         acc: &Access,
-        truth: &dyn Fn(&Affine) -> bool,
+        truth: &dyn Fn(&Test) -> bool,
     ) -> Option<Access> {
         let (form, ids) = self.arrays.get(&acc.array)?;
         let bits = form.splits.get(&s.id.index()).map_or(0, |cs| {
             cs.iter()
                 .enumerate()
-                .fold(0, |b, (k, e)| if truth(e) { b | 1 << k } else { b })
+                .fold(0, |b, (k, e)| {
+                    if truth(&Test::Le(e.clone())) {
+                        b | 1 << k
+                    } else {
+                        b
+                    }
+                })
         });
         let g = *form.atom_group.get(&(s.id.index(), bits))?;
         let mut a = acc.clone();
@@ -1555,11 +1587,11 @@ impl Gen<'_> {
     /// depend on.
     fn stmt(&mut self, s: &Stmt) -> Vec<Node> {
         let site = Site::Stmt(s.id);
-        let mut conds: Vec<Affine> = Vec::new();
+        let mut conds: Vec<Test> = Vec::new();
         if let Some((acc, _)) = s.write() {
             if let Some((form, _)) = self.arrays.get(&acc.array) {
                 if let Some(es) = form.splits.get(&s.id.index()) {
-                    conds.extend(es.iter().cloned());
+                    conds.extend(es.iter().cloned().map(Test::Le));
                 }
             }
         }
@@ -1573,7 +1605,7 @@ impl Gen<'_> {
         let versions = 1usize << conds.len();
         let mut leaves = Vec::new();
         for v in 0..versions {
-            let truth = |e: &Affine| {
+            let truth = |e: &Test| {
                 conds
                     .iter()
                     .position(|c| c == e)
@@ -1633,16 +1665,18 @@ impl Gen<'_> {
             Version::If(e, yes, no) => {
                 let yes = self.emit_version(*yes, s, is_out, n, k);
                 let no = self.emit_version(*no, s, is_out, n, k);
-                // Only the else side runs something: test ¬(e ≤ 0), 1 - e ≤ 0.
-                let flipped = match yes.is_empty() {
-                    true => e
+                // Only the else side runs something: test ¬(e ≤ 0), 1 - e ≤ 0
+                // (¬ of a stride as written).
+                let (cond, yes, no) = match (yes.is_empty(), &e) {
+                    (true, Test::Le(e)) => match e
                         .checked_scale(-1)
-                        .and_then(|x| x.checked_add(&Affine::constant(1))),
-                    false => None,
-                };
-                let (e, yes, no) = match flipped {
-                    Some(f) => (f, no, Vec::new()),
-                    None => (e, yes, no),
+                        .and_then(|x| x.checked_add(&Affine::constant(1)))
+                    {
+                        Some(f) => (le_zero(&f), no, Vec::new()),
+                        None => (test_cond(&Test::Le(e.clone())), yes, no),
+                    },
+                    (true, Test::Stride(..)) => (Cond::Not(Box::new(test_cond(&e))), no, Vec::new()),
+                    (false, _) => (test_cond(&e), yes, no),
                 };
                 let name = self.names.fresh("v");
                 vec![Node::If(If {
@@ -1651,7 +1685,7 @@ impl Gen<'_> {
                             id: CondId(0),
                             name,
                             generated: false,
-                            cond: le_zero(&e),
+                            cond,
                             span: Span::NONE,
                         },
                         yes,
@@ -1664,7 +1698,7 @@ impl Gen<'_> {
     }
 
     /// The copy-out statement (labelled when emitted).
-    fn copy_out(&mut self, s: &Stmt, truth: &dyn Fn(&Affine) -> bool) -> Stmt {
+    fn copy_out(&mut self, s: &Stmt, truth: &dyn Fn(&Test) -> bool) -> Stmt {
         let label = String::new();
         let Some(orig) = copied(s) else {
             return s.clone();
@@ -1698,7 +1732,7 @@ impl Gen<'_> {
         }
     }
 
-    fn rewrite_stmt(&self, st: &mut Stmt, truth: &dyn Fn(&Affine) -> bool) {
+    fn rewrite_stmt(&self, st: &mut Stmt, truth: &dyn Fn(&Test) -> bool) {
         let site = Site::Stmt(st.id);
         let s0 = st.clone();
         let mut k = 0;
@@ -1755,13 +1789,13 @@ impl Gen<'_> {
 enum Version {
     /// None: nothing to run (a copy of an array onto itself).
     Leaf(Option<Stmt>),
-    If(Affine, Box<Version>, Box<Version>),
+    If(Test, Box<Version>, Box<Version>),
 }
 
 impl Version {
     /// Condition k splits the versions in halves; two halves that are the
     /// same (labels aside: they are not assigned yet) become one.
-    fn nest(conds: &[Affine], leaves: &mut std::vec::IntoIter<Option<Stmt>>) -> Version {
+    fn nest(conds: &[Test], leaves: &mut std::vec::IntoIter<Option<Stmt>>) -> Version {
         let Some((e, rest)) = conds.split_first() else {
             return Version::Leaf(leaves.next().flatten());
         };

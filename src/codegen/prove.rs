@@ -26,7 +26,7 @@
 //! The labels come in through [`Labels`] (per site, affine pieces), so the
 //! prover does not depend on how `infer` finds them. docs/expansion.md §8.
 
-use super::infer::{eval_at, ArrayForm, Tree};
+use super::infer::{eval_at, ArrayForm, Test, Tree};
 use crate::dependence::pairs::{negate as negate_op, Sparse as Lin};
 use crate::dependence::{Config, Problem, Tester, Verdict};
 use crate::model::{
@@ -39,7 +39,7 @@ use std::collections::HashMap;
 /// and one affine κ function per dimension, or None (the original array).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Piece {
-    pub conds: Vec<(Affine, bool)>,
+    pub conds: Vec<(Test, bool)>,
     pub label: Option<(usize, Vec<Affine>)>,
 }
 
@@ -87,7 +87,7 @@ impl Labels {
                     conds: conds
                         .iter()
                         .enumerate()
-                        .map(|(k, e)| (e.clone(), bits & 1 << k != 0))
+                        .map(|(k, e)| (Test::Le(e.clone()), bits & 1 << k != 0))
                         .collect(),
                     label: label(bits),
                 })
@@ -126,7 +126,7 @@ impl Labels {
     }
 }
 
-fn flatten(t: &Tree, path: &mut Vec<(Affine, bool)>, out: &mut Vec<Piece>) {
+fn flatten(t: &Tree, path: &mut Vec<(Test, bool)>, out: &mut Vec<Piece>) {
     match t {
         Tree::Leaf(l) => out.push(Piece {
             conds: path.clone(),
@@ -144,8 +144,9 @@ fn flatten(t: &Tree, path: &mut Vec<(Affine, bool)>, out: &mut Vec<Piece>) {
 
 fn at(pieces: Option<&Vec<Piece>>, loops: &[CounterId], iter: &[i64], params: &[i64]) -> Label {
     let pieces = pieces?;
-    let holds =
-        |(e, b): &(Affine, bool)| eval_at(e, loops, iter, params).is_some_and(|v| (v <= 0) == *b);
+    let holds = |(t, b): &(Test, bool)| {
+        t.holds(|e| eval_at(e, loops, iter, params)) == Some(*b)
+    };
     let p = pieces.iter().find(|p| p.conds.iter().all(holds))?;
     let (g, ks) = p.label.as_ref()?;
     let ks = ks
@@ -847,7 +848,10 @@ impl Pair<'_> {
                     .iter()
                     .map(|c| (c, &ew))
                     .chain(b.conds.iter().map(|c| (c, &er)));
-                for ((e, holds), env) in conds {
+                for ((t, holds), env) in conds {
+                    let Test::Le(e) = t else {
+                        return Found::Unknown("a stride condition".into());
+                    };
                     let Some(e) = env.lin(e) else {
                         return Found::Unknown("a label condition outside the site".into());
                     };

@@ -120,7 +120,17 @@ pub fn proved(p: &Program, e: &Emitted, proof: &Proof) -> String {
         } else {
             format!(" with {}", assumed.join(" and "))
         };
-        return format!("proved for {whom}{with} (every source's label equals its read's label)");
+        // Constraints of the runs that complete, where a proof used them.
+        let runs = match e.in_range.is_empty() {
+            true => String::new(),
+            false => format!(
+                " at which the run completes ({})",
+                e.in_range.join(" and ")
+            ),
+        };
+        return format!(
+            "proved for {whom}{with}{runs} (every source's label equals its read's label)"
+        );
     };
     format!("{} (not proved: {why})", checked(p, &e.samples))
 }

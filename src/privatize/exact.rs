@@ -128,6 +128,14 @@ pub fn analyze(program: &Program) -> Result<Vec<ExactLoop>, String> {
                 s.label
             ));
         };
+        if !q.is_affine() {
+            let s = stmts[r.stmt.index()];
+            return Err(format!(
+                "the source of the read of `{}` in `{}` depends on a counter modulo a stride",
+                program.array_decl(r.array).name,
+                s.label
+            ));
+        }
         reads.push(ReadAt {
             stmt: r.stmt,
             access: stmts[r.stmt.index()].reads()[r.read],

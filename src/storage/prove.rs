@@ -154,6 +154,9 @@ pub enum Time<'a> {
 
 /// The most exact tests one proof may run.
 const BUDGET: usize = 50_000;
+/// A source coordinate with a division (under a stride).
+const STRIDED: &str = "a source is a division under a stride, which storage mappings do not take apart";
+
 const TOO_BIG: &str = "a constraint overflowed or expanded to too many cases";
 
 /// Proves the contracted program whose arrays are laid out as `layouts`
@@ -327,7 +330,8 @@ impl Proving<'_> {
                 }
                 let source = match leaf {
                     Some(src) => {
-                        let wp = self.write_place(l, src.stmt, &src.iter)?;
+                        let it = src.affine().ok_or_else(|| format!("{}: {STRIDED}", what()))?;
+                        let wp = self.write_place(l, src.stmt, it)?;
                         let differ = differ(l, target, &wp)?;
                         if self.feasible(&[&base, &differ])? {
                             return Err(format!(
@@ -336,7 +340,7 @@ impl Proving<'_> {
                                 self.name(src.stmt)
                             ));
                         }
-                        Some((src.stmt, src.iter.as_slice()))
+                        Some((src.stmt, it))
                     }
                     None => None,
                 };
@@ -447,7 +451,8 @@ impl Proving<'_> {
                             self.name(src.stmt)
                         ));
                     }
-                    let wp = self.write_place(l, src.stmt, &src.iter)?;
+                    let it = src.affine().ok_or_else(|| format!("`{name}`: {STRIDED}"))?;
+                    let wp = self.write_place(l, src.stmt, it)?;
                     let differ = differ(l, target, &wp)?;
                     if self.feasible(&[&base, &differ])? {
                         return Err(format!(
@@ -455,7 +460,7 @@ impl Proving<'_> {
                             self.name(src.stmt)
                         ));
                     }
-                    Some((src.stmt, src.iter.as_slice()))
+                    Some((src.stmt, it))
                 }
                 None => None,
             };

@@ -41,8 +41,11 @@ pub fn unusable(program: &Program, sym: &Symbolic) -> Option<String> {
 /// counters, then the parameters), so that an evaluation allocates nothing.
 enum Compiled {
     Initial,
-    Source(StmtId, Vec<Dense>),
+    /// The statement, its coordinates' numerators and their divisor.
+    Source(StmtId, Vec<Dense>, i64),
     Split(Dense, Box<Compiled>, Box<Compiled>),
+    /// Yes where the modulus divides the form.
+    Stride(Dense, i64, Box<Compiled>, Box<Compiled>),
 }
 
 impl Compiled {
@@ -52,9 +55,16 @@ impl Compiled {
             Quast::Leaf(Some(s)) => Compiled::Source(
                 s.stmt,
                 s.iter.iter().map(|e| Dense::new(e, counters)).collect(),
+                s.den,
             ),
             Quast::Split { cond, yes, no } => Compiled::Split(
                 Dense::new(cond, counters),
+                Box::new(Compiled::new(yes, counters)),
+                Box::new(Compiled::new(no, counters)),
+            ),
+            Quast::Stride { expr, k, yes, no } => Compiled::Stride(
+                Dense::new(expr, counters),
+                *k,
                 Box::new(Compiled::new(yes, counters)),
                 Box::new(Compiled::new(no, counters)),
             ),
@@ -68,12 +78,14 @@ impl Compiled {
         loop {
             match q {
                 Compiled::Initial => return Ok(None),
-                Compiled::Source(s, iter) => {
+                Compiled::Source(s, iter, den) => {
                     it.clear();
                     for e in iter {
                         match e.at(x) {
                             i64::MIN => return Err(()),
-                            v => it.push(v),
+                            // The stride above makes the division exact.
+                            v if v % den != 0 => return Err(()),
+                            v => it.push(v / den),
                         }
                     }
                     return Ok(Some(*s));
@@ -81,6 +93,10 @@ impl Compiled {
                 Compiled::Split(c, yes, no) => match c.at(x) {
                     i64::MIN => return Err(()),
                     v => q = if v >= 0 { yes } else { no },
+                },
+                Compiled::Stride(e, k, yes, no) => match e.at(x) {
+                    i64::MIN => return Err(()),
+                    v => q = if v.rem_euclid(*k) == 0 { yes } else { no },
                 },
             }
         }

@@ -21,8 +21,9 @@ pub struct Samples {
 
 /// The parameter vectors to sample: from a base b (4, else 8, 16, 32:
 /// the first with three vectors the assumptions allow, else the largest
-/// set found), [`around`] it. Never the declared defaults, so the cost
-/// does not grow with them.
+/// set found), [`around`] it. The declared defaults only where that finds
+/// fewer than three and they are small, so the cost does not grow with
+/// them.
 pub fn samples(program: &Program) -> Samples {
     let mut best = Samples {
         base: base(program, 4),
@@ -36,6 +37,16 @@ pub fn samples(program: &Program) -> Samples {
         }
         if all.len() > best.all.len() {
             best = Samples { base, all };
+        }
+    }
+    // Assumptions that pin a parameter (`LowBound <= 0`, `PID <= NumProc -
+    // 1`) may reject every vector near a uniform base; the declared
+    // defaults satisfy them, and when they are small they are cheap.
+    let defaults: Option<Vec<i64>> = program.params.iter().map(|p| p.default).collect();
+    if let Some(d) = defaults.filter(|d| best.all.len() < 3 && d.iter().all(|x| x.abs() <= 64)) {
+        let all = around(program, &d);
+        if all.len() > best.all.len() {
+            best = Samples { base: d, all };
         }
     }
     best
@@ -245,7 +256,11 @@ impl Fitter<'_> {
             };
             iter.push(affine_of(self.counters, self.n_params, &f));
         }
-        Some(Some(Source { stmt: *stmt, iter }))
+        Some(Some(Source {
+            stmt: *stmt,
+            iter,
+            den: 1,
+        }))
     }
 
     /// Candidate split conditions (`e ≥ 0`).
@@ -348,6 +363,8 @@ impl Fitter<'_> {
     fn guard(&self, q: &Quast, changed: &mut bool) -> Option<Quast> {
         Some(match q {
             Quast::Leaf(None) => q.clone(),
+            // A divided leaf: its domain composed with g is not affine.
+            Quast::Leaf(Some(src)) if src.den != 1 => return None,
             Quast::Leaf(Some(src)) => {
                 let wp = &self.places[src.stmt.index()];
                 let map: Vec<(CounterId, Affine)> = wp
@@ -383,37 +400,13 @@ impl Fitter<'_> {
                 yes: Box::new(self.guard(yes, changed)?),
                 no: Box::new(self.guard(no, changed)?),
             },
+            Quast::Stride { expr, k, yes, no } => Quast::Stride {
+                expr: expr.clone(),
+                k: *k,
+                yes: Box::new(self.guard(yes, changed)?),
+                no: Box::new(self.guard(no, changed)?),
+            },
         })
-    }
-
-    /// Why no quast fits, when the points split by one of the read's
-    /// counters modulo 2, 3 or 4 each have one leaf in the quotient (`a[i]`
-    /// after `a[2 * i]`: W(q) where i = 2q, ⊥ where i = 2q + 1): the counter
-    /// and the modulus. Quasts here have no modulo conditions and no
-    /// division in their leaves.
-    pub fn modulus(&self, pts: &[&Point]) -> Option<(CounterId, i64)> {
-        for m in 2..=4 {
-            for (k, &c) in self.counters.iter().enumerate() {
-                let fits = (0..m).all(|r| {
-                    let part: Vec<Point> = (pts.iter())
-                        .filter(|p| p.0[k].rem_euclid(m) == r)
-                        .map(|p| {
-                            let mut x = p.0.clone();
-                            x[k] = (x[k] - r).div_euclid(m);
-                            (x, p.1.clone())
-                        })
-                        .collect();
-                    // A handful of points fits anything: not evidence. One
-                    // leaf per class only (no search for splits): this runs
-                    // on every failed fit, and says why, nothing more.
-                    part.len() >= 4 && self.leaf(&part.iter().collect::<Vec<_>>()).is_some()
-                });
-                if fits {
-                    return Some((c, m));
-                }
-            }
-        }
-        None
     }
 
     /// A quast through every point, if one is found within the depth.

@@ -284,12 +284,18 @@ fn relation(isl: &Isl, stmt: StmtId, q: &Quast) -> (Vec<String>, Vec<String>) {
     let (mut src, mut init) = (Vec::new(), Vec::new());
     for (path, leaf) in q.leaves() {
         let mut cs = vec![format!("({dom})")];
-        cs.extend(path.iter().map(|(e, b)| isl.names.cond(e, *b)));
+        cs.extend(path.iter().map(|(t, b)| isl.names.test(t, *b)));
         let cs = cs.join(" and ");
         match leaf {
             None => init.push(format!("{inst} : {cs}")),
             Some(s) => {
-                let it: Vec<String> = s.iter.iter().map(|a| isl.names.affine(a)).collect();
+                // A division is exact under the leaf's stride: isl's floor.
+                let it: Vec<String> = (s.iter.iter())
+                    .map(|a| match s.den {
+                        1 => isl.names.affine(a),
+                        d => format!("floor(({})/{d})", isl.names.affine(a)),
+                    })
+                    .collect();
                 src.push(format!(
                     "{inst} -> {}[{}] : {cs}",
                     isl.stmt(s.stmt),

@@ -16,12 +16,14 @@ pub mod isl;
 pub mod project;
 pub mod prove;
 pub mod quast;
+pub mod ranges;
 pub mod render;
+pub mod stride;
 
 use crate::dataflow::{self, Config};
 use crate::model::{ArrayId, CounterId, Program, Site, StmtId};
 use domain::Place;
-pub use quast::{Names, Quast, Source};
+pub use quast::{Names, Quast, Source, Test};
 use std::collections::HashMap;
 
 /// What is known of one read.
@@ -55,6 +57,9 @@ pub struct Symbolic {
     pub samples: Vec<Vec<i64>>,
     /// Reads in conditions, which always fall back: (condition name, read index).
     pub condition_reads: Vec<(String, usize)>,
+    /// Constraints on the parameters some proof assumed: those of the runs
+    /// that complete, where every access stays in its declared range.
+    pub in_range: Vec<domain::Atom>,
 }
 
 /// The most access instances one sample may create.
@@ -172,6 +177,7 @@ fn analyze_some(program: &Program, keep: &dyn Fn(StmtId) -> bool) -> (Symbolic, 
             reads,
             samples: Vec::new(),
             condition_reads,
+            in_range: Vec::new(),
         };
         return (sym, 0);
     };
@@ -248,6 +254,7 @@ fn analyze_some(program: &Program, keep: &dyn Fn(StmtId) -> bool) -> (Symbolic, 
         reads,
         samples: used,
         condition_reads,
+        in_range: std::mem::take(&mut prover.in_range),
     };
     (sym, prover.tester.stats().problems)
 }
@@ -317,19 +324,26 @@ fn fit_and_prove(
         .get(r.stmt.index())
         .and_then(|v| v.get(r.read))
         .map_or(Vec::new(), |v| v.iter().collect());
-    let Some(q) = fitter.fit(&pts) else {
-        let why = match fitter.modulus(&pts) {
-            Some((c, m)) => format!(
-                "no quast fits bounded σ at the samples: the source depends on `{}` \
-                 modulo {m}, and quasts have no modulo conditions",
-                prover.program.counter_decl(c).name
-            ),
-            None => "no quast fits bounded σ at the samples".into(),
-        };
-        return Outcome::Fallback(why);
-    };
     let access = stmts[r.stmt.index()].reads()[r.read];
     let read = prove::Read { access, place };
+    // Strides of the writers' subscripts: a split by residue class, tried
+    // where no affine quast fits or none is proved.
+    let strided = || {
+        let writes: Vec<&crate::model::Access> = writers.list.iter().map(|w| w.access).collect();
+        let cands = stride::candidates(access, &writes);
+        fitter.strided(&pts, &cands)
+    };
+    let Some(q) = fitter.fit(&pts) else {
+        return match strided() {
+            Some(q) => match prover.prove(&q, &read, writers) {
+                prove::Proof::Proved => Outcome::Exact(q),
+                prove::Proof::NotProved(why) => Outcome::Fallback(format!(
+                    "no quast without strides fits bounded σ at the samples, and the one split by a stride is not proved: {why}"
+                )),
+            },
+            None => Outcome::Fallback("no quast fits bounded σ at the samples".into()),
+        };
+    };
     match prover.prove(&q, &read, writers) {
         prove::Proof::Proved => Outcome::Exact(q),
         prove::Proof::NotProved(why) => {
@@ -340,12 +354,38 @@ fn fit_and_prove(
                     return Outcome::Exact(g);
                 }
             }
+            // A fit through the samples that only looks affine there.
+            if let Some(s) = strided() {
+                if prover.prove(&s, &read, writers) == prove::Proof::Proved {
+                    return Outcome::Exact(s);
+                }
+            }
             Outcome::Fallback(format!("not proved: {why}"))
         }
     }
 }
 
 impl Symbolic {
+    /// Whether the quasts are claimed at the parameter values `params`
+    /// (one per parameter): `in_range` holds there. Elsewhere some access
+    /// leaves its declared range and the run stops.
+    pub fn claims(&self, params: &[i64]) -> bool {
+        self.in_range.iter().all(|a| {
+            let v = a.expr().eval(|v| match v {
+                // The atoms are on the parameters only.
+                crate::model::Var::Param(p) => params.get(p.index()).copied().unwrap_or(0),
+                crate::model::Var::Counter(_) => 0,
+            });
+            match (a, v) {
+                (domain::Atom::Le(_), Some(x)) => x <= 0,
+                (domain::Atom::Eq(_), Some(x)) => x == 0,
+                (domain::Atom::Stride(_, k), Some(x)) => x.rem_euclid(*k) == 0,
+                (domain::Atom::NotStride(_, k), Some(x)) => x.rem_euclid(*k) != 0,
+                (_, None) => false,
+            }
+        })
+    }
+
     /// The symbolic source of read `read` of `stmt`, if exact.
     pub fn quast(&self, stmt: StmtId, read: usize) -> Option<&Quast> {
         self.reads

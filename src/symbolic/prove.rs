@@ -12,7 +12,7 @@
 //! (a cap, an overflow) leaves the quast unproved.
 
 use super::domain::{self, Atom, Dnf, Place};
-use super::quast::{Quast, Source};
+use super::quast::{Quast, Source, Test};
 use crate::dependence::{Config, Problem, Tester, Verdict};
 use crate::model::{Access, Affine, CounterId, Program, StmtId, Var};
 
@@ -156,6 +156,12 @@ pub struct Prover<'p> {
     pub program: &'p Program,
     pub tester: Tester,
     pub assumptions: Dnf,
+    /// The parameter constraints of runs that complete (`ranges`) and the
+    /// assumptions with them (None: they add nothing), found on the first
+    /// failed proof.
+    ranged: Option<(Vec<Atom>, Option<Dnf>)>,
+    /// Those constraints, once a proof needed them.
+    pub in_range: Vec<Atom>,
 }
 
 /// Counter ids for the killer's instance z, disjoint from the program's.
@@ -256,18 +262,39 @@ pub(crate) fn subscripts(a: &Access) -> Option<Vec<Affine>> {
     a.subscripts.iter().map(|s| s.affine.clone()).collect()
 }
 
-/// A quast path as atoms (`(e, true)`: e ≥ 0); None on overflow.
-pub(crate) fn path_atoms(path: &[(Affine, bool)]) -> Option<Vec<Atom>> {
+/// A quast path as atoms; None on overflow.
+pub(crate) fn path_atoms(path: &[(Test, bool)]) -> Option<Vec<Atom>> {
     path.iter()
-        .map(|(e, holds)| {
-            if *holds {
-                e.checked_scale(-1)
-            } else {
-                e.checked_add(&Affine::constant(1))
-            }
-            .map(Atom::Le)
+        .map(|(t, holds)| match (t, holds) {
+            (Test::Ge(e), true) => e.checked_scale(-1).map(Atom::Le),
+            (Test::Ge(e), false) => e.checked_add(&Affine::constant(1)).map(Atom::Le),
+            (Test::Stride(e, k), true) => Some(Atom::Stride(e.clone(), *k)),
+            (Test::Stride(e, k), false) => Some(Atom::NotStride(e.clone(), *k)),
         })
         .collect()
+}
+
+/// A leaf's iteration vector as affine forms, and the atoms that define
+/// them: the coordinates themselves when there is no division, else fresh
+/// variables g with den·g = the numerator (exact under the leaf's stride).
+fn leaf_point(s: &Source) -> Option<(Vec<Affine>, Vec<Atom>)> {
+    if s.den == 1 {
+        return Some((s.iter.clone(), Vec::new()));
+    }
+    let mut g = Vec::new();
+    let mut atoms = Vec::new();
+    for (d, num) in s.iter.iter().enumerate() {
+        let v = Affine::var(Var::Counter(quotient(d)));
+        atoms.push(Atom::Eq(v.checked_scale(s.den)?.checked_sub(num)?));
+        g.push(v);
+    }
+    Some((g, atoms))
+}
+
+/// Counter ids for a divided leaf's coordinates, disjoint from the
+/// program's and from [`fresh`]'s (loop nests are at most 200 deep).
+fn quotient(d: usize) -> CounterId {
+    CounterId(u32::MAX - 1024 - d as u32)
 }
 
 const TOO_BIG: &str = "a condition expanded to too many cases";
@@ -282,7 +309,22 @@ impl Prover<'_> {
             program,
             tester: Tester::new(Config::default()),
             assumptions,
+            ranged: None,
+            in_range: Vec::new(),
         })
+    }
+
+    /// The assumptions with the range constraints, computed once.
+    fn ranged(&mut self) -> Option<Dnf> {
+        let (_, with) = self.ranged.get_or_insert_with(|| {
+            let places = domain::places(self.program);
+            let atoms = super::ranges::in_range(self.program, &places);
+            let with = (!atoms.is_empty())
+                .then(|| domain::and(&self.assumptions, &vec![atoms.clone()]))
+                .flatten();
+            (atoms, with)
+        });
+        with.clone()
     }
 
     /// Is every conjunction of one disjunct per factor integer-infeasible?
@@ -380,11 +422,24 @@ impl Prover<'_> {
     }
 
     /// Proves `q` is σ of `read` given the writers of its array.
+    /// Where the proof fails, it is tried again for the runs that
+    /// complete (every access in its declared range): a dependence that
+    /// exists only where the program would stop is no source.
     pub fn prove(&mut self, q: &Quast, read: &Read, writers: &Writers) -> Proof {
-        match self.prove_all(q, read, writers) {
-            Ok(()) => Proof::Proved,
-            Err(why) => Proof::NotProved(why),
+        let why = match self.prove_all(q, read, writers) {
+            Ok(()) => return Proof::Proved,
+            Err(why) => why,
+        };
+        if let Some(ranged) = self.ranged() {
+            let plain = std::mem::replace(&mut self.assumptions, ranged);
+            let again = self.prove_all(q, read, writers);
+            self.assumptions = plain;
+            if again.is_ok() {
+                self.in_range = self.ranged.as_ref().map_or(Vec::new(), |r| r.0.clone());
+                return Proof::Proved;
+            }
         }
+        Proof::NotProved(why)
     }
 
     fn prove_all(&mut self, q: &Quast, read: &Read, writers: &Writers) -> Result<(), String> {
@@ -398,18 +453,26 @@ impl Prover<'_> {
         let dom = domain::and(&self.assumptions, &dom).ok_or(TOO_BIG)?;
         let constant = |a: &Affine| a.terms.is_empty().then_some(a.constant);
         for (path, leaf) in q.leaves() {
-            let conj = path_atoms(&path).ok_or(TOO_BIG)?;
-            let base = domain::and(&dom, &vec![conj]).ok_or(TOO_BIG)?;
-            let src = match leaf {
+            let mut conj = path_atoms(&path).ok_or(TOO_BIG)?;
+            let point = match leaf {
                 Some(s) => {
-                    self.source_leaf(&base, s, &x, &cell, read, writers)?;
+                    let (g, defs) = leaf_point(s).ok_or(TOO_BIG)?;
+                    conj.extend(defs);
+                    Some(g)
+                }
+                None => None,
+            };
+            let base = domain::and(&dom, &vec![conj]).ok_or(TOO_BIG)?;
+            let src = match (leaf, &point) {
+                (Some(s), Some(g)) => {
+                    self.source_leaf(&base, s.stmt, g, &x, &cell, read, writers)?;
                     let k = *writers
                         .by_stmt
                         .get(&s.stmt)
                         .ok_or("the source does not write the array")?;
                     Some(&writers.list[k])
                 }
-                None => None,
+                _ => None,
             };
             // No write of the cell between the leaf and the read (or before
             // the read at all, for ⊥). Writers elsewhere in the program
@@ -443,10 +506,9 @@ impl Prover<'_> {
                     ),
                 }
                 };
-                match (leaf, src) {
-                    (Some(s), Some(src)) => {
-                        let after_src =
-                            precedes(&s.iter, src.place, &r.z, w.place).ok_or(TOO_BIG)?;
+                match (&point, src) {
+                    (Some(g), Some(src)) => {
+                        let after_src = precedes(g, src.place, &r.z, w.place).ok_or(TOO_BIG)?;
                         self.infeasible(&[&base, &r.dom, &same, &after_src, &before_read], &what)?
                     }
                     _ => self.infeasible(&[&base, &r.dom, &same, &before_read], &what)?,
@@ -456,29 +518,32 @@ impl Prover<'_> {
         Ok(())
     }
 
+    /// The leaf `stmt(g)` is in its domain, writes the cell, and precedes.
+    #[allow(clippy::too_many_arguments)]
     fn source_leaf(
         &mut self,
         base: &Dnf,
-        s: &Source,
+        stmt: StmtId,
+        g: &[Affine],
         x: &[Affine],
         cell: &[Affine],
         read: &Read,
         writers: &Writers,
     ) -> Result<(), String> {
         let program = self.program;
-        let label = || program.site_name(crate::model::Site::Stmt(s.stmt));
+        let label = || program.site_name(crate::model::Site::Stmt(stmt));
         let w = writers
             .by_stmt
-            .get(&s.stmt)
+            .get(&stmt)
             .map(|&k| &writers.list[k])
             .ok_or_else(|| format!("`{}` does not write the array read", label()))?;
         let map: Vec<(CounterId, Affine)> = w
             .place
             .counters()
             .into_iter()
-            .zip(s.iter.iter().cloned())
+            .zip(g.iter().cloned())
             .collect();
-        if map.len() != s.iter.len() {
+        if map.len() != g.len() {
             return Err(format!(
                 "the leaf `{}` has the wrong number of counters",
                 label()
@@ -505,7 +570,7 @@ impl Prover<'_> {
         self.infeasible(&[base, &differ], &|| {
             format!("the source `{}` may write another cell", label())
         })?;
-        let late = not_precedes(&s.iter, w.place, x, read.place).ok_or(TOO_BIG)?;
+        let late = not_precedes(g, w.place, x, read.place).ok_or(TOO_BIG)?;
         self.infeasible(&[base, &late], &|| {
             format!("the source `{}` may not precede the read", label())
         })

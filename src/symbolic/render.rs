@@ -20,12 +20,33 @@ fn head(program: &Program, r: &super::ReadFlow) -> (String, String) {
     (access, format!("({})", counters.join(", ")))
 }
 
+/// The parameter constraints some proof assumed (`n >= -1`): those of the
+/// runs that complete, where every access stays in its declared range.
+pub fn in_range(program: &Program, sym: &Symbolic) -> Vec<String> {
+    let names = Names::new(program);
+    let name = |v: Var| names.var(v).to_string();
+    sym.in_range.iter().map(|a| atom_with(a, &name)).collect()
+}
+
+/// ` and n >= -1 (every access in its declared range: other runs stop)`
+/// where a proof assumed it.
+fn in_range_note(program: &Program, sym: &Symbolic) -> String {
+    match in_range(program, sym) {
+        atoms if atoms.is_empty() => String::new(),
+        atoms => format!(
+            " and {} (every access in its declared range: other runs stop)",
+            atoms.join(" and ")
+        ),
+    }
+}
+
 pub fn text(program: &Program, sym: &Symbolic) -> String {
     let names = Names::new(program);
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# σ for every parameter value satisfying the assumptions; quasts fitted at {} parameter vectors and proved",
+        "# σ for every parameter value satisfying the assumptions{}; quasts fitted at {} parameter vectors and proved",
+        in_range_note(program, sym),
         sym.samples.len()
     );
     for r in &sym.reads {

@@ -49,6 +49,10 @@ pub fn compare(program: &Program, sym: &Symbolic, params: &[(String, i64)]) -> O
         Err(e) => panic!("{e}"),
     };
     let values = program.param_values(params).unwrap();
+    // Where an access leaves its declared range the run stops: no claim.
+    if !sym.claims(&values) {
+        return None;
+    }
     let mut n = 0;
     for r in flow.iter() {
         let Site::Stmt(s) = r.site() else { continue };
