@@ -94,16 +94,21 @@ fn engines_agree_on_generated_programs() {
     for seed in 0..cases {
         let program = generate(seed, &GenOptions::static_control(Size::Small));
         let sym = symbolic::analyze(&program);
-        if bounded::unusable(&program, &sym).is_some() {
+        let defaults = program.param_values(&[]).expect("defaults");
+        if bounded::unusable(&program, &sym, &defaults).is_some() {
             skipped += 1;
             continue;
         }
-        let defaults = program.param_values(&[]).expect("defaults");
         let mut moved = defaults.clone();
         if let Some(v) = moved.first_mut() {
             *v += 2;
         }
         for values in [defaults, moved] {
+            // Where an access leaves its declared range the quasts make no
+            // claim, and `flow` takes the rules.
+            if bounded::unusable(&program, &sym, &values).is_some() {
+                continue;
+            }
             let params: Vec<(String, i64)> = (program.params.iter())
                 .zip(&values)
                 .map(|(p, &v)| (p.name.clone(), v))

@@ -294,7 +294,7 @@ fn by_quasts(
         return Ok(None);
     };
     let sym = crate::symbolic::analyze(program);
-    if let Some(why) = crate::symbolic::bounded::unusable(program, &sym) {
+    if let Some(why) = crate::symbolic::bounded::unusable(program, &sym, &values) {
         return if forced { Err(why) } else { Ok(None) };
     }
     let params: Vec<(String, i64)> = (program.params.iter())

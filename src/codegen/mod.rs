@@ -9,7 +9,7 @@ pub mod check;
 mod exact;
 pub use crate::fit;
 pub mod infer;
-pub mod lift;
+pub use crate::model::lift;
 mod place;
 pub mod prove;
 pub mod report;

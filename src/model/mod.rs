@@ -13,6 +13,7 @@ mod affine;
 pub mod builder;
 pub mod calls;
 pub mod eval;
+pub mod lift;
 mod span;
 
 pub use affine::{Affine, Var};

@@ -14,7 +14,7 @@ use crate::dataflow::grouped::{AccessGroups, Grouper};
 use crate::model::{ArrayId, CounterId, Program, Site, StmtId};
 
 /// Why the quasts cannot give bounded σ for this program, if they cannot.
-pub fn unusable(program: &Program, sym: &Symbolic) -> Option<String> {
+pub fn unusable(program: &Program, sym: &Symbolic, params: &[i64]) -> Option<String> {
     if let Some(r) = sym
         .reads
         .iter()
@@ -33,6 +33,13 @@ pub fn unusable(program: &Program, sym: &Symbolic) -> Option<String> {
     }
     if let Some((c, _)) = sym.condition_reads.first() {
         return Some(format!("condition `{c}` reads memory"));
+    }
+    // `flow` still answers where a run would stop: the quasts do not.
+    if !sym.claims(params) {
+        return Some(format!(
+            "the quasts hold where every access stays in its declared range ({}), not at these sizes",
+            super::render::in_range(program, sym).join(" and ")
+        ));
     }
     None
 }
@@ -113,7 +120,7 @@ pub fn groups<E>(
     params: &[i64],
     mut each: impl FnMut(Vec<AccessGroups>) -> Result<(), E>,
 ) -> Result<Result<(), E>, String> {
-    if let Some(why) = unusable(program, sym) {
+    if let Some(why) = unusable(program, sym, params) {
         return Err(why);
     }
     let places = domain::places(program);

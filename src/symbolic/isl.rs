@@ -255,6 +255,12 @@ pub fn symbolic(program: &Program, sym: &Symbolic) -> String {
     let isl = Isl::new(program);
     let p = isl.params();
     let mut out = String::new();
+    // The parameters the quasts are claimed for, where a proof assumed the
+    // runs that complete (every access in its declared range).
+    let context = super::render::in_range(program, sym);
+    if !context.is_empty() {
+        let _ = writeln!(out, "context: {p} -> {{ : {} }}", context.join(" and "));
+    }
     for r in &sym.reads {
         let label = tuple(&program.site_name(Site::Stmt(r.stmt)));
         let key = format!("{label} {}", r.read);

@@ -12,6 +12,7 @@ pub mod bounded;
 pub mod domain;
 pub mod fada;
 pub mod infer;
+pub mod lifted;
 pub mod isl;
 pub mod project;
 pub mod prove;
@@ -135,7 +136,59 @@ pub fn analyze_stmt(program: &Program, stmt: StmtId) -> Symbolic {
     analyze_some(program, &|s| s == stmt).0
 }
 
+/// Loops with many constant trips (PolyBench's `for t = 1 to TSTEPS`) keep
+/// their size at every sample: they are made parameters first
+/// (`model::lift`), sampled small, and the quasts, proved for every value
+/// of the new parameters, are taken at the constants (`lifted`). Reads
+/// whose quast is not exact that way are analysed again as written.
 fn analyze_some(program: &Program, keep: &dyn Fn(StmtId) -> bool) -> (Symbolic, u64) {
+    let Some(l) = crate::model::lift::constant_bounds(program) else {
+        return analyze_plain(program, keep);
+    };
+    let (mut sym, mut problems) = analyze_plain(&l.program, keep);
+    let n = program.params.len();
+    let consts: Vec<(crate::model::ParamId, i64)> = (l.added.iter().enumerate())
+        .map(|(k, (_, v))| (crate::model::ParamId((n + k) as u32), *v))
+        .collect();
+    let mut redo: std::collections::HashSet<(StmtId, usize)> = Default::default();
+    for r in &mut sym.reads {
+        let at = match &r.outcome {
+            Outcome::Exact(q) => lifted::at(q, &consts),
+            _ => None,
+        };
+        match at {
+            Some(q) => r.outcome = Outcome::Exact(q),
+            None => {
+                redo.insert((r.stmt, r.read));
+            }
+        }
+    }
+    sym.samples.iter_mut().for_each(|v| v.truncate(n));
+    sym.samples.dedup();
+    sym.in_range = lifted::atoms_at(&sym.in_range, &consts);
+    if !redo.is_empty() {
+        let stmts: std::collections::HashSet<StmtId> = redo.iter().map(|r| r.0).collect();
+        let (plain, more) = analyze_plain(program, &|s| keep(s) && stmts.contains(&s));
+        problems += more;
+        let mut at: HashMap<(StmtId, usize), Outcome> = (plain.reads.into_iter())
+            .filter(|r| redo.contains(&(r.stmt, r.read)))
+            .map(|r| ((r.stmt, r.read), r.outcome))
+            .collect();
+        for r in &mut sym.reads {
+            if let Some(o) = at.remove(&(r.stmt, r.read)) {
+                r.outcome = o;
+            }
+        }
+        for a in plain.in_range {
+            if !sym.in_range.contains(&a) {
+                sym.in_range.push(a);
+            }
+        }
+    }
+    (sym, problems)
+}
+
+fn analyze_plain(program: &Program, keep: &dyn Fn(StmtId) -> bool) -> (Symbolic, u64) {
     let places = domain::places(program);
     let stmts = program.stmts();
     let mut prover = prove::Prover::new(program);

@@ -1,5 +1,5 @@
-//! Constant loop bounds made parameters. Code generation samples a
-//! program at small parameter values; a loop whose bounds are constants
+//! Constant loop bounds made parameters. Code generation and symbolic σ
+//! sample a program at small parameter values; a loop whose bounds are constants
 //! keeps its size at every sample (PolyBench's heat-3d runs `TSTEPS` = 500
 //! time steps whatever `n` is), which makes the samples too large to
 //! analyse. Such an upper bound becomes a parameter whose default is the
@@ -23,6 +23,10 @@ pub struct Lifted {
 /// `MIN_TRIPS` constant trips made a parameter (one per distinct
 /// constant); None when there is no such loop.
 pub fn constant_bounds(p: &Program) -> Option<Lifted> {
+    // Most programs have no such loop: no copy of them.
+    if !any(&p.body) {
+        return None;
+    }
     let mut out = p.clone();
     let mut added: Vec<(String, i64)> = Vec::new();
     let taken = |name: &str, p: &Program| {
@@ -57,22 +61,37 @@ pub fn constant_bounds(p: &Program) -> Option<Lifted> {
     })
 }
 
+/// Whether a loop's bounds are constants at least `MIN_TRIPS` apart.
+fn qualifies(f: &crate::model::For) -> bool {
+    let (lo, hi) = (&f.lower.affine, &f.upper.affine);
+    lo.terms.is_empty()
+        && hi.terms.is_empty()
+        && (hi.constant)
+            .checked_sub(lo.constant)
+            .is_some_and(|d| d + 1 >= MIN_TRIPS)
+}
+
+/// Whether some loop under `nodes` qualifies.
+fn any(nodes: &[Node]) -> bool {
+    nodes.iter().any(|n| match n {
+        Node::For(f) => qualifies(f) || any(&f.body),
+        Node::While(w) => any(&w.body),
+        Node::If(i) => {
+            i.branches.iter().any(|(_, b)| any(b)) || i.otherwise.as_deref().is_some_and(any)
+        }
+        Node::Stmt(_) => false,
+    })
+}
+
 /// Replaces the qualifying bounds under `nodes`; `param` gives the
 /// parameter for a constant.
 fn lift(nodes: &mut [Node], param: &mut dyn FnMut(i64, crate::model::Span) -> ParamId) {
     for n in nodes {
         match n {
             Node::For(f) => {
-                let (lo, hi) = (&f.lower.affine, &f.upper.affine);
-                if lo.terms.is_empty()
-                    && hi.terms.is_empty()
-                    && hi
-                        .constant
-                        .checked_sub(lo.constant)
-                        .is_some_and(|d| d + 1 >= MIN_TRIPS)
-                {
+                if qualifies(f) {
                     let span = f.upper.expr.span;
-                    let id = param(hi.constant, span);
+                    let id = param(f.upper.affine.constant, span);
                     f.upper = Bound {
                         expr: Expr {
                             kind: ExprKind::Param(id),
