@@ -210,9 +210,13 @@ fn hover_line_reads_like_the_papers() {
 #[test]
 fn a_source_by_parity_is_a_stride_split() {
     let ps: &[&[i64]] = &[&[8], &[0], &[1], &[5], &[13]];
-    expect("fixtures/papers/maydan-3.8-related-work.loop", "R", 0, ps, |x, _| {
-        (x[0] % 2 == 0).then(|| ("W", vec![x[0] / 2]))
-    });
+    expect(
+        "fixtures/papers/maydan-3.8-related-work.loop",
+        "R",
+        0,
+        ps,
+        |x, _| (x[0] % 2 == 0).then(|| ("W", vec![x[0] / 2])),
+    );
     let program = load("fixtures/papers/maydan-3.8-related-work.loop");
     let sym = symbolic::analyze(&program);
     let Outcome::Exact(q) = &sym.reads[0].outcome else {

@@ -235,9 +235,11 @@ fn tree(q: &Quast, group: &dyn Fn(StmtId) -> Option<(usize, Vec<usize>)>) -> Opt
                 .collect::<Option<_>>()?;
             Tree::Leaf(Some((g, ks)))
         }
-        Quast::Split { cond, yes, no } => {
-            split(Test::Le(cond.checked_scale(-1)?), tree(yes, group)?, tree(no, group)?)
-        }
+        Quast::Split { cond, yes, no } => split(
+            Test::Le(cond.checked_scale(-1)?),
+            tree(yes, group)?,
+            tree(no, group)?,
+        ),
         Quast::Stride { expr, k, yes, no } => split(
             Test::Stride(expr.clone(), *k),
             tree(yes, group)?,

@@ -1560,15 +1560,13 @@ impl Gen<'_> {
     ) -> Option<Access> {
         let (form, ids) = self.arrays.get(&acc.array)?;
         let bits = form.splits.get(&s.id.index()).map_or(0, |cs| {
-            cs.iter()
-                .enumerate()
-                .fold(0, |b, (k, e)| {
-                    if truth(&Test::Le(e.clone())) {
-                        b | 1 << k
-                    } else {
-                        b
-                    }
-                })
+            cs.iter().enumerate().fold(0, |b, (k, e)| {
+                if truth(&Test::Le(e.clone())) {
+                    b | 1 << k
+                } else {
+                    b
+                }
+            })
         });
         let g = *form.atom_group.get(&(s.id.index(), bits))?;
         let mut a = acc.clone();
@@ -1675,7 +1673,9 @@ impl Gen<'_> {
                         Some(f) => (le_zero(&f), no, Vec::new()),
                         None => (test_cond(&Test::Le(e.clone())), yes, no),
                     },
-                    (true, Test::Stride(..)) => (Cond::Not(Box::new(test_cond(&e))), no, Vec::new()),
+                    (true, Test::Stride(..)) => {
+                        (Cond::Not(Box::new(test_cond(&e))), no, Vec::new())
+                    }
                     (false, _) => (test_cond(&e), yes, no),
                 };
                 let name = self.names.fresh("v");

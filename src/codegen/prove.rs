@@ -144,9 +144,7 @@ fn flatten(t: &Tree, path: &mut Vec<(Test, bool)>, out: &mut Vec<Piece>) {
 
 fn at(pieces: Option<&Vec<Piece>>, loops: &[CounterId], iter: &[i64], params: &[i64]) -> Label {
     let pieces = pieces?;
-    let holds = |(t, b): &(Test, bool)| {
-        t.holds(|e| eval_at(e, loops, iter, params)) == Some(*b)
-    };
+    let holds = |(t, b): &(Test, bool)| t.holds(|e| eval_at(e, loops, iter, params)) == Some(*b);
     let p = pieces.iter().find(|p| p.conds.iter().all(holds))?;
     let (g, ks) = p.label.as_ref()?;
     let ks = ks

@@ -123,10 +123,7 @@ pub fn proved(p: &Program, e: &Emitted, proof: &Proof) -> String {
         // Constraints of the runs that complete, where a proof used them.
         let runs = match e.in_range.is_empty() {
             true => String::new(),
-            false => format!(
-                " at which the run completes ({})",
-                e.in_range.join(" and ")
-            ),
+            false => format!(" at which the run completes ({})", e.in_range.join(" and ")),
         };
         return format!(
             "proved for {whom}{with}{runs} (every source's label equals its read's label)"

@@ -155,7 +155,8 @@ pub enum Time<'a> {
 /// The most exact tests one proof may run.
 const BUDGET: usize = 50_000;
 /// A source coordinate with a division (under a stride).
-const STRIDED: &str = "a source is a division under a stride, which storage mappings do not take apart";
+const STRIDED: &str =
+    "a source is a division under a stride, which storage mappings do not take apart";
 
 const TOO_BIG: &str = "a constraint overflowed or expanded to too many cases";
 
@@ -330,7 +331,9 @@ impl Proving<'_> {
                 }
                 let source = match leaf {
                     Some(src) => {
-                        let it = src.affine().ok_or_else(|| format!("{}: {STRIDED}", what()))?;
+                        let it = src
+                            .affine()
+                            .ok_or_else(|| format!("{}: {STRIDED}", what()))?;
                         let wp = self.write_place(l, src.stmt, it)?;
                         let differ = differ(l, target, &wp)?;
                         if self.feasible(&[&base, &differ])? {

@@ -66,7 +66,9 @@ pub fn at(q: &Quast, consts: &[(ParamId, i64)]) -> Option<Quast> {
 pub fn atoms_at(atoms: &[Atom], consts: &[(ParamId, i64)]) -> Vec<Atom> {
     let mut out: Vec<Atom> = Vec::new();
     for a in atoms {
-        let Some(e) = fixed(a.expr(), consts) else { continue };
+        let Some(e) = fixed(a.expr(), consts) else {
+            continue;
+        };
         let a = a.with(e);
         if !a.expr().terms.is_empty() && !out.contains(&a) {
             out.push(a);

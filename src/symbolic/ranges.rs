@@ -115,4 +115,3 @@ fn reduced(e: &Affine) -> Affine {
         constant: -(-e.constant).div_euclid(g),
     }
 }
-

@@ -65,8 +65,8 @@ impl Fitter<'_> {
         let m = c.modulus;
         // A counter of the form with coefficient ±1 carries the quotient:
         // replacing it by q keeps every affine function affine.
-        let k = (self.counters.iter())
-            .position(|&ctr| c.expr.coeff(Var::Counter(ctr)).abs() == 1)?;
+        let k =
+            (self.counters.iter()).position(|&ctr| c.expr.coeff(Var::Counter(ctr)).abs() == 1)?;
         let dense = Dense::new(&c.expr, self.counters);
         let mut classes: Vec<Quast> = Vec::new();
         for r in 0..m {
@@ -109,10 +109,16 @@ fn back(q: &Quast, c: CounterId, shifted: &Affine, m: i64) -> Option<Quast> {
     let scaled = |f: &Affine| -> Option<Affine> {
         let a = f.coeff(Var::Counter(c));
         let rest = Affine {
-            terms: f.terms.iter().copied().filter(|&(v, _)| v != Var::Counter(c)).collect(),
+            terms: f
+                .terms
+                .iter()
+                .copied()
+                .filter(|&(v, _)| v != Var::Counter(c))
+                .collect(),
             constant: f.constant,
         };
-        rest.checked_scale(m)?.checked_add(&shifted.checked_scale(a)?)
+        rest.checked_scale(m)?
+            .checked_add(&shifted.checked_scale(a)?)
     };
     Some(match q {
         Quast::Leaf(None) => Quast::Leaf(None),
