@@ -172,7 +172,8 @@ fn files(dir: &str, ext: &str) -> Vec<PathBuf> {
 
 fn expand(emit: &str, file: &Path) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_arrayflow"))
-        .args(["expand", "--emit", emit])
+        // The paper examples call functions they do not define (E0911).
+        .args(["expand", "--emit", emit, "--allow-opaque"])
         .arg(file)
         .output()
         .expect("the binary runs");
@@ -283,4 +284,136 @@ end
         assert!(!got.contains(dropped), "{dropped}:\n{got}");
     }
     compiles("unreachable", &got);
+}
+
+fn arrayflow(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_arrayflow"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+/// A call to a function the file declares but does not define: every
+/// command that emits C stops with E0911 at the call (line 12, column 36
+/// of the fixture, counted by hand), unless `--allow-opaque`, when it
+/// warns (W0911) and prints the call. `sq`, defined in the file, and
+/// `sqrt` are not reported.
+#[test]
+fn a_call_the_file_does_not_define_stops_emitting_c() {
+    let file = "fixtures/c/opaque/undefined-call.c";
+    let commands: [&[&str]; 4] = [
+        &["expand", "--emit", "code"],
+        &["expand", "--emit", "c"],
+        &["privatize", "--emit", "code"],
+        &[
+            "expand",
+            "--transform",
+            "contract",
+            "--parallel",
+            "i@11",
+            "--emit",
+            "code",
+        ],
+    ];
+    for cmd in commands {
+        let mut args = cmd.to_vec();
+        args.push(file);
+        let out = arrayflow(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(err.contains("error[E0911]"), "{args:?}: {err}");
+        assert!(err.contains("undefined-call.c:12:36"), "{args:?}: {err}");
+        assert!(err.contains("a call to `noise`"), "{args:?}: {err}");
+        assert_eq!(err.matches("error[E0911]").count(), 1, "{args:?}: {err}");
+
+        args.push("--allow-opaque");
+        let out = arrayflow(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(
+            err.contains("warning[W0911]") && !err.contains("E0911"),
+            "{err}"
+        );
+        assert!(text.contains("noise(i)"), "{args:?}: {text}");
+    }
+    // A value the front end reads as `...` is reported too; `unknown()` as
+    // written is the front end's spelling of `...` and is not.
+    let dir = std::env::temp_dir().join(format!("arrayflow-opaque-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("pi.c");
+    std::fs::write(
+        &src,
+        "double unknown(void);\ndouble A[4];\nvoid f(void) {\n  for (int i = 0; i < 4; i++)\n    A[i] = A[i] + M_PI + unknown();\n}\n",
+    )
+    .unwrap();
+    let out = arrayflow(&["expand", "--emit", "code", src.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("pi.c:5:19"), "{err}");
+    assert_eq!(err.matches("error[E0911]").count(), 1, "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The header of emitted C names each array the transformation adds with
+/// its element type and size: allocated by the function when printed
+/// into it, parameters the caller provides in `void kernel(...)`, private
+/// copies on the stack. The sizes are the fixtures' declared extents.
+#[test]
+fn the_header_states_the_memory_added() {
+    let out = arrayflow(&[
+        "expand",
+        "--emit",
+        "code",
+        "--allow-opaque",
+        "fixtures/c/opaque/undefined-call.c",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "/* Memory this function allocates (malloc) and frees:
+   A_1: double[N], (N) * sizeof(double) bytes,
+   B_1: double[N - 1], (N - 1) * sizeof(double) bytes */"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("double (*A_1) = malloc(sizeof(double[N]));"),
+        "{text}"
+    );
+
+    let out = arrayflow(&["expand", "--emit", "c", "fixtures/papers/mse-example2.loop"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    // A[1..4N-1] written by two statements: A_1 keeps the first's
+    // 4N - 1 cells, A_2 the 2N of the second (docs/expansion.md §8.1).
+    assert!(
+        text.contains(
+            "/* Arrays the transformation added: parameters, the caller provides them:
+   A_1: double[4 * N - 1], (4 * N - 1) * sizeof(double) bytes,
+   A_2: double[2 * N], (2 * N) * sizeof(double) bytes */"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("double A_1[4 * N - 1], double A_2[2 * N])"),
+        "{text}"
+    );
+
+    let out = arrayflow(&[
+        "privatize",
+        "--emit",
+        "code",
+        "fixtures/c/privatize/rowtemp.c",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "/* Private copies on the stack, one declared here and one per OpenMP thread:
+   w_p: double[M], (M) * sizeof(double) bytes */"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("double w_p[M];"), "{text}");
+    assert!(!text.contains("Memory this function allocates"), "{text}");
 }

@@ -240,13 +240,19 @@ fn cli_flow_on_c_prints_the_twin_json() {
 fn cli_deps_and_expand_on_c_print_the_twin_output() {
     for (c, twin) in pairs() {
         let (c, twin) = (c.to_str().unwrap(), twin.to_str().unwrap());
+        // The paper examples call functions they do not define (E0911).
+        let emit_c: [&str; 4] = ["expand", "--emit", "code", "--allow-opaque"];
+        let emit_twin: [&str; 4] = ["expand", "--emit", "c", "--allow-opaque"];
         for (args, twin_args) in [
-            (["deps", "--format", "json"], ["deps", "--format", "json"]),
             (
-                ["expand", "--format", "json"],
-                ["expand", "--format", "json"],
+                &["deps", "--format", "json"][..],
+                &["deps", "--format", "json"][..],
             ),
-            (["expand", "--emit", "code"], ["expand", "--emit", "c"]),
+            (
+                &["expand", "--format", "json"][..],
+                &["expand", "--format", "json"][..],
+            ),
+            (&emit_c[..], &emit_twin[..]),
         ] {
             let cmd = args.join(" ");
             let a = arrayflow(&[&args[..], &[c]].concat());

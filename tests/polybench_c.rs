@@ -4,20 +4,22 @@
 //! (`POLYBENCH_DUMP_ARRAYS`) as the original, byte for byte (docs/c.md,
 //! "C output").
 //!
-//! For each kernel, at the MINI dataset, each transformation (`expand
-//! --emit code`; `privatize --emit code`; `expand --transform contract
-//! --parallel L --emit code`, `L` the outermost loop that carries no
-//! dependence after maximal static expansion) is run with `-D MINI_DATASET`
-//! and the dataset's parameter values; the output is spliced in, built
-//! with `gcc -O2 -fopenmp -Wall -Werror=implicit-function-declaration` and
-//! run with `OMP_NUM_THREADS` 1 and 2. A result is PASS (same dumps, no
+//! For each kernel, at the MINI and SMALL datasets, each transformation
+//! (`expand --emit code`; `privatize --emit code`; `expand --transform
+//! contract --parallel L --emit code`, `L` the outermost loop that carries
+//! no dependence after maximal static expansion) is run with `-D
+//! MINI_DATASET` (`-D SMALL_DATASET`: PolyBench declares the arrays with the
+//! dataset's sizes, and whole-array copies use them) and the MINI dataset's
+//! parameter values (the analyses' sizes; the output is for every value);
+//! the output is spliced in, built once with `gcc -O2 -fopenmp -Wall
+//! -Werror=implicit-function-declaration` and run with `OMP_NUM_THREADS`
+//! 1, 2 and 4. A result is PASS (same dumps, no
 //! warning the original's build does not have), SAME (the transformation
 //! had nothing to do, said so, and its output still gives the same dumps)
 //! or FAIL with the reason. scripts/polybench/known-failures lists the
 //! failures known today, each with its reason: they are reported as KNOWN;
 //! an unlisted failure, or a listed one that passes, fails the test.
-//! scripts/polybench/harness.sh runs the same checks by hand, with the
-//! SMALL dataset and 4 threads too.
+//! scripts/polybench/harness.sh runs the same checks by hand.
 //!
 //! Without gcc and OpenMP the test prints that it skipped, unless
 //! `ARRAYFLOW_REQUIRE_GCC=1` (CI) makes that a failure.
@@ -29,7 +31,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 const TRANSFORMS: [&str; 3] = ["expand", "privatize", "contract"];
-const THREADS: [&str; 2] = ["1", "2"];
+const THREADS: [&str; 3] = ["1", "2", "4"];
+const DATASETS: [&str; 2] = ["MINI", "SMALL"];
 /// Kernels built and run at once.
 const JOBS: usize = 2;
 
@@ -190,7 +193,8 @@ fn warnings(stderr: &str) -> Vec<String> {
     w
 }
 
-fn gcc(src: &Path, exe: &Path) -> Output {
+/// `src` built for the dataset `d` (`MINI`, `SMALL`).
+fn gcc(src: &Path, exe: &Path, d: &str) -> Output {
     Command::new("gcc")
         .args([
             "-O2",
@@ -199,7 +203,7 @@ fn gcc(src: &Path, exe: &Path) -> Output {
             "-Wno-unknown-pragmas",
             "-Werror=implicit-function-declaration",
             "-D",
-            "MINI_DATASET",
+            &format!("{d}_DATASET"),
             "-D",
             "POLYBENCH_DUMP_ARRAYS",
             "-I",
@@ -246,19 +250,36 @@ fn dump(exe: &Path, threads: &str) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-/// One result: (transformation, verdict, reason).
-type Verdict = (String, &'static str, String);
+/// One result: (transformation, dataset, verdict, reason).
+type Verdict = (String, &'static str, &'static str, String);
 
-/// Every transformation of one kernel, checked.
+/// Every transformation of one kernel at every dataset, checked.
 fn kernel(k: &str, work: &Path) -> Vec<Verdict> {
-    let w = work.join(k);
-    std::fs::create_dir_all(&w).unwrap();
     let file = bench().join(format!("{k}.c"));
+    let params = mini_params(file.to_str().unwrap());
+    let parallel = parallel_loop(file.to_str().unwrap(), &params);
+    let mut out = Vec::new();
+    for d in DATASETS {
+        let w = work.join(k).join(d);
+        std::fs::create_dir_all(&w).unwrap();
+        out.extend(dataset(&file, d, &params, parallel.as_deref(), &w));
+    }
+    out
+}
+
+/// Every transformation of the kernel in `file` at the dataset `d`.
+fn dataset(
+    file: &Path,
+    d: &'static str,
+    params: &[String],
+    parallel: Option<&str>,
+    w: &Path,
+) -> Vec<Verdict> {
     let file_s = file.to_str().unwrap().to_string();
-    let benchmark = std::fs::read_to_string(&file).unwrap();
-    let fail = |t: &str, why: String| vec![(t.to_string(), "FAIL", why)];
+    let benchmark = std::fs::read_to_string(file).unwrap();
+    let fail = |t: &str, why: String| vec![(t.to_string(), d, "FAIL", why)];
     let orig = w.join("orig");
-    let built = gcc(&file, &orig);
+    let built = gcc(file, &orig, d);
     if !built.status.success() {
         return fail("original", "the original does not build".to_string());
     }
@@ -267,19 +288,18 @@ fn kernel(k: &str, work: &Path) -> Vec<Verdict> {
         Ok(d) => d,
         Err(e) => return fail("original", e),
     };
-    let params = mini_params(&file_s);
     let mut out = Vec::new();
     for t in TRANSFORMS {
         let mut args: Vec<String> = match t {
             "expand" => vec!["expand".into(), "--emit".into(), "code".into()],
             "privatize" => vec!["privatize".into(), "--emit".into(), "code".into()],
-            _ => match parallel_loop(&file_s, &params) {
+            _ => match parallel {
                 Some(l) => [
                     "expand",
                     "--transform",
                     "contract",
                     "--parallel",
-                    &l,
+                    l,
                     "--emit",
                     "code",
                 ]
@@ -288,6 +308,7 @@ fn kernel(k: &str, work: &Path) -> Vec<Verdict> {
                 None => {
                     out.push((
                         t.to_string(),
+                        d,
                         "SAME",
                         "no loop is parallel after expansion: nothing to contract".to_string(),
                     ));
@@ -295,22 +316,21 @@ fn kernel(k: &str, work: &Path) -> Vec<Verdict> {
                 }
             },
         };
-        args.extend([file_s.clone(), "-D".into(), "MINI_DATASET".into()]);
+        args.extend([file_s.clone(), "-D".into(), format!("{d}_DATASET")]);
         args.extend(params.iter().cloned());
         let run = arrayflow(&args.iter().map(String::as_str).collect::<Vec<_>>());
         let text = String::from_utf8_lossy(&run.stdout).into_owned();
-        out.push((t.to_string(), "", String::new()));
-        let verdict = out.last_mut().unwrap();
-        let (v, why) = check(t, &run, &text, &benchmark, &w, &base, &expected);
-        verdict.1 = v;
-        verdict.2 = why;
+        let (v, why) = check(t, d, &run, &text, &benchmark, w, &base, &expected);
+        out.push((t.to_string(), d, v, why));
     }
     out
 }
 
-/// The verdict on one transformation's output `text`.
+/// The verdict on one transformation's output `text` at the dataset `d`.
+#[allow(clippy::too_many_arguments)]
 fn check(
     t: &str,
+    d: &str,
     run: &Output,
     text: &str,
     benchmark: &str,
@@ -330,7 +350,7 @@ fn check(
     let src = w.join(format!("{t}.c"));
     std::fs::write(&src, spliced).unwrap();
     let exe = w.join(t);
-    let built = gcc(&src, &exe);
+    let built = gcc(&src, &exe, d);
     let stderr = String::from_utf8_lossy(&built.stderr);
     if !built.status.success() {
         let first = stderr.lines().find(|l| l.contains("error")).unwrap_or("");
@@ -433,24 +453,24 @@ fn transformed_kernels_are_drop_ins() {
     let mut counts: BTreeMap<(String, &str), usize> = BTreeMap::new();
     let mut wrong = Vec::new();
     for (k, rs) in &results {
-        for (t, verdict, why) in rs {
+        for (t, d, verdict, why) in rs {
             let listed = known.get(&(k.clone(), t.clone()));
             let shown = match (*verdict, listed) {
                 ("FAIL", Some(_)) => "KNOWN",
                 ("FAIL", None) => {
-                    wrong.push(format!("{k} {t}: {why}"));
+                    wrong.push(format!("{k} {t} {d}: {why}"));
                     "FAIL"
                 }
                 (v, Some(reason)) => {
                     wrong.push(format!(
-                        "{k} {t}: {v}, but known-failures lists it ({reason}): remove it"
+                        "{k} {t} {d}: {v}, but known-failures lists it ({reason}): remove it"
                     ));
                     v
                 }
                 (v, None) => v,
             };
             *counts.entry((t.clone(), shown)).or_default() += 1;
-            println!("{k:<16} {t:<10} {shown:<6} {why}");
+            println!("{k:<16} {t:<10} {d:<6} {shown:<6} {why}");
         }
     }
     println!();
@@ -468,8 +488,8 @@ fn transformed_kernels_are_drop_ins() {
     let total: usize = results.values().map(Vec::len).sum();
     assert_eq!(
         total,
-        30 * TRANSFORMS.len(),
-        "a result for every kernel and transformation"
+        30 * TRANSFORMS.len() * DATASETS.len(),
+        "a result for every kernel, transformation and dataset"
     );
 
     // The checks see a wrong kernel: gemm expanded, then one product by
@@ -481,7 +501,7 @@ fn transformed_kernels_are_drop_ins() {
     let w = work.join("mutants");
     std::fs::create_dir_all(&w).unwrap();
     let orig = w.join("orig");
-    let built = gcc(&file, &orig);
+    let built = gcc(&file, &orig, "MINI");
     let base = warnings(&String::from_utf8_lossy(&built.stderr));
     let expected = dump(&orig, "1").unwrap();
     let mut args = vec!["expand", "--emit", "code", file_s, "-D", "MINI_DATASET"];
@@ -490,15 +510,19 @@ fn transformed_kernels_are_drop_ins() {
     let run = arrayflow(&args);
     let text = String::from_utf8_lossy(&run.stdout).into_owned();
     assert_eq!(
-        check("expand", &run, &text, &benchmark, &w, &base, &expected).0,
+        check("expand", "MINI", &run, &text, &benchmark, &w, &base, &expected).0,
         "PASS"
     );
     assert!(text.contains("alpha * "), "{text}");
     let doubled = text.replacen("alpha * ", "2 * alpha * ", 1);
-    let (v, why) = check("doubled", &run, &doubled, &benchmark, &w, &base, &expected);
+    let (v, why) = check(
+        "doubled", "MINI", &run, &doubled, &benchmark, &w, &base, &expected,
+    );
     assert_eq!((v, why.as_str()), ("FAIL", "dumps differ with 1 threads"));
     let renamed = text.replace("kernel_gemm", "kernel_other");
-    let (v, why) = check("renamed", &run, &renamed, &benchmark, &w, &base, &expected);
+    let (v, why) = check(
+        "renamed", "MINI", &run, &renamed, &benchmark, &w, &base, &expected,
+    );
     assert_eq!(v, "FAIL");
     assert!(why.starts_with("not a drop-in"), "{why}");
     std::fs::remove_dir_all(&work).ok();

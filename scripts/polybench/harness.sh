@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # C in, C out, the same numbers, by hand (tests/polybench_c.rs runs the
-# same checks in `cargo test`, at MINI with 1 and 2 threads): every PolyBench/C kernel of
+# same checks in `cargo test`, at MINI and SMALL with 1, 2 and 4 threads): every PolyBench/C kernel of
 # fixtures/c/polybench, transformed by arrayflow and spliced back into its
 # benchmark in place of the kernel function, must print the same arrays
 # (POLYBENCH_DUMP_ARRAYS) as the original, byte for byte.

@@ -118,6 +118,22 @@ pub struct OmpPrivate {
 /// the local copied in when firstprivate or lastprivate (a loop that runs
 /// no iteration leaves it as the shared array) and out when lastprivate.
 pub fn program_omp(p: &Program, function: &str, omp: &[OmpLoop]) -> String {
+    program_added(p, function, omp, None)
+}
+
+/// [`program_omp`] of a transformation of `original`: the header names
+/// the array parameters `original` does not have, the memory the caller
+/// provides for them.
+pub fn program_of(p: &Program, function: &str, omp: &[OmpLoop], original: &Program) -> String {
+    program_added(p, function, omp, Some(original))
+}
+
+fn program_added(
+    p: &Program,
+    function: &str,
+    omp: &[OmpLoop],
+    original: Option<&Program>,
+) -> String {
     let mut cx = Printer::new(p, None);
     cx.omp = omp.to_vec();
     let mut body = String::new();
@@ -150,6 +166,20 @@ pub fn program_omp(p: &Program, function: &str, omp: &[OmpLoop]) -> String {
     for a in &p.assumptions {
         let _ = writeln!(out, "/* assume {} */", crate::print::cond(p, a));
     }
+    let mut added = Vec::new();
+    for (k, a) in p.arrays.iter().enumerate().filter(|(_, a)| !a.local) {
+        if original.is_some_and(|o| o.array(&a.name).is_none()) {
+            added.push(cx.sized(ArrayId(k as u32), a));
+        }
+    }
+    if !added.is_empty() {
+        let _ = writeln!(
+            out,
+            "/* Arrays the transformation added: parameters, the caller provides them:\n   {} */",
+            added.join(",\n   ")
+        );
+    }
+    cx.stack_note(&mut out);
     cx.declarations(&mut out);
     out.push('\n');
     let mut params: Vec<String> = p
@@ -215,11 +245,7 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
             extents[1..].concat(),
             extents.concat()
         );
-        let size: Vec<&str> = extents
-            .iter()
-            .map(|e| e.trim_start_matches('[').trim_end_matches(']'))
-            .collect();
-        scratch.push(format!("{name}: ({}) * sizeof({ty})", size.join(") * (")));
+        scratch.push(cx.sized(id, a));
         frees.push(name);
     }
     cx.uses_malloc = !frees.is_empty();
@@ -241,10 +267,11 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
     if !scratch.is_empty() {
         let _ = writeln!(
             out,
-            "/* Memory this function allocates (malloc) and frees, in bytes:\n   {} */",
+            "/* Memory this function allocates (malloc) and frees:\n   {} */",
             scratch.join(",\n   ")
         );
     }
+    cx.stack_note(&mut out);
     cx.declarations(&mut out);
     out.push_str(&origin.prefix);
     // A region without `#pragma scop` starts after the body's `{`.
@@ -279,6 +306,8 @@ struct Printer<'a> {
     uses_math: bool,
     /// The function printed into ([`program_in`]).
     origin: Option<&'a Origin>,
+    /// The private copies of arrays declared (`omp_loop`), for the header.
+    stack: Vec<String>,
     /// Inside a loop with `#pragma omp parallel for`: no nested one.
     in_parallel: bool,
     /// The copies the program starts with, before anything else runs.
@@ -652,6 +681,7 @@ impl<'a> Printer<'a> {
             uses_malloc: false,
             uses_math,
             origin,
+            stack: Vec::new(),
             in_parallel: false,
             context: Vec::new(),
             leading: HashSet::new(),
@@ -739,6 +769,34 @@ impl<'a> Printer<'a> {
             out.push(format!("[{text}]"));
         }
         out
+    }
+
+    /// `A_1: double[N][M], (N) * (M) * sizeof(double) bytes`: an added
+    /// array's name, element type and size, for the header.
+    fn sized(&mut self, id: ArrayId, a: &Array) -> String {
+        let name = self.arrays[id.index()].clone();
+        let ty = self.elem(id);
+        let extents = self.extents(a);
+        let size: Vec<&str> = extents
+            .iter()
+            .map(|e| e.trim_start_matches('[').trim_end_matches(']'))
+            .collect();
+        format!(
+            "{name}: {ty}{}, ({}) * sizeof({ty}) bytes",
+            extents.concat(),
+            size.join(") * (")
+        )
+    }
+
+    /// The header line on the private copies `omp_loop` declared.
+    fn stack_note(&self, out: &mut String) {
+        if !self.stack.is_empty() {
+            let _ = writeln!(
+                out,
+                "/* Private copies on the stack, one declared here and one per OpenMP thread:\n   {} */",
+                self.stack.join(",\n   ")
+            );
+        }
     }
 
     /// `double A[hi - lo + 1][...]`, or `double *x` for a scalar.
@@ -986,6 +1044,8 @@ impl<'a> Printer<'a> {
                     self.local.insert(a.array);
                     format!("{} {local}", self.elem(a.array))
                 } else {
+                    let sized = self.sized(a.array, decl);
+                    self.stack.push(sized);
                     self.array_param(a.array, decl)
                 };
                 let _ = writeln!(out, "{inner}{text};");

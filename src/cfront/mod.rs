@@ -25,6 +25,7 @@ pub mod emit;
 mod expr;
 mod fields;
 mod mini;
+pub mod opaque;
 pub mod origin;
 pub mod preprocess;
 mod scan;
@@ -69,6 +70,10 @@ pub const W_LABEL: &str = "W0909";
 /// A call or block end an extension kind's C spelling took up but could
 /// not model: read as plain C.
 pub const W_SPELLING: &str = "W0910";
+/// A value emitted C cannot keep (`cfront::opaque`).
+pub const E_OPAQUE: &str = "E0911";
+/// The same, with `--allow-opaque`.
+pub const W_OPAQUE: &str = "W0911";
 
 /// Errors shown before the rest are only counted.
 const MAX_ERRORS: usize = 100;

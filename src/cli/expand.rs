@@ -46,6 +46,12 @@ pub struct Args {
     /// not expanded (or take a proved, less expanded form).
     #[arg(long)]
     pub allow_unproved: bool,
+    /// With `--emit` on a C file: emit C even where a value cannot be kept
+    /// (a call to a function the file does not define and that is not
+    /// `<math.h>`'s, a value read as `...`), with a warning; without it
+    /// that is an error (E0911, docs/c.md).
+    #[arg(long)]
+    pub allow_opaque: bool,
     /// With `--transform contract`: the loops to run in parallel, by
     /// counter name (every other loop sequential); `i@12` is the `for i`
     /// loop on line 12, where sibling loops share the name `i`. Without it,
@@ -201,6 +207,9 @@ pub(super) fn codegen_options(
 /// Prints the expanded program, as C when `c` (the report's `#` lines
 /// become `//` comments).
 fn emit_code(args: &Args, loaded: &super::Loaded, c: bool) -> ExitCode {
+    if c && !loaded.opaque_allowed(args.allow_opaque) {
+        return ExitCode::from(1);
+    }
     let o = codegen_options(&args.input, &args.budget, args.allow_unproved);
     match codegen::emit(&loaded.program, &o) {
         Ok(mut e) => {
@@ -277,6 +286,9 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
     };
     let o = codegen_options(&args.input, &args.budget, args.allow_unproved);
     if args.emit.is_some() {
+        if !loaded.opaque_allowed(args.allow_opaque) {
+            return ExitCode::from(1);
+        }
         return match storage::pair::checked_with(program, &schedule, &temporaries, &o) {
             Ok(mut e) => {
                 if let Some(names) = parallel_names(&schedule).filter(|_| e.iterations.is_none()) {

@@ -23,7 +23,7 @@ pub mod regions;
 pub mod run;
 pub mod verify;
 
-use crate::diagnostics::{has_errors, FileId, SourceFiles};
+use crate::diagnostics::{has_errors, Diagnostic, FileId, SourceFiles};
 use crate::kinds::Kinds;
 use crate::model::Program;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -307,6 +307,9 @@ pub struct Loaded {
     /// For a C file with one region in a function: that function, which
     /// emitted C is printed into (`cfront::emit::program_in`).
     pub origin: Option<crate::cfront::emit::Origin>,
+    /// For a C file: the text the program was lowered from (preprocessed
+    /// when it was), which its spans point into.
+    pub c_source: Option<String>,
 }
 
 impl Loaded {
@@ -316,8 +319,33 @@ impl Loaded {
     pub fn c_text(&self, p: &Program, omp: &[crate::cfront::emit::OmpLoop]) -> String {
         match self.origin.as_ref().filter(|o| o.fits(&self.program)) {
             Some(o) => crate::cfront::emit::program_in(p, o, omp),
-            None => crate::cfront::emit::program_omp(p, "kernel", omp),
+            None => crate::cfront::emit::program_of(p, "kernel", omp, &self.program),
         }
+    }
+
+    /// Before emitting C from a C file: each value the output cannot keep
+    /// (`cfront::opaque`) is an error on stderr (E0911), or a warning
+    /// (W0911) when `allow`; `false` after an error.
+    pub fn opaque_allowed(&self, allow: bool) -> bool {
+        let Some(text) = &self.c_source else {
+            return true;
+        };
+        let found = crate::cfront::opaque::find(&self.program, text);
+        let note = if allow {
+            "`--allow-opaque`: printed as the analysis read it; the output may not compute what the original does"
+        } else {
+            "the emitted C may not compute what the original does; `--allow-opaque` emits it anyway (docs/c.md, E0911)"
+        };
+        for o in &found {
+            let d = if allow {
+                Diagnostic::warning(crate::cfront::W_OPAQUE, "a value the emitted C cannot keep")
+            } else {
+                Diagnostic::error(crate::cfront::E_OPAQUE, "a value the emitted C cannot keep")
+            };
+            let d = d.primary(self.file, o.span, o.what.clone()).note(note);
+            eprint!("{}", self.files.render(&d));
+        }
+        allow || found.is_empty()
     }
 }
 
@@ -347,6 +375,7 @@ pub fn load_to(
     let origin = crate::cfront::is_c_path(path)
         .then(|| program.origin())
         .flatten();
+    let c_source = crate::cfront::is_c_path(path).then(|| program.text.clone());
     let db = crate::db::Database::with_kinds(config, kinds());
     let name = path.display().to_string();
     let mut files = SourceFiles::new();
@@ -363,6 +392,7 @@ pub fn load_to(
             db,
             source,
             origin,
+            c_source,
         }),
         _ => Err(ExitCode::from(1)),
     }

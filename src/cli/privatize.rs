@@ -22,6 +22,12 @@ pub struct Args {
     /// copies make parallel runs `doall` over them (docs/expansion.md §9).
     #[arg(long, value_enum)]
     pub emit: Option<Emit>,
+    /// With `--emit` on a C file: emit C even where a value cannot be kept
+    /// (a call to a function the file does not define and that is not
+    /// `<math.h>`'s, a value read as `...`), with a warning; without it
+    /// that is an error (E0911, docs/c.md).
+    #[arg(long)]
+    pub allow_opaque: bool,
 }
 
 /// `--emit`.
@@ -89,6 +95,9 @@ fn emit(args: &Args, loaded: &super::Loaded) -> ExitCode {
         ..Default::default()
     };
     let c = crate::cfront::is_c_path(&args.input.file);
+    if c && !loaded.opaque_allowed(args.allow_opaque) {
+        return ExitCode::from(1);
+    }
     // The language server's code action prints the same text.
     let print =
         |p: &crate::model::Program, omp: &[crate::cfront::emit::OmpLoop]| loaded.c_text(p, omp);
