@@ -29,6 +29,7 @@
 # KEEP (a directory to keep the work files in).
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+. "$here/common.sh"
 root="$(cd "$here/../.." && pwd)"
 bench="$root/fixtures/c/polybench"
 arrayflow="${1:-$root/target/debug/arrayflow}"
@@ -49,19 +50,9 @@ one() {
   local k="$1"
   local w="$WORK/$k"
   mkdir -p "$w"
-  local params=()
-  local p
-  for p in $("$ARRAYFLOW" fmt "$BENCH/$k.c" -D MINI_DATASET 2>/dev/null |
-    sed -n 's/^param \([A-Za-z_0-9]*\) = \(-\?[0-9]*\);$/\1=\2/p'); do
-    params+=(--param "$p")
-  done
-  local loop
-  loop=$("$ARRAYFLOW" expand "$BENCH/$k.c" "${params[@]}" 2>/dev/null |
-    awk '/^loops: dependences carried/ {on=1; next}
-         on && /^  *[^ ]+ : / {
-           split($0, f, "|"); ind = match($0, /[^ ]/);
-           if (f[2] ~ /^ *none *$/ && (best == "" || ind < bi)) { best = $1; bi = ind } }
-         END { print best }')
+  local params loop
+  mapfile -t params < <(af_params "$ARRAYFLOW" "$BENCH/$k.c")
+  loop=$(af_loop "$ARRAYFLOW" "$BENCH/$k.c" "${params[@]}")
   local d
   for d in $DATASETS; do
     local flags=(-O2 -fopenmp -Wall -Wno-unknown-pragmas -Werror=implicit-function-declaration
@@ -76,16 +67,10 @@ one() {
     local t transforms=()
     for t in expand privatize contract; do
       local out="$w/$t.$d.c" args
-      case "$t" in
-        expand) args=(expand --emit code) ;;
-        privatize) args=(privatize --emit code) ;;
-        contract)
-          if [ -z "$loop" ]; then
-            echo "$k $d $t SAME no loop is parallel after expansion: nothing to contract"
-            continue
-          fi
-          args=(expand --transform contract --parallel "$loop" --emit code) ;;
-      esac
+      if ! mapfile -t args < <(af_args "$t" "$loop") || [ ${#args[@]} -eq 0 ]; then
+        echo "$k $d $t SAME no loop is parallel after expansion: nothing to contract"
+        continue
+      fi
       if ! "$ARRAYFLOW" "${args[@]}" "$BENCH/$k.c" -D "${d}_DATASET" "${params[@]}" \
         >"$out" 2>"$out.err"; then
         echo "$k $d $t FAIL arrayflow: $(grep -m1 -E 'error' "$out.err" | cut -c1-150)"
@@ -133,7 +118,7 @@ one() {
     done
   done
 }
-export -f one
+export -f one af_params af_loop af_args
 
 printf '%s\n' "${kernels[@]}" |
   xargs -P "${JOBS:-$(nproc)}" -L 1 bash -c 'one "$0"' >"$work/results.raw"

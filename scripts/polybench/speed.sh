@@ -19,6 +19,7 @@
 # tests/polybench_c.rs's), at MINI and SMALL.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+. "$here/common.sh"
 root="$(cd "$here/../.." && pwd)"
 bench="$root/fixtures/c/polybench"
 arrayflow="${1:-$root/target/debug/arrayflow}"
@@ -49,34 +50,18 @@ echo "$rule"
 for k in "${kernels[@]}"; do
   w="$work/$k"
   mkdir -p "$w"
-  params=()
-  for p in $("$arrayflow" fmt "$bench/$k.c" -D MINI_DATASET 2>/dev/null |
-    sed -n 's/^param \([A-Za-z_0-9]*\) = \(-\?[0-9]*\);$/\1=\2/p'); do
-    params+=(--param "$p")
-  done
-  loop=$("$arrayflow" expand "$bench/$k.c" "${params[@]}" 2>/dev/null |
-    awk '/^loops: dependences carried/ {on=1; next}
-         on && /^  *[^ ]+ : / {
-           split($0, f, "|"); ind = match($0, /[^ ]/);
-           if (f[2] ~ /^ *none *$/ && (best == "" || ind < bi)) { best = $1; bi = ind } }
-         END { print best }')
+  mapfile -t params < <(af_params "$arrayflow" "$bench/$k.c")
+  loop=$(af_loop "$arrayflow" "$bench/$k.c" "${params[@]}")
   flags=(-O2 -fopenmp -Wall -Wno-unknown-pragmas -I "$bench" -D "${DATASET}_DATASET" -D POLYBENCH_TIME)
   if ! "$CC" "${flags[@]}" "$bench/$k.c" "$here/support.c" -lm -o "$w/orig" 2>"$w/orig.cc"; then
     echo "| $k | original | does not build |"
     continue
   fi
   for t in $TRANSFORMS; do
-    case "$t" in
-      expand) args=(expand --emit code) ;;
-      privatize) args=(privatize --emit code) ;;
-      contract)
-        if [ -z "$loop" ]; then
-          echo "| $k | $t | no loop is parallel after expansion |"
-          continue
-        fi
-        args=(expand --transform contract --parallel "$loop" --emit code) ;;
-      *) echo "unknown transformation $t" >&2; exit 2 ;;
-    esac
+    if ! mapfile -t args < <(af_args "$t" "$loop") || [ ${#args[@]} -eq 0 ]; then
+      echo "| $k | $t | no loop is parallel after expansion |"
+      continue
+    fi
     out="$w/$t.c"
     if ! "$arrayflow" "${args[@]}" "$bench/$k.c" -D "${DATASET}_DATASET" "${params[@]}" \
       >"$out" 2>"$out.err"; then

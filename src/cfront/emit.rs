@@ -172,14 +172,12 @@ fn program_added(
             added.push(cx.sized(ArrayId(k as u32), a));
         }
     }
-    if !added.is_empty() {
-        let _ = writeln!(
-            out,
-            "/* Arrays the transformation added: parameters, the caller provides them:\n   {} */",
-            added.join(",\n   ")
-        );
-    }
-    cx.stack_note(&mut out);
+    memory_note(
+        &mut out,
+        "Arrays the transformation added: parameters, the caller provides them",
+        &added,
+    );
+    memory_note(&mut out, STACK_NOTE, &cx.stack);
     cx.declarations(&mut out);
     out.push('\n');
     let mut params: Vec<String> = p
@@ -264,14 +262,12 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
         let _ = writeln!(body, "  free({f});");
     }
     let mut out = cx.preamble();
-    if !scratch.is_empty() {
-        let _ = writeln!(
-            out,
-            "/* Memory this function allocates (malloc) and frees:\n   {} */",
-            scratch.join(",\n   ")
-        );
-    }
-    cx.stack_note(&mut out);
+    memory_note(
+        &mut out,
+        "Memory this function allocates (malloc) and frees",
+        &scratch,
+    );
+    memory_note(&mut out, STACK_NOTE, &cx.stack);
     cx.declarations(&mut out);
     out.push_str(&origin.prefix);
     // A region without `#pragma scop` starts after the body's `{`.
@@ -282,6 +278,16 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
     out.push_str(&origin.suffix);
     out.push('\n');
     out
+}
+
+/// The header's title for the private copies `omp_loop` declares.
+const STACK_NOTE: &str = "Private copies on the stack, one declared here and one per OpenMP thread";
+
+/// `/* title:\n   item,\n   item */`, nothing when there is no item.
+fn memory_note(out: &mut String, title: &str, items: &[String]) {
+    if !items.is_empty() {
+        let _ = writeln!(out, "/* {title}:\n   {} */", items.join(",\n   "));
+    }
 }
 
 struct Printer<'a> {
@@ -786,17 +792,6 @@ impl<'a> Printer<'a> {
             extents.concat(),
             size.join(") * (")
         )
-    }
-
-    /// The header line on the private copies `omp_loop` declared.
-    fn stack_note(&self, out: &mut String) {
-        if !self.stack.is_empty() {
-            let _ = writeln!(
-                out,
-                "/* Private copies on the stack, one declared here and one per OpenMP thread:\n   {} */",
-                self.stack.join(",\n   ")
-            );
-        }
     }
 
     /// `double A[hi - lo + 1][...]`, or `double *x` for a scalar.
