@@ -255,8 +255,8 @@ fn cli_deps_and_expand_on_c_print_the_twin_output() {
             (&emit_c[..], &emit_twin[..]),
         ] {
             let cmd = args.join(" ");
-            let a = arrayflow(&[&args[..], &[c]].concat());
-            let b = arrayflow(&[&twin_args[..], &[twin]].concat());
+            let a = arrayflow(&[args, &[c]].concat());
+            let b = arrayflow(&[twin_args, &[twin]].concat());
             assert_eq!(
                 a.status.code(),
                 Some(0),
