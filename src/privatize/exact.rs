@@ -149,12 +149,36 @@ pub fn analyze(program: &Program) -> Result<Vec<ExactLoop>, String> {
         places: &places,
         prover: &mut prover,
     };
+    // Per loop, its statements; per statement, the reads there or with a
+    // quast leaf there: a loop looks only at those (a read with neither in
+    // the loop decides nothing about it), so many loops cost linear time.
+    let mut stmts_in: std::collections::HashMap<CounterId, Vec<StmtId>> = Default::default();
+    for s in &stmts {
+        for l in &places[s.id.index()].loops {
+            stmts_in.entry(l.counter).or_default().push(s.id);
+        }
+    }
+    let mut touching: Vec<Vec<usize>> = vec![Vec::new(); stmts.len()];
+    for (k, r) in reads.iter().enumerate() {
+        touching[r.stmt.index()].push(k);
+        for src in r.quast.leaves().into_iter().filter_map(|(_, s)| s) {
+            touching[src.stmt.index()].push(k);
+        }
+    }
     let mut out = Vec::new();
     for (counter, depth) in crate::expansion::parallel::loops(program) {
         if program.counter_decl(counter).kind != crate::model::CounterKind::For {
             return Err("a `while` loop has no quast".into());
         }
-        out.push(cx.decide(counter, depth, &reads, &stmts)?);
+        let members = stmts_in.get(&counter).map_or(&[][..], |v| &v[..]);
+        let mut near: Vec<usize> = (members.iter())
+            .flat_map(|s| touching[s.index()].iter().copied())
+            .collect();
+        near.sort_unstable();
+        near.dedup();
+        let near: Vec<&ReadAt> = near.iter().map(|&k| &reads[k]).collect();
+        let inside: Vec<&crate::model::Stmt> = members.iter().map(|s| stmts[s.index()]).collect();
+        out.push(cx.decide(counter, depth, &near, &inside)?);
     }
     Ok(out)
 }
@@ -234,17 +258,18 @@ impl<'p> Cx<'_, 'p> {
         format!("{label}({})", it.join(", "))
     }
 
+    /// Loop `counter` at depth `d` from its statements `members` and the
+    /// reads in it or with a source in it.
     fn decide(
         &mut self,
         counter: CounterId,
         d: usize,
-        reads: &[ReadAt],
-        stmts: &[&crate::model::Stmt],
+        reads: &[&ReadAt],
+        members: &[&crate::model::Stmt],
     ) -> Result<ExactLoop, String> {
         let mut acc: BTreeMap<crate::model::ArrayId, Acc> = BTreeMap::new();
         // Memory conflicts: a write in L against every access in L.
-        let inside: Vec<(StmtId, &Access, bool)> = (stmts.iter())
-            .filter(|s| self.in_loop(s.id, counter, d))
+        let inside: Vec<(StmtId, &Access, bool)> = (members.iter())
             .flat_map(|s| {
                 let w = s.write().map(|(a, _)| (s.id, a, true));
                 s.reads().into_iter().map(|a| (s.id, a, false)).chain(w)
@@ -264,7 +289,7 @@ impl<'p> Cx<'_, 'p> {
                 }
             }
         }
-        for r in reads {
+        for &r in reads {
             let r_in = self.in_loop(r.stmt, counter, d);
             let rp = &self.places[r.stmt.index()];
             let i = prove::vars_of(&rp.counters());
