@@ -1,4 +1,8 @@
-# What harness.sh and speed.sh both ask arrayflow (sourced by them).
+# What harness.sh and speed.sh both ask arrayflow (sourced by them, with
+# `here` set to this directory).
+
+root="$(cd "$here/../.." && pwd)"
+bench="$root/fixtures/c/polybench"
 
 # af_params ARRAYFLOW FILE: `--param` and `NAME=VALUE`, one a line, for
 # each parameter of the kernel at MINI (the `param` lines of `fmt`): the

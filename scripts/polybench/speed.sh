@@ -20,8 +20,6 @@
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 . "$here/common.sh"
-root="$(cd "$here/../.." && pwd)"
-bench="$root/fixtures/c/polybench"
 arrayflow="${1:-$root/target/debug/arrayflow}"
 shift || true
 kernels=("$@")
