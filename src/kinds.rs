@@ -4,7 +4,7 @@
 //! hands its set to [`crate::cli::main_with`] (docs/rules.md §5,
 //! `examples/kinds/`). A kind written in C too adds a [`c::CSpelling`].
 
-pub mod c;
+pub use crate::c_spelling as c;
 
 pub use crate::dataflow::engine::{Engine, Input, Outcome};
 use crate::dataflow::Flow;
@@ -157,5 +157,20 @@ impl std::fmt::Debug for Kinds {
                 &self.spellings.iter().map(|k| k.name()).collect::<Vec<_>>(),
             )
             .finish()
+    }
+}
+
+impl crate::kind_syntax::KindSyntax for Kinds {
+    fn arity_of(&self, name: &str) -> Option<usize> {
+        self.by_syntax(name).map(|k| k.arity())
+    }
+    fn names(&self) -> Vec<&'static str> {
+        self.lowerings.iter().filter_map(|k| k.syntax()).collect()
+    }
+    fn takes(&self, access: &Access, kind: AccessKind) -> bool {
+        self.kind_of(access, kind).is_ok()
+    }
+    fn c_spellings(&self) -> &[&'static dyn c::CSpelling] {
+        &self.spellings
     }
 }

@@ -5,7 +5,8 @@
 // resolve the same here and in a crate that includes them (docs/rules.md §5).
 extern crate self as arrayflow;
 
-pub mod budget;
+pub use arrayflow_model::{budget, c_spelling, diagnostics, fit, hash, kind_syntax, model, print};
+
 pub mod cfront;
 pub mod cli;
 pub mod codegen;
@@ -13,20 +14,15 @@ pub mod dataflow;
 pub mod datalog;
 pub mod db;
 pub mod dependence;
-pub mod diagnostics;
 pub mod equiv;
 pub mod expansion;
 pub mod facts;
-pub mod fit;
 pub mod gen;
-pub mod hash;
 pub mod interp;
 pub mod interproc;
 pub mod kinds;
 pub mod lower;
 pub mod lsp;
-pub mod model;
-pub mod print;
 pub mod privatize;
 pub mod regions;
 pub mod storage;

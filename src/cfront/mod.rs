@@ -33,7 +33,7 @@ mod spelling;
 mod stmt;
 
 use crate::diagnostics::{has_errors, Diagnostic, FileId};
-use crate::kinds::c::CSpelling;
+use crate::c_spelling::CSpelling;
 use crate::lower::reserved;
 use crate::model::builder::{Mark, ProgramBuilder};
 use crate::model::calls::Calls;

@@ -7,7 +7,7 @@ use super::fields::{Fields, F};
 use super::scan::children;
 use super::stmt::Label;
 use super::{span, Binding, Ctx, Skip, VarId, W_SPELLING};
-use crate::kinds::c::{CArg, CCall, CLocal, CSpelling, CStmt, Spelled};
+use crate::c_spelling::{CArg, CCall, CLocal, CSpelling, CStmt, Spelled};
 use crate::model::*;
 use tree_sitter::Node;
 

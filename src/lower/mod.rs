@@ -25,7 +25,7 @@ pub use inline::{rebase, splice, Spliced};
 pub use procs::{affine_expr, compile_calls, format_procs, proc_header};
 
 use crate::diagnostics::{has_errors, Diagnostic, FileId};
-use crate::kinds::Kinds;
+use crate::kind_syntax::{CoreSyntax, KindSyntax};
 use crate::model::builder::{BuildError, ProgramBuilder, MAX_DEPTH};
 use crate::model::*;
 use crate::syntax::ast::{self, Item, NameHasher};
@@ -39,7 +39,7 @@ pub const MAX_SOURCE: usize = u32::MAX as usize;
 /// Parses and checks `source`. Returns the program when there is no error,
 /// and every diagnostic (errors and warnings) in source order per phase.
 pub fn compile(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>) {
-    compile_with(source, file, true, &Kinds::core())
+    compile_with(source, file, true, &CoreSyntax)
 }
 
 /// [`compile`] accepting the extension accesses (`A[i] @name(args)`) of
@@ -47,7 +47,7 @@ pub fn compile(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>)
 pub fn compile_kinds(
     source: &str,
     file: FileId,
-    kinds: &Kinds,
+    kinds: &dyn KindSyntax,
 ) -> (Option<Program>, Vec<Diagnostic>) {
     compile_with(source, file, true, kinds)
 }
@@ -55,14 +55,14 @@ pub fn compile_kinds(
 /// [`compile`] without the warnings: for programs the tool wrote itself
 /// (the expanded program, re-read to check it), where only errors matter.
 pub fn compile_errors(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>) {
-    compile_with(source, file, false, &Kinds::core())
+    compile_with(source, file, false, &CoreSyntax)
 }
 
 fn compile_with(
     source: &str,
     file: FileId,
     warn: bool,
-    kinds: &Kinds,
+    kinds: &dyn KindSyntax,
 ) -> (Option<Program>, Vec<Diagnostic>) {
     if let Some(d) = too_large(source, file) {
         return (None, vec![d]);
@@ -116,11 +116,11 @@ fn by_position(diags: &mut [Diagnostic]) {
 /// Checks a syntax tree and lowers it. The program is only meaningful when
 /// no error was reported.
 pub fn lower(tree: &ast::File, file: FileId) -> (Program, Vec<Diagnostic>) {
-    lower_kinds(tree, file, &Kinds::core())
+    lower_kinds(tree, file, &CoreSyntax)
 }
 
 /// [`lower`], taking the extension accesses of the kinds in `kinds`.
-pub fn lower_kinds(tree: &ast::File, file: FileId, kinds: &Kinds) -> (Program, Vec<Diagnostic>) {
+pub fn lower_kinds(tree: &ast::File, file: FileId, kinds: &dyn KindSyntax) -> (Program, Vec<Diagnostic>) {
     let (program, _, diags) = lower_calls(tree, file, kinds, false);
     (program, diags)
 }
@@ -130,7 +130,7 @@ pub fn lower_kinds(tree: &ast::File, file: FileId, kinds: &Kinds) -> (Program, V
 fn lower_calls(
     tree: &ast::File,
     file: FileId,
-    kinds: &Kinds,
+    kinds: &dyn KindSyntax,
     fold: bool,
 ) -> (Program, procs::Lowered, Vec<Diagnostic>) {
     let mut l = Lowerer {
@@ -197,7 +197,7 @@ struct InScope {
 struct Lowerer<'a> {
     tree: &'a ast::File,
     /// The kinds whose `@name` accesses are accepted.
-    kinds: &'a Kinds,
+    kinds: &'a dyn KindSyntax,
     file: FileId,
     diags: Vec<Diagnostic>,
     b: ProgramBuilder,
@@ -698,12 +698,9 @@ impl<'a> Lowerer<'a> {
     /// kind of the set has that name, E0117 when the arguments do not fit.
     fn ext(&mut self, x: &ast::Ext) -> Option<Box<ExtAccess>> {
         let name = self.text(x.kind).to_string();
-        let Some(kind) = self.kinds.by_syntax(&name) else {
-            let known: Vec<String> = self
-                .kinds
-                .all()
-                .iter()
-                .filter_map(|k| k.syntax().map(|n| format!("`@{n}`")))
+        let Some(arity) = self.kinds.arity_of(&name) else {
+            let known: Vec<String> = (self.kinds.names().iter())
+                .map(|n| format!("`@{n}`"))
                 .collect();
             let d = Diagnostic::error("E0116", format!("unknown access kind `@{name}`"))
                 .primary(self.file, x.kind.span, "no access kind of this name")
@@ -733,12 +730,12 @@ impl<'a> Lowerer<'a> {
             }
             args.push(s);
         }
-        if args.len() != kind.arity() {
+        if args.len() != arity {
             let d = Diagnostic::error(
                 "E0117",
                 format!(
                     "`@{name}` takes {} but is given {}",
-                    plural(kind.arity(), "argument"),
+                    plural(arity, "argument"),
                     plural(args.len(), "argument")
                 ),
             )
@@ -757,7 +754,7 @@ impl<'a> Lowerer<'a> {
     /// position (a read, a write, an update): E0117 when not.
     fn claimed(&mut self, a: &Access, kind: AccessKind) -> bool {
         let Some(x) = &a.ext else { return true };
-        if self.kinds.kind_of(a, kind).is_ok() {
+        if self.kinds.takes(a, kind) {
             return true;
         }
         let what = match kind {

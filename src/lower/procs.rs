@@ -981,7 +981,7 @@ pub fn compile_calls(source: &str, file: FileId) -> (Option<Program>, Calls, Vec
     let (tree, mut diags) = crate::syntax::parse(source, file);
     by_position(&mut diags);
     let syntax_ok = !has_errors(&diags);
-    let (program, lowered, mut more) = lower_calls(&tree, file, &Kinds::core(), false);
+    let (program, lowered, mut more) = lower_calls(&tree, file, &CoreSyntax, false);
     by_position(&mut more);
     diags.extend(more);
     if has_errors(&diags) {
@@ -1002,7 +1002,7 @@ pub fn format_procs(source: &str, file: FileId) -> Option<String> {
     if has_errors(&diags) || !tree.items.iter().any(|i| matches!(i, Item::Proc(_))) {
         return None;
     }
-    let (program, lowered, diags) = lower_calls(&tree, file, &Kinds::core(), true);
+    let (program, lowered, diags) = lower_calls(&tree, file, &CoreSyntax, true);
     if has_errors(&diags) {
         return None;
     }

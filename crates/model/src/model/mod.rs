@@ -234,7 +234,7 @@ pub struct Access {
 }
 
 /// The kind annotation of an extension access, `@name(arg, ...)`: the name
-/// an [`crate::facts::kinds::AccessLowering::syntax`] claims and affine
+/// an `AccessLowering::syntax` claims and affine
 /// arguments it reads as it likes (docs/language.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExtAccess {

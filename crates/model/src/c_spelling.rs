@@ -1,7 +1,7 @@
 //! How an extension kind is written in C (docs/rules.md §6).
 //!
 //! The C front end knows no extension syntax of its own: it offers each
-//! [`CSpelling`] of the run's [`super::Kinds`] every call statement
+//! [`CSpelling`] of the run's kinds every call statement
 //! (`memset(&A[i][0], 0, n * sizeof(double));`) and the end of every block,
 //! inside a loop, that declares an array (`{ double T[5]; ... }`), with the
 //! arguments already read into model terms. A spelling answers with model
