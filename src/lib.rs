@@ -6,6 +6,7 @@
 extern crate self as arrayflow;
 
 pub use arrayflow_model::{budget, c_spelling, diagnostics, fit, hash, kind_syntax, model, print};
+pub use arrayflow_loop::{lower, syntax};
 
 pub mod cfront;
 pub mod cli;
@@ -21,11 +22,9 @@ pub mod gen;
 pub mod interp;
 pub mod interproc;
 pub mod kinds;
-pub mod lower;
 pub mod lsp;
 pub mod privatize;
 pub mod regions;
 pub mod storage;
 pub mod symbolic;
-pub mod syntax;
 pub mod verify;
