@@ -7,6 +7,8 @@ extern crate self as arrayflow;
 
 pub use arrayflow_model::{budget, c_spelling, diagnostics, fit, hash, kind_syntax, model, print};
 pub use arrayflow_loop::{lower, syntax};
+pub use arrayflow_interp::{equiv, gen, interp};
+pub use arrayflow_dependence::{dependence, regions};
 
 pub mod cfront;
 pub mod cli;
@@ -14,17 +16,12 @@ pub mod codegen;
 pub mod dataflow;
 pub mod datalog;
 pub mod db;
-pub mod dependence;
-pub mod equiv;
 pub mod expansion;
 pub mod facts;
-pub mod gen;
-pub mod interp;
 pub mod interproc;
 pub mod kinds;
 pub mod lsp;
 pub mod privatize;
-pub mod regions;
 pub mod storage;
 pub mod symbolic;
 pub mod verify;

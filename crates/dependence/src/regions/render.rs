@@ -45,7 +45,7 @@ pub fn lmad_text(p: &Program, array: &str, l: &Lmad) -> String {
     out
 }
 
-pub(crate) fn region_text(p: &Program, array: &str, r: &Region, must: bool) -> String {
+pub fn region_text(p: &Program, array: &str, r: &Region, must: bool) -> String {
     let body = if r.lmads.is_empty() {
         "none".to_string()
     } else {
@@ -110,7 +110,7 @@ fn poly_json(p: &Program, x: &Poly) -> Value {
     }
 }
 
-pub(crate) fn region_json(p: &Program, array: &str, r: &Region) -> Value {
+pub fn region_json(p: &Program, array: &str, r: &Region) -> Value {
     let lmads: Vec<Value> = r
         .lmads
         .iter()

@@ -148,7 +148,7 @@ pub fn each<E>(
 /// The pairs [`each`] analyses, in its order, as indices into `refs`: per
 /// array, each reference with itself (a write) and with every later one, at
 /// least one of the two a write.
-pub(crate) fn visit<E>(
+pub fn visit<E>(
     program: &Program,
     refs: &[Reference<'_>],
     scope: Scope,

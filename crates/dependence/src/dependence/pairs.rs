@@ -210,7 +210,7 @@ impl<'p> Reference<'p> {
 
     /// The reference with its `if` guards dropped: a problem built from it
     /// has every solution of the guarded one (and perhaps more).
-    pub(crate) fn unguarded(&self) -> Reference<'p> {
+    pub fn unguarded(&self) -> Reference<'p> {
         let frames = (self.frames.iter())
             .filter(|f| matches!(f, Frame::For(_) | Frame::While(_)))
             .copied()
@@ -407,13 +407,13 @@ fn exclusive(a: IfPos, b: IfPos) -> bool {
 
 /// `Σ terms + constant`, compared with zero.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Sparse {
-    pub(crate) terms: Vec<(usize, i64)>,
-    pub(crate) constant: i64,
+pub struct Sparse {
+    pub terms: Vec<(usize, i64)>,
+    pub constant: i64,
 }
 
 impl Sparse {
-    pub(crate) fn add_scaled(&self, other: &Sparse, k: i64) -> Option<Sparse> {
+    pub fn add_scaled(&self, other: &Sparse, k: i64) -> Option<Sparse> {
         let mut out = self.clone();
         out.add_scaled_terms(&other.terms, other.constant, k)?;
         Some(out)
@@ -421,7 +421,7 @@ impl Sparse {
     /// `self += k·(terms + constant)` in place: new variables appended in
     /// order, zero coefficients dropped (None on overflow, `self` then
     /// partly updated).
-    pub(crate) fn add_scaled_terms(
+    pub fn add_scaled_terms(
         &mut self,
         terms: &[(usize, i64)],
         constant: i64,
@@ -438,16 +438,16 @@ impl Sparse {
         self.constant = self.constant.checked_add(constant.checked_mul(k)?)?;
         Some(())
     }
-    pub(crate) fn sub(&self, other: &Sparse) -> Option<Sparse> {
+    pub fn sub(&self, other: &Sparse) -> Option<Sparse> {
         self.add_scaled(other, -1)
     }
-    pub(crate) fn var(j: usize) -> Sparse {
+    pub fn var(j: usize) -> Sparse {
         Sparse {
             terms: vec![(j, 1)],
             constant: 0,
         }
     }
-    pub(crate) fn plus(mut self, k: i64) -> Option<Sparse> {
+    pub fn plus(mut self, k: i64) -> Option<Sparse> {
         self.constant = self.constant.checked_add(k)?;
         Some(self)
     }
@@ -645,7 +645,7 @@ impl Builder<'_> {
     }
 }
 
-pub(crate) fn negate(op: CmpOp) -> CmpOp {
+pub fn negate(op: CmpOp) -> CmpOp {
     match op {
         CmpOp::Eq => CmpOp::Ne,
         CmpOp::Ne => CmpOp::Eq,

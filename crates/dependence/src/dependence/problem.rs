@@ -262,7 +262,7 @@ impl fmt::Display for Problem {
 /// The box of the digest's Acyclic and Loop Residue examples,
 /// `1 ≤ t1, t2 ≤ 10; 0 ≤ t3 ≤ 4`, with more rows over (t1, t2, t3).
 #[cfg(test)]
-pub(crate) fn thesis_box(extra: &[&[i64]]) -> Rows<i64> {
+pub fn thesis_box(extra: &[&[i64]]) -> Rows<i64> {
     let mut rs: Vec<&[i64]> = vec![
         &[-1, 0, 0, -1],
         &[1, 0, 0, 10],

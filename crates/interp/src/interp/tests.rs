@@ -12,7 +12,7 @@ fn opts(program: &Program, seed: u64) -> Options {
 }
 
 /// Example 1 of the maximal static expansion paper (Figure 1).
-pub(crate) fn example1() -> Program {
+pub fn example1() -> Program {
     let mut b = ProgramBuilder::new();
     let n = b.param("N", Some(5)).unwrap();
     let x = b.scalar("x").unwrap();
@@ -457,7 +457,7 @@ fn too_many_cells_is_an_error() {
 }
 
 fn parsed(source: &str) -> Program {
-    crate::lower::compile(source, crate::diagnostics::FileId(0))
+    arrayflow_loop::lower::compile(source, crate::diagnostics::FileId(0))
         .0
         .expect("a valid program")
 }

@@ -15,7 +15,7 @@ mod machine;
 mod memory;
 pub mod output;
 #[cfg(test)]
-pub(crate) mod tests;
+pub mod tests;
 
 pub use machine::initial_value;
 pub use memory::{Cell, Contents};

@@ -30,7 +30,8 @@ use crate::model::{
 #[cfg(test)]
 mod tests;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Size {
     #[default]
     Small,

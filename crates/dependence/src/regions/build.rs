@@ -57,7 +57,7 @@ fn subst(a: &Affine, v: Var, by: &Affine) -> Option<Affine> {
 }
 
 /// The declared extents of an array (`hi − lo + 1` per dimension).
-pub(crate) fn extents(p: &Program, array: ArrayId) -> Option<Vec<Poly>> {
+pub fn extents(p: &Program, array: ArrayId) -> Option<Vec<Poly>> {
     p.arrays[array.index()]
         .dims
         .iter()
