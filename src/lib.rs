@@ -9,17 +9,15 @@ pub use arrayflow_model::{budget, c_spelling, diagnostics, fit, hash, kind_synta
 pub use arrayflow_loop::{lower, syntax};
 pub use arrayflow_interp::{equiv, gen, interp};
 pub use arrayflow_dependence::{dependence, regions};
+pub use arrayflow_dataflow::{dataflow, dataflow_engine, facts, kinds};
 
 pub mod cfront;
 pub mod cli;
 pub mod codegen;
-pub mod dataflow;
 pub mod datalog;
 pub mod db;
 pub mod expansion;
-pub mod facts;
 pub mod interproc;
-pub mod kinds;
 pub mod lsp;
 pub mod privatize;
 pub mod storage;

@@ -1,7 +1,7 @@
 //! The access kinds of a run: the lowerings of the core and of any
 //! extension crate, the engine compiled from their rules, and the checks
 //! they add to `check` and the language server. A binary that adds kinds
-//! hands its set to [`crate::cli::main_with`] (docs/rules.md §5,
+//! hands its set to `arrayflow::cli::main_with` (docs/rules.md §5,
 //! `examples/kinds/`). A kind written in C too adds a [`c::CSpelling`].
 
 pub use crate::c_spelling as c;
