@@ -10,8 +10,9 @@ pub use arrayflow_loop::{lower, syntax};
 pub use arrayflow_interp::{equiv, gen, interp};
 pub use arrayflow_dependence::{dependence, regions};
 pub use arrayflow_dataflow::{dataflow, dataflow_engine, facts, kinds};
+pub use arrayflow_c::cfront;
+pub use arrayflow_symbolic::symbolic;
 
-pub mod cfront;
 pub mod cli;
 pub mod codegen;
 pub mod datalog;
@@ -21,5 +22,4 @@ pub mod interproc;
 pub mod lsp;
 pub mod privatize;
 pub mod storage;
-pub mod symbolic;
 pub mod verify;

@@ -228,8 +228,8 @@ pub struct Sink<'a> {
     /// Instances the access being emitted may still make: what its kind's
     /// `count` claimed. The budgets were checked against the claims, so
     /// past it nothing is kept and the lowering stops ([`Sink::claimed`]).
-    pub(crate) room: u64,
-    pub(crate) over: bool,
+    pub room: u64,
+    pub over: bool,
 }
 
 impl Sink<'_> {
@@ -263,13 +263,13 @@ impl Sink<'_> {
         self.put(kind, cell, must);
     }
     /// Emits up to `count` instances next (one access's claim).
-    pub(crate) fn claim(&mut self, count: u64) {
+    pub fn claim(&mut self, count: u64) {
         self.room = count;
         self.over = false;
     }
     /// An error when the last access made more instances than the `count`
     /// `kind` claimed for it.
-    pub(crate) fn claimed(
+    pub fn claimed(
         &self,
         kind: &dyn AccessLowering,
         access: &Access,

@@ -46,7 +46,7 @@ pub(super) const PER_THREAD: u64 = 4;
 /// An open end, recorded by the chunk's walk: access instance `x` (its id
 /// as the chunk numbers it: from 0 here, final in `place`), whose `prev` or
 /// (`link`) `link` is the latest write to `cell` before the chunk.
-pub(crate) struct OpenEnd {
+pub struct OpenEnd {
     x: u32,
     cell: u32,
     link: bool,

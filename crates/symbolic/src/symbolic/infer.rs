@@ -166,14 +166,14 @@ fn affine_of(counters: &[CounterId], n_params: usize, (a, b): &(Vec<i64>, i64)) 
 /// An affine over a point's features (counters then parameters), each
 /// term's variable resolved to its feature index once: `Affine::eval` with
 /// a lookup per term and point was a sixth of the fit's time.
-pub(crate) struct Dense {
+pub struct Dense {
     /// (feature index, or None for a counter the read is not under: 0)
     terms: Vec<(Option<usize>, i64)>,
     constant: i64,
 }
 
 impl Dense {
-    pub(crate) fn new(e: &Affine, counters: &[CounterId]) -> Dense {
+    pub fn new(e: &Affine, counters: &[CounterId]) -> Dense {
         let terms = e
             .terms
             .iter()
@@ -192,7 +192,7 @@ impl Dense {
     }
 
     /// The value at `x` (checked as `Affine::eval`), i64::MIN on overflow.
-    pub(crate) fn at(&self, x: &[i64]) -> i64 {
+    pub fn at(&self, x: &[i64]) -> i64 {
         let mut acc = self.constant;
         for &(k, c) in &self.terms {
             let v = k.map_or(0, |k| x[k]);

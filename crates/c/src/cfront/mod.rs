@@ -94,7 +94,7 @@ pub fn compile(source: &str, file: FileId) -> (Option<Program>, Vec<Diagnostic>)
 }
 
 /// [`compile`], offering calls and the ends of blocks that declare arrays
-/// to the C spellings of extension kinds (`crate::kinds::c`).
+/// to the C spellings of extension kinds (`crate::c_spelling`).
 pub fn compile_with(
     source: &str,
     file: FileId,

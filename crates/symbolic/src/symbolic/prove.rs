@@ -165,12 +165,12 @@ pub struct Prover<'p> {
 }
 
 /// Counter ids for the killer's instance z, disjoint from the program's.
-pub(crate) fn fresh(k: usize) -> CounterId {
+pub fn fresh(k: usize) -> CounterId {
     CounterId(u32::MAX - k as u32)
 }
 
 /// `a` with counters replaced (`map`: counter -> value).
-pub(crate) fn subst(a: &Affine, map: &[(CounterId, Affine)]) -> Option<Affine> {
+pub fn subst(a: &Affine, map: &[(CounterId, Affine)]) -> Option<Affine> {
     let mut out = Affine::constant(a.constant);
     for &(v, c) in &a.terms {
         let val = match v {
@@ -185,7 +185,7 @@ pub(crate) fn subst(a: &Affine, map: &[(CounterId, Affine)]) -> Option<Affine> {
     Some(out)
 }
 
-pub(crate) fn subst_dnf(d: &Dnf, map: &[(CounterId, Affine)]) -> Option<Dnf> {
+pub fn subst_dnf(d: &Dnf, map: &[(CounterId, Affine)]) -> Option<Dnf> {
     d.iter()
         .map(|conj| {
             conj.iter()
@@ -196,7 +196,7 @@ pub(crate) fn subst_dnf(d: &Dnf, map: &[(CounterId, Affine)]) -> Option<Dnf> {
 }
 
 /// `a ≺ b` in execution order: a DNF with one conjunction per level.
-pub(crate) fn precedes(a: &[Affine], pa: &Place, b: &[Affine], pb: &Place) -> Option<Dnf> {
+pub fn precedes(a: &[Affine], pa: &Place, b: &[Affine], pb: &Place) -> Option<Dnf> {
     let common = pa.common(pb);
     let mut out = Vec::new();
     for l in 0..=common {
@@ -251,19 +251,19 @@ fn not(d: &Dnf) -> Option<Dnf> {
     Some(out)
 }
 
-pub(crate) fn vars_of(counters: &[CounterId]) -> Vec<Affine> {
+pub fn vars_of(counters: &[CounterId]) -> Vec<Affine> {
     counters
         .iter()
         .map(|&c| Affine::var(Var::Counter(c)))
         .collect()
 }
 
-pub(crate) fn subscripts(a: &Access) -> Option<Vec<Affine>> {
+pub fn subscripts(a: &Access) -> Option<Vec<Affine>> {
     a.subscripts.iter().map(|s| s.affine.clone()).collect()
 }
 
 /// A quast path as atoms; None on overflow.
-pub(crate) fn path_atoms(path: &[(Test, bool)]) -> Option<Vec<Atom>> {
+pub fn path_atoms(path: &[(Test, bool)]) -> Option<Vec<Atom>> {
     path.iter()
         .map(|(t, holds)| match (t, holds) {
             (Test::Ge(e), true) => e.checked_scale(-1).map(Atom::Le),
@@ -328,7 +328,7 @@ impl Prover<'_> {
     }
 
     /// Is every conjunction of one disjunct per factor integer-infeasible?
-    pub(crate) fn infeasible(
+    pub fn infeasible(
         &mut self,
         factors: &[&Dnf],
         what: &dyn Fn() -> String,
@@ -367,7 +367,7 @@ impl Prover<'_> {
         }
     }
 
-    pub(crate) fn test(&mut self, atoms: &[&Atom]) -> Option<Verdict> {
+    pub fn test(&mut self, atoms: &[&Atom]) -> Option<Verdict> {
         let mut vars: Vec<Var> = Vec::new();
         let mut extra = 0;
         for a in atoms {

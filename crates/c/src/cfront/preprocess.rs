@@ -11,7 +11,8 @@ use std::path::Path;
 use std::process::Command;
 
 /// When to preprocess.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Mode {
     /// When the file includes a header that is not the C library's.
     #[default]

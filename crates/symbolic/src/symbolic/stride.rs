@@ -46,7 +46,7 @@ pub fn candidates(read: &Access, writes: &[&Access]) -> Vec<Candidate> {
     out
 }
 
-pub(crate) fn gcd(a: i64, b: i64) -> i64 {
+pub fn gcd(a: i64, b: i64) -> i64 {
     let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
     while b != 0 {
         (a, b) = (b, a % b);

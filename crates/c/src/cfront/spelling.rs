@@ -1,6 +1,6 @@
 //! Extension kinds in C: call statements and the ends of blocks that
 //! declare arrays, offered to the run's [`CSpelling`]s
-//! ([`crate::kinds::c`]). Without spellings (the core's kinds) nothing here
+//! ([`crate::c_spelling`]). Without spellings (the core's kinds) nothing here
 //! runs, and calls stay the may-writes of `stmt`.
 
 use super::fields::{Fields, F};
