@@ -12,14 +12,8 @@ pub use arrayflow_dependence::{dependence, regions};
 pub use arrayflow_dataflow::{dataflow, dataflow_engine, facts, kinds};
 pub use arrayflow_c::cfront;
 pub use arrayflow_symbolic::symbolic;
+pub use arrayflow_transform::{codegen, datalog, expansion, interproc, privatize, storage, verify};
 
 pub mod cli;
-pub mod codegen;
-pub mod datalog;
 pub mod db;
-pub mod expansion;
-pub mod interproc;
 pub mod lsp;
-pub mod privatize;
-pub mod storage;
-pub mod verify;

@@ -19,6 +19,7 @@ pub mod emit;
 pub mod mapping;
 pub mod nodes;
 pub mod pair;
+#[cfg(feature = "plot")]
 pub mod plot;
 pub mod prove;
 pub mod render;

@@ -5,6 +5,7 @@
 
 pub mod classes;
 pub mod parallel;
+#[cfg(feature = "plot")]
 pub mod plot;
 pub mod render;
 pub mod sa;
