@@ -8,9 +8,8 @@
 
 use super::{load_to, Budget, Input, Loaded};
 use crate::dataflow::render::GroupWriter;
-use crate::dataflow::{self, DataflowError};
+use crate::dataflow;
 use crate::db::resolve::{file_groups, file_instances, FileFlowError};
-use crate::diagnostics::Diagnostic;
 use crate::symbolic::isl::BoundedWriter;
 use std::io::Write;
 use std::process::ExitCode;
@@ -481,22 +480,7 @@ fn print_symbolic(
     super::finish(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
 }
 
-/// The diagnostic for an analysis error, pointing at the statement or
-/// condition it is about when there is one.
-pub fn diagnostic(e: &DataflowError, file: crate::diagnostics::FileId) -> Diagnostic {
-    let code = match e {
-        DataflowError::Params(_) => "E0301",
-        DataflowError::Budget { .. } => "E0302",
-        DataflowError::Eval { .. } => "E0303",
-        DataflowError::Memory(_) => "E0304",
-        DataflowError::Cluster(_) => "E0305",
-    };
-    let d = Diagnostic::error(code, e.to_string());
-    match e.span() {
-        Some(span) if !span.is_none() => d.primary(file, span, "here"),
-        _ => d,
-    }
-}
+pub use crate::dataflow::diagnostic;
 
 /// `flow --calls summary|inline`: σ at call granularity, with a header
 /// saying whether the summaries were exact and how the two compare.

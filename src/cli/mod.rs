@@ -398,20 +398,7 @@ pub fn load_to(
     }
 }
 
-/// Diagnostics of the database (which point into `db::FILE`) pointing into
-/// `file` of a [`SourceFiles`] set instead.
-pub fn in_file(
-    diags: &[crate::diagnostics::Diagnostic],
-    file: FileId,
-) -> Vec<crate::diagnostics::Diagnostic> {
-    let mut diags = diags.to_vec();
-    for d in &mut diags {
-        for l in &mut d.labels {
-            l.file = file;
-        }
-    }
-    diags
-}
+pub use crate::diagnostics::in_file;
 
 /// The text of a source file, or `None` after printing why it cannot be
 /// used: missing, a directory, unreadable, or not UTF-8.

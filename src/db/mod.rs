@@ -431,7 +431,7 @@ pub fn kernel_error(
         }
         e => e.clone(),
     };
-    crate::cli::flow::diagnostic(&e, FILE)
+    crate::dataflow::diagnostic(&e, FILE)
 }
 
 /// The memory-based dependences each loop of a kernel carries (local ids),

@@ -168,7 +168,7 @@ fn read_rules(paths: &[serde_json::Value], problems: &mut Vec<String>) -> Vec<(S
                 if let Err(diags) = crate::datalog::compile(&text, crate::diagnostics::FileId(0)) {
                     let mut files = crate::diagnostics::SourceFiles::new();
                     let id = files.add(path.to_string(), text.clone());
-                    let diags = crate::cli::in_file(&diags, id);
+                    let diags = crate::diagnostics::in_file(&diags, id);
                     problems.push(format!(
                         "rules: `{path}` has errors:\n{}",
                         files.render_all(&diags)

@@ -28,6 +28,7 @@ pub use parallel::{default_threads, env_threads, with_threads};
 
 use crate::facts::{Facts, Slot};
 use crate::kinds::Kinds;
+use crate::diagnostics::{Diagnostic, FileId};
 use crate::model::{ArrayId, Operation, Program, Site};
 use std::sync::OnceLock;
 
@@ -468,5 +469,22 @@ impl<'a> Read<'a> {
                 .collect(),
             initial: self.initial(),
         }
+    }
+}
+
+/// The diagnostic for an analysis error, pointing at the statement or
+/// condition it is about when there is one.
+pub fn diagnostic(e: &DataflowError, file: FileId) -> Diagnostic {
+    let code = match e {
+        DataflowError::Params(_) => "E0301",
+        DataflowError::Budget { .. } => "E0302",
+        DataflowError::Eval { .. } => "E0303",
+        DataflowError::Memory(_) => "E0304",
+        DataflowError::Cluster(_) => "E0305",
+    };
+    let d = Diagnostic::error(code, e.to_string());
+    match e.span() {
+        Some(span) if !span.is_none() => d.primary(file, span, "here"),
+        _ => d,
     }
 }
