@@ -13,7 +13,7 @@ pub use arrayflow_dataflow::{dataflow, dataflow_engine, facts, kinds};
 pub use arrayflow_c::cfront;
 pub use arrayflow_symbolic::symbolic;
 pub use arrayflow_transform::{codegen, datalog, expansion, interproc, privatize, storage, verify};
+pub use arrayflow_db::db;
 
 pub mod cli;
-pub mod db;
 pub mod lsp;
