@@ -14,6 +14,10 @@ pub use arrayflow_c::cfront;
 pub use arrayflow_symbolic::symbolic;
 pub use arrayflow_transform::{codegen, datalog, expansion, interproc, privatize, storage, verify};
 pub use arrayflow_db::db;
+pub use host::{Analysis, Cancellable, Cancelled, FileId, Host, LoopReport, Options, Remark};
 
+#[cfg(feature = "cli")]
 pub mod cli;
+pub mod host;
+#[cfg(feature = "cli")]
 pub mod lsp;

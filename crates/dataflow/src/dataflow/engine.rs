@@ -433,6 +433,7 @@ impl Collector {
     }
 
     /// Adds `visits` walk steps, the last reader's site index being `site`.
+    #[cfg_attr(not(feature = "dd"), allow(dead_code))]
     pub(super) fn charge_site(
         &mut self,
         facts: &Facts,

@@ -239,6 +239,7 @@ impl Flow {
 
     /// Gives back the room its tables grew into: a flow a database keeps
     /// (a kernel's, until the file's other kernels are done).
+    #[cfg_attr(not(feature = "dd"), allow(dead_code))]
     fn shrink(&mut self) {
         self.op_site.shrink_to_fit();
         self.op_iter_start.shrink_to_fit();

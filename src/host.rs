@@ -1,0 +1,324 @@
+//! The door for embedders: [`Host`] owns the incremental database and is
+//! its only writer; [`Analysis`] is a snapshot that answers questions in
+//! plain data (file ids, byte offsets, strings, structs with public
+//! fields). An edit through the host cancels every question still running
+//! on an older snapshot: those return [`Cancelled`], and the caller asks
+//! again on a new snapshot.
+//!
+//! ```
+//! use arrayflow::{Host, Options};
+//!
+//! let mut host = Host::new(Options::default());
+//! let file = host.set_file(
+//!     "scale.loop",
+//!     "param N = 4;\nreal A[0..N];\nfor i = 1 to N do\n  S: A[i] = A[i - 1];\nend\n"
+//!         .to_string(),
+//! );
+//! let analysis = host.analysis();
+//! assert!(analysis.diagnostics(file).unwrap().is_empty());
+//! let loops = analysis.loops(file).unwrap();
+//! assert_eq!(loops.len(), 1);
+//! assert!(!loops[0].parallel, "S reads what the previous iteration wrote");
+//! ```
+//!
+//! Questions run on any thread: an [`Analysis`] is `Send` and cheap to
+//! clone. A snapshot must not be held on the thread that edits, since an
+//! edit waits until every older snapshot has finished or been dropped.
+
+use crate::db::{self, Database, SourceFile};
+use crate::diagnostics::{Diagnostic, SourceFiles};
+use crate::kinds::Kinds;
+use crate::model::{Program, Span};
+use std::sync::Arc;
+
+pub use crate::db::Level;
+
+/// A file of a [`Host`]: an index, stable while the host lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId(pub u32);
+
+/// The sizes and limits every analysis of a host runs with.
+#[derive(Clone)]
+pub struct Options {
+    /// Parameter values; parameters not listed take their declared default.
+    pub params: Vec<(String, i64)>,
+    /// How many trips a `while` loop may make before it counts as diverging.
+    pub max_trips: u32,
+    /// The most access instances one kernel's bounded analysis may create.
+    pub max_instances: u64,
+    /// The memory budget of every analysis, in bytes.
+    pub max_memory: u64,
+    /// The access kinds: the core's, and any an extension crate adds.
+    pub kinds: Kinds,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        let c = crate::dataflow::Config::default();
+        Options {
+            params: c.params,
+            max_trips: c.max_trips,
+            max_instances: c.max_instances,
+            max_memory: c.max_memory,
+            kinds: Kinds::core(),
+        }
+    }
+}
+
+impl Options {
+    fn config(&self) -> crate::dataflow::Config {
+        crate::dataflow::Config {
+            params: self.params.clone(),
+            max_trips: self.max_trips,
+            max_instances: self.max_instances,
+            max_memory: self.max_memory,
+        }
+    }
+}
+
+/// A question was overtaken by an edit: ask again on a new [`Analysis`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cancelled;
+
+impl std::fmt::Display for Cancelled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("cancelled by an edit")
+    }
+}
+
+impl std::error::Error for Cancelled {}
+
+/// The answer to a question, or [`Cancelled`].
+pub type Cancellable<T> = Result<T, Cancelled>;
+
+/// The files, by id: their paths and database inputs.
+#[derive(Clone, Default)]
+struct Files {
+    paths: Vec<String>,
+    inputs: Vec<SourceFile>,
+}
+
+/// Owns the database: files, settings and rules go in here.
+pub struct Host {
+    db: Database,
+    files: Arc<Files>,
+}
+
+impl Host {
+    /// An empty host with these options.
+    pub fn new(options: Options) -> Host {
+        let db = Database::with_kinds(options.config(), options.kinds.clone());
+        Host {
+            db,
+            files: Arc::default(),
+        }
+    }
+
+    /// Opens a file, or replaces its text when `path` is open already.
+    /// `.c` and `.h` paths are read as C, every other path as `.loop` text.
+    pub fn set_file(&mut self, path: &str, text: String) -> FileId {
+        if let Some(i) = self.files.paths.iter().position(|p| p == path) {
+            let input = self.files.inputs[i];
+            self.db.set_text(input, text);
+            return FileId(i as u32);
+        }
+        let input = self.db.add_file(path, text);
+        let files = Arc::make_mut(&mut self.files);
+        files.paths.push(path.to_string());
+        files.inputs.push(input);
+        FileId(files.paths.len() as u32 - 1)
+    }
+
+    /// Sets the options' sizes and limits (the kinds stay those the host
+    /// was made with). Only what differs counts as an edit.
+    pub fn set_options(&mut self, options: &Options) {
+        self.db.configure(options.config());
+    }
+
+    /// Sets the run-time rule files, as `(path, text)` pairs
+    /// (docs/rules.md): their findings join every file's diagnostics.
+    pub fn set_rules(&mut self, rules: &[(String, String)]) {
+        db::rules::set_rules(&mut self.db, rules);
+    }
+
+    /// A snapshot to ask questions on.
+    pub fn analysis(&self) -> Analysis {
+        Analysis {
+            db: self.db.clone(),
+            files: self.files.clone(),
+        }
+    }
+}
+
+/// What is known of one loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopReport {
+    /// The loop's counter, as written.
+    pub counter: String,
+    /// Where the loop is.
+    pub span: Span,
+    /// Whether its iterations may run in parallel as written.
+    pub parallel: bool,
+    /// Whether they may once its kernel is expanded (`None`: the
+    /// expansion failed).
+    pub parallel_after_expansion: Option<bool>,
+    /// The memory-based dependences it carries, described.
+    pub dependences: Vec<String>,
+}
+
+/// An analysis remark: not a problem, a fact about the program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Remark {
+    /// Information or a hint.
+    pub level: Level,
+    /// What it is about.
+    pub span: Span,
+    /// The remark.
+    pub message: String,
+}
+
+/// A snapshot of a [`Host`]: every question is answered for the files as
+/// they were when it was taken.
+#[derive(Clone)]
+pub struct Analysis {
+    db: Database,
+    files: Arc<Files>,
+}
+
+impl Analysis {
+    /// Runs a query, turning salsa's cancellation into ours.
+    fn with<T>(&self, f: impl FnOnce(&Database) -> T) -> Cancellable<T> {
+        salsa::Cancelled::catch(std::panic::AssertUnwindSafe(|| f(&self.db))).map_err(|_| Cancelled)
+    }
+
+    fn input(&self, file: FileId) -> SourceFile {
+        self.files.inputs[file.0 as usize]
+    }
+
+    /// The path a file was opened with.
+    pub fn path(&self, file: FileId) -> &str {
+        &self.files.paths[file.0 as usize]
+    }
+
+    /// The file's text.
+    pub fn text(&self, file: FileId) -> Cancellable<String> {
+        self.with(|db| self.input(file).text(db).clone())
+    }
+
+    /// The file's program, when it has no errors.
+    pub fn program(&self, file: FileId) -> Cancellable<Option<Program>> {
+        self.with(|db| db::parse(db, self.input(file)).program.clone())
+    }
+
+    /// The file's errors and warnings: the front end's, the analyses'
+    /// (budgets, sizes) and the run-time rules' findings. Their labels
+    /// point into `file`'s id as [`Analysis::render`] numbers it.
+    pub fn diagnostics(&self, file: FileId) -> Cancellable<Vec<Diagnostic>> {
+        self.with(|db| {
+            let input = self.input(file);
+            let mut out = db::parse(db, input).diagnostics.clone();
+            out.extend(db::analysis_diagnostics(db, input).iter().cloned());
+            out.extend(db::rules::rule_diagnostics(db, input));
+            out
+        })
+    }
+
+    /// The remarks an editor shows beside the code: parallel loops, what
+    /// expansion and privatization would change.
+    pub fn remarks(&self, file: FileId) -> Cancellable<Vec<Remark>> {
+        self.with(|db| {
+            (db::remarks(db, self.input(file)).iter())
+                .map(|r| Remark {
+                    level: r.level,
+                    span: r.span,
+                    message: r.message.clone(),
+                })
+                .collect()
+        })
+    }
+
+    /// What is known at a byte offset: for a read, its sources (σ); for a
+    /// loop, whether it is parallel; for an array, its expansion.
+    pub fn hover(&self, file: FileId, offset: u32) -> Cancellable<Option<(Span, String)>> {
+        self.with(|db| db::ide::hover(db, self.input(file), offset))
+    }
+
+    /// The statements that may have written the value read at a byte
+    /// offset.
+    pub fn sources(&self, file: FileId, offset: u32) -> Cancellable<Vec<Span>> {
+        self.with(|db| db::ide::definition(db, self.input(file), offset))
+    }
+
+    /// Every loop, with its dependences and whether it is parallel.
+    pub fn loops(&self, file: FileId) -> Cancellable<Vec<LoopReport>> {
+        self.with(|db| {
+            let input = self.input(file);
+            let Some(program) = &db::parse(db, input).program else {
+                return Vec::new();
+            };
+            let names = db::Names::new(program);
+            (db::loop_status(db, input).iter())
+                .map(|l| LoopReport {
+                    counter: program.counters[l.counter.index()].name.clone(),
+                    span: db::ide::loop_span(program, l.counter),
+                    parallel: l.doall,
+                    parallel_after_expansion: l.after_mse,
+                    dependences: (l.deps.iter())
+                        .map(|d| db::describe_dep(program, &names, d))
+                        .collect(),
+                })
+                .collect()
+        })
+    }
+
+    /// The file rewritten by maximal static expansion, with its report as
+    /// comments (`arrayflow expand --emit code`), or why not.
+    pub fn expansion(&self, file: FileId) -> Cancellable<Result<String, String>> {
+        self.with(|db| match db::expanded_code(db, self.input(file)) {
+            Ok((_, text)) => Ok(text.clone()),
+            Err(e) => Err(e.clone()),
+        })
+    }
+
+    /// The file with the loops privatization makes parallel marked
+    /// (`arrayflow privatize --emit code`: C for C files), or why not.
+    pub fn privatization(&self, file: FileId) -> Cancellable<Result<String, String>> {
+        self.with(|db| db::privatize::privatized_code(db, self.input(file)).clone())
+    }
+
+    /// Per loop and array, the regions read and written, as LMADs, in
+    /// `arrayflow regions` text; `None` when the file has errors.
+    pub fn regions(&self, file: FileId) -> Cancellable<Option<String>> {
+        let text = self.text(file)?;
+        self.with(|db| {
+            let input = self.input(file);
+            let program = db::parse(db, input).program.as_ref()?;
+            // Parameters the options give are fixed; the others stay symbolic.
+            let params = db.config().params;
+            let values = |v: crate::model::Var| match v {
+                crate::model::Var::Param(x) => (params.iter())
+                    .find(|(n, _)| program.params.get(x.index()).is_some_and(|p| &p.name == n))
+                    .map(|&(_, v)| v),
+                crate::model::Var::Counter(_) => None,
+            };
+            let sections = crate::regions::build::regions(program, &values);
+            let files = self.source_files(file, &text);
+            let at = |s: Span| files.location(crate::diagnostics::FileId(0), s.start as usize);
+            Some(crate::regions::render::text(program, &sections, &at))
+        })
+    }
+
+    fn source_files(&self, file: FileId, text: &str) -> SourceFiles {
+        let mut files = SourceFiles::new();
+        files.add(self.path(file), text.to_string());
+        files
+    }
+
+    /// Diagnostics as the command line prints them, with the lines they
+    /// point at (no colours).
+    pub fn render(&self, file: FileId, diags: &[Diagnostic]) -> Cancellable<String> {
+        let text = self.text(file)?;
+        let diags = crate::diagnostics::in_file(diags, crate::diagnostics::FileId(0));
+        Ok(self.source_files(file, &text).render_all(&diags))
+    }
+}
