@@ -157,7 +157,10 @@ pub struct LoopReport {
     pub counter: String,
     /// Where the loop is.
     pub span: Span,
-    /// Whether its iterations may run in parallel as written.
+    /// Whether it is marked `doall` in the source.
+    pub marked_parallel: bool,
+    /// Whether its iterations may run in parallel as written: it carries
+    /// no dependence, by the exact tests, at any size.
     pub parallel: bool,
     /// Whether they may once its kernel is expanded (`None`: the
     /// expansion failed).
@@ -261,8 +264,9 @@ impl Analysis {
                 .map(|l| LoopReport {
                     counter: program.counters[l.counter.index()].name.clone(),
                     span: db::ide::loop_span(program, l.counter),
-                    parallel: l.doall,
-                    parallel_after_expansion: l.after_mse,
+                    marked_parallel: l.doall,
+                    parallel: !l.deps_failed && l.deps.is_empty(),
+                    parallel_after_expansion: l.after_mse.map(|carries| !carries),
                     dependences: (l.deps.iter())
                         .map(|d| db::describe_dep(program, &names, d))
                         .collect(),

@@ -178,17 +178,6 @@ pub(super) fn loop_lines(loaded: &super::Loaded) -> Vec<Option<u32>> {
     out
 }
 
-/// The `for` loops of `p` marked `doall`, in program order, named
-/// `i@LINE` by the lines of the loaded program they come from.
-fn doall_names(loaded: &super::Loaded, p: &crate::model::Program) -> Vec<String> {
-    let lines = parallel::lines_in(&loaded.program, &loop_lines(loaded), p);
-    let names = parallel::loop_names(p, &lines);
-    (crate::storage::nodes::fors(&p.body).into_iter())
-        .filter(|f| f.parallel)
-        .map(|f| names[f.counter.index()].clone())
-        .collect()
-}
-
 /// The code generators' options from the sizes and budget flags.
 pub(super) fn codegen_options(
     input: &Input,
@@ -213,7 +202,7 @@ fn emit_code(args: &Args, loaded: &super::Loaded, c: bool) -> ExitCode {
     let o = codegen_options(&args.input, &args.budget, args.allow_unproved);
     match codegen::emit(&loaded.program, &o) {
         Ok(mut e) => {
-            e.doall = doall_names(loaded, &e.program);
+            e.doall = parallel::doall_names(&loaded.program, &loop_lines(loaded), &e.program);
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
             let report = codegen::report::text(&loaded.program, &e);

@@ -521,7 +521,9 @@ pub fn expanded_code(
         .program
         .as_ref()
         .ok_or("the file has errors")?;
-    let e = crate::codegen::emit(program, &codegen_options(db))?;
+    let mut e = crate::codegen::emit(program, &codegen_options(db))?;
+    let lines = crate::expansion::parallel::source_lines(program, file.text(db));
+    e.doall = crate::expansion::parallel::doall_names(program, &lines, &e.program);
     let text = format!("{}{}", crate::codegen::report::text(program, &e), e.text);
     Ok((e.program, text))
 }

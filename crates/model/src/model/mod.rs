@@ -14,6 +14,7 @@ pub mod builder;
 pub mod calls;
 pub mod eval;
 pub mod lift;
+pub mod nodes;
 mod span;
 
 pub use affine::{Affine, Var};

@@ -406,3 +406,32 @@ fn sa(exp: &Expansion, mut push: impl FnMut(Event)) -> usize {
     }
     n
 }
+
+/// The line (from 1) of every loop's `for` (or `while`) in `source`, the
+/// text `program` was read from, by counter id: reports name loops
+/// `i@LINE`.
+pub fn source_lines(program: &Program, source: &str) -> Vec<Option<u32>> {
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(source.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    let mut out = vec![None; program.counters.len()];
+    for (c, span) in loop_spans(program) {
+        if !span.is_none() {
+            let line = starts.partition_point(|&s| s <= span.start as usize);
+            out[c.index()] = Some(line as u32);
+        }
+    }
+    out
+}
+
+/// The `for` loops of `emitted` marked `doall`, in program order, named
+/// `i@LINE` by the lines (`lines`, by counter id of `original`) of the
+/// loops of `original` they come from.
+pub fn doall_names(original: &Program, lines: &[Option<u32>], emitted: &Program) -> Vec<String> {
+    let lines = lines_in(original, lines, emitted);
+    let names = loop_names(emitted, &lines);
+    (crate::model::nodes::fors(&emitted.body).into_iter())
+        .filter(|f| f.parallel)
+        .map(|f| names[f.counter.index()].clone())
+        .collect()
+}

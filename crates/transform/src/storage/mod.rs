@@ -17,7 +17,7 @@ pub mod colour;
 pub mod dependences;
 pub mod emit;
 pub mod mapping;
-pub mod nodes;
+pub use crate::model::nodes;
 pub mod pair;
 #[cfg(feature = "plot")]
 pub mod plot;

@@ -1,6 +1,6 @@
-//! Walks over a program's nodes, shared by the storage modules.
+//! Walks over a program's nodes: every loop, every node, in program order.
 
-use crate::model::{For, Node};
+use super::{For, Node};
 
 /// Every `for` loop below `nodes`, outer loops first, in program order.
 pub fn fors(nodes: &[Node]) -> Vec<&For> {

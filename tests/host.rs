@@ -1,0 +1,138 @@
+//! The door for embedders (`arrayflow::Host`, `Analysis`): files in, plain
+//! answers out, the same answers the command line gives, and cancellation
+//! of what an edit makes stale.
+
+use arrayflow::{Host, Options};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_arrayflow");
+
+const SCAN: &str = "param N = 4;\nreal A[0..N];\nfor i = 1 to N do\n  S: A[i] = A[i - 1];\nend\n";
+const COPY: &str =
+    "param N = 4;\nreal A[1..N];\nreal B[1..N];\nfor i = 1 to N do\n  S: B[i] = A[i];\nend\n";
+
+fn cli(args: &[&str]) -> String {
+    let o = Command::new(BIN).args(args).output().expect("run arrayflow");
+    String::from_utf8(o.stdout).expect("utf-8")
+}
+
+#[test]
+fn loops_say_which_are_parallel() {
+    let mut host = Host::new(Options::default());
+    let scan = host.set_file("scan.loop", SCAN.to_string());
+    let copy = host.set_file("copy.loop", COPY.to_string());
+    let a = host.analysis();
+    let scan_loops = a.loops(scan).unwrap();
+    assert_eq!(scan_loops.len(), 1);
+    assert_eq!(scan_loops[0].counter, "i");
+    assert!(!scan_loops[0].parallel, "S reads A[i - 1], written one iteration before");
+    assert!(
+        !scan_loops[0].dependences.is_empty(),
+        "the carried dependence is described"
+    );
+    assert_eq!(&SCAN[scan_loops[0].span.start as usize..][..3], "for");
+    let copy_loops = a.loops(copy).unwrap();
+    assert!(copy_loops[0].parallel, "every iteration writes its own B[i]");
+    assert!(copy_loops[0].dependences.is_empty());
+}
+
+#[test]
+fn an_edit_replaces_the_text_and_keeps_the_id() {
+    let mut host = Host::new(Options::default());
+    let f = host.set_file("p.loop", SCAN.to_string());
+    assert!(!host.analysis().loops(f).unwrap()[0].parallel);
+    let g = host.set_file("p.loop", COPY.to_string());
+    assert_eq!(f, g);
+    let a = host.analysis();
+    assert_eq!(a.text(f).unwrap(), COPY);
+    assert!(a.loops(f).unwrap()[0].parallel);
+}
+
+#[test]
+fn errors_point_at_the_source_and_render_as_the_cli_does() {
+    let mut host = Host::new(Options::default());
+    let bad = "param N = 4;\nreal A[1..N];\nfor i = 1 to N do\n  S: A[i] = B[i];\nend\n";
+    let f = host.set_file("bad.loop", bad.to_string());
+    let a = host.analysis();
+    let diags = a.diagnostics(f).unwrap();
+    assert!(!diags.is_empty(), "B is not declared");
+    let rendered = a.render(f, &diags).unwrap();
+    assert!(rendered.contains("bad.loop:4"), "{rendered}");
+    assert!(a.program(f).unwrap().is_none());
+    assert!(a.expansion(f).unwrap().is_err());
+    // The command line's check says the same first line.
+    let dir = std::env::temp_dir().join(format!("arrayflow-host-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.loop");
+    std::fs::write(&path, bad).unwrap();
+    let o = Command::new(BIN)
+        .args(["check", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let cli_first = String::from_utf8_lossy(&o.stderr).lines().next().map(str::to_string);
+    assert_eq!(rendered.lines().next().map(str::to_string), cli_first);
+}
+
+#[test]
+fn expansion_is_the_code_expand_emits() {
+    let path = "fixtures/papers/mse-example2.loop";
+    let mut host = Host::new(Options::default());
+    let f = host.set_file(path, std::fs::read_to_string(path).unwrap());
+    let code = host.analysis().expansion(f).unwrap().expect("expanded");
+    assert_eq!(code, cli(&["expand", path, "--emit", "code"]));
+}
+
+#[test]
+fn privatization_and_regions_answer_as_the_commands_do() {
+    let path = "fixtures/papers/mse-example2.loop";
+    let mut host = Host::new(Options::default());
+    let f = host.set_file(path, std::fs::read_to_string(path).unwrap());
+    let a = host.analysis();
+    let code = a.privatization(f).unwrap().expect("privatized");
+    assert_eq!(code, cli(&["privatize", path, "--emit", "code"]));
+    let regions = a.regions(f).unwrap().expect("regions");
+    assert_eq!(regions, cli(&["regions", path]));
+}
+
+#[test]
+fn hover_and_sources_at_a_read() {
+    let mut host = Host::new(Options::default());
+    let f = host.set_file("scan.loop", SCAN.to_string());
+    let a = host.analysis();
+    let at = SCAN.find("A[i - 1]").unwrap() as u32;
+    let (span, text) = a.hover(f, at).unwrap().expect("a hover at the read");
+    assert!(span.start <= at && at < span.end);
+    assert!(text.contains('S'), "the source names S: {text}");
+    let sources = a.sources(f, at).unwrap();
+    assert!(
+        sources.iter().any(|s| SCAN[s.start as usize..].starts_with("S:")
+            || SCAN[s.start as usize..].starts_with("A[i] =")),
+        "{sources:?}"
+    );
+}
+
+/// A snapshot still in use when the host edits sees `Cancelled`, and the
+/// edit goes through once the snapshot is dropped.
+#[test]
+fn an_edit_cancels_older_snapshots() {
+    let mut host = Host::new(Options::default());
+    let f = host.set_file("p.loop", SCAN.to_string());
+    let old = host.analysis();
+    let (go, wait) = std::sync::mpsc::channel::<()>();
+    let asker = std::thread::spawn(move || {
+        wait.recv().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if old.diagnostics(f).is_err() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        false
+    });
+    go.send(()).unwrap();
+    host.set_file("p.loop", COPY.to_string());
+    assert!(asker.join().unwrap(), "the old snapshot was never cancelled");
+    assert!(host.analysis().loops(f).unwrap()[0].parallel);
+}
