@@ -1,7 +1,7 @@
 //! The program model every front end builds and every analysis reads:
 //! parameters, arrays, loops, guards, statements and their accesses
 //! ([`model`]), with source spans and the diagnostics that point at them
-//! ([`diagnostics`]), the printers back to text ([`print`]), and the small
+//! ([`diagnostics`]), the printers back to text ([`print`](mod@print)), and the small
 //! pieces every layer above shares (hashing, memory budgets, affine fitting).
 //!
 //! Architecture invariant: this crate knows no front end, no engine and no
