@@ -19,15 +19,15 @@
 // resolve the same here and in a crate that includes them (docs/rules.md §5).
 extern crate self as arrayflow;
 
-pub use arrayflow_model::{budget, c_spelling, diagnostics, fit, hash, kind_syntax, model, print};
-pub use arrayflow_loop::{lower, syntax};
-pub use arrayflow_interp::{equiv, gen, interp};
-pub use arrayflow_dependence::{dependence, regions};
-pub use arrayflow_dataflow::{dataflow, dataflow_engine, facts, kinds};
 pub use arrayflow_c::cfront;
+pub use arrayflow_dataflow::{dataflow, dataflow_engine, facts, kinds};
+pub use arrayflow_db::db;
+pub use arrayflow_dependence::{dependence, regions};
+pub use arrayflow_interp::{equiv, gen, interp};
+pub use arrayflow_loop::{lower, syntax};
+pub use arrayflow_model::{budget, c_spelling, diagnostics, fit, hash, kind_syntax, model, print};
 pub use arrayflow_symbolic::symbolic;
 pub use arrayflow_transform::{codegen, datalog, expansion, interproc, privatize, storage, verify};
-pub use arrayflow_db::db;
 pub use host::{Analysis, Cancellable, Cancelled, FileId, Host, LoopReport, Options, Remark};
 
 #[cfg(feature = "cli")]

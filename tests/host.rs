@@ -13,7 +13,10 @@ const COPY: &str =
     "param N = 4;\nreal A[1..N];\nreal B[1..N];\nfor i = 1 to N do\n  S: B[i] = A[i];\nend\n";
 
 fn cli(args: &[&str]) -> String {
-    let o = Command::new(BIN).args(args).output().expect("run arrayflow");
+    let o = Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("run arrayflow");
     String::from_utf8(o.stdout).expect("utf-8")
 }
 
@@ -26,14 +29,20 @@ fn loops_say_which_are_parallel() {
     let scan_loops = a.loops(scan).unwrap();
     assert_eq!(scan_loops.len(), 1);
     assert_eq!(scan_loops[0].counter, "i");
-    assert!(!scan_loops[0].parallel, "S reads A[i - 1], written one iteration before");
+    assert!(
+        !scan_loops[0].parallel,
+        "S reads A[i - 1], written one iteration before"
+    );
     assert!(
         !scan_loops[0].dependences.is_empty(),
         "the carried dependence is described"
     );
     assert_eq!(&SCAN[scan_loops[0].span.start as usize..][..3], "for");
     let copy_loops = a.loops(copy).unwrap();
-    assert!(copy_loops[0].parallel, "every iteration writes its own B[i]");
+    assert!(
+        copy_loops[0].parallel,
+        "every iteration writes its own B[i]"
+    );
     assert!(copy_loops[0].dependences.is_empty());
 }
 
@@ -70,7 +79,10 @@ fn errors_point_at_the_source_and_render_as_the_cli_does() {
         .args(["check", path.to_str().unwrap()])
         .output()
         .unwrap();
-    let cli_first = String::from_utf8_lossy(&o.stderr).lines().next().map(str::to_string);
+    let cli_first = String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .next()
+        .map(str::to_string);
     assert_eq!(rendered.lines().next().map(str::to_string), cli_first);
 }
 
@@ -106,8 +118,10 @@ fn hover_and_sources_at_a_read() {
     assert!(text.contains('S'), "the source names S: {text}");
     let sources = a.sources(f, at).unwrap();
     assert!(
-        sources.iter().any(|s| SCAN[s.start as usize..].starts_with("S:")
-            || SCAN[s.start as usize..].starts_with("A[i] =")),
+        sources
+            .iter()
+            .any(|s| SCAN[s.start as usize..].starts_with("S:")
+                || SCAN[s.start as usize..].starts_with("A[i] =")),
         "{sources:?}"
     );
 }
@@ -133,6 +147,9 @@ fn an_edit_cancels_older_snapshots() {
     });
     go.send(()).unwrap();
     host.set_file("p.loop", COPY.to_string());
-    assert!(asker.join().unwrap(), "the old snapshot was never cancelled");
+    assert!(
+        asker.join().unwrap(),
+        "the old snapshot was never cancelled"
+    );
     assert!(host.analysis().loops(f).unwrap()[0].parallel);
 }

@@ -7,8 +7,8 @@
 //! usage or I/O errors.
 
 use super::{load_to, Budget, Input, Loaded};
-use crate::dataflow::render::GroupWriter;
 use crate::dataflow;
+use crate::dataflow::render::GroupWriter;
 use crate::db::resolve::{file_groups, file_instances, FileFlowError};
 use crate::symbolic::isl::BoundedWriter;
 use std::io::Write;

@@ -358,10 +358,7 @@ fn severity_word(s: Severity) -> &'static str {
 
 /// Diagnostics that point into another file (the database's single `FILE`,
 /// say) pointing into `file` instead.
-pub fn in_file(
-    diags: &[Diagnostic],
-    file: FileId,
-) -> Vec<Diagnostic> {
+pub fn in_file(diags: &[Diagnostic], file: FileId) -> Vec<Diagnostic> {
     let mut diags = diags.to_vec();
     for d in &mut diags {
         for l in &mut d.labels {

@@ -75,7 +75,10 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
         let path = entry?.path();
         if path.is_dir() {
             walk(&path, out)?;
-        } else if matches!(path.extension().and_then(|e| e.to_str()), Some("loop" | "c")) {
+        } else if matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("loop" | "c")
+        ) {
             out.push(path);
         }
     }

@@ -35,7 +35,12 @@ fn a_directory_of_programs() {
          {d}/c-bad.loop: 1 error(s)\n\
          {d}/sub/b-temp.loop: 1 loop(s), 0 parallel as written, 1 after expansion\n"
     );
-    assert_eq!(out, expected, "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        out,
+        expected,
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert_eq!(o.status.code(), Some(1), "a file has errors");
     std::fs::remove_dir_all(&dir).unwrap();
 }

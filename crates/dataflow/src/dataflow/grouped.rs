@@ -227,7 +227,7 @@ pub struct Grouper {
 
 impl Grouper {
     pub fn new(program: &Program) -> Grouper {
-        let loops = super::render::site_loops(program);
+        let loops = crate::model::nodes::site_loops(program);
         let n_sites = loops.len();
         Grouper {
             n_stmts: program.stmts().len(),

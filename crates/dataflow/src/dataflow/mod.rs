@@ -26,9 +26,9 @@ pub mod rules;
 pub use crate::facts::{Config, LowerError as DataflowError, DEFAULT_MAX_INSTANCES};
 pub use parallel::{default_threads, env_threads, with_threads};
 
+use crate::diagnostics::{Diagnostic, FileId};
 use crate::facts::{Facts, Slot};
 use crate::kinds::Kinds;
-use crate::diagnostics::{Diagnostic, FileId};
 use crate::model::{ArrayId, Operation, Program, Site};
 use std::sync::OnceLock;
 

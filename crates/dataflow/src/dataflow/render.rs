@@ -6,7 +6,7 @@
 
 use super::grouped::{self, AccessGroups, Coord, Group, IterBox};
 use super::Flow;
-use crate::model::{CounterId, Node, Program, Site};
+use crate::model::{CounterId, Program, Site};
 use std::io::{self, Write};
 
 /// `{"params":{..},"max_trips":K,` of both JSON documents.
@@ -144,46 +144,7 @@ fn sizes_of(params: &[(String, i64)]) -> String {
     }
 }
 
-/// The counters of the loops around every site, outermost first, by site
-/// index (statements, then conditions).
-pub fn site_loops(program: &Program) -> Vec<Vec<CounterId>> {
-    fn walk(
-        nodes: &[Node],
-        stack: &mut Vec<CounterId>,
-        n_stmts: usize,
-        out: &mut [Vec<CounterId>],
-    ) {
-        for n in nodes {
-            match n {
-                Node::Stmt(s) => out[s.id.index()] = stack.clone(),
-                Node::For(f) => {
-                    stack.push(f.counter);
-                    walk(&f.body, stack, n_stmts, out);
-                    stack.pop();
-                }
-                Node::While(w) => {
-                    stack.push(w.counter);
-                    out[n_stmts + w.cond.id.index()] = stack.clone();
-                    walk(&w.body, stack, n_stmts, out);
-                    stack.pop();
-                }
-                Node::If(i) => {
-                    for (c, b) in &i.branches {
-                        out[n_stmts + c.id.index()] = stack.clone();
-                        walk(b, stack, n_stmts, out);
-                    }
-                    if let Some(b) = &i.otherwise {
-                        walk(b, stack, n_stmts, out);
-                    }
-                }
-            }
-        }
-    }
-    let n_stmts = program.stmts().len();
-    let mut out = vec![Vec::new(); n_stmts + program.conditions().len()];
-    walk(&program.body, &mut Vec::new(), n_stmts, &mut out);
-    out
-}
+pub use crate::model::nodes::site_loops;
 
 /// A source coordinate for people: the reader's counter plus an offset, or
 /// the value.

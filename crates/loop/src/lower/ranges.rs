@@ -11,7 +11,7 @@
 //! A `while` with an unknown test is followed for [`WHILE_TRIPS`] trips. When
 //! the walk runs out of budget or a guard cannot be evaluated, nothing is said.
 
-use super::warnings::{test, tick, values_note, BUDGET, WHILE_TRIPS};
+use super::walk::{test, tick, values_note, BUDGET, WHILE_TRIPS};
 use crate::diagnostics::{Diagnostic, FileId};
 use crate::model::*;
 use std::collections::HashMap;

@@ -3,6 +3,7 @@
 //! program with no statement at all (W0003), and subscripts out of their
 //! declared range at the default parameter values (W0005, in `ranges`).
 
+use super::walk::{test, tick, values_note, BUDGET, WHILE_TRIPS};
 use crate::diagnostics::{Diagnostic, FileId};
 use crate::model::eval::{self, StaticEnv};
 use crate::model::*;
@@ -191,12 +192,6 @@ fn unread(
     }
 }
 
-/// Work allowed to the search for statements that never run.
-pub(super) const BUDGET: u64 = 2_000_000;
-/// Trips tried for a `while` whose trip count is unknown but whose counter
-/// matters to some guard inside it.
-pub(super) const WHILE_TRIPS: i64 = 64;
-
 fn dead(p: &Program, s: &Survey, file: FileId, out: &mut Vec<Diagnostic>) {
     let Ok(params) = p.param_values(&[]) else {
         return; // no defaults, or they break an assumption: nothing to say
@@ -232,50 +227,6 @@ fn dead(p: &Program, s: &Survey, file: FileId, out: &mut Vec<Diagnostic>) {
                 d = d.note(v);
             }
             out.push(d.note("its loop bounds or `if` conditions are never all satisfied"));
-        }
-    }
-}
-
-/// "with N = 5, M = 3": the parameter values a warning holds at, if any.
-pub(super) fn values_note(p: &Program, params: &[i64]) -> Option<String> {
-    let values: Vec<String> = p
-        .params
-        .iter()
-        .zip(params)
-        .map(|(q, v)| format!("{} = {v}", q.name))
-        .collect();
-    (!values.is_empty()).then(|| format!("with {}", values.join(", ")))
-}
-
-/// One step of a bounded walk: false, and `incomplete` set, once `budget`
-/// is spent.
-pub(super) fn tick(budget: &mut u64, incomplete: &mut bool) -> bool {
-    if *budget == 0 {
-        *incomplete = true;
-        return false;
-    }
-    *budget -= 1;
-    true
-}
-
-/// `Some(outcome)` for a static condition at these values, `None` when it
-/// may go either way. One that cannot be evaluated sets `incomplete`.
-pub(super) fn test(
-    statics: &[bool],
-    c: &Condition,
-    params: &[i64],
-    counters: &[i64],
-    incomplete: &mut bool,
-) -> Option<bool> {
-    if !statics[c.id.index()] {
-        return None;
-    }
-    let mut env = StaticEnv { params, counters };
-    match eval::cond(&c.cond, &mut env) {
-        Ok(b) => Some(b),
-        Err(_) => {
-            *incomplete = true;
-            Some(false)
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Walks over a program's nodes: every loop, every node, in program order.
 
-use super::{For, Node};
+use super::{CounterId, For, Node, Program};
 
 /// Every `for` loop below `nodes`, outer loops first, in program order.
 pub fn fors(nodes: &[Node]) -> Vec<&For> {
@@ -46,4 +46,45 @@ pub fn each_mut(nodes: &mut [Node], f: &mut impl FnMut(&mut Node)) {
             Node::Stmt(_) => {}
         }
     }
+}
+
+/// The counters of the loops around every site, outermost first, by site
+/// index (statements, then conditions).
+pub fn site_loops(program: &Program) -> Vec<Vec<CounterId>> {
+    fn walk(
+        nodes: &[Node],
+        stack: &mut Vec<CounterId>,
+        n_stmts: usize,
+        out: &mut [Vec<CounterId>],
+    ) {
+        for n in nodes {
+            match n {
+                Node::Stmt(s) => out[s.id.index()] = stack.clone(),
+                Node::For(f) => {
+                    stack.push(f.counter);
+                    walk(&f.body, stack, n_stmts, out);
+                    stack.pop();
+                }
+                Node::While(w) => {
+                    stack.push(w.counter);
+                    out[n_stmts + w.cond.id.index()] = stack.clone();
+                    walk(&w.body, stack, n_stmts, out);
+                    stack.pop();
+                }
+                Node::If(i) => {
+                    for (c, b) in &i.branches {
+                        out[n_stmts + c.id.index()] = stack.clone();
+                        walk(b, stack, n_stmts, out);
+                    }
+                    if let Some(b) = &i.otherwise {
+                        walk(b, stack, n_stmts, out);
+                    }
+                }
+            }
+        }
+    }
+    let n_stmts = program.stmts().len();
+    let mut out = vec![Vec::new(); n_stmts + program.conditions().len()];
+    walk(&program.body, &mut Vec::new(), n_stmts, &mut out);
+    out
 }

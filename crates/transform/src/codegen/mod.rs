@@ -8,10 +8,12 @@
 pub mod check;
 mod exact;
 pub use crate::fit;
+mod boxes;
 pub mod infer;
 pub use crate::model::lift;
 mod place;
 pub mod prove;
+mod records;
 pub mod report;
 pub mod size;
 pub mod vectors;
@@ -468,7 +470,7 @@ struct Candidates {
     pending: Vec<ArrayForm>,
     alts: Vec<HashMap<usize, Vec<Affine>>>,
     /// The array's records at the samples.
-    recs: Vec<infer::Recs>,
+    recs: Vec<records::Recs>,
     why: String,
     /// The first form is single assignment from exact σ (`exact`): proved
     /// by construction, nothing sampled.

@@ -5,7 +5,8 @@
 //! loop that is parallel after expansion; dead-only groups that fit nowhere
 //! get a scratch array with one cell per iteration of those loops.
 
-use super::infer::{concrete_boxes, hull, kappa_of, volume, Eval, Kind, Recs, Sample, Sites};
+use super::boxes::{concrete_boxes, hull, volume};
+use super::records::{kappa_of, Eval, Kind, Recs, Sample, Sites};
 use crate::expansion::classes::NONE;
 use crate::model::{CounterId, CounterKind, Program};
 use std::collections::{HashMap, HashSet};
