@@ -25,7 +25,11 @@ fn root() -> PathBuf {
         if dir.join("book.toml").is_file() {
             return dir;
         }
-        assert!(dir.pop(), "no book.toml above {}", env!("CARGO_MANIFEST_DIR"));
+        assert!(
+            dir.pop(),
+            "no book.toml above {}",
+            env!("CARGO_MANIFEST_DIR")
+        );
     }
 }
 
@@ -87,7 +91,11 @@ fn the_summary_names_every_page_and_every_link_leads_somewhere() {
     let pages = files("docs", &["md"]);
     assert!(pages.len() > 20, "{} pages", pages.len());
     for p in &pages {
-        let rel = p.strip_prefix("docs").unwrap().to_string_lossy().into_owned();
+        let rel = p
+            .strip_prefix("docs")
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         if rel != "SUMMARY.md" {
             assert!(named.contains(&rel), "SUMMARY.md does not name docs/{rel}");
         }
@@ -155,7 +163,9 @@ fn help(args: &[&str]) -> String {
         .expect("run arrayflow");
     assert!(o.status.success(), "arrayflow help {args:?}");
     let text = String::from_utf8(o.stdout).expect("UTF-8");
-    text.lines().map(|l| l.trim_end().to_string() + "\n").collect()
+    text.lines()
+        .map(|l| l.trim_end().to_string() + "\n")
+        .collect()
 }
 
 /// The commands `arrayflow help` lists (but `help` itself).
@@ -273,7 +283,10 @@ fn comment_lines(path: &Path, text: &str) -> Vec<(usize, String)> {
             match ext {
                 "loop" => t.starts_with('#') || l.contains(" # "),
                 "c" | "h" | "dl" => {
-                    t.starts_with("//") || t.starts_with("/*") || t.starts_with('*') || l.contains("//")
+                    t.starts_with("//")
+                        || t.starts_with("/*")
+                        || t.starts_with('*')
+                        || l.contains("//")
                 }
                 _ => true,
             }
@@ -298,7 +311,13 @@ fn user_facing_text_is_not_a_lab_notebook() {
     pages.push(PathBuf::from("README.md"));
     for p in pages {
         let text = read(&p);
-        scan(&p, text.lines().enumerate().map(|(n, l)| (n + 1, l.to_string())).collect());
+        scan(
+            &p,
+            text.lines()
+                .enumerate()
+                .map(|(n, l)| (n + 1, l.to_string()))
+                .collect(),
+        );
     }
     for p in files("fixtures", &["loop", "c", "h", "md", "dl"]) {
         let text = read(&p);

@@ -10,7 +10,7 @@
 //!   In the expected lines, a line `...` stands for any number of lines
 //!   (none included), `[..]` inside a line for any text on that line, and a
 //!   last line `[exit status: N]` for an exit status N (0 without it).
-//!   Trailing spaces are ignored.
+//!   Trailing spaces, and blank lines at the end, are ignored.
 
 use std::path::{Path, PathBuf};
 
@@ -24,7 +24,11 @@ fn root() -> PathBuf {
         if dir.join("book.toml").is_file() {
             return dir;
         }
-        assert!(dir.pop(), "no book.toml above {}", env!("CARGO_MANIFEST_DIR"));
+        assert!(
+            dir.pop(),
+            "no book.toml above {}",
+            env!("CARGO_MANIFEST_DIR")
+        );
     }
 }
 
@@ -241,9 +245,17 @@ fn every_console_example_prints_what_it_shows() {
                 String::from_utf8_lossy(&o.stdout),
                 String::from_utf8_lossy(&o.stderr)
             );
-            let lines: Vec<&str> = printed.lines().map(str::trim_end).collect();
+            // Blank lines at the end (after a diagnostic) are not shown.
+            let mut lines: Vec<&str> = printed.lines().map(str::trim_end).collect();
+            while lines.last() == Some(&"") {
+                lines.pop();
+            }
+            let mut expected = ex.expected.clone();
+            while expected.last().is_some_and(String::is_empty) {
+                expected.pop();
+            }
             let status = o.status.code().unwrap_or(-1);
-            if status != ex.status || !lines_match(&ex.expected, &lines) {
+            if status != ex.status || !lines_match(&expected, &lines) {
                 failures.push(format!(
                     "{}: `arrayflow {}` exited {status} (expected {}) and printed:\n{printed}",
                     ex.at,
