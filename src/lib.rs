@@ -5,12 +5,12 @@
 // resolve the same here and in a crate that includes them (docs/rules.md §5).
 extern crate self as arrayflow;
 
-pub use arrayflow_model::{budget, c_spelling, diagnostics, fit, hash, kind_syntax, model, print};
-pub use arrayflow_loop::{lower, syntax};
-pub use arrayflow_interp::{equiv, gen, interp};
-pub use arrayflow_dependence::{dependence, regions};
-pub use arrayflow_dataflow::{dataflow, dataflow_engine, facts, kinds};
 pub use arrayflow_c::cfront;
+pub use arrayflow_dataflow::{dataflow, dataflow_engine, facts, kinds};
+pub use arrayflow_dependence::{dependence, regions};
+pub use arrayflow_interp::{equiv, gen, interp};
+pub use arrayflow_loop::{lower, syntax};
+pub use arrayflow_model::{budget, c_spelling, diagnostics, fit, hash, kind_syntax, model, print};
 pub use arrayflow_symbolic::symbolic;
 
 pub mod cli;

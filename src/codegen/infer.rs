@@ -13,7 +13,7 @@ use crate::model::{
     AccessKind, Affine, ArrayId, CounterId, CounterKind, ExprKind, Node, ParamId, Program, Site,
     Var,
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The bounded expansion at one parameter vector.
 pub struct Sample {
@@ -942,11 +942,14 @@ fn separates(
 /// guards, differences of affine subscripts of one array.
 pub fn pool(program: &Program) -> Vec<Affine> {
     let mut out: Vec<Affine> = Vec::new();
+    // First-seen order, deduplicated by a set (not a scan of `out`).
+    let mut seen: HashSet<Affine> = HashSet::new();
     let mut push = |e: Option<Affine>| {
         if let Some(mut e) = e {
             e.terms.retain(|t| t.1 != 0);
             e.terms.sort();
-            if !e.terms.is_empty() && !out.contains(&e) {
+            if !e.terms.is_empty() && !seen.contains(&e) {
+                seen.insert(e.clone());
                 out.push(e);
             }
         }

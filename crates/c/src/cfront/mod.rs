@@ -32,8 +32,8 @@ mod scan;
 mod spelling;
 mod stmt;
 
-use crate::diagnostics::{has_errors, Diagnostic, FileId};
 use crate::c_spelling::CSpelling;
+use crate::diagnostics::{has_errors, Diagnostic, FileId};
 use crate::lower::reserved;
 use crate::model::builder::{Mark, ProgramBuilder};
 use crate::model::calls::Calls;

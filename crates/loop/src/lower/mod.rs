@@ -120,7 +120,11 @@ pub fn lower(tree: &ast::File, file: FileId) -> (Program, Vec<Diagnostic>) {
 }
 
 /// [`lower`], taking the extension accesses of the kinds in `kinds`.
-pub fn lower_kinds(tree: &ast::File, file: FileId, kinds: &dyn KindSyntax) -> (Program, Vec<Diagnostic>) {
+pub fn lower_kinds(
+    tree: &ast::File,
+    file: FileId,
+    kinds: &dyn KindSyntax,
+) -> (Program, Vec<Diagnostic>) {
     let (program, _, diags) = lower_calls(tree, file, kinds, false);
     (program, diags)
 }
