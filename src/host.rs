@@ -115,7 +115,8 @@ impl Host {
     }
 
     /// Opens a file, or replaces its text when `path` is open already.
-    /// `.c` and `.h` paths are read as C, every other path as `.loop` text.
+    /// `.c` and `.h` paths are read as C (with the default feature `c`;
+    /// without it they get E0900), every other path as `.loop` text.
     pub fn set_file(&mut self, path: &str, text: String) -> FileId {
         if let Some(i) = self.files.paths.iter().position(|p| p == path) {
             let input = self.files.inputs[i];

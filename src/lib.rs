@@ -19,6 +19,7 @@
 // resolve the same here and in a crate that includes them (docs/rules.md §5).
 extern crate self as arrayflow;
 
+#[cfg(feature = "c")]
 pub use arrayflow_c::cfront;
 pub use arrayflow_dataflow::{dataflow, dataflow_engine, facts, kinds};
 pub use arrayflow_db::db;

@@ -1,5 +1,5 @@
 //! Acceptance: σ of the three examples of the maximal static expansion paper
-//! (shared/papers/maximal-static-expansion.txt, section 2) equals the paper's
+//! (*Maximal Static Expansion*, section 2) equals the paper's
 //! formulas (1) to (4) evaluated at the given sizes. The expected sets are
 //! enumerated here from the formulas, never taken from the engine.
 

@@ -27,15 +27,15 @@ pub struct Args {
     #[arg(long)]
     pub symbolic: bool,
     /// JSON: one record per read instance instead of the groups per read
-    /// access (docs/interpreter.md, "flow output").
+    /// access (docs/flow.md, "One record per instance").
     #[arg(long)]
     pub instances: bool,
     /// What computes bounded σ: `rules` (the Datalog rules over the facts),
     /// `quasts` (each read instance's proved quast evaluated: static
     /// control only), `auto` (quasts past 10^5 access instances when every
     /// read has one and their samples are under half the instances, else
-    /// rules), `dd` (the rules on timely/differential-
-    /// dataflow across workers and processes: docs/scaling.md). All give
+    /// rules), `dd` (the rules on timely/differential dataflow across
+    /// workers and processes: docs/scaling.md). All give
     /// the same output (docs/flow.md).
     #[arg(long, value_enum, default_value_t = Engine::Auto)]
     pub engine: Engine,

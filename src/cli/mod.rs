@@ -47,9 +47,10 @@ pub struct Cli {
 /// command takes these, before or after its name.
 #[derive(Args, Debug, Clone)]
 pub struct Preprocess {
-    /// Run the system C preprocessor (`$CC`, else `cc`, with `-E -P`) on a C
-    /// file first: `auto` when it includes a header that is not the C
-    /// library's (PolyBench's `polybench.h`).
+    /// Run the system C preprocessor (`$CC`, else `cc`, with `-E` and `-I`
+    /// the file's directory; its line markers map positions back to the
+    /// file) on a C file first: `auto` when it includes a header that is not
+    /// the C library's (PolyBench's `polybench.h`).
     #[arg(long, value_enum, default_value_t = crate::cfront::preprocess::Mode::Auto, global = true)]
     pub preprocess: crate::cfront::preprocess::Mode,
     /// A directory the preprocessor searches for headers (after the file's
@@ -90,7 +91,8 @@ pub enum Command {
     /// Run the language server on stdin and stdout (docs/editors.md).
     Lsp(lsp::Args),
     /// Maximal static expansion at concrete sizes: classes, labels, dead
-    /// writes, memory, parallel loops (or `--transform sa`, the baseline).
+    /// writes, memory, parallel loops (or `--transform sa`, the baseline);
+    /// `--emit code`: the expanded program for every parameter value.
     Expand(expand::Args),
     /// The program model in isl notation: domains, schedule, accesses.
     Model(model::Args),

@@ -18,8 +18,11 @@ pub struct Args {
     pub format: Format,
     #[command(flatten)]
     pub budget: Budget,
-    /// Print the privatized `.loop` program instead: each loop that private
-    /// copies make parallel runs `doall` over them (docs/expansion.md §9).
+    /// Print the privatized program instead, in the input's language: on a
+    /// `.loop` file, `.loop` text where each loop that private copies make
+    /// parallel runs `doall` over them (docs/expansion.md §9.1); on a C file,
+    /// C with OpenMP `parallel for` and `private`, `firstprivate`,
+    /// `lastprivate` clauses where they are exact (§9.3).
     #[arg(long, value_enum)]
     pub emit: Option<Emit>,
     /// With `--emit` on a C file: emit C even where a value cannot be kept
@@ -33,7 +36,7 @@ pub struct Args {
 /// `--emit`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Emit {
-    /// The privatized program, as `.loop` text.
+    /// The privatized program, in the input's language (`.loop` or C).
     Code,
 }
 

@@ -4,7 +4,7 @@
 use arrayflow::model::builder::{e, ProgramBuilder};
 use arrayflow::model::{BinOp, CmpOp, Cond, Program};
 
-/// Example 1 (Figure 1), as in shared/design/language.md.
+/// Example 1 (Figure 1), as in fixtures/papers/mse-example1.loop.
 pub fn example1() -> Program {
     let mut b = ProgramBuilder::new();
     let n = b.param("N", Some(5)).unwrap();

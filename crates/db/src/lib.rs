@@ -8,6 +8,7 @@
 //! Architecture invariant: no protocol, no terminal, no file system beyond
 //! the text it is given.
 
+#[cfg(feature = "c")]
 pub use arrayflow_c::cfront;
 pub use arrayflow_dataflow::{dataflow, facts, kinds};
 pub use arrayflow_dependence::{dependence, regions};

@@ -9,7 +9,7 @@
 //! exact σ ([`symbolic`]) wherever it exists, and from bounded σ only where
 //! it does not; every emitted program can be run against the original.
 
-pub use arrayflow_c::cfront;
+pub use arrayflow_cprint as cprint;
 pub use arrayflow_dataflow::{dataflow, facts, kinds};
 pub use arrayflow_dependence::{dependence, regions};
 pub use arrayflow_interp::{equiv, interp};

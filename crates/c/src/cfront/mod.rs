@@ -18,10 +18,8 @@
 //! model back as C.
 
 mod calls;
-mod cvalue;
 mod decl;
 mod defaults;
-pub mod emit;
 mod expr;
 mod fields;
 mod mini;
@@ -35,9 +33,13 @@ mod stmt;
 use crate::c_spelling::CSpelling;
 use crate::diagnostics::{has_errors, Diagnostic, FileId};
 use crate::lower::reserved;
+pub use crate::model::affine_expr;
 use crate::model::builder::{Mark, ProgramBuilder};
 use crate::model::calls::Calls;
 use crate::model::*;
+use arrayflow_cprint::cvalue;
+pub use arrayflow_cprint::emit;
+pub use arrayflow_cprint::is_c_path;
 use fields::{Fields, F};
 use mini::Mini;
 use scan::{Define, Region};
@@ -80,12 +82,6 @@ const MAX_ERRORS: usize = 100;
 /// Nesting of statements and expressions that lowering follows; deeper
 /// input skips its region instead of overflowing the stack.
 const MAX_NESTING: usize = 256;
-
-/// Whether a path names a C file (`.c` or `.h`).
-pub fn is_c_path(path: &std::path::Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("c") || e.eq_ignore_ascii_case("h"))
-}
 
 /// Parses and lowers a C file. Returns the program when there is no error,
 /// and every diagnostic (warnings say what was skipped or approximated).
@@ -1008,57 +1004,6 @@ fn function_parameters(d: Node<'_>) -> Option<Node<'_>> {
 /// Affine in the parameters alone (a declared range).
 fn param_affine(e: &Expr) -> bool {
     Affine::from_expr(e).is_some_and(|a| !a.uses_counters())
-}
-
-/// The canonical expression of an affine form: terms in variable order,
-/// then the constant (`2*N - i + 1`).
-pub fn affine_expr(a: &Affine, span: Span) -> Expr {
-    let mk = |k: ExprKind| Expr::new(k, span);
-    let var = |v: Var| match v {
-        Var::Param(p) => mk(ExprKind::Param(p)),
-        Var::Counter(c) => mk(ExprKind::Counter(c)),
-    };
-    let mut acc: Option<Expr> = None;
-    for &(v, c) in &a.terms {
-        let term = |c: i64| {
-            if c == 1 {
-                var(v)
-            } else {
-                mk(ExprKind::Binary(
-                    BinOp::Mul,
-                    Box::new(mk(ExprKind::Int(c))),
-                    Box::new(var(v)),
-                ))
-            }
-        };
-        acc = Some(match acc {
-            None if c == -1 => mk(ExprKind::Neg(Box::new(var(v)))),
-            None => term(c),
-            Some(e) => match c.checked_neg() {
-                Some(n) if c < 0 => {
-                    mk(ExprKind::Binary(BinOp::Sub, Box::new(e), Box::new(term(n))))
-                }
-                _ => mk(ExprKind::Binary(BinOp::Add, Box::new(e), Box::new(term(c)))),
-            },
-        });
-    }
-    let k = a.constant;
-    match acc {
-        None => mk(ExprKind::Int(k)),
-        Some(e) if k == 0 => e,
-        Some(e) => match k.checked_neg() {
-            Some(n) if k < 0 => mk(ExprKind::Binary(
-                BinOp::Sub,
-                Box::new(e),
-                Box::new(mk(ExprKind::Int(n))),
-            )),
-            _ => mk(ExprKind::Binary(
-                BinOp::Add,
-                Box::new(e),
-                Box::new(mk(ExprKind::Int(k))),
-            )),
-        },
-    }
 }
 
 #[cfg(test)]

@@ -8,61 +8,10 @@ use super::fields::{Fields, F};
 use super::scan::children;
 use super::{text, Ctx};
 use crate::diagnostics::FileId;
-use crate::model::{Program, Span};
-use std::collections::{HashMap, HashSet};
+use crate::model::Span;
 use tree_sitter::Node;
 
-/// A function with one region, in the file's own text.
-#[derive(Clone, Debug, Default)]
-pub struct Origin {
-    /// From the function's start through the line of `#pragma scop` (or the
-    /// body's `{`).
-    pub prefix: String,
-    /// From `#pragma endscop` (or the body's `}`) through the function's end.
-    pub suffix: String,
-    /// Names declared where the region is: the function's parameters, the
-    /// locals declared before the region, globals, macros.
-    pub visible: HashSet<String>,
-    /// Element type of each visible variable, as written (`DATA_TYPE`,
-    /// `float`); the preprocessed spelling where the file's is not known.
-    pub types: HashMap<String, String>,
-    /// The function's locals declared before the region.
-    pub locals: HashSet<String>,
-    /// Those of them that have no value where the region starts: declared
-    /// without an initialiser, and nothing but declarations before it.
-    pub unset: HashSet<String>,
-    /// Functions the file declares or defines.
-    pub functions: HashSet<String>,
-    /// Functions the file defines.
-    pub defined: HashSet<String>,
-}
-
-impl Origin {
-    /// Whether the lowered `program` names every array and parameter it
-    /// shares with C by its C name: only then does printing into the
-    /// function mean the same variables. A function that returns (the call
-    /// statement `return(x)` of the model) does not fit: statements the
-    /// transformation puts after the return would not run.
-    pub fn fits(&self, program: &Program) -> bool {
-        let returns = (super::emit::collect_calls(program).iter()).any(|(f, _)| f == "return");
-        let names_ok = !returns
-            && (program.arrays.iter().filter(|a| !a.local)).all(|a| self.visible.contains(&a.name))
-            && (program.params.iter()).all(|p| self.visible.contains(&p.name));
-        names_ok && !self.prefix.is_empty()
-    }
-
-    /// The element type written for `name`, or for the array whose name it
-    /// extends (`C_2` of an expansion of `C`).
-    pub fn type_of(&self, name: &str) -> Option<&str> {
-        let mut n = name;
-        loop {
-            if let Some(t) = self.types.get(n) {
-                return Some(t);
-            }
-            n = &n[..n.rfind('_')?];
-        }
-    }
-}
+pub use arrayflow_cprint::origin::Origin;
 
 /// The origin of the one region of `text` (C, preprocessed or not), whose
 /// spans `to_original` maps into `original`, the file as written; `None`

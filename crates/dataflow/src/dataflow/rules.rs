@@ -4,11 +4,11 @@
 //! includes the same sources: `dataflow_core`, `dataflow_must`,
 //! `dataflow_may`, `dataflow_update` (docs/rules.md §3, §5).
 
-#[path = "../../../../rules/core.rs"]
+#[path = "../../rules/core.rs"]
 pub mod core_rules;
-#[path = "../../../../rules/may.rs"]
+#[path = "../../rules/may.rs"]
 pub mod may;
-#[path = "../../../../rules/must.rs"]
+#[path = "../../rules/must.rs"]
 pub mod must;
-#[path = "../../../../rules/update.rs"]
+#[path = "../../rules/update.rs"]
 pub mod update;

@@ -294,7 +294,7 @@ pub fn call_sites(
 ) -> Option<crate::model::calls::Calls> {
     let path = std::path::Path::new(file.path(db));
     let text = file.text(db);
-    if !crate::cfront::is_c_path(path) && !text.contains("call") {
+    if !super::is_c_path(path) && !text.contains("call") {
         return None;
     }
     Some(crate::db::calls(path, text, crate::diagnostics::FileId(0)))

@@ -191,11 +191,11 @@ pub fn compile(
 /// The procedures and call sites of a file (`.loop` procedures, C
 /// functions inlined at their calls), with the front end its path calls for.
 pub fn calls(path: &std::path::Path, source: &str, file: FileId) -> crate::model::calls::Calls {
-    if crate::cfront::is_c_path(path) {
-        crate::cfront::compile_calls(source, file).1
-    } else {
-        crate::lower::compile_calls(source, file).1
+    if is_c_path(path) {
+        #[cfg(feature = "c")]
+        return crate::cfront::compile_calls(source, file).1;
     }
+    crate::lower::compile_calls(source, file).1
 }
 
 /// [`compile`], with the extension accesses of `kinds`: their `@name`
@@ -206,11 +206,23 @@ pub fn compile_kinds(
     file: FileId,
     kinds: &Kinds,
 ) -> (Option<Program>, Vec<Diagnostic>) {
-    if crate::cfront::is_c_path(path) {
-        crate::cfront::compile_with(source, file, kinds.c_spellings())
-    } else {
-        crate::lower::compile_kinds(source, file, kinds)
+    if is_c_path(path) {
+        #[cfg(feature = "c")]
+        return crate::cfront::compile_with(source, file, kinds.c_spellings());
+        #[cfg(not(feature = "c"))]
+        return (None, vec![no_c_front_end()]);
     }
+    crate::lower::compile_kinds(source, file, kinds)
+}
+
+/// Whether a path names a C file (`.c` or `.h`).
+pub use arrayflow_cprint::is_c_path;
+
+/// E0900 on a C file when the build has no C front end.
+#[cfg(not(feature = "c"))]
+fn no_c_front_end() -> Diagnostic {
+    Diagnostic::error("E0900", "this build of arrayflow reads no C")
+        .note("the C front end is the `c` feature of the arrayflow crates (on by default)")
 }
 
 /// Parses and checks a file. Never backdated: its diagnostics hold absolute

@@ -73,6 +73,6 @@ pub fn privatized_code(db: &dyn salsa::Database, file: SourceFile) -> Result<Str
         .as_ref()
         .ok_or("the file has errors")?;
     let o = super::codegen_options(db);
-    let is_c = crate::cfront::is_c_path(std::path::Path::new(file.path(db)));
+    let is_c = super::is_c_path(std::path::Path::new(file.path(db)));
     crate::privatize::document::document(program, &o, is_c)
 }

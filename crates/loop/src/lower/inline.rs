@@ -5,7 +5,7 @@
 //! through this; labels and condition names get the call's path as prefix
 //! (`L.S`, `L._S1` for a generated label), as `.loop` inlining does.
 
-use super::procs::affine_expr;
+use crate::model::affine_expr;
 use crate::model::builder::{BuildError, ProgramBuilder};
 use crate::model::calls::{Actual, CallSite, FormalKind, Procedure};
 use crate::model::*;

@@ -22,8 +22,9 @@ mod ranges;
 mod walk;
 mod warnings;
 
+pub use crate::model::affine_expr;
 pub use inline::{rebase, splice, Spliced};
-pub use procs::{affine_expr, compile_calls, format_procs, proc_header};
+pub use procs::{compile_calls, format_procs, proc_header};
 
 use crate::diagnostics::{has_errors, Diagnostic, FileId};
 use crate::kind_syntax::{CoreSyntax, KindSyntax};

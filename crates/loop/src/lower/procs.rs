@@ -188,69 +188,6 @@ fn sub(left: Expr, right: &Expr) -> Expr {
     )
 }
 
-/// An affine form written out: `2 * i + N - 1`.
-pub fn affine_expr(a: &Affine, span: Span) -> Expr {
-    let var = |v: Var| match v {
-        Var::Param(p) => ExprKind::Param(p),
-        Var::Counter(c) => ExprKind::Counter(c),
-    };
-    let mut out: Option<Expr> = None;
-    for &(v, k) in &a.terms {
-        let term = |m: i64| {
-            let x = Expr::new(var(v), span);
-            if m == 1 {
-                x
-            } else {
-                Expr::new(
-                    ExprKind::Binary(BinOp::Mul, Box::new(Expr::int(m)), Box::new(x)),
-                    span,
-                )
-            }
-        };
-        out = Some(match out {
-            None if k == -1 => Expr::new(ExprKind::Neg(Box::new(term(1))), span),
-            None => term(k),
-            Some(acc) if k > 0 => Expr::new(
-                ExprKind::Binary(BinOp::Add, Box::new(acc), Box::new(term(k))),
-                span,
-            ),
-            Some(acc) => match k.checked_neg() {
-                Some(m) => Expr::new(
-                    ExprKind::Binary(BinOp::Sub, Box::new(acc), Box::new(term(m))),
-                    span,
-                ),
-                None => Expr::new(
-                    ExprKind::Binary(BinOp::Add, Box::new(acc), Box::new(term(k))),
-                    span,
-                ),
-            },
-        });
-    }
-    let c = a.constant;
-    let mut e = match out {
-        None => return Expr::new(ExprKind::Int(c), span),
-        Some(e) => e,
-    };
-    if c > 0 {
-        e = Expr::new(
-            ExprKind::Binary(BinOp::Add, Box::new(e), Box::new(Expr::int(c))),
-            span,
-        );
-    } else if c < 0 {
-        e = match c.checked_neg() {
-            Some(m) => Expr::new(
-                ExprKind::Binary(BinOp::Sub, Box::new(e), Box::new(Expr::int(m))),
-                span,
-            ),
-            None => Expr::new(
-                ExprKind::Binary(BinOp::Add, Box::new(e), Box::new(Expr::int(c))),
-                span,
-            ),
-        };
-    }
-    e
-}
-
 /// The contexts a definition is lowered in apart from the program's.
 struct Saved<'a> {
     b: ProgramBuilder,

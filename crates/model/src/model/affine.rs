@@ -152,3 +152,54 @@ impl fmt::Display for Var {
         }
     }
 }
+
+/// The canonical expression of an affine form: terms in variable order,
+/// then the constant (`2*N - i + 1`).
+pub fn affine_expr(a: &Affine, span: super::Span) -> Expr {
+    let mk = |k: ExprKind| Expr::new(k, span);
+    let var = |v: Var| match v {
+        Var::Param(p) => mk(ExprKind::Param(p)),
+        Var::Counter(c) => mk(ExprKind::Counter(c)),
+    };
+    let mut acc: Option<Expr> = None;
+    for &(v, c) in &a.terms {
+        let term = |c: i64| {
+            if c == 1 {
+                var(v)
+            } else {
+                mk(ExprKind::Binary(
+                    BinOp::Mul,
+                    Box::new(mk(ExprKind::Int(c))),
+                    Box::new(var(v)),
+                ))
+            }
+        };
+        acc = Some(match acc {
+            None if c == -1 => mk(ExprKind::Neg(Box::new(var(v)))),
+            None => term(c),
+            Some(e) => match c.checked_neg() {
+                Some(n) if c < 0 => {
+                    mk(ExprKind::Binary(BinOp::Sub, Box::new(e), Box::new(term(n))))
+                }
+                _ => mk(ExprKind::Binary(BinOp::Add, Box::new(e), Box::new(term(c)))),
+            },
+        });
+    }
+    let k = a.constant;
+    match acc {
+        None => mk(ExprKind::Int(k)),
+        Some(e) if k == 0 => e,
+        Some(e) => match k.checked_neg() {
+            Some(n) if k < 0 => mk(ExprKind::Binary(
+                BinOp::Sub,
+                Box::new(e),
+                Box::new(mk(ExprKind::Int(n))),
+            )),
+            _ => mk(ExprKind::Binary(
+                BinOp::Add,
+                Box::new(e),
+                Box::new(mk(ExprKind::Int(k))),
+            )),
+        },
+    }
+}

@@ -17,7 +17,7 @@ pub mod lift;
 pub mod nodes;
 mod span;
 
-pub use affine::{Affine, Var};
+pub use affine::{affine_expr, Affine, Var};
 pub use span::Span;
 
 macro_rules! id {

@@ -79,6 +79,8 @@ pub fn form(
     let mut kappa: Vec<Vec<CounterId>> = Vec::new();
     let mut boxes = Vec::new();
     let mut atom_group = HashMap::default();
+    // Every loop's box, in one walk (not one per writing statement).
+    let counter_boxes = super::infer::counter_boxes(plus);
     for s in &stmts {
         let Some((acc, _)) = s.write().filter(|(t, _)| t.array == a) else {
             continue;
@@ -112,7 +114,7 @@ pub fn form(
         let k = label_counters(&subs, loops);
         let mut kb = Vec::new();
         for &c in &k {
-            kb.push(super::infer::counter_box(plus, c).ok_or_else(|| {
+            kb.push(counter_boxes.get(&c).cloned().ok_or_else(|| {
                 format!(
                     "the bounds of loop `{}` around `{}` have no affine box",
                     plus.counter_decl(c).name,
@@ -125,7 +127,7 @@ pub fn form(
         atom_group.insert((s.id.index(), 0u32), g);
         kappa.push(k);
         boxes.push(GroupBox {
-            cells: cell_box(plus, a, &subs, base),
+            cells: cell_box(plus, a, &subs, base, &counter_boxes),
             kappa: Some(kb),
         });
     }
@@ -188,6 +190,7 @@ fn cell_box(
     a: ArrayId,
     subs: &[Affine],
     base: &[i64],
+    boxes: &HashMap<CounterId, (Affine, Affine)>,
 ) -> Option<Vec<(Affine, Affine)>> {
     let at = |e: &Affine| {
         e.eval(|v| match v {
@@ -200,7 +203,7 @@ fn cell_box(
     let mut out = Vec::new();
     for (f, d) in subs.iter().zip(&p.array_decl(a).dims) {
         let declared = (d.lo.affine.clone(), d.hi.affine.clone());
-        let pick = match super::infer::range(p, f) {
+        let pick = match super::infer::range_by(f, |c| boxes.get(&c).cloned()) {
             Some(r) if extent(&r)? < extent(&declared)? => {
                 tighter = true;
                 r

@@ -15,7 +15,7 @@ use crate::model::{
     AccessKind, Affine, ArrayId, CounterId, CounterKind, ExprKind, Node, ParamId, Program, Site,
     Var,
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A label condition: `Le(e)`: e ≤ 0; `Stride(e, k)`: k divides e (the
 /// parity of a counter, where exact σ splits by it).
@@ -538,11 +538,14 @@ fn separates(
 /// guards, differences of affine subscripts of one array.
 pub fn pool(program: &Program) -> Vec<Affine> {
     let mut out: Vec<Affine> = Vec::new();
+    // First-seen order, deduplicated by a set (not a scan of `out`).
+    let mut seen: HashSet<Affine> = HashSet::new();
     let mut push = |e: Option<Affine>| {
         if let Some(mut e) = e {
             e.terms.retain(|t| t.1 != 0);
             e.terms.sort();
-            if !e.terms.is_empty() && !out.contains(&e) {
+            if !e.terms.is_empty() && !seen.contains(&e) {
+                seen.insert(e.clone());
                 out.push(e);
             }
         }
@@ -703,8 +706,8 @@ pub fn counter_box(program: &Program, c: CounterId) -> Option<(Affine, Affine)> 
         for n in nodes {
             match n {
                 Node::For(f) => {
-                    let lo = bound(&f.lower.affine, outer, true)?;
-                    let hi = bound(&f.upper.affine, outer, false)?;
+                    let lo = box_bound(&f.lower.affine, outer, true)?;
+                    let hi = box_bound(&f.upper.affine, outer, false)?;
                     if f.counter == c {
                         return Some((lo, hi));
                     }
@@ -737,26 +740,79 @@ pub fn counter_box(program: &Program, c: CounterId) -> Option<(Affine, Affine)> 
         }
         None
     }
-    fn bound(e: &Affine, outer: &[(CounterId, Affine, Affine)], low: bool) -> Option<Affine> {
-        let mut acc = Affine::constant(e.constant);
-        for &(v, k) in &e.terms {
-            let t = match v {
-                Var::Param(_) => Affine::var(v).checked_scale(k)?,
-                Var::Counter(x) => {
-                    let (_, lo, hi) = outer.iter().find(|o| o.0 == x)?;
-                    let pick = if (k > 0) == low { lo } else { hi };
-                    pick.checked_scale(k)?
-                }
-            };
-            acc = acc.checked_add(&t)?;
-        }
-        Some(acc)
-    }
     find(&program.body, c, &mut Vec::new())
+}
+
+/// A loop bound's least (`low`) or greatest value over the boxes of the
+/// counters around it.
+fn box_bound(e: &Affine, outer: &[(CounterId, Affine, Affine)], low: bool) -> Option<Affine> {
+    let mut acc = Affine::constant(e.constant);
+    for &(v, k) in &e.terms {
+        let t = match v {
+            Var::Param(_) => Affine::var(v).checked_scale(k)?,
+            Var::Counter(x) => {
+                let (_, lo, hi) = outer.iter().find(|o| o.0 == x)?;
+                let pick = if (k > 0) == low { lo } else { hi };
+                pick.checked_scale(k)?
+            }
+        };
+        acc = acc.checked_add(&t)?;
+    }
+    Some(acc)
+}
+
+/// [`counter_box`] of every counter at once, in one walk: the box of the
+/// first loop of each counter the search reaches, a search of a list of
+/// nodes stopping at a loop whose bounds have no box, as there.
+pub fn counter_boxes(program: &Program) -> HashMap<CounterId, (Affine, Affine)> {
+    fn walk(
+        nodes: &[Node],
+        outer: &mut Vec<(CounterId, Affine, Affine)>,
+        out: &mut HashMap<CounterId, (Affine, Affine)>,
+    ) {
+        for n in nodes {
+            match n {
+                Node::For(f) => {
+                    let Some(lo) = box_bound(&f.lower.affine, outer, true) else {
+                        return;
+                    };
+                    let Some(hi) = box_bound(&f.upper.affine, outer, false) else {
+                        return;
+                    };
+                    out.entry(f.counter)
+                        .or_insert_with(|| (lo.clone(), hi.clone()));
+                    outer.push((f.counter, lo, hi));
+                    walk(&f.body, outer, out);
+                    outer.pop();
+                }
+                Node::While(w) => walk(&w.body, outer, out),
+                Node::If(i) => {
+                    for (_, b) in &i.branches {
+                        walk(b, outer, out);
+                    }
+                    if let Some(b) = &i.otherwise {
+                        walk(b, outer, out);
+                    }
+                }
+                Node::Stmt(_) => {}
+            }
+        }
+    }
+    let mut out = HashMap::new();
+    walk(&program.body, &mut Vec::new(), &mut out);
+    out
 }
 
 /// [min, max] of an affine function over the boxes of its counters.
 pub(crate) fn range(program: &Program, f: &Affine) -> Option<(Affine, Affine)> {
+    range_by(f, |c| counter_box(program, c))
+}
+
+/// [`range`] with the counters' boxes from `boxes` (as [`counter_box`]).
+pub(crate) fn range_by(
+    f: &Affine,
+    boxes: impl Fn(CounterId) -> Option<(Affine, Affine)>,
+) -> Option<(Affine, Affine)> {
     let mut lo = Affine::constant(f.constant);
     let mut hi = Affine::constant(f.constant);
     for &(v, k) in &f.terms {
@@ -767,7 +823,7 @@ pub(crate) fn range(program: &Program, f: &Affine) -> Option<(Affine, Affine)> {
                 hi = hi.checked_add(&t)?;
             }
             Var::Counter(c) => {
-                let (a, b) = counter_box(program, c)?;
+                let (a, b) = boxes(c)?;
                 let (x, y) = if k > 0 { (a, b) } else { (b, a) };
                 lo = lo.checked_add(&x.checked_scale(k)?)?;
                 hi = hi.checked_add(&y.checked_scale(k)?)?;

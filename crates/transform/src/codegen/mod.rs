@@ -194,7 +194,9 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
     };
     let mut samples = samples(&plus, &frame, o)?;
     let sites = Sites::new(&plus);
-    let pool = infer::pool(&plus);
+    // Only arrays whose labels are inferred need the pool of conditions
+    // (quadratic in the subscripts of an array): built on first use.
+    let pool = Pool::new(&plus);
     let out_ix: Vec<usize> = outs.iter().map(|s| s.index()).collect();
     // A vector where the first forms disagree with the original (typically
     // one where loops are empty) becomes a sample and inference runs again
@@ -406,7 +408,7 @@ fn candidates(
     plus: &Program,
     sites: &Sites,
     samples: &[Sample],
-    pool: &[Affine],
+    pool: &Pool,
     out_ix: &[usize],
     exact: &Exact,
     program: &Program,
@@ -443,7 +445,9 @@ fn candidates(
             };
             c.recs = infer::array_records(plus, sites, samples, a, out_ix);
             c.why = "no write runs at the samples".into();
-            if let Some((best, alts)) = infer::array_form(plus, sites, samples, a, pool, &c.recs) {
+            if let Some((best, alts)) =
+                infer::array_form(plus, sites, samples, a, pool.get(), &c.recs)
+            {
                 c.pending.push(best);
                 c.alts = alts;
             }
@@ -487,14 +491,7 @@ impl Candidates {
 
     /// Fits the read labels of the pending forms in order, keeping those
     /// that can be emitted; with `first`, stops at the first kept.
-    fn fit(
-        &mut self,
-        plus: &Program,
-        sites: &Sites,
-        samples: &[Sample],
-        pool: &[Affine],
-        first: bool,
-    ) {
+    fn fit(&mut self, plus: &Program, sites: &Sites, samples: &[Sample], pool: &Pool, first: bool) {
         loop {
             if self.pending.is_empty() {
                 if self.alts.is_empty() {
@@ -507,7 +504,7 @@ impl Candidates {
                     .collect();
             }
             let form = self.pending.remove(0);
-            match infer::read_trees(plus, sites, samples, &form, pool, &self.recs) {
+            match infer::read_trees(plus, sites, samples, &form, pool.get(), &self.recs) {
                 Err(why) => self.why = why,
                 Ok(t) => match obstacle(plus, &form, &t) {
                     Some(why) => self.why = why,
@@ -788,9 +785,28 @@ fn obstacle(p: &Program, form: &ArrayForm, trees: &HashMap<(Site, usize), Tree>)
     None
 }
 
+/// [`infer::pool`] of a program, built on first use.
+struct Pool<'a> {
+    program: &'a Program,
+    built: std::cell::OnceCell<Vec<Affine>>,
+}
+
+impl<'a> Pool<'a> {
+    fn new(program: &'a Program) -> Pool<'a> {
+        Pool {
+            program,
+            built: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn get(&self) -> &[Affine] {
+        self.built.get_or_init(|| infer::pool(self.program))
+    }
+}
+
 /// Names in use, and fresh ones.
 #[derive(Clone)]
-pub(crate) struct Names(HashSet<String>);
+pub(crate) struct Names(HashSet<String>, HashMap<String, usize>);
 
 impl Names {
     pub(crate) fn new(p: &Program) -> Names {
@@ -800,11 +816,27 @@ impl Names {
         s.extend(p.counters.iter().map(|x| x.name.clone()));
         s.extend(p.stmts().iter().map(|x| x.label.clone()));
         s.extend(p.conditions().iter().map(|x| x.name.clone()));
-        Names(s)
+        Names(s, HashMap::new())
     }
 
+    /// `base`, else `base_1`, `base_2`, ...: the first name not in use.
+    /// Names are only ever added, so the first free suffix of a base never
+    /// goes down: the search resumes where the last one for `base` ended
+    /// (the same name as a search from 0, in linear time over many calls).
     pub(crate) fn fresh(&mut self, base: &str) -> String {
-        let n = fresh_name(base, |n| self.0.contains(n));
+        let from = self.1.get(base).copied().unwrap_or(0);
+        let (k, n) = (from..)
+            .map(|k| {
+                let n = if k == 0 {
+                    base.to_string()
+                } else {
+                    format!("{base}_{k}")
+                };
+                (k, n)
+            })
+            .find(|(_, n)| !self.0.contains(n))
+            .expect("some suffix is free");
+        self.1.insert(base.to_string(), k + 1);
         self.0.insert(n.clone());
         n
     }

@@ -8,7 +8,7 @@ use crate::facts::Facts;
 /// No write / no label / no class.
 pub const NONE: u32 = u32::MAX;
 
-#[path = "../../../../rules/expansion.rs"]
+#[path = "../../rules/expansion.rs"]
 mod rules_source;
 
 /// σ as the rules see it: the elements (writes, then initial values) each

@@ -11,8 +11,8 @@ use crate::model::Program;
 /// saying so, when no loop becomes parallel. `Err` when the analysis or
 /// the validation refuses.
 pub fn document(program: &Program, o: &crate::codegen::Options, c: bool) -> Result<String, String> {
-    let print = |p: &Program, omp: &[crate::cfront::emit::OmpLoop]| {
-        crate::cfront::emit::program_omp(p, "kernel", omp)
+    let print = |p: &Program, omp: &[crate::cprint::emit::OmpLoop]| {
+        crate::cprint::emit::program_omp(p, "kernel", omp)
     };
     document_with(program, o, c, &print)
 }
@@ -23,7 +23,7 @@ pub fn document_with(
     program: &Program,
     o: &crate::codegen::Options,
     c: bool,
-    print: &dyn Fn(&Program, &[crate::cfront::emit::OmpLoop]) -> String,
+    print: &dyn Fn(&Program, &[crate::cprint::emit::OmpLoop]) -> String,
 ) -> Result<String, String> {
     let checked = emit::checked(program, o)?;
     let sizes = crate::codegen::check::tuples;

@@ -109,7 +109,7 @@ pub struct EmittedC {
 /// [`emit`] as C defining `void function(..)`.
 pub fn emit_c(program: &Program, chosen: &[Chosen], function: &str) -> Option<EmittedC> {
     emit_c_with(program, chosen, &|p, omp| {
-        crate::cfront::emit::program_omp(p, function, omp)
+        crate::cprint::emit::program_omp(p, function, omp)
     })
 }
 
@@ -117,7 +117,7 @@ pub fn emit_c(program: &Program, chosen: &[Chosen], function: &str) -> Option<Em
 pub fn emit_c_with(
     program: &Program,
     chosen: &[Chosen],
-    print: &dyn Fn(&Program, &[crate::cfront::emit::OmpLoop]) -> String,
+    print: &dyn Fn(&Program, &[crate::cprint::emit::OmpLoop]) -> String,
 ) -> Option<EmittedC> {
     let mut omp = Clauses {
         locals: super::omp::Locals::new(program),
@@ -135,7 +135,7 @@ pub fn emit_c_with(
 /// What the C form gathers: the loops with clauses, and a note per loop.
 #[derive(Default)]
 struct Clauses {
-    loops: Vec<crate::cfront::emit::OmpLoop>,
+    loops: Vec<crate::cprint::emit::OmpLoop>,
     notes: Vec<String>,
     locals: super::omp::Locals,
 }
@@ -356,7 +356,7 @@ impl Rewrite<'_> {
         c.notes
             .push(format!("loop {name}: OpenMP clauses; {}", whys.join("; ")));
         f.parallel = true;
-        c.loops.push(crate::cfront::emit::OmpLoop {
+        c.loops.push(crate::cprint::emit::OmpLoop {
             counter: f.counter,
             arrays,
         });
@@ -473,7 +473,7 @@ fn minus_one(lo: &Bound) -> Expr {
         .affine
         .checked_sub(&Affine::constant(1))
         .expect("a small bound");
-    crate::cfront::affine_expr(&a, Span::NONE)
+    crate::model::affine_expr(&a, Span::NONE)
 }
 
 /// The subscripts `c` of a cell, then the iteration `at`.

@@ -167,7 +167,7 @@ fn max(a: &Affine, b: &Affine) -> Option<Affine> {
 
 fn bound(a: Affine) -> Bound {
     Bound {
-        expr: crate::cfront::affine_expr(&a, Span::NONE),
+        expr: crate::model::affine_expr(&a, Span::NONE),
         affine: a,
     }
 }

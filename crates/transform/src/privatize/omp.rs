@@ -33,7 +33,7 @@
 //! conditional or move with the loop, e.g. a last writer decided at run
 //! time) and the loop keeps the explicit code of [`super::emit`].
 
-use crate::cfront::emit::OmpPrivate;
+use crate::cprint::emit::OmpPrivate;
 use crate::model::*;
 use std::collections::HashSet;
 

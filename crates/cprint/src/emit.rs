@@ -11,9 +11,9 @@
 //! `af_mod`; with a real operand or target `/` is C's division.
 //! [`program_in`] prints a program into the C function it came from.
 
-use super::cvalue;
-pub use super::origin::Origin;
+use crate::cvalue;
 use crate::model::*;
+pub use crate::origin::Origin;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write;
 
