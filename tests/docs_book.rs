@@ -17,20 +17,9 @@ use std::path::{Path, PathBuf};
 
 const BIN: &str = env!("CARGO_BIN_EXE_arrayflow");
 
-/// The repository's root: the nearest directory above this package that
-/// holds `book.toml`.
+/// The repository's root, where `book.toml` is: this package's folder.
 fn root() -> PathBuf {
-    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        if dir.join("book.toml").is_file() {
-            return dir;
-        }
-        assert!(
-            dir.pop(),
-            "no book.toml above {}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// Every file under `dir` (relative to the root) whose name ends with one of

@@ -16,20 +16,9 @@ use std::path::{Path, PathBuf};
 
 const BIN: &str = env!("CARGO_BIN_EXE_arrayflow");
 
-/// The repository's root: the nearest directory above this package that
-/// holds `book.toml` (this package itself when it is the root).
+/// The repository's root, where `book.toml` is: this package's folder.
 fn root() -> PathBuf {
-    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        if dir.join("book.toml").is_file() {
-            return dir;
-        }
-        assert!(
-            dir.pop(),
-            "no book.toml above {}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 fn readme() -> String {

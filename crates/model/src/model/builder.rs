@@ -6,8 +6,8 @@
 //! get the same ids and generated names.
 //!
 //! ```
-//! use arrayflow::model::builder::{ProgramBuilder, e};
-//! use arrayflow::model::Cond;
+//! use arrayflow_model::model::builder::{ProgramBuilder, e};
+//! use arrayflow_model::model::Cond;
 //!
 //! // Example 1 of the maximal static expansion paper.
 //! let mut b = ProgramBuilder::new();
