@@ -7,6 +7,7 @@
 //! or I/O errors.
 
 use super::{load, Budget, Format, Input};
+use crate::diagnostics::Diagnostic;
 use crate::privatize::{self, render};
 use std::process::ExitCode;
 
@@ -110,7 +111,13 @@ fn emit(args: &Args, loaded: &super::Loaded) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            match e.code() {
+                Some(code) => eprint!(
+                    "{}",
+                    loaded.files.render(&Diagnostic::error(code, e.to_string()))
+                ),
+                None => eprintln!("error: {e}"),
+            }
             ExitCode::from(1)
         }
     }

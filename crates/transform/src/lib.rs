@@ -22,5 +22,6 @@ pub mod datalog;
 pub mod expansion;
 pub mod interproc;
 pub mod privatize;
+pub mod readback;
 pub mod storage;
 pub mod verify;

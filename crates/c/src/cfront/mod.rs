@@ -29,6 +29,7 @@ pub mod preprocess;
 mod scan;
 mod spelling;
 mod stmt;
+mod tree;
 
 use crate::c_spelling::CSpelling;
 use crate::diagnostics::{has_errors, Diagnostic, FileId};
@@ -132,7 +133,7 @@ fn compile_inner(
             .note("tree-sitter and tree-sitter-c versions do not match: a build problem");
         return (None, None, vec![d]);
     }
-    let Some(tree) = parser.parse(source, None) else {
+    let Some(tree) = tree::parse(source) else {
         let d = Diagnostic::error(E_SYNTAX, "the C parser gave up on this file");
         return (None, None, vec![d]);
     };

@@ -20,15 +20,8 @@ pub struct Opaque {
 
 /// The functions `text` (C, as lowered: preprocessed when it was) defines.
 pub fn defined_functions(text: &str) -> HashSet<String> {
-    let mut parser = tree_sitter::Parser::new();
     let mut out = HashSet::new();
-    if parser
-        .set_language(&tree_sitter_c::LANGUAGE.into())
-        .is_err()
-    {
-        return out;
-    }
-    if let Some(tree) = parser.parse(text, None) {
+    if let Some(tree) = super::tree::parse(text) {
         for n in children(tree.root_node()) {
             if n.kind() == "function_definition" {
                 out.insert(function_name(text, n).to_string());

@@ -21,9 +21,7 @@ pub fn find(
     original: &str,
     to_original: &dyn Fn(Span) -> Option<Span>,
 ) -> Option<Origin> {
-    let mut parser = tree_sitter::Parser::new();
-    parser.set_language(&tree_sitter_c::LANGUAGE.into()).ok()?;
-    let tree = parser.parse(text_, None)?;
+    let tree = super::tree::parse(text_)?;
     let root = tree.root_node();
     if root.has_error() {
         return None;

@@ -74,5 +74,5 @@ pub fn privatized_code(db: &dyn salsa::Database, file: SourceFile) -> Result<Str
         .ok_or("the file has errors")?;
     let o = super::codegen_options(db);
     let is_c = super::is_c_path(std::path::Path::new(file.path(db)));
-    crate::privatize::document::document(program, &o, is_c)
+    crate::privatize::document::document(program, &o, is_c).map_err(String::from)
 }

@@ -748,7 +748,8 @@ fn obstacle(p: &Program, form: &ArrayForm, trees: &HashMap<(Site, usize), Tree>)
             report::read_of(p, site, k)
         ));
     }
-    for s in p.stmts() {
+    let stmts = p.stmts();
+    for s in &stmts {
         if let StmtKind::Assign {
             target,
             op: Some(_),
@@ -767,15 +768,18 @@ fn obstacle(p: &Program, form: &ArrayForm, trees: &HashMap<(Site, usize), Tree>)
     }
     // A dead write placed in a scratch group keeps only its κ subscripts:
     // reads in its own subscripts would not run.
-    for (ix, s) in p.stmts().iter().enumerate() {
+    // Gathered once: a scan of every atom per statement was quadratic.
+    let scratch: std::collections::HashSet<usize> = (form.atom_group.iter())
+        .filter(|(_, &g)| form.scratch.get(g).copied().unwrap_or(false))
+        .map(|(&(k, _), _)| k)
+        .collect();
+    for (ix, s) in stmts.iter().enumerate() {
         let Some((target, _)) = s.write().filter(|(t, _)| t.array == form.array) else {
             continue;
         };
         let mut r = Vec::new();
         target.collect_subscript_reads(&mut r);
-        let scratch = (form.atom_group.iter())
-            .any(|(&(k, _), &g)| k == ix && form.scratch.get(g).copied().unwrap_or(false));
-        if scratch && !r.is_empty() {
+        if scratch.contains(&ix) && !r.is_empty() {
             return Some(format!(
                 "`{}` is a dead write with reads in its subscripts",
                 s.label

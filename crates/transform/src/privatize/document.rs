@@ -6,11 +6,16 @@
 
 use super::emit;
 use crate::model::Program;
+use crate::readback::Refusal;
 
 /// The privatized program with its header; the original, after a line
 /// saying so, when no loop becomes parallel. `Err` when the analysis or
-/// the validation refuses.
-pub fn document(program: &Program, o: &crate::codegen::Options, c: bool) -> Result<String, String> {
+/// the validation refuses, or the memory budget is reached (E0304).
+pub fn document(
+    program: &Program,
+    o: &crate::codegen::Options,
+    c: bool,
+) -> Result<String, Refusal> {
     let print = |p: &Program, omp: &[crate::cprint::emit::OmpLoop]| {
         crate::cprint::emit::program_omp(p, "kernel", omp)
     };
@@ -24,7 +29,7 @@ pub fn document_with(
     o: &crate::codegen::Options,
     c: bool,
     print: &dyn Fn(&Program, &[crate::cprint::emit::OmpLoop]) -> String,
-) -> Result<String, String> {
+) -> Result<String, Refusal> {
     let checked = emit::checked(program, o)?;
     let sizes = crate::codegen::check::tuples;
     let mark = if c { "//" } else { "#" };

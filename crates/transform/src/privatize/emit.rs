@@ -26,6 +26,7 @@ use super::footprint::{self, Footprint};
 use super::LoopPrivatization;
 use crate::codegen::Names;
 use crate::model::*;
+use crate::readback::{self, Refusal};
 
 /// (loop, its private arrays), per privatized loop.
 pub type Privatized = Vec<(String, Vec<String>)>;
@@ -33,6 +34,8 @@ pub type Privatized = Vec<(String, Vec<String>)>;
 /// The privatized program and what was privatized.
 pub struct Emitted {
     pub text: String,
+    /// The text compiled back: what `equiv` runs.
+    pub program: Program,
     /// (loop, its private arrays).
     pub loops: Vec<(String, Vec<String>)>,
 }
@@ -79,18 +82,21 @@ fn copy(label: String, target: Access, value: Expr) -> Node {
 /// The program with every loop that privatization makes parallel (the
 /// outermost ones, `for` loops with bounds in the parameters alone)
 /// privatized; `None` when there is none.
-pub fn emit(program: &Program, chosen: &[Chosen]) -> Result<Option<Emitted>, String> {
+pub fn emit(program: &Program, chosen: &[Chosen]) -> Result<Option<Emitted>, Refusal> {
     let Some((p, done)) = build(program, chosen, None) else {
         return Ok(None);
     };
     let text = crate::print::program(&p);
-    let (back, diags) = crate::lower::compile(&text, crate::diagnostics::FileId(0));
-    if back.is_none() || diags.iter().any(|d| d.is_error()) {
-        return Err(format!(
-            "internal error: the privatized program does not check: {diags:?}\n{text}"
-        ));
-    }
-    Ok(Some(Emitted { text, loops: done }))
+    // The built program is not needed once printed: freed before the text
+    // is compiled back, the largest step.
+    drop(p);
+    readback::poll("the privatized program")?;
+    let program = readback::compile(&text, "the privatized program")?;
+    Ok(Some(Emitted {
+        text,
+        program,
+        loops: done,
+    }))
 }
 
 /// The privatized program as C, for C input: a loop whose private arrays
@@ -664,7 +670,7 @@ pub enum Basis {
 /// and emitted for the loops that gain at all of them. Either way the
 /// program is then run against the original with `doall` shuffled at
 /// small validation vectors; a disagreement is an error naming the size.
-pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked, String> {
+pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked, Refusal> {
     use crate::codegen::vectors;
     let named = |v: &[i64]| -> Vec<(String, i64)> {
         program
@@ -701,6 +707,7 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
             (choose(&analyses), Basis::Sampled { sizes, why })
         }
     };
+    readback::poll("the privatization of the loops")?;
     let Some(emitted) = emit(program, &chosen)? else {
         return Ok(Checked {
             emitted: None,
@@ -710,8 +717,7 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
             limits: Vec::new(),
         });
     };
-    let (b, _) = crate::lower::compile_errors(&emitted.text, crate::diagnostics::FileId(0));
-    let b = b.ok_or("internal error: the privatized program does not check")?;
+    let b = &emitted.program;
     let raw: Vec<Vec<i64>> = match &basis {
         Basis::Exact => Vec::new(),
         Basis::Sampled { sizes, .. } => sizes
@@ -731,7 +737,7 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
             seeds: 3,
             ..Default::default()
         };
-        match crate::equiv::equiv(program, &b, &eo) {
+        match crate::equiv::equiv(program, b, &eo) {
             Ok(crate::equiv::Verdict::Agree(_)) => validated.push(v),
             // A run limit (steps, cells) in the privatized program's run:
             // not compared there, rather than different.
@@ -744,16 +750,16 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
                     Basis::Sampled { .. } => "loops parallel at the samples are not at every size",
                 };
                 let failure = m.failure.map(|f| format!(": {f}")).unwrap_or_default();
-                return Err(format!(
+                return Err(Refusal::Other(format!(
                     "the privatized program differs from the original at {v:?}: {}{failure} ({why})",
                     m.what
-                ));
+                )));
             }
             Err(e) if e.in_b => {
-                return Err(format!(
+                return Err(Refusal::Other(format!(
                     "internal error: the privatized program: {}",
                     e.message
-                ))
+                )))
             }
             // The original itself fails at this size: no comparison.
             Err(_) => {}

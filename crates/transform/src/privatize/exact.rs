@@ -146,6 +146,8 @@ pub fn analyze(program: &Program) -> Result<Vec<ExactLoop>, String> {
         Prover::new(program).ok_or("the assumptions are not affine, so σ is not exact")?;
     let mut cx = Cx {
         program,
+        stmts: &stmts,
+        names: Names::new(program),
         places: &places,
         prover: &mut prover,
     };
@@ -185,6 +187,9 @@ pub fn analyze(program: &Program) -> Result<Vec<ExactLoop>, String> {
 
 struct Cx<'a, 'p> {
     program: &'p Program,
+    /// Made once: `Program::stmts` walks the whole program.
+    stmts: &'a [&'p crate::model::Stmt],
+    names: Names<'p>,
     places: &'a [Place],
     prover: &'a mut Prover<'p>,
 }
@@ -252,9 +257,8 @@ impl<'p> Cx<'_, 'p> {
     }
 
     fn instance(&self, stmt: StmtId, iter: &[Affine]) -> String {
-        let names = Names::new(self.program);
-        let it: Vec<String> = iter.iter().map(|a| names.affine(a)).collect();
-        let label = &self.program.stmts()[stmt.index()].label;
+        let it: Vec<String> = iter.iter().map(|a| self.names.affine(a)).collect();
+        let label = &self.stmts[stmt.index()].label;
         format!("{label}({})", it.join(", "))
     }
 
@@ -354,7 +358,7 @@ impl<'p> Cx<'_, 'p> {
 
     /// Records read `r` as one that needs the value from before.
     fn copy_in(&self, acc: &mut BTreeMap<crate::model::ArrayId, Acc>, r: &ReadAt) {
-        let label = &self.program.stmts()[r.stmt.index()].label;
+        let label = &self.stmts[r.stmt.index()].label;
         let what = format!("{label}: {}", crate::print::access(self.program, r.access));
         let a = acc.entry(r.access.array).or_default();
         if !a.copy_in.contains(&what) {

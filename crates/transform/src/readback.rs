@@ -1,0 +1,91 @@
+//! Reading an emitted program back: each transformation prints its program
+//! and compiles the text again, so that what is checked (by `equiv`) is
+//! what the user gets. The compiled form takes about 32 bytes per byte of
+//! text (the syntax tree and the model live at once), so a large output is
+//! refused against the memory budget before it is parsed, and the live
+//! bytes are polled after.
+
+use crate::budget::{self, Exceeded};
+use crate::model::Program;
+use std::fmt;
+
+/// Bytes compiling one byte of emitted text holds at its peak, rounded up
+/// from a profile of privatized programs of 4k–16k loops (about 32).
+const BYTES_PER_TEXT_BYTE: u64 = 40;
+
+/// Why a transformation gives no program: the memory budget (E0304), or
+/// another reason, said in words.
+#[derive(Debug)]
+pub enum Refusal {
+    Memory(Exceeded),
+    Other(String),
+}
+
+impl Refusal {
+    /// The diagnostic code the command line shows with it, if any.
+    pub fn code(&self) -> Option<&'static str> {
+        match self {
+            Refusal::Memory(_) => Some("E0304"),
+            Refusal::Other(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::Memory(e) => e.fmt(f),
+            Refusal::Other(s) => f.write_str(s),
+        }
+    }
+}
+
+impl From<String> for Refusal {
+    fn from(s: String) -> Refusal {
+        Refusal::Other(s)
+    }
+}
+
+impl From<&str> for Refusal {
+    fn from(s: &str) -> Refusal {
+        Refusal::Other(s.to_string())
+    }
+}
+
+/// For callers that report every refusal as words.
+impl From<Refusal> for String {
+    fn from(r: Refusal) -> String {
+        r.to_string()
+    }
+}
+
+impl From<Exceeded> for Refusal {
+    fn from(e: Exceeded) -> Refusal {
+        Refusal::Memory(e)
+    }
+}
+
+/// Fails when the live bytes are over the budget: called between the
+/// steps of a transformation, which allocate in bulk.
+pub fn poll(what: &str) -> Result<(), Refusal> {
+    budget::check(budget::limit(), || what.to_string()).map_err(Refusal::Memory)
+}
+
+/// `text`, an emitted `.loop` program, compiled; `what` names it in the
+/// errors. A text the compiler rejects is an internal error.
+pub fn compile(text: &str, what: &str) -> Result<Program, Refusal> {
+    let bytes = (text.len() as u64).saturating_mul(BYTES_PER_TEXT_BYTE);
+    budget::reserve(bytes, budget::limit(), || {
+        format!("reading back {what} ({} bytes of text)", text.len())
+    })?;
+    let (p, diags) = crate::lower::compile_errors(text, crate::diagnostics::FileId(0));
+    match p {
+        Some(p) if !diags.iter().any(|d| d.is_error()) => {
+            poll(what)?;
+            Ok(p)
+        }
+        _ => Err(Refusal::Other(format!(
+            "internal error: {what} does not check: {diags:?}\n{text}"
+        ))),
+    }
+}
