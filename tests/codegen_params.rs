@@ -49,99 +49,151 @@ fn vector(p: &Program, rng: &mut SplitMix64, small: bool) -> Option<Vec<(String,
     })
 }
 
+/// What the programs of one worker gave.
+#[derive(Default)]
+struct Counts {
+    programs: u64,
+    skipped: u64,
+    compared: u64,
+    no_run: u64,
+    expanded: u64,
+    fell_back: u64,
+    unequal_small: u64,
+    corner_vectors: u64,
+}
+
+impl Counts {
+    fn add(&mut self, o: Counts) {
+        self.programs += o.programs;
+        self.skipped += o.skipped;
+        self.compared += o.compared;
+        self.no_run += o.no_run;
+        self.expanded += o.expanded;
+        self.fell_back += o.fell_back;
+        self.unequal_small += o.unequal_small;
+        self.corner_vectors += o.corner_vectors;
+    }
+}
+
+/// Program `seed`: generated, emitted and compared; its vectors come from
+/// a generator of its own, so the programs can be checked on any thread.
+fn check(seed: u64, n: &mut Counts) {
+    let mut rng = SplitMix64::new(14 ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let opts = GenOptions {
+        params: 2 + (seed % 3) as usize,
+        ..if seed % 2 == 0 {
+            GenOptions::static_control(Size::Small)
+        } else {
+            GenOptions::all(Size::Small)
+        }
+    };
+    let a = generate(seed, &opts);
+    let e = match emit(&a, &Options::default()) {
+        Ok(e) => e,
+        Err(_) => {
+            // The bounded analysis cannot run (sizes, budget).
+            n.skipped += 1;
+            return;
+        }
+    };
+    n.programs += 1;
+    for r in &e.arrays {
+        n.expanded += u64::from(r.expanded);
+        n.fell_back += u64::from(r.verdict.contains("pass --allow-unproved"));
+        // Without --allow-unproved no expanded array is unproved.
+        assert!(
+            report::unproved(r).is_none(),
+            "seed {seed}: {} emitted unproved: {}",
+            r.name,
+            r.verdict
+        );
+    }
+    // Random vectors, then the corners: each parameter at 0 and at 1
+    // with the others at their defaults, and every pair of those.
+    let random: Vec<Vec<(String, i64)>> = (0..VECTORS)
+        .filter_map(|k| vector(&a, &mut rng, k % 2 == 0))
+        .collect();
+    // (The first 400 programs: 200 of them static control.)
+    let corners = match seed < CORNER_CASES {
+        true => arrayflow::codegen::check::corners(&a, &[]).map_or(Vec::new(), |c| c.0),
+        false => Vec::new(),
+    };
+    n.corner_vectors += corners.len() as u64;
+    for params in random.into_iter().chain(corners) {
+        let small_unequal =
+            params.iter().all(|x| x.1 <= 3) && params.iter().any(|x| x.1 != params[0].1);
+        let o = EquivOptions {
+            params: params.clone(),
+            seeds: SEEDS,
+            ..EquivOptions::default()
+        };
+        match equiv(&a, &e.program, &o) {
+            Ok(Verdict::Agree(_)) => {
+                n.compared += 1;
+                n.unequal_small += u64::from(small_unequal);
+            }
+            // Generated subscripts are in range only at the defaults:
+            // where the original itself fails there is nothing to match.
+            Err(x) if !x.in_b => n.no_run += 1,
+            Ok(Verdict::Differ(m)) if m.limit => n.no_run += 1,
+            Ok(Verdict::Differ(m)) => panic!(
+                "seed {seed} at {params:?}: {m}\n{}{}",
+                report::text(&a, &e),
+                e.text
+            ),
+            Err(x) => panic!("seed {seed} at {params:?}: {x}\n{}", e.text),
+        }
+    }
+}
+
 #[test]
 fn emitted_programs_agree_at_independent_parameter_vectors() {
     let cases = support::cases(CASES);
-    let mut rng = SplitMix64::new(14);
-    let (mut programs, mut skipped, mut compared, mut no_run) = (0u64, 0u64, 0u64, 0u64);
-    let (mut expanded, mut fell_back, mut unequal_small) = (0u64, 0u64, 0u64);
-    let mut corner_vectors = 0u64;
-    for seed in 0..cases {
-        let opts = GenOptions {
-            params: 2 + (seed % 3) as usize,
-            ..if seed % 2 == 0 {
-                GenOptions::static_control(Size::Small)
-            } else {
-                GenOptions::all(Size::Small)
-            }
-        };
-        let a = generate(seed, &opts);
-        let e = match emit(&a, &Options::default()) {
-            Ok(e) => e,
-            Err(_) => {
-                // The bounded analysis cannot run (sizes, budget).
-                skipped += 1;
-                continue;
-            }
-        };
-        programs += 1;
-        for r in &e.arrays {
-            expanded += u64::from(r.expanded);
-            fell_back += u64::from(r.verdict.contains("pass --allow-unproved"));
-            // Without --allow-unproved no expanded array is unproved.
-            assert!(
-                report::unproved(r).is_none(),
-                "seed {seed}: {} emitted unproved: {}",
-                r.name,
-                r.verdict
-            );
-        }
-        // Random vectors, then the corners: each parameter at 0 and at 1
-        // with the others at their defaults, and every pair of those.
-        let random: Vec<Vec<(String, i64)>> = (0..VECTORS)
-            .filter_map(|k| vector(&a, &mut rng, k % 2 == 0))
+    // One worker per core: this is the longest test of the suite, and the
+    // programs are independent.
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()) as u64;
+    let mut n = Counts::default();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                s.spawn(move || {
+                    let mut n = Counts::default();
+                    for seed in (w..cases).step_by(workers as usize) {
+                        check(seed, &mut n);
+                    }
+                    n
+                })
+            })
             .collect();
-        // (The first 400 programs: 200 of them static control.)
-        let corners = match seed < CORNER_CASES {
-            true => arrayflow::codegen::check::corners(&a, &[]).map_or(Vec::new(), |c| c.0),
-            false => Vec::new(),
-        };
-        corner_vectors += corners.len() as u64;
-        for params in random.into_iter().chain(corners) {
-            let small_unequal =
-                params.iter().all(|x| x.1 <= 3) && params.iter().any(|x| x.1 != params[0].1);
-            let o = EquivOptions {
-                params: params.clone(),
-                seeds: SEEDS,
-                ..EquivOptions::default()
-            };
-            match equiv(&a, &e.program, &o) {
-                Ok(Verdict::Agree(_)) => {
-                    compared += 1;
-                    unequal_small += u64::from(small_unequal);
-                }
-                // Generated subscripts are in range only at the defaults:
-                // where the original itself fails there is nothing to match.
-                Err(x) if !x.in_b => no_run += 1,
-                Ok(Verdict::Differ(m)) if m.limit => no_run += 1,
-                Ok(Verdict::Differ(m)) => panic!(
-                    "seed {seed} at {params:?}: {m}\n{}{}",
-                    report::text(&a, &e),
-                    e.text
-                ),
-                Err(x) => panic!("seed {seed} at {params:?}: {x}\n{}", e.text),
-            }
+        for h in handles {
+            // A worker's panic (its message already printed) fails the test.
+            n.add(h.join().expect("a program failed: see the message above"));
         }
-    }
+    });
     eprintln!(
-        "{programs} programs ({skipped} skipped), {expanded} arrays expanded, {fell_back} \
-         fell back as unproved; {compared} vectors compared ({unequal_small} small with unequal \
-         parameters), {no_run} where the original does not run"
+        "{} programs ({} skipped), {} arrays expanded, {} fell back as unproved; {} vectors \
+         compared ({} small with unequal parameters), {} where the original does not run",
+        n.programs, n.skipped, n.expanded, n.fell_back, n.compared, n.unequal_small, n.no_run
     );
-    assert!(skipped * 10 <= cases, "{skipped} of {cases} skipped");
+    assert!(n.skipped * 10 <= cases, "{} of {cases} skipped", n.skipped);
     // The property must have something to check.
     assert!(
-        compared >= programs * 3,
-        "{compared} of {programs} programs"
+        n.compared >= n.programs * 3,
+        "{} of {} programs",
+        n.compared,
+        n.programs
     );
     assert!(
-        unequal_small * 10 >= compared,
-        "{unequal_small} of {compared}"
+        n.unequal_small * 10 >= n.compared,
+        "{} of {}",
+        n.unequal_small,
+        n.compared
     );
-    assert!(expanded > 0);
+    assert!(n.expanded > 0);
     assert!(
-        corner_vectors >= programs.min(CORNER_CASES),
-        "{corner_vectors} corners"
+        n.corner_vectors >= n.programs.min(CORNER_CASES),
+        "{} corners",
+        n.corner_vectors
     );
 }
 
