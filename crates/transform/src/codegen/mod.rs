@@ -640,6 +640,8 @@ impl Ctx<'_> {
         let replay = g.replay();
         g.q.body = copy_in.into_iter().chain(body).chain(replay).collect();
         let text = print::program(&g.q);
+        // Freed before the text is compiled back, the largest step.
+        drop(g);
         let mut program = compile(&text)?;
         let doall = if parallel {
             mark_parallel(&mut program)
