@@ -295,62 +295,85 @@ fn generated_programs_are_equivalent() {
     let cases = support::cases(500);
     let (mut maximal, mut arrays, mut skipped, mut sizes) = (0, 0, 0, 0);
     let mut unvalidated = (0, 0);
-    for seed in 0..cases {
-        let a = generate(seed, &GenOptions::all(Size::Small));
-        let e = match emit(&a, &Options::default()) {
-            Ok(e) => e,
-            Err(_) => {
-                // The bounded analysis cannot run (sizes, budget).
-                skipped += 1;
-                continue;
-            }
+    for g in support::per_seed(cases, generated_program) {
+        let Some(g) = g else {
+            // The bounded analysis cannot run (sizes, budget).
+            skipped += 1;
+            continue;
         };
-        for r in &e.arrays {
-            arrays += 1;
-            maximal += usize::from(r.maximal);
-            if r.expanded {
-                // No cell gets more labels than it has bounded classes.
-                assert!(r.labels <= r.label_classes, "seed {seed}: {}", r.verdict);
-            }
-        }
-        sizes += agrees_at_most(
-            &format!("seed {seed}"),
-            &a,
-            &e.program,
-            3,
-            // Analysed vectors (0, +1, +3) and unsampled ones `emit`
-            // validates (+2, +4); the generator keeps subscripts in range
-            // only at the defaults, so the original may fail at the others
-            // (skipped).
-            &[0, 1, 2, 3, 4],
-            5,
-        );
-        // +6 is neither analysed nor validated: counted, not asserted (the
-        // closed forms are not proved).
-        let params: Vec<(String, i64)> = a
-            .params
-            .iter()
-            .map(|q| (q.name.clone(), q.default.unwrap_or(3) + 6))
-            .collect();
-        if a.param_values(&params).is_ok() {
-            let o = EquivOptions {
-                params,
-                seeds: 3,
-                ..EquivOptions::default()
-            };
-            match equiv(&a, &e.program, &o) {
-                Ok(Verdict::Agree(_)) => unvalidated.0 += 1,
-                Ok(Verdict::Differ(_)) => unvalidated.1 += 1,
-                Err(e) if !e.in_b => {}
-                Err(_) => unvalidated.1 += 1,
-            }
-        }
+        maximal += g.maximal;
+        arrays += g.arrays;
+        sizes += g.sizes;
+        unvalidated.0 += g.unvalidated.0;
+        unvalidated.1 += g.unvalidated.1;
     }
     eprintln!(
         "closed form maximal for {maximal} of {arrays} arrays; {sizes} parameter vectors compared; {skipped} programs skipped; at +6 (not validated) {} agree, {} differ",
         unvalidated.0, unvalidated.1
     );
     assert!(skipped * 10 <= cases, "{skipped} of {cases} skipped");
+}
+
+/// What one generated program gave [`generated_programs_are_equivalent`].
+struct Generated {
+    maximal: usize,
+    arrays: usize,
+    sizes: usize,
+    /// At +6, not validated: (agree, differ).
+    unvalidated: (usize, usize),
+}
+
+/// Program `seed` emitted and compared; `None` when it cannot be analysed.
+fn generated_program(seed: u64) -> Option<Generated> {
+    let a = generate(seed, &GenOptions::all(Size::Small));
+    let e = emit(&a, &Options::default()).ok()?;
+    let mut g = Generated {
+        maximal: 0,
+        arrays: 0,
+        sizes: 0,
+        unvalidated: (0, 0),
+    };
+    for r in &e.arrays {
+        g.arrays += 1;
+        g.maximal += usize::from(r.maximal);
+        if r.expanded {
+            // No cell gets more labels than it has bounded classes.
+            assert!(r.labels <= r.label_classes, "seed {seed}: {}", r.verdict);
+        }
+    }
+    g.sizes += agrees_at_most(
+        &format!("seed {seed}"),
+        &a,
+        &e.program,
+        3,
+        // Analysed vectors (0, +1, +3) and unsampled ones `emit`
+        // validates (+2, +4); the generator keeps subscripts in range
+        // only at the defaults, so the original may fail at the others
+        // (skipped).
+        &[0, 1, 2, 3, 4],
+        5,
+    );
+    // +6 is neither analysed nor validated: counted, not asserted (the
+    // closed forms are not proved).
+    let params: Vec<(String, i64)> = a
+        .params
+        .iter()
+        .map(|q| (q.name.clone(), q.default.unwrap_or(3) + 6))
+        .collect();
+    if a.param_values(&params).is_ok() {
+        let o = EquivOptions {
+            params,
+            seeds: 3,
+            ..EquivOptions::default()
+        };
+        match equiv(&a, &e.program, &o) {
+            Ok(Verdict::Agree(_)) => g.unvalidated.0 += 1,
+            Ok(Verdict::Differ(_)) => g.unvalidated.1 += 1,
+            Err(e) if !e.in_b => {}
+            Err(_) => g.unvalidated.1 += 1,
+        }
+    }
+    Some(g)
 }
 
 /// `codegen::check::compare` (what `verify --transform mse` runs) reports a

@@ -149,27 +149,15 @@ fn check(seed: u64, n: &mut Counts) {
 #[test]
 fn emitted_programs_agree_at_independent_parameter_vectors() {
     let cases = support::cases(CASES);
-    // One worker per core: this is the longest test of the suite, and the
-    // programs are independent.
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()) as u64;
+    // The longest test of the suite: its programs are independent.
     let mut n = Counts::default();
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers)
-            .map(|w| {
-                s.spawn(move || {
-                    let mut n = Counts::default();
-                    for seed in (w..cases).step_by(workers as usize) {
-                        check(seed, &mut n);
-                    }
-                    n
-                })
-            })
-            .collect();
-        for h in handles {
-            // A worker's panic (its message already printed) fails the test.
-            n.add(h.join().expect("a program failed: see the message above"));
-        }
-    });
+    for c in support::per_seed(cases, |seed| {
+        let mut c = Counts::default();
+        check(seed, &mut c);
+        c
+    }) {
+        n.add(c);
+    }
     eprintln!(
         "{} programs ({} skipped), {} arrays expanded, {} fell back as unproved; {} vectors \
          compared ({} small with unequal parameters), {} where the original does not run",

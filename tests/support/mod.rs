@@ -35,6 +35,25 @@ pub fn cases(default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// `check(seed)` for every seed below `cases`, on one worker per core
+/// (seed k on worker k mod workers), in seed order within each worker:
+/// the long property tests check independent programs. A worker's panic
+/// (its message printed by the test harness) fails the caller.
+#[allow(dead_code)]
+pub fn per_seed<T: Send>(cases: u64, check: impl Fn(u64) -> T + Sync) -> Vec<T> {
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let check = &check;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers as u64)
+            .map(|w| s.spawn(move || (w..cases).step_by(workers).map(check).collect::<Vec<T>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a worker failed: see the message above"))
+            .collect()
+    })
+}
+
 /// Every parameter of `p` at its default + `k`: a size the emitters
 /// neither sample nor validate (storage tests).
 pub fn defaults_plus(p: &arrayflow::model::Program, k: i64) -> Vec<(String, i64)> {
