@@ -133,12 +133,17 @@ fn compile_inner(
             .note("tree-sitter and tree-sitter-c versions do not match: a build problem");
         return (None, None, vec![d]);
     }
-    let Some(tree) = tree::parse(source) else {
+    let Some(tree::Parsed {
+        tree,
+        pragma_before,
+    }) = tree::parse(source)
+    else {
         let d = Diagnostic::error(E_SYNTAX, "the C parser gave up on this file");
         return (None, None, vec![d]);
     };
     let mut cx = Ctx::new(source, file);
     cx.spellings = spellings.to_vec();
+    cx.pragma_before = pragma_before;
     let root = tree.root_node();
     if root.has_error() {
         cx.syntax_errors(root);
@@ -357,6 +362,9 @@ pub struct Ctx<'t> {
     escapes: Vec<Escape>,
     may_writes: Vec<MayWrite>,
     omp_next: bool,
+    /// Pragmas between a brace-less header and its statement, read as
+    /// blank to parse (`tree`): the statement's start byte, the words.
+    pragma_before: std::sync::Arc<Vec<(usize, String)>>,
     undo: Vec<Undo>,
     /// Defaults of function parameters from the calls in the file.
     call_defaults: defaults::CallDefaults<'t>,
@@ -402,6 +410,7 @@ impl<'t> Ctx<'t> {
             escapes: Vec::new(),
             may_writes: Vec::new(),
             omp_next: false,
+            pragma_before: Default::default(),
             undo: Vec::new(),
             call_defaults: HashMap::new(),
             spellings: Vec::new(),

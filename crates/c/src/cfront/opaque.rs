@@ -21,7 +21,7 @@ pub struct Opaque {
 /// The functions `text` (C, as lowered: preprocessed when it was) defines.
 pub fn defined_functions(text: &str) -> HashSet<String> {
     let mut out = HashSet::new();
-    if let Some(tree) = super::tree::parse(text) {
+    if let Some(super::tree::Parsed { tree, .. }) = super::tree::parse(text) {
         for n in children(tree.root_node()) {
             if n.kind() == "function_definition" {
                 out.insert(function_name(text, n).to_string());

@@ -21,7 +21,7 @@ pub fn find(
     original: &str,
     to_original: &dyn Fn(Span) -> Option<Span>,
 ) -> Option<Origin> {
-    let tree = super::tree::parse(text_)?;
+    let tree = super::tree::parse(text_)?.tree;
     let root = tree.root_node();
     if root.has_error() {
         return None;

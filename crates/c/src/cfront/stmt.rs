@@ -299,8 +299,11 @@ impl<'t> Ctx<'t> {
 
     fn stmt_inner(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
         let at = span(n);
-        // `#pragma omp parallel for` applies to the statement right after it.
-        let omp = std::mem::take(&mut self.omp_next);
+        // `#pragma omp parallel for` applies to the statement right after it,
+        // also where it stands between a header and its statement.
+        let omp = std::mem::take(&mut self.omp_next)
+            || (self.pragma_before.iter())
+                .any(|(at, p)| *at == n.start_byte() && is_omp_for(Some(p)));
         match n.kind() {
             "compound_statement" => {
                 self.ignore_label(label, "a block");

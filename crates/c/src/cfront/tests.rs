@@ -263,6 +263,20 @@ fn omp_parallel_for_marks_a_doall_loop() {
 }
 
 #[test]
+fn omp_pragma_between_a_header_and_its_statement() {
+    // Compilers accept it; the C grammar takes directives only in blocks.
+    same(
+        "double A[4][4];\nvoid f(void) {\n  for (int i = 1; i < 4; i++)\n#pragma omp parallel for\n    for (int j = 0; j < 4; j++)\n      A[i][j] = A[i - 1][j];\n}\n",
+        "real A[0..3, 0..3];\nfor i = 1 to 3 do\n  for j = 0 to 3 doall A[i, j] = A[i - 1, j]; end\nend\n",
+    );
+    // Another pragma there is read and dropped; the loop stays sequential.
+    same(
+        "double A[4];\nvoid f(void) {\n  if (1)\n#pragma GCC ivdep\n    for (int j = 1; j < 4; j++)\n      A[j] = A[j - 1];\n}\n",
+        "real A[0..3];\nif 1 != 0 then\n  for j = 1 to 3 do A[j] = A[j - 1]; end\nend\n",
+    );
+}
+
+#[test]
 fn unsupported_statements_skip_their_region_only() {
     for (body, code) in [
         ("for (int i = 0; i < 4; i++) { if (A[i]) break; }", "W0901"),
