@@ -11,7 +11,11 @@ use super::quast::{Concrete, Quast, Source};
 use crate::model::{Affine, CounterId, ParamId, Program, StmtId, Var};
 
 /// One read instance: its counters then every parameter, and its source.
-pub type Point = (Vec<i64>, Concrete);
+/// Inline up to 8 values: a kernel's samples make hundreds of thousands.
+pub type Point = (Coords, Concrete);
+
+/// A read instance's counters then every parameter.
+pub type Coords = smallvec::SmallVec<[i64; 8]>;
 
 /// The parameter vectors to sample, and the base they are around.
 pub struct Samples {

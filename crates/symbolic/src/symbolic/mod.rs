@@ -350,7 +350,7 @@ fn sample(program: &Program, samples: &[Vec<i64>], points: &mut Points, used: &m
                 _ => continue,
             };
             let it = r.iter();
-            let mut x = Vec::with_capacity(it.len() + sample.len());
+            let mut x = infer::Coords::with_capacity(it.len() + sample.len());
             x.extend_from_slice(it);
             x.extend_from_slice(sample);
             v.push((x, concrete));
