@@ -215,12 +215,26 @@ pub struct Fitter<'a> {
     pub place: &'a Place,
     /// Places of every statement (by `StmtId`).
     pub places: &'a [Place],
+    /// Point tests left (a candidate split tested on n points costs n):
+    /// every fit of one read draws on it, so a read with millions of
+    /// sample points cannot make a split search that runs for seconds.
+    pub steps: std::cell::Cell<u64>,
 }
 
 /// The most nested splits a quast may have.
 const DEPTH: usize = 6;
 
+/// Point tests one read's fits may make: PolyBench's and the shipped
+/// fixtures' reads take at most 2.3 million; 20 million take about 0.05 s.
+pub const FIT_STEPS: u64 = 20_000_000;
+
 impl Fitter<'_> {
+    /// Whether a fit stopped on [`FIT_STEPS`] (then it says nothing of
+    /// whether a quast fits).
+    pub fn exhausted(&self) -> bool {
+        self.steps.get() == 0
+    }
+
     /// A single leaf fitting every point, if there is one.
     fn leaf(&self, pts: &[&Point]) -> Option<Option<Source>> {
         let first = &pts.first()?.1;
@@ -452,6 +466,11 @@ impl Fitter<'_> {
         let mut mask = vec![0u64; pts.len().div_ceil(64)];
         let mut kinds: [Vec<Option<StmtId>>; 2] = [Vec::new(), Vec::new()];
         for c in self.candidates(pts) {
+            let Some(left) = self.steps.get().checked_sub(pts.len() as u64) else {
+                self.steps.set(0);
+                return None;
+            };
+            self.steps.set(left);
             let dense = Dense::new(&c, self.counters);
             // One pass: the side of each point (a bit mask), the side sizes
             // and their kinds (few, so lists); the sides are built only for
@@ -506,5 +525,45 @@ impl Fitter<'_> {
             yes: Box::new(self.fit_known(&yes, leaf_yes, depth - 1)?),
             no: Box::new(self.fit_known(&no, leaf_no, depth - 1)?),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A split search that runs out of point tests gives up and says so;
+    /// with them it finds the split (here `N >= 2`: initial below, S0 from
+    /// there).
+    #[test]
+    fn a_fit_stops_when_its_point_tests_run_out() {
+        let place = Place {
+            loops: Vec::new(),
+            guards: Vec::new(),
+            guard_ids: Vec::new(),
+            order: 0,
+            beta: vec![0],
+        };
+        let places = [place.clone()];
+        let pts: Vec<Point> = (0..10)
+            .map(|n| {
+                let src = (n >= 2).then(|| (StmtId(0), Vec::new()));
+                (Coords::from_slice(&[n]), src)
+            })
+            .collect();
+        let pts: Vec<&Point> = pts.iter().collect();
+        let fitter = |steps| Fitter {
+            counters: &[],
+            n_params: 1,
+            place: &place,
+            places: &places,
+            steps: std::cell::Cell::new(steps),
+        };
+        let f = fitter(FIT_STEPS);
+        assert!(f.fit(&pts).is_some());
+        assert!(!f.exhausted());
+        let f = fitter(5);
+        assert!(f.fit(&pts).is_none());
+        assert!(f.exhausted());
     }
 }

@@ -372,6 +372,7 @@ fn fit_and_prove(
         n_params: prover.program.params.len(),
         place,
         places,
+        steps: std::cell::Cell::new(infer::FIT_STEPS),
     };
     let pts: Vec<&infer::Point> = points
         .get(r.stmt.index())
@@ -394,6 +395,11 @@ fn fit_and_prove(
                     "no quast without strides fits bounded σ at the samples, and the one split by a stride is not proved: {why}"
                 )),
             },
+            None if fitter.exhausted() => Outcome::Fallback(format!(
+                "the search for a quast stopped after {} point tests ({} sample points): bounded σ decides",
+                infer::FIT_STEPS,
+                pts.len()
+            )),
             None => Outcome::Fallback("no quast fits bounded σ at the samples".into()),
         };
     };
