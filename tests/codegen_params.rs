@@ -81,7 +81,7 @@ fn check(seed: u64, n: &mut Counts) {
     let mut rng = SplitMix64::new(14 ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let opts = GenOptions {
         params: 2 + (seed % 3) as usize,
-        ..if seed % 2 == 0 {
+        ..if seed.is_multiple_of(2) {
             GenOptions::static_control(Size::Small)
         } else {
             GenOptions::all(Size::Small)
