@@ -466,7 +466,10 @@ impl Fitter<'_> {
         let mut mask = vec![0u64; pts.len().div_ceil(64)];
         let mut kinds: [Vec<Option<StmtId>>; 2] = [Vec::new(), Vec::new()];
         for c in self.candidates(pts) {
-            let Some(left) = self.steps.get().checked_sub(pts.len() as u64) else {
+            // 0 left means stopped (`exhausted`): a budget used up exactly
+            // stops here too.
+            let Some(left) = (self.steps.get().checked_sub(pts.len() as u64)).filter(|&l| l > 0)
+            else {
                 self.steps.set(0);
                 return None;
             };
