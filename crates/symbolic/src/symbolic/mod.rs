@@ -246,7 +246,8 @@ fn analyze_plain(program: &Program, keep: &dyn Fn(StmtId) -> bool) -> (Symbolic,
     // the fit's cost is its points), then the rest of `all`, then larger
     // values (a bound the small ones never pass, as max(n, 12)), then
     // parameters far apart. The proof keeps every round sound.
-    sample(program, &all.first(), &mut points, &mut used);
+    let w = wanted(&points, &reads, &pending);
+    sample(program, &all.first(), &w, &mut points, &mut used);
     // The writers of each array, prepared once for every read of it.
     let mut writers: HashMap<ArrayId, prove::Writers> = HashMap::new();
     for (&array, w) in &writes {
@@ -300,7 +301,17 @@ fn analyze_plain(program: &Program, keep: &dyn Fn(StmtId) -> bool) -> (Symbolic,
         if more.is_empty() {
             continue;
         }
-        sample(program, &more, &mut points, &mut used);
+        // Later rounds sample only the reads still unproved; the points of
+        // the proved ones are no longer needed.
+        let w = wanted(&points, &reads, &failed);
+        for (ps, w) in points.iter_mut().zip(&w) {
+            for (p, &keep) in ps.iter_mut().zip(w) {
+                if !keep {
+                    *p = Vec::new();
+                }
+            }
+        }
+        sample(program, &more, &w, &mut points, &mut used);
         pending = failed;
     }
     let sym = Symbolic {
@@ -315,45 +326,70 @@ fn analyze_plain(program: &Program, keep: &dyn Fn(StmtId) -> bool) -> (Symbolic,
 /// Read instances with one source (or none), per statement (by index) and read.
 type Points = Vec<Vec<Vec<infer::Point>>>;
 
-/// Bounded σ at each sample, added to `points`; the samples that ran go to `used`.
-fn sample(program: &Program, samples: &[Vec<i64>], points: &mut Points, used: &mut Vec<Vec<i64>>) {
-    for sample in samples {
-        let config = Config {
-            params: program
-                .params
-                .iter()
-                .zip(sample)
-                .map(|(p, &v)| (p.name.clone(), v))
-                .collect(),
-            max_trips: 1,
-            max_instances: SAMPLE_BUDGET,
-            max_memory: crate::budget::limit(),
-        };
-        let Ok(flow) = dataflow::analyze(program, &config) else {
-            continue;
-        };
+/// The reads `pending` (indices into `reads`), as a mask shaped like `points`.
+fn wanted(points: &Points, reads: &[ReadFlow], pending: &[usize]) -> Vec<Vec<bool>> {
+    let mut w: Vec<Vec<bool>> = points.iter().map(|v| vec![false; v.len()]).collect();
+    for &k in pending {
+        w[reads[k].stmt.index()][reads[k].read] = true;
+    }
+    w
+}
+
+/// Bounded σ at each sample, added to `points` for the reads `wanted`
+/// marks; the samples that ran go to `used`. The samples are independent
+/// runs, so they run on every core; their points are added in sample order.
+fn sample(
+    program: &Program,
+    samples: &[Vec<i64>],
+    wanted: &[Vec<bool>],
+    points: &mut Points,
+    used: &mut Vec<Vec<i64>>,
+) {
+    use rayon::prelude::*;
+    let found: Vec<Option<Vec<(usize, usize, infer::Point)>>> = samples
+        .par_iter()
+        .map(|sample| {
+            let config = Config {
+                params: program
+                    .params
+                    .iter()
+                    .zip(sample)
+                    .map(|(p, &v)| (p.name.clone(), v))
+                    .collect(),
+                max_trips: 1,
+                max_instances: SAMPLE_BUDGET,
+                max_memory: crate::budget::limit(),
+            };
+            let flow = dataflow::analyze(program, &config).ok()?;
+            let mut got = Vec::new();
+            for r in flow.iter() {
+                let Site::Stmt(s) = r.site() else { continue };
+                let want = wanted.get(s.index()).and_then(|w| w.get(r.access()));
+                if want != Some(&true) {
+                    continue;
+                }
+                let mut writes = r.writes();
+                let concrete = match (r.initial(), writes.next(), writes.next()) {
+                    (true, None, _) => None,
+                    (false, Some((Site::Stmt(ws), it)), None) => Some((ws, it.to_vec())),
+                    (false, Some((Site::Cond(_), _)), None) => continue,
+                    // Several possible sources: not static; the proof decides.
+                    _ => continue,
+                };
+                let it = r.iter();
+                let mut x = infer::Coords::with_capacity(it.len() + sample.len());
+                x.extend_from_slice(it);
+                x.extend_from_slice(sample);
+                got.push((s.index(), r.access(), (x, concrete)));
+            }
+            Some(got)
+        })
+        .collect();
+    for (sample, got) in samples.iter().zip(found) {
+        let Some(got) = got else { continue };
         used.push(sample.clone());
-        for r in flow.iter() {
-            let Site::Stmt(s) = r.site() else { continue };
-            let Some(v) = points
-                .get_mut(s.index())
-                .and_then(|v| v.get_mut(r.access()))
-            else {
-                continue;
-            };
-            let mut writes = r.writes();
-            let concrete = match (r.initial(), writes.next(), writes.next()) {
-                (true, None, _) => None,
-                (false, Some((Site::Stmt(ws), it)), None) => Some((ws, it.to_vec())),
-                (false, Some((Site::Cond(_), _)), None) => continue,
-                // Several possible sources: not static; the proof decides.
-                _ => continue,
-            };
-            let it = r.iter();
-            let mut x = infer::Coords::with_capacity(it.len() + sample.len());
-            x.extend_from_slice(it);
-            x.extend_from_slice(sample);
-            v.push((x, concrete));
+        for (s, k, p) in got {
+            points[s][k].push(p);
         }
     }
 }
