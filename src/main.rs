@@ -8,5 +8,12 @@ static ALLOC: arrayflow::budget::Counting<mimalloc::MiMalloc> =
     arrayflow::budget::Counting::new(mimalloc::MiMalloc);
 
 fn main() -> std::process::ExitCode {
-    arrayflow::cli::main()
+    let code = arrayflow::cli::main();
+    // The peak of the live bytes the memory budget counts, for measuring a
+    // command against `--max-memory` (docs/scaling.md).
+    if std::env::var_os("ARRAYFLOW_PEAK").is_some() {
+        let peak = arrayflow::budget::peak().unwrap_or(0);
+        eprintln!("peak heap: {peak} bytes");
+    }
+    code
 }

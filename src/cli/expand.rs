@@ -200,7 +200,7 @@ fn emit_code(args: &Args, loaded: &super::Loaded, c: bool) -> ExitCode {
         return ExitCode::from(1);
     }
     let o = codegen_options(&args.input, &args.budget, args.allow_unproved);
-    match codegen::emit(&loaded.program, &o) {
+    match codegen::try_emit(&loaded.program, &o) {
         Ok(mut e) => {
             e.doall = parallel::doall_names(&loaded.program, &loop_lines(loaded), &e.program);
             let stdout = std::io::stdout();
@@ -219,8 +219,8 @@ fn emit_code(args: &Args, loaded: &super::Loaded, c: bool) -> ExitCode {
             let written = out.write_all(text.as_bytes());
             super::finish(written.and_then(|()| out.flush()))
         }
-        Err(msg) => {
-            let d = Diagnostic::error("E0601", msg);
+        Err(why) => {
+            let d = Diagnostic::error(why.code().unwrap_or("E0601"), why.to_string());
             eprint!("{}", loaded.files.render(&d));
             ExitCode::from(1)
         }

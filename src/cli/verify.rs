@@ -102,14 +102,16 @@ fn transform(args: &Args, loaded: &super::Loaded) -> ExitCode {
         allow_unproved: args.allow_unproved,
         ..codegen::Options::default()
     };
-    let emitted = match codegen::emit(p, &o) {
+    let emitted = match codegen::try_emit(p, &o) {
         Ok(e) => e,
-        Err(msg) => {
+        Err(why) => {
+            let code = why.code().unwrap_or("E0601");
             eprint!(
                 "{}",
-                loaded
-                    .files
-                    .render(&crate::diagnostics::Diagnostic::error("E0601", msg))
+                loaded.files.render(&crate::diagnostics::Diagnostic::error(
+                    code,
+                    why.to_string()
+                ))
             );
             return ExitCode::from(1);
         }

@@ -21,6 +21,7 @@ pub mod vectors;
 use crate::dataflow::Config;
 use crate::expansion;
 use crate::model::*;
+use crate::readback;
 use infer::{ArrayForm, Outcome, Sample, Sites, Test, Tree};
 use std::collections::{HashMap, HashSet};
 
@@ -142,11 +143,18 @@ pub struct Emitted {
 /// `prove` does not prove static, falls back to its next candidate, finally
 /// to no expansion.
 pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
+    try_emit(program, o).map_err(String::from)
+}
+
+/// [`emit`], telling a refusal by the memory budget (E0304) from the
+/// other reasons: the form the command line reports.
+pub fn try_emit(program: &Program, o: &Options) -> Result<Emitted, readback::Refusal> {
     if let Some(a) = program.first_ext_access() {
         let name = a.ext.as_ref().map_or("", |x| x.name.as_str());
         return Err(format!(
             "code generation validates with the interpreter, which cannot run an access of kind `@{name}`"
-        ));
+        )
+        .into());
     }
     // Samples and validation vectors around small sizes (`vectors::base`).
     let base = vectors::base(program, o)?;
@@ -154,9 +162,9 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
         // Constant loop bounds as parameters, then sampled small (the
         // lifted program has none left: no second lift).
         let Some(l) = lift::constant_bounds(program) else {
-            return Err(why);
+            return Err(why.into());
         };
-        let mut e = emit(&l.program, o)?;
+        let mut e = try_emit(&l.program, o)?;
         e.lifted = l.added;
         return Ok(e);
     }
@@ -193,6 +201,9 @@ pub fn emit(program: &Program, o: &Options) -> Result<Emitted, String> {
             .collect(),
     };
     let mut samples = samples(&plus, &frame, o)?;
+    // The samples' analyses poll the budget; what they leave is held
+    // while the program is built and read back.
+    readback::poll("the expansions at the sample sizes")?;
     let sites = Sites::new(&plus);
     // Only arrays whose labels are inferred need the pool of conditions
     // (quadratic in the subscripts of an array): built on first use.
@@ -540,7 +551,11 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     /// The program with candidate `choice[k]` for array k (None: not
     /// expanded); `parallel` marks the loops carrying no dependence.
-    fn build(&self, choice: &[Option<usize>], parallel: bool) -> Result<Emitted, String> {
+    fn build(
+        &self,
+        choice: &[Option<usize>],
+        parallel: bool,
+    ) -> Result<Emitted, readback::Refusal> {
         let (plus, samples) = (self.base.plus, self.samples);
         let mut g = Gen {
             src: plus,
@@ -642,7 +657,7 @@ impl Ctx<'_> {
         let text = print::program(&g.q);
         // Freed before the text is compiled back, the largest step.
         drop(g);
-        let mut program = compile(&text)?;
+        let mut program = readback::compile(&text, "the expanded program")?;
         let doall = if parallel {
             mark_parallel(&mut program)
         } else {
@@ -708,19 +723,6 @@ pub fn validate(
 }
 
 use crate::print;
-
-fn compile(text: &str) -> Result<Program, String> {
-    let mut files = crate::diagnostics::SourceFiles::new();
-    let file = files.add("<emitted>".to_string(), text.to_string());
-    let (p, diags) = crate::lower::compile_errors(files.source(file), file);
-    match p {
-        Some(p) if !diags.iter().any(|d| d.is_error()) => Ok(p),
-        _ => Err(format!(
-            "internal error: the emitted program does not check:\n{}{text}",
-            files.render_all(&diags)
-        )),
-    }
-}
 
 /// The arrays some statement writes, in id order.
 pub(crate) fn written_arrays(p: &Program) -> Vec<ArrayId> {
@@ -914,7 +916,7 @@ pub(crate) fn augment_arrays(
         }
         labels.push(label);
     }
-    let plus = compile(&text)?;
+    let plus = readback::compile(&text, "the program with copy-out reads")?;
     let outs = plus
         .stmts()
         .iter()

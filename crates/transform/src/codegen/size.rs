@@ -124,7 +124,8 @@ mod tests {
 
     #[test]
     fn products_and_sums_expand_and_evaluate() {
-        let p = super::super::compile("param n = 4;\nreal s;\ns = 0;\n").expect("program");
+        let p = crate::readback::compile("param n = 4;\nreal s;\ns = 0;\n", "a program")
+            .expect("program");
         // n + n (n - 1) = n^2: the storage paper's single-assignment size.
         let a = Poly::affine(&n()).expect("affine");
         let b =
