@@ -648,7 +648,35 @@ pub struct Operation {
     pub iter: Vec<i64>,
 }
 
+/// Every site's name, made in one walk of the program: for callers that
+/// name many sites, since [`Program::site_name`] walks the statements on
+/// each call.
+#[derive(Clone, Debug, Default)]
+pub struct SiteNames {
+    stmts: Vec<String>,
+    conds: Vec<String>,
+}
+
+impl SiteNames {
+    /// The name of `site`, as [`Program::site_name`] gives it.
+    pub fn get(&self, site: Site) -> &str {
+        let name = match site {
+            Site::Stmt(s) => self.stmts.get(s.index()),
+            Site::Cond(c) => self.conds.get(c.index()),
+        };
+        name.map_or("", String::as_str)
+    }
+}
+
 impl Program {
+    /// Every site's name at once ([`SiteNames`]).
+    pub fn site_names(&self) -> SiteNames {
+        SiteNames {
+            stmts: self.stmts().iter().map(|s| s.label.clone()).collect(),
+            conds: (self.conditions().iter()).map(|c| c.name.clone()).collect(),
+        }
+    }
+
     /// The name a site goes by in every output: a statement's label or a
     /// condition's name.
     pub fn site_name(&self, site: Site) -> String {

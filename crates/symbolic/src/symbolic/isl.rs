@@ -35,6 +35,7 @@ struct Isl<'p> {
     program: &'p Program,
     names: Names<'p>,
     places: Vec<Place>,
+    sites: crate::model::SiteNames,
 }
 
 impl<'p> Isl<'p> {
@@ -43,6 +44,7 @@ impl<'p> Isl<'p> {
             program,
             names: Names::new(program),
             places: domain::places(program),
+            sites: program.site_names(),
         }
     }
 
@@ -57,7 +59,7 @@ impl<'p> Isl<'p> {
     }
 
     fn stmt(&self, s: StmtId) -> String {
-        tuple(&self.program.site_name(Site::Stmt(s)))
+        tuple(self.sites.get(Site::Stmt(s)))
     }
 
     /// `S[i, j]`.
@@ -262,7 +264,7 @@ pub fn symbolic(program: &Program, sym: &Symbolic) -> String {
         let _ = writeln!(out, "context: {p} -> {{ : {} }}", context.join(" and "));
     }
     for r in &sym.reads {
-        let label = tuple(&program.site_name(Site::Stmt(r.stmt)));
+        let label = isl.stmt(r.stmt);
         let key = format!("{label} {}", r.read);
         match &r.outcome {
             Outcome::Fallback(why) => {
@@ -318,15 +320,15 @@ fn relation(isl: &Isl, stmt: StmtId, q: &Quast) -> (Vec<String>, Vec<String>) {
 /// as each access's groups arrive (`db::resolve::file_groups`): a piece per
 /// group box and source, so matmul at N=128 is a few pieces, not one per
 /// instance. The reader's coordinates are `i0, i1, …`.
-pub struct BoundedWriter<'p, W: std::io::Write> {
-    program: &'p Program,
+pub struct BoundedWriter<W: std::io::Write> {
+    sites: crate::model::SiteNames,
     out: W,
 }
 
-impl<'p, W: std::io::Write> BoundedWriter<'p, W> {
+impl<W: std::io::Write> BoundedWriter<W> {
     /// Writes the header line.
     pub fn new(
-        program: &'p Program,
+        program: &Program,
         params: &[(String, i64)],
         max_trips: u32,
         mut out: W,
@@ -337,13 +339,16 @@ impl<'p, W: std::io::Write> BoundedWriter<'p, W> {
             "# bounded σ at {}, max-trips {max_trips}",
             sizes.join(" ")
         )?;
-        Ok(BoundedWriter { program, out })
+        Ok(BoundedWriter {
+            sites: program.site_names(),
+            out,
+        })
     }
 
     /// The `source` and `initial` lines of each access.
     pub fn write(&mut self, accesses: &[AccessGroups]) -> std::io::Result<()> {
         for a in accesses {
-            let reader = tuple(&self.program.site_name(a.site));
+            let reader = tuple(self.sites.get(a.site));
             let (mut src, mut init) = (Vec::new(), Vec::new());
             for g in &a.groups {
                 for b in &g.boxes {
@@ -368,7 +373,7 @@ impl<'p, W: std::io::Write> BoundedWriter<'p, W> {
                                 Coord::Int(v) => v.to_string(),
                             })
                             .collect();
-                        let name = tuple(&self.program.site_name(w.site));
+                        let name = tuple(self.sites.get(w.site));
                         src.push(format!("{me} -> {name}[{}]{cs}", it.join(", ")));
                     }
                     if g.initial {

@@ -339,24 +339,17 @@ pub fn text(
         }
         // A sample of labels: the first writes of each statement.
         writeln!(out, "  labels (sample):")?;
-        let mut shown: Vec<(u32, usize)> = Vec::new();
+        // Writes seen per site (a map: one entry per statement).
+        let mut shown: std::collections::HashMap<usize, usize> = Default::default();
         for (w, &op) in c.write_ops.iter().enumerate() {
             let site = facts.site(op);
             let array = c.write_cells(w).first().and_then(|&cell| exp.cell(cell));
             if array.map(|x| x.0) != Some(a.array) {
                 continue;
             }
-            let key = facts.site_index(site) as u32;
-            let n = match shown.iter_mut().find(|s| s.0 == key) {
-                Some(s) => {
-                    s.1 += 1;
-                    s.1
-                }
-                None => {
-                    shown.push((key, 1));
-                    1
-                }
-            };
+            let n = shown.entry(facts.site_index(site)).or_insert(0);
+            *n += 1;
+            let n = *n;
             if n <= 4 {
                 let label = c
                     .write_label(w)

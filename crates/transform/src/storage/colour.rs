@@ -142,7 +142,7 @@ fn conflict(
 ) -> Option<String> {
     let f = &exp.inst.facts;
     let flow = &exp.inst.flow;
-    let name = |op: u32| crate::interp::format_op(&program.site_name(f.site(op)), f.op_iter(op));
+    let name = |op: u32| crate::interp::format_op(flow.site_name(f.site(op)), f.op_iter(op));
     // Shared places by index, numbered on first use.
     let mut ids: HashMap<Vec<i64>, u32> = HashMap::new();
     let mut last: HashMap<u32, u32> = HashMap::new();

@@ -117,9 +117,11 @@ pub struct Dependence {
     pub example: (String, String),
 }
 
-fn op_name(program: &Program, exp: &Expansion, op: u32) -> String {
+/// `S(i, j)`; named from the flow's table of sites (`Program::site_name`
+/// walks every statement, too slow per instance).
+pub(crate) fn op_name(exp: &Expansion, op: u32) -> String {
     let f = &exp.inst.facts;
-    format_op(&program.site_name(f.site(op)), f.op_iter(op))
+    format_op(exp.inst.flow.site_name(f.site(op)), f.op_iter(op))
 }
 
 fn loop_name(program: &Program, c: CounterId) -> String {
@@ -160,9 +162,9 @@ pub fn violations(program: &Program, exp: &Expansion, order: &Order) -> Vec<Viol
                             .affine
                             .as_ref()
                             .map(|_| (order.time(src).to_vec(), order.time(op).to_vec())),
-                        source: op_name(program, exp, src),
+                        source: op_name(exp, src),
                         source_site: f.site(src),
-                        read: op_name(program, exp, op),
+                        read: op_name(exp, op),
                         read_site: r.site(),
                         access: r.access(),
                         array: program.array_decl(r.array()).name.clone(),
@@ -277,12 +279,12 @@ pub fn memory_based(program: &Program, exp: &Expansion, order: &Order) -> Vec<De
                 out.push(Dependence {
                     kind,
                     array: program.array_decl(array).name.clone(),
-                    from: program.site_name(f.site(a)),
-                    to: program.site_name(f.site(b)),
+                    from: exp.inst.flow.site_name(f.site(a)).to_string(),
+                    to: exp.inst.flow.site_name(f.site(b)).to_string(),
                     verdict,
                     counter,
                     count: 1,
-                    example: (op_name(program, exp, a), op_name(program, exp, b)),
+                    example: (op_name(exp, a), op_name(exp, b)),
                 });
             }
         }

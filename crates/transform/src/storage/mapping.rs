@@ -20,11 +20,10 @@
 //! program compute what the original does under every order of the
 //! parallel iterations (docs/expansion.md §10).
 
-use super::dependences::neighbours;
+use super::dependences::{neighbours, op_name};
 use super::schedule::{Breach, Order};
 use crate::expansion::Expansion;
 use crate::hash::WordHash;
-use crate::interp::format_op;
 use crate::model::{ArrayId, CounterId, Program, Site, Var};
 use std::collections::{BTreeMap, HashMap};
 
@@ -220,8 +219,8 @@ pub fn compute(program: &Program, exp: &Expansion, order: &Order) -> Result<Mapp
                     reason: format!(
                         "the schedule runs {} no earlier than {} on one cell, in one iteration of \
                          every common loop: no loop dimension separates them",
-                        op_name(program, exp, first),
-                        op_name(program, exp, second)
+                        op_name(exp, first),
+                        op_name(exp, second)
                     ),
                     site: Some(f.site(second)),
                     dynamic: false,
@@ -248,8 +247,8 @@ pub fn compute(program: &Program, exp: &Expansion, order: &Order) -> Result<Mapp
                             array: name(a),
                             reason: format!(
                                 "{} and {} share a place under {} {} even with it expanded",
-                                op_name(program, exp, first),
-                                op_name(program, exp, second),
+                                op_name(exp, first),
+                                op_name(exp, second),
                                 reordering(order),
                                 program.counter_decl(l).name
                             ),
@@ -316,8 +315,8 @@ pub fn compute(program: &Program, exp: &Expansion, order: &Order) -> Result<Mapp
             array: name(*a),
             reason: format!(
                 "{} and {} still share a place the schedule does not keep them in order on ({under})",
-                op_name(program, exp, *x),
-                op_name(program, exp, *y),
+                op_name(exp, *x),
+                op_name(exp, *y),
             ),
             site: Some(f.site(*y)),
             dynamic: false,
@@ -359,11 +358,6 @@ fn reordering(order: &Order) -> &'static str {
     }
 }
 
-fn op_name(program: &Program, exp: &Expansion, op: u32) -> String {
-    let f = &exp.inst.facts;
-    format_op(&program.site_name(f.site(op)), f.op_iter(op))
-}
-
 /// The read access `(site, access)` of a read access instance.
 fn read_key(exp: &Expansion, x: u32) -> (Site, usize) {
     let f = &exp.inst.facts;
@@ -401,9 +395,9 @@ fn fit_reads(
                         reason: format!(
                             "the read of `{}` in {} (access {}) has sources at two places ({} among them)",
                             program.array_decl(a).name,
-                            op_name(program, exp, op),
+                            op_name(exp, op),
                             r.access(),
-                            op_name(program, exp, src)
+                            op_name(exp, src)
                         ),
                         site: Some(r.site()),
                         dynamic: false,
