@@ -413,7 +413,6 @@ impl Analysis {
     /// a state from the program and its sizes (parameter values, `while`
     /// trips), then `each` gets it with each site's accesses in site order
     /// as soon as they are complete; the state is given back.
-    #[allow(clippy::type_complexity)]
     pub fn flow_groups<'a, S, E>(
         &'a self,
         file: FileId,
