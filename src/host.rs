@@ -2,8 +2,9 @@
 //! its only writer; [`Analysis`] is a snapshot that answers questions in
 //! plain data (file ids, byte offsets, strings, structs with public
 //! fields). An edit through the host cancels every question still running
-//! on an older snapshot: those return [`Cancelled`], and the caller asks
-//! again on a new snapshot.
+//! on an older snapshot: those return [`Cancelled::Edit`], and the caller
+//! asks again on a new snapshot. A [`Canceller`] stops the questions of one
+//! snapshot without an edit ([`Cancelled::Request`]).
 //!
 //! ```
 //! use arrayflow::{Host, Options};
@@ -25,9 +26,12 @@
 //! clone. A snapshot must not be held on the thread that edits, since an
 //! edit waits until every older snapshot has finished or been dropped.
 
+use crate::dataflow::grouped::AccessGroups;
+use crate::datalog::Exported;
 use crate::db::{self, Database, SourceFile};
 use crate::diagnostics::{Diagnostic, SourceFiles};
 use crate::kinds::Kinds;
+use crate::model::calls::Calls;
 use crate::model::{Program, Span};
 use std::sync::Arc;
 
@@ -65,6 +69,19 @@ impl Default for Options {
     }
 }
 
+/// These sizes and limits, with the core access kinds.
+impl From<crate::dataflow::Config> for Options {
+    fn from(c: crate::dataflow::Config) -> Options {
+        Options {
+            params: c.params,
+            max_trips: c.max_trips,
+            max_instances: c.max_instances,
+            max_memory: c.max_memory,
+            kinds: Kinds::core(),
+        }
+    }
+}
+
 impl Options {
     fn config(&self) -> crate::dataflow::Config {
         crate::dataflow::Config {
@@ -76,13 +93,25 @@ impl Options {
     }
 }
 
-/// A question was overtaken by an edit: ask again on a new [`Analysis`].
+/// A question was stopped before it had an answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Cancelled;
+pub enum Cancelled {
+    /// An edit through the host made the snapshot stale: ask again on a
+    /// new [`Analysis`].
+    Edit,
+    /// The snapshot's [`Canceller`] was used.
+    Request,
+    /// What the question waited for failed on another thread.
+    Failed,
+}
 
 impl std::fmt::Display for Cancelled {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("cancelled by an edit")
+        f.write_str(match self {
+            Cancelled::Edit => "cancelled by an edit",
+            Cancelled::Request => "cancelled on request",
+            Cancelled::Failed => "cancelled: what it waited for failed on another thread",
+        })
     }
 }
 
@@ -90,6 +119,41 @@ impl std::error::Error for Cancelled {}
 
 /// The answer to a question, or [`Cancelled`].
 pub type Cancellable<T> = Result<T, Cancelled>;
+
+/// Stops the questions running on one [`Analysis`] (not on its clones):
+/// they return [`Cancelled::Request`]. Any thread may use it.
+#[derive(Clone)]
+pub struct Canceller(salsa::CancellationToken);
+
+impl Canceller {
+    /// Stops the question running now, if any.
+    pub fn cancel(&self) {
+        self.0.cancel();
+    }
+
+    /// Whether a stop was asked and no question has seen it yet.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.is_cancelled()
+    }
+}
+
+/// Parses and checks a text with the front end its path calls for (C for
+/// `.c` and `.h`, `.loop` otherwise) and the core access kinds, without a
+/// host; the diagnostics point into `file`.
+pub fn compile(
+    path: &std::path::Path,
+    text: &str,
+    file: crate::diagnostics::FileId,
+) -> (Option<Program>, Vec<Diagnostic>) {
+    db::compile(path, text, file)
+}
+
+/// The procedures and call sites of a text (`.loop` procedures, C
+/// functions inlined at their calls), with the front end its path calls
+/// for, without a host; spans point into `file`.
+pub fn calls(path: &std::path::Path, text: &str, file: crate::diagnostics::FileId) -> Calls {
+    db::calls(path, text, file)
+}
 
 /// The files, by id: their paths and database inputs.
 #[derive(Clone, Default)]
@@ -119,15 +183,21 @@ impl Host {
     /// without it they get E0900), every other path as `.loop` text.
     pub fn set_file(&mut self, path: &str, text: String) -> FileId {
         if let Some(i) = self.files.paths.iter().position(|p| p == path) {
-            let input = self.files.inputs[i];
-            self.db.set_text(input, text);
-            return FileId(i as u32);
+            let file = FileId(i as u32);
+            self.set_text(file, text);
+            return file;
         }
         let input = self.db.add_file(path, text);
         let files = Arc::make_mut(&mut self.files);
         files.paths.push(path.to_string());
         files.inputs.push(input);
         FileId(files.paths.len() as u32 - 1)
+    }
+
+    /// Replaces the text of a file the host has.
+    pub fn set_text(&mut self, file: FileId, text: String) {
+        let input = self.files.inputs[file.0 as usize];
+        self.db.set_text(input, text);
     }
 
     /// Sets the options' sizes and limits (the kinds stay those the host
@@ -181,6 +251,57 @@ pub struct Remark {
     pub message: String,
 }
 
+/// What one rule file says about one program.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct RuleReport {
+    /// The check relations' tuples as diagnostics in the program.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The `.output` relations, one `name(values)` line per tuple.
+    pub outputs: String,
+}
+
+/// Why σ of a whole file is not available.
+#[derive(Clone, Debug)]
+pub enum FlowError {
+    /// The file has errors (its diagnostics say which).
+    Invalid,
+    /// The analysis of some kernel failed; the diagnostic says where.
+    Analysis(Diagnostic),
+}
+
+impl From<db::resolve::FileFlowError> for FlowError {
+    fn from(e: db::resolve::FileFlowError) -> FlowError {
+        match e {
+            db::resolve::FileFlowError::Invalid => FlowError::Invalid,
+            db::resolve::FileFlowError::Analysis(d) => FlowError::Analysis(d),
+        }
+    }
+}
+
+/// A named thing of a file, for an outline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Symbol {
+    /// Its name, as written.
+    pub name: String,
+    /// What it is.
+    pub kind: SymbolKind,
+    /// Where it is declared or labelled.
+    pub span: Span,
+}
+
+/// What a [`Symbol`] names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SymbolKind {
+    /// A parameter.
+    Parameter,
+    /// An array.
+    Array,
+    /// A labelled statement.
+    Statement,
+    /// A named condition.
+    Condition,
+}
+
 /// A snapshot of a [`Host`]: every question is answered for the files as
 /// they were when it was taken.
 #[derive(Clone)]
@@ -190,9 +311,19 @@ pub struct Analysis {
 }
 
 impl Analysis {
-    /// Runs a query, turning salsa's cancellation into ours.
-    fn with<T>(&self, f: impl FnOnce(&Database) -> T) -> Cancellable<T> {
-        salsa::Cancelled::catch(std::panic::AssertUnwindSafe(|| f(&self.db))).map_err(|_| Cancelled)
+    /// Runs a query, turning salsa's cancellation into ours. The answer
+    /// may borrow from the snapshot.
+    fn with<'a, T>(&'a self, f: impl FnOnce(&'a Database) -> T) -> Cancellable<T> {
+        salsa::Cancelled::catch(std::panic::AssertUnwindSafe(|| f(&self.db))).map_err(|c| match c {
+            salsa::Cancelled::PendingWrite => Cancelled::Edit,
+            salsa::Cancelled::Local => Cancelled::Request,
+            _ => Cancelled::Failed,
+        })
+    }
+
+    /// What stops the questions running on this snapshot.
+    pub fn canceller(&self) -> Canceller {
+        Canceller(salsa::Database::cancellation_token(&self.db))
     }
 
     fn input(&self, file: FileId) -> SourceFile {
@@ -210,8 +341,99 @@ impl Analysis {
     }
 
     /// The file's program, when it has no errors.
-    pub fn program(&self, file: FileId) -> Cancellable<Option<Program>> {
-        self.with(|db| db::parse(db, self.input(file)).program.clone())
+    pub fn program(&self, file: FileId) -> Cancellable<Option<&Program>> {
+        self.with(|db| db::parse(db, self.input(file)).program.as_ref())
+    }
+
+    /// The front end's errors and warnings alone.
+    pub fn parse_diagnostics(&self, file: FileId) -> Cancellable<&[Diagnostic]> {
+        self.with(|db| db::parse(db, self.input(file)).diagnostics.as_slice())
+    }
+
+    /// The extension kinds' checks on a valid file, or the error that kept
+    /// σ from being found; nothing for a program without extension
+    /// accesses.
+    pub fn kind_diagnostics(&self, file: FileId) -> Cancellable<Vec<Diagnostic>> {
+        self.with(|db| db::kind_diagnostics(db, self.input(file)))
+    }
+
+    /// The analyses' errors: budgets and sizes σ was refused at.
+    pub fn analysis_diagnostics(&self, file: FileId) -> Cancellable<&[Diagnostic]> {
+        self.with(|db| db::analysis_diagnostics(db, self.input(file)).as_slice())
+    }
+
+    /// E0304 for each kernel whose carried dependences (what the loop
+    /// remarks and the rules read) go over the memory budget.
+    pub fn dependence_diagnostics(&self, file: FileId) -> Cancellable<Vec<Diagnostic>> {
+        self.with(|db| db::deps_diagnostics(db, self.input(file)))
+    }
+
+    /// The run-time rules' findings on the file (rule files with errors
+    /// give none).
+    pub fn rule_diagnostics(&self, file: FileId) -> Cancellable<Vec<Diagnostic>> {
+        self.with(|db| db::rules::rule_diagnostics(db, self.input(file)))
+    }
+
+    /// Per rule file of the host, in the order set, what it says about the
+    /// file: its findings and its `.output` relations.
+    pub fn rule_reports(&self, file: FileId) -> Cancellable<Vec<RuleReport>> {
+        self.with(|db| {
+            let input = self.input(file);
+            (db::rules::rule_files(db).iter())
+                .map(|&r| {
+                    let res = db::rules::rule_results(db, input, r);
+                    RuleReport {
+                        diagnostics: res.diagnostics.clone(),
+                        outputs: res.outputs.clone(),
+                    }
+                })
+                .collect()
+        })
+    }
+
+    /// Whether a valid rule file of the host reads `dep_carried`, the one
+    /// relation that needs the dependence tests.
+    pub fn rules_read_dependences(&self) -> Cancellable<bool> {
+        self.with(|db| db::rules::need_deps(db, db::rules::rule_files(db)))
+    }
+
+    /// The relations the file exports to run-time rules (docs/rules.md
+    /// §8); `None` when it has errors.
+    pub fn exported(&self, file: FileId) -> Cancellable<Option<&Exported>> {
+        self.with(|db| db::rules::exported(db, self.input(file)).as_ref())
+    }
+
+    /// Computes σ of the file's small kernels side by side on the current
+    /// rayon pool's threads, before questions that read them in order.
+    pub fn prefetch_flows(&self, file: FileId) -> Cancellable<()> {
+        self.with(|db| db::parallel::kernel_flows(db, self.input(file)))
+    }
+
+    /// σ of the whole file grouped per read access, streamed: `start` makes
+    /// a state from the program and its sizes (parameter values, `while`
+    /// trips), then `each` gets it with each site's accesses in site order
+    /// as soon as they are complete; the state is given back.
+    pub fn flow_groups<'a, S, E>(
+        &'a self,
+        file: FileId,
+        start: impl FnOnce(&'a Program, (Vec<(String, i64)>, u32)) -> Result<S, E>,
+        each: impl FnMut(&mut S, Vec<AccessGroups>) -> Result<(), E>,
+    ) -> Cancellable<Result<Result<S, E>, FlowError>> {
+        self.with(|db| {
+            db::resolve::file_groups(db, self.input(file), start, each).map_err(FlowError::from)
+        })
+    }
+
+    /// σ of the whole file as one JSON record per read instance, written to
+    /// `out`; the inner error is `out`'s.
+    pub fn flow_instances(
+        &self,
+        file: FileId,
+        out: &mut impl std::io::Write,
+    ) -> Cancellable<Result<std::io::Result<()>, FlowError>> {
+        self.with(|db| {
+            db::resolve::file_instances(db, self.input(file), out).map_err(FlowError::from)
+        })
     }
 
     /// The file's errors and warnings: the front end's, the analyses'
@@ -251,6 +473,52 @@ impl Analysis {
     /// offset.
     pub fn sources(&self, file: FileId, offset: u32) -> Cancellable<Vec<Span>> {
         self.with(|db| db::ide::definition(db, self.input(file), offset))
+    }
+
+    /// One lens per loop: its header, and what is known of it in a line.
+    pub fn code_lenses(&self, file: FileId) -> Cancellable<Vec<(Span, String)>> {
+        self.with(|db| db::ide::lenses(db, self.input(file)))
+    }
+
+    /// Parameters, arrays, labelled statements and named conditions, in
+    /// the order of the text; none when the file has errors.
+    pub fn symbols(&self, file: FileId) -> Cancellable<Vec<Symbol>> {
+        self.with(|db| {
+            let Some(program) = &db::parse(db, self.input(file)).program else {
+                return Vec::new();
+            };
+            (db::ide::symbols(program).into_iter())
+                .map(|s| Symbol {
+                    name: s.name,
+                    kind: match s.kind {
+                        db::ide::SymbolKind::Parameter => SymbolKind::Parameter,
+                        db::ide::SymbolKind::Array => SymbolKind::Array,
+                        db::ide::SymbolKind::Statement => SymbolKind::Statement,
+                        db::ide::SymbolKind::Condition => SymbolKind::Condition,
+                    },
+                    span: s.span,
+                })
+                .collect()
+        })
+    }
+
+    /// Each kernel's maximal static expansion at the host's sizes, as
+    /// `arrayflow expand` summarizes it, kernel by kernel.
+    pub fn expansion_summary(&self, file: FileId) -> Cancellable<String> {
+        self.with(|db| db::ide::expansion_summary(db, self.input(file)))
+    }
+
+    /// A hint at each loop that private copies make parallel.
+    pub fn privatization_remarks(&self, file: FileId) -> Cancellable<Vec<Remark>> {
+        self.with(|db| {
+            (db::privatize::remarks(db, self.input(file)).into_iter())
+                .map(|r| Remark {
+                    level: r.level,
+                    span: r.span,
+                    message: r.message,
+                })
+                .collect()
+        })
     }
 
     /// Every loop, with its dependences and whether it is parallel.

@@ -29,7 +29,10 @@ pub use arrayflow_loop::{lower, syntax};
 pub use arrayflow_model::{budget, c_spelling, diagnostics, fit, hash, kind_syntax, model, print};
 pub use arrayflow_symbolic::symbolic;
 pub use arrayflow_transform::{codegen, datalog, expansion, interproc, privatize, storage, verify};
-pub use host::{Analysis, Cancellable, Cancelled, FileId, Host, LoopReport, Options, Remark};
+pub use host::{
+    Analysis, Cancellable, Cancelled, Canceller, FileId, FlowError, Host, LoopReport, Options,
+    Remark, RuleReport, Symbol, SymbolKind,
+};
 
 #[cfg(feature = "cli")]
 #[allow(missing_docs)]

@@ -153,3 +153,64 @@ fn an_edit_cancels_older_snapshots() {
     );
     assert!(host.analysis().loops(f).unwrap()[0].parallel);
 }
+
+/// A snapshot's canceller stops the question running on it
+/// (`Cancelled::Request`); the stop is used up by that question, and other
+/// snapshots go on.
+#[test]
+fn a_canceller_stops_its_snapshot_only() {
+    use arrayflow::Cancelled;
+    let mut host = Host::new(Options::default());
+    let f = host.set_file("p.loop", SCAN.to_string());
+    let a = host.analysis();
+    let other = host.analysis();
+    a.canceller().cancel();
+    assert_eq!(a.loops(f), Err(Cancelled::Request));
+    assert!(a.loops(f).is_ok(), "the next question runs");
+    assert!(other.loops(f).is_ok());
+}
+
+/// What the language server shows beside the code: the outline in text
+/// order, one lens per loop at its header, the expansion summary per
+/// kernel, and the privatization remark on Maydan's Figure 13.
+#[test]
+fn outline_lenses_summary_and_privatization_remarks() {
+    use arrayflow::SymbolKind;
+    let mut host = Host::new(Options::default());
+    let f = host.set_file("scan.loop", SCAN.to_string());
+    let fig13 = "fixtures/papers/maydan-3.8-fig13-subst.loop";
+    let g = host.set_file(fig13, std::fs::read_to_string(fig13).unwrap());
+    let a = host.analysis();
+    let symbols = a.symbols(f).unwrap();
+    let named: Vec<(&str, SymbolKind)> = (symbols.iter())
+        .map(|s| (s.name.as_str(), s.kind))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            ("N", SymbolKind::Parameter),
+            ("A", SymbolKind::Array),
+            ("S", SymbolKind::Statement)
+        ]
+    );
+    let loops = a.loops(f).unwrap();
+    let lenses = a.code_lenses(f).unwrap();
+    assert_eq!(
+        lenses.iter().map(|l| l.0).collect::<Vec<_>>(),
+        loops.iter().map(|l| l.span).collect::<Vec<_>>()
+    );
+    let summary = a.expansion_summary(f).unwrap();
+    assert!(
+        summary.starts_with("== kernel 1, from statement S\n"),
+        "{summary}"
+    );
+    assert!(a.privatization_remarks(f).unwrap().is_empty());
+    let remarks = a.privatization_remarks(g).unwrap();
+    assert_eq!(remarks.len(), 1, "{remarks:?}");
+    assert!(
+        remarks[0]
+            .message
+            .starts_with("loop `j` is parallel once `work` is private"),
+        "{remarks:?}"
+    );
+}

@@ -10,6 +10,7 @@
 
 use super::{read_source, Budget, Format, Sizes};
 use crate::diagnostics::{has_errors, Diagnostic, SourceFiles};
+use crate::host::Host;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -42,44 +43,25 @@ pub fn run(args: &Args) -> ExitCode {
         return directory(args);
     }
     let mut files = SourceFiles::new();
-    let db = crate::db::Database::with_kinds(
-        args.sizes.config(args.budget.max_instances),
-        super::kinds(),
-    );
+    let mut host = super::host(args.sizes.config(args.budget.max_instances));
     let mut all = Vec::new();
-    let (mut unreadable, mut invalid) = (false, false);
-    let emit =
-        |files: &SourceFiles, diags: Vec<crate::diagnostics::Diagnostic>, all: &mut Vec<_>| {
-            match args.format {
-                Format::Text => eprint!("{}", files.render_all(&diags)),
-                Format::Json => all.extend(diags),
-            }
-        };
-    let mut rule_files = Vec::new();
-    for path in rule_paths(&args.rules) {
-        let Some(text) = read_source(path) else {
-            unreadable = true;
-            continue;
-        };
-        let name = path.display().to_string();
-        let rf = crate::db::rules::RuleFile::new(&db, name.clone(), text.clone());
-        let id = files.add(name, text);
-        if let Err(diags) = crate::db::rules::compiled_rules(&db, rf) {
-            invalid = true;
-            emit(&files, super::in_file(diags, id), &mut all);
-        } else {
-            rule_files.push(rf);
-        }
-    }
+    let emit = |files: &SourceFiles, diags: Vec<Diagnostic>, all: &mut Vec<_>| match args.format {
+        Format::Text => eprint!("{}", files.render_all(&diags)),
+        Format::Json => all.extend(diags),
+    };
+    let rules = read_rules(&args.rules, &mut files, |files, diags| {
+        emit(files, diags, &mut all)
+    });
+    host.set_rules(&rules.valid);
+    let (mut unreadable, mut invalid) = (rules.unreadable, rules.invalid);
     // A file is not "ok" with rules that could not be read or checked.
     let rules_failed = unreadable || invalid;
     for path in &args.files {
         let checked = check_file(
-            &db,
+            &mut host,
             path,
             &mut files,
-            &rule_files,
-            &args.rules,
+            !args.rules.is_empty(),
             &mut std::io::stderr(),
         );
         let Some((diags, outputs)) = checked else {
@@ -116,39 +98,76 @@ fn rule_paths(rules: &[PathBuf]) -> Vec<&PathBuf> {
         .collect()
 }
 
-/// Checks one file in `db`, with `rule_files` (compiled in `db`) run when
-/// `rules` is not empty: its diagnostics and the rules' outputs; `None`
-/// (after saying why to `err`) when it cannot be read.
+/// The rule files of `--rules`, read and checked.
+#[derive(Default)]
+struct Rules {
+    /// The valid ones, as (path, text), in the order named.
+    valid: Vec<(String, String)>,
+    /// Some could not be read (why is on stderr).
+    unreadable: bool,
+    /// Some have errors (given to `emit`).
+    invalid: bool,
+}
+
+/// Reads and checks each rule file named (once): each is added to `files`,
+/// and the errors of each invalid one go to `emit` as it is found.
+fn read_rules(
+    paths: &[PathBuf],
+    files: &mut SourceFiles,
+    mut emit: impl FnMut(&SourceFiles, Vec<Diagnostic>),
+) -> Rules {
+    let mut rules = Rules::default();
+    for path in rule_paths(paths) {
+        let Some(text) = read_source(path) else {
+            rules.unreadable = true;
+            continue;
+        };
+        let name = path.display().to_string();
+        let id = files.add(name.clone(), text.clone());
+        match crate::datalog::compile(&text, id) {
+            Err(diags) => {
+                rules.invalid = true;
+                emit(files, diags);
+            }
+            Ok(_) => rules.valid.push((name, text)),
+        }
+    }
+    rules
+}
+
+/// Checks one file in `host`, with the host's rules run when `rules` (some
+/// were named): its diagnostics and the rules' outputs; `None` (after
+/// saying why to `err`) when it cannot be read.
 fn check_file(
-    db: &crate::db::Database,
+    host: &mut Host,
     path: &Path,
     files: &mut SourceFiles,
-    rule_files: &[crate::db::rules::RuleFile],
-    rules: &[PathBuf],
+    rules: bool,
     err: &mut dyn Write,
 ) -> Option<(Vec<Diagnostic>, String)> {
     let source = super::read_program_to(path, err)?;
     let name = path.display().to_string();
     let id = source.add_to(files, &name);
-    let file = db.add_file(name, source.text);
-    let mut parsed = crate::db::parse(db, file).diagnostics.clone();
-    parsed.extend(crate::db::kind_diagnostics(db, file));
+    let file = host.set_file(&name, source.text);
+    let a = host.analysis();
+    let mut parsed = super::sure(a.parse_diagnostics(file)).to_vec();
+    parsed.extend(super::sure(a.kind_diagnostics(file)));
     let mut diags = super::in_file(&parsed, id);
     let mut outputs = String::new();
-    if !has_errors(&diags) && !rules.is_empty() {
-        crate::db::parallel::kernel_flows(db, file);
+    if !has_errors(&diags) && rules {
+        super::sure(a.prefetch_flows(file));
         diags.extend(super::in_file(
-            crate::db::analysis_diagnostics(db, file),
+            super::sure(a.analysis_diagnostics(file)),
             id,
         ));
         // The dependence tests run only for rules that read them.
-        if crate::db::rules::need_deps(db, rule_files) {
-            diags.extend(super::in_file(&crate::db::deps_diagnostics(db, file), id));
+        if super::sure(a.rules_read_dependences()) {
+            let deps = super::sure(a.dependence_diagnostics(file));
+            diags.extend(super::in_file(&deps, id));
         }
-        for &rf in rule_files {
-            let res = crate::db::rules::rule_results(db, file, rf);
-            diags.extend(super::in_file(&res.diagnostics, id));
-            outputs += &res.outputs;
+        for r in super::sure(a.rule_reports(file)) {
+            diags.extend(super::in_file(&r.diagnostics, id));
+            outputs += &r.outputs;
         }
     }
     Some((diags, outputs))
@@ -170,39 +189,31 @@ fn directory(args: &Args) -> ExitCode {
         }
     };
     let config = args.sizes.config(args.budget.max_instances);
-    let (mut rules, mut worst) = (Vec::new(), 0u8);
-    let scratch = crate::db::Database::with_kinds(config.clone(), super::kinds());
     let mut files = SourceFiles::new();
-    for path in rule_paths(&args.rules) {
-        let Some(text) = read_source(path) else {
-            worst = 2;
-            continue;
-        };
-        let name = path.display().to_string();
-        let rf = crate::db::rules::RuleFile::new(&scratch, name.clone(), text.clone());
-        let id = files.add(name.clone(), text.clone());
-        match crate::db::rules::compiled_rules(&scratch, rf) {
-            Err(diags) => {
-                worst = worst.max(1);
-                eprint!("{}", files.render_all(&super::in_file(diags, id)));
-            }
-            Ok(_) => rules.push((name, text)),
-        }
-    }
+    let rules = read_rules(&args.rules, &mut files, |files, diags| {
+        eprint!("{}", files.render_all(&diags))
+    });
+    let worst = if rules.unreadable {
+        2
+    } else {
+        u8::from(rules.invalid)
+    };
     let threads = match super::threads(args.threads) {
         Ok(n) => n,
         Err(code) => return code,
     };
     let code = super::project::run(&paths, threads, false, |path| {
-        let db = crate::db::Database::with_kinds(config.clone(), super::kinds());
-        let rule_files: Vec<_> = (rules.iter())
-            .map(|(n, t)| crate::db::rules::RuleFile::new(&db, n.clone(), t.clone()))
-            .collect();
+        let mut host = super::host(config.clone());
+        host.set_rules(&rules.valid);
         let mut files = SourceFiles::new();
         let mut err = Vec::new();
-        let Some((diags, outputs)) =
-            check_file(&db, path, &mut files, &rule_files, &args.rules, &mut err)
-        else {
+        let Some((diags, outputs)) = check_file(
+            &mut host,
+            path,
+            &mut files,
+            !args.rules.is_empty(),
+            &mut err,
+        ) else {
             return super::project::Report {
                 out: Vec::new(),
                 err,

@@ -34,14 +34,15 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(l) => l,
         Err(code) => return code,
     };
-    let mut errors = crate::db::analysis_diagnostics(&loaded.db, loaded.source).clone();
-    errors.extend(crate::db::deps_diagnostics(&loaded.db, loaded.source));
+    let a = loaded.analysis();
+    let mut errors = super::sure(a.analysis_diagnostics(loaded.source)).to_vec();
+    errors.extend(super::sure(a.dependence_diagnostics(loaded.source)));
     let errors = super::in_file(&errors, loaded.file);
     if !errors.is_empty() {
         eprint!("{}", loaded.files.render_all(&errors));
         return ExitCode::from(1);
     }
-    let Some(exported) = crate::db::rules::exported(&loaded.db, loaded.source) else {
+    let Some(exported) = super::sure(a.exported(loaded.source)) else {
         return ExitCode::from(1);
     };
     match crate::datalog::souffle::write_dir(exported, &args.dir) {

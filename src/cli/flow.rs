@@ -9,7 +9,7 @@
 use super::{load_to, Budget, Input, Loaded};
 use crate::dataflow;
 use crate::dataflow::render::GroupWriter;
-use crate::db::resolve::{file_groups, file_instances, FileFlowError};
+use crate::host::FlowError;
 use crate::symbolic::isl::BoundedWriter;
 use std::io::Write;
 use std::process::ExitCode;
@@ -148,7 +148,7 @@ fn instances_of(args: &Args) -> String {
         return String::new();
     };
     let file = crate::diagnostics::FileId(0);
-    let Some(program) = crate::db::compile(&args.input.file, &source.text, file).0 else {
+    let Some(program) = crate::host::compile(&args.input.file, &source.text, file).0 else {
         return String::new();
     };
     let config = args.input.sizes.config(args.budget.max_instances);
@@ -215,27 +215,26 @@ pub fn run_to(args: &Args, mut out: &mut dyn Write, err: &mut dyn Write) -> Exit
             }
         }
     }
+    let analysis = loaded.analysis();
     // Small kernels side by side on the pool's threads (bounded σ only).
-    crate::db::parallel::kernel_flows(&loaded.db, loaded.source);
+    super::sure(analysis.prefetch_flows(loaded.source));
     let written = if args.instances {
         // One record per instance: σ of the whole file first (on a
         // spread dd cluster, each process's readers').
-        match file_instances(&loaded.db, loaded.source, &mut out) {
+        match super::sure(analysis.flow_instances(loaded.source, &mut out)) {
             Ok(written) => written,
             Err(e) => return analysis_failed(&loaded, e, args, out, err),
         }
     } else {
         // Grouped, streamed a site at a time: no whole-file σ is built.
         let r = match args.format {
-            FlowFormat::Isl => file_groups(
-                &loaded.db,
+            FlowFormat::Isl => super::sure(analysis.flow_groups(
                 loaded.source,
                 |program, (params, trips)| BoundedWriter::new(program, &params, trips, &mut out),
                 |w, a| w.write(&a),
-            )
+            ))
             .map(|r| r.and_then(|w| w.finish().map(|_| ()))),
-            format => file_groups(
-                &loaded.db,
+            format => super::sure(analysis.flow_groups(
                 loaded.source,
                 |program, (params, trips)| {
                     GroupWriter::new(
@@ -247,7 +246,7 @@ pub fn run_to(args: &Args, mut out: &mut dyn Write, err: &mut dyn Write) -> Exit
                     )
                 },
                 |w, a| w.write(&a),
-            )
+            ))
             .map(|r| r.and_then(|w| w.finish().map(|_| ()))),
         };
         match r {
@@ -323,12 +322,12 @@ fn by_quasts(
 
 fn analysis_failed(
     loaded: &super::Loaded,
-    e: FileFlowError,
+    e: FlowError,
     args: &Args,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> ExitCode {
-    if let FileFlowError::Analysis(d) = e {
+    if let FlowError::Analysis(d) = e {
         // Over the budget at the file's own sizes: σ for every parameter
         // value instead, when it is exact for every read. Sizes given with
         // `--param` ask for bounded σ there: E0302 stays.
@@ -498,7 +497,7 @@ fn calls(
     }
     let source = loaded.files.source(loaded.file);
     let path = std::path::Path::new(loaded.files.name(loaded.file));
-    let calls = crate::db::calls(path, source, loaded.file);
+    let calls = crate::host::calls(path, source, loaded.file);
     let p = &loaded.program;
     let c = match crate::interproc::compare(p, &calls, config) {
         Ok(c) => c,

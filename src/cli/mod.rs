@@ -24,6 +24,7 @@ pub mod run;
 pub mod verify;
 
 use crate::diagnostics::{has_errors, Diagnostic, FileId, SourceFiles};
+use crate::host::{Analysis, Cancellable, Host, Options};
 use crate::kinds::Kinds;
 use crate::model::Program;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -299,13 +300,14 @@ pub fn code_of(code: ExitCode) -> u8 {
 }
 
 /// A program loaded by [`load`], with the source its spans point into and the
-/// analysis database it was loaded through.
+/// host it was loaded into.
 pub struct Loaded {
     pub program: Program,
     pub files: SourceFiles,
     pub file: FileId,
-    pub db: crate::db::Database,
-    pub source: crate::db::SourceFile,
+    pub host: Host,
+    /// The file in `host`.
+    pub source: crate::host::FileId,
     /// For a C file with one region in a function: that function, which
     /// emitted C is printed into (`cfront::emit::program_in`).
     pub origin: Option<crate::cfront::emit::Origin>,
@@ -315,6 +317,11 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// A snapshot of the host to ask about the file.
+    pub fn analysis(&self) -> Analysis {
+        self.host.analysis()
+    }
+
     /// `p` (a transformation of this file's program) as C: printed into
     /// the function the region came from when there is one, else as
     /// `void kernel(...)`; loops of `omp` with OpenMP clauses.
@@ -351,7 +358,21 @@ impl Loaded {
     }
 }
 
-pub use crate::db::compile;
+pub use crate::host::compile;
+
+/// The answer of a question a command asks: nothing edits a command's host
+/// while it asks, so nothing cancels it.
+fn sure<T>(answer: Cancellable<T>) -> T {
+    answer.expect("a command's question is never cancelled")
+}
+
+/// A host with these sizes and limits and the command's access kinds.
+pub fn host(config: crate::dataflow::Config) -> Host {
+    Host::new(Options {
+        kinds: kinds(),
+        ..config.into()
+    })
+}
 
 /// Reads, parses and checks one `.loop` or C file: what every command that
 /// takes a program starts with. Diagnostics (warnings included) are printed to
@@ -378,26 +399,27 @@ pub fn load_to(
         .then(|| program.origin())
         .flatten();
     let c_source = crate::cfront::is_c_path(path).then(|| program.text.clone());
-    let db = crate::db::Database::with_kinds(config, kinds());
+    let mut host = host(config);
     let name = path.display().to_string();
     let mut files = SourceFiles::new();
     let file = program.add_to(&mut files, &name);
-    let source = db.add_file(name, program.text);
-    let parsed = crate::db::parse(&db, source);
-    let diags = in_file(&parsed.diagnostics, file);
+    let source = host.set_file(&name, program.text);
+    let analysis = host.analysis();
+    let diags = in_file(sure(analysis.parse_diagnostics(source)), file);
     let _ = write!(err, "{}", files.render_all(&diags));
-    match &parsed.program {
-        Some(program) if !has_errors(&diags) => Ok(Loaded {
-            program: program.clone(),
-            files,
-            file,
-            db,
-            source,
-            origin,
-            c_source,
-        }),
-        _ => Err(ExitCode::from(1)),
-    }
+    let program = match sure(analysis.program(source)) {
+        Some(program) if !has_errors(&diags) => program.clone(),
+        _ => return Err(ExitCode::from(1)),
+    };
+    Ok(Loaded {
+        program,
+        files,
+        file,
+        host,
+        source,
+        origin,
+        c_source,
+    })
 }
 
 pub use crate::diagnostics::in_file;

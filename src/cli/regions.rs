@@ -60,7 +60,7 @@ pub fn run(args: &Args) -> ExitCode {
     let sections = build::regions(p, &value);
     let at = |s: crate::model::Span| loaded.files.location(loaded.file, s.start as usize);
     let source = loaded.files.source(loaded.file);
-    let calls = crate::db::calls(&args.file, source, loaded.file);
+    let calls = crate::host::calls(&args.file, source, loaded.file);
     let text = match args.format {
         RegionFormat::Text => {
             render::text(p, &sections, &at) + &summary::text(p, &calls, &value, &at)

@@ -1,8 +1,9 @@
-//! The requests the server answers, from LSP types to `db::ide` and back.
+//! The requests the server answers, from LSP types to the door's
+//! questions (`Analysis`) and back.
 
 use super::{Preprocessing, Snapshot, SUMMARY_COMMAND};
-use crate::db::{self, ide, Level};
 use crate::diagnostics::{Diagnostic, Severity};
+use crate::host::{Cancellable, Cancelled, Level};
 use crate::model::Span;
 use lsp_server::ErrorCode;
 use lsp_types::request::{self as req, Request as _};
@@ -46,6 +47,25 @@ impl Reply {
 }
 
 type Failure = (ErrorCode, String);
+
+/// Why a job has no answer: its snapshot's questions were cancelled, or
+/// the request cannot be answered.
+enum Stop {
+    Cancelled(Cancelled),
+    Failed(Failure),
+}
+
+impl From<Cancelled> for Stop {
+    fn from(c: Cancelled) -> Stop {
+        Stop::Cancelled(c)
+    }
+}
+
+impl From<Failure> for Stop {
+    fn from(f: Failure) -> Stop {
+        Stop::Failed(f)
+    }
+}
 
 /// The title of the code action that rewrites the file.
 pub const APPLY: &str = "Apply maximal static expansion";
@@ -168,16 +188,16 @@ pub fn capabilities(utf8: bool) -> InitializeResult {
     }
 }
 
-fn text<T: serde::Serialize>(v: T) -> Result<Reply, Failure> {
+fn text<T: serde::Serialize>(v: T) -> Result<Reply, Stop> {
     serde_json::to_string(&v)
         .map(Reply::Text)
-        .map_err(|e| (ErrorCode::InternalError, e.to_string()))
+        .map_err(|e| Stop::Failed((ErrorCode::InternalError, e.to_string())))
 }
 
-fn json<T: serde::Serialize>(v: T) -> Result<Reply, Failure> {
+fn json<T: serde::Serialize>(v: T) -> Result<Reply, Stop> {
     serde_json::to_value(v)
         .map(Reply::Json)
-        .map_err(|e| (ErrorCode::InternalError, e.to_string()))
+        .map_err(|e| Stop::Failed((ErrorCode::InternalError, e.to_string())))
 }
 
 impl Snapshot {
@@ -211,13 +231,21 @@ impl Snapshot {
     }
 }
 
-/// Answers one job on a snapshot.
-pub fn handle(s: &Snapshot, kind: &Kind, uri: &Uri) -> Result<Reply, Failure> {
-    let (db, file) = (&s.db, s.file);
+/// Answers one job on a snapshot, unless its questions were cancelled.
+pub fn handle(s: &Snapshot, kind: &Kind, uri: &Uri) -> Cancellable<Result<Reply, Failure>> {
+    match answer(s, kind, uri) {
+        Ok(reply) => Ok(Ok(reply)),
+        Err(Stop::Failed(f)) => Ok(Err(f)),
+        Err(Stop::Cancelled(c)) => Err(c),
+    }
+}
+
+fn answer(s: &Snapshot, kind: &Kind, uri: &Uri) -> Result<Reply, Stop> {
+    let (a, file) = (&s.analysis, s.file);
     match kind {
         Kind::Diagnostics => text(PublishDiagnosticsParams::new(
             uri.clone(),
-            diagnostics(s, uri),
+            diagnostics(s, uri)?,
             Some(s.version),
         )),
         Kind::Hover(p) => {
@@ -225,7 +253,7 @@ pub fn handle(s: &Snapshot, kind: &Kind, uri: &Uri) -> Result<Reply, Failure> {
             if !s.analysed() {
                 return json(None::<Hover>);
             }
-            json(ide::hover(db, file, offset).map(|(span, text)| Hover {
+            json(a.hover(file, offset)?.map(|(span, text)| Hover {
                 contents: HoverContents::Markup(MarkupContent {
                     kind: MarkupKind::Markdown,
                     value: text,
@@ -238,8 +266,7 @@ pub fn handle(s: &Snapshot, kind: &Kind, uri: &Uri) -> Result<Reply, Failure> {
             if !s.analysed() {
                 return json(Vec::<Location>::new());
             }
-            let locs: Vec<Location> = ide::definition(db, file, offset)
-                .into_iter()
+            let locs: Vec<Location> = (a.sources(file, offset)?.into_iter())
                 .map(|span| Location::new(uri.clone(), s.range(span)))
                 .collect();
             json(GotoDefinitionResponse::Array(locs))
@@ -248,8 +275,7 @@ pub fn handle(s: &Snapshot, kind: &Kind, uri: &Uri) -> Result<Reply, Failure> {
             if !s.analysed() {
                 return json(Vec::<CodeLens>::new());
             }
-            let lenses: Vec<CodeLens> = ide::lenses(db, file)
-                .into_iter()
+            let lenses: Vec<CodeLens> = (a.code_lenses(file)?.into_iter())
                 .map(|(span, title)| CodeLens {
                     range: s.range(span),
                     command: Some(summary_command(title, uri)),
@@ -277,7 +303,7 @@ pub fn handle(s: &Snapshot, kind: &Kind, uri: &Uri) -> Result<Reply, Failure> {
             ];
             // On a loop that private copies make parallel.
             let on_loop = s.analysed()
-                && db::privatize::remarks(db, file).iter().any(|r| {
+                && a.privatization_remarks(file)?.iter().any(|r| {
                     let l = s.range(r.span);
                     l.start <= range.end && range.start <= l.end
                 });
@@ -293,31 +319,22 @@ pub fn handle(s: &Snapshot, kind: &Kind, uri: &Uri) -> Result<Reply, Failure> {
         }
         Kind::ResolveAction(action) => {
             if !s.analysed() {
-                return Err((
+                return Err(Stop::Failed((
                     ErrorCode::RequestFailed,
                     "the file is too large to analyse".to_string(),
-                ));
+                )));
             }
             let privatize = action
                 .data
                 .as_ref()
                 .and_then(|d| d.get("privatize"))
                 .is_some_and(|p| p == true);
-            let code = if privatize {
-                match db::privatize::privatized_code(db, file) {
-                    Ok(text) => text.clone(),
-                    Err(e) => {
-                        return Err((ErrorCode::RequestFailed, format!("cannot privatize: {e}")))
-                    }
-                }
+            let (code, failed) = if privatize {
+                (a.privatization(file)?, "cannot privatize")
             } else {
-                match db::expanded_code(db, file) {
-                    Ok((_, text)) => text.clone(),
-                    Err(e) => {
-                        return Err((ErrorCode::RequestFailed, format!("cannot expand: {e}")))
-                    }
-                }
+                (a.expansion(file)?, "cannot expand")
             };
+            let code = code.map_err(|e| (ErrorCode::RequestFailed, format!("{failed}: {e}")))?;
             let whole = Range::new(
                 Position::new(0, 0),
                 s.index.position(&s.text, s.text.len() as u32, s.enc),
@@ -338,20 +355,17 @@ pub fn handle(s: &Snapshot, kind: &Kind, uri: &Uri) -> Result<Reply, Failure> {
             json(action)
         }
         Kind::Symbols => {
-            let Some(program) = db::parse(db, file).program.as_ref() else {
-                return json(Vec::<DocumentSymbol>::new());
-            };
+            use crate::host::SymbolKind as Named;
             #[allow(deprecated)]
-            let symbols: Vec<DocumentSymbol> = ide::symbols(program)
-                .into_iter()
+            let symbols: Vec<DocumentSymbol> = (a.symbols(file)?.into_iter())
                 .map(|sym| DocumentSymbol {
                     name: sym.name,
                     detail: None,
                     kind: match sym.kind {
-                        ide::SymbolKind::Parameter => SymbolKind::CONSTANT,
-                        ide::SymbolKind::Array => SymbolKind::ARRAY,
-                        ide::SymbolKind::Statement => SymbolKind::FUNCTION,
-                        ide::SymbolKind::Condition => SymbolKind::BOOLEAN,
+                        Named::Parameter => SymbolKind::CONSTANT,
+                        Named::Array => SymbolKind::ARRAY,
+                        Named::Statement => SymbolKind::FUNCTION,
+                        Named::Condition => SymbolKind::BOOLEAN,
                     },
                     tags: None,
                     deprecated: None,
@@ -366,7 +380,7 @@ pub fn handle(s: &Snapshot, kind: &Kind, uri: &Uri) -> Result<Reply, Failure> {
             if !s.analysed() {
                 return Ok(Reply::Show("The file is too large to analyse.".to_string()));
             }
-            Ok(Reply::Show(ide::expansion_summary(db, file)))
+            Ok(Reply::Show(a.expansion_summary(file)?))
         }
     }
 }
@@ -381,14 +395,12 @@ fn summary_command(title: String, uri: &Uri) -> Command {
 
 /// Everything published for a document: the front end's errors and
 /// warnings, analysis errors, then the remarks as information and hints.
-fn diagnostics(s: &Snapshot, uri: &Uri) -> Vec<lsp_types::Diagnostic> {
-    let (db, file) = (&s.db, s.file);
-    let mut out: Vec<lsp_types::Diagnostic> = db::parse(db, file)
-        .diagnostics
-        .iter()
+fn diagnostics(s: &Snapshot, uri: &Uri) -> Cancellable<Vec<lsp_types::Diagnostic>> {
+    let (a, file) = (&s.analysis, s.file);
+    let mut out: Vec<lsp_types::Diagnostic> = (a.parse_diagnostics(file)?.iter())
         .map(|d| convert(s, uri, d))
         .collect();
-    if let Some(program) = &db::parse(db, file).program {
+    if let Some(program) = a.program(file)? {
         out.extend(unknown_params(s, program));
     }
     if let Preprocessing::Failed(why) = &s.pre {
@@ -414,19 +426,11 @@ fn diagnostics(s: &Snapshot, uri: &Uri) -> Vec<lsp_types::Diagnostic> {
             ),
             ..lsp_types::Diagnostic::default()
         });
-        return out;
+        return Ok(out);
     }
-    out.extend(
-        db::analysis_diagnostics(db, file)
-            .iter()
-            .map(|d| convert(s, uri, d)),
-    );
-    out.extend(
-        db::rules::rule_diagnostics(db, file)
-            .iter()
-            .map(|d| convert(s, uri, d)),
-    );
-    out.extend(db::remarks(db, file).iter().map(|r| lsp_types::Diagnostic {
+    out.extend((a.analysis_diagnostics(file)?.iter()).map(|d| convert(s, uri, d)));
+    out.extend((a.rule_diagnostics(file)?.iter()).map(|d| convert(s, uri, d)));
+    out.extend(a.remarks(file)?.iter().map(|r| lsp_types::Diagnostic {
         range: s.range(r.span),
         severity: Some(match r.level {
             Level::Information => DiagnosticSeverity::INFORMATION,
@@ -436,7 +440,7 @@ fn diagnostics(s: &Snapshot, uri: &Uri) -> Vec<lsp_types::Diagnostic> {
         message: r.message.clone(),
         ..lsp_types::Diagnostic::default()
     }));
-    out
+    Ok(out)
 }
 
 fn convert(s: &Snapshot, uri: &Uri, d: &Diagnostic) -> lsp_types::Diagnostic {

@@ -2,16 +2,16 @@
 //!
 //! The design is rust-analyzer's, synchronous: one main thread reads
 //! messages in order and keeps the documents' text; worker threads answer
-//! requests and compute diagnostics on snapshots of the analysis database.
+//! requests and compute diagnostics on snapshots ([`crate::Analysis`]).
 //!
-//! - Each open document has its own [`crate::db::Database`] (files do not
-//!   depend on each other), so a slow file never holds up another.
+//! - Each open document has its own [`crate::Host`] (files do not depend
+//!   on each other), so a slow file never holds up another.
 //! - Edits are applied to the text on the main thread (incremental sync) and
-//!   reach the database when a worker next needs it. Setting the new text
-//!   cancels every computation still running on the old one (salsa's
-//!   cancellation); requests cancelled that way get `ContentModified`, and a
-//!   `$/cancelRequest` cancels one request through its handle's
-//!   cancellation token (`RequestCancelled`).
+//!   reach the host when a worker next needs it. Setting the new text
+//!   cancels every question still running on the old one
+//!   ([`crate::Cancelled::Edit`]); requests cancelled that way get
+//!   `ContentModified`, and a `$/cancelRequest` cancels one request through
+//!   its snapshot's [`crate::Canceller`] (`RequestCancelled`).
 //! - Diagnostics of a document are computed once per burst of edits: the
 //!   main thread drains every waiting message before it schedules them, and
 //!   a result computed on an old text is not published.
@@ -24,7 +24,7 @@ pub mod text;
 pub mod transport;
 
 use crate::dataflow::Config;
-use crate::db::{Database, SourceFile};
+use crate::host::{Analysis, Cancelled, Canceller, FileId, Host, Options};
 use crate::kinds::Kinds;
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
@@ -195,7 +195,7 @@ struct Shared {
 enum Slot {
     Queued,
     Cancelled,
-    Running(salsa::CancellationToken),
+    Running(Canceller),
 }
 
 /// A message to write.
@@ -237,7 +237,7 @@ struct Doc {
     /// A diagnostics job is waiting in the queue.
     diag_queued: AtomicBool,
     /// Cancels the diagnostics being computed, when an edit makes them stale.
-    diag_token: Mutex<Option<salsa::CancellationToken>>,
+    diag_token: Mutex<Option<Canceller>>,
     /// Closed by the client: nothing more is published for it.
     closed: AtomicBool,
 }
@@ -251,11 +251,11 @@ struct DocState {
 }
 
 struct Engine {
-    db: Database,
-    file: SourceFile,
+    host: Host,
+    file: FileId,
     rev: u64,
     config_gen: u64,
-    /// What the database holds of the text at `rev`, when it was preprocessed.
+    /// What the host holds of the text at `rev`, when it was preprocessed.
     pre: Preprocessing,
 }
 
@@ -316,8 +316,8 @@ fn decode(path: &str) -> String {
 
 /// A consistent view of a document for one job.
 pub(crate) struct Snapshot {
-    pub db: Database,
-    pub file: SourceFile,
+    pub analysis: Analysis,
+    pub file: FileId,
     pub text: Arc<String>,
     pub index: Arc<LineIndex>,
     pub rev: u64,
@@ -334,33 +334,38 @@ impl Doc {
             (st.text.clone(), st.rev, st.version)
         };
         let (gen, config) = shared.config();
-        // The file is read under the same lock: once this handle holds a
-        // clone, it must never wait for the engine (a writer holding the
-        // engine waits for every clone to be dropped).
-        let (db, file, pre) = {
+        // The file is read under the same lock: once this thread holds a
+        // snapshot, it must never wait for the engine (a writer holding the
+        // engine waits for every snapshot to be dropped).
+        let (analysis, file, pre) = {
             let mut e = self.engine.lock().unwrap_or_else(|e| e.into_inner());
             // A new text, or new settings (the preprocessor's among them).
             if e.rev != rev || e.config_gen != gen {
                 let file = e.file;
                 let (analysed, pre) = Preprocessing::of(&self.uri, &text, &config.preprocess);
                 // Cancels what still runs on the old text, and waits for it.
-                e.db.set_text(file, analysed);
+                e.host.set_text(file, analysed);
                 e.rev = rev;
                 e.pre = pre;
             }
             if e.config_gen != gen {
-                crate::db::rules::set_rules(&mut e.db, &config.rules);
+                e.host.set_rules(&config.rules);
                 e.config_gen = gen;
             }
             // The editor's `params` apply to every file it opens: a name this
             // file does not declare is left out here (W0301, not E0301).
-            let mut analysis = config.analysis.clone();
-            if let Some(p) = &crate::db::parse(&e.db, e.file).program {
-                analysis.params.retain(|(n, _)| p.param(n).is_some());
+            let mut sizes = config.analysis.clone();
+            {
+                // Dropped before the host writes. Nothing else writes to
+                // this host while the engine is held: never cancelled.
+                let a = e.host.analysis();
+                if let Ok(Some(p)) = a.program(e.file) {
+                    sizes.params.retain(|(n, _)| p.param(n).is_some());
+                }
             }
             // Writes only what changed.
-            e.db.configure(analysis);
-            (e.db.clone(), e.file, e.pre.clone())
+            e.host.set_options(&sizes.into());
+            (e.host.analysis(), e.file, e.pre.clone())
         };
         let index = {
             let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -376,7 +381,7 @@ impl Doc {
             }
         };
         Snapshot {
-            db,
+            analysis,
             file,
             text,
             index,
@@ -769,10 +774,13 @@ impl Server {
     fn open(&mut self, item: lsp_types::TextDocumentItem) -> Arc<Doc> {
         let key = item.uri.as_str().to_string();
         let (_, config) = self.shared.config();
-        let db = Database::with_kinds(config.analysis, self.kinds.clone());
-        // The text reaches the database at the first snapshot (rev differs),
+        let mut host = Host::new(Options {
+            kinds: self.kinds.clone(),
+            ..config.analysis.into()
+        });
+        // The text reaches the host at the first snapshot (rev differs),
         // preprocessed there when it is to be: not on this thread.
-        let file = db.add_file(key.clone(), String::new());
+        let file = host.set_file(&key, String::new());
         let doc = Arc::new(Doc {
             uri: item.uri,
             state: Mutex::new(DocState {
@@ -782,7 +790,7 @@ impl Server {
                 index: None,
             }),
             engine: Mutex::new(Engine {
-                db,
+                host,
                 file,
                 rev: u64::MAX,
                 config_gen: u64::MAX,
@@ -825,22 +833,20 @@ fn run_job(shared: &Shared, job: Job) {
     }
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let snap = job.doc.snapshot(shared);
-        let token = salsa::Database::cancellation_token(&snap.db);
+        let canceller = snap.analysis.canceller();
         match &job.id {
             Some(id) => {
                 if let Ok(mut m) = shared.requests.lock() {
-                    m.insert(id.clone(), Slot::Running(token));
+                    m.insert(id.clone(), Slot::Running(canceller));
                 }
             }
             None => {
                 if let Ok(mut t) = job.doc.diag_token.lock() {
-                    *t = Some(token);
+                    *t = Some(canceller);
                 }
             }
         }
-        let r = salsa::Cancelled::catch(std::panic::AssertUnwindSafe(|| {
-            handlers::handle(&snap, &job.kind, &job.doc.uri)
-        }));
+        let r = handlers::handle(&snap, &job.kind, &job.doc.uri);
         (r, snap.rev)
     }));
     if let Some(id) = &job.id {
@@ -880,11 +886,8 @@ fn run_job(shared: &Shared, job: Job) {
             }
         }
         (Ok((Err(c), _)), Some(id)) => {
-            let code = match c {
-                salsa::Cancelled::Local => ErrorCode::RequestCanceled,
-                _ => ErrorCode::ContentModified,
-            };
-            shared.reply_err(id, code, format!("cancelled: {c}"));
+            let (code, message) = cancelled(c);
+            shared.reply_err(id, code, message.to_string());
         }
         (Ok((Err(_), _)), None) => {}
         (Err(panic), id) => {
@@ -911,6 +914,25 @@ fn run_job(shared: &Shared, job: Job) {
         if t.as_ref().is_some_and(|t| t.is_cancelled()) {
             *t = None;
         }
+    }
+}
+
+/// The error a request whose questions were cancelled gets; the messages
+/// are salsa's words for each cause, which clients may match.
+fn cancelled(c: Cancelled) -> (ErrorCode, &'static str) {
+    match c {
+        Cancelled::Request => (
+            ErrorCode::RequestCanceled,
+            "cancelled: cancelled because of local cancellation request",
+        ),
+        Cancelled::Edit => (
+            ErrorCode::ContentModified,
+            "cancelled: cancelled because of pending write",
+        ),
+        Cancelled::Failed => (
+            ErrorCode::ContentModified,
+            "cancelled: cancelled because of propagated panic",
+        ),
     }
 }
 

@@ -182,13 +182,19 @@ pub fn set_rules(db: &mut super::Database, files: &[(String, String)]) {
     }
 }
 
+/// The rule files of the database's [`RuleSet`], in the order set (none
+/// before [`set_rules`]).
+pub fn rule_files(db: &dyn salsa::Database) -> &[RuleFile] {
+    match RuleSet::try_get(db) {
+        Some(set) => set.files(db),
+        None => &[],
+    }
+}
+
 /// The findings of every rule file of the database's [`RuleSet`] on
 /// `file` (rule files with errors give none).
 pub fn rule_diagnostics(db: &dyn salsa::Database, file: SourceFile) -> Vec<Diagnostic> {
-    let Some(set) = RuleSet::try_get(db) else {
-        return Vec::new();
-    };
-    set.files(db)
+    rule_files(db)
         .iter()
         .flat_map(|&r| rule_results(db, file, r).diagnostics.clone())
         .collect()
