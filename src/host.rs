@@ -58,14 +58,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Options {
-        let c = crate::dataflow::Config::default();
-        Options {
-            params: c.params,
-            max_trips: c.max_trips,
-            max_instances: c.max_instances,
-            max_memory: c.max_memory,
-            kinds: Kinds::core(),
-        }
+        Options::from(crate::dataflow::Config::default())
     }
 }
 
@@ -278,29 +271,8 @@ impl From<db::resolve::FileFlowError> for FlowError {
     }
 }
 
-/// A named thing of a file, for an outline.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Symbol {
-    /// Its name, as written.
-    pub name: String,
-    /// What it is.
-    pub kind: SymbolKind,
-    /// Where it is declared or labelled.
-    pub span: Span,
-}
-
-/// What a [`Symbol`] names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SymbolKind {
-    /// A parameter.
-    Parameter,
-    /// An array.
-    Array,
-    /// A labelled statement.
-    Statement,
-    /// A named condition.
-    Condition,
-}
+/// A named thing of a file, for an outline, and what it names.
+pub use crate::db::ide::{Symbol, SymbolKind};
 
 /// A snapshot of a [`Host`]: every question is answered for the files as
 /// they were when it was taken.
@@ -487,18 +459,7 @@ impl Analysis {
             let Some(program) = &db::parse(db, self.input(file)).program else {
                 return Vec::new();
             };
-            (db::ide::symbols(program).into_iter())
-                .map(|s| Symbol {
-                    name: s.name,
-                    kind: match s.kind {
-                        db::ide::SymbolKind::Parameter => SymbolKind::Parameter,
-                        db::ide::SymbolKind::Array => SymbolKind::Array,
-                        db::ide::SymbolKind::Statement => SymbolKind::Statement,
-                        db::ide::SymbolKind::Condition => SymbolKind::Condition,
-                    },
-                    span: s.span,
-                })
-                .collect()
+            db::ide::symbols(program)
         })
     }
 

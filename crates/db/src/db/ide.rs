@@ -659,16 +659,24 @@ pub fn lenses(db: &dyn salsa::Database, file: SourceFile) -> Vec<(Span, String)>
 /// A named thing of a file, for an outline.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Symbol {
+    /// Its name, as written.
     pub name: String,
+    /// What it is.
     pub kind: SymbolKind,
+    /// Where it is declared or labelled.
     pub span: Span,
 }
 
+/// What a [`Symbol`] names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SymbolKind {
+    /// A parameter.
     Parameter,
+    /// An array.
     Array,
+    /// A labelled statement.
     Statement,
+    /// A named condition.
     Condition,
 }
 
