@@ -137,6 +137,7 @@ fn an_edit_in_one_kernel_reruns_only_that_kernels_analyses() {
     assert_eq!(count(&log, "kernel_loops"), 1, "{log:?}");
     assert_eq!(count(&log, "kernel_deps"), 1, "{log:?}");
     assert_eq!(count(&log, "kernel_expansion"), 1, "{log:?}");
+    assert_eq!(count(&log, "kernel_remarks"), 1, "{log:?}");
     // The per-file steps run once each.
     for q in ["parse", "kernels", "analysis_diagnostics", "remarks"] {
         assert_eq!(count(&log, q), 1, "{q}: {log:?}");
@@ -170,6 +171,7 @@ fn an_edit_that_only_moves_a_kernel_keeps_its_results_but_not_its_positions() {
     db.set_text(file, moved.clone());
     let after = loops(&db);
     assert_eq!(count(&log.lock().unwrap(), "kernel_flow"), 0);
+    assert_eq!(count(&log.lock().unwrap(), "kernel_remarks"), 0);
     assert_eq!(before.len(), after.len());
     for (a, b) in before.iter().zip(&after) {
         assert_eq!(a.message, b.message);
@@ -179,6 +181,85 @@ fn an_edit_that_only_moves_a_kernel_keeps_its_results_but_not_its_positions() {
         );
         assert!(moved[b.span.range()].starts_with("for i"));
     }
+}
+
+/// Every `.loop` fixture below `dir`, recursively.
+fn loop_fixtures(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            loop_fixtures(&path, out);
+        } else if path.extension().is_some_and(|e| e == "loop") {
+            out.push(path);
+        }
+    }
+}
+
+/// The remarks put together from kernels are those of the plain
+/// whole-file walk, on every fixture and after edits that move kernels
+/// and add generated names before them.
+#[test]
+fn per_kernel_remarks_equal_the_whole_file_reference() {
+    let mut paths = Vec::new();
+    loop_fixtures(
+        std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures")),
+        &mut paths,
+    );
+    paths.sort();
+    let (mut with_remarks, mut edited_with_remarks) = (0, 0);
+    for path in &paths {
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut db = Database::new(Config::default());
+        let file = db.add_file("t.loop", text.clone());
+        let whole = db::remark::whole_file(&db, file);
+        assert_eq!(db::remarks(&db, file).to_vec(), whole, "{}", path.display());
+        with_remarks += usize::from(!whole.is_empty());
+        // An unlabelled statement before the first loop: every later
+        // generated name and position changes.
+        if let Some(at) = text.find("\nfor ") {
+            let mut edited = text.clone();
+            edited.insert_str(at + 1, "for zz = 1 to 2 do B9[zz] = 1; end\n");
+            edited.insert_str(0, "real B9[1..2];\n");
+            db.set_text(file, edited);
+            let whole = db::remark::whole_file(&db, file);
+            assert_eq!(
+                db::remarks(&db, file).to_vec(),
+                whole,
+                "{} edited",
+                path.display()
+            );
+            edited_with_remarks += usize::from(!whole.is_empty());
+        }
+    }
+    assert!(
+        with_remarks > 100,
+        "only {with_remarks} fixtures have remarks"
+    );
+    assert!(
+        edited_with_remarks > 100,
+        "only {edited_with_remarks} edited"
+    );
+}
+
+/// Generated names are the file's, not the kernel's: the second kernel's
+/// `while` is `_W2` (the `if` before it took condition 1).
+#[test]
+fn remarks_name_generated_loops_as_the_file_does() {
+    let text = "param N = 8;\nreal a[0..N];\nreal t;\n\
+                for i = 0 to N do\n  if i <= 4 then\n    a[i] = 0;\n  end\nend\n\
+                while ... do\n  R: t = a[3];\nend\n";
+    let db = Database::new(Config::default());
+    let file = db.add_file("t.loop", text);
+    let remarks: Vec<String> = (db::remarks(&db, file).iter())
+        .filter(|r| r.message.contains("_W"))
+        .map(|r| r.message.clone())
+        .collect();
+    assert!(remarks.len() >= 2, "{remarks:?}");
+    assert!(remarks.iter().all(|m| m.contains("_W2")), "{remarks:?}");
+    assert!(
+        remarks.iter().any(|m| m.contains("once `t` is private")),
+        "{remarks:?}"
+    );
 }
 
 #[test]
@@ -388,6 +469,7 @@ fn an_edit_then_a_hover_reruns_what_the_edit_touched() {
         "kernel_deps",
         "kernel_expansion",
         "kernel_privatization",
+        "kernel_remarks",
     ] {
         assert_eq!(runs(q), 1, "{q}: {large:?}");
     }

@@ -59,7 +59,24 @@ impl IdRange {
     }
 }
 
+/// The file's ids of a kernel's first statement and condition: what its
+/// generated names follow. Kept apart from [`Placement`], so that what
+/// needs only the names does not re-run when text before the kernel
+/// changes length.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FirstIds {
+    pub stmt: u32,
+    pub cond: u32,
+}
+
 impl Placement {
+    pub fn first_ids(&self) -> FirstIds {
+        FirstIds {
+            stmt: self.stmts.start,
+            cond: self.conds.start,
+        }
+    }
+
     pub fn global_site(&self, site: Site) -> Site {
         match site {
             Site::Stmt(s) => Site::Stmt(StmtId(s.0 + self.stmts.start)),
@@ -265,7 +282,7 @@ fn localize(program: &Program, nodes: &[Node], place: &Placement) -> KernelProgr
         counters,
         body,
     };
-    rename_generated(&mut local);
+    rename_generated(&mut local, FirstIds::default());
     KernelProgram {
         program: local,
         spans: r.spans,
@@ -429,41 +446,62 @@ impl Relocate {
     }
 }
 
-/// Regenerates the generated names of a program from its (local) ids.
-fn rename_generated(p: &mut Program) {
-    fn walk(nodes: &mut [Node], counters: &mut [Counter]) {
+/// A kernel's local program under the names the file gives its sites and
+/// loops: generated names follow the file's ids (`first`, asked for only
+/// when there is a generated name), the local program's its own.
+pub fn named_as_in_file(
+    local: &Program,
+    first: impl FnOnce() -> FirstIds,
+) -> std::borrow::Cow<'_, Program> {
+    let generated = local.stmts().iter().any(|s| s.label_generated)
+        || local.conditions().iter().any(|c| c.generated);
+    if !generated {
+        return std::borrow::Cow::Borrowed(local);
+    }
+    let mut p = local.clone();
+    rename_generated(&mut p, first());
+    std::borrow::Cow::Owned(p)
+}
+
+/// Regenerates the generated names of a program from its ids, counted from
+/// `first` (the file's ids of a local program's first statement and
+/// condition; zero for the local names).
+fn rename_generated(p: &mut Program, first: FirstIds) {
+    fn walk(nodes: &mut [Node], counters: &mut [Counter], first: FirstIds) {
+        let stmt = |s: StmtId| StmtId(s.0 + first.stmt);
+        let cond = |c: CondId| CondId(c.0 + first.cond);
         for n in nodes {
             match n {
                 Node::Stmt(s) => {
                     if s.label_generated {
-                        s.label = generated_stmt_label(s.id);
+                        s.label = generated_stmt_label(stmt(s.id));
                     }
                 }
-                Node::For(f) => walk(&mut f.body, counters),
+                Node::For(f) => walk(&mut f.body, counters, first),
                 Node::While(w) => {
                     if w.cond.generated {
-                        w.cond.name = generated_while_name(w.cond.id);
+                        w.cond.name = generated_while_name(cond(w.cond.id));
                         if let Some(c) = counters.get_mut(w.counter.index()) {
                             c.name = w.cond.name.clone();
                         }
                     }
-                    walk(&mut w.body, counters);
+                    walk(&mut w.body, counters, first);
                 }
                 Node::If(i) => {
                     for (c, b) in &mut i.branches {
                         if c.generated {
-                            c.name = generated_cond_name(c.id);
+                            c.name = generated_cond_name(cond(c.id));
                         }
-                        walk(b, counters);
+                        walk(b, counters, first);
                     }
                     if let Some(b) = &mut i.otherwise {
-                        walk(b, counters);
+                        walk(b, counters, first);
                     }
                 }
             }
         }
     }
-    walk(&mut p.body, &mut p.counters);
+    walk(&mut p.body, &mut p.counters, first);
 }
 
 /// Label prefixes of the statements [`augment`] adds (not valid labels of

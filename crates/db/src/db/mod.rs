@@ -17,6 +17,8 @@
 //! - [`kernel_loops`]: the flow dependences each loop of a kernel carries
 //!   by σ (value-based, at the analysed sizes); [`kernel_deps`]: the
 //!   memory-based dependences each carries, by the exact tests (symbolic).
+//! - [`remark::kernel_remarks`]: the remarks on one kernel's loops and
+//!   arrays, in relative spans and the file's names.
 //! - [`analysis_diagnostics`], [`remarks`]: per file, from all of the above,
 //!   in the file's ids and positions.
 //!
@@ -31,15 +33,17 @@ pub mod ide;
 pub mod kernel;
 pub mod parallel;
 pub mod privatize;
+pub mod remark;
 pub mod resolve;
 pub mod rules;
 
 pub use kernel::{KernelProgram, Placement};
+pub use remark::{remarks, Level, Remark};
 
 use crate::dataflow::{self, Config, DataflowError, Flow};
 use crate::diagnostics::{Diagnostic, FileId};
 use crate::kinds::Kinds;
-use crate::model::{ArrayId, CounterId, Program, Site, Span};
+use crate::model::{ArrayId, CounterId, Program, Site};
 use kernel::Augmented;
 use salsa::Setter;
 
@@ -251,6 +255,10 @@ pub struct Kernel<'db> {
     #[tracked]
     #[returns(copy)]
     pub place: Placement,
+    /// Part of `place`: what the generated names of its sites follow.
+    #[tracked]
+    #[returns(copy)]
+    pub first: kernel::FirstIds,
 }
 
 /// The kernels of a valid file, in order (none when the file has errors).
@@ -262,7 +270,7 @@ pub fn kernels(db: &dyn salsa::Database, file: SourceFile) -> Vec<Kernel<'_>> {
     kernel::split(program)
         .into_iter()
         .enumerate()
-        .map(|(k, p)| Kernel::new(db, k, p.program, p.place))
+        .map(|(k, p)| Kernel::new(db, k, p.program, p.place, p.place.first_ids()))
         .collect()
 }
 
@@ -540,24 +548,6 @@ pub fn expanded_code(
     Ok((e.program, text))
 }
 
-/// How much a remark matters to an editor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Level {
-    Information,
-    Hint,
-}
-
-/// An analysis remark: not a problem, a fact about the program.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Remark {
-    pub level: Level,
-    pub span: Span,
-    pub message: String,
-}
-
-/// The most dependences listed per loop; the rest are counted.
-const LISTED: usize = 6;
-
 /// What is known of one loop, in the file's ids.
 pub struct LoopStatus {
     pub counter: CounterId,
@@ -588,57 +578,77 @@ pub fn loop_status_with(
     mse: bool,
 ) -> Vec<LoopStatus> {
     let mut out = Vec::new();
-    let with_deps = deps;
     for &k in kernels(db, file) {
         let place = k.place(db);
-        let ok = kernel_flow(db, k).result.is_ok();
-        let computed = with_deps.then(|| kernel_deps(db, k));
-        let deps: &[(CounterId, Vec<deps::CarriedDep>)] = match computed {
-            Some(Ok(d)) => d,
-            _ => &[],
-        };
-        let deps_failed = computed.is_some_and(|d| d.is_err());
-        let exp = mse.then(|| kernel_expansion(db, k).as_ref().ok()).flatten();
-        for l in kernel_loops_all(db, k) {
-            let after_mse = exp.and_then(|e| {
-                e.loops
-                    .iter()
-                    .find(|(c, _, _)| *c == l.counter)
-                    .map(|&(_, _, mse)| mse)
-            });
-            let global = |s: Site| place.global_site(s);
-            let deps = deps
+        out.extend(kernel_status(
+            db,
+            k,
+            deps,
+            mse,
+            |s| place.global_site(s),
+            |c| place.global_counter(c),
+        ));
+    }
+    out
+}
+
+/// [`loop_status_with`] of one kernel, its sites and counters named by
+/// `site` and `counter` (the file's ids, or the local ones).
+pub(crate) fn kernel_status<'db>(
+    db: &'db dyn salsa::Database,
+    k: Kernel<'db>,
+    with_deps: bool,
+    mse: bool,
+    site: impl Fn(Site) -> Site,
+    counter: impl Fn(CounterId) -> CounterId,
+) -> Vec<LoopStatus> {
+    let ok = kernel_flow(db, k).result.is_ok();
+    let computed = with_deps.then(|| kernel_deps(db, k));
+    let deps: &[(CounterId, Vec<deps::CarriedDep>)] = match computed {
+        Some(Ok(d)) => d,
+        _ => &[],
+    };
+    let deps_failed = computed.is_some_and(|d| d.is_err());
+    let exp = mse.then(|| kernel_expansion(db, k).as_ref().ok()).flatten();
+    let mut out = Vec::new();
+    for l in kernel_loops_all(db, k) {
+        let after_mse = exp.and_then(|e| {
+            e.loops
                 .iter()
-                .find(|(c, _)| *c == l.counter)
-                .map(|(_, d)| {
-                    d.iter()
-                        .map(|d| deps::CarriedDep {
-                            from: global(d.from),
-                            to: global(d.to),
-                            ..d.clone()
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            let flows = ok.then(|| {
-                l.carried
-                    .iter()
-                    .map(|c| Carried {
-                        from: global(c.from),
-                        to: global(c.to),
-                        ..c.clone()
+                .find(|(c, _, _)| *c == l.counter)
+                .map(|&(_, _, mse)| mse)
+        });
+        let deps = deps
+            .iter()
+            .find(|(c, _)| *c == l.counter)
+            .map(|(_, d)| {
+                d.iter()
+                    .map(|d| deps::CarriedDep {
+                        from: site(d.from),
+                        to: site(d.to),
+                        ..d.clone()
                     })
                     .collect()
-            });
-            out.push(LoopStatus {
-                counter: place.global_counter(l.counter),
-                doall: l.doall,
-                deps,
-                deps_failed,
-                flows,
-                after_mse,
-            });
-        }
+            })
+            .unwrap_or_default();
+        let flows = ok.then(|| {
+            l.carried
+                .iter()
+                .map(|c| Carried {
+                    from: site(c.from),
+                    to: site(c.to),
+                    ..c.clone()
+                })
+                .collect()
+        });
+        out.push(LoopStatus {
+            counter: counter(l.counter),
+            doall: l.doall,
+            deps,
+            deps_failed,
+            flows,
+            after_mse,
+        });
     }
     out
 }
@@ -742,96 +752,6 @@ pub fn dep_arrays(program: &Program, deps: &[deps::CarriedDep]) -> String {
     names.sort_unstable();
     names.dedup();
     names.join(", ")
-}
-
-/// The remarks of a file: for every loop, the dependences it carries (exact
-/// tests), and whether it is parallel as written or after expansion (σ at
-/// the analysed sizes: no value flows between its iterations).
-#[salsa::tracked(no_eq)]
-pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
-    let Some(program) = &parse(db, file).program else {
-        return Vec::new();
-    };
-    let sizes = ide::sizes(&settings(db), program);
-    let names = Names::new(program);
-    let mut out = Vec::new();
-    let spans = ide::loop_spans(program);
-    for l in loop_status(db, file) {
-        let span = spans[l.counter.index()];
-        let name = &program.counter_decl(l.counter).name;
-        let mut push = |level, message| {
-            out.push(Remark {
-                level,
-                span,
-                message,
-            })
-        };
-        for d in l.deps.iter().take(LISTED) {
-            let doall = if l.doall { "; it is marked doall" } else { "" };
-            push(
-                Level::Information,
-                format!(
-                    "loop {name} carries {}{doall}",
-                    describe_dep(program, &names, d)
-                ),
-            );
-        }
-        if l.deps.len() > LISTED {
-            push(
-                Level::Information,
-                format!(
-                    "loop {name} carries {} more dependences",
-                    l.deps.len() - LISTED
-                ),
-            );
-        }
-        if l.deps_failed {
-            push(
-                Level::Information,
-                format!("loop {name}: its dependences were not computed: over the memory budget"),
-            );
-            continue;
-        }
-        match &l.flows {
-            _ if l.deps.is_empty() => push(Level::Hint, format!("loop {name} is parallel")),
-            _ if l.after_mse == Some(false) => push(
-                Level::Hint,
-                format!(
-                    "after expanding {}, loop {name} is parallel (maximal static expansion {sizes})",
-                    dep_arrays(program, &l.deps)
-                ),
-            ),
-            Some(f) if f.is_empty() => push(
-                Level::Hint,
-                format!(
-                    "after expanding {}, loop {name} is parallel: no value flows between \
-                     its iterations {sizes}",
-                    dep_arrays(program, &l.deps)
-                ),
-            ),
-            _ => {}
-        }
-    }
-    out.extend(privatize::remarks(db, file));
-    for (k, &kern) in kernels(db, file).iter().enumerate() {
-        let Ok(e) = kernel_expansion(db, kern) else {
-            continue;
-        };
-        for &(a, classes, written, most) in &e.classes {
-            let decl = program.array_decl(a);
-            out.push(Remark {
-                level: Level::Hint,
-                span: decl.span,
-                message: format!(
-                    "{}: {classes} classes of live writes over {written} written cells \
-                     (expansion ×{most} at most per cell) in kernel {} {sizes}",
-                    decl.name,
-                    k + 1
-                ),
-            });
-        }
-    }
-    out
 }
 
 /// The code generators' options from the database's settings (sizes and

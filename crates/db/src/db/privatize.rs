@@ -2,7 +2,7 @@
 //! copies make parallel, per kernel (an edit that leaves a kernel's local
 //! program equal reuses it), and the privatized file for the code action.
 
-use super::{kinds, parse, settings, Kernel, Level, Remark, SourceFile};
+use super::{kinds, parse, settings, Kernel, Remark, SourceFile};
 use crate::model::CounterId;
 
 /// Per loop (local counter) that privatization makes parallel, the remark
@@ -17,7 +17,9 @@ pub fn kernel_privatization<'db>(
     db: &'db dyn salsa::Database,
     kernel: Kernel<'db>,
 ) -> Result<(Vec<(CounterId, String)>, bool), String> {
-    let local = &kernel.program(db).program;
+    // Its messages name loops and statements as the file does.
+    let named = super::kernel::named_as_in_file(&kernel.program(db).program, || kernel.first(db));
+    let local: &crate::model::Program = &named;
     if let Ok(loops) = crate::privatize::exact::analyze(local) {
         let remarks = (loops.iter())
             .filter_map(|l| crate::privatize::render::exact_remark(l).map(|m| (l.counter, m)))
@@ -34,32 +36,12 @@ pub fn kernel_privatization<'db>(
 }
 
 /// The remarks of a file's loops that private copies make parallel, at
-/// their loop headers.
+/// their loop headers (each kernel's, from [`super::remark::kernel_remarks`]).
 pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
-    let Some(program) = &parse(db, file).program else {
-        return Vec::new();
-    };
-    let sizes = super::ide::sizes(&settings(db), program);
     let mut out = Vec::new();
-    let mut spans = None;
     for &k in super::kernels(db, file) {
         let place = k.place(db);
-        let Ok((loops, exact)) = kernel_privatization(db, k) else {
-            continue;
-        };
-        let at = if *exact {
-            "for every parameter value"
-        } else {
-            sizes.as_str()
-        };
-        for (c, message) in loops {
-            let spans = spans.get_or_insert_with(|| super::ide::loop_spans(program));
-            out.push(Remark {
-                level: Level::Hint,
-                span: spans[place.global_counter(*c).index()],
-                message: format!("{message} {at}"),
-            });
-        }
+        out.extend((super::remark::kernel_remarks(db, k).private.iter()).map(|r| r.placed(&place)));
     }
     out
 }
