@@ -184,6 +184,42 @@ fn an_explicit_memory_budget_is_kept() {
     );
 }
 
+/// A file of `n` statements `S<k>: A[1] = A[2];` in the test's own folder.
+fn statements(n: usize) -> String {
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("stmts{n}.loop"));
+    let mut text = String::from("real A[0..3];\n");
+    for k in 0..n {
+        text.push_str(&format!("S{k}: A[1] = A[2];\n"));
+    }
+    std::fs::write(&path, text).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+/// A run's tables (per statement and array) count against the budget
+/// before its first step: on 20,000 statements they are tens of MB, which
+/// the cells alone (4) do not show.
+#[test]
+fn a_runs_tables_count_against_the_budget() {
+    let p = statements(20_000);
+    let err = fails_with(&["run", &p, "--max-memory", "8M"], "E0400");
+    assert!(
+        err.contains("the run's tables for 20000 statements and conditions"),
+        "{err}"
+    );
+}
+
+/// `expand --emit code` reads its output back as a program: refused on its
+/// estimate (bytes of text) before the parse, not found out after it.
+#[test]
+fn expands_read_back_is_refused_on_its_estimate() {
+    let p = statements(20_000);
+    let err = fails_with(
+        &["expand", &p, "--emit", "code", "--max-memory", "100M"],
+        "E0304",
+    );
+    assert!(err.contains("reading back the expanded program"), "{err}");
+}
+
 #[test]
 fn a_bad_memory_budget_is_a_usage_error() {
     let out = capped(&["flow", MATMUL, "--max-memory", "lots"]);

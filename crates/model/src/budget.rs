@@ -234,11 +234,23 @@ impl fmt::Display for Exceeded {
 
 impl std::error::Error for Exceeded {}
 
-/// Fails when the live bytes exceed `limit` (never without the counting
-/// allocator). Cheap: two relaxed loads.
+/// The most bytes the shared count may lag behind the heap: [`SLACK`] per
+/// thread that may hold a pending change (every core's worker, plus the
+/// main thread and one more).
+fn lag() -> u64 {
+    static LAG: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *LAG.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        (cores as u64 + 2) * SLACK as u64
+    })
+}
+
+/// Fails when the live bytes, counted with what the threads have not yet
+/// passed on, may exceed `limit` (never without the counting allocator).
+/// Cheap: two relaxed loads.
 pub fn check(limit: u64, what: impl FnOnce() -> String) -> Result<(), Exceeded> {
     match live() {
-        Some(now) if now > limit => Err(Exceeded {
+        Some(now) if now.saturating_add(lag()) > limit => Err(Exceeded {
             what: what(),
             bytes: now,
             limit,
@@ -248,10 +260,14 @@ pub fn check(limit: u64, what: impl FnOnce() -> String) -> Result<(), Exceeded> 
     }
 }
 
-/// Fails when `bytes` more than the live bytes (or `bytes` alone, without
-/// the counting allocator) would exceed `limit`: call before allocating them.
+/// Fails when `bytes` more than the live bytes (with their lag; or `bytes`
+/// alone, without the counting allocator) would exceed `limit`: call
+/// before allocating them.
 pub fn reserve(bytes: u64, limit: u64, what: impl FnOnce() -> String) -> Result<(), Exceeded> {
-    let total = live().unwrap_or(0).saturating_add(bytes);
+    let total = match live() {
+        Some(now) => now.saturating_add(lag()).saturating_add(bytes),
+        None => bytes,
+    };
     if total > limit {
         return Err(Exceeded {
             what: what(),

@@ -101,11 +101,25 @@ impl<'p> Sites<'p> {
     }
 }
 
-/// The trace buffers of a run, empty, possibly with room from an earlier
-/// run.
+/// A run's setup over the memory budget.
+fn memory_error(e: crate::budget::Exceeded) -> RunError {
+    RunError {
+        kind: ErrorKind::Memory,
+        message: format!(
+            "the run would need {} of memory for {}, over the budget of {}; raise --max-memory or use smaller parameters",
+            crate::budget::show(e.bytes),
+            e.what,
+            crate::budget::show(e.limit)
+        ),
+        span: Span::NONE,
+    }
+}
+
 /// Steps between two polls of the memory budget (a power of 2).
 const POLL: u64 = 4096;
 
+/// The trace buffers of a run, empty, possibly with room from an earlier
+/// run.
 pub(super) struct Buffers {
     pub(super) ops: Ops,
     pub(super) reads: Vec<Read>,
@@ -164,6 +178,18 @@ impl<'p> Machine<'p> {
         options: &'p Options,
         buffers: Buffers,
     ) -> Result<Self, RunError> {
+        // What a run sets up before its first step, per site, counter and
+        // array: on a program of 10^5 statements, tens of MB per run.
+        let n_sites = sites.stmt_base.len() + sites.cond_name.len();
+        let setup = 3 * n_sites * std::mem::size_of::<Option<Prefix>>()
+            + sites.stmt_base.len() * std::mem::size_of::<Option<&[i64]>>()
+            + sites.cond_affine.len() * std::mem::size_of::<Option<FoldedCmp>>()
+            + program.counters.len() * 2 * std::mem::size_of::<i64>()
+            + program.arrays.len() * 2 * std::mem::size_of::<Contents>();
+        crate::budget::reserve(setup as u64, options.max_memory, || {
+            format!("the run's tables for {n_sites} statements and conditions")
+        })
+        .map_err(memory_error)?;
         let by_name = |names: &[String]| -> Vec<bool> {
             program
                 .counters
@@ -212,6 +238,8 @@ impl<'p> Machine<'p> {
         };
         m.fold_conditions();
         m.allocate()?;
+        // The first steps' trace, as every later poll reserves the next ones.
+        m.poll_memory(Span::NONE).map_err(|e| *e)?;
         Ok(m)
     }
 
@@ -299,20 +327,10 @@ impl<'p> Machine<'p> {
         let sparse = layouts.iter().any(|(_, dense)| !dense);
         // The dense cells and the set of initial values that checks them.
         let bytes = total.saturating_mul(2 * std::mem::size_of::<Cell>() as u64);
-        if let Err(e) = crate::budget::reserve(bytes, self.options.max_memory, || {
+        crate::budget::reserve(bytes, self.options.max_memory, || {
             format!("{total} array cells")
-        }) {
-            return Err(RunError {
-                kind: ErrorKind::Memory,
-                message: format!(
-                    "the run would need {} of memory for {}, over the budget of {}; raise --max-memory or use smaller parameters",
-                    crate::budget::show(e.bytes),
-                    e.what,
-                    crate::budget::show(e.limit)
-                ),
-                span: Span::NONE,
-            });
-        }
+        })
+        .map_err(memory_error)?;
         let mut all = Vec::with_capacity(total as usize);
         for (a, (dims, dense)) in self.program.arrays.iter().zip(layouts) {
             if !dense {
@@ -486,14 +504,16 @@ impl<'p> Machine<'p> {
     #[cold]
     fn over_memory(&self, span: Span) -> Box<RunError> {
         let held = crate::budget::live().unwrap_or(0);
+        let at = match self.steps {
+            0 => "before its first step".to_string(),
+            n => format!("at {}, after {n} steps", self.here()),
+        };
         Box::new(RunError {
             kind: ErrorKind::Memory,
             message: format!(
-                "the run would need more memory than the budget of {} (it holds {} of memory at {}, after {} steps, and its trace of reads grows); raise --max-memory or use smaller parameters",
+                "the run would need more memory than the budget of {} (it holds {} of memory {at}, and its trace of reads grows); raise --max-memory or use smaller parameters",
                 crate::budget::show(self.options.max_memory),
                 crate::budget::show(held),
-                self.here(),
-                self.steps
             ),
             span,
         })
