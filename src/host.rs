@@ -234,15 +234,7 @@ pub struct LoopReport {
 }
 
 /// An analysis remark: not a problem, a fact about the program.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Remark {
-    /// Information or a hint.
-    pub level: Level,
-    /// What it is about.
-    pub span: Span,
-    /// The remark.
-    pub message: String,
-}
+pub use crate::db::Remark;
 
 /// What one rule file says about one program.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -254,22 +246,7 @@ pub struct RuleReport {
 }
 
 /// Why σ of a whole file is not available.
-#[derive(Clone, Debug)]
-pub enum FlowError {
-    /// The file has errors (its diagnostics say which).
-    Invalid,
-    /// The analysis of some kernel failed; the diagnostic says where.
-    Analysis(Diagnostic),
-}
-
-impl From<db::resolve::FileFlowError> for FlowError {
-    fn from(e: db::resolve::FileFlowError) -> FlowError {
-        match e {
-            db::resolve::FileFlowError::Invalid => FlowError::Invalid,
-            db::resolve::FileFlowError::Analysis(d) => FlowError::Analysis(d),
-        }
-    }
-}
+pub use crate::db::resolve::FileFlowError as FlowError;
 
 /// A named thing of a file, for an outline, and what it names.
 pub use crate::db::ide::{Symbol, SymbolKind};
@@ -391,9 +368,7 @@ impl Analysis {
         start: impl FnOnce(&'a Program, (Vec<(String, i64)>, u32)) -> Result<S, E>,
         each: impl FnMut(&mut S, Vec<AccessGroups>) -> Result<(), E>,
     ) -> Cancellable<Result<Result<S, E>, FlowError>> {
-        self.with(|db| {
-            db::resolve::file_groups(db, self.input(file), start, each).map_err(FlowError::from)
-        })
+        self.with(|db| db::resolve::file_groups(db, self.input(file), start, each))
     }
 
     /// σ of the whole file as one JSON record per read instance, written to
@@ -403,9 +378,7 @@ impl Analysis {
         file: FileId,
         out: &mut impl std::io::Write,
     ) -> Cancellable<Result<std::io::Result<()>, FlowError>> {
-        self.with(|db| {
-            db::resolve::file_instances(db, self.input(file), out).map_err(FlowError::from)
-        })
+        self.with(|db| db::resolve::file_instances(db, self.input(file), out))
     }
 
     /// The file's errors and warnings: the front end's, the analyses'
@@ -424,15 +397,7 @@ impl Analysis {
     /// The remarks an editor shows beside the code: parallel loops, what
     /// expansion and privatization would change.
     pub fn remarks(&self, file: FileId) -> Cancellable<Vec<Remark>> {
-        self.with(|db| {
-            (db::remarks(db, self.input(file)).iter())
-                .map(|r| Remark {
-                    level: r.level,
-                    span: r.span,
-                    message: r.message.clone(),
-                })
-                .collect()
-        })
+        self.with(|db| db::remarks(db, self.input(file)).to_vec())
     }
 
     /// What is known at a byte offset: for a read, its sources (σ); for a
@@ -471,15 +436,7 @@ impl Analysis {
 
     /// A hint at each loop that private copies make parallel.
     pub fn privatization_remarks(&self, file: FileId) -> Cancellable<Vec<Remark>> {
-        self.with(|db| {
-            (db::privatize::remarks(db, self.input(file)).into_iter())
-                .map(|r| Remark {
-                    level: r.level,
-                    span: r.span,
-                    message: r.message,
-                })
-                .collect()
-        })
+        self.with(|db| db::privatize::remarks(db, self.input(file)))
     }
 
     /// Every loop, with its dependences and whether it is parallel.

@@ -161,3 +161,38 @@ fn a_callee_assigning_a_by_value_parameter_is_not_inlined() {
     assert_eq!(code, 0, "{err}");
     assert!(flow.contains("R reads s (access 0) from I\n"), "{flow}");
 }
+
+/// A preprocessed file: the calls' record is made from the preprocessor's
+/// output, as the program is (from the file's own text, `N` was a parameter
+/// the program did not have: inexact summaries, and `regions` indexed
+/// parameters that were not there).
+#[test]
+fn calls_of_a_preprocessed_file_are_summarised_from_its_preprocessed_text() {
+    const MACRO: &str = "fixtures/c/calls/scale-macro.c";
+    let (code, out, err) = arrayflow(&[
+        "flow",
+        "--preprocess",
+        "always",
+        "--calls",
+        "summary",
+        MACRO,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("summaries exact: yes"), "{out}");
+    // By hand: the call reads B[0] from I and A from the initial value; R's
+    // A[3] comes from the call.
+    let body: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(
+        body,
+        [
+            "R reads access 0 from call C",
+            "call C reads B from I",
+            "call C reads A from the initial value",
+        ],
+        "{out}"
+    );
+    let (code, out, err) = arrayflow(&["regions", "--preprocess", "always", MACRO]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("procedure scale"), "{out}");
+    assert!(out.contains("mod   X^{1}_{7} + 0  (exact)"), "{out}");
+}

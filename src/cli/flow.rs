@@ -495,7 +495,7 @@ fn calls(
         let _ = writeln!(err, "error: `--calls` prints text only");
         return ExitCode::from(2);
     }
-    let source = loaded.files.source(loaded.file);
+    let source = loaded.lowered_text();
     let path = std::path::Path::new(loaded.files.name(loaded.file));
     let calls = crate::host::calls(path, source, loaded.file);
     let p = &loaded.program;

@@ -317,6 +317,16 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// The text the program was lowered from: a preprocessed C file's
+    /// preprocessor output, else the file's text. Whatever is lowered
+    /// again beside the program (the calls' record) must start from it.
+    pub fn lowered_text(&self) -> &str {
+        match &self.c_source {
+            Some(text) => text,
+            None => self.files.source(self.file),
+        }
+    }
+
     /// A snapshot of the host to ask about the file.
     pub fn analysis(&self) -> Analysis {
         self.host.analysis()

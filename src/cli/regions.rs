@@ -59,7 +59,7 @@ pub fn run(args: &Args) -> ExitCode {
     };
     let sections = build::regions(p, &value);
     let at = |s: crate::model::Span| loaded.files.location(loaded.file, s.start as usize);
-    let source = loaded.files.source(loaded.file);
+    let source = loaded.lowered_text();
     let calls = crate::host::calls(&args.file, source, loaded.file);
     let text = match args.format {
         RegionFormat::Text => {

@@ -21,15 +21,20 @@ use crate::model::{ArrayId, Program, Span};
 /// How much a remark matters to an editor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Level {
+    /// A fact, e.g. a dependence a loop carries.
     Information,
+    /// Something the user may act on, e.g. a loop that is parallel.
     Hint,
 }
 
 /// An analysis remark: not a problem, a fact about the program.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Remark {
+    /// Information or a hint.
     pub level: Level,
+    /// What it is about.
     pub span: Span,
+    /// The remark.
     pub message: String,
 }
 

@@ -192,6 +192,7 @@ fn local_role(aug: &Augmented, site: Site) -> Option<Role> {
 }
 
 /// Why σ of a whole file is not available.
+#[derive(Clone, Debug)]
 pub enum FileFlowError {
     /// The file has errors (the front end's diagnostics say which).
     Invalid,
