@@ -21,7 +21,7 @@
 mod kernels;
 mod support;
 
-use arrayflow::dataflow::parallel::analyze_cut;
+use arrayflow::dataflow::dispatch::analyze_cut;
 use arrayflow::dataflow::{with_threads, Config, DataflowError, Flow};
 use arrayflow::model::Program;
 use std::path::{Path, PathBuf};

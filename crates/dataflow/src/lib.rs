@@ -17,4 +17,4 @@ pub use arrayflow_model::{budget, c_spelling, diagnostics, hash, kind_syntax, mo
 
 pub mod dataflow;
 pub mod facts;
-pub mod kinds;
+pub use dataflow::kinds;

@@ -85,7 +85,7 @@ pub struct Outcome {
 /// access kinds. ascent compiles a program where `ascent!` is expanded, so a
 /// crate that adds a kind with rules builds its own engine with
 /// [`crate::dataflow_engine!`] and hands it to
-/// [`crate::kinds::Kinds::with_engine`].
+/// [`super::kinds::Kinds::with_engine`].
 pub trait Engine: Sync {
     /// Its name (for `Debug` and equality of kind sets).
     fn name(&self) -> &'static str;
@@ -217,29 +217,6 @@ pub(super) struct Collector {
     pub(super) initial_accs: Option<Vec<u64>>,
 }
 
-/// Evaluates σ for every read of `facts`.
-pub(super) fn evaluate(
-    engine: &dyn Engine,
-    facts: Facts,
-    max_visits: u64,
-    max_memory: u64,
-) -> Result<Flow, DataflowError> {
-    evaluate_with(engine, facts, max_visits, max_memory, false).map(|(flow, _)| flow)
-}
-
-/// Evaluates σ and keeps the facts, with the access instances the initial
-/// value reaches (one bit each).
-pub(super) fn evaluate_keep(
-    engine: &dyn Engine,
-    facts: Facts,
-    max_visits: u64,
-    max_memory: u64,
-) -> Result<(Flow, Facts, Vec<u64>), DataflowError> {
-    let (flow, kept) = evaluate_with(engine, facts, max_visits, max_memory, true)?;
-    let (facts, bits) = kept.unwrap_or_default();
-    Ok((flow, facts, bits))
-}
-
 /// The facts and the initial-value bit of each access instance, when kept.
 pub(super) type Kept = (Facts, Vec<u64>);
 
@@ -251,42 +228,6 @@ pub(super) struct Limits {
     /// Keep the facts and the initial-value bits.
     pub(super) keep: bool,
     pub(super) cut: Cut,
-}
-
-/// The sequential engine in a pool of one thread (or outside rayon with
-/// one core), else the parallel one, which gives the same result
-/// (`super::parallel`).
-fn evaluate_with(
-    engine: &dyn Engine,
-    facts: Facts,
-    max_visits: u64,
-    max_memory: u64,
-    keep: bool,
-) -> Result<(Flow, Option<Kept>), DataflowError> {
-    let limits = Limits {
-        max_visits,
-        max_memory,
-        keep,
-        cut: Cut::DEFAULT,
-    };
-    evaluate_batched(engine, facts, limits)
-}
-
-/// [`evaluate_with`] with any [`Limits`] (tests cut small runs).
-pub(super) fn evaluate_batched(
-    engine: &dyn Engine,
-    facts: Facts,
-    limits: Limits,
-) -> Result<(Flow, Option<Kept>), DataflowError> {
-    #[cfg(feature = "dd")]
-    if let Some(cluster) = super::dd::installed() {
-        return super::dd::evaluate(engine, facts, limits, &cluster);
-    }
-    if rayon::current_num_threads() > 1 {
-        super::parallel::evaluate_with(engine, facts, limits)
-    } else {
-        evaluate_sequential(engine, facts, limits)
-    }
 }
 
 /// The reference: one batch after the other on this thread.

@@ -12,8 +12,10 @@ pub mod assemble;
 pub mod bag;
 #[cfg(feature = "dd")]
 pub mod dd;
+pub mod dispatch;
 pub mod engine;
 pub mod grouped;
+pub mod kinds;
 #[cfg(feature = "dd")]
 pub mod merge;
 pub mod parallel;
@@ -28,8 +30,8 @@ pub use parallel::{default_threads, env_threads, with_threads};
 
 use crate::diagnostics::{Diagnostic, FileId};
 use crate::facts::{Facts, Slot};
-use crate::kinds::Kinds;
 use crate::model::{ArrayId, Operation, Program, Site};
+use kinds::Kinds;
 use std::sync::OnceLock;
 
 /// Computes σ for every read of `program` at the sizes of `config`.
@@ -70,7 +72,7 @@ pub fn analyze_framed(
     let facts = crate::facts::lower_framed(program, config, kinds.all(), false, frame)?;
     let extra = facts.frame_instances;
     let max = config.max_instances;
-    engine::evaluate(
+    dispatch::evaluate(
         kinds.engine(),
         facts,
         max.saturating_add(extra),
@@ -152,7 +154,7 @@ pub fn analyze_instances_framed(
     let facts = crate::facts::lower_framed(program, config, kinds.all(), true, frame)?;
     let max = config.max_instances.saturating_add(facts.frame_instances);
     let (flow, facts, initial) =
-        engine::evaluate_keep(kinds.engine(), facts, max, config.max_memory)?;
+        dispatch::evaluate_keep(kinds.engine(), facts, max, config.max_memory)?;
     Ok(Instances {
         flow,
         facts,

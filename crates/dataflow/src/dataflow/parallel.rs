@@ -21,7 +21,7 @@
 //! The thread count is rayon's: that of the pool the caller runs in
 //! ([`with_threads`]), one thread meaning the sequential engine.
 
-use super::engine::{self, Acc, Batch, Collector, Cut, Engine, Kept, Limits, Op, Outcome};
+use super::engine::{self, Acc, Batch, Collector, Engine, Kept, Limits, Op, Outcome};
 use super::{DataflowError, Flow};
 use crate::budget::Exceeded;
 use crate::facts::{role, Facts, NONE};
@@ -394,34 +394,6 @@ pub(super) fn evaluate_with(
     })?;
     flow.finish_slots(slot_done, facts.slots.len(), &mut col.pairs);
     Ok(col.finish(flow, facts))
-}
-
-/// σ of `program` with the core kinds, batches of at least `batch`
-/// readers and `fuel` steps per walk in a batch, on the current rayon pool,
-/// with the bits of the access instances the initial value reaches when
-/// `keep`. For tests: the sequential and parallel engines compared on many
-/// small batches and many walks run alone.
-#[doc(hidden)]
-pub fn analyze_cut(
-    program: &crate::model::Program,
-    config: &super::Config,
-    (batch, fuel): (usize, u32),
-    keep: bool,
-) -> Result<(Flow, Vec<u64>), DataflowError> {
-    let kinds = crate::kinds::Kinds::core();
-    let frame = crate::facts::Frame::default();
-    let facts = crate::facts::lower_framed(program, config, kinds.all(), keep, &frame)?;
-    let limits = Limits {
-        max_visits: config.max_instances,
-        max_memory: config.max_memory,
-        keep,
-        cut: Cut {
-            batch: batch.max(1),
-            fuel,
-        },
-    };
-    let (flow, kept) = engine::evaluate_batched(kinds.engine(), facts, limits)?;
-    Ok((flow, kept.map(|(_, bits)| bits).unwrap_or_default()))
 }
 
 #[cfg(test)]

@@ -6,8 +6,8 @@
 
 pub use crate::c_spelling as c;
 
-pub use crate::dataflow::engine::{Engine, Input, Outcome};
-use crate::dataflow::Flow;
+pub use super::engine::{Engine, Input, Outcome};
+use super::Flow;
 use crate::diagnostics::{Diagnostic, FileId};
 pub use crate::facts::kinds::{AccessLowering, CellTable, Point, Sink, CORE};
 pub use crate::facts::{role, LowerError};
@@ -37,7 +37,7 @@ impl Kinds {
     pub fn core() -> Kinds {
         Kinds {
             lowerings: CORE.to_vec(),
-            engine: &crate::dataflow::engine::CoreEngine,
+            engine: &super::engine::CoreEngine,
             checks: Vec::new(),
             spellings: Vec::new(),
         }
