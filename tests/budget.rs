@@ -208,6 +208,30 @@ fn a_runs_tables_count_against_the_budget() {
     );
 }
 
+/// `verify` runs the original and the expanded program on two threads:
+/// each run's tables and the trace its polls reserve are counted before
+/// they are allocated, so the peak stays under the budget (these budgets
+/// are where the runs meet it, for 20,000 statements).
+#[test]
+fn verify_keeps_its_runs_under_the_budget() {
+    let p = statements(20_000);
+    for (budget, bytes) in [("170M", 170u64 << 20), ("180M", 180 << 20)] {
+        let out = Command::new(env!("CARGO_BIN_EXE_arrayflow"))
+            .args(["verify", "--transform", "mse", "--max-memory", budget, &p])
+            .env("ARRAYFLOW_PEAK", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let peak: u64 = err
+            .lines()
+            .find_map(|l| l.strip_prefix("peak heap: "))
+            .and_then(|l| l.strip_suffix(" bytes"))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no peak: {err}"));
+        assert!(peak <= bytes, "{budget}: peak {peak}: {err}");
+    }
+}
+
 /// `expand --emit code` reads its output back as a program: refused on its
 /// estimate (bytes of text) before the parse, not found out after it.
 #[test]

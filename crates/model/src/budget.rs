@@ -207,7 +207,8 @@ fn cgroup() -> Option<u64> {
 pub struct Exceeded {
     /// What needed the memory, e.g. "the access instances (12000000)".
     pub what: String,
-    /// Bytes it needed (live plus the estimate), or the live bytes seen.
+    /// Bytes it needed (live, with what the threads have not passed on
+    /// yet, plus the estimate), or the live bytes seen (with the same).
     pub bytes: u64,
     pub limit: u64,
     /// Refused before allocating, from an estimate (else: seen live).
@@ -252,7 +253,7 @@ pub fn check(limit: u64, what: impl FnOnce() -> String) -> Result<(), Exceeded> 
     match live() {
         Some(now) if now.saturating_add(lag()) > limit => Err(Exceeded {
             what: what(),
-            bytes: now,
+            bytes: now.saturating_add(lag()),
             limit,
             estimated: false,
         }),
@@ -264,6 +265,7 @@ pub fn check(limit: u64, what: impl FnOnce() -> String) -> Result<(), Exceeded> 
 /// alone, without the counting allocator) would exceed `limit`: call
 /// before allocating them.
 pub fn reserve(bytes: u64, limit: u64, what: impl FnOnce() -> String) -> Result<(), Exceeded> {
+    // With the lag: what the count may not show yet is counted as needed.
     let total = match live() {
         Some(now) => now.saturating_add(lag()).saturating_add(bytes),
         None => bytes,

@@ -118,6 +118,28 @@ fn memory_error(e: crate::budget::Exceeded) -> RunError {
 /// Steps between two polls of the memory budget (a power of 2).
 const POLL: u64 = 4096;
 
+/// Runs under way in this process: each may grow its trace by what its
+/// last poll reserved before it polls again, so a poll reserves its own
+/// growth once per run under way (two threads' runs each reserving only
+/// their own passed the budget together).
+static RUNNING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Counts one run in [`RUNNING`] while it lives.
+struct Running;
+
+impl Running {
+    fn start() -> Running {
+        RUNNING.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Running
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// The trace buffers of a run, empty, possibly with room from an earlier
 /// run.
 pub(super) struct Buffers {
@@ -157,6 +179,7 @@ pub(super) struct Machine<'p> {
     ops: Ops,
     reads: Vec<Read>,
     steps: u64,
+    _running: Running,
     cur: Current,
     /// `unknown_hash`'s states by `3 * site slot + domain slot`
     /// (statements first, then conditions), filled on first use.
@@ -210,13 +233,14 @@ impl<'p> Machine<'p> {
             iter: Vec::new(),
             epochs: Vec::new(),
             epoch: 0,
-            memory: Vec::new(),
+            memory: Vec::with_capacity(program.arrays.len()),
             held: 0,
             initials: None,
             pending: None,
             ops: buffers.ops,
             reads: buffers.reads,
             steps: 0,
+            _running: Running::start(),
             unknown_prefix: vec![None; 3 * (sites.stmt_base.len() + sites.cond_name.len())],
             call_prefix: Vec::new(),
             spare_orders: Vec::new(),
@@ -492,7 +516,9 @@ impl<'p> Machine<'p> {
         let per_step = sites.map(Vec::len).max().unwrap_or(0).max(1);
         let depth = self.program.counters.len().max(1);
         let more = POLL as usize;
-        let ahead = super::doubling(&self.reads, more * per_step) + self.ops.growth(more, depth);
+        let runs = RUNNING.load(std::sync::atomic::Ordering::Relaxed).max(1) as u64;
+        let ahead = (super::doubling(&self.reads, more * per_step) + self.ops.growth(more, depth))
+            .saturating_mul(runs);
         let ok = crate::budget::check(limit, String::new).is_ok()
             && crate::budget::reserve(ahead, limit, String::new).is_ok();
         match ok {
