@@ -10,7 +10,9 @@
 //!   from the binary (read the diff before committing it);
 //! - user-facing text (docs/, README.md, the fixtures' comments, comments
 //!   in the source) does not read as a lab notebook: no issue numbers, no
-//!   working sessions or helpers, no paths of a build machine.
+//!   working sessions or helpers, no paths of a build machine;
+//! - every file of the repository the docs name (`crates/model/src/hash.rs`,
+//!   `tests/db.rs`, `fixtures/...`) exists.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -64,6 +66,70 @@ fn relative_links(text: &str) -> Vec<String> {
             (!external && !path.is_empty()).then(|| path.to_string())
         })
         .collect()
+}
+
+/// The repository paths `text` names: a top folder of the repository, then
+/// a path that ends with a file extension (`src/lsp/mod.rs`, `tests/db.rs`).
+fn repository_paths(text: &str) -> Vec<String> {
+    const TOP: [&str; 8] = [
+        "src/",
+        "crates/",
+        "tests/",
+        "benches/",
+        "fixtures/",
+        "examples/",
+        "rules/",
+        "scripts/",
+    ];
+    let is_path_char = |c: char| c.is_ascii_alphanumeric() || "_./-".contains(c);
+    let mut out = Vec::new();
+    for (i, _) in text.char_indices() {
+        let before = text[..i].chars().next_back();
+        if before.is_some_and(is_path_char) || !TOP.iter().any(|t| text[i..].starts_with(t)) {
+            continue;
+        }
+        let end = text[i..]
+            .find(|c: char| !is_path_char(c))
+            .map_or(text.len(), |k| i + k);
+        let path = text[i..end].trim_end_matches('.');
+        let file = path.rsplit('/').next().unwrap_or("");
+        // `examples/X/...` of a folder this repository does not have is
+        // another project's (SMO's inputs).
+        let ours = match path.strip_prefix("examples/") {
+            Some(rest) => root()
+                .join("examples")
+                .join(rest.split('/').next().unwrap_or(""))
+                .is_dir(),
+            None => true,
+        };
+        if ours && file.contains('.') && !file.contains('*') {
+            out.push(path.to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn every_file_the_docs_name_exists() {
+    let mut pages = files("docs", &["md"]);
+    pages.push(PathBuf::from("README.md"));
+    pages.extend(files("crates", &["md"]));
+    let mut missing = Vec::new();
+    for page in &pages {
+        for path in repository_paths(&read(page)) {
+            if !root().join(&path).exists() {
+                missing.push(format!("{}: {path}", page.display()));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "named but missing:\n{}",
+        missing.join("\n")
+    );
+    // The scan finds paths at all.
+    let found = repository_paths("see `crates/model/src/hash.rs` and tests/db.rs.");
+    assert_eq!(found, ["crates/model/src/hash.rs", "tests/db.rs"]);
 }
 
 #[test]
