@@ -353,7 +353,9 @@ fn match_sites(a: &Program, b: &Program) -> Result<(), EquivError> {
 /// Every array of A must exist in B with the same shape at these parameters.
 fn match_arrays(a: &Side, b: &Side, scratch: &[String]) -> Result<(), EquivError> {
     for arr in &a.program.arrays {
-        if scratch.contains(&arr.name) && b.program.array(&arr.name).is_none() {
+        // A temporary's final contents are not compared: B may drop it,
+        // share its storage or lay it out in fewer cells.
+        if scratch.contains(&arr.name) {
             continue;
         }
         let shape = |side: &Side, id| shape_of(side.program, id, &side.options.params);

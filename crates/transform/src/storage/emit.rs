@@ -56,6 +56,11 @@ pub struct Emitted {
     pub shared: Vec<String>,
     /// Sharing found at the samples but dropped: what and why.
     pub unshared: Option<String>,
+    /// Temporaries laid out modulo a size (`modular`): `F -> F_m: (i) mod
+    /// 2`, one line per array; and those found at the samples but dropped
+    /// by the validation, with why.
+    pub modular: Vec<String>,
+    pub unmodular: Option<String>,
     /// The affine schedule the `doall` marking stands for, if any.
     pub affine: Option<String>,
     /// The storage proved for every parameter value, or why not
@@ -186,6 +191,7 @@ pub fn checked_with(
         names.zip(v.iter().copied()).collect()
     };
     let mut exps = Vec::new();
+    let mut mods = Vec::new();
     let mut dims: Vec<Vec<Dim>> = vec![Vec::new(); program.arrays.len()];
     let mut classes: Option<Vec<Vec<ArrayId>>> = None;
     let samples = vectors::samples(program, o).map_err(EmitError::Other)?;
@@ -211,7 +217,13 @@ pub fn checked_with(
             // A size the analysis cannot take says nothing about the others.
             Err(_) => continue,
         };
-        let (mapping, sharing) = mapped.map_err(EmitError::Storage)?;
+        let super::Mapped {
+            mapping,
+            sharing,
+            modular,
+            refused,
+        } = mapped.map_err(EmitError::Storage)?;
+        mods.push((v.clone(), modular, refused));
         for a in &mapping.arrays {
             merge(&mut dims[a.array.index()], &a.dims);
         }
@@ -251,11 +263,14 @@ pub fn checked_with(
             &gathered[k],
         )?);
     }
-    // An array the contraction expands at some sample keeps its storage.
+    let laid = super::modular::across(&mods);
+    // An array the contraction expands at some sample keeps its storage;
+    // one laid out modulo a size is in no class.
     let classes: Vec<Vec<ArrayId>> = classes
         .unwrap_or_default()
         .into_iter()
         .filter(|cl| cl.iter().all(|a| dims[a.index()].is_empty()))
+        .filter(|cl| cl.iter().all(|a| laid.iter().all(|l| l.array != *a)))
         .collect();
     // The proof needs only the places: it runs beside the rest (the
     // validation's `equiv` runs are most of the time), with the sharing
@@ -282,13 +297,21 @@ pub fn checked_with(
                 p,
                 names,
                 plan,
-                classes.clone(),
+                (classes.clone(), laid),
                 exps,
                 rescan,
             )
         },
     );
     let mut e = emitted?;
+    if !e.modular.is_empty() {
+        e.proof = super::prove::Proof::NotProved(format!(
+            "the modular mapping{} {} checked at the sizes above only",
+            if e.modular.len() > 1 { "s" } else { "" },
+            e.modular.join(", ")
+        ));
+        return Ok(e);
+    }
     e.proof = if e.shared.is_empty() && !classes.is_empty() {
         // The sharing was dropped at a validation size: the proof again
         // without it.
@@ -309,7 +332,7 @@ fn rest(
     mut p: Program,
     mut names: Names,
     plan: Vec<Plan>,
-    classes: Vec<Vec<ArrayId>>,
+    (classes, laid): (Vec<Vec<ArrayId>>, Vec<super::modular::Laid>),
     exps: Vec<(Vec<i64>, expansion::Expansion)>,
     rescan: Option<&super::affine::AffineSchedule>,
 ) -> Result<Emitted, EmitError> {
@@ -377,8 +400,23 @@ fn rest(
     // Sharing found at the samples may not hold at a validation size
     // (lifetimes that depend on the parameters): then none is emitted.
     let mut unshared = None;
-    for classes in [classes, Vec::new()] {
+    let mut unmodular = None;
+    // Modular mappings likewise: without them when a validation size
+    // refutes them (then the sharing alone, then neither).
+    let mut attempts = vec![(classes.clone(), laid.clone())];
+    if !laid.is_empty() {
+        attempts.push((classes.clone(), Vec::new()));
+    }
+    if !classes.is_empty() {
+        attempts.push((Vec::new(), Vec::new()));
+    }
+    for (classes, laid) in attempts {
         let mut q = p.clone();
+        let mut fresh = names.clone();
+        super::modular::apply(&mut q, &laid, &mut fresh);
+        let modular: Vec<String> = (laid.iter())
+            .map(|l| super::modular::line(program, &q, l))
+            .collect();
         super::colour::apply(&mut q, &classes);
         let mut text = crate::print::program(&q);
         let (back, diags) = crate::lower::compile_errors(&text, crate::diagnostics::FileId(0));
@@ -409,13 +447,18 @@ fn rest(
                     affine: rescan.map(|a| a.text.clone()),
                     iterations,
                     mse: None,
-                    shared: if unshared.is_some() {
+                    shared: if classes.is_empty() {
                         Vec::new()
                     } else {
                         shared
                     },
                     unshared,
+                    modular,
+                    unmodular,
                 });
+            }
+            Err(EmitError::Other(why)) if !laid.is_empty() => {
+                unmodular = Some(format!("{}: {why}", modular.join("; ")));
             }
             Err(EmitError::Other(why)) if !classes.is_empty() => {
                 unshared = Some(format!("{}: {why}", shared.join("; ")));
@@ -558,6 +601,14 @@ pub fn header(e: &Emitted) -> String {
         h.push_str(&format!(
             "# temporaries sharing storage: {s} (never live together on a cell)\n"
         ));
+    }
+    for m in &e.modular {
+        h.push_str(&format!(
+            "# temporary in fewer cells: {m} (cells live together never share a place)\n"
+        ));
+    }
+    if let Some(u) = &e.unmodular {
+        h.push_str(&format!("# temporaries not in fewer cells after all: {u}\n"));
     }
     if let Some(u) = &e.unshared {
         h.push_str(&format!(

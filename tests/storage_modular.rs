@@ -1,0 +1,245 @@
+//! Temporaries in fewer cells than they declare (`expand --transform
+//! contract --live-out ...`, `storage::modular`): a modular mapping `(a·c)
+//! mod M` of each temporary the schedule keeps as it is.
+//!
+//! - Every `fixtures/storage/modular-*.loop` names its runs (`# run: NAME:
+//!   ARGS`); each run's report must be `modular-*.NAME.expected` (worked
+//!   out by hand in the fixture's comments), and the program `--emit code`
+//!   writes for it must agree with the original under `arrayflow equiv
+//!   --live-out` (the temporaries' final contents not compared, every read
+//!   is) at the default sizes and at each parameter's default + 3.
+//! - The search against the plain reference (`modular::simulate`): at a
+//!   concrete size, in program order, a form and modulus keep the conflict
+//!   set apart exactly when simulating the program with that layout finds
+//!   every read's value; under a parallel loop, the mapping found passes
+//!   the simulation in random orders the schedule allows, and the same form
+//!   one modulus smaller fails it.
+
+use arrayflow::dataflow::Config;
+use arrayflow::diagnostics::FileId;
+use arrayflow::expansion;
+use arrayflow::model::{ArrayId, Program};
+use arrayflow::storage::{mapping, modular, Order, Schedule};
+use std::process::Command;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn read(path: &str) -> Program {
+    let text = std::fs::read_to_string(format!("{ROOT}/{path}")).unwrap();
+    let (p, d) = arrayflow::lower::compile(&text, FileId(0));
+    p.unwrap_or_else(|| panic!("{d:?}"))
+}
+
+fn arrayflow(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_arrayflow"))
+        .args(args)
+        .current_dir(ROOT)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+/// `(name, args)` of every `# run: NAME: ARGS` line.
+fn runs(text: &str) -> Vec<(String, Vec<String>)> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("# run: "))
+        .map(|l| {
+            let (name, args) = l.split_once(": ").unwrap();
+            (
+                name.to_string(),
+                args.split_whitespace().map(String::from).collect(),
+            )
+        })
+        .collect()
+}
+
+fn fixtures() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(format!("{ROOT}/fixtures/storage"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with("modular-") && n.ends_with(".loop"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn fixtures_report_and_emit_equivalent_programs() {
+    let files = fixtures();
+    assert!(files.len() >= 4, "{files:?}");
+    let mut checked = 0;
+    for f in files {
+        let path = format!("fixtures/storage/{f}");
+        let text = std::fs::read_to_string(format!("{ROOT}/{path}")).unwrap();
+        let program = read(&path);
+        let runs = runs(&text);
+        assert!(!runs.is_empty(), "{f}: no `# run:` line");
+        for (name, args) in runs {
+            let mut a: Vec<&str> = vec!["expand", &path, "--transform", "contract"];
+            a.extend(args.iter().map(String::as_str));
+            let (code, report, err) = arrayflow(&a);
+            assert_eq!(code, 0, "{f} {name}: {err}");
+            let expected_path = path.replace(".loop", &format!(".{name}.expected"));
+            let expected = std::fs::read_to_string(format!("{ROOT}/{expected_path}"))
+                .unwrap_or_else(|_| panic!("{expected_path} missing; the report:\n{report}"));
+            assert_eq!(report, expected, "{f} {name}");
+            // The emitted program against the original.
+            a.extend(["--emit", "code"]);
+            let (code, emitted, err) = arrayflow(&a);
+            assert_eq!(code, 0, "{f} {name}: {err}");
+            assert!(
+                emitted.contains("# temporary in fewer cells:"),
+                "{f} {name}:\n{emitted}"
+            );
+            let out = std::env::temp_dir().join(format!(
+                "arrayflow-modular-{}-{f}-{name}.loop",
+                std::process::id()
+            ));
+            std::fs::write(&out, &emitted).unwrap();
+            let live = args
+                .iter()
+                .position(|x| x == "--live-out")
+                .map(|k| args[k + 1].clone())
+                .unwrap();
+            let defaults = program.param_values(&[]).unwrap();
+            let bumped: Vec<String> = (program.params.iter().zip(defaults))
+                .map(|(q, v)| format!("{}={}", q.name, v + 3))
+                .collect();
+            for extra in [Vec::new(), bumped] {
+                let mut e = vec![
+                    "equiv".to_string(),
+                    path.clone(),
+                    out.to_string_lossy().to_string(),
+                    "--live-out".to_string(),
+                    live.clone(),
+                    "--seeds".to_string(),
+                    "5".to_string(),
+                ];
+                for x in &extra {
+                    e.extend(["--param".to_string(), x.clone()]);
+                }
+                let e: Vec<&str> = e.iter().map(String::as_str).collect();
+                let (code, said, err) = arrayflow(&e);
+                assert_eq!(code, 0, "{f} {name} {extra:?}: {said}{err}\n{emitted}");
+                checked += 1;
+            }
+            std::fs::remove_file(&out).ok();
+        }
+    }
+    assert!(checked >= 14, "{checked}");
+}
+
+/// Every form searched, every modulus up to one past the least: kept apart
+/// by the conflict set exactly when the program-order simulation finds
+/// every read's value.
+fn agree_in_program_order(path: &str, array: &str, params: &[(&str, i64)]) -> usize {
+    let p = read(path);
+    let a: ArrayId = p.array(array).unwrap();
+    let s = Schedule::new(&p, None).unwrap();
+    let config = Config {
+        params: params.iter().map(|&(n, v)| (n.to_string(), v)).collect(),
+        ..Config::default()
+    };
+    let exp = expansion::expand(&p, &config).unwrap();
+    let order = Order::new(&p, &exp.inst.facts, &s);
+    let m = mapping::compute(&p, &exp, &order).unwrap();
+    let (found, refused) = modular::compute(&p, &exp, &order, &m, &[a]);
+    assert!(refused.is_empty(), "{refused:?}");
+    let found = &found[0];
+    let values: Vec<i64> = params.iter().map(|x| x.1).collect();
+    let extent = modular::last_extent_at(&p, a, &values);
+    let d = modular::conflict_set(&exp, &order, a).unwrap();
+    assert_eq!(d.len(), found.conflicts);
+    let mut compared = 0;
+    for form in modular::forms(p.array_decl(a).dims.len()) {
+        let coef = modular::coefficients(&form, extent);
+        let least = found.valid.iter().find(|(f, _)| *f == form).map(|x| x.1);
+        assert_eq!(least, modular::modulus(&coef, &d));
+        for m in 1..=least.unwrap_or(6) + 1 {
+            let by_search = modular::keeps_apart(&coef, &d, m);
+            let by_simulation = modular::simulate(&exp, &order, a, &coef, m, 0).is_ok();
+            assert_eq!(by_search, by_simulation, "{path}: {form:?} mod {m}");
+            if least.is_some_and(|l| m >= l) {
+                assert!(by_search, "{path}: {form:?} mod {m}");
+            }
+            compared += 1;
+        }
+    }
+    // The least modulus of the chosen form is really the least: one less
+    // fails.
+    let coef = modular::coefficients(&found.form, extent);
+    if found.modulus > 1 {
+        assert!(modular::simulate(&exp, &order, a, &coef, found.modulus - 1, 0).is_err());
+    }
+    compared
+}
+
+#[test]
+fn search_agrees_with_the_simulation_in_program_order() {
+    let n = agree_in_program_order("fixtures/storage/modular-fibonacci.loop", "F", &[("N", 9)])
+        + agree_in_program_order(
+            "fixtures/storage/modular-heat1d.loop",
+            "M",
+            &[("T", 3), ("N", 6)],
+        )
+        + agree_in_program_order(
+            "fixtures/storage/modular-blur.loop",
+            "blurx",
+            &[("H", 5), ("N", 4)],
+        );
+    assert!(n > 100, "{n}");
+}
+
+#[test]
+fn parallel_mappings_pass_the_simulation_in_random_orders() {
+    for (path, array, par, params) in [
+        (
+            "fixtures/storage/modular-heat1d.loop",
+            "M",
+            "i",
+            vec![("T", 3), ("N", 6)],
+        ),
+        (
+            "fixtures/storage/modular-blur.loop",
+            "blurx",
+            "x",
+            vec![("H", 5), ("N", 4)],
+        ),
+    ] {
+        let p = read(path);
+        let a = p.array(array).unwrap();
+        let s = Schedule::new(&p, Some(&[par.to_string()])).unwrap();
+        let config = Config {
+            params: params.iter().map(|&(n, v)| (n.to_string(), v)).collect(),
+            ..Config::default()
+        };
+        let exp = expansion::expand(&p, &config).unwrap();
+        let order = Order::new(&p, &exp.inst.facts, &s);
+        let m = mapping::compute(&p, &exp, &order).unwrap();
+        let (found, _) = modular::compute(&p, &exp, &order, &m, &[a]);
+        let found = &found[0];
+        let values: Vec<i64> = params.iter().map(|x| x.1).collect();
+        let coef = modular::coefficients(&found.form, modular::last_extent_at(&p, a, &values));
+        for seed in 0..20 {
+            modular::simulate(&exp, &order, a, &coef, found.modulus, seed)
+                .unwrap_or_else(|e| panic!("{path}: seed {seed}: {e}"));
+        }
+        // One cell fewer: some order the schedule allows breaks it.
+        let broken = (0..200)
+            .any(|seed| modular::simulate(&exp, &order, a, &coef, found.modulus - 1, seed).is_err());
+        assert!(broken, "{path}: mod {} never fails", found.modulus - 1);
+        // The program-order mapping is not enough under the parallel loop.
+        let seq = Schedule::new(&p, None).unwrap();
+        let order0 = Order::new(&p, &exp.inst.facts, &seq);
+        let m0 = mapping::compute(&p, &exp, &order0).unwrap();
+        let (f0, _) = modular::compute(&p, &exp, &order0, &m0, &[a]);
+        let c0 = modular::coefficients(&f0[0].form, modular::last_extent_at(&p, a, &values));
+        let broken = (1..200)
+            .any(|seed| modular::simulate(&exp, &order, a, &c0, f0[0].modulus, seed).is_err());
+        assert!(broken, "{path}: the program-order mapping survives `{par}` parallel");
+    }
+}
