@@ -361,7 +361,12 @@ fn match_arrays(a: &Side, b: &Side, scratch: &[String]) -> Result<(), EquivError
         let shape = |side: &Side, id| shape_of(side.program, id, &side.options.params);
         let Some(id_b) = b.program.array(&arr.name) else {
             return Err(EquivError {
-                message: format!("B does not declare `{}`, which A declares", arr.name),
+                message: format!(
+                    "B does not declare `{}`, which A declares: if its final contents are not \
+                     a result (a temporary B removed, shared or laid out in fewer cells), name \
+                     the arrays that are with `--live-out`",
+                    arr.name
+                ),
                 span: Span::NONE,
                 in_b: true,
             });
