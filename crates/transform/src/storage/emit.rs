@@ -413,9 +413,9 @@ fn rest(
     for (classes, laid) in attempts {
         let mut q = p.clone();
         let mut fresh = names.clone();
-        super::modular::apply(&mut q, &laid, &mut fresh);
-        let modular: Vec<String> = (laid.iter())
-            .map(|l| super::modular::line(program, &q, l))
+        let new_names = super::modular::apply(&mut q, &laid, &mut fresh);
+        let modular: Vec<String> = (laid.iter().zip(&new_names))
+            .map(|(l, n)| super::modular::line(program, n, l))
             .collect();
         super::colour::apply(&mut q, &classes);
         let mut text = crate::print::program(&q);

@@ -127,7 +127,9 @@ pub(crate) fn mapped(
     };
     let rest: Option<Vec<_>> = temporaries.map(|t| {
         (t.iter().copied())
-            .filter(|a| !modular.iter().any(|m| m.array == *a && m.worth))
+            .filter(|a| {
+                !(modular.iter()).any(|m| m.worth && (m.array == *a || m.merged.contains(a)))
+            })
             .collect()
     });
     let sharing = rest.map(|t| colour::compute(program, exp, order, &mapping, &t));
@@ -154,9 +156,11 @@ pub fn contract_with(
         modular,
         refused,
     } = mapped(program, exp, &order, temporaries)?;
-    let (modular, kept): (Vec<_>, Vec<_>) = modular.into_iter().partition(|m| m.worth);
+    let (modular, kept): (Vec<_>, Vec<modular::Modular>) =
+        modular.into_iter().partition(|m| m.worth);
     let mut refused = refused;
-    for m in kept {
+    let in_group = |a| modular.iter().any(|m| m.merged.contains(&a));
+    for m in kept.into_iter().filter(|m| m.merged.is_empty() && !in_group(m.array)) {
         let cells = mapping.arrays.iter().find(|a| a.array == m.array);
         refused.push((
             m.array,

@@ -33,8 +33,8 @@ use super::mapping::Mapping;
 use super::schedule::Order;
 use crate::expansion::Expansion;
 use crate::model::{
-    Access, Affine, ArrayId, BinOp, Cond, Expr, ExprKind, Node, ParamId, Program, Range, StmtKind,
-    Subscript, Var,
+    Access, Affine, ArrayId, BinOp, Cond, Expr, ExprKind, Node, ParamId, Program, Range, Span,
+    StmtKind, Subscript, Var,
 };
 use std::collections::{BTreeSet, HashMap};
 
@@ -48,7 +48,10 @@ pub type Form = Vec<Coef>;
 /// The modular mapping of one array at one size.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Modular {
+    /// The array (the first of a merged group: it holds the storage).
     pub array: ArrayId,
+    /// A merged group, in the order of its `k` index; empty for one array.
+    pub merged: Vec<ArrayId>,
     pub name: String,
     /// The form chosen and its modulus (the cells) at this size: the
     /// least there, or the fitted formula's value once fitted.
@@ -276,6 +279,13 @@ fn extents(program: &Program, array: ArrayId, params: &[i64]) -> Option<(i64, i6
 
 /// The modular mappings of the `temporaries` the mapping keeps as they are,
 /// at the sizes of `exp`; with the arrays that are no candidates and why.
+/// Every candidate's own mapping and every group's are returned; those to
+/// use are `worth` (fewer cells than declared, or than apart for a group;
+/// an array of a group worth merging is not worth on its own).
+/// Candidates of one shape and element type are also tried merged into one
+/// virtual array, indexed first by `k` (0 for the first, 1 for the next,
+/// …): the merged mapping replaces theirs when it needs fewer cells than
+/// they do apart (each its own mapping's, or its declared cells).
 pub fn compute(
     program: &Program,
     exp: &Expansion,
@@ -284,8 +294,9 @@ pub fn compute(
     temporaries: &[ArrayId],
 ) -> (Vec<Modular>, Refused) {
     let params: Vec<i64> = exp.inst.facts.params.iter().map(|&(_, v)| v).collect();
-    let mut found = Vec::new();
+    let mut found: Vec<Modular> = Vec::new();
     let mut refused = Vec::new();
+    let mut candidates: Vec<(ArrayId, Vec<Value>, i64, i64)> = Vec::new();
     for am in &mapping.arrays {
         let a = am.array;
         if !temporaries.contains(&a) {
@@ -306,30 +317,108 @@ pub fn compute(
             refused.push((a, "its extents are not affine in the parameters".into()));
             continue;
         };
-        let d = conflicts(order, &vals);
-        let n = program.array_decl(a).dims.len();
-        let valid: Vec<(Form, i64)> = forms(n)
-            .into_iter()
-            .filter_map(|f| modulus(&coefficients(&f, extent), &d).map(|m| (f, m)))
+        match search(program, &[a], &vals, extent, cells, order) {
+            Some(m) => found.push(m),
+            None => refused.push((a, "no form searched keeps its conflicts apart".into())),
+        }
+        candidates.push((a, vals, extent, cells));
+    }
+    // Groups of one shape and element type, in declaration order.
+    let decl = |a: ArrayId| program.array_decl(a);
+    let same = |a: ArrayId, b: ArrayId| {
+        let (x, y) = (decl(a), decl(b));
+        x.elem == y.elem
+            && x.dims.len() == y.dims.len()
+            && (x.dims.iter().zip(&y.dims))
+                .all(|(p, q)| p.lo.affine == q.lo.affine && p.hi.affine == q.hi.affine)
+    };
+    let mut grouped = vec![false; candidates.len()];
+    for i in 0..candidates.len() {
+        if grouped[i] {
+            continue;
+        }
+        let members: Vec<usize> = (i..candidates.len())
+            .filter(|&j| !grouped[j] && same(candidates[i].0, candidates[j].0))
             .collect();
-        let Some((form, m)) = valid.iter().min_by_key(|x| x.1).cloned() else {
-            refused.push((a, "no form searched keeps its conflicts apart".into()));
+        if members.len() < 2 {
+            continue;
+        }
+        for &j in &members {
+            grouped[j] = true;
+        }
+        let arrays: Vec<ArrayId> = members.iter().map(|&j| candidates[j].0).collect();
+        let mut vals = Vec::new();
+        for (k, &j) in members.iter().enumerate() {
+            for v in &candidates[j].1 {
+                let mut cell = vec![k as i64];
+                cell.extend(&v.cell);
+                vals.push(Value {
+                    cell,
+                    write: v.write,
+                    reads: v.reads.clone(),
+                });
+            }
+        }
+        let (extent, cells) = (candidates[i].2, candidates[i].3);
+        let apart: i64 = (arrays.iter())
+            .map(|a| {
+                found
+                    .iter()
+                    .find(|m| m.array == *a)
+                    .map_or(cells, |m| m.modulus.min(cells))
+            })
+            .sum();
+        let Some(mut m) = search(program, &arrays, &vals, extent, cells, order) else {
             continue;
         };
-        found.push(Modular {
-            worth: m < cells,
-            array: a,
-            name: program.array_decl(a).name.clone(),
-            form,
-            modulus: m,
-            least: m,
-            valid,
-            conflicts: d.len(),
-            values: vals.len(),
-            formula: None,
-        });
+        m.worth = m.modulus < apart;
+        if m.worth {
+            for x in found.iter_mut().filter(|x| arrays.contains(&x.array)) {
+                x.worth = false;
+            }
+        }
+        found.push(m);
     }
     (found, refused)
+}
+
+/// The best form for `vals` (of `arrays`, merged when several), its
+/// modulus, and every valid form.
+fn search(
+    program: &Program,
+    arrays: &[ArrayId],
+    vals: &[Value],
+    extent: i64,
+    cells: i64,
+    order: &Order,
+) -> Option<Modular> {
+    let d = conflicts(order, vals);
+    let n = vals
+        .first()
+        .map_or(program.array_decl(arrays[0]).dims.len(), |v| v.cell.len());
+    let valid: Vec<(Form, i64)> = forms(n)
+        .into_iter()
+        .filter_map(|f| modulus(&coefficients(&f, extent), &d).map(|m| (f, m)))
+        .collect();
+    let (form, m) = valid.iter().min_by_key(|x| x.1).cloned()?;
+    let a = arrays[0];
+    Some(Modular {
+        worth: m < cells,
+        array: a,
+        merged: if arrays.len() > 1 {
+            arrays.to_vec()
+        } else {
+            Vec::new()
+        },
+        name: program.array_decl(a).name.clone(),
+        form,
+        modulus: m,
+        least: m,
+        valid,
+        conflicts: d.len(),
+        values: vals.len(),
+        formula: None,
+    })
 }
 
 /// One array's mapping across sample sizes. Per form valid at every
@@ -402,7 +491,11 @@ pub fn fit(at: &[(Vec<i64>, Option<&Modular>)]) -> Option<(Form, Affine)> {
 /// `(t - i) mod (N + 1)`: the form over the array's dimension names
 /// ([`dim_names`]) and the modulus.
 pub fn describe(program: &Program, array: ArrayId, form: &Form, modulus: &str) -> String {
-    let names = dim_names(program, array);
+    let mut names = dim_names(program, array);
+    if form.len() > names.len() {
+        // A merged group: its index first.
+        names.insert(0, "k".into());
+    }
     let last = last_extent(program, array);
     let mut terms = String::new();
     for (k, &(s, stride)) in form.iter().enumerate() {
@@ -488,6 +581,8 @@ pub fn dim_names(program: &Program, array: ArrayId) -> Vec<String> {
 #[derive(Clone, Debug)]
 pub struct Laid {
     pub array: ArrayId,
+    /// A merged group (the first is `array`), or empty.
+    pub merged: Vec<ArrayId>,
     pub form: Form,
     pub modulus: Affine,
 }
@@ -495,8 +590,16 @@ pub struct Laid {
 /// Rewrites `p` so that each array of `laid` is declared `[0..M-1]` (as
 /// `A_m`) and every access to it goes to `[(a·subscripts) % M]` (`%` is
 /// Euclidean: never negative).
-pub(crate) fn apply(p: &mut Program, laid: &[Laid], names: &mut crate::codegen::Names) {
-    let mut places: HashMap<ArrayId, (Vec<Expr>, Expr)> = HashMap::new();
+/// The new arrays' names, in the order of `laid`.
+pub(crate) fn apply(
+    p: &mut Program,
+    laid: &[Laid],
+    names: &mut crate::codegen::Names,
+) -> Vec<String> {
+    let mut new_names = Vec::new();
+    type Place = (Vec<Expr>, Expr, Option<i64>);
+    let mut places: HashMap<ArrayId, Place> = HashMap::new();
+    let mut holder: HashMap<ArrayId, ArrayId> = HashMap::new();
     for l in laid {
         let decl = p.array_decl(l.array).clone();
         let last = decl.dims.last().map(|r| {
@@ -518,6 +621,7 @@ pub(crate) fn apply(p: &mut Program, laid: &[Laid], names: &mut crate::codegen::
         let hi = l.modulus.checked_sub(&Affine::constant(1)).expect("small");
         let a = &mut p.arrays[l.array.index()];
         a.name = names.fresh(&format!("{}_m", decl.name));
+        new_names.push(a.name.clone());
         a.dims = vec![Range {
             lo: crate::model::Bound {
                 expr: Expr::int(0),
@@ -528,32 +632,52 @@ pub(crate) fn apply(p: &mut Program, laid: &[Laid], names: &mut crate::codegen::
                 affine: hi,
             },
         }];
-        places.insert(l.array, (coefs, m));
+        if l.merged.is_empty() {
+            places.insert(l.array, (coefs, m, None));
+        } else {
+            for (k, &x) in l.merged.iter().enumerate() {
+                places.insert(x, (coefs.clone(), m.clone(), Some(k as i64)));
+                holder.insert(x, l.array);
+            }
+        }
     }
     let place = |a: &mut Access| {
-        if let Some((coefs, m)) = places.get(&a.array) {
-            let mut sum: Option<Expr> = None;
-            for (c, s) in coefs.iter().zip(&a.subscripts) {
-                let term = match c.kind {
-                    ExprKind::Int(0) => continue,
-                    ExprKind::Int(1) => s.expr.clone(),
-                    ExprKind::Int(-1) => {
-                        sum = Some(match sum {
-                            Some(x) => bin(BinOp::Sub, x, s.expr.clone()),
-                            None => Expr::new(ExprKind::Neg(Box::new(s.expr.clone())), s.expr.span),
-                        });
-                        continue;
-                    }
-                    _ => bin(BinOp::Mul, c.clone(), s.expr.clone()),
-                };
-                sum = Some(match sum {
-                    Some(x) => bin(BinOp::Add, x, term),
-                    None => term,
-                });
-            }
-            let e = bin(BinOp::Rem, sum.unwrap_or_else(|| Expr::int(0)), m.clone());
-            a.subscripts = vec![Subscript::new(e)];
+        let Some((coefs, m, k)) = places.get(&a.array) else {
+            return;
+        };
+        // The merged group's index first, as a constant subscript.
+        let subs: Vec<Expr> = (k.map(Expr::int).into_iter())
+            .chain(a.subscripts.iter().map(|s| s.expr.clone()))
+            .collect();
+        let mut constant = 0i64;
+        let mut sum: Option<Expr> = None;
+        for (c, s) in coefs.iter().zip(subs) {
+            let (neg, term) = match (&c.kind, &s.kind) {
+                (ExprKind::Int(x), ExprKind::Int(y)) => {
+                    constant += x * y;
+                    continue;
+                }
+                (ExprKind::Int(0), _) => continue,
+                (ExprKind::Int(1), _) => (false, s),
+                (ExprKind::Int(-1), _) => (true, s),
+                (ExprKind::Int(x), _) if *x < 0 => (true, bin(BinOp::Mul, Expr::int(-x), s)),
+                _ => (false, bin(BinOp::Mul, c.clone(), s)),
+            };
+            sum = Some(match (sum, neg) {
+                (Some(x), false) => bin(BinOp::Add, x, term),
+                (Some(x), true) => bin(BinOp::Sub, x, term),
+                (None, false) => term,
+                (None, true) => Expr::new(ExprKind::Neg(Box::new(term)), Span::NONE),
+            });
         }
+        let e = match (sum, constant) {
+            (None, c) => Expr::int(c),
+            (Some(x), 0) => x,
+            (Some(x), c) if c < 0 => bin(BinOp::Sub, x, Expr::int(-c)),
+            (Some(x), c) => bin(BinOp::Add, x, Expr::int(c)),
+        };
+        a.array = *holder.get(&a.array).unwrap_or(&a.array);
+        a.subscripts = vec![Subscript::new(bin(BinOp::Rem, e, m.clone()))];
     };
     super::nodes::each_mut(&mut p.body, &mut |node| match node {
         Node::Stmt(s) => match &mut s.kind {
@@ -574,6 +698,14 @@ pub(crate) fn apply(p: &mut Program, laid: &[Laid], names: &mut crate::codegen::
         Node::While(w) => walk_cond(&mut w.cond.cond, &place),
         Node::For(_) => {}
     });
+    // The other arrays of a merged group are no longer accessed: dropped
+    // (the others renumbered, as sharing storage does).
+    let groups: Vec<Vec<ArrayId>> = (laid.iter())
+        .filter(|l| !l.merged.is_empty())
+        .map(|l| l.merged.clone())
+        .collect();
+    super::colour::apply(p, &groups);
+    new_names
 }
 
 fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
@@ -709,23 +841,26 @@ pub fn across(samples: &[(Vec<i64>, Vec<Modular>, Refused)]) -> Vec<Laid> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for m in first.iter().filter(|m| m.worth) {
-        if samples
-            .iter()
-            .any(|(_, _, r)| r.iter().any(|(a, _)| *a == m.array))
-        {
-            continue;
+    'arrays: for m in first.iter().filter(|m| m.worth) {
+        let members = if m.merged.is_empty() {
+            vec![m.array]
+        } else {
+            m.merged.clone()
+        };
+        let mut at: Vec<(Vec<i64>, Option<&Modular>)> = Vec::new();
+        for (p, ms, r) in samples {
+            if r.iter().any(|(a, _)| members.contains(a)) {
+                continue 'arrays;
+            }
+            let Some(here) = ms.iter().find(|x| x.array == m.array && x.merged == m.merged) else {
+                continue 'arrays;
+            };
+            at.push((p.clone(), Some(here).filter(|x| x.values > 0)));
         }
-        let at: Vec<(Vec<i64>, Option<&Modular>)> = samples
-            .iter()
-            .map(|(p, ms, _)| {
-                let here = ms.iter().find(|x| x.array == m.array && x.values > 0);
-                (p.clone(), here)
-            })
-            .collect();
         if let Some((form, modulus)) = fit(&at) {
             out.push(Laid {
                 array: m.array,
+                merged: m.merged.clone(),
                 form,
                 modulus,
             });
@@ -741,12 +876,20 @@ pub fn modulus_text(program: &Program, m: &Affine) -> String {
 
 /// `F -> F_m: (i) mod 2`: the header line of a laid mapping, `q` the
 /// program it was laid into.
-pub fn line(program: &Program, q: &Program, l: &Laid) -> String {
+pub fn line(program: &Program, new_name: &str, l: &Laid) -> String {
+    let name = |a: &ArrayId| program.array_decl(*a).name.clone();
+    let form = describe(program, l.array, &l.form, &modulus_text(program, &l.modulus));
+    if l.merged.is_empty() {
+        return format!("{} -> {new_name}: {form}", name(&l.array));
+    }
+    let all: Vec<String> = l.merged.iter().map(name).collect();
+    let ks: Vec<String> = (l.merged.iter().enumerate())
+        .map(|(k, a)| format!("{k} for {}", name(a)))
+        .collect();
     format!(
-        "{} -> {}: {}",
-        program.array_decl(l.array).name,
-        q.array_decl(l.array).name,
-        describe(program, l.array, &l.form, &modulus_text(program, &l.modulus))
+        "{} -> {new_name}: merged, {form} (k: {})",
+        all.join(", "),
+        ks.join(", ")
     )
 }
 
@@ -785,7 +928,7 @@ pub fn fill_formulas(
     let laid = across(&mods);
     let params = c.params.clone();
     for m in &mut c.modular {
-        if let Some(l) = laid.iter().find(|l| l.array == m.array) {
+        if let Some(l) = (laid.iter()).find(|l| l.array == m.array && l.merged == m.merged) {
             let v = l.modulus.eval(|v| match v {
                 Var::Param(q) => params.get(q.index()).copied().unwrap_or(0),
                 _ => 0,

@@ -147,12 +147,22 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
             } else {
                 String::new()
             };
+            let merged = if m.merged.is_empty() {
+                String::new()
+            } else {
+                let ks: Vec<String> = (m.merged.iter().enumerate())
+                    .map(|(k, x)| format!("{k} for {}", program.array_decl(*x).name))
+                    .collect();
+                format!("merged (k: {}), ", ks.join(", "))
+            };
             format!(
-                "{} cells {} [formula {f}] (modular: {} conflict differences{least})",
+                "{merged}{} cells {} [formula {f}] (modular: {} conflict differences{least})",
                 super::modular::describe(program, a.array, &m.form, &m.modulus.to_string()),
                 m.modulus,
                 m.conflicts
             )
+        } else if let Some(m) = (c.modular.iter()).find(|m| m.merged.contains(&a.array)) {
+            format!("merged into {}'s storage", program.array_decl(m.array).name)
         } else if a.dims.is_empty() {
             "original cells (every loop mod 1)".to_string()
         } else {
@@ -179,7 +189,9 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
     )?;
     for a in written(c) {
         let k = a.array.index();
+        let into = (c.modular.iter()).find(|m| m.merged.contains(&a.array) && m.array != a.array);
         let (cells, f) = match c.modular.iter().find(|m| m.array == a.array) {
+            _ if into.is_some() => (0, format!("in {}", program.array_decl(into.unwrap().array).name)),
             Some(m) => (
                 m.modulus as u64,
                 m.formula.as_ref().map_or("no formula".to_string(), |f| {
