@@ -284,7 +284,14 @@ pub fn json(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
                 })
                 .collect();
             let m = c.modular.iter().find(|m| m.array == a.array);
-            let cells = m.map_or(a.cells, |m| m.modulus as u64);
+            let into = (c.modular.iter())
+                .find(|m| m.merged.contains(&a.array) && m.array != a.array)
+                .map(|m| program.array_decl(m.array).name.clone());
+            let cells = match (&into, m) {
+                (Some(_), _) => 0,
+                (None, Some(m)) => m.modulus as u64,
+                (None, None) => a.cells,
+            };
             let f = match m {
                 Some(m) => (m.formula.as_ref()).map(|f| super::modular::modulus_text(program, f)),
                 None => formula(program, a).map(|p| p.text(program)),
@@ -297,11 +304,14 @@ pub fn json(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
                         super::modular::last_extent_at(program, a.array, &c.params),
                     ),
                     "modulus": m.modulus, "conflicts": m.conflicts,
+                    "merged": m.merged.iter()
+                        .map(|x| program.array_decl(*x).name.clone())
+                        .collect::<Vec<_>>(),
                 })
             });
             json!({
                 "array": a.name, "dims": dims, "original": a.original, "contracted": cells,
-                "formula": f, "modular": modular,
+                "formula": f, "modular": modular, "merged_into": into,
                 "mse": c.mse[k], "sa": c.sa[k], "bound": c.bound[k],
                 "ratio": ratio(cells, c.bound[k]),
             })
