@@ -270,7 +270,9 @@ pub fn checked_with(
         .unwrap_or_default()
         .into_iter()
         .filter(|cl| cl.iter().all(|a| dims[a.index()].is_empty()))
-        .filter(|cl| cl.iter().all(|a| laid.iter().all(|l| l.array != *a)))
+        .filter(|cl| {
+            (cl.iter()).all(|a| laid.iter().all(|l| l.array != *a && !l.merged.contains(a)))
+        })
         .collect();
     // The proof needs only the places: it runs beside the rest (the
     // validation's `equiv` runs are most of the time), with the sharing
@@ -417,7 +419,9 @@ fn rest(
         let modular: Vec<String> = (laid.iter().zip(&new_names))
             .map(|(l, n)| super::modular::line(program, n, l))
             .collect();
-        super::colour::apply(&mut q, &classes);
+        let mut dropped = classes.clone();
+        dropped.extend(super::modular::groups(&laid));
+        super::colour::apply(&mut q, &dropped);
         let mut text = crate::print::program(&q);
         let (back, diags) = crate::lower::compile_errors(&text, crate::diagnostics::FileId(0));
         let Some(mut back) = back.filter(|_| !diags.iter().any(|d| d.is_error())) else {

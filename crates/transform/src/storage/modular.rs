@@ -21,8 +21,10 @@
 //! fewer extents, smaller coefficients, then the order of the search).
 //!
 //! Only arrays every read of which has one source (no initial value, no
-//! may-access) are candidates, and only when `M` is below the declared
-//! cells. `emit` fits `M` over its sample sizes as an affine function of
+//! may-access), of at most [`MAX_DIMS`] dimensions and [`MAX_VALUES`]
+//! values are candidates, and a mapping is used only when `M` is below the
+//! declared cells. Candidates of one shape are also tried merged into one
+//! virtual array indexed first by `k` (inter-array reuse). `emit` fits `M` over its sample sizes as an affine function of
 //! the parameters ([`fit`]), checks it at every sample and validates the
 //! program at other sizes; nothing here is proved for every parameter value.
 //! [`simulate`] is the plain reference: it runs the operations in an order
@@ -37,6 +39,13 @@ use crate::model::{
     StmtKind, Subscript, Var,
 };
 use std::collections::{BTreeSet, HashMap};
+
+/// The most values of an array (or a merged group) whose conflicts are
+/// found, pairwise.
+pub const MAX_VALUES: usize = 4000;
+
+/// The most dimensions of an array tried (a merged group has one more).
+pub const MAX_DIMS: usize = 3;
 
 /// One coefficient of a form: `scale`, times the extent of the array's last
 /// dimension when `stride`.
@@ -285,7 +294,8 @@ fn extents(program: &Program, array: ArrayId, params: &[i64]) -> Option<(i64, i6
 /// Candidates of one shape and element type are also tried merged into one
 /// virtual array, indexed first by `k` (0 for the first, 1 for the next,
 /// …): the merged mapping replaces theirs when it needs fewer cells than
-/// they do apart (each its own mapping's, or its declared cells).
+/// they do apart (each its own mapping's, or its declared cells) and than
+/// one of them declares (else sharing storage does as well).
 pub fn compute(
     program: &Program,
     exp: &Expansion,
@@ -306,7 +316,19 @@ pub fn compute(
             refused.push((a, "the schedule expands it".into()));
             continue;
         }
+        if program.array_decl(a).dims.len() > MAX_DIMS {
+            refused.push((a, format!("more than {MAX_DIMS} dimensions")));
+            continue;
+        }
         let vals = match values(exp, a) {
+            Ok(v) if v.len() > MAX_VALUES => {
+                let why = format!(
+                    "{} values at these sizes, more than the {MAX_VALUES} compared pairwise",
+                    v.len()
+                );
+                refused.push((a, why));
+                continue;
+            }
             Ok(v) => v,
             Err(why) => {
                 refused.push((a, why));
@@ -347,6 +369,9 @@ pub fn compute(
             grouped[j] = true;
         }
         let arrays: Vec<ArrayId> = members.iter().map(|&j| candidates[j].0).collect();
+        if members.iter().map(|&j| candidates[j].1.len()).sum::<usize>() > MAX_VALUES {
+            continue;
+        }
         let mut vals = Vec::new();
         for (k, &j) in members.iter().enumerate() {
             for v in &candidates[j].1 {
@@ -371,7 +396,10 @@ pub fn compute(
         let Some(mut m) = search(program, &arrays, &vals, extent, cells, order) else {
             continue;
         };
-        m.worth = m.modulus < apart;
+        // Below one array's cells too: sharing storage (`colour`) already
+        // gives temporaries of one shape that are never live together on a
+        // cell one array's storage.
+        m.worth = m.modulus < apart && m.modulus < cells;
         if m.worth {
             for x in found.iter_mut().filter(|x| arrays.contains(&x.array)) {
                 x.worth = false;
@@ -698,14 +726,17 @@ pub(crate) fn apply(
         Node::While(w) => walk_cond(&mut w.cond.cond, &place),
         Node::For(_) => {}
     });
-    // The other arrays of a merged group are no longer accessed: dropped
-    // (the others renumbered, as sharing storage does).
-    let groups: Vec<Vec<ArrayId>> = (laid.iter())
+    new_names
+}
+
+/// The merged groups of `laid`: the arrays of each after the first are no
+/// longer accessed, and `colour::apply` drops them (with the classes of
+/// temporaries sharing storage, in one renumbering).
+pub(crate) fn groups(laid: &[Laid]) -> Vec<Vec<ArrayId>> {
+    (laid.iter())
         .filter(|l| !l.merged.is_empty())
         .map(|l| l.merged.clone())
-        .collect();
-    super::colour::apply(p, &groups);
-    new_names
+        .collect()
 }
 
 fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
