@@ -26,10 +26,10 @@ mod support;
 
 use arrayflow::codegen::Options;
 use arrayflow::dataflow::Config;
-use arrayflow::equiv::{equiv, EquivOptions, Verdict};
-use arrayflow::gen::{generate, GenOptions, Size};
 use arrayflow::diagnostics::FileId;
+use arrayflow::equiv::{equiv, EquivOptions, Verdict};
 use arrayflow::expansion;
+use arrayflow::gen::{generate, GenOptions, Size};
 use arrayflow::model::{ArrayId, Program};
 use arrayflow::storage::{self, emit, mapping, modular, Order, Schedule};
 use std::process::Command;
@@ -241,8 +241,9 @@ fn parallel_mappings_pass_the_simulation_in_random_orders() {
                 .unwrap_or_else(|e| panic!("{path}: seed {seed}: {e}"));
         }
         // One cell fewer: some order the schedule allows breaks it.
-        let broken = (0..200)
-            .any(|seed| modular::simulate(&exp, &order, a, &coef, found.modulus - 1, seed).is_err());
+        let broken = (0..200).any(|seed| {
+            modular::simulate(&exp, &order, a, &coef, found.modulus - 1, seed).is_err()
+        });
         assert!(broken, "{path}: mod {} never fails", found.modulus - 1);
         // The program-order mapping is not enough under the parallel loop.
         let seq = Schedule::new(&p, None).unwrap();
@@ -252,7 +253,10 @@ fn parallel_mappings_pass_the_simulation_in_random_orders() {
         let c0 = modular::coefficients(&f0[0].form, modular::last_extent_at(&p, a, &values));
         let broken = (1..200)
             .any(|seed| modular::simulate(&exp, &order, a, &c0, f0[0].modulus, seed).is_err());
-        assert!(broken, "{path}: the program-order mapping survives `{par}` parallel");
+        assert!(
+            broken,
+            "{path}: the program-order mapping survives `{par}` parallel"
+        );
     }
 }
 
@@ -288,7 +292,12 @@ fn generated_programs_in_fewer_cells() {
             let ext = modular::last_extent_at(&p, m.array, &values);
             let coef = modular::coefficients(&m.form, ext);
             if m.merged.is_empty() {
-                let orig = c.mapping.arrays.iter().find(|a| a.array == m.array).unwrap();
+                let orig = c
+                    .mapping
+                    .arrays
+                    .iter()
+                    .find(|a| a.array == m.array)
+                    .unwrap();
                 declared += orig.original as i64;
                 cells += m.modulus;
                 for r in 0..6 {
@@ -310,7 +319,10 @@ fn generated_programs_in_fewer_cells() {
             continue;
         }
         laid += 1;
-        assert!(!e.proof.proved(), "seed {seed}: a modular mapping claimed proved");
+        assert!(
+            !e.proof.proved(),
+            "seed {seed}: a modular mapping claimed proved"
+        );
         if let Some(u) = &e.unmodular {
             eprintln!("seed {seed}: dropped by the validation: {u}");
             dropped += 1;

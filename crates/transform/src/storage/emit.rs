@@ -612,7 +612,9 @@ pub fn header(e: &Emitted) -> String {
         ));
     }
     if let Some(u) = &e.unmodular {
-        h.push_str(&format!("# temporaries not in fewer cells after all: {u}\n"));
+        h.push_str(&format!(
+            "# temporaries not in fewer cells after all: {u}\n"
+        ));
     }
     if let Some(u) = &e.unshared {
         h.push_str(&format!(

@@ -160,7 +160,10 @@ pub fn contract_with(
         modular.into_iter().partition(|m| m.worth);
     let mut refused = refused;
     let in_group = |a| modular.iter().any(|m| m.merged.contains(&a));
-    for m in kept.into_iter().filter(|m| m.merged.is_empty() && !in_group(m.array)) {
+    for m in kept
+        .into_iter()
+        .filter(|m| m.merged.is_empty() && !in_group(m.array))
+    {
         let cells = mapping.arrays.iter().find(|a| a.array == m.array);
         refused.push((
             m.array,

@@ -369,7 +369,12 @@ pub fn compute(
             grouped[j] = true;
         }
         let arrays: Vec<ArrayId> = members.iter().map(|&j| candidates[j].0).collect();
-        if members.iter().map(|&j| candidates[j].1.len()).sum::<usize>() > MAX_VALUES {
+        if members
+            .iter()
+            .map(|&j| candidates[j].1.len())
+            .sum::<usize>()
+            > MAX_VALUES
+        {
             continue;
         }
         let mut vals = Vec::new();
@@ -883,7 +888,10 @@ pub fn across(samples: &[(Vec<i64>, Vec<Modular>, Refused)]) -> Vec<Laid> {
             if r.iter().any(|(a, _)| members.contains(a)) {
                 continue 'arrays;
             }
-            let Some(here) = ms.iter().find(|x| x.array == m.array && x.merged == m.merged) else {
+            let Some(here) = ms
+                .iter()
+                .find(|x| x.array == m.array && x.merged == m.merged)
+            else {
                 continue 'arrays;
             };
             at.push((p.clone(), Some(here).filter(|x| x.values > 0)));
@@ -909,7 +917,12 @@ pub fn modulus_text(program: &Program, m: &Affine) -> String {
 /// program it was laid into.
 pub fn line(program: &Program, new_name: &str, l: &Laid) -> String {
     let name = |a: &ArrayId| program.array_decl(*a).name.clone();
-    let form = describe(program, l.array, &l.form, &modulus_text(program, &l.modulus));
+    let form = describe(
+        program,
+        l.array,
+        &l.form,
+        &modulus_text(program, &l.modulus),
+    );
     if l.merged.is_empty() {
         return format!("{} -> {new_name}: {form}", name(&l.array));
     }

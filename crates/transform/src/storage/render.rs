@@ -191,7 +191,10 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
         let k = a.array.index();
         let into = (c.modular.iter()).find(|m| m.merged.contains(&a.array) && m.array != a.array);
         let (cells, f) = match c.modular.iter().find(|m| m.array == a.array) {
-            _ if into.is_some() => (0, format!("in {}", program.array_decl(into.unwrap().array).name)),
+            _ if into.is_some() => (
+                0,
+                format!("in {}", program.array_decl(into.unwrap().array).name),
+            ),
             Some(m) => (
                 m.modulus as u64,
                 m.formula.as_ref().map_or("no formula".to_string(), |f| {
