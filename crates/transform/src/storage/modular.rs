@@ -683,9 +683,9 @@ pub(crate) fn apply(
             .chain(a.subscripts.iter().map(|s| s.expr.clone()))
             .collect();
         let mut constant = 0i64;
-        let mut sum: Option<Expr> = None;
+        let mut terms: Vec<(bool, Expr)> = Vec::new();
         for (c, s) in coefs.iter().zip(subs) {
-            let (neg, term) = match (&c.kind, &s.kind) {
+            terms.push(match (&c.kind, &s.kind) {
                 (ExprKind::Int(x), ExprKind::Int(y)) => {
                     constant += x * y;
                     continue;
@@ -695,7 +695,16 @@ pub(crate) fn apply(
                 (ExprKind::Int(-1), _) => (true, s),
                 (ExprKind::Int(x), _) if *x < 0 => (true, bin(BinOp::Mul, Expr::int(-x), s)),
                 _ => (false, bin(BinOp::Mul, c.clone(), s)),
-            };
+            });
+        }
+        // Positive terms first: `i - 2 * t + 1` rather than `-(2 * t) + i + 1`.
+        terms.sort_by_key(|t| t.0);
+        if terms.first().is_some_and(|t| t.0) && constant > 0 {
+            terms.insert(0, (false, Expr::int(constant)));
+            constant = 0;
+        }
+        let mut sum: Option<Expr> = None;
+        for (neg, term) in terms {
             sum = Some(match (sum, neg) {
                 (Some(x), false) => bin(BinOp::Add, x, term),
                 (Some(x), true) => bin(BinOp::Sub, x, term),
