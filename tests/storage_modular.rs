@@ -265,7 +265,7 @@ fn generated_programs_in_fewer_cells() {
     let n = support::cases(100);
     let (mut found, mut emitted, mut laid, mut refused) = (0, 0, 0, 0);
     let (mut declared, mut cells, mut not_compared, mut dropped) = (0i64, 0i64, 0, 0);
-    let mut parallel = 0;
+    let (mut parallel, mut in_refused, mut arrays_laid) = (0, 0, 0);
     for seed in 0..n {
         let p = generate(seed, &GenOptions::static_control(Size::Small));
         let Ok(exp) = expansion::expand(&p, &Config::default()) else {
@@ -311,6 +311,7 @@ fn generated_programs_in_fewer_cells() {
             Err(err) => {
                 eprintln!("seed {seed}: {err:?}");
                 refused += 1;
+                in_refused += c.modular.len();
                 continue;
             }
         };
@@ -319,6 +320,7 @@ fn generated_programs_in_fewer_cells() {
             continue;
         }
         laid += 1;
+        arrays_laid += e.modular.len();
         assert!(
             !e.proof.proved(),
             "seed {seed}: a modular mapping claimed proved"
@@ -352,7 +354,8 @@ fn generated_programs_in_fewer_cells() {
     eprintln!(
         "{n} programs ({parallel} with every loop parallel): {found} modular mappings at the defaults ({cells} cells for \
          {declared} declared, single arrays), {emitted} emitted, {laid} with a mapping laid \
-         out ({not_compared} of them not compared: the original fails at default + 6, + 2 \
-         and + 1), {dropped} dropped by the emitter's validation, {refused} refused"
+         out ({arrays_laid} mappings; {not_compared} of them not compared: the original fails at default + 6, + 2 \
+         and + 1), {dropped} dropped by the emitter's validation, {refused} refused ({in_refused} \
+         mappings there)"
     );
 }

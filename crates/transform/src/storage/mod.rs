@@ -162,7 +162,7 @@ pub fn contract_with(
     let in_group = |a| modular.iter().any(|m| m.merged.contains(&a));
     for m in kept
         .into_iter()
-        .filter(|m| m.merged.is_empty() && !in_group(m.array))
+        .filter(|m| m.merged.is_empty() && m.values > 0 && !in_group(m.array))
     {
         let cells = mapping.arrays.iter().find(|a| a.array == m.array);
         refused.push((

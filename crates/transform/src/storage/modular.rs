@@ -436,7 +436,8 @@ fn search(
     let (form, m) = valid.iter().min_by_key(|x| x.1).cloned()?;
     let a = arrays[0];
     Some(Modular {
-        worth: m < cells,
+        // Never written (nor read): nothing to lay out.
+        worth: m < cells && !vals.is_empty(),
         array: a,
         merged: if arrays.len() > 1 {
             arrays.to_vec()
