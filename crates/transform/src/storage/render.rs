@@ -240,7 +240,7 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
         writeln!(out, "  cells saved: {}", sh.saved)?;
     }
     if !c.modular_refused.is_empty() {
-        writeln!(out, "\ntemporaries kept in their declared cells:")?;
+        writeln!(out, "\narrays not live-out kept in their declared cells:")?;
         for (a, why) in &c.modular_refused {
             writeln!(out, "  {}: {why}", program.array_decl(*a).name)?;
         }
