@@ -277,16 +277,18 @@ pub fn checked_with(
     // The proof needs only the places: it runs beside the rest (the
     // validation's `equiv` runs are most of the time), with the sharing
     // the rest first tries.
-    let layouts = layouts_of(program, &plan, &p, &classes);
-    // Without the sharing, in case a validation size drops it.
-    let plain = (!classes.is_empty()).then(|| layouts_of(program, &plan, &p, &[]));
+    let layouts = layouts_of(program, &plan, &p, &classes, &laid);
+    // Without the modular mappings, then without the sharing, in case a
+    // validation size drops them.
+    let unlaid = (!laid.is_empty()).then(|| layouts_of(program, &plan, &p, &classes, &[]));
+    let plain = (!classes.is_empty()).then(|| layouts_of(program, &plan, &p, &[], &[]));
     let time = match rescan {
         Some(a) => super::prove::Time::Affine(a),
         None => super::prove::Time::Loops(&schedule.parallel),
     };
-    let proved = |layouts: Option<Vec<super::prove::Layout>>| match layouts {
-        Some(l) => super::prove::prove(program, time, &l),
-        None => super::prove::Proof::NotProved("a place overflowed".into()),
+    let proved = |layouts: Result<Vec<super::prove::Layout>, String>| match layouts {
+        Ok(l) => super::prove::prove(program, time, &l),
+        Err(why) => super::prove::Proof::NotProved(why),
     };
     let (proof, emitted) = rayon::join(
         || proved(layouts),
@@ -299,25 +301,24 @@ pub fn checked_with(
                 p,
                 names,
                 plan,
-                (classes.clone(), laid),
+                (classes.clone(), laid.clone()),
                 exps,
                 rescan,
             )
         },
     );
     let mut e = emitted?;
-    if !e.modular.is_empty() {
-        e.proof = super::prove::Proof::NotProved(format!(
-            "the modular mapping{} {} checked at the sizes above only",
-            if e.modular.len() > 1 { "s" } else { "" },
-            e.modular.join(", ")
-        ));
-        return Ok(e);
-    }
-    e.proof = if e.shared.is_empty() && !classes.is_empty() {
+    e.proof = if e.modular.is_empty() && !laid.is_empty() {
+        // The modular mappings were dropped at a validation size: the
+        // proof again without them (and without the sharing if it went).
+        match e.shared.is_empty() && !classes.is_empty() {
+            true => proved(plain.expect("classes")),
+            false => proved(unlaid.expect("laid")),
+        }
+    } else if e.shared.is_empty() && !classes.is_empty() {
         // The sharing was dropped at a validation size: the proof again
         // without it.
-        proved(plain.flatten())
+        proved(plain.expect("classes"))
     } else {
         proof
     };
@@ -480,19 +481,28 @@ fn layouts_of(
     plans: &[Plan],
     p: &Program,
     classes: &[Vec<ArrayId>],
-) -> Option<Vec<super::prove::Layout>> {
+    laid: &[super::modular::Laid],
+) -> Result<Vec<super::prove::Layout>, String> {
     use super::prove::Layout;
+    let overflow = || "a place overflowed".to_string();
     let class_of = |a: ArrayId| classes.iter().find(|cl| cl.contains(&a));
+    let laid_of = |a: ArrayId| laid.iter().find(|l| l.array == a || l.merged.contains(&a));
     let mut layouts = Vec::new();
     for a in crate::codegen::written_arrays(program) {
+        if let Some(l) = laid_of(a) {
+            if l.array == a {
+                layouts.push(super::modular::layout(program, l)?);
+            }
+            continue;
+        }
         layouts.push(match (plans.iter().find(|pl| pl.x == a), class_of(a)) {
-            (Some(pl), _) => pl.layout(program, p)?,
-            (None, Some(cl)) if cl[0] == a => Layout::shared(program, cl)?,
+            (Some(pl), _) => pl.layout(program, p).ok_or_else(overflow)?,
+            (None, Some(cl)) if cl[0] == a => Layout::shared(program, cl).ok_or_else(overflow)?,
             (None, Some(_)) => continue,
             (None, None) => Layout::identity(program, a),
         });
     }
-    Some(layouts)
+    Ok(layouts)
 }
 
 /// `back` compared with `program` by `equiv` (3 seeds, `doall` shuffled,
@@ -1003,6 +1013,7 @@ impl Plan {
             reads,
             last,
             shared: Vec::new(),
+            modular: None,
         })
     }
 

@@ -24,9 +24,11 @@
 //! may-access), of at most [`MAX_DIMS`] dimensions and [`MAX_VALUES`]
 //! values are candidates, and a mapping is used only when `M` is below the
 //! declared cells. Candidates of one shape are also tried merged into one
-//! virtual array indexed first by `k` (inter-array reuse). `emit` fits `M` over its sample sizes as an affine function of
-//! the parameters ([`fit`]), checks it at every sample and validates the
-//! program at other sizes; nothing here is proved for every parameter value.
+//! virtual array indexed first by `k` (inter-array reuse). `emit` fits `M`
+//! over its sample sizes as an affine function of the parameters ([`fit`]),
+//! checks it at every sample and validates the program at other sizes;
+//! `prove` then proves the layout for every parameter value ([`layout`]:
+//! not for a form with an extent as a coefficient, which is not linear).
 //! [`simulate`] is the plain reference: it runs the operations in an order
 //! the schedule allows with the array laid out by a mapping and checks that
 //! every read finds its source's value in its place.
@@ -994,4 +996,32 @@ pub fn fill_formulas(
             }
         }
     }
+}
+
+/// The layout `prove` takes for a laid mapping; why not when a coefficient
+/// is an extent (`N*y`: a product of a parameter and a counter, which the
+/// exact tests do not take).
+pub fn layout(program: &Program, l: &Laid) -> Result<super::prove::Layout, String> {
+    let name = || program.array_decl(l.array).name.clone();
+    if l.form.iter().any(|&(s, stride)| stride && s != 0) {
+        return Err(format!(
+            "the modular mapping of `{}` has an extent as a coefficient, which the exact tests \
+             do not take (not linear); checked at the sizes above only",
+            name()
+        ));
+    }
+    let arrays = if l.merged.is_empty() {
+        vec![l.array]
+    } else {
+        l.merged.clone()
+    };
+    let m = super::prove::Modulo {
+        coefs: l.form.iter().map(|c| c.0).collect(),
+        k: (arrays.iter().enumerate())
+            .map(|(k, &a)| (a, k as i64))
+            .collect(),
+        modulus: l.modulus.clone(),
+    };
+    super::prove::Layout::modular(program, &arrays, m)
+        .ok_or_else(|| format!("the arrays merged with `{}` differ in shape", name()))
 }
