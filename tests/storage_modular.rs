@@ -444,4 +444,31 @@ fn fixtures_are_proved_and_broken_layouts_are_not() {
     assert!(prove(&p, Time::Loops(&par), &layout(vec![1, -2], two_n.clone())).proved());
     let short = two_n.checked_sub(&Affine::constant(1)).unwrap();
     assert!(!prove(&p, Time::Loops(&par), &layout(vec![1, -2], short)).proved());
+    // Fibonacci: (i) mod 2 is proved; mod 1 is not, nor mod (N - 9),
+    // which is 0 or less where F is written for N <= 9.
+    let p = read("fixtures/storage/modular-fibonacci.loop");
+    let f = p.array("F").unwrap();
+    let n = Affine::var(Var::Param(p.param("N").unwrap()));
+    let order = vec![false; p.counters.len()];
+    let fib = |modulus: Affine| {
+        let mo = Modulo {
+            coefs: vec![1],
+            k: [(f, 0)].into_iter().collect(),
+            modulus,
+        };
+        let all = vec![
+            Layout::modular(&p, &[f], mo).unwrap(),
+            Layout::identity(&p, p.array("R").unwrap()),
+        ];
+        prove(&p, Time::Loops(&order), &all)
+    };
+    assert!(fib(Affine::constant(2)).proved());
+    assert!(!fib(Affine::constant(1)).proved());
+    let proof = fib(n.checked_sub(&Affine::constant(9)).unwrap());
+    match proof {
+        arrayflow::storage::prove::Proof::NotProved(why) => {
+            assert!(why.contains("0 or less"), "{why}")
+        }
+        _ => panic!("mod (N - 9) proved"),
+    }
 }

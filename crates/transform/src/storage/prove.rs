@@ -321,6 +321,21 @@ impl Proving<'_> {
         if writers.is_empty() {
             return Ok(());
         }
+        // A modulus of at least 1 wherever a write runs (reads see those
+        // writes).
+        if let Some(m) = &l.modular {
+            for &(w, _) in &writers {
+                let dom = self.domain(w)?;
+                let small = vec![vec![Atom::Le(m.modulus.clone())]];
+                if self.feasible(&[&dom, &small])? {
+                    return Err(format!(
+                        "the modulus of `{}` may be 0 or less where `{}` writes",
+                        self.program.array_decl(l.array).name,
+                        self.name(w)
+                    ));
+                }
+            }
+        }
         // Expanded indices of writes inside the declared extent.
         for &(w, _) in &writers {
             let place = &l.writes[&w];
