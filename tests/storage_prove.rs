@@ -67,6 +67,7 @@ fn unused_index() -> (Program, Layout) {
         reads: HashMap::from([((s, 0), Some(vec![plus(&i, -1)]))]),
         last: Some(vec![Affine::constant(10)]),
         shared: Vec::new(),
+        modular: None,
     };
     (p, l)
 }
@@ -125,6 +126,7 @@ fn figure_1() -> (Program, Layout) {
         reads: HashMap::from([((s, 0), Some(vec![i]))]),
         last: Some(vec![n]),
         shared: Vec::new(),
+        modular: None,
     };
     (p, l)
 }

@@ -353,13 +353,20 @@ fn match_sites(a: &Program, b: &Program) -> Result<(), EquivError> {
 /// Every array of A must exist in B with the same shape at these parameters.
 fn match_arrays(a: &Side, b: &Side, scratch: &[String]) -> Result<(), EquivError> {
     for arr in &a.program.arrays {
-        if scratch.contains(&arr.name) && b.program.array(&arr.name).is_none() {
+        // A temporary's final contents are not compared: B may drop it,
+        // share its storage or lay it out in fewer cells.
+        if scratch.contains(&arr.name) {
             continue;
         }
         let shape = |side: &Side, id| shape_of(side.program, id, &side.options.params);
         let Some(id_b) = b.program.array(&arr.name) else {
             return Err(EquivError {
-                message: format!("B does not declare `{}`, which A declares", arr.name),
+                message: format!(
+                    "B does not declare `{}`, which A declares: if its final contents are not \
+                     a result (a temporary B removed, shared or laid out in fewer cells), name \
+                     the arrays that are with `--live-out`",
+                    arr.name
+                ),
                 span: Span::NONE,
                 in_b: true,
             });

@@ -6,7 +6,8 @@
 //! write, or the initial value of a cell some read sees) is live from its
 //! step up to the step of its last read (half-open: a step's reads and
 //! writes may share a cell, as an update does), at least its own step, and
-//! to the end when it is the cell's final value (the program's result).
+//! to the end when it is the cell's final value (the program's result;
+//! not for a temporary, whose final contents are not results).
 //! Counted per array; none for an array with a may-access (a non-affine
 //! subscript) or a read with several possible sources (unknown control),
 //! where σ over-approximates lifetimes.
@@ -17,7 +18,12 @@ use crate::model::ArrayId;
 use std::collections::HashMap;
 
 /// The most values of each array live at once, by array id.
-pub fn live_values(exp: &Expansion, order: &Order, n_arrays: usize) -> Vec<Option<u64>> {
+pub fn live_values(
+    exp: &Expansion,
+    order: &Order,
+    n_arrays: usize,
+    temporaries: &[ArrayId],
+) -> Vec<Option<u64>> {
     let f = &exp.inst.facts;
     let flow = &exp.inst.flow;
     let (step, end) = order.steps();
@@ -67,7 +73,7 @@ pub fn live_values(exp: &Expansion, order: &Order, n_arrays: usize) -> Vec<Optio
         }
     }
     for op in last_write.values() {
-        if let Some(w) = writes.get_mut(op) {
+        if let Some(w) = writes.get_mut(op).filter(|w| !temporaries.contains(&w.2)) {
             w.1 = end;
         }
     }

@@ -56,6 +56,11 @@ pub struct Emitted {
     pub shared: Vec<String>,
     /// Sharing found at the samples but dropped: what and why.
     pub unshared: Option<String>,
+    /// Temporaries laid out modulo a size (`modular`): `F -> F_m: (i) mod
+    /// 2`, one line per array; and those found at the samples but dropped
+    /// by the validation, with why.
+    pub modular: Vec<String>,
+    pub unmodular: Option<String>,
     /// The affine schedule the `doall` marking stands for, if any.
     pub affine: Option<String>,
     /// The storage proved for every parameter value, or why not
@@ -186,6 +191,7 @@ pub fn checked_with(
         names.zip(v.iter().copied()).collect()
     };
     let mut exps = Vec::new();
+    let mut mods = Vec::new();
     let mut dims: Vec<Vec<Dim>> = vec![Vec::new(); program.arrays.len()];
     let mut classes: Option<Vec<Vec<ArrayId>>> = None;
     let samples = vectors::samples(program, o).map_err(EmitError::Other)?;
@@ -211,7 +217,13 @@ pub fn checked_with(
             // A size the analysis cannot take says nothing about the others.
             Err(_) => continue,
         };
-        let (mapping, sharing) = mapped.map_err(EmitError::Storage)?;
+        let super::Mapped {
+            mapping,
+            sharing,
+            modular,
+            refused,
+        } = mapped.map_err(EmitError::Storage)?;
+        mods.push((v.clone(), modular, refused));
         for a in &mapping.arrays {
             merge(&mut dims[a.array.index()], &a.dims);
         }
@@ -251,25 +263,32 @@ pub fn checked_with(
             &gathered[k],
         )?);
     }
-    // An array the contraction expands at some sample keeps its storage.
+    let laid = super::modular::across(&mods);
+    // An array the contraction expands at some sample keeps its storage;
+    // one laid out modulo a size is in no class.
     let classes: Vec<Vec<ArrayId>> = classes
         .unwrap_or_default()
         .into_iter()
         .filter(|cl| cl.iter().all(|a| dims[a.index()].is_empty()))
+        .filter(|cl| {
+            (cl.iter()).all(|a| laid.iter().all(|l| l.array != *a && !l.merged.contains(a)))
+        })
         .collect();
     // The proof needs only the places: it runs beside the rest (the
     // validation's `equiv` runs are most of the time), with the sharing
     // the rest first tries.
-    let layouts = layouts_of(program, &plan, &p, &classes);
-    // Without the sharing, in case a validation size drops it.
-    let plain = (!classes.is_empty()).then(|| layouts_of(program, &plan, &p, &[]));
+    let layouts = layouts_of(program, &plan, &p, &classes, &laid);
+    // Without the modular mappings, then without the sharing, in case a
+    // validation size drops them.
+    let unlaid = (!laid.is_empty()).then(|| layouts_of(program, &plan, &p, &classes, &[]));
+    let plain = (!classes.is_empty()).then(|| layouts_of(program, &plan, &p, &[], &[]));
     let time = match rescan {
         Some(a) => super::prove::Time::Affine(a),
         None => super::prove::Time::Loops(&schedule.parallel),
     };
-    let proved = |layouts: Option<Vec<super::prove::Layout>>| match layouts {
-        Some(l) => super::prove::prove(program, time, &l),
-        None => super::prove::Proof::NotProved("a place overflowed".into()),
+    let proved = |layouts: Result<Vec<super::prove::Layout>, String>| match layouts {
+        Ok(l) => super::prove::prove(program, time, &l),
+        Err(why) => super::prove::Proof::NotProved(why),
     };
     let (proof, emitted) = rayon::join(
         || proved(layouts),
@@ -282,17 +301,24 @@ pub fn checked_with(
                 p,
                 names,
                 plan,
-                classes.clone(),
+                (classes.clone(), laid.clone()),
                 exps,
                 rescan,
             )
         },
     );
     let mut e = emitted?;
-    e.proof = if e.shared.is_empty() && !classes.is_empty() {
+    e.proof = if e.modular.is_empty() && !laid.is_empty() {
+        // The modular mappings were dropped at a validation size: the
+        // proof again without them (and without the sharing if it went).
+        match e.shared.is_empty() && !classes.is_empty() {
+            true => proved(plain.expect("classes")),
+            false => proved(unlaid.expect("laid")),
+        }
+    } else if e.shared.is_empty() && !classes.is_empty() {
         // The sharing was dropped at a validation size: the proof again
         // without it.
-        proved(plain.flatten())
+        proved(plain.expect("classes"))
     } else {
         proof
     };
@@ -309,7 +335,7 @@ fn rest(
     mut p: Program,
     mut names: Names,
     plan: Vec<Plan>,
-    classes: Vec<Vec<ArrayId>>,
+    (classes, laid): (Vec<Vec<ArrayId>>, Vec<super::modular::Laid>),
     exps: Vec<(Vec<i64>, expansion::Expansion)>,
     rescan: Option<&super::affine::AffineSchedule>,
 ) -> Result<Emitted, EmitError> {
@@ -377,9 +403,26 @@ fn rest(
     // Sharing found at the samples may not hold at a validation size
     // (lifetimes that depend on the parameters): then none is emitted.
     let mut unshared = None;
-    for classes in [classes, Vec::new()] {
+    let mut unmodular = None;
+    // Modular mappings likewise: without them when a validation size
+    // refutes them (then the sharing alone, then neither).
+    let mut attempts = vec![(classes.clone(), laid.clone())];
+    if !laid.is_empty() {
+        attempts.push((classes.clone(), Vec::new()));
+    }
+    if !classes.is_empty() {
+        attempts.push((Vec::new(), Vec::new()));
+    }
+    for (classes, laid) in attempts {
         let mut q = p.clone();
-        super::colour::apply(&mut q, &classes);
+        let mut fresh = names.clone();
+        let new_names = super::modular::apply(&mut q, &laid, &mut fresh);
+        let modular: Vec<String> = (laid.iter().zip(&new_names))
+            .map(|(l, n)| super::modular::line(program, n, l))
+            .collect();
+        let mut dropped = classes.clone();
+        dropped.extend(super::modular::groups(&laid));
+        super::colour::apply(&mut q, &dropped);
         let mut text = crate::print::program(&q);
         let (back, diags) = crate::lower::compile_errors(&text, crate::diagnostics::FileId(0));
         let Some(mut back) = back.filter(|_| !diags.iter().any(|d| d.is_error())) else {
@@ -409,13 +452,18 @@ fn rest(
                     affine: rescan.map(|a| a.text.clone()),
                     iterations,
                     mse: None,
-                    shared: if unshared.is_some() {
+                    shared: if classes.is_empty() {
                         Vec::new()
                     } else {
                         shared
                     },
                     unshared,
+                    modular,
+                    unmodular,
                 });
+            }
+            Err(EmitError::Other(why)) if !laid.is_empty() => {
+                unmodular = Some(format!("{}: {why}", modular.join("; ")));
             }
             Err(EmitError::Other(why)) if !classes.is_empty() => {
                 unshared = Some(format!("{}: {why}", shared.join("; ")));
@@ -433,19 +481,28 @@ fn layouts_of(
     plans: &[Plan],
     p: &Program,
     classes: &[Vec<ArrayId>],
-) -> Option<Vec<super::prove::Layout>> {
+    laid: &[super::modular::Laid],
+) -> Result<Vec<super::prove::Layout>, String> {
     use super::prove::Layout;
+    let overflow = || "a place overflowed".to_string();
     let class_of = |a: ArrayId| classes.iter().find(|cl| cl.contains(&a));
+    let laid_of = |a: ArrayId| laid.iter().find(|l| l.array == a || l.merged.contains(&a));
     let mut layouts = Vec::new();
     for a in crate::codegen::written_arrays(program) {
+        if let Some(l) = laid_of(a) {
+            if l.array == a {
+                layouts.push(super::modular::layout(program, l)?);
+            }
+            continue;
+        }
         layouts.push(match (plans.iter().find(|pl| pl.x == a), class_of(a)) {
-            (Some(pl), _) => pl.layout(program, p)?,
-            (None, Some(cl)) if cl[0] == a => Layout::shared(program, cl)?,
+            (Some(pl), _) => pl.layout(program, p).ok_or_else(overflow)?,
+            (None, Some(cl)) if cl[0] == a => Layout::shared(program, cl).ok_or_else(overflow)?,
             (None, Some(_)) => continue,
             (None, None) => Layout::identity(program, a),
         });
     }
-    Some(layouts)
+    Ok(layouts)
 }
 
 /// `back` compared with `program` by `equiv` (3 seeds, `doall` shuffled,
@@ -557,6 +614,16 @@ pub fn header(e: &Emitted) -> String {
     for s in &e.shared {
         h.push_str(&format!(
             "# temporaries sharing storage: {s} (never live together on a cell)\n"
+        ));
+    }
+    for m in &e.modular {
+        h.push_str(&format!(
+            "# temporary in fewer cells: {m} (cells live together never share a place)\n"
+        ));
+    }
+    if let Some(u) = &e.unmodular {
+        h.push_str(&format!(
+            "# temporaries not in fewer cells after all: {u}\n"
         ));
     }
     if let Some(u) = &e.unshared {
@@ -946,6 +1013,7 @@ impl Plan {
             reads,
             last,
             shared: Vec::new(),
+            modular: None,
         })
     }
 

@@ -17,6 +17,7 @@ pub mod colour;
 pub mod dependences;
 pub mod emit;
 pub mod mapping;
+pub mod modular;
 pub use crate::model::nodes;
 pub mod pair;
 #[cfg(feature = "plot")]
@@ -52,6 +53,10 @@ pub struct Contraction {
     /// Storage shared among the temporaries (`--temporaries`), if any
     /// were named.
     pub sharing: Option<colour::Sharing>,
+    /// Temporaries kept in fewer cells by a modular mapping (`modular`),
+    /// and the temporaries that are no candidates, with why.
+    pub modular: Vec<modular::Modular>,
+    pub modular_refused: modular::Refused,
     /// The pairing's first stage (`pair`): what maximal static expansion
     /// made of each array under dynamic control; this contraction is of
     /// its output. Empty without the pairing.
@@ -93,22 +98,47 @@ pub fn contract(
     contract_with(program, exp, schedule, None)
 }
 
-/// The schedule checked against σ, the storage mapping, and the sharing
-/// among `temporaries`: what `emit` needs at each sample (none of the
-/// report's dependences, memory and bound).
+/// What [`mapped`] finds at one size.
+pub(crate) struct Mapped {
+    pub mapping: Mapping,
+    pub sharing: Option<colour::Sharing>,
+    pub modular: Vec<modular::Modular>,
+    pub refused: modular::Refused,
+}
+
+/// The schedule checked against σ, the storage mapping, the modular
+/// mappings of the `temporaries` and the sharing among the others: what
+/// `emit` needs at each sample (none of the report's dependences, memory
+/// and bound).
 pub(crate) fn mapped(
     program: &Program,
     exp: &Expansion,
     order: &Order,
     temporaries: Option<&[crate::model::ArrayId]>,
-) -> Result<(Mapping, Option<colour::Sharing>), StorageError> {
+) -> Result<Mapped, StorageError> {
     let violations = dependences::violations(program, exp, order);
     if !violations.is_empty() {
         return Err(StorageError::Violated(violations));
     }
     let mapping = mapping::compute(program, exp, order).map_err(StorageError::Unmappable)?;
-    let sharing = temporaries.map(|t| colour::compute(program, exp, order, &mapping, t));
-    Ok((mapping, sharing))
+    let (modular, refused) = match temporaries {
+        Some(t) => modular::compute(program, exp, order, &mapping, t),
+        None => Default::default(),
+    };
+    let rest: Option<Vec<_>> = temporaries.map(|t| {
+        (t.iter().copied())
+            .filter(|a| {
+                !(modular.iter()).any(|m| m.worth && (m.array == *a || m.merged.contains(a)))
+            })
+            .collect()
+    });
+    let sharing = rest.map(|t| colour::compute(program, exp, order, &mapping, &t));
+    Ok(Mapped {
+        mapping,
+        sharing,
+        modular,
+        refused,
+    })
 }
 
 /// `contract`, then the storage `temporaries` (arrays whose final contents
@@ -120,7 +150,30 @@ pub fn contract_with(
     temporaries: Option<&[crate::model::ArrayId]>,
 ) -> Result<Contraction, StorageError> {
     let order = Order::new(program, &exp.inst.facts, schedule);
-    let (mapping, sharing) = mapped(program, exp, &order, temporaries)?;
+    let Mapped {
+        mapping,
+        sharing,
+        modular,
+        refused,
+    } = mapped(program, exp, &order, temporaries)?;
+    let (modular, kept): (Vec<_>, Vec<modular::Modular>) =
+        modular.into_iter().partition(|m| m.worth);
+    let mut refused = refused;
+    let in_group = |a| modular.iter().any(|m| m.merged.contains(&a));
+    for m in kept
+        .into_iter()
+        .filter(|m| m.merged.is_empty() && m.values > 0 && !in_group(m.array))
+    {
+        let cells = mapping.arrays.iter().find(|a| a.array == m.array);
+        refused.push((
+            m.array,
+            format!(
+                "its values need {} cells, it declares {}",
+                m.modulus,
+                cells.map_or(0, |a| a.original)
+            ),
+        ));
+    }
     let dependences = dependences::memory_based(program, exp, &order);
     let base = sa::single_assignment(program, exp);
     let memory = crate::expansion::render::memory(exp, &base);
@@ -131,7 +184,7 @@ pub fn contract_with(
         sa_cells[k] = m.sa;
         mse_cells[k] = m.mse + m.dead_cells;
     }
-    let bound = bound::live_values(exp, &order, n);
+    let bound = bound::live_values(exp, &order, n, temporaries.unwrap_or_default());
     Ok(Contraction {
         params: exp.inst.facts.params.iter().map(|&(_, v)| v).collect(),
         parallel: schedule.names(program),
@@ -142,6 +195,8 @@ pub fn contract_with(
         mse: mse_cells,
         bound,
         sharing,
+        modular,
+        modular_refused: refused,
         paired: Vec::new(),
         loop_names: program.counters.iter().map(|c| c.name.clone()).collect(),
     })

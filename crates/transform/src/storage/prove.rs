@@ -21,6 +21,13 @@
 //!    `codegen` makes them), and nothing the schedule may run after that
 //!    writer lands there.
 //!
+//! A temporary laid out modulo a size (`modular`: cell `c` at `(a·c) mod
+//! M`) lands on a read's place when `a·(c_z − c) ≡ 0 (mod M)`; with `M` a
+//! parameter that is not affine, so [`Proving::lands`] takes the superset
+//! `a·(c_z − c) = 0 ∨ a·(c_z − c) ≥ M ∨ a·(c_z − c) ≤ −M`, which is: a
+//! proof over it holds for the congruence. Its final contents are not
+//! results (no copy-out).
+//!
 //! Every instance is taken where it runs without error (its subscripts
 //! in their declared ranges): where the original stops with an error there
 //! is nothing to be equivalent to.
@@ -82,6 +89,19 @@ pub struct Layout {
     /// never live together on a cell); their final contents, and this
     /// array's, are not results.
     pub shared: Vec<ArrayId>,
+    /// A temporary (or a merged group, `shared` holding the others) laid
+    /// out modulo a size (`modular`): cell `c` of array X at `(a·(k_X, c))
+    /// mod M`.
+    pub modular: Option<Modulo>,
+}
+
+/// A modular layout: the coefficients (of `k` first when merged), each
+/// array's `k`, and the modulus.
+#[derive(Clone, Debug)]
+pub struct Modulo {
+    pub coefs: Vec<i64>,
+    pub k: HashMap<ArrayId, i64>,
+    pub modulus: Affine,
 }
 
 /// The variable standing for dimension `k` of a cell in [`Layout::last`].
@@ -135,7 +155,20 @@ impl Layout {
             reads,
             last: None,
             shared,
+            modular: None,
         }
+    }
+
+    /// A temporary, or a merged group of temporaries (the first holding the
+    /// storage), laid out modulo a size.
+    pub fn modular(program: &Program, arrays: &[ArrayId], m: Modulo) -> Option<Layout> {
+        let mut l = if arrays.len() > 1 {
+            Layout::shared(program, arrays)?
+        } else {
+            Layout::identity(program, *arrays.first()?)
+        };
+        l.modular = Some(m);
+        Some(l)
     }
 
     /// Whether `a`'s accesses use this layout's storage.
@@ -240,7 +273,9 @@ impl Proving<'_> {
             // Not for storage shared by several arrays: keeping their
             // accesses in order keeps one array's write between another's
             // write and read.
-            if !(l.folds.is_empty() && l.shared.is_empty() && p.dependences_kept(l)?) {
+            // Nor for a modular layout: cells live apart share places.
+            let plain = l.folds.is_empty() && l.shared.is_empty() && l.modular.is_none();
+            if !(plain && p.dependences_kept(l)?) {
                 rest.push(l);
             }
         }
@@ -285,6 +320,21 @@ impl Proving<'_> {
         writers.sort_by_key(|w| w.0);
         if writers.is_empty() {
             return Ok(());
+        }
+        // A modulus of at least 1 wherever a write runs (reads see those
+        // writes).
+        if let Some(m) = &l.modular {
+            for &(w, _) in &writers {
+                let dom = self.domain(w)?;
+                let small = vec![vec![Atom::Le(m.modulus.clone())]];
+                if self.feasible(&[&dom, &small])? {
+                    return Err(format!(
+                        "the modulus of `{}` may be 0 or less where `{}` writes",
+                        self.program.array_decl(l.array).name,
+                        self.name(w)
+                    ));
+                }
+            }
         }
         // Expanded indices of writes inside the declared extent.
         for &(w, _) in &writers {
@@ -351,7 +401,7 @@ impl Proving<'_> {
                     let z = self.instance(w);
                     let mut factors = vec![base.clone()];
                     factors.push(self.fresh_domain(w)?);
-                    factors.push(self.lands(l, w, wacc, &z, &cell, target)?);
+                    factors.push(self.lands(l, w, wacc, &z, (access.array, &cell), target)?);
                     if let Some((src, h)) = source {
                         factors.push(self.not_before(w, &z, src, h)?);
                     }
@@ -388,7 +438,7 @@ impl Proving<'_> {
         writers: &[(StmtId, &Access)],
     ) -> Result<(), String> {
         let plus = self.plus;
-        if !l.shared.is_empty() {
+        if !l.shared.is_empty() || l.modular.is_some() {
             // Temporaries: their final contents are not results.
             return Ok(());
         }
@@ -471,7 +521,7 @@ impl Proving<'_> {
                 let z = self.instance(w);
                 let mut factors = vec![base.clone(), inside.clone()];
                 factors.push(self.fresh_domain(w)?);
-                factors.push(self.lands(l, w, wacc, &z, &cell_at, target)?);
+                factors.push(self.lands(l, w, wacc, &z, (l.array, &cell_at), target)?);
                 if let Some((src, h)) = source {
                     factors.push(self.not_before(w, &z, src, h)?);
                 }
@@ -638,12 +688,44 @@ impl Proving<'_> {
         w: StmtId,
         wacc: &Access,
         z: &[Affine],
-        cell: &[Affine],
+        (read_array, cell): (ArrayId, &[Affine]),
         place: &[Affine],
     ) -> Result<Dnf, String> {
         let map = self.renaming(w, 0);
         let mut conj = Vec::new();
         let wcell = subscripts(wacc).ok_or("a write is not affine")?;
+        if let Some(m) = &l.modular {
+            // Same place: a·(c_z − c) ≡ 0 (mod M), over-approximated by
+            // a·(c_z − c) = 0 or |a·(c_z − c)| ≥ M (linear in M, affine in
+            // the parameters); the same cell is among the first.
+            let kz = m.k.get(&wacc.array).copied().unwrap_or(0);
+            let kr = m.k.get(&read_array).copied().unwrap_or(0);
+            let mut diff: Vec<Affine> = Vec::new();
+            if m.coefs.len() > wcell.len() {
+                diff.push(Affine::constant(kz - kr));
+            }
+            for (a, b) in wcell.iter().zip(cell) {
+                diff.push(
+                    subst(a, &map)
+                        .and_then(|a| a.checked_sub(b))
+                        .ok_or(TOO_BIG)?,
+                );
+            }
+            let mut dot = Affine::constant(0);
+            for (c, d) in m.coefs.iter().zip(&diff) {
+                dot = d
+                    .checked_scale(*c)
+                    .and_then(|t| dot.checked_add(&t))
+                    .ok_or(TOO_BIG)?;
+            }
+            let above = m.modulus.checked_sub(&dot).ok_or(TOO_BIG)?;
+            let below = dot.checked_add(&m.modulus).ok_or(TOO_BIG)?;
+            return Ok(vec![
+                vec![Atom::Eq(dot)],
+                vec![Atom::Le(above)],
+                vec![Atom::Le(below)],
+            ]);
+        }
         for (a, b) in wcell.iter().zip(cell) {
             let d = subst(a, &map)
                 .and_then(|a| a.checked_sub(b))

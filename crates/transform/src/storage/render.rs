@@ -137,7 +137,33 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
     };
     writeln!(out, "\nstorage mapping:")?;
     for a in written(c) {
-        let how = if a.dims.is_empty() {
+        let modular = c.modular.iter().find(|m| m.array == a.array);
+        let how = if let Some(m) = modular {
+            let f = m.formula.as_ref().map_or("no formula".to_string(), |f| {
+                super::modular::modulus_text(program, f)
+            });
+            let least = if m.least < m.modulus {
+                format!(", {} would do at these sizes", m.least)
+            } else {
+                String::new()
+            };
+            let merged = if m.merged.is_empty() {
+                String::new()
+            } else {
+                let ks: Vec<String> = (m.merged.iter().enumerate())
+                    .map(|(k, x)| format!("{k} for {}", program.array_decl(*x).name))
+                    .collect();
+                format!("merged (k: {}), ", ks.join(", "))
+            };
+            format!(
+                "{merged}{} cells {} [formula {f}] (modular: {} conflict differences{least})",
+                super::modular::describe(program, a.array, &m.form, &m.modulus.to_string()),
+                m.modulus,
+                m.conflicts
+            )
+        } else if let Some(m) = (c.modular.iter()).find(|m| m.merged.contains(&a.array)) {
+            format!("merged into {}'s storage", program.array_decl(m.array).name)
+        } else if a.dims.is_empty() {
             "original cells (every loop mod 1)".to_string()
         } else {
             a.dims
@@ -163,14 +189,30 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
     )?;
     for a in written(c) {
         let k = a.array.index();
-        let f = formula(program, a).map_or("no formula".to_string(), |p| p.text(program));
-        let r = ratio(a.cells, c.bound[k]).map_or("-".to_string(), |r| format!("{r:.2}"));
+        let into = (c.modular.iter()).find(|m| m.merged.contains(&a.array) && m.array != a.array);
+        let (cells, f) = match c.modular.iter().find(|m| m.array == a.array) {
+            _ if into.is_some() => (
+                0,
+                format!("in {}", program.array_decl(into.unwrap().array).name),
+            ),
+            Some(m) => (
+                m.modulus as u64,
+                m.formula.as_ref().map_or("no formula".to_string(), |f| {
+                    super::modular::modulus_text(program, f)
+                }),
+            ),
+            None => (
+                a.cells,
+                formula(program, a).map_or("no formula".to_string(), |p| p.text(program)),
+            ),
+        };
+        let r = ratio(cells, c.bound[k]).map_or("-".to_string(), |r| format!("{r:.2}"));
         writeln!(
             out,
             "  {}: {} / {} [{f}] / {} / {} / {} ({r})",
             a.name,
             a.original,
-            a.cells,
+            cells,
             c.mse[k],
             c.sa[k],
             c.bound[k].map_or("- (may-accesses)".to_string(), |b| b.to_string())
@@ -196,6 +238,12 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
             writeln!(out, "  {} cannot share: {why}", name(*a))?;
         }
         writeln!(out, "  cells saved: {}", sh.saved)?;
+    }
+    if !c.modular_refused.is_empty() {
+        writeln!(out, "\narrays not live-out kept in their declared cells:")?;
+        for (a, why) in &c.modular_refused {
+            writeln!(out, "  {}: {why}", program.array_decl(*a).name)?;
+        }
     }
     Ok(())
 }
@@ -238,11 +286,37 @@ pub fn json(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
                     Dim::Fold(l, m) => json!({"loop": counter(program, l), "mod": m}),
                 })
                 .collect();
+            let m = c.modular.iter().find(|m| m.array == a.array);
+            let into = (c.modular.iter())
+                .find(|m| m.merged.contains(&a.array) && m.array != a.array)
+                .map(|m| program.array_decl(m.array).name.clone());
+            let cells = match (&into, m) {
+                (Some(_), _) => 0,
+                (None, Some(m)) => m.modulus as u64,
+                (None, None) => a.cells,
+            };
+            let f = match m {
+                Some(m) => (m.formula.as_ref()).map(|f| super::modular::modulus_text(program, f)),
+                None => formula(program, a).map(|p| p.text(program)),
+            };
+            let modular = m.map(|m| {
+                json!({
+                    "mapping": super::modular::describe(program, a.array, &m.form, &m.modulus.to_string()),
+                    "coefficients": super::modular::coefficients(
+                        &m.form,
+                        super::modular::last_extent_at(program, a.array, &c.params),
+                    ),
+                    "modulus": m.modulus, "conflicts": m.conflicts,
+                    "merged": m.merged.iter()
+                        .map(|x| program.array_decl(*x).name.clone())
+                        .collect::<Vec<_>>(),
+                })
+            });
             json!({
-                "array": a.name, "dims": dims, "original": a.original, "contracted": a.cells,
-                "formula": formula(program, a).map(|p| p.text(program)),
+                "array": a.name, "dims": dims, "original": a.original, "contracted": cells,
+                "formula": f, "modular": modular, "merged_into": into,
                 "mse": c.mse[k], "sa": c.sa[k], "bound": c.bound[k],
-                "ratio": ratio(a.cells, c.bound[k]),
+                "ratio": ratio(cells, c.bound[k]),
             })
         })
         .collect();

@@ -94,7 +94,13 @@ pub fn contract_with(
 ) -> Result<(super::Contraction, Option<Reported>), EmitError> {
     let first = match super::contract_with(program, exp, schedule, temporaries) {
         Err(StorageError::Unmappable(u)) if u.dynamic => u,
-        r => return r.map(|c| (c, None)).map_err(EmitError::Storage),
+        r => {
+            let mut c = r.map_err(EmitError::Storage)?;
+            if let Some(t) = temporaries {
+                super::modular::fill_formulas(program, schedule, t, o, &mut c);
+            }
+            return Ok((c, None));
+        }
     };
     let temps = temporaries.unwrap_or_default();
     let second = |p1: &Program, s1: &Schedule, t1: &[ArrayId]| {
