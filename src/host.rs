@@ -436,7 +436,7 @@ impl Analysis {
 
     /// A hint at each loop that private copies make parallel.
     pub fn privatization_remarks(&self, file: FileId) -> Cancellable<Vec<Remark>> {
-        self.with(|db| db::privatize::remarks(db, self.input(file)))
+        self.with(|db| db::remark::private_remarks(db, self.input(file)))
     }
 
     /// Every loop, with its dependences and whether it is parallel.

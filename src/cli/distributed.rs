@@ -7,41 +7,7 @@
 //! Usage errors exit 2.
 
 use super::flow::{Args, Engine};
-use std::path::PathBuf;
 use std::process::ExitCode;
-
-/// The options of the dd engine.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct DdArgs {
-    /// `--engine dd`: worker threads in each process (timely's `-w`).
-    #[arg(long, value_name = "W", value_parser = clap::value_parser!(u16).range(1..))]
-    pub workers: Option<u16>,
-    /// `--engine dd`: the number of processes (timely's `-n`); needs `--hosts`.
-    #[arg(long, value_name = "P", value_parser = clap::value_parser!(u16).range(1..))]
-    pub processes: Option<u16>,
-    /// `--engine dd`: this process's index, 0 to P-1 (timely's `-p`); 0 prints.
-    #[arg(long, value_name = "I")]
-    pub process: Option<u16>,
-    /// `--engine dd`: a file with one `host:port` per line, a line per
-    /// process in index order (timely's `-h`).
-    #[arg(long, value_name = "FILE")]
-    pub hosts: Option<PathBuf>,
-    /// `--engine dd`: seconds to wait for the other processes to connect
-    /// (default 30).
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub dd_timeout: Option<u64>,
-}
-
-impl DdArgs {
-    /// Whether any dd option was given.
-    pub fn given(&self) -> bool {
-        self.workers.is_some()
-            || self.processes.is_some()
-            || self.process.is_some()
-            || self.hosts.is_some()
-            || self.dd_timeout.is_some()
-    }
-}
 
 /// Why the options do not describe a cluster (a usage error).
 fn usage(args: &Args) -> Result<(), String> {

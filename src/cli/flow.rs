@@ -48,7 +48,47 @@ pub struct Args {
     #[arg(long, value_enum, value_name = "HOW")]
     pub calls: Option<CallsMode>,
     #[command(flatten)]
-    pub dd: super::distributed::DdArgs,
+    pub dd: DdArgs,
+}
+
+/// The options of the dd engine.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct DdArgs {
+    /// `--engine dd`: worker threads in each process (timely's `-w`).
+    #[arg(long, value_name = "W", value_parser = clap::value_parser!(u16).range(1..))]
+    pub workers: Option<u16>,
+    /// `--engine dd`: the number of processes (timely's `-n`); needs `--hosts`.
+    #[arg(long, value_name = "P", value_parser = clap::value_parser!(u16).range(1..))]
+    pub processes: Option<u16>,
+    /// `--engine dd`: this process's index, 0 to P-1 (timely's `-p`); 0 prints.
+    #[arg(long, value_name = "I")]
+    pub process: Option<u16>,
+    /// `--engine dd`: a file with one `host:port` per line, a line per
+    /// process in index order (timely's `-h`).
+    #[arg(long, value_name = "FILE")]
+    pub hosts: Option<std::path::PathBuf>,
+    /// `--engine dd`: seconds to wait for the other processes to connect
+    /// (default 30).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub dd_timeout: Option<u64>,
+}
+
+impl DdArgs {
+    /// Whether any dd option was given.
+    pub fn given(&self) -> bool {
+        self.workers.is_some()
+            || self.processes.is_some()
+            || self.process.is_some()
+            || self.hosts.is_some()
+            || self.dd_timeout.is_some()
+    }
+}
+
+impl Args {
+    /// Whether the dd engine runs the command.
+    pub fn distributed(&self) -> bool {
+        self.engine == Engine::Dd || self.dd.given()
+    }
 }
 
 /// `--calls`.
@@ -83,10 +123,9 @@ pub enum FlowFormat {
     Isl,
 }
 
+/// `flow` on the rules or quasts engine (the dd engine is
+/// [`super::distributed::run`]; [`Args::distributed`] says which).
 pub fn run(args: &Args) -> ExitCode {
-    if args.engine == Engine::Dd || args.dd.given() {
-        return super::distributed::run(args);
-    }
     if args.input.file.is_dir() {
         return directory(args);
     }

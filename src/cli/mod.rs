@@ -248,6 +248,7 @@ pub fn main_with(kinds: Kinds) -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Equiv(a) => equiv::run(a),
         Command::Gen(a) => gen::run(a),
+        Command::Flow(a) if a.distributed() => distributed::run(a),
         Command::Flow(a) => flow::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Lsp(a) => lsp::run(a),

@@ -509,59 +509,6 @@ fn fresh(name: &str, taken: &HashSet<String>) -> String {
     n
 }
 
-/// Every call of the program, with its argument count.
-pub(super) fn collect_calls(p: &Program) -> Vec<(String, usize)> {
-    fn expr(e: &Expr, out: &mut Vec<(String, usize)>) {
-        match &e.kind {
-            ExprKind::Call(f, args) => {
-                out.push((f.clone(), args.len()));
-                args.iter().for_each(|a| expr(a, out));
-            }
-            ExprKind::Access(a) => a.subscripts.iter().for_each(|s| expr(&s.expr, out)),
-            ExprKind::Neg(x) => expr(x, out),
-            ExprKind::Binary(_, l, r) => {
-                expr(l, out);
-                expr(r, out);
-            }
-            ExprKind::Int(_) | ExprKind::Param(_) | ExprKind::Counter(_) | ExprKind::Unknown => {}
-        }
-    }
-    fn cond(c: &Cond, out: &mut Vec<(String, usize)>) {
-        match c {
-            Cond::Cmp(_, l, r) => {
-                expr(l, out);
-                expr(r, out);
-            }
-            Cond::And(a, b) | Cond::Or(a, b) => {
-                cond(a, out);
-                cond(b, out);
-            }
-            Cond::Not(a) => cond(a, out),
-            Cond::Unknown => {}
-        }
-    }
-    let mut out = Vec::new();
-    for s in p.stmts() {
-        match &s.kind {
-            StmtKind::Assign { target, value, .. } => {
-                target
-                    .subscripts
-                    .iter()
-                    .for_each(|x| expr(&x.expr, &mut out));
-                expr(value, &mut out);
-            }
-            StmtKind::Call { func, args } => {
-                out.push((func.clone(), args.len()));
-                args.iter().for_each(|a| expr(a, &mut out));
-            }
-        }
-    }
-    for c in p.conditions() {
-        cond(&c.cond, &mut out);
-    }
-    out
-}
-
 /// The arrays (and scalars) the program reads somewhere, but in the
 /// statements `except`.
 fn read_arrays(p: &Program, except: &HashSet<StmtId>) -> HashSet<ArrayId> {
@@ -628,7 +575,7 @@ fn inner_counters(body: &[Node], skip: usize, out: &mut Vec<CounterId>) {
 
 impl<'a> Printer<'a> {
     fn new(p: &'a Program, origin: Option<&'a Origin>) -> Printer<'a> {
-        let calls = collect_calls(p);
+        let calls = crate::calls::collect_calls(p);
         let uses_math = calls.iter().any(|(f, _)| cvalue::is_math(f));
         let mut model: HashSet<String> = p.params.iter().map(|q| q.name.clone()).collect();
         model.extend(p.arrays.iter().map(|a| a.name.clone()));

@@ -8,6 +8,7 @@
 
 pub use arrayflow_model::{diagnostics, model, print};
 
+pub mod calls;
 pub mod cvalue;
 pub mod emit;
 pub mod origin;

@@ -40,7 +40,7 @@ impl Origin {
     /// statement `return(x)` of the model) does not fit: statements the
     /// transformation puts after the return would not run.
     pub fn fits(&self, program: &Program) -> bool {
-        let returns = (crate::emit::collect_calls(program).iter()).any(|(f, _)| f == "return");
+        let returns = (crate::calls::collect_calls(program).iter()).any(|(f, _)| f == "return");
         let names_ok = !returns
             && (program.arrays.iter().filter(|a| !a.local)).all(|a| self.visible.contains(&a.name))
             && (program.params.iter()).all(|p| self.visible.contains(&p.name));

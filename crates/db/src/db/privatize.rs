@@ -1,8 +1,9 @@
 //! Privatization in the database: the remark on each loop that private
 //! copies make parallel, per kernel (an edit that leaves a kernel's local
-//! program equal reuses it), and the privatized file for the code action.
+//! program equal reuses it; [`super::remark`] places them), and the
+//! privatized file for the code action.
 
-use super::{kinds, parse, settings, Kernel, Remark, SourceFile};
+use super::{kinds, parse, settings, Kernel, SourceFile};
 use crate::model::CounterId;
 
 /// Per loop (local counter) that privatization makes parallel, the remark
@@ -33,17 +34,6 @@ pub fn kernel_privatization<'db>(
         .filter_map(|l| crate::privatize::render::remark(l).map(|m| (l.counter, m)))
         .collect();
     Ok((remarks, false))
-}
-
-/// The remarks of a file's loops that private copies make parallel, at
-/// their loop headers (each kernel's, from [`super::remark::kernel_remarks`]).
-pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
-    let mut out = Vec::new();
-    for &k in super::kernels(db, file) {
-        let place = k.place(db);
-        out.extend((super::remark::kernel_remarks(db, k).private.iter()).map(|r| r.placed(&place)));
-    }
-    out
 }
 
 /// The file rewritten by privatization (`arrayflow privatize --emit code`:

@@ -40,7 +40,7 @@ pub struct Remark {
 
 impl Remark {
     /// The remark in the file's positions, from a kernel's relative ones.
-    pub(crate) fn placed(&self, place: &Placement) -> Remark {
+    fn placed(&self, place: &Placement) -> Remark {
         Remark {
             span: place.absolute(self.span),
             ..self.clone()
@@ -123,6 +123,22 @@ pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
             span: program.array_decl(*a).span,
             message: message.clone(),
         }));
+    }
+    out
+}
+
+/// The remarks of a file's loops that private copies make parallel, at
+/// their loop headers.
+pub fn private_remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
+    let mut out = Vec::new();
+    for &k in kernels(db, file) {
+        let place = k.place(db);
+        out.extend(
+            kernel_remarks(db, k)
+                .private
+                .iter()
+                .map(|r| r.placed(&place)),
+        );
     }
     out
 }

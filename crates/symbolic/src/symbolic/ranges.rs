@@ -106,7 +106,7 @@ fn never(conj: &[Atom], counters: &[Var]) -> Option<Atom> {
 /// constant rounded up: `2n + 2 ≤ 0` and `2n + 1 ≤ 0` are both `n + 1 ≤ 0`
 /// over the integers), so that equal constraints print once.
 fn reduced(e: &Affine) -> Affine {
-    let g = e.terms.iter().fold(0i64, |g, t| super::stride::gcd(g, t.1));
+    let g = e.terms.iter().fold(0i64, |g, t| gcd(g, t.1));
     if g <= 1 {
         return e.clone();
     }
@@ -114,4 +114,13 @@ fn reduced(e: &Affine) -> Affine {
         terms: e.terms.iter().map(|&(v, c)| (v, c / g)).collect(),
         constant: -(-e.constant).div_euclid(g),
     }
+}
+
+/// The greatest common divisor of |a| and |b| (0 when both are 0).
+pub fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.min(i64::MAX as u64) as i64
 }

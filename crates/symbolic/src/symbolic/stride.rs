@@ -9,6 +9,7 @@
 
 use super::infer::{Dense, Fitter, Point};
 use super::quast::{Quast, Source};
+use super::ranges::gcd;
 use crate::model::{Access, Affine, CounterId, Var};
 
 /// The largest stride tried: each residue class needs points of its own.
@@ -44,14 +45,6 @@ pub fn candidates(read: &Access, writes: &[&Access]) -> Vec<Candidate> {
         }
     }
     out
-}
-
-pub fn gcd(a: i64, b: i64) -> i64 {
-    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a.min(i64::MAX as u64) as i64
 }
 
 impl Fitter<'_> {

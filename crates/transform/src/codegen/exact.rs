@@ -69,7 +69,7 @@ pub fn form(
             replay = true;
             continue;
         }
-        let read = super::report::read_of(plus, Site::Stmt(r.stmt), r.read);
+        let read = super::read_name::read_of(plus, Site::Stmt(r.stmt), r.read);
         return Err(format!("{read} has no exact source: {why}"));
     }
     let places = crate::symbolic::domain::places(plus);

@@ -1421,7 +1421,7 @@ pub(super) fn read_trees(
             .ok_or_else(|| {
                 format!(
                     "{} has no closed-form label",
-                    super::report::read_of(program, key.0, key.1)
+                    super::read_name::read_of(program, key.0, key.1)
                 )
             })?;
         out.insert(key, tree);

@@ -13,6 +13,7 @@ pub mod infer;
 pub use crate::model::lift;
 mod place;
 pub mod prove;
+pub mod read_name;
 mod records;
 pub mod report;
 pub mod size;
@@ -749,7 +750,7 @@ fn obstacle(p: &Program, form: &ArrayForm, trees: &HashMap<(Site, usize), Tree>)
     if let Some((site, k)) = split {
         return Some(format!(
             "{} needs a piecewise label",
-            report::read_of(p, site, k)
+            read_name::read_of(p, site, k)
         ));
     }
     let stmts = p.stmts();

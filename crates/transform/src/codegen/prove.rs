@@ -250,13 +250,13 @@ pub fn prove(program: &Program, labels: &Labels) -> Proof {
                 Found::Some => {
                     return Proof::Refuted(format!(
                         "{source} may be a source of {} with another label",
-                        super::report::read_of(program, r, k)
+                        super::read_name::read_of(program, r, k)
                     ))
                 }
                 Found::Unknown(why) => {
                     unknown.get_or_insert(format!(
                         "{why} ({source} and {})",
-                        super::report::read_of(program, r, k)
+                        super::read_name::read_of(program, r, k)
                     ));
                 }
             }

@@ -27,6 +27,32 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// The pairing's first stage ([`super::pair`]), as the header reports it.
+pub struct Mse {
+    /// Per array expanded: `A -> A_1, A_2: …`, what MSE made of it.
+    pub lines: Vec<String>,
+    /// None when every array's labels are proved static; else why not.
+    pub unproved: Option<String>,
+    /// The program after the first stage (the second's input).
+    pub program: Program,
+    /// Constant loop bounds the first stage made parameters
+    /// (`codegen::lift`), with their values.
+    pub lifted: Vec<(String, i64)>,
+    /// The sizes where `equiv` found the first stage's program agreeing
+    /// with the original, named by its parameters.
+    pub validated: Vec<Vec<(String, i64)>>,
+}
+
+impl std::fmt::Debug for Mse {
+    // The program is long and says nothing the lines do not.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mse")
+            .field("lines", &self.lines)
+            .field("unproved", &self.unproved)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Why there is no contracted program.
 #[derive(Debug)]
 pub enum EmitError {
@@ -39,7 +65,7 @@ pub enum EmitError {
     /// made (whose sites `error` names).
     Paired {
         error: Box<EmitError>,
-        stage: Box<super::pair::Mse>,
+        stage: Box<Mse>,
     },
 }
 
@@ -72,7 +98,7 @@ pub struct Emitted {
     pub iterations: Option<Arc<IterationMap>>,
     /// The pairing's first stage, when arrays under dynamic control got
     /// maximal static expansion (`pair`); `program` contracts its output.
-    pub mse: Option<super::pair::Mse>,
+    pub mse: Option<Mse>,
 }
 
 /// The loop-level schedule that orders every pair of operations as the
@@ -363,7 +389,7 @@ fn rest(
         rewritten.extend(pl.copy_out(&mut p, &mut names));
     }
     p.body = rewritten;
-    derive_generated_labels(&mut p.body);
+    super::reschedule::derive_generated_labels(&mut p.body);
     let shared: Vec<String> = classes
         .iter()
         .map(|cl| {
@@ -709,7 +735,7 @@ fn gather(
             if place.as_ref().is_some_and(|p| *p != v) {
                 return Err(EmitError::Other(format!(
                     "{} has sources at two places at {}",
-                    crate::codegen::report::read_of(program, r.site(), r.access()),
+                    crate::codegen::read_name::read_of(program, r.site(), r.access()),
                     show(f.params.as_slice())
                 )));
             }
@@ -1302,17 +1328,4 @@ fn rewrite_stmt(s: &mut Stmt, plans: &[Plan], loops: &[CounterId]) {
             }
         }
     }
-}
-
-/// Generated labels (`_S3`: the third statement) would be renumbered by the
-/// copies put before them; `_S3.1` keeps standing for `_S3` under `equiv`.
-pub(crate) fn derive_generated_labels(nodes: &mut [Node]) {
-    super::nodes::each_mut(nodes, &mut |n| {
-        if let Node::Stmt(s) = n {
-            if s.label_generated {
-                s.label = format!("{}.1", s.label);
-                s.label_generated = false;
-            }
-        }
-    });
 }

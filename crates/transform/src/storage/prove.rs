@@ -353,7 +353,7 @@ impl Proving<'_> {
         for (s, k) in reads {
             let target = &l.reads[&(s, k)];
             let program = self.program;
-            let what = || crate::codegen::report::read_of(program, Site::Stmt(s), k);
+            let what = || crate::codegen::read_name::read_of(program, Site::Stmt(s), k);
             let q = sym
                 .quast(s, k)
                 .ok_or_else(|| format!("{} has no symbolic σ: {}", what(), why_not(sym, s, k)))?;

@@ -178,7 +178,7 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
                 writeln!(
                     out,
                     "    {}: initial values only, from the original array",
-                    crate::codegen::report::read_of(program, *site, *access)
+                    crate::codegen::read_name::read_of(program, *site, *access)
                 )?;
             }
         }

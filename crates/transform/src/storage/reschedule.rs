@@ -53,7 +53,7 @@ pub fn scan(program: &Program, schedule: &AffineSchedule) -> Result<Rescheduled,
     let body = std::mem::take(&mut p.body);
     let (body, iterations) = body_of(&mut p, body, schedule)?;
     p.body = body;
-    super::emit::derive_generated_labels(&mut p.body);
+    derive_generated_labels(&mut p.body);
     let text = crate::print::program(&p);
     let (back, diags) = crate::lower::compile_errors(&text, crate::diagnostics::FileId(0));
     match back.filter(|_| !diags.iter().any(|d| d.is_error())) {
@@ -895,4 +895,17 @@ fn substitute_access(a: &Access, loops: &[CounterId], values: &[Expr]) -> Access
         *s = Subscript::new(substitute(&s.expr, loops, values));
     }
     n
+}
+
+/// Generated labels (`_S3`: the third statement) would be renumbered by the
+/// copies put before them; `_S3.1` keeps standing for `_S3` under `equiv`.
+pub(crate) fn derive_generated_labels(nodes: &mut [Node]) {
+    super::nodes::each_mut(nodes, &mut |n| {
+        if let Node::Stmt(s) = n {
+            if s.label_generated {
+                s.label = format!("{}.1", s.label);
+                s.label_generated = false;
+            }
+        }
+    });
 }

@@ -27,31 +27,7 @@ use crate::model::{ArrayId, Program};
 use carry::schedule_of;
 pub use carry::{original_span, stmts_on};
 
-/// The first stage, as the header reports it.
-pub struct Mse {
-    /// Per array expanded: `A -> A_1, A_2: …`, what MSE made of it.
-    pub lines: Vec<String>,
-    /// None when every array's labels are proved static; else why not.
-    pub unproved: Option<String>,
-    /// The program after the first stage (the second's input).
-    pub program: Program,
-    /// Constant loop bounds the first stage made parameters
-    /// (`codegen::lift`), with their values.
-    pub lifted: Vec<(String, i64)>,
-    /// The sizes where `equiv` found the first stage's program agreeing
-    /// with the original, named by its parameters.
-    pub validated: Vec<Vec<(String, i64)>>,
-}
-
-impl std::fmt::Debug for Mse {
-    // The program is long and says nothing the lines do not.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Mse")
-            .field("lines", &self.lines)
-            .field("unproved", &self.unproved)
-            .finish_non_exhaustive()
-    }
-}
+pub use super::emit::Mse;
 
 /// `emit::checked_with`, pairing maximal static expansion with the
 /// contraction when an array under dynamic control needs expanding.
