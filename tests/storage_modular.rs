@@ -150,24 +150,39 @@ fn fixtures_report_and_emit_equivalent_programs() {
     assert!(checked >= 14, "{checked}");
 }
 
-/// Every form searched, every modulus up to one past the least: kept apart
-/// by the conflict set exactly when the program-order simulation finds
-/// every read's value.
-fn agree_in_program_order(path: &str, array: &str, params: &[(&str, i64)]) -> usize {
+/// `path` expanded at `params`, with the parameter values in order.
+fn expanded(path: &str, params: &[(&str, i64)]) -> (Program, expansion::Expansion, Vec<i64>) {
     let p = read(path);
-    let a: ArrayId = p.array(array).unwrap();
-    let s = Schedule::new(&p, None).unwrap();
     let config = Config {
         params: params.iter().map(|&(n, v)| (n.to_string(), v)).collect(),
         ..Config::default()
     };
     let exp = expansion::expand(&p, &config).unwrap();
+    (p, exp, params.iter().map(|x| x.1).collect())
+}
+
+/// What the search finds for `a` under `order`, after its contraction.
+fn search(
+    p: &Program,
+    exp: &expansion::Expansion,
+    order: &Order,
+    a: ArrayId,
+) -> (Vec<modular::Modular>, modular::Refused) {
+    let m = mapping::compute(p, exp, order).unwrap();
+    modular::compute(p, exp, order, &m, &[a])
+}
+
+/// Every form searched, every modulus up to one past the least: kept apart
+/// by the conflict set exactly when the program-order simulation finds
+/// every read's value.
+fn agree_in_program_order(path: &str, array: &str, params: &[(&str, i64)]) -> usize {
+    let (p, exp, values) = expanded(path, params);
+    let a: ArrayId = p.array(array).unwrap();
+    let s = Schedule::new(&p, None).unwrap();
     let order = Order::new(&p, &exp.inst.facts, &s);
-    let m = mapping::compute(&p, &exp, &order).unwrap();
-    let (found, refused) = modular::compute(&p, &exp, &order, &m, &[a]);
+    let (found, refused) = search(&p, &exp, &order, a);
     assert!(refused.is_empty(), "{refused:?}");
     let found = &found[0];
-    let values: Vec<i64> = params.iter().map(|x| x.1).collect();
     let extent = modular::last_extent_at(&p, a, &values);
     let d = modular::conflict_set(&exp, &order, a).unwrap();
     assert_eq!(d.len(), found.conflicts);
@@ -227,19 +242,12 @@ fn parallel_mappings_pass_the_simulation_in_random_orders() {
             vec![("H", 5), ("N", 4)],
         ),
     ] {
-        let p = read(path);
+        let (p, exp, values) = expanded(path, &params);
         let a = p.array(array).unwrap();
         let s = Schedule::new(&p, Some(&[par.to_string()])).unwrap();
-        let config = Config {
-            params: params.iter().map(|&(n, v)| (n.to_string(), v)).collect(),
-            ..Config::default()
-        };
-        let exp = expansion::expand(&p, &config).unwrap();
         let order = Order::new(&p, &exp.inst.facts, &s);
-        let m = mapping::compute(&p, &exp, &order).unwrap();
-        let (found, _) = modular::compute(&p, &exp, &order, &m, &[a]);
+        let (found, _) = search(&p, &exp, &order, a);
         let found = &found[0];
-        let values: Vec<i64> = params.iter().map(|x| x.1).collect();
         let coef = modular::coefficients(&found.form, modular::last_extent_at(&p, a, &values));
         for seed in 0..20 {
             modular::simulate(&exp, &order, a, &coef, found.modulus, seed)
@@ -253,8 +261,7 @@ fn parallel_mappings_pass_the_simulation_in_random_orders() {
         // The program-order mapping is not enough under the parallel loop.
         let seq = Schedule::new(&p, None).unwrap();
         let order0 = Order::new(&p, &exp.inst.facts, &seq);
-        let m0 = mapping::compute(&p, &exp, &order0).unwrap();
-        let (f0, _) = modular::compute(&p, &exp, &order0, &m0, &[a]);
+        let (f0, _) = search(&p, &exp, &order0, a);
         let c0 = modular::coefficients(&f0[0].form, modular::last_extent_at(&p, a, &values));
         let broken = (1..200)
             .any(|seed| modular::simulate(&exp, &order, a, &c0, f0[0].modulus, seed).is_err());

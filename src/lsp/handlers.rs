@@ -430,14 +430,14 @@ fn diagnostics(s: &Snapshot, uri: &Uri) -> Cancellable<Vec<lsp_types::Diagnostic
     }
     out.extend((a.analysis_diagnostics(file)?.iter()).map(|d| convert(s, uri, d)));
     out.extend((a.rule_diagnostics(file)?.iter()).map(|d| convert(s, uri, d)));
-    out.extend(a.remarks(file)?.iter().map(|r| lsp_types::Diagnostic {
+    out.extend(a.remarks(file)?.into_iter().map(|r| lsp_types::Diagnostic {
         range: s.range(r.span),
         severity: Some(match r.level {
             Level::Information => DiagnosticSeverity::INFORMATION,
             Level::Hint => DiagnosticSeverity::HINT,
         }),
         source: Some("arrayflow".to_string()),
-        message: r.message.clone(),
+        message: r.message,
         ..lsp_types::Diagnostic::default()
     }));
     Ok(out)
