@@ -232,6 +232,31 @@ fn verify_keeps_its_runs_under_the_budget() {
     }
 }
 
+/// A run's poll reserves the trace of its next steps by the deepest nest
+/// of loops, not by the number of loops: 5,000 one-statement loops need
+/// under 20 MB, and were refused at 16 MiB held under a 200 MiB budget
+/// (an estimate of 4096 steps × 5,000 entries each).
+#[test]
+fn many_loops_are_not_mistaken_for_a_deep_nest() {
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("loops5000.loop");
+    let mut text = String::from("param N = 4;\nreal A[0..N+1];\n");
+    for k in 0..5000 {
+        text.push_str(&format!(
+            "for i{k} = 1 to N do S{k}: A[i{k}] = A[i{k}+1]; end\n"
+        ));
+    }
+    std::fs::write(&path, text).unwrap();
+    let p = path.to_string_lossy();
+    let out = capped(&["verify", "--max-memory", "200M", &p]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("σ holds: 2000000 reads checked"),
+        "{stdout}"
+    );
+}
+
 /// `expand --emit code` reads its output back as a program: refused on its
 /// estimate (bytes of text) before the parse, not found out after it.
 #[test]

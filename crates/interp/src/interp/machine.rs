@@ -84,6 +84,25 @@ pub(super) struct Sites<'p> {
     /// forms: it reads and calls nothing, so evaluating the forms
     /// ([`eval::affine`], the same values) is all its test does.
     cond_affine: Vec<Option<eval::AffineCmp>>,
+    /// The deepest nest of loops: the longest iteration vector an
+    /// operation records.
+    depth: usize,
+}
+
+/// How many loops the deepest point of `nodes` is inside.
+fn deepest(nodes: &[Node]) -> usize {
+    (nodes.iter())
+        .map(|n| match n {
+            Node::For(f) => 1 + deepest(&f.body),
+            Node::While(w) => 1 + deepest(&w.body),
+            Node::If(i) => (i.branches.iter().map(|(_, b)| deepest(b)))
+                .chain(i.otherwise.iter().map(|b| deepest(b)))
+                .max()
+                .unwrap_or(0),
+            Node::Stmt(_) => 0,
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 impl<'p> Sites<'p> {
@@ -97,6 +116,7 @@ impl<'p> Sites<'p> {
             stmt_label: stmts.iter().map(|s| s.label.as_str()).collect(),
             cond_name: conds.iter().map(|c| c.name.as_str()).collect(),
             cond_affine: conds.iter().map(|c| eval::AffineCmp::of(&c.cond)).collect(),
+            depth: deepest(&program.body),
         }
     }
 }
@@ -514,7 +534,7 @@ impl<'p> Machine<'p> {
         let limit = self.options.max_memory;
         let sites = self.sites.stmt_reads.iter().chain(&self.sites.cond_reads);
         let per_step = sites.map(Vec::len).max().unwrap_or(0).max(1);
-        let depth = self.program.counters.len().max(1);
+        let depth = self.sites.depth.max(1);
         let more = POLL as usize;
         let runs = RUNNING.load(std::sync::atomic::Ordering::Relaxed).max(1) as u64;
         let ahead = (super::doubling(&self.reads, more * per_step) + self.ops.growth(more, depth))
