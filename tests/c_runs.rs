@@ -310,6 +310,27 @@ fn openmp_clauses_run_like_the_original() {
         "{}",
         ce.text
     );
+    // Reductions on integers (fixtures/c/reduction/): the same values on
+    // two threads; with the wrong operator in the clause, the threads'
+    // partial results start from the wrong identity.
+    for (name, clause, wrong) in [
+        ("integer", "reduction(+:s)", "reduction(*:s)"),
+        ("triangular", "reduction(+:x_r)", "reduction(*:x_r)"),
+    ] {
+        let path = fixture(&format!("fixtures/c/reduction/{name}.c"));
+        let (a, _) =
+            arrayflow::cfront::compile(&std::fs::read_to_string(&path).unwrap(), FileId(0));
+        let a = a.unwrap();
+        let b = privatized(&a);
+        assert!(b.contains(clause), "{name}:\n{b}");
+        assert_eq!(run_c(&dir, name, &a, &b).trim(), "same", "{name}:\n{b}");
+        let bad = b.replace(clause, wrong);
+        assert_ne!(
+            run_c(&dir, "wrong-op", &a, &bad).trim(),
+            "same",
+            "{name}:\n{bad}"
+        );
+    }
     // Without lastprivate, the copy Figure 13's loop writes is lost: the
     // caller sees `work` as it was before the loop.
     let path = fixture("fixtures/c/privatize/fig13.c");

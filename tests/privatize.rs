@@ -534,3 +534,64 @@ fn openmp_clauses_as_worked_out_by_hand() {
         "{c}"
     );
 }
+
+/// Reductions in the C form, worked out by hand in the comments of
+/// fixtures/c/reduction/: the pragma lines, with and without
+/// `--reassociate` (tests/c_runs.rs runs them).
+#[test]
+fn reduction_clauses_as_worked_out_by_hand() {
+    let cases: [(&str, bool, &[&str]); 6] = [
+        (
+            "integer",
+            false,
+            &["#pragma omp parallel for reduction(|:bits) reduction(max:m) reduction(+:s)"],
+        ),
+        // The cell x[i] is read into a local the clause names.
+        (
+            "triangular",
+            false,
+            &["#pragma omp parallel for reduction(+:x_r)"],
+        ),
+        // Reals: sequential unless reassociating is allowed.
+        ("real", false, &[]),
+        ("real", true, &["#pragma omp parallel for reduction(+:s)"]),
+        ("not-reductions", false, &[]),
+        ("not-reductions", true, &[]),
+    ];
+    for (name, reassociate, pragmas) in cases {
+        let path = format!(
+            "{}/fixtures/c/reduction/{name}.c",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let mut args = vec!["privatize", "--emit", "code", &path];
+        if reassociate {
+            args.push("--reassociate");
+        }
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_arrayflow"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let c = String::from_utf8(out.stdout).unwrap();
+        let got: Vec<&str> = (c.lines().map(str::trim))
+            .filter(|l| l.starts_with("#pragma"))
+            .collect();
+        assert_eq!(got, pragmas, "{name}:\n{c}");
+        if name == "real" && !reassociate {
+            assert!(
+                c.contains("// loop i: a reduction on s (real values): left sequential"),
+                "{c}"
+            );
+        }
+        if name == "triangular" {
+            assert!(
+                c.contains("int x_r = x[i];") && c.contains("x[i] = x_r;"),
+                "{c}"
+            );
+        }
+    }
+}

@@ -57,7 +57,11 @@ fn covers(p: &Program, ex: &[exact::ExactLoop], at: &[(String, i64)]) -> Result<
         }
         for (name, v) in &c.arrays {
             let d = e.arrays.get(name);
-            let carried = matches!(d, Some(Decision::Carried { .. }));
+            // A reduction carries values too (through its cell).
+            let carried = matches!(
+                d,
+                Some(Decision::Carried { .. } | Decision::Reduction { .. })
+            );
             let (copy, last) = match d {
                 Some(Decision::Private {
                     copy_in,
@@ -169,17 +173,30 @@ fn the_decisions_worked_out_by_hand() {
             finalization: Last::LastWriter
         }
     );
-    // A running sum carries its value from S(i - 1) to S(i).
+    // A sum carries its value from S(i - 1) to S(i), only through its
+    // own update of `s`: a reduction.
     let p = program(
         "param N = 4;\nreal s;\nreal A[0..N];\nfor i = 0 to N do\n  S: s = s + A[i];\nend\n",
     );
     let ex = exact::analyze(&p).expect("static control");
     assert_eq!(
         ex[0].arrays["s"],
-        Decision::Carried {
+        Decision::Reduction {
+            op: arrayflow::privatize::reduction::ReduceOp::Add,
+            cell: "s".into(),
             source: "S(i - 1)".into(),
             read: "S(i)".into()
         }
+    );
+    // Read by another statement as well: a running sum, carried.
+    let p = program(
+        "param N = 4;\nreal s;\nreal A[0..N];\nfor i = 0 to N do\n  S: s = s + A[i];\n  R: A[i] = s;\nend\n",
+    );
+    let ex = exact::analyze(&p).expect("static control");
+    assert!(
+        matches!(ex[0].arrays["s"], Decision::Carried { .. }),
+        "{:?}",
+        ex[0]
     );
     // Every iteration reads w[0], written before the loop: copy-in of that
     // read only.

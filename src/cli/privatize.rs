@@ -32,6 +32,14 @@ pub struct Args {
     /// that is an error (E0911, docs/c.md).
     #[arg(long)]
     pub allow_opaque: bool,
+    /// With `--emit code` on a C file: give loops that reduce real values
+    /// (`s += A[i]` on `double`) OpenMP's `reduction` clause too. Each
+    /// thread sums its own iterations and the partial sums are added at
+    /// the end, in another order than the loop's, so the result may
+    /// differ in the last bits. Reductions on integers get the clause
+    /// without it.
+    #[arg(long)]
+    pub reassociate: bool,
 }
 
 /// `--emit`.
@@ -96,6 +104,7 @@ fn emit(args: &Args, loaded: &super::Loaded) -> ExitCode {
         max_trips: args.input.sizes.max_trips,
         max_instances: args.budget.max_instances,
         allow_unproved: false,
+        reassociate: args.reassociate,
         ..Default::default()
     };
     let c = crate::cfront::is_c_path(&args.input.file);

@@ -99,6 +99,18 @@ pub fn program(p: &Program, function: &str) -> String {
 pub struct OmpLoop {
     pub counter: CounterId,
     pub arrays: Vec<OmpPrivate>,
+    pub reductions: Vec<OmpReduction>,
+}
+
+/// A reduction of an [`OmpLoop`]: every iteration updates `cell` with
+/// `op`, OpenMP's reduction identifier (`+`, `*`, `max`, ...). A scalar
+/// the function declares is named by the clause; any other cell is read
+/// into a local before the loop, which the clause names and the loop
+/// updates, and written back after it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OmpReduction {
+    pub cell: Access,
+    pub op: &'static str,
 }
 
 /// One array of an [`OmpLoop`]: `private` when neither flag is set.
@@ -316,6 +328,8 @@ struct Printer<'a> {
     stack: Vec<String>,
     /// Inside a loop with `#pragma omp parallel for`: no nested one.
     in_parallel: bool,
+    /// Cells printed as a local instead: reduction variables.
+    cells: Vec<(Access, String)>,
     /// The copies the program starts with, before anything else runs.
     leading: HashSet<StmtId>,
     /// What holds where the printer is: each form is `>= 0` (the
@@ -636,6 +650,7 @@ impl<'a> Printer<'a> {
             origin,
             stack: Vec::new(),
             in_parallel: false,
+            cells: Vec::new(),
             context: Vec::new(),
             leading: HashSet::new(),
         }
@@ -1011,7 +1026,32 @@ impl<'a> Printer<'a> {
                 let _ = write!(text, " {name}({})", list.join(", "));
             }
         }
+        let known = self.cells.len();
+        let mut back = Vec::new();
+        for r in &o.reductions {
+            let decl = self.p.array_decl(r.cell.array);
+            let name = if r.cell.subscripts.is_empty() && (decl.local || self.origin.is_some()) {
+                self.arrays[r.cell.array.index()].clone()
+            } else {
+                let shared = self.access(&r.cell);
+                let local = fresh(&format!("{}_r", saved[r.cell.array.index()]), &taken);
+                taken.insert(local.clone());
+                let _ = writeln!(
+                    out,
+                    "{inner}{} {local} = {shared};",
+                    self.elem(r.cell.array)
+                );
+                self.cells.push((r.cell.clone(), local.clone()));
+                back.push((shared, local.clone()));
+                local
+            };
+            let _ = write!(text, " reduction({}:{name})", r.op);
+        }
         self.for_loop(f, &text, depth + 1, out);
+        self.cells.truncate(known);
+        for (shared, local) in back {
+            let _ = writeln!(out, "{inner}{shared} = {local};");
+        }
         for (scalar, last, shared, local) in &copies {
             if *last {
                 self.copy(*scalar, shared, local, false, &inner, out);
@@ -1119,6 +1159,9 @@ impl<'a> Printer<'a> {
 
     /// `A[i][j]` with each subscript shifted to start at 0, or `*x`.
     fn access(&mut self, a: &Access) -> String {
+        if let Some((_, local)) = self.cells.iter().find(|(c, _)| c.same_cell(a)) {
+            return local.clone();
+        }
         let mut s = self.arrays[a.array.index()].clone();
         if a.subscripts.is_empty() {
             // Scalars the function declares are variables there.

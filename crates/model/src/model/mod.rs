@@ -379,6 +379,17 @@ impl Expr {
 }
 
 impl Access {
+    /// Whether `self` and `other` name one cell whatever the counters'
+    /// values: the same array at equal affine subscripts (core kinds only).
+    pub fn same_cell(&self, other: &Access) -> bool {
+        self.array == other.array
+            && self.ext.is_none()
+            && other.ext.is_none()
+            && self.subscripts.len() == other.subscripts.len()
+            && (self.subscripts.iter().zip(&other.subscripts))
+                .all(|(x, y)| x.affine.is_some() && x.affine == y.affine)
+    }
+
     pub fn collect_subscript_reads<'a>(&'a self, out: &mut Vec<AccessRef<'a>>) {
         for s in &self.subscripts {
             s.expr.collect_reads(out);

@@ -50,6 +50,10 @@ pub struct Options {
     /// (`exact`); false infers every array's labels at the samples (to
     /// compare the two ways, in tests and benchmarks).
     pub exact: bool,
+    /// `privatize --emit code` on C: reductions on real values too
+    /// (`--reassociate`): OpenMP combines partial results in another
+    /// order, which rounds differently.
+    pub reassociate: bool,
 }
 
 impl Default for Options {
@@ -62,6 +66,7 @@ impl Default for Options {
             only: None,
             scratch: Vec::new(),
             exact: true,
+            reassociate: false,
         }
     }
 }

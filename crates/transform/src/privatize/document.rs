@@ -39,9 +39,21 @@ pub fn document_with(
             format!("at every size analysed,\n{mark}   {} ({why})", sizes(at))
         }
     };
+    let reductions = c && !checked.reductions.is_empty();
     let Some(e) = &checked.emitted else {
-        let mut out =
-            format!("{mark} arrayflow privatize --emit code: no loop becomes parallel by privatization {basis}\n");
+        if reductions {
+            let mut out = format!(
+                "{mark} arrayflow privatize --emit code: loops parallel as reductions {basis}\n"
+            );
+            out.push_str(&c_form(program, &checked, print)?);
+            return Ok(out);
+        }
+        let mut out = format!(
+            "{mark} arrayflow privatize --emit code: no loop becomes parallel by privatization {basis}\n"
+        );
+        for n in &checked.reduction_notes {
+            out.push_str(&format!("{mark} {n}\n"));
+        }
         out.push_str(&if c {
             print(program, &[])
         } else {
@@ -72,13 +84,43 @@ pub fn document_with(
         out.push_str(&e.text);
         return Ok(out);
     }
-    // C in, C out: `doall` is `#pragma omp parallel for`, with clauses
-    // where they are exact, explicit private copies elsewhere (docs/c.md,
-    // C output; docs/expansion.md §9.3).
-    let ce = emit::emit_c_with(program, &checked.chosen, print)
-        .ok_or("internal error: the C form privatizes no loop")?;
-    for n in &ce.notes {
-        out.push_str(&format!("{mark} {n}\n"));
+    out.push_str(&c_form(program, &checked, print)?);
+    Ok(out)
+}
+
+/// C in, C out: `doall` is `#pragma omp parallel for`, with clauses where
+/// they are exact, explicit private copies elsewhere, and `reduction`
+/// clauses (docs/c.md, C output; docs/expansion.md §9.3); the notes on
+/// each loop, then the program.
+fn c_form(
+    program: &Program,
+    checked: &emit::Checked,
+    print: &dyn Fn(&Program, &[crate::cprint::emit::OmpLoop]) -> String,
+) -> Result<String, Refusal> {
+    let mut out = String::new();
+    if !checked.reductions.is_empty() {
+        out.push_str(
+            "// reductions: OpenMP combines each thread's partial result in an order of its own;\n\
+             // on integers that gives the same values, on reals (--reassociate) they may differ\n\
+             // in the last bits. The interpreter does not compare these loops: it reads values\n\
+             // as uninterpreted terms, which another order of updates changes.\n",
+        );
+    }
+    let chosen: Vec<emit::Chosen> = (checked.chosen.iter())
+        .chain(&checked.reductions)
+        .cloned()
+        .collect();
+    let Some(ce) = emit::emit_c_with(program, &chosen, print) else {
+        // Only reduction loops, and no clause fits one of their arrays.
+        if checked.emitted.is_some() {
+            return Err("internal error: the C form privatizes no loop".into());
+        }
+        out.push_str("// no OpenMP clause fits the arrays of the reduction loops\n");
+        out.push_str(&print(program, &[]));
+        return Ok(out);
+    };
+    for n in ce.notes.iter().chain(&checked.reduction_notes) {
+        out.push_str(&format!("// {n}\n"));
     }
     out.push_str(&ce.text);
     Ok(out)

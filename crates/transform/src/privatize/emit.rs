@@ -23,6 +23,7 @@
 //! at the given sizes, and `equiv` with `doall` shuffled checks others.
 
 use super::footprint::{self, Footprint};
+use super::reduction::ReduceOp;
 use super::LoopPrivatization;
 use crate::codegen::Names;
 use crate::model::*;
@@ -181,6 +182,62 @@ fn build(
 pub struct Chosen {
     pub counter: CounterId,
     pub private: Vec<String>,
+    /// The arrays it reduces and their operators: only in the C form,
+    /// where OpenMP's `reduction` clause combines partial results.
+    pub reductions: Vec<(String, ReduceOp)>,
+}
+
+/// The loops that reductions make parallel (in the C form): every array
+/// private, shared or a reduction, each reduction on an integer array or
+/// `reassociate` (sums of reals in another order round differently), and
+/// no loop around it parallel as written, after privatization, or with
+/// reductions (one parallel loop per nest, the outermost). With a note for
+/// each loop left sequential because of real values.
+pub fn choose_reductions(
+    program: &Program,
+    loops: &[super::exact::ExactLoop],
+    reassociate: bool,
+) -> (Vec<Chosen>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut notes = Vec::new();
+    // The loops around the current one (pre-order), with whether any of
+    // them is parallel one way or another.
+    let mut around: Vec<bool> = Vec::new();
+    for l in loops {
+        around.truncate(l.depth);
+        let inside_parallel = around.iter().any(|&b| b);
+        let mut parallel = l.parallel_before() || l.parallel_after();
+        if l.parallel_with_reductions() && !inside_parallel {
+            let real: Vec<&str> = (l.reductions())
+                .filter(|(x, _, _)| {
+                    program
+                        .array(x)
+                        .is_some_and(|a| program.array_decl(a).elem != ElemType::Int)
+                })
+                .map(|(x, _, _)| x)
+                .collect();
+            if real.is_empty() || reassociate {
+                parallel = true;
+                out.push(Chosen {
+                    counter: l.counter,
+                    private: l.private().map(str::to_string).collect(),
+                    reductions: l
+                        .reductions()
+                        .map(|(x, op, _)| (x.to_string(), op))
+                        .collect(),
+                });
+            } else {
+                notes.push(format!(
+                    "loop {}: a reduction on {} (real values): left sequential, since partial \
+                     results combined in another order round differently; --reassociate allows it",
+                    l.name,
+                    real.join(", ")
+                ));
+            }
+        }
+        around.push(parallel);
+    }
+    (out, notes)
 }
 
 /// The loops exact σ makes parallel after privatization and not before.
@@ -190,6 +247,7 @@ pub fn choose_exact(loops: &[super::exact::ExactLoop]) -> Vec<Chosen> {
         .map(|l| Chosen {
             counter: l.counter,
             private: l.private().map(str::to_string).collect(),
+            reductions: Vec::new(),
         })
         .collect()
 }
@@ -218,6 +276,7 @@ pub fn choose(analyses: &[Vec<LoopPrivatization>]) -> Vec<Chosen> {
                 Chosen {
                     counter: l.counter,
                     private: private.into_iter().collect(),
+                    reductions: Vec::new(),
                 }
             })
         })
@@ -277,20 +336,37 @@ impl Rewrite<'_> {
         for (k, n) in nodes.into_iter().enumerate() {
             match n {
                 Node::For(mut f) => {
-                    let target = self
-                        .chosen
-                        .iter()
+                    // Explicit private copies are sized by the loop's
+                    // bounds; a reduction loop has clauses or nothing.
+                    let target = (self.chosen.iter())
                         .find(|l| l.counter == f.counter)
-                        .filter(|_| {
-                            !f.lower.affine.uses_counters() && !f.upper.affine.uses_counters()
+                        .filter(|l| {
+                            !l.reductions.is_empty()
+                                || !f.lower.affine.uses_counters()
+                                    && !f.upper.affine.uses_counters()
                         });
                     match target {
+                        Some(l) if !l.reductions.is_empty() => {
+                            let xs: Vec<ArrayId> =
+                                l.private.iter().filter_map(|name| p.array(name)).collect();
+                            let after = all.get(k + 1..).unwrap_or(&[]);
+                            if self.with_clauses(&mut f, after, &xs, &l.reductions, p) {
+                                let loop_name = p.counter_decl(f.counter).name.clone();
+                                self.done.push((loop_name, l.private.clone()));
+                            } else {
+                                self.outer.push(footprint::bounds(&f));
+                                f.body = self.nodes(f.body, p);
+                                self.outer.pop();
+                            }
+                            out.push(Node::For(f));
+                        }
                         Some(l) => {
                             let arrays = l.private.clone();
                             let xs: Vec<ArrayId> =
                                 arrays.iter().filter_map(|name| p.array(name)).collect();
                             let loop_name = p.counter_decl(f.counter).name.clone();
-                            if !self.with_clauses(&mut f, all.get(k + 1..).unwrap_or(&[]), &xs, p) {
+                            let after = all.get(k + 1..).unwrap_or(&[]);
+                            if !self.with_clauses(&mut f, after, &xs, &[], p) {
                                 let privates: Vec<Private> = xs
                                     .into_iter()
                                     .map(|x| declare(p, self.names, x, &f, &self.outer))
@@ -331,8 +407,16 @@ impl Rewrite<'_> {
     }
 
     /// In the C form, marks `f` parallel with OpenMP clauses when every
-    /// array of `xs` fits one; notes what it got, or why not.
-    fn with_clauses(&mut self, f: &mut For, after: &[Node], xs: &[ArrayId], p: &Program) -> bool {
+    /// array of `xs` fits one, with the `reductions`; notes what it got,
+    /// or why not.
+    fn with_clauses(
+        &mut self,
+        f: &mut For,
+        after: &[Node],
+        xs: &[ArrayId],
+        reductions: &[(String, ReduceOp)],
+        p: &Program,
+    ) -> bool {
         let Some(c) = self.clauses.as_deref_mut() else {
             return false;
         };
@@ -359,15 +443,49 @@ impl Rewrite<'_> {
                 }
             }
         }
+        let mut omp_reductions = Vec::new();
+        for (array, op) in reductions {
+            let Some(cell) = p.array(array).and_then(|x| updated_cell(&f.body, x)) else {
+                c.notes
+                    .push(format!("loop {name}: internal error: no update of {array}"));
+                return false;
+            };
+            whys.push(format!(
+                "{}: reduction({}) (every iteration updates it, nothing else in the loop \
+                 touches it)",
+                crate::print::access(p, &cell),
+                op.openmp(),
+            ));
+            omp_reductions.push(crate::cprint::emit::OmpReduction {
+                cell,
+                op: op.openmp(),
+            });
+        }
         c.notes
             .push(format!("loop {name}: OpenMP clauses; {}", whys.join("; ")));
         f.parallel = true;
         c.loops.push(crate::cprint::emit::OmpLoop {
             counter: f.counter,
             arrays,
+            reductions: omp_reductions,
         });
         true
     }
+}
+
+/// The cell the first write of `x` in `body` updates.
+fn updated_cell(body: &[Node], x: ArrayId) -> Option<Access> {
+    body.iter().find_map(|n| match n {
+        Node::Stmt(s) => match &s.kind {
+            StmtKind::Assign { target, .. } if target.array == x => Some(target.clone()),
+            _ => None,
+        },
+        Node::For(f) => updated_cell(&f.body, x),
+        Node::While(w) => updated_cell(&w.body, x),
+        Node::If(i) => (i.branches.iter().map(|(_, b)| b))
+            .chain(i.otherwise.as_ref())
+            .find_map(|b| updated_cell(b, x)),
+    })
 }
 
 /// `X_p[D, lo - 1 .. hi]`, `X_w[D, lo .. hi]`, `X_l[D]` over the cells `D`
@@ -649,6 +767,13 @@ pub struct Checked {
     /// Sizes where the privatized program's run hit an interpreter limit,
     /// with the limit: not compared there.
     pub limits: Vec<String>,
+    /// Loops that reductions make parallel, for the C form
+    /// ([`choose_reductions`]); the interpreter does not run them, since
+    /// it reads values as uninterpreted terms, which another order of
+    /// updates changes.
+    pub reductions: Vec<Chosen>,
+    /// Why reductions on real values were left sequential.
+    pub reduction_notes: Vec<String>,
 }
 
 /// What the privatization was decided from.
@@ -685,8 +810,12 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
         params: named(&vectors::base(program, o)?),
         ..o.clone()
     };
+    let mut reductions = (Vec::new(), Vec::new());
     let (chosen, basis) = match super::exact::analyze(program) {
-        Ok(loops) => (choose_exact(&loops), Basis::Exact),
+        Ok(loops) => {
+            reductions = choose_reductions(program, &loops, o.reassociate);
+            (choose_exact(&loops), Basis::Exact)
+        }
         Err(why) => {
             let mut analyses = Vec::new();
             let mut sizes = Vec::new();
@@ -708,6 +837,7 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
         }
     };
     readback::poll("the privatization of the loops")?;
+    let (reductions, reduction_notes) = reductions;
     let Some(emitted) = emit(program, &chosen)? else {
         return Ok(Checked {
             emitted: None,
@@ -715,6 +845,8 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
             basis,
             validated: Vec::new(),
             limits: Vec::new(),
+            reductions,
+            reduction_notes,
         });
     };
     let b = &emitted.program;
@@ -771,5 +903,7 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
         basis,
         validated,
         limits,
+        reductions,
+        reduction_notes,
     })
 }

@@ -22,7 +22,8 @@
 //! a last-writer finalization is kept). Programs outside static control
 //! have no quasts: the caller falls back to bounded σ.
 
-use crate::model::{Access, Affine, CounterId, Program, StmtId, Var};
+use super::reduction::{self, ReduceOp};
+use crate::model::{Access, Affine, ArrayId, CounterId, Program, StmtId, Var};
 use crate::symbolic::domain::{self, Atom, Dnf, Place};
 use crate::symbolic::prove::{self, Prover};
 use crate::symbolic::{Names, Outcome, Quast, Source};
@@ -44,6 +45,17 @@ pub enum Decision {
     /// A value flows across iterations: the source (`S(i - 1, j)`) and the
     /// read (`T(i, j)`) of the first such pair found.
     Carried { source: String, read: String },
+    /// Values flow across iterations only through one cell (`cell`,
+    /// `s` or `X[i]`) that every write of the array in the loop updates
+    /// with `op` ([`super::reduction`]): carried, but the iterations may
+    /// run in any order and combine partial results, where reassociating
+    /// `op` is allowed.
+    Reduction {
+        op: ReduceOp,
+        cell: String,
+        source: String,
+        read: String,
+    },
 }
 
 /// Where the values live after the loop come from.
@@ -73,9 +85,22 @@ impl ExactLoop {
     }
 
     pub fn parallel_after(&self) -> bool {
-        self.arrays
-            .values()
-            .all(|d| !matches!(d, Decision::Carried { .. }))
+        (self.arrays.values()).all(|d| matches!(d, Decision::Shared | Decision::Private { .. }))
+    }
+
+    /// Parallel once the privatizable arrays are private and the
+    /// reductions combine partial results, with at least one reduction.
+    pub fn parallel_with_reductions(&self) -> bool {
+        self.reductions().next().is_some()
+            && (self.arrays.values()).all(|d| !matches!(d, Decision::Carried { .. }))
+    }
+
+    /// The reductions: (array, operator, cell).
+    pub fn reductions(&self) -> impl Iterator<Item = (&str, ReduceOp, &str)> {
+        self.arrays.iter().filter_map(|(n, d)| match d {
+            Decision::Reduction { op, cell, .. } => Some((n.as_str(), *op, cell.as_str())),
+            _ => None,
+        })
     }
 
     pub fn private(&self) -> impl Iterator<Item = &str> {
@@ -329,25 +354,30 @@ impl<'p> Cx<'_, 'p> {
                 }
             }
         }
-        let arrays = acc
-            .into_iter()
-            .filter(|(_, a)| a.inside)
-            .map(|(x, a)| {
-                let decision = match a.carried {
-                    Some((source, read)) => Decision::Carried { source, read },
-                    None if !a.conflict => Decision::Shared,
-                    None => Decision::Private {
-                        copy_in: a.copy_in,
-                        finalization: match (a.live_out, a.not_last) {
-                            (false, _) => Last::None,
-                            (true, false) => Last::LastIteration,
-                            (true, true) => Last::LastWriter,
-                        },
+        let mut arrays = BTreeMap::new();
+        for (x, a) in acc.into_iter().filter(|(_, a)| a.inside) {
+            let decision = match a.carried {
+                Some((source, read)) => match self.reduction(x, d, members) {
+                    Some((op, cell)) => Decision::Reduction {
+                        op,
+                        cell,
+                        source,
+                        read,
                     },
-                };
-                (self.program.array_decl(x).name.clone(), decision)
-            })
-            .collect();
+                    None => Decision::Carried { source, read },
+                },
+                None if !a.conflict => Decision::Shared,
+                None => Decision::Private {
+                    copy_in: a.copy_in,
+                    finalization: match (a.live_out, a.not_last) {
+                        (false, _) => Last::None,
+                        (true, false) => Last::LastIteration,
+                        (true, true) => Last::LastWriter,
+                    },
+                },
+            };
+            arrays.insert(self.program.array_decl(x).name.clone(), decision);
+        }
         Ok(ExactLoop {
             counter,
             name: self.program.counter_decl(counter).name.clone(),
@@ -400,9 +430,77 @@ impl<'p> Cx<'_, 'p> {
         acc.get_mut(&r.access.array).expect("entry").not_last |= not_last;
     }
 
+    /// Whether array `x`'s values cross iterations of the loop at depth `d`
+    /// only through one reduction cell: every write of `x` among
+    /// `members` updates that cell with one operator, the cell does not
+    /// move with the loop or the loops inside it, and no other access of
+    /// `x` in the loop may touch it in the same execution. Then every
+    /// value read in the loop from a write in it is the cell's, read by an
+    /// update. The operator and the cell as written.
+    fn reduction(
+        &mut self,
+        x: ArrayId,
+        d: usize,
+        members: &[&crate::model::Stmt],
+    ) -> Option<(ReduceOp, String)> {
+        let mut found: Option<(ReduceOp, &Access, StmtId)> = None;
+        let mut others: Vec<(StmtId, &Access)> = Vec::new();
+        for s in members {
+            let Some(target) = s.write().map(|(a, _)| a).filter(|a| a.array == x) else {
+                others.extend(
+                    s.reads()
+                        .into_iter()
+                        .filter(|a| a.array == x)
+                        .map(|a| (s.id, a)),
+                );
+                continue;
+            };
+            let (op, e) = reduction::update(self.program, s)?;
+            let inner = &self.places[s.id.index()].loops[d..];
+            let moves = |a: &Affine| inner.iter().any(|l| a.coeff(Var::Counter(l.counter)) != 0);
+            if (target.subscripts.iter()).any(|sub| sub.affine.as_ref().is_none_or(moves)) {
+                return None;
+            }
+            match found {
+                Some((o, t, _)) if o != op || !t.same_cell(target) => return None,
+                Some(_) => {}
+                None => found = Some((op, target, s.id)),
+            }
+            let mut rs = Vec::new();
+            e.collect_reads(&mut rs);
+            others.extend(
+                rs.iter()
+                    .filter(|r| r.access.array == x)
+                    .map(|r| (s.id, r.access)),
+            );
+        }
+        let (op, target, w) = found?;
+        for (o, oa) in others {
+            if self.touches(w, target, o, oa, d, false) {
+                return None;
+            }
+        }
+        Some((op, crate::print::access(self.program, target)))
+    }
+
     /// Whether write `wa` of `w` and access `oa` of `o`, both in the loop at
     /// depth `d`, may touch one cell in two iterations of one execution.
     fn conflict(&mut self, w: StmtId, wa: &Access, o: StmtId, oa: &Access, d: usize) -> bool {
+        self.touches(w, wa, o, oa, d, true)
+    }
+
+    /// Whether access `wa` of `w` and `oa` of `o`, both in the loop at depth
+    /// `d`, may touch one cell in one execution of it, in two iterations
+    /// when `apart`.
+    fn touches(
+        &mut self,
+        w: StmtId,
+        wa: &Access,
+        o: StmtId,
+        oa: &Access,
+        d: usize,
+        apart: bool,
+    ) -> bool {
         let (pw, po) = (&self.places[w.index()], &self.places[o.index()]);
         let i = prove::vars_of(&pw.counters());
         // The other instance's counters, renamed.
@@ -421,12 +519,10 @@ impl<'p> Cx<'_, 'p> {
             Some(vec![conj])
         })();
         let dom_o = self.domain(o).and_then(|dnf| prove::subst_dnf(&dnf, &map));
-        self.feasible(&[
-            self.domain(w),
-            dom_o,
-            equal(&i, &j, 0..d),
-            differ(&i[d], &j[d]),
-            cell,
-        ])
+        let mut factors = vec![self.domain(w), dom_o, equal(&i, &j, 0..d), cell];
+        if apart {
+            factors.push(differ(&i[d], &j[d]));
+        }
+        self.feasible(&factors)
     }
 }

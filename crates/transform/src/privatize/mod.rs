@@ -23,6 +23,7 @@ pub mod emit;
 pub mod exact;
 mod footprint;
 pub mod omp;
+pub mod reduction;
 pub mod render;
 
 use crate::dataflow::render::site_loops;

@@ -227,13 +227,29 @@ pub fn exact_text(loops: &[ExactLoop]) -> String {
     let mut out = "# privatization for every parameter value (from exact σ)\n".to_string();
     for l in loops {
         let indent = "  ".repeat(l.depth);
-        let what = state(l.parallel_before(), l.parallel_after(), l.private());
+        let mut what = state(l.parallel_before(), l.parallel_after(), l.private());
+        if l.parallel_with_reductions() {
+            let red: Vec<&str> = l.reductions().map(|(n, _, _)| n).collect();
+            let private: Vec<&str> = l.private().collect();
+            what = format!(
+                "not parallel as written; parallel as a reduction on {}",
+                red.join(", ")
+            );
+            if !private.is_empty() {
+                what += &format!(", privatizing {}", private.join(", "));
+            }
+        }
         let _ = writeln!(out, "{indent}loop {}: {what}", l.name);
         for (name, d) in &l.arrays {
             let line = match d {
                 Decision::Shared => "shared".to_string(),
                 Decision::Carried { source, read } => format!(
                     "not privatizable: {source} writes a value {read} reads in a later iteration"
+                ),
+                Decision::Reduction { op, cell, .. } => format!(
+                    "reduction ({}) on {cell}: every iteration updates it, and nothing else in \
+                     the loop touches it",
+                    op.openmp()
                 ),
                 Decision::Private {
                     copy_in,
@@ -262,6 +278,15 @@ pub fn exact_json(loops: &[ExactLoop]) -> Value {
                     Decision::Carried { source, read } => json!({
                         "array": name, "verdict": "carried", "source": source, "read": read,
                     }),
+                    Decision::Reduction {
+                        op,
+                        cell,
+                        source,
+                        read,
+                    } => json!({
+                        "array": name, "verdict": "reduction", "op": op.openmp(), "cell": cell,
+                        "source": source, "read": read,
+                    }),
                     Decision::Private {
                         copy_in,
                         finalization,
@@ -280,7 +305,11 @@ pub fn exact_json(loops: &[ExactLoop]) -> Value {
             json!({
                 "loop": l.name,
                 "depth": l.depth,
-                "parallel": {"before": l.parallel_before(), "after": l.parallel_after()},
+                "parallel": {
+                    "before": l.parallel_before(),
+                    "after": l.parallel_after(),
+                    "with_reductions": l.parallel_with_reductions(),
+                },
                 "arrays": arrays,
             })
         })

@@ -1,0 +1,338 @@
+//! Reductions from exact σ (`privatize::exact`, `Decision::Reduction`),
+//! against a plain check of the instances a run executes: for a loop that
+//! exact σ calls a reduction on array X, in every execution of the loop
+//! (one iteration of the loops around it) at every size tried,
+//! - every write of X in the loop is to one cell;
+//! - every read of X in the loop that sees a value the loop wrote in this
+//!   execution, or that reads that cell, is an update's read of its own
+//!   target (`s` in `s += e`).
+//!
+//! So nothing but the updates sees the cell's value while the loop runs,
+//! and the updates may run in any order. The decisions on hand-written
+//! programs are worked out by hand in their comments.
+
+mod support;
+
+use arrayflow::diagnostics::FileId;
+use arrayflow::interp::{self, Writer};
+use arrayflow::model::{Access, CounterId, Node, Program, Site, StmtId, StmtKind, Var};
+use arrayflow::privatize::exact::{self, Decision};
+use arrayflow::privatize::reduction::ReduceOp;
+use std::collections::HashMap;
+
+fn program(text: &str) -> Program {
+    let (p, d) = arrayflow::lower::compile(text, FileId(0));
+    p.unwrap_or_else(|| panic!("{d:?}\n{text}"))
+}
+
+/// Per statement, the counters of the loops around it, outermost first.
+fn nests(p: &Program) -> HashMap<StmtId, Vec<CounterId>> {
+    fn walk(
+        nodes: &[Node],
+        around: &mut Vec<CounterId>,
+        out: &mut HashMap<StmtId, Vec<CounterId>>,
+    ) {
+        for n in nodes {
+            match n {
+                Node::Stmt(s) => {
+                    out.insert(s.id, around.clone());
+                }
+                Node::For(f) => {
+                    around.push(f.counter);
+                    walk(&f.body, around, out);
+                    around.pop();
+                }
+                Node::While(w) => {
+                    around.push(w.counter);
+                    walk(&w.body, around, out);
+                    around.pop();
+                }
+                Node::If(i) => {
+                    for (_, b) in &i.branches {
+                        walk(b, around, out);
+                    }
+                    walk(i.otherwise.as_deref().unwrap_or(&[]), around, out);
+                }
+            }
+        }
+    }
+    let mut out = HashMap::new();
+    walk(&p.body, &mut Vec::new(), &mut out);
+    out
+}
+
+/// The cell `a` names at iteration `iter` of its statement.
+fn cell(a: &Access, counters: &[CounterId], iter: &[i64], params: &[i64]) -> Vec<i64> {
+    let value = |v: Var| match v {
+        Var::Counter(c) => iter[counters.iter().position(|&k| k == c).expect("around")],
+        Var::Param(q) => params[q.index()],
+    };
+    (a.subscripts.iter())
+        .map(|s| {
+            s.affine
+                .as_ref()
+                .expect("affine")
+                .eval(value)
+                .expect("fits")
+        })
+        .collect()
+}
+
+/// The plain check above for every reduction exact σ finds in `p` at
+/// `values`; Err says which instance breaks it. Ok(n): reductions checked.
+fn check(p: &Program, values: &[i64]) -> Result<usize, String> {
+    let loops = exact::analyze(p).map_err(|e| format!("no exact σ: {e}"))?;
+    let claims: Vec<Claim> = (loops.iter())
+        .flat_map(|l| {
+            (l.arrays.iter())
+                .filter(|(_, d)| matches!(d, Decision::Reduction { .. }))
+                .map(|(x, _)| (l.name.clone(), l.counter, l.depth, x.clone()))
+        })
+        .collect();
+    check_claims(p, values, &claims)
+}
+
+/// A reduction claimed: (loop name, its counter, its depth, the array).
+type Claim = (String, CounterId, usize, String);
+
+/// The plain check for each of `claims`.
+fn check_claims(p: &Program, values: &[i64], claims: &[Claim]) -> Result<usize, String> {
+    let Ok(run) = interp::run(p, &interp::Options::new(values.to_vec())) else {
+        return Ok(0);
+    };
+    let nests = nests(p);
+    let stmts = p.stmts();
+    let mut checked = 0;
+    for (loop_name, counter, depth, name) in claims {
+        {
+            let x = p.array(name).expect("array");
+            let depth = *depth;
+            let in_loop = |s: StmtId| nests[&s].get(depth) == Some(counter);
+            // Per execution (the outer counters), the cell written.
+            let mut written: HashMap<Vec<i64>, Vec<i64>> = HashMap::new();
+            for op in run.ops.iter() {
+                let Site::Stmt(s) = op.site else { continue };
+                let StmtKind::Assign { target, .. } = &stmts[s.index()].kind else {
+                    continue;
+                };
+                if target.array != x || !in_loop(s) {
+                    continue;
+                }
+                let c = cell(target, &nests[&s], op.iter, values);
+                let e = op.iter[..depth].to_vec();
+                if let Some(old) = written.insert(e, c.clone()) {
+                    if old != c {
+                        return Err(format!(
+                            "loop {loop_name}: {name} written at {old:?} and {c:?}"
+                        ));
+                    }
+                }
+            }
+            for r in &run.reads {
+                let op = run.ops.get(r.op);
+                let Site::Stmt(s) = op.site else { continue };
+                let stmt = stmts[s.index()];
+                let a = stmt.reads()[r.access as usize];
+                if a.array != x || !in_loop(s) {
+                    continue;
+                }
+                let e = &op.iter[..depth];
+                let at = cell(a, &nests[&s], op.iter, values);
+                let from_loop = match r.writer {
+                    Writer::Op(w) => {
+                        let w = run.ops.get(w);
+                        matches!(w.site, Site::Stmt(ws) if in_loop(ws)) && &w.iter[..depth] == e
+                    }
+                    Writer::Initial => false,
+                };
+                if !from_loop && written.get(e) != Some(&at) {
+                    continue;
+                }
+                let own = match &stmt.kind {
+                    StmtKind::Assign { target, .. } => target.same_cell(a),
+                    StmtKind::Call { .. } => false,
+                };
+                if !own {
+                    return Err(format!(
+                        "loop {}: {}{:?} reads {name}{at:?}, the reduction's cell or a value of this execution",
+                        loop_name, stmt.label, op.iter
+                    ));
+                }
+            }
+            checked += 1;
+        }
+    }
+    Ok(checked)
+}
+
+/// (loop, array, operator).
+type Found = (String, String, ReduceOp);
+
+/// Every reduction exact σ finds.
+fn reductions(p: &Program) -> Vec<Found> {
+    let loops = exact::analyze(p).expect("exact σ");
+    let mut out = Vec::new();
+    for l in &loops {
+        for (x, op, _) in l.reductions() {
+            out.push((l.name.clone(), x.to_string(), op));
+        }
+    }
+    out
+}
+
+fn r(l: &str, x: &str, op: ReduceOp) -> Found {
+    (l.to_string(), x.to_string(), op)
+}
+
+/// Each case: the program, the reductions worked out by hand, and whether
+/// the loop is parallel with them.
+#[test]
+fn reductions_as_worked_out_by_hand() {
+    use ReduceOp::*;
+    let head = "param N = 6;\nreal A[0..N], B[0..N], s, t;\nint k[0..N];\n";
+    let cases: Vec<(&str, Vec<Found>)> = vec![
+        // A sum and a maximum in one loop.
+        (
+            "for i = 0 to N do S: s += A[i]; T: t = __select(__ge(t, A[i]), t, A[i]); end",
+            vec![r("i", "s", Add), r("i", "t", Max)],
+        ),
+        // A running sum: R reads s in the same iteration.
+        ("for i = 0 to N do S: s += A[i]; R: B[i] = s; end", vec![]),
+        // Only the first iteration reads the old value, outside an update:
+        // a private partial result would start at 0 there.
+        (
+            "for i = 0 to N do if i == 0 then R: B[0] = s; end S: s += A[i]; end",
+            vec![],
+        ),
+        // Two updates with different operators.
+        ("for i = 0 to N do S: s += A[i]; T: s *= A[i]; end", vec![]),
+        // Two updates with one operator.
+        (
+            "for i = 0 to N do S: s += A[i]; T: s = s - B[i]; end",
+            vec![r("i", "s", Add)],
+        ),
+        // The cell moves with an inner loop: a reduction of the inner
+        // loop, not of the outer one.
+        (
+            "for i = 0 to N do for j = 0 to N do S: B[j] += A[i]; end end",
+            vec![],
+        ),
+        (
+            "for i = 0 to N do for j = 0 to N do S: B[i] += A[j]; end end",
+            vec![r("j", "B", Add)],
+        ),
+        // B[i] read at j = i by the update's other operand.
+        (
+            "for i = 0 to N do for j = 0 to N do S: B[i] += B[j]; end end",
+            vec![],
+        ),
+        // B[j] only for j < i: never the cell.
+        (
+            "for i = 0 to N do for j = 0 to i - 1 do S: B[i] = B[i] - A[j] * B[j]; end end",
+            vec![r("j", "B", Add)],
+        ),
+        // Not an update by one operator.
+        ("for i = 0 to N do S: s = s * 2 + A[i]; end", vec![]),
+    ];
+    for (body, want) in cases {
+        let p = program(&format!("{head}{body}\n"));
+        assert_eq!(reductions(&p), want, "{body}");
+        for n in [0, 1, 2, 5] {
+            let values = vec![n];
+            check(&p, &values).unwrap_or_else(|e| panic!("{body} at N = {n}: {e}"));
+        }
+    }
+}
+
+/// The plain check can fail: the loops exact σ rightly refuses, claimed
+/// as reductions anyway, are caught at N = 4.
+#[test]
+fn the_check_refuses_false_claims() {
+    let head = "param N = 4;\nreal A[0..N], B[0..N], s;\n";
+    for (body, array, why) in [
+        (
+            "for i = 0 to N do S: s += A[i]; R: B[i] = s; end",
+            "s",
+            "R[0] reads s",
+        ),
+        (
+            "for i = 0 to N do if i == 0 then R: B[0] = s; end S: s += A[i]; end",
+            "s",
+            "R[0] reads s",
+        ),
+        (
+            "for i = 0 to N do S: B[i] += A[i]; end",
+            "B",
+            "written at [0] and [1]",
+        ),
+        (
+            "for i = 0 to N do S: B[0] += B[i]; end",
+            "B",
+            "S[0] reads B[0]",
+        ),
+    ] {
+        let p = program(&format!("{head}{body}\n"));
+        let l = &exact::analyze(&p).unwrap()[0];
+        assert!(l.reductions().next().is_none(), "{body}");
+        let claim = (l.name.clone(), l.counter, l.depth, array.to_string());
+        let err = check_claims(&p, &[4], &[claim]).unwrap_err();
+        assert!(err.contains(why), "{body}: {err}");
+    }
+    // A true one passes.
+    let p = program(&format!("{head}for i = 0 to N do S: s += A[i]; end\n"));
+    assert_eq!(check(&p, &[4]), Ok(1));
+}
+
+/// Every fixture program (`.loop` and C, PolyBench's among them): whatever
+/// exact σ calls a reduction passes the instance check with every
+/// parameter at 1, 3 and 5.
+#[test]
+fn fixture_reductions_pass_the_instance_check() {
+    let mut total = 0;
+    let mut seen = Vec::new();
+    // PolyBench's kernels are read as the harness does, preprocessed.
+    let o = arrayflow::cfront::preprocess::Options {
+        define: vec!["MINI_DATASET".to_string()],
+        ..Default::default()
+    };
+    for path in support::fixtures::paths() {
+        let program = if path.starts_with("fixtures/c/polybench") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let pre = arrayflow::cfront::preprocess::run(&path, text, &o)
+                .unwrap_or_else(|e| panic!("{}: {}", path.display(), e.for_command()));
+            arrayflow::cfront::compile(&pre.text, FileId(0)).0
+        } else {
+            support::fixtures::compile(&path)
+        };
+        let Some(p) = program else {
+            continue;
+        };
+        if exact::analyze(&p).is_err() {
+            continue;
+        }
+        let mut n = 0;
+        for k in [1, 3, 5] {
+            let values = vec![k; p.params.len()];
+            match check(&p, &values) {
+                Ok(c) => n = n.max(c),
+                Err(e) => panic!("{} at {values:?}: {e}", path.display()),
+            }
+        }
+        if n > 0 {
+            seen.push(path.display().to_string());
+        }
+        total += n;
+    }
+    // At least: integer.c 3, triangular.c 1, real.c 1, not-reductions.c 1
+    // (`u` in loop j), and nussinov's loop k.
+    for f in [
+        "integer.c",
+        "triangular.c",
+        "real.c",
+        "not-reductions.c",
+        "nussinov.c",
+    ] {
+        assert!(seen.iter().any(|s| s.ends_with(f)), "{f}: {seen:?}");
+    }
+    assert!(total >= 7, "{total} reductions checked: {seen:?}");
+}
