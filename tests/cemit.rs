@@ -417,3 +417,47 @@ fn the_header_states_the_memory_added() {
     assert!(text.contains("double w_p[M];"), "{text}");
     assert!(!text.contains("Memory this function allocates"), "{text}");
 }
+
+/// Contraction of PolyBench's trmm with `-D LARGE_DATASET` and the MINI
+/// sizes as parameters: the whole-array copies run over the declared
+/// 1000 × 1200 cells, so every validation run of the contracted program
+/// reaches the interpreter's step limit. That is not a difference: the
+/// mapping is proved for every parameter value, and the header says that
+/// equiv compared nothing. (It used to stop with E0604, "differs".)
+#[test]
+fn a_run_limit_in_validation_is_not_a_difference() {
+    if !have_cc() {
+        return;
+    }
+    let path = format!("{}/fixtures/c/polybench/trmm.c", env!("CARGO_MANIFEST_DIR"));
+    let out = arrayflow(&[
+        "expand",
+        "--transform",
+        "contract",
+        "--parallel",
+        "i@86",
+        "--emit",
+        "code",
+        &path,
+        "-D",
+        "LARGE_DATASET",
+        "--param",
+        "m=20",
+        "--param",
+        "n=30",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("checked by equiv nowhere: at every size tried the original fails or a run reaches an interpreter limit"),
+        "{text}"
+    );
+    assert!(
+        text.contains("// proved for every parameter value"),
+        "{text}"
+    );
+}
