@@ -120,6 +120,32 @@ impl Place {
     }
 }
 
+impl Place {
+    /// The complement of [`Place::domain`], one disjunct per loop bound or
+    /// guard that fails: negating the domain's DNF instead multiplies its
+    /// disjuncts (a guard `i == 0 or … or j == N - 1` on both branches).
+    pub fn outside(&self) -> Option<Dnf> {
+        let mut out: Dnf = Vec::new();
+        for l in &self.loops {
+            if l.is_while {
+                return None;
+            }
+            let c = Affine::var(crate::model::Var::Counter(l.counter));
+            let lo = l.lo.checked_sub(&c)?;
+            let hi = c.checked_sub(&l.hi)?;
+            out.push(vec![Atom::Le(positive(&lo)?)]);
+            out.push(vec![Atom::Le(positive(&hi)?)]);
+            if l.step != 1 {
+                out.push(vec![Atom::NotStride(lo.checked_scale(-1)?, l.step)]);
+            }
+        }
+        for (c, b) in &self.guards {
+            out.extend(dnf(c, !*b)?);
+        }
+        (out.len() <= MAX_DISJUNCTS).then_some(out)
+    }
+}
+
 /// The conjunction of two DNFs (None when too large).
 pub fn and(a: &Dnf, b: &Dnf) -> Option<Dnf> {
     if a.len() * b.len() > MAX_DISJUNCTS {
