@@ -329,6 +329,30 @@ fn smoothing_passes_fit_in_three_arrays() {
     ] {
         assert!(out.contains(line), "{line}\n{out}");
     }
+    let (rc, out, err) = support::run(&[
+        "expand",
+        src,
+        "--transform",
+        "contract",
+        "--live-out",
+        "A4",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let row = |name: &str| {
+        (v["arrays"].as_array().unwrap().iter())
+            .find(|a| a["array"] == name)
+            .unwrap_or_else(|| panic!("{name}: {out}"))
+            .clone()
+    };
+    for (name, into, cells) in [("a", None, 36), ("A1", Some("a"), 0), ("A2", Some("A0"), 0)] {
+        let r = row(name);
+        assert_eq!(r["shared_into"].as_str(), into, "{r}");
+        assert_eq!(r["contracted"], cells, "{r}");
+        assert_eq!(r["bound"], 36, "{r}");
+    }
     // A2 in a with A1 and A3: pass 2 reads A1[i + 1, j] after writing A2[i, j]
     // on the same cell.
     let p = read(src);
