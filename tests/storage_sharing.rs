@@ -353,6 +353,16 @@ fn smoothing_passes_fit_in_three_arrays() {
         assert_eq!(r["contracted"], cells, "{r}");
         assert_eq!(r["bound"], 36, "{r}");
     }
+    // With `assume N >= 3` (no sample below 3) the sharing needs symbolic σ
+    // of the boundary guard to be proved.
+    let text = std::fs::read_to_string(format!("{}/{src}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = text.replace("param N = 6;\n", "param N = 6;\nassume N >= 3;\n");
+    let q = arrayflow::lower::compile(&text, FileId(0)).0.unwrap();
+    let temps = ids(&q, &["a", "A0", "A1", "A2", "A3"]);
+    let s = Schedule::new(&q, Some(&[])).unwrap();
+    let e = emit::checked_with(&q, &s, &temps, &Options::default()).unwrap();
+    assert_eq!(e.shared, ["A1, A3 in a", "A2 in A0"]);
+    assert!(e.proof.proved(), "{:?}", e.proof);
     // A2 in a with A1 and A3: pass 2 reads A1[i + 1, j] after writing A2[i, j]
     // on the same cell.
     let p = read(src);
