@@ -138,8 +138,8 @@ pub fn compute(
 pub type AtSample<'a> = (&'a [i64], Option<&'a Sharing>, &'a Expansion);
 
 /// The classes to emit from the sharing found at each sample: those every
-/// sample whose parameters are all at least 3 agrees on (all samples when
-/// none is), each then checked whole at the other samples. At the smallest
+/// sample whose parameters are all at least 3 agrees on (else at least 2,
+/// else all samples), each then checked whole at the other samples. At the smallest
 /// sizes lifetimes degenerate (at N = 0 nothing is live, so every temporary
 /// fits in one class), so asking every sample for the same classes would
 /// drop the sharing the larger sizes find. A class that fails at a smaller
@@ -149,11 +149,12 @@ pub fn across(
     schedule: &super::Schedule,
     at: &[AtSample],
 ) -> (Vec<Vec<ArrayId>>, Vec<String>) {
-    let large = |p: &[i64]| p.iter().all(|&v| v >= 3);
-    let stable: Vec<&AtSample> = match at.iter().filter(|s| large(s.0)).count() {
-        0 => at.iter().collect(),
-        _ => at.iter().filter(|s| large(s.0)).collect(),
-    };
+    let at_least =
+        |k: i64| -> Vec<&AtSample> { at.iter().filter(|s| s.0.iter().all(|&v| v >= k)).collect() };
+    let stable = [at_least(3), at_least(2)]
+        .into_iter()
+        .find(|s| !s.is_empty())
+        .unwrap_or_else(|| at.iter().collect());
     let mut classes: Option<Vec<Vec<ArrayId>>> = None;
     for (_, sharing, _) in &stable {
         let here = sharing.map(|s| s.classes.clone()).unwrap_or_default();
