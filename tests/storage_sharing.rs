@@ -238,18 +238,6 @@ fn live_out_arrays_are_what_equiv_compares_on_shared_storage() {
     assert!(out.contains("mismatch"), "{out}");
 }
 
-/// Declared cells of `p` at `N = n`.
-fn declared(p: &Program, n: i64) -> i64 {
-    let at = |a: &arrayflow::model::Affine| a.eval(|_| n).unwrap();
-    (p.arrays.iter())
-        .map(|d| {
-            (d.dims.iter())
-                .map(|r| (at(&r.hi.affine) - at(&r.lo.affine) + 1).max(0))
-                .product::<i64>()
-        })
-        .sum()
-}
-
 /// Five smoothing passes, only the last a result
 /// (fixtures/storage/jacobi2d-smoothing.loop, worked out in its comments):
 /// A2 lives in A0, A1 and A3 in the input a, so the emitted program
@@ -290,7 +278,7 @@ fn smoothing_passes_fit_in_three_arrays() {
         assert_eq!(names, ["a", "A0", "A4"]);
         assert_eq!(b.arrays.len(), 3);
         for n in 0..=12 {
-            assert_eq!(declared(&b, n), 3 * n * n);
+            assert_eq!(support::declared(&b, n), 3 * n * n);
         }
         let file = dir.join(format!("smoothing-{}.loop", parallel.is_some()));
         std::fs::write(&file, &out).unwrap();
