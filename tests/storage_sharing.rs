@@ -251,19 +251,14 @@ fn smoothing_passes_fit_in_three_arrays() {
     let src = "fixtures/storage/jacobi2d-smoothing.loop";
     let dir = std::env::temp_dir().join(format!("arrayflow-smoothing-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    let contract = |extra: &[&str]| {
+        let base = ["expand", src, "--transform", "contract", "--live-out", "A4"];
+        support::run(&[&base[..], extra].concat())
+    };
     for parallel in [None, Some("i,j")] {
-        let mut args = vec![
-            "expand",
-            src,
-            "--transform",
-            "contract",
-            "--live-out",
-            "A4",
-            "--emit",
-            "code",
-        ];
+        let mut args = vec!["--emit", "code"];
         args.extend(parallel.iter().flat_map(|p| ["--parallel", *p]));
-        let (rc, out, err) = support::run(&args);
+        let (rc, out, err) = contract(&args);
         assert_eq!(rc, 0, "{err}");
         for line in [
             "# proved for every parameter value",
@@ -303,8 +298,7 @@ fn smoothing_passes_fit_in_three_arrays() {
     // and its bound is the most values of the class live at once (one
     // array's 36: A0's die in pass 1, A2's are born in pass 2); the others
     // hold none. 108 = 3 * 36 cells in all.
-    let (rc, out, err) =
-        support::run(&["expand", src, "--transform", "contract", "--live-out", "A4"]);
+    let (rc, out, err) = contract(&[]);
     assert_eq!(rc, 0, "{err}");
     for line in [
         "  a: 36 / 36 [N^2] / 0 / 0 / 36 (1.00)\n",
@@ -317,16 +311,7 @@ fn smoothing_passes_fit_in_three_arrays() {
     ] {
         assert!(out.contains(line), "{line}\n{out}");
     }
-    let (rc, out, err) = support::run(&[
-        "expand",
-        src,
-        "--transform",
-        "contract",
-        "--live-out",
-        "A4",
-        "--format",
-        "json",
-    ]);
+    let (rc, out, err) = contract(&["--format", "json"]);
     assert_eq!(rc, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let row = |name: &str| {
