@@ -479,3 +479,69 @@ fn fixtures_are_proved_and_broken_layouts_are_not() {
         _ => panic!("mod (N - 9) proved"),
     }
 }
+
+/// The shipped ping-pong stencils with only `A` live-out, in program order
+/// and with the space loops parallel: proved, in at most the two buffers
+/// they declare (2N cells, 2N^2 in 2-D; jacobi-1d's `B` in the N - 2 cells
+/// it writes, all live between its two loops), and equivalent under
+/// `equiv --live-out A` at N = 13, T = 4, sizes the emitter neither
+/// sampled nor validated, with the `doall` loops shuffled.
+#[test]
+fn ping_pong_stencils_keep_at_most_their_two_buffers() {
+    let dir = std::env::temp_dir().join(format!("arrayflow-ping-pong-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (kernel, space, dims) in [
+        ("jacobi1d", "i", 1),
+        ("heat1d", "i", 1),
+        ("jacobi2d", "i,j", 2),
+        ("heat2d", "i,j", 2),
+    ] {
+        let src = format!("fixtures/c/kernels/{kernel}.loop");
+        for parallel in [None, Some(space)] {
+            let mut args = vec![
+                "expand",
+                &src,
+                "--transform",
+                "contract",
+                "--live-out",
+                "A",
+                "--emit",
+                "code",
+            ];
+            args.extend(parallel.iter().flat_map(|p| ["--parallel", *p]));
+            let (rc, out, err) = arrayflow(&args);
+            assert_eq!(rc, 0, "{kernel}: {err}");
+            assert!(
+                out.contains("# proved for every parameter value"),
+                "{kernel}\n{out}"
+            );
+            let b = arrayflow::lower::compile(&out, FileId(0)).0.unwrap();
+            for n in 3..=12 {
+                let cells = support::declared(&b, n);
+                assert!(
+                    cells <= 2 * n.pow(dims),
+                    "{kernel} {parallel:?} at N={n}: {cells}"
+                );
+                if kernel == "jacobi1d" {
+                    assert_eq!(cells, 2 * n - 2, "{kernel} {parallel:?} at N={n}");
+                }
+            }
+            let file = dir.join(format!("{kernel}-{}.loop", parallel.is_some()));
+            std::fs::write(&file, &out).unwrap();
+            let (rc, out, err) = arrayflow(&[
+                "equiv",
+                &src,
+                file.to_str().unwrap(),
+                "--live-out",
+                "A",
+                "--param",
+                "N=13",
+                "--param",
+                "T=4",
+                "--seeds",
+                "5",
+            ]);
+            assert_eq!(rc, 0, "{kernel} {parallel:?}: {out}{err}");
+        }
+    }
+}

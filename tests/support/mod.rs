@@ -119,3 +119,16 @@ pub fn same_reads(
     }
     Ok(())
 }
+
+/// The cells `p` declares with every parameter at `n`.
+#[allow(dead_code)]
+pub fn declared(p: &arrayflow::model::Program, n: i64) -> i64 {
+    let at = |a: &arrayflow::model::Affine| a.eval(|_| n).unwrap();
+    (p.arrays.iter())
+        .map(|d| {
+            (d.dims.iter())
+                .map(|r| (at(&r.hi.affine) - at(&r.lo.affine) + 1).max(0))
+                .product::<i64>()
+        })
+        .sum()
+}

@@ -53,6 +53,18 @@ pub struct Loop {
     pub cond: Option<CondId>,
 }
 
+impl Loop {
+    /// `lo - c` and `c - hi`, each `≤ 0` inside the loop (None for a
+    /// `while` loop, or on overflow).
+    fn bounds(&self) -> Option<(Affine, Affine)> {
+        if self.is_while {
+            return None;
+        }
+        let c = Affine::var(crate::model::Var::Counter(self.counter));
+        Some((self.lo.checked_sub(&c)?, c.checked_sub(&self.hi)?))
+    }
+}
+
 /// One statement's place in the program.
 #[derive(Clone, Debug)]
 pub struct Place {
@@ -99,12 +111,7 @@ impl Place {
     pub fn domain(&self) -> Option<Dnf> {
         let mut out: Dnf = vec![Vec::new()];
         for l in &self.loops {
-            if l.is_while {
-                return None;
-            }
-            let c = Affine::var(crate::model::Var::Counter(l.counter));
-            let lo = l.lo.checked_sub(&c)?;
-            let hi = c.checked_sub(&l.hi)?;
+            let (lo, hi) = l.bounds()?;
             for conj in &mut out {
                 conj.push(Atom::Le(lo.clone()));
                 conj.push(Atom::Le(hi.clone()));
@@ -117,6 +124,27 @@ impl Place {
             out = and(&out, &dnf(c, *b)?)?;
         }
         Some(out)
+    }
+}
+
+impl Place {
+    /// The complement of [`Place::domain`], one disjunct per loop bound or
+    /// guard that fails: negating the domain's DNF instead multiplies its
+    /// disjuncts (a guard `i == 0 or … or j == N - 1` on both branches).
+    pub fn outside(&self) -> Option<Dnf> {
+        let mut out: Dnf = Vec::new();
+        for l in &self.loops {
+            let (lo, hi) = l.bounds()?;
+            out.push(vec![Atom::Le(positive(&lo)?)]);
+            out.push(vec![Atom::Le(positive(&hi)?)]);
+            if l.step != 1 {
+                out.push(vec![Atom::NotStride(lo.checked_scale(-1)?, l.step)]);
+            }
+        }
+        for (c, b) in &self.guards {
+            out.extend(dnf(c, !*b)?);
+        }
+        (out.len() <= MAX_DISJUNCTS).then_some(out)
     }
 }
 

@@ -238,19 +238,6 @@ fn not_precedes(a: &[Affine], pa: &Place, b: &[Affine], pb: &Place) -> Option<Dn
     Some(out)
 }
 
-/// The negation of a DNF, as a DNF (None when too large).
-fn not(d: &Dnf) -> Option<Dnf> {
-    let mut out: Dnf = vec![Vec::new()];
-    for conj in d {
-        let mut alts = Vec::new();
-        for a in conj {
-            alts.extend(domain::negate(a)?.into_iter().map(|x| vec![x]));
-        }
-        out = domain::and(&out, &alts)?;
-    }
-    Some(out)
-}
-
 pub fn vars_of(counters: &[CounterId]) -> Vec<Affine> {
     counters
         .iter()
@@ -549,8 +536,8 @@ impl Prover<'_> {
                 label()
             ));
         }
-        let wdom = w.place.domain().ok_or("a write's domain is not affine")?;
-        let outside = not(&subst_dnf(&wdom, &map).ok_or(TOO_BIG)?).ok_or(TOO_BIG)?;
+        let outside = w.place.outside().ok_or("a write's domain is not affine")?;
+        let outside = subst_dnf(&outside, &map).ok_or(TOO_BIG)?;
         self.infeasible(&[base, &outside], &|| {
             format!("the source `{}` may lie outside its domain", label())
         })?;

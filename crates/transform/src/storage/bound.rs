@@ -8,7 +8,9 @@
 //! writes may share a cell, as an update does), at least its own step, and
 //! to the end when it is the cell's final value (the program's result;
 //! not for a temporary, whose final contents are not results).
-//! Counted per array; none for an array with a may-access (a non-affine
+//! Counted per array, and for the first array of each class of
+//! temporaries sharing storage, over the whole class (the storage it
+//! holds); none for an array with a may-access (a non-affine
 //! subscript) or a read with several possible sources (unknown control),
 //! where σ over-approximates lifetimes.
 
@@ -17,12 +19,14 @@ use crate::expansion::Expansion;
 use crate::model::ArrayId;
 use std::collections::HashMap;
 
-/// The most values of each array live at once, by array id.
+/// The most values of each array live at once, by array id; a class's
+/// first array counts the values of the whole class (`classes`).
 pub fn live_values(
     exp: &Expansion,
     order: &Order,
     n_arrays: usize,
     temporaries: &[ArrayId],
+    classes: &[Vec<ArrayId>],
 ) -> Vec<Option<u64>> {
     let f = &exp.inst.facts;
     let flow = &exp.inst.flow;
@@ -82,26 +86,39 @@ pub fn live_values(
         .values()
         .copied()
         .chain(initial.values().map(|&(e, a)| (0, e, a)));
+    let class_of = |a: ArrayId| classes.iter().position(|cl| cl.contains(&a));
+    let mut shared: Vec<Vec<(u32, i64)>> = vec![Vec::new(); classes.len()];
     for (s, e, a) in intervals {
         if let Some(v) = events.get_mut(a.index()) {
             v.push((s, 1));
             v.push((e.max(s + 1), -1));
         }
+        if let Some(k) = class_of(a) {
+            shared[k].push((s, 1));
+            shared[k].push((e.max(s + 1), -1));
+        }
     }
-    events
-        .into_iter()
-        .zip(may)
-        .map(|(mut v, may)| {
-            if may {
-                return None;
-            }
-            v.sort_unstable();
-            let (mut now, mut most) = (0i64, 0i64);
-            for (_, d) in v {
-                now += d;
-                most = most.max(now);
-            }
-            Some(most as u64)
-        })
-        .collect()
+    let mut out: Vec<Option<u64>> = (events.into_iter().zip(&may))
+        .map(|(v, &may)| (!may).then(|| most(v)))
+        .collect();
+    for (cl, v) in classes.iter().zip(shared) {
+        let may = cl
+            .iter()
+            .any(|a| may.get(a.index()).copied().unwrap_or(true));
+        if let Some(b) = out.get_mut(cl[0].index()) {
+            *b = (!may).then(|| most(v));
+        }
+    }
+    out
+}
+
+/// The most intervals open at once, from their (time, +1 | -1) ends.
+fn most(mut v: Vec<(u32, i64)>) -> u64 {
+    v.sort_unstable();
+    let (mut now, mut most) = (0i64, 0i64);
+    for (_, d) in v {
+        now += d;
+        most = most.max(now);
+    }
+    most as u64
 }

@@ -133,6 +133,65 @@ pub fn compute(
     s
 }
 
+/// One sample's sharing, for [`across`]: its parameters, the sharing
+/// found there (None: no temporaries) and the expansion it came from.
+pub type AtSample<'a> = (&'a [i64], Option<&'a Sharing>, &'a Expansion);
+
+/// The classes to emit from the sharing found at each sample: those every
+/// sample whose parameters are all at least 3 agrees on (else at least 2,
+/// else all samples), each then checked whole at the other samples. At the smallest
+/// sizes lifetimes degenerate (at N = 0 nothing is live, so every temporary
+/// fits in one class), so asking every sample for the same classes would
+/// drop the sharing the larger sizes find. A class that fails at a smaller
+/// sample is dropped; the second list says why.
+pub fn across(
+    program: &Program,
+    schedule: &super::Schedule,
+    at: &[AtSample],
+) -> (Vec<Vec<ArrayId>>, Vec<String>) {
+    let at_least =
+        |k: i64| -> Vec<&AtSample> { at.iter().filter(|s| s.0.iter().all(|&v| v >= k)).collect() };
+    let stable = [at_least(3), at_least(2)]
+        .into_iter()
+        .find(|s| !s.is_empty())
+        .unwrap_or_else(|| at.iter().collect());
+    let mut classes: Option<Vec<Vec<ArrayId>>> = None;
+    for (_, sharing, _) in &stable {
+        let here = sharing.map(|s| s.classes.clone()).unwrap_or_default();
+        classes = Some(match classes {
+            None => here,
+            Some(v) => v.into_iter().filter(|cl| here.contains(cl)).collect(),
+        });
+    }
+    let mut classes = classes.unwrap_or_default();
+    let mut dropped = Vec::new();
+    for (p, sharing, exp) in at.iter().filter(|s| !stable.iter().any(|t| t.0 == s.0)) {
+        let order = Order::new(program, &exp.inst.facts, schedule);
+        classes.retain(|cl| {
+            let candidate = |a: &ArrayId| sharing.is_some_and(|s| s.candidates.contains(a));
+            let why = match cl.iter().find(|a| !candidate(a)) {
+                Some(a) => Some(format!("`{}` is no candidate", program.array_decl(*a).name)),
+                None => conflict(program, exp, &order, cl),
+            };
+            let Some(why) = why else { return true };
+            let names: Vec<&str> = (cl[1..].iter())
+                .map(|&a| program.array_decl(a).name.as_str())
+                .collect();
+            let size: Vec<String> = (program.params.iter().zip(p.iter()))
+                .map(|(q, v)| format!("{}={v}", q.name))
+                .collect();
+            dropped.push(format!(
+                "{} in {} at ({}): {why}",
+                names.join(", "),
+                program.array_decl(cl[0]).name,
+                size.join(", ")
+            ));
+            false
+        });
+    }
+    (classes, dropped)
+}
+
 /// Why `group` (the first holding the storage) cannot share, if it cannot.
 fn conflict(
     program: &Program,

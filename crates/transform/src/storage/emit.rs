@@ -219,7 +219,7 @@ pub fn checked_with(
     let mut exps = Vec::new();
     let mut mods = Vec::new();
     let mut dims: Vec<Vec<Dim>> = vec![Vec::new(); program.arrays.len()];
-    let mut classes: Option<Vec<Vec<ArrayId>>> = None;
+    let mut sharings = Vec::new();
     let samples = vectors::samples(program, o).map_err(EmitError::Other)?;
     // Each sample is analysed on its own (in parallel); merged in order, so
     // the result and the error reported do not depend on the threads.
@@ -253,14 +253,14 @@ pub fn checked_with(
         for a in &mapping.arrays {
             merge(&mut dims[a.array.index()], &a.dims);
         }
-        // Classes every sample agrees on.
-        let here = sharing.map(|x| x.classes).unwrap_or_default();
-        classes = match classes {
-            None => Some(here),
-            Some(v) => Some(v.into_iter().filter(|cl| here.contains(cl)).collect()),
-        };
+        sharings.push(sharing);
         exps.push((v, exp));
     }
+    let at: Vec<super::colour::AtSample> = (exps.iter().zip(&sharings))
+        .map(|((v, exp), s)| (v.as_slice(), s.as_ref(), exp))
+        .collect();
+    let (classes, unfit) = super::colour::across(program, schedule, &at);
+    drop(at);
     let mut gathered: Vec<Gathered> = dims
         .iter()
         .map(|d| Gathered {
@@ -293,7 +293,6 @@ pub fn checked_with(
     // An array the contraction expands at some sample keeps its storage;
     // one laid out modulo a size is in no class.
     let classes: Vec<Vec<ArrayId>> = classes
-        .unwrap_or_default()
         .into_iter()
         .filter(|cl| cl.iter().all(|a| dims[a.index()].is_empty()))
         .filter(|cl| {
@@ -334,6 +333,11 @@ pub fn checked_with(
         },
     );
     let mut e = emitted?;
+    if !unfit.is_empty() {
+        let mut u: Vec<String> = e.unshared.take().into_iter().collect();
+        u.extend(unfit);
+        e.unshared = Some(u.join("; "));
+    }
     e.proof = if e.modular.is_empty() && !laid.is_empty() {
         // The modular mappings were dropped at a validation size: the
         // proof again without them (and without the sharing if it went).

@@ -184,7 +184,8 @@ pub fn contract_with(
         sa_cells[k] = m.sa;
         mse_cells[k] = m.mse + m.dead_cells;
     }
-    let bound = bound::live_values(exp, &order, n, temporaries.unwrap_or_default());
+    let classes = sharing.as_ref().map_or(&[][..], |s| &s.classes[..]);
+    let bound = bound::live_values(exp, &order, n, temporaries.unwrap_or_default(), classes);
     Ok(Contraction {
         params: exp.inst.facts.params.iter().map(|&(_, v)| v).collect(),
         parallel: schedule.names(program),

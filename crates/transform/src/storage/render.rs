@@ -75,10 +75,22 @@ fn ratio(cells: u64, bound: Option<u64>) -> Option<f64> {
 
 /// The arrays some statement writes.
 fn written(c: &Contraction) -> impl Iterator<Item = &ArrayMap> + '_ {
+    let holds = |a: crate::model::ArrayId| {
+        (c.sharing.iter()).any(|s| s.classes.iter().any(|cl| cl[0] == a))
+    };
     c.mapping
         .arrays
         .iter()
-        .filter(move |a| c.sa[a.array.index()] > 0 || !a.dims.is_empty())
+        .filter(move |a| c.sa[a.array.index()] > 0 || !a.dims.is_empty() || holds(a.array))
+}
+
+/// The array whose storage `a` lives in when not its own: its merged
+/// modular group's first array, or its sharing class's.
+fn lives_in(c: &Contraction, a: crate::model::ArrayId) -> Option<crate::model::ArrayId> {
+    let merged = (c.modular.iter()).find(|m| m.merged.contains(&a) && m.array != a);
+    merged
+        .map(|m| m.array)
+        .or_else(|| (c.sharing.as_ref().map(|s| s.holder(a))).filter(|&h| h != a))
 }
 
 pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Result<()> {
@@ -189,12 +201,9 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
     )?;
     for a in written(c) {
         let k = a.array.index();
-        let into = (c.modular.iter()).find(|m| m.merged.contains(&a.array) && m.array != a.array);
+        let into = lives_in(c, a.array);
         let (cells, f) = match c.modular.iter().find(|m| m.array == a.array) {
-            _ if into.is_some() => (
-                0,
-                format!("in {}", program.array_decl(into.unwrap().array).name),
-            ),
+            _ if into.is_some() => (0, format!("in {}", program.array_decl(into.unwrap()).name)),
             Some(m) => (
                 m.modulus as u64,
                 m.formula.as_ref().map_or("no formula".to_string(), |f| {
@@ -290,7 +299,9 @@ pub fn json(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
             let into = (c.modular.iter())
                 .find(|m| m.merged.contains(&a.array) && m.array != a.array)
                 .map(|m| program.array_decl(m.array).name.clone());
-            let cells = match (&into, m) {
+            let shared = (lives_in(c, a.array).filter(|_| into.is_none()))
+                .map(|h| program.array_decl(h).name.clone());
+            let cells = match (into.as_ref().or(shared.as_ref()), m) {
                 (Some(_), _) => 0,
                 (None, Some(m)) => m.modulus as u64,
                 (None, None) => a.cells,
@@ -314,7 +325,7 @@ pub fn json(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
             });
             json!({
                 "array": a.name, "dims": dims, "original": a.original, "contracted": cells,
-                "formula": f, "modular": modular, "merged_into": into,
+                "formula": f, "modular": modular, "merged_into": into, "shared_into": shared,
                 "mse": c.mse[k], "sa": c.sa[k], "bound": c.bound[k],
                 "ratio": ratio(cells, c.bound[k]),
             })
