@@ -567,16 +567,8 @@ fn reduction_clauses_as_worked_out_by_hand() {
         if reassociate {
             args.push("--reassociate");
         }
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_arrayflow"))
-            .args(&args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let c = String::from_utf8(out.stdout).unwrap();
+        let (code, c, err) = support::run(&args);
+        assert_eq!(code, 0, "{err}");
         let got: Vec<&str> = (c.lines().map(str::trim))
             .filter(|l| l.starts_with("#pragma"))
             .collect();
