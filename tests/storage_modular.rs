@@ -15,10 +15,10 @@
 //!   the simulation in random orders the schedule allows, and the same form
 //!   one modulus smaller fails it.
 //! - The proof for every parameter value (`storage::prove` with a modular
-//!   layout): each fixture's emitted header says proved, except blur with
-//!   `x` parallel, whose form has the extent `N` as a coefficient; each
-//!   mapping written by hand one cell short (or with another form) is not
-//!   proved.
+//!   layout): each fixture's emitted header says proved, blur with `x`
+//!   parallel too (its form has the extent `N` as a coefficient); each
+//!   mapping written by hand one cell short (or with another form, or a
+//!   modulus not a multiple of the extent) is not proved.
 //! - Generated static-control programs (ARRAYFLOW_CASES, default 100), in
 //!   program order or (odd seeds, where valid) with every loop parallel,
 //!   every array a temporary: each modular mapping the contraction finds
@@ -375,7 +375,7 @@ fn generated_programs_in_fewer_cells() {
 #[test]
 fn fixtures_are_proved_and_broken_layouts_are_not() {
     use arrayflow::model::{Affine, Var};
-    use arrayflow::storage::prove::{prove, Layout, Modulo, Time};
+    use arrayflow::storage::prove::{prove, Layout, Modulo, Stride, Time};
     // The headers of the programs emitted.
     for (f, args, proved) in [
         ("modular-fibonacci", vec!["--live-out", "R"], true),
@@ -389,7 +389,7 @@ fn fixtures_are_proved_and_broken_layouts_are_not() {
         (
             "modular-blur",
             vec!["--live-out", "out", "--parallel", "x"],
-            false,
+            true,
         ),
         ("modular-heat1d-buffers", vec!["--live-out", "Out"], true),
         (
@@ -415,9 +415,46 @@ fn fixtures_are_proved_and_broken_layouts_are_not() {
             .find(|l| l.contains("proved for every"))
             .unwrap();
         assert_eq!(line.starts_with("# proved"), proved, "{f} {args:?}: {line}");
-        if !proved {
-            assert!(line.contains("an extent as a coefficient"), "{line}");
+    }
+    // By hand: blur with `x` parallel, `(N*y - x) mod 3N` (rows y - 2,
+    // y - 1 and y live at once) is proved; mod 2N (row y - 2 on row y's
+    // places while T still reads it) is not, and mod (3N - 1) is not a
+    // multiple of the extent N, which the proof does not take.
+    let p = read("fixtures/storage/modular-blur.loop");
+    let blurx = p.array("blurx").unwrap();
+    let n = Affine::var(Var::Param(p.param("N").unwrap()));
+    let mut par = vec![false; p.counters.len()];
+    for (k, c) in p.counters.iter().enumerate() {
+        par[k] = c.name == "x";
+    }
+    let rows = |modulus: Affine| {
+        let mo = Modulo {
+            coefs: vec![0, -1],
+            k: [(blurx, 0)].into_iter().collect(),
+            modulus,
+            stride: Some(Stride {
+                coefs: vec![1, 0],
+                extent: n.clone(),
+            }),
+        };
+        let all = vec![
+            Layout::modular(&p, &[blurx], mo).unwrap(),
+            Layout::identity(&p, p.array("out").unwrap()),
+        ];
+        prove(&p, Time::Loops(&par), &all)
+    };
+    assert!(rows(n.checked_scale(3).unwrap()).proved());
+    match rows(n.checked_scale(2).unwrap()) {
+        arrayflow::storage::prove::Proof::NotProved(why) => {
+            assert!(!why.contains("not a multiple"), "{why}")
         }
+        _ => panic!("mod 2N proved"),
+    }
+    match rows(n.checked_scale(3).unwrap().checked_sub(&Affine::constant(1)).unwrap()) {
+        arrayflow::storage::prove::Proof::NotProved(why) => {
+            assert!(why.contains("not a multiple"), "{why}")
+        }
+        _ => panic!("mod (3N - 1) proved"),
     }
     // By hand: heat-1d in program order, (t - i) mod (N + 1); one cell
     // fewer, or the form (t + i), is not proved.
@@ -430,6 +467,7 @@ fn fixtures_are_proved_and_broken_layouts_are_not() {
             coefs,
             k: [(m, 0)].into_iter().collect(),
             modulus,
+            stride: None,
         };
         // Every array written: M, laid out, and Out, kept.
         vec![
@@ -462,6 +500,7 @@ fn fixtures_are_proved_and_broken_layouts_are_not() {
             coefs: vec![1],
             k: [(f, 0)].into_iter().collect(),
             modulus,
+            stride: None,
         };
         let all = vec![
             Layout::modular(&p, &[f], mo).unwrap(),

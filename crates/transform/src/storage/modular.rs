@@ -27,8 +27,9 @@
 //! virtual array indexed first by `k` (inter-array reuse). `emit` fits `M`
 //! over its sample sizes as an affine function of the parameters ([`fit`]),
 //! checks it at every sample and validates the program at other sizes;
-//! `prove` then proves the layout for every parameter value ([`layout`]:
-//! not for a form with an extent as a coefficient, which is not linear).
+//! `prove` then proves the layout for every parameter value ([`layout`]; a
+//! form with an extent as a coefficient when the modulus is a multiple of
+//! that extent).
 //! [`simulate`] is the plain reference: it runs the operations in an order
 //! the schedule allows with the array laid out by a mapping and checks that
 //! every read finds its source's value in its place.
@@ -649,6 +650,7 @@ pub(crate) fn apply(
             .form
             .iter()
             .map(|&(s, stride)| match (stride, &last) {
+                (true, Some(e)) if s == 1 => e.clone(),
                 (true, Some(e)) => bin(BinOp::Mul, Expr::int(s), e.clone()),
                 _ => Expr::int(s),
             })
@@ -998,29 +1000,42 @@ pub fn fill_formulas(
     }
 }
 
-/// The layout `prove` takes for a laid mapping; why not when a coefficient
-/// is an extent (`N*y`: a product of a parameter and a counter, which the
-/// exact tests do not take).
+/// The layout `prove` takes for a laid mapping. A coefficient that is an
+/// extent (`N*y`) is a product of a parameter and a counter, which the
+/// exact tests do not take: it goes to [`super::prove::Stride`], which
+/// proves it when the modulus is a whole multiple of that extent.
 pub fn layout(program: &Program, l: &Laid) -> Result<super::prove::Layout, String> {
     let name = || program.array_decl(l.array).name.clone();
-    if l.form.iter().any(|&(s, stride)| stride && s != 0) {
-        return Err(format!(
-            "the modular mapping of `{}` has an extent as a coefficient, which the exact tests \
-             do not take (not linear); checked at the sizes above only",
-            name()
-        ));
-    }
+    let stride = if l.form.iter().any(|&(s, stride)| stride && s != 0) {
+        let extent = program
+            .array_decl(l.array)
+            .dims
+            .last()
+            .and_then(|r| {
+                r.hi.affine
+                    .checked_sub(&r.lo.affine)?
+                    .checked_add(&Affine::constant(1))
+            })
+            .ok_or_else(|| format!("the last extent of `{}` is not affine", name()))?;
+        Some(super::prove::Stride {
+            coefs: l.form.iter().map(|&(s, st)| if st { s } else { 0 }).collect(),
+            extent,
+        })
+    } else {
+        None
+    };
     let arrays = if l.merged.is_empty() {
         vec![l.array]
     } else {
         l.merged.clone()
     };
     let m = super::prove::Modulo {
-        coefs: l.form.iter().map(|c| c.0).collect(),
+        coefs: l.form.iter().map(|&(s, st)| if st { 0 } else { s }).collect(),
         k: (arrays.iter().enumerate())
             .map(|(k, &a)| (a, k as i64))
             .collect(),
         modulus: l.modulus.clone(),
+        stride,
     };
     super::prove::Layout::modular(program, &arrays, m)
         .ok_or_else(|| format!("the arrays merged with `{}` differ in shape", name()))

@@ -102,6 +102,18 @@ pub struct Modulo {
     pub coefs: Vec<i64>,
     pub k: HashMap<ArrayId, i64>,
     pub modulus: Affine,
+    /// Coefficients that are multiples of an extent (a row-major
+    /// linearisation, `N*y - x`); None when none is.
+    pub stride: Option<Stride>,
+}
+
+/// The part of a modular form that is `E·(s·c)`: `E` the extent of the
+/// array's last dimension (affine in the parameters), `s` one coefficient
+/// per entry of [`Modulo::coefs`] (0 where the coefficient is plain).
+#[derive(Clone, Debug)]
+pub struct Stride {
+    pub coefs: Vec<i64>,
+    pub extent: Affine,
 }
 
 /// The variable standing for dimension `k` of a cell in [`Layout::last`].
@@ -711,20 +723,11 @@ impl Proving<'_> {
                         .ok_or(TOO_BIG)?,
                 );
             }
-            let mut dot = Affine::constant(0);
-            for (c, d) in m.coefs.iter().zip(&diff) {
-                dot = d
-                    .checked_scale(*c)
-                    .and_then(|t| dot.checked_add(&t))
-                    .ok_or(TOO_BIG)?;
-            }
-            let above = m.modulus.checked_sub(&dot).ok_or(TOO_BIG)?;
-            let below = dot.checked_add(&m.modulus).ok_or(TOO_BIG)?;
-            return Ok(vec![
-                vec![Atom::Eq(dot)],
-                vec![Atom::Le(above)],
-                vec![Atom::Le(below)],
-            ]);
+            let plain = dot(&m.coefs, &diff)?;
+            return match &m.stride {
+                None => zero_or_beyond(&plain, &m.modulus, Vec::new()),
+                Some(st) => strided_lands(&plain, &dot(&st.coefs, &diff)?, st, &m.modulus),
+            };
         }
         for (a, b) in wcell.iter().zip(cell) {
             let d = subst(a, &map)
@@ -933,6 +936,65 @@ fn why_not(sym: &crate::symbolic::Symbolic, s: StmtId, k: usize) -> String {
                 "its sources are only known as a set".to_string()
             }
         })
+}
+
+/// `Σ c·d`.
+fn dot(coefs: &[i64], diff: &[Affine]) -> Result<Affine, String> {
+    let mut dot = Affine::constant(0);
+    for (c, d) in coefs.iter().zip(diff) {
+        dot = d
+            .checked_scale(*c)
+            .and_then(|t| dot.checked_add(&t))
+            .ok_or(TOO_BIG)?;
+    }
+    Ok(dot)
+}
+
+/// `x = 0 or x ≥ m or x ≤ −m`, each case with `with` added: a superset of
+/// `x ≡ 0 (mod m)` (a multiple of m is 0 or at least m in size).
+fn zero_or_beyond(x: &Affine, m: &Affine, with: Vec<Atom>) -> Result<Dnf, String> {
+    let above = m.checked_sub(x).ok_or(TOO_BIG)?;
+    let below = x.checked_add(m).ok_or(TOO_BIG)?;
+    Ok([Atom::Eq(x.clone()), Atom::Le(above), Atom::Le(below)]
+        .into_iter()
+        .map(|a| {
+            let mut c = with.clone();
+            c.push(a);
+            c
+        })
+        .collect())
+}
+
+/// Same place under a form with extents as coefficients: `E·S + P ≡ 0
+/// (mod q·E)`, S the strided part and P the plain one. Then E divides P,
+/// so P = 0 or |P| ≥ E; and when P = 0, q divides S. The superset
+/// `(P = 0 and (S = 0 or |S| ≥ q)) or |P| ≥ E` is affine. A modulus that
+/// is not a whole multiple of E is not taken.
+fn strided_lands(plain: &Affine, strided: &Affine, st: &Stride, m: &Affine) -> Result<Dnf, String> {
+    let q = multiple_of(m, &st.extent).ok_or_else(|| {
+        "the modulus of a form with an extent as a coefficient is not a multiple of that extent"
+            .to_string()
+    })?;
+    let mut out = zero_or_beyond(strided, &Affine::constant(q), vec![Atom::Eq(plain.clone())])?;
+    let beyond = zero_or_beyond(plain, &st.extent, Vec::new())?;
+    out.extend(beyond.into_iter().skip(1));
+    Ok(out)
+}
+
+/// The constant q ≥ 1 with `m = q·e`, if there is one.
+pub fn multiple_of(m: &Affine, e: &Affine) -> Option<i64> {
+    let q = match e.terms.first() {
+        Some((v, c)) => {
+            let mc = m.terms.iter().find(|(w, _)| w == v)?.1;
+            (mc % c == 0).then(|| mc / c)?
+        }
+        None if e.constant != 0 && m.terms.is_empty() => {
+            (m.constant % e.constant == 0).then(|| m.constant / e.constant)?
+        }
+        None => return None,
+    };
+    let rest = m.checked_sub(&e.checked_scale(q)?)?;
+    (q >= 1 && rest.is_constant() && rest.constant == 0).then_some(q)
 }
 
 /// The two places differ: an expanded index `<` or `>`, a folded one not
