@@ -139,8 +139,9 @@ pub fn header<'a>(text: &'a str, key: &str) -> Option<&'a str> {
 
 /// One `.schedule` fixture of `dir` (under the crate's root) run through
 /// `arrayflow expand PROGRAM --transform contract --schedule FILE EXTRA...`
-/// (PROGRAM from its `# program:` line) and compared with the `.expected`
-/// file beside it: stdout, or stderr when its `# exit:` line says 1.
+/// (PROGRAM from its `# program:` line, more options from an `# args:`
+/// line) and compared with the `.expected` file beside it: stdout, or
+/// stderr when its `# exit:` line says 1.
 pub struct Fixture {
     pub name: String,
     pub text: String,
@@ -184,9 +185,13 @@ pub fn run_fixtures(dir: &str, extra: &[&str]) -> Vec<Fixture> {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let program = header(&text, "program").expect("a `# program:` line");
         let exit: i32 = header(&text, "exit").map_or(0, |e| e.parse().unwrap());
+        // `# args: --live-out A`: more options for this fixture.
+        let args: Vec<&str> =
+            header(&text, "args").map_or(Vec::new(), |a| a.split_whitespace().collect());
         let run = std::process::Command::new(env!("CARGO_BIN_EXE_arrayflow"))
             .args(["expand", program, "--transform", "contract", "--schedule"])
             .arg(format!("{dir}/{name}"))
+            .args(&args)
             .args(extra)
             .current_dir(root)
             .output()

@@ -8,26 +8,43 @@
 //! writes may share a cell, as an update does), at least its own step, and
 //! to the end when it is the cell's final value (the program's result;
 //! not for a temporary, whose final contents are not results).
+//! A cell of a result (not a temporary) that nothing writes keeps its
+//! initial value to the end, read or not: the result holds it.
 //! Counted per array, and for the first array of each class of
 //! temporaries sharing storage, over the whole class (the storage it
 //! holds); none for an array with a may-access (a non-affine
 //! subscript) or a read with several possible sources (unknown control),
-//! where σ over-approximates lifetimes.
+//! where σ over-approximates lifetimes. Counted also over every written
+//! array together ([`Bound::all`]): no storage of the program's values,
+//! however laid out, holds them in fewer cells under this schedule.
 
 use super::schedule::Order;
 use crate::expansion::Expansion;
 use crate::model::ArrayId;
 use std::collections::HashMap;
 
-/// The most values of each array live at once, by array id; a class's
-/// first array counts the values of the whole class (`classes`).
+/// The most values live at once.
+#[derive(Clone, Debug, Default)]
+pub struct Bound {
+    /// By array id; a class's first array counts the values of the whole
+    /// class. None with may-accesses.
+    pub arrays: Vec<Option<u64>>,
+    /// Every written array's values together (`declared` names which);
+    /// None when one of them has may-accesses.
+    pub all: Option<u64>,
+}
+
+/// The most values of each array live at once, and of the written arrays
+/// together; `declared` gives each array's declared cells, or None for an
+/// array nothing writes.
 pub fn live_values(
     exp: &Expansion,
     order: &Order,
-    n_arrays: usize,
+    declared: &[Option<u64>],
     temporaries: &[ArrayId],
     classes: &[Vec<ArrayId>],
-) -> Vec<Option<u64>> {
+) -> Bound {
+    let n_arrays = declared.len();
     let f = &exp.inst.facts;
     let flow = &exp.inst.flow;
     let (step, end) = order.steps();
@@ -81,7 +98,35 @@ pub fn live_values(
             w.1 = end;
         }
     }
+    // A result's cells nothing writes: their initial values are final.
+    let result = |a: ArrayId| !temporaries.contains(&a);
+    let mut untouched: Vec<u64> = declared.iter().map(|d| d.unwrap_or(0)).collect();
+    for (&cell, &(_, a)) in &initial {
+        if !last_write.contains_key(&cell) && result(a) {
+            untouched[a.index()] = untouched[a.index()].saturating_sub(1);
+        }
+    }
+    for &cell in last_write.keys() {
+        if let Some(&Some(a)) = array_of.get(&cell) {
+            untouched[a.index()] = untouched[a.index()].saturating_sub(1);
+        }
+    }
+    for (&cell, v) in initial.iter_mut() {
+        if !last_write.contains_key(&cell) && result(v.1) {
+            v.0 = end;
+        }
+    }
     let mut events: Vec<Vec<(u32, i64)>> = vec![Vec::new(); n_arrays];
+    let mut every: Vec<(u32, i64)> = Vec::new();
+    for (k, &u) in untouched.iter().enumerate() {
+        let a = ArrayId(k as u32);
+        if u > 0 && result(a) && declared[k].is_some() {
+            for v in [&mut events[k], &mut every] {
+                v.push((0, u as i64));
+                v.push((end.max(1), -(u as i64)));
+            }
+        }
+    }
     let intervals = writes
         .values()
         .copied()
@@ -93,11 +138,17 @@ pub fn live_values(
             v.push((s, 1));
             v.push((e.max(s + 1), -1));
         }
+        if declared.get(a.index()).is_some_and(|d| d.is_some()) {
+            every.push((s, 1));
+            every.push((e.max(s + 1), -1));
+        }
         if let Some(k) = class_of(a) {
             shared[k].push((s, 1));
             shared[k].push((e.max(s + 1), -1));
         }
     }
+    let written = |k: usize| declared[k].is_some();
+    let all = (!(0..n_arrays).any(|k| written(k) && may[k])).then(|| most(every));
     let mut out: Vec<Option<u64>> = (events.into_iter().zip(&may))
         .map(|(v, &may)| (!may).then(|| most(v)))
         .collect();
@@ -109,7 +160,7 @@ pub fn live_values(
             *b = (!may).then(|| most(v));
         }
     }
-    out
+    Bound { arrays: out, all }
 }
 
 /// The most intervals open at once, from their (time, +1 | -1) ends.

@@ -50,6 +50,9 @@ pub struct Contraction {
     pub sa: Vec<u64>,
     pub mse: Vec<u64>,
     pub bound: Vec<Option<u64>>,
+    /// The most values of the written arrays live at once, together: the
+    /// least memory any storage of them needs under the schedule.
+    pub bound_all: Option<u64>,
     /// Storage shared among the temporaries (`--temporaries`), if any
     /// were named.
     pub sharing: Option<colour::Sharing>,
@@ -185,7 +188,21 @@ pub fn contract_with(
         mse_cells[k] = m.mse + m.dead_cells;
     }
     let classes = sharing.as_ref().map_or(&[][..], |s| &s.classes[..]);
-    let bound = bound::live_values(exp, &order, n, temporaries.unwrap_or_default(), classes);
+    // The arrays the report lists: written, or holding a class's storage.
+    let mut declared = vec![None; n];
+    for a in &mapping.arrays {
+        let k = a.array.index();
+        if sa_cells[k] > 0 || !a.dims.is_empty() || classes.iter().any(|cl| cl[0] == a.array) {
+            declared[k] = Some(a.original);
+        }
+    }
+    let bound::Bound { arrays: bound, all } = bound::live_values(
+        exp,
+        &order,
+        &declared,
+        temporaries.unwrap_or_default(),
+        classes,
+    );
     Ok(Contraction {
         params: exp.inst.facts.params.iter().map(|&(_, v)| v).collect(),
         parallel: schedule.names(program),
@@ -195,6 +212,7 @@ pub fn contract_with(
         sa: sa_cells,
         mse: mse_cells,
         bound,
+        bound_all: all,
         sharing,
         modular,
         modular_refused: refused,

@@ -1018,7 +1018,11 @@ pub fn layout(program: &Program, l: &Laid) -> Result<super::prove::Layout, Strin
             })
             .ok_or_else(|| format!("the last extent of `{}` is not affine", name()))?;
         Some(super::prove::Stride {
-            coefs: l.form.iter().map(|&(s, st)| if st { s } else { 0 }).collect(),
+            coefs: l
+                .form
+                .iter()
+                .map(|&(s, st)| if st { s } else { 0 })
+                .collect(),
             extent,
         })
     } else {
@@ -1030,7 +1034,11 @@ pub fn layout(program: &Program, l: &Laid) -> Result<super::prove::Layout, Strin
         l.merged.clone()
     };
     let m = super::prove::Modulo {
-        coefs: l.form.iter().map(|&(s, st)| if st { 0 } else { s }).collect(),
+        coefs: l
+            .form
+            .iter()
+            .map(|&(s, st)| if st { 0 } else { s })
+            .collect(),
         k: (arrays.iter().enumerate())
             .map(|(k, &a)| (a, k as i64))
             .collect(),

@@ -199,6 +199,7 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
         out,
         "\nmemory (cells): original / contracted [formula] / MSE / single assignment / live-value bound (contracted ÷ bound)"
     )?;
+    let mut total = 0u64;
     for a in written(c) {
         let k = a.array.index();
         let into = lives_in(c, a.array);
@@ -215,6 +216,7 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
                 formula(program, a).map_or("no formula".to_string(), |p| p.text(program)),
             ),
         };
+        total += cells;
         let r = ratio(cells, c.bound[k]).map_or("-".to_string(), |r| format!("{r:.2}"));
         writeln!(
             out,
@@ -225,6 +227,13 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
             c.mse[k],
             c.sa[k],
             c.bound[k].map_or("- (may-accesses)".to_string(), |b| b.to_string())
+        )?;
+    }
+    if let Some(all) = c.bound_all {
+        let r = ratio(total, Some(all)).map_or("-".to_string(), |r| format!("{r:.2}"));
+        writeln!(
+            out,
+            "  together: {total} contracted; {all} values live at once, which no storage holds in fewer cells ({r})"
         )?;
     }
     if let Some(sh) = &c.sharing {
@@ -349,6 +358,7 @@ pub fn json(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
     let doc = json!({
         "params": params, "parallel": c.parallel, "schedule": c.affine, "sharing": sharing,
         "dependences": deps, "arrays": arrays, "paired": c.paired,
+        "live_together": c.bound_all,
     });
     writeln!(out, "{doc}")
 }
