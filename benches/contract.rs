@@ -6,7 +6,9 @@
 //! `equiv` runs with `doall` shuffled at the samples and validation sizes).
 //!
 //! Also the pairing (MSE where control is dynamic, contraction elsewhere),
-//! whole `--emit code`.
+//! whole `--emit code`; and programs with only some arrays live-out
+//! (`--live-out`: modular mappings, temporaries sharing storage), both
+//! timings.
 //!
 //! `cargo bench --bench contract` runs criterion timings, then prints the
 //! table (mean wall time of 10 runs); `ARRAYFLOW_BENCH_QUICK=1` prints the
@@ -54,6 +56,56 @@ const PAIRED: &[(&str, &[&str])] = &[
     ("fixtures/storage/pair-histogram.loop", &["i"]),
     ("fixtures/papers/mse-example3.loop", &["i"]),
 ];
+
+/// (file, parallel loops, live-out arrays): the other arrays are
+/// temporaries.
+const LIVE_OUT: &[(&str, &[&str], &[&str])] = &[
+    ("fixtures/storage/modular-fibonacci.loop", &[], &["R"]),
+    ("fixtures/storage/modular-heat1d.loop", &[], &["Out"]),
+    ("fixtures/storage/modular-heat1d.loop", &["i"], &["Out"]),
+    (
+        "fixtures/storage/modular-heat1d-buffers.loop",
+        &[],
+        &["Out"],
+    ),
+    ("fixtures/storage/modular-blur.loop", &[], &["out"]),
+    ("fixtures/storage/modular-blur.loop", &["x"], &["out"]),
+    ("fixtures/storage/jacobi2d-smoothing.loop", &[], &["A4"]),
+    (
+        "fixtures/storage/temporaries-phases.loop",
+        &["i"],
+        &["A", "B", "C"],
+    ),
+    ("fixtures/c/kernels/jacobi1d.loop", &[], &["A"]),
+    ("fixtures/c/kernels/heat1d.loop", &[], &["A"]),
+    ("fixtures/c/kernels/jacobi2d.loop", &[], &["A"]),
+    ("fixtures/c/kernels/heat2d.loop", &[], &["A"]),
+];
+
+/// The arrays of `p` not named in `live_out`.
+fn temporaries(p: &arrayflow::model::Program, live_out: &[&str]) -> Vec<arrayflow::model::ArrayId> {
+    (0..p.arrays.len() as u32)
+        .map(arrayflow::model::ArrayId)
+        .filter(|a| !live_out.contains(&p.array_decl(*a).name.as_str()))
+        .collect()
+}
+
+/// Both timings of a program with only `live_out` live-out.
+fn with_live_out(text: &str, par: &[&str], live_out: &[&str], emit: bool) -> usize {
+    let (p, _) = arrayflow::lower::compile(text, FileId(0));
+    let p = p.expect("program");
+    let s = Schedule::new(&p, Some(&names(par))).expect("schedule");
+    let t = temporaries(&p, live_out);
+    if emit {
+        let e = storage::pair::checked_with(&p, &s, &t, &Options::default()).expect("emitted");
+        return e.text.len();
+    }
+    let exp = expansion::expand(&p, &Config::default()).expect("expansion");
+    storage::contract_with(&p, &exp, &s, Some(&t))
+        .expect("contraction")
+        .mapping
+        .total() as usize
+}
 
 fn source(file: &str) -> String {
     std::fs::read_to_string(format!("{}/{file}", env!("CARGO_MANIFEST_DIR"))).expect("fixture")
@@ -140,6 +192,15 @@ fn main() {
             g.bench_function(name, |b| b.iter(|| rescheduled(&text, &schedule)));
         }
         g.finish();
+        let mut g = c.benchmark_group("contract --live-out");
+        for &(f, par, live_out) in LIVE_OUT {
+            let text = source(f);
+            let name = format!("{} {}", f.rsplit('/').next().unwrap_or(f), par.join(","));
+            g.bench_function(&name, |b| {
+                b.iter(|| with_live_out(&text, par, live_out, true))
+            });
+        }
+        g.finish();
         let mut g = c.benchmark_group("contract --emit code (paired with MSE)");
         for &(f, par) in PAIRED {
             let text = source(f);
@@ -168,6 +229,24 @@ fn main() {
             rescheduled(&text, &schedule);
         });
         println!("| {} | {e:.1} |", sched.rsplit('/').next().unwrap_or(sched));
+    }
+    println!();
+    println!("| live-out only | parallel | analysis (ms) | --emit code (ms) |");
+    println!("|---|---|---|---|");
+    for &(f, par, live_out) in LIVE_OUT {
+        let text = source(f);
+        let a = mean_ms(|| {
+            with_live_out(&text, par, live_out, false);
+        });
+        let e = mean_ms(|| {
+            with_live_out(&text, par, live_out, true);
+        });
+        let name = f.rsplit('/').next().unwrap_or(f);
+        println!(
+            "| {name} `--live-out {}` | {} | {a:.2} | {e:.1} |",
+            live_out.join(","),
+            par.join(", ")
+        );
     }
     println!();
     println!("| paired with MSE | parallel | --emit code (ms) |");

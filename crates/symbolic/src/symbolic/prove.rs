@@ -315,43 +315,58 @@ impl Prover<'_> {
     }
 
     /// Is every conjunction of one disjunct per factor integer-infeasible?
+    /// The combinations are walked depth first: a prefix already
+    /// infeasible rules out every combination that extends it, which spares
+    /// the product of the cases below it.
     pub fn infeasible(
         &mut self,
         factors: &[&Dnf],
         what: &dyn Fn() -> String,
     ) -> Result<(), String> {
-        let mut pick = vec![0usize; factors.len()];
         if factors.iter().any(|f| f.is_empty()) {
             return Ok(());
         }
-        loop {
-            let atoms: Vec<&Atom> = factors
-                .iter()
-                .zip(&pick)
-                .flat_map(|(f, &k)| f[k].iter())
-                .collect();
-            match self.test(&atoms) {
-                Some(Verdict::Independent) => {}
-                Some(Verdict::Dependent) => return Err(what()),
-                Some(Verdict::Maybe(why)) => {
-                    return Err(format!("{} ({})", what(), why.describe()))
-                }
-                None => return Err(format!("{}: arithmetic overflow", what())),
-            }
-            // Next combination.
-            let mut k = 0;
-            loop {
-                if k == pick.len() {
-                    return Ok(());
-                }
-                pick[k] += 1;
-                if pick[k] < factors[k].len() {
-                    break;
-                }
-                pick[k] = 0;
-                k += 1;
-            }
+        // below[k]: the combinations of the factors after k.
+        let mut below = vec![1usize; factors.len()];
+        for k in (0..factors.len().saturating_sub(1)).rev() {
+            below[k] = below[k + 1].saturating_mul(factors[k + 1].len());
         }
+        let mut atoms: Vec<&Atom> = Vec::new();
+        self.combinations(factors, &below, 0, &mut atoms, what)
+    }
+
+    fn combinations<'a>(
+        &mut self,
+        factors: &[&'a Dnf],
+        below: &[usize],
+        k: usize,
+        atoms: &mut Vec<&'a Atom>,
+        what: &dyn Fn() -> String,
+    ) -> Result<(), String> {
+        if k == factors.len() {
+            return match self.test(atoms) {
+                Some(Verdict::Independent) => Ok(()),
+                Some(Verdict::Dependent) => Err(what()),
+                Some(Verdict::Maybe(why)) => Err(format!("{} ({})", what(), why.describe())),
+                None => Err(format!("{}: arithmetic overflow", what())),
+            };
+        }
+        for conj in factors[k] {
+            let len = atoms.len();
+            atoms.extend(conj.iter());
+            // Worth a test of its own when several combinations extend it.
+            let pruned = below[k] > 1
+                && k + 1 < factors.len()
+                && matches!(self.test(atoms), Some(Verdict::Independent));
+            let r = if pruned {
+                Ok(())
+            } else {
+                self.combinations(factors, below, k + 1, atoms, what)
+            };
+            atoms.truncate(len);
+            r?;
+        }
+        Ok(())
     }
 
     pub fn test(&mut self, atoms: &[&Atom]) -> Option<Verdict> {

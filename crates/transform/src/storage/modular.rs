@@ -169,26 +169,48 @@ fn conflicts(order: &Order, vals: &[Value]) -> BTreeSet<Vec<i64>> {
             }
         })
         .collect();
-    let done = |k: usize, w: u32| ends[k].iter().all(|&e| surely_before(order, e, w));
+    let diff = |i: usize, j: usize| -> Vec<i64> {
+        (vals[i].cell.iter().zip(&vals[j].cell))
+            .map(|(x, y)| x - y)
+            .collect()
+    };
     let mut d = BTreeSet::new();
-    for i in 0..vals.len() {
-        for j in i + 1..vals.len() {
-            if vals[i].cell == vals[j].cell {
-                continue;
+    // In program order (operations are numbered in it) a value lives from
+    // its write to its last read: two conflict when each is written before
+    // the other's last read. A sweep over the writes finds those pairs
+    // without testing every other.
+    let sequential = order.schedule.affine.is_none() && !order.schedule.parallel.contains(&true);
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    if sequential {
+        let last: Vec<u32> = ends
+            .iter()
+            .map(|e| e.iter().copied().max().unwrap_or(0))
+            .collect();
+        let mut by_write: Vec<usize> = (0..vals.len()).collect();
+        by_write.sort_by_key(|&k| vals[k].write);
+        for (n, &i) in by_write.iter().enumerate() {
+            for &j in &by_write[n + 1..] {
+                if vals[j].write >= last[i] {
+                    break;
+                }
+                pairs.push((i, j));
             }
-            let diff: Vec<i64> = vals[i]
-                .cell
-                .iter()
-                .zip(&vals[j].cell)
-                .map(|(x, y)| x - y)
-                .collect();
-            if d.contains(&diff) {
-                continue;
-            }
-            if !done(i, vals[j].write) && !done(j, vals[i].write) {
-                d.insert(diff.iter().map(|x| -x).collect());
-                d.insert(diff);
-            }
+        }
+    }
+    let done = |k: usize, w: u32| ends[k].iter().all(|&e| surely_before(order, e, w));
+    let all = (!sequential)
+        .then(|| (0..vals.len()).flat_map(|i| (i + 1..vals.len()).map(move |j| (i, j))));
+    for (i, j) in pairs.into_iter().chain(all.into_iter().flatten()) {
+        if vals[i].cell == vals[j].cell {
+            continue;
+        }
+        let x = diff(i, j);
+        if d.contains(&x) {
+            continue;
+        }
+        if sequential || (!done(i, vals[j].write) && !done(j, vals[i].write)) {
+            d.insert(x.iter().map(|v| -v).collect());
+            d.insert(x);
         }
     }
     d

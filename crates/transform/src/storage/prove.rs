@@ -224,6 +224,9 @@ struct Proving<'p> {
     prover: Prover<'p>,
     time: Time<'p>,
     tests: usize,
+    /// Each statement's domains, built once: by statement, 0 for
+    /// [`Proving::domain`], 1 for [`Proving::fresh_domain`].
+    domains: std::cell::RefCell<HashMap<(StmtId, u8), Dnf>>,
 }
 
 impl Proving<'_> {
@@ -276,6 +279,7 @@ impl Proving<'_> {
             prover,
             time,
             tests: 0,
+            domains: Default::default(),
         };
         // Arrays kept as they are whose dependences the schedule keeps need
         // no σ; symbolic σ (sampling, fitting, proving quasts) only for the
@@ -633,7 +637,24 @@ impl Proving<'_> {
 
     /// Assumptions and the statement's domain.
     fn domain(&self, s: StmtId) -> Result<Dnf, String> {
-        domain::and(&self.prover.assumptions, &self.runs(s)?).ok_or_else(|| TOO_BIG.to_string())
+        self.cached(s, 0, || {
+            domain::and(&self.prover.assumptions, &self.runs(s)?).ok_or_else(|| TOO_BIG.to_string())
+        })
+    }
+
+    /// One of the statement's domains, built on first use.
+    fn cached(
+        &self,
+        s: StmtId,
+        kind: u8,
+        build: impl FnOnce() -> Result<Dnf, String>,
+    ) -> Result<Dnf, String> {
+        if let Some(d) = self.domains.borrow().get(&(s, kind)) {
+            return Ok(d.clone());
+        }
+        let d = build()?;
+        self.domains.borrow_mut().insert((s, kind), d.clone());
+        Ok(d)
     }
 
     /// The instances of `s` that run without error: its loops and guards,
@@ -673,7 +694,9 @@ impl Proving<'_> {
     }
 
     fn fresh_domain(&self, s: StmtId) -> Result<Dnf, String> {
-        subst_dnf(&self.runs(s)?, &self.renaming(s, 0)).ok_or_else(|| TOO_BIG.to_string())
+        self.cached(s, 1, || {
+            subst_dnf(&self.runs(s)?, &self.renaming(s, 0)).ok_or_else(|| TOO_BIG.to_string())
+        })
     }
 
     /// The place statement `s` writes at iteration `at`.
