@@ -64,6 +64,11 @@ const LIVE_OUT: &[(&str, &[&str], &[&str])] = &[
     ("fixtures/storage/modular-heat1d.loop", &[], &["Out"]),
     ("fixtures/storage/modular-heat1d.loop", &["i"], &["Out"]),
     (
+        "fixtures/storage/modular-heat1d-double-buffer.loop",
+        &[],
+        &["Out"],
+    ),
+    (
         "fixtures/storage/modular-heat1d-buffers.loop",
         &[],
         &["Out"],

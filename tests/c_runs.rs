@@ -386,6 +386,16 @@ fn temporaries_in_fewer_cells_run_like_the_original_in_c() {
         ("fixtures/storage/modular-heat1d.loop", &["Out"], &[]),
         ("fixtures/storage/modular-heat1d.loop", &["Out"], &["i"]),
         (
+            "fixtures/storage/modular-heat1d-double-buffer.loop",
+            &["Out"],
+            &[],
+        ),
+        (
+            "fixtures/storage/modular-heat1d-double-buffer.loop",
+            &["Out"],
+            &["i"],
+        ),
+        (
             "fixtures/storage/modular-heat1d-buffers.loop",
             &["Out"],
             &[],

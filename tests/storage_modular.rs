@@ -391,6 +391,16 @@ fn fixtures_are_proved_and_broken_layouts_are_not() {
             vec!["--live-out", "out", "--parallel", "x"],
             true,
         ),
+        (
+            "modular-heat1d-double-buffer",
+            vec!["--live-out", "Out"],
+            true,
+        ),
+        (
+            "modular-heat1d-double-buffer",
+            vec!["--live-out", "Out", "--parallel", "i"],
+            true,
+        ),
         ("modular-heat1d-buffers", vec!["--live-out", "Out"], true),
         (
             "modular-heat1d-buffers",
@@ -596,9 +606,9 @@ fn ping_pong_stencils_keep_at_most_their_two_buffers() {
 /// every step) and, while `S` runs at i, A[i..N-2] of this step against
 /// B[1..i] less one: N + 1. heat-1d's `U` also reads B[0] and B[N-1], which
 /// nothing writes: N + 3. In 2-D, A's 4N - 4 boundary cells (results, never
-/// written), B's 4(N - 2) boundary cells read at every step, and (N - 1)(N
-/// - 2) interior values, A's rows still to be read against B's rows
-/// written: N^2 + 5N - 10.
+/// written), B's 4(N - 2) boundary cells read at every step, and
+/// (N - 1)(N - 2) interior values, A's rows still to be read against B's
+/// rows written: N^2 + 5N - 10.
 #[test]
 fn stencil_values_live_together_as_counted_by_hand() {
     for (kernel, count) in [
@@ -703,4 +713,74 @@ fn jacobi_1d_fused_in_place_in_n_plus_2_cells() {
     ]);
     assert_ne!(rc, 0);
     let _ = std::fs::remove_file(&file);
+}
+
+/// A buffer indexed modulo its extent is unfolded only when the unfolded
+/// program computes what the original does. heat-1d's double buffer is
+/// (the proof's exact tests counted); reading a row two steps old
+/// (`A[(t + 1) % 2, i + 1]`, not yet written in this step), or the
+/// buffer's row 1 after the loop (the last odd step's values in the
+/// original, step 0's in the unfolded program), is not, and the
+/// contraction then keeps the buffer.
+#[test]
+fn double_buffers_unfold_only_when_the_values_stay() {
+    use arrayflow::storage::unfold::unfold;
+    let p = read("fixtures/storage/modular-heat1d-double-buffer.loop");
+    let temps: Vec<_> = ["In", "A"].iter().map(|n| p.array(n).unwrap()).collect();
+    let u = unfold(&p, &temps).unwrap().expect("unfolded");
+    assert!(u.unfolding.tests > 0);
+    let text = arrayflow::print::program(&u.program);
+    assert!(text.contains("real A[0..T, 0..N + 1];"), "{text}");
+    assert!(
+        text.contains("S: A[t + 1, i] = (A[t, i - 1] + A[t, i] + A[t, i + 1]) / 3;"),
+        "{text}"
+    );
+    assert!(text.contains("C: Out[i] = A[T, i];"), "{text}");
+    // Live-out, it is not a candidate.
+    assert!(unfold(&p, &[p.array("In").unwrap()]).unwrap().is_none());
+    let base = std::fs::read_to_string(format!(
+        "{ROOT}/fixtures/storage/modular-heat1d-double-buffer.loop"
+    ))
+    .unwrap();
+    for (what, from, to, why) in [
+        (
+            "a row two steps old",
+            "A[t % 2, i + 1]) / 3;",
+            "A[(t + 1) % 2, i + 1]) / 3;",
+            "read before it is written",
+        ),
+        (
+            "row 1 after the loop",
+            "C: Out[i] = A[T % 2, i];",
+            "C: Out[i] = A[1, i];",
+            "not proved",
+        ),
+    ] {
+        let text = base.replace(from, to);
+        assert_ne!(text, base, "{what}");
+        let p = arrayflow::lower::compile(&text, FileId(0)).0.unwrap();
+        let temps: Vec<_> = ["In", "A"].iter().map(|n| p.array(n).unwrap()).collect();
+        match unfold(&p, &temps) {
+            Err(e) => assert!(e.contains(why), "{what}: {e}"),
+            Ok(u) => panic!("{what}: unfolded: {:?}", u.map(|u| u.unfolding)),
+        }
+        // The contraction keeps the buffer, and its program still agrees.
+        let file =
+            std::env::temp_dir().join(format!("arrayflow-unfold-{}.loop", std::process::id()));
+        std::fs::write(&file, &text).unwrap();
+        let path = file.to_str().unwrap();
+        let (rc, out, err) = arrayflow(&[
+            "expand",
+            path,
+            "--transform",
+            "contract",
+            "--live-out",
+            "Out",
+            "--emit",
+            "code",
+        ]);
+        assert_eq!(rc, 0, "{what}: {err}");
+        assert!(!out.contains("unfolded"), "{what}\n{out}");
+        let _ = std::fs::remove_file(&file);
+    }
 }

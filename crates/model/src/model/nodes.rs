@@ -1,6 +1,6 @@
 //! Walks over a program's nodes: every loop, every node, in program order.
 
-use super::{CounterId, For, Node, Program};
+use super::{Access, Cond, CounterId, Expr, ExprKind, For, Node, Program, StmtKind};
 
 /// Every `for` loop below `nodes`, outer loops first, in program order.
 pub fn fors(nodes: &[Node]) -> Vec<&For> {
@@ -45,6 +45,63 @@ pub fn each_mut(nodes: &mut [Node], f: &mut impl FnMut(&mut Node)) {
             }
             Node::Stmt(_) => {}
         }
+    }
+}
+
+/// Calls `f` on every access below `nodes` (targets, values, call
+/// arguments, conditions), each after the accesses in its subscripts.
+pub fn each_access_mut(nodes: &mut [Node], f: &dyn Fn(&mut Access)) {
+    each_mut(nodes, &mut |node| match node {
+        Node::Stmt(s) => match &mut s.kind {
+            StmtKind::Assign { target, value, .. } => {
+                for sub in &mut target.subscripts {
+                    expr_accesses_mut(&mut sub.expr, f);
+                }
+                f(target);
+                expr_accesses_mut(value, f);
+            }
+            StmtKind::Call { args, .. } => args.iter_mut().for_each(|e| expr_accesses_mut(e, f)),
+        },
+        Node::If(i) => {
+            for (c, _) in &mut i.branches {
+                cond_accesses_mut(&mut c.cond, f);
+            }
+        }
+        Node::While(w) => cond_accesses_mut(&mut w.cond.cond, f),
+        Node::For(_) => {}
+    });
+}
+
+fn expr_accesses_mut(e: &mut Expr, f: &dyn Fn(&mut Access)) {
+    match &mut e.kind {
+        ExprKind::Access(a) => {
+            for s in &mut a.subscripts {
+                expr_accesses_mut(&mut s.expr, f);
+            }
+            f(a);
+        }
+        ExprKind::Call(_, args) => args.iter_mut().for_each(|x| expr_accesses_mut(x, f)),
+        ExprKind::Neg(x) => expr_accesses_mut(x, f),
+        ExprKind::Binary(_, l, r) => {
+            expr_accesses_mut(l, f);
+            expr_accesses_mut(r, f);
+        }
+        ExprKind::Int(_) | ExprKind::Param(_) | ExprKind::Counter(_) | ExprKind::Unknown => {}
+    }
+}
+
+fn cond_accesses_mut(c: &mut Cond, f: &dyn Fn(&mut Access)) {
+    match c {
+        Cond::Cmp(_, l, r) => {
+            expr_accesses_mut(l, f);
+            expr_accesses_mut(r, f);
+        }
+        Cond::And(a, b) | Cond::Or(a, b) => {
+            cond_accesses_mut(a, f);
+            cond_accesses_mut(b, f);
+        }
+        Cond::Not(a) => cond_accesses_mut(a, f),
+        Cond::Unknown => {}
     }
 }
 

@@ -99,6 +99,9 @@ pub struct Emitted {
     /// The pairing's first stage, when arrays under dynamic control got
     /// maximal static expansion (`pair`); `program` contracts its output.
     pub mse: Option<Mse>,
+    /// Buffers indexed modulo their extent unfolded first (`unfold`);
+    /// `program` contracts the unfolded program.
+    pub unfolded: Option<super::unfold::Unfolding>,
 }
 
 /// The loop-level schedule that orders every pair of operations as the
@@ -482,6 +485,7 @@ fn rest(
                     affine: rescan.map(|a| a.text.clone()),
                     iterations,
                     mse: None,
+                    unfolded: None,
                     shared: if classes.is_empty() {
                         Vec::new()
                     } else {
@@ -644,6 +648,14 @@ pub fn header(e: &Emitted) -> String {
             h.push_str(&format!("# {l}\n"));
         }
     }
+    if let Some(u) = &e.unfolded {
+        h.push_str(
+            "# buffers indexed modulo their extent unfolded, first (then the contraction of that program):\n",
+        );
+        for l in &u.lines {
+            h.push_str(&format!("# {l}\n"));
+        }
+    }
     if e.arrays.is_empty() {
         h.push_str(
             "# no array needs expansion: the original storage with the loops marked doall\n",
@@ -683,9 +695,15 @@ fn proof_line(e: &Emitted) -> String {
             "not proved for every parameter value: the maximal static expansion's labels are not proved static: {why}"
         );
     }
-    let mse = match e.mse {
-        Some(_) => "the maximal static expansion's labels static, and in its output ",
-        None => "",
+    let mse = match (&e.mse, &e.unfolded) {
+        (Some(_), _) => {
+            "the maximal static expansion's labels static, and in its output ".to_string()
+        }
+        (None, Some(u)) => format!(
+            "the original the unfolded program modulo the extents ({} exact tests), and in it ",
+            u.tests
+        ),
+        (None, None) => String::new(),
     };
     match &e.proof {
         super::prove::Proof::Proved { tests } => {

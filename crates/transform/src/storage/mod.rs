@@ -26,6 +26,7 @@ pub mod prove;
 pub mod render;
 pub mod reschedule;
 pub mod schedule;
+pub mod unfold;
 
 pub use dependences::{Dependence, Violation};
 pub use mapping::{ArrayMap, Dim, Mapping, Unmappable};
@@ -64,6 +65,9 @@ pub struct Contraction {
     /// made of each array under dynamic control; this contraction is of
     /// its output. Empty without the pairing.
     pub paired: Vec<String>,
+    /// Buffers indexed modulo their extent unfolded first (`unfold`): one
+    /// line per array; this contraction is of the unfolded program.
+    pub unfolded: Vec<String>,
     /// How the report names each loop, by counter id: its counter; the
     /// command names them `i@LINE` ([`Contraction::name_loops`]).
     pub loop_names: Vec<String>,
@@ -217,6 +221,7 @@ pub fn contract_with(
         modular,
         modular_refused: refused,
         paired: Vec::new(),
+        unfolded: Vec::new(),
         loop_names: program.counters.iter().map(|c| c.name.clone()).collect(),
     })
 }

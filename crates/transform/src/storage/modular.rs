@@ -38,8 +38,8 @@ use super::mapping::Mapping;
 use super::schedule::Order;
 use crate::expansion::Expansion;
 use crate::model::{
-    Access, Affine, ArrayId, BinOp, Cond, Expr, ExprKind, Node, ParamId, Program, Range, Span,
-    StmtKind, Subscript, Var,
+    Access, Affine, ArrayId, BinOp, Expr, ExprKind, ParamId, Program, Range, Span, StmtKind,
+    Subscript, Var,
 };
 use std::collections::{BTreeSet, HashMap};
 
@@ -748,25 +748,7 @@ pub(crate) fn apply(
         a.array = *holder.get(&a.array).unwrap_or(&a.array);
         a.subscripts = vec![Subscript::new(bin(BinOp::Rem, e, m.clone()))];
     };
-    super::nodes::each_mut(&mut p.body, &mut |node| match node {
-        Node::Stmt(s) => match &mut s.kind {
-            StmtKind::Assign { target, value, .. } => {
-                for sub in &mut target.subscripts {
-                    walk_expr(&mut sub.expr, &place);
-                }
-                place(target);
-                walk_expr(value, &place);
-            }
-            StmtKind::Call { args, .. } => args.iter_mut().for_each(|e| walk_expr(e, &place)),
-        },
-        Node::If(i) => {
-            for (c, _) in &mut i.branches {
-                walk_cond(&mut c.cond, &place);
-            }
-        }
-        Node::While(w) => walk_cond(&mut w.cond.cond, &place),
-        Node::For(_) => {}
-    });
+    super::nodes::each_access_mut(&mut p.body, &place);
     new_names
 }
 
@@ -782,39 +764,6 @@ pub(crate) fn groups(laid: &[Laid]) -> Vec<Vec<ArrayId>> {
 
 fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
     crate::model::builder::e::bin(op, l, r)
-}
-
-fn walk_expr(e: &mut Expr, f: &dyn Fn(&mut Access)) {
-    match &mut e.kind {
-        ExprKind::Access(a) => {
-            for s in &mut a.subscripts {
-                walk_expr(&mut s.expr, f);
-            }
-            f(a);
-        }
-        ExprKind::Call(_, args) => args.iter_mut().for_each(|x| walk_expr(x, f)),
-        ExprKind::Neg(x) => walk_expr(x, f),
-        ExprKind::Binary(_, l, r) => {
-            walk_expr(l, f);
-            walk_expr(r, f);
-        }
-        ExprKind::Int(_) | ExprKind::Param(_) | ExprKind::Counter(_) | ExprKind::Unknown => {}
-    }
-}
-
-fn walk_cond(c: &mut Cond, f: &dyn Fn(&mut Access)) {
-    match c {
-        Cond::Cmp(_, l, r) => {
-            walk_expr(l, f);
-            walk_expr(r, f);
-        }
-        Cond::And(a, b) | Cond::Or(a, b) => {
-            walk_cond(a, f);
-            walk_cond(b, f);
-        }
-        Cond::Not(a) => walk_cond(a, f),
-        Cond::Unknown => {}
-    }
 }
 
 /// The plain reference: the operations run in one order the schedule allows

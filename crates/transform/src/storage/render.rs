@@ -84,6 +84,23 @@ fn written(c: &Contraction) -> impl Iterator<Item = &ArrayMap> + '_ {
         .filter(move |a| c.sa[a.array.index()] > 0 || !a.dims.is_empty() || holds(a.array))
 }
 
+/// The cells the contraction gives `a`: none when it lives in another's
+/// storage, its modulus when laid out modulo a size.
+fn cells_of(c: &Contraction, a: &ArrayMap) -> u64 {
+    match c.modular.iter().find(|m| m.array == a.array) {
+        _ if lives_in(c, a.array).is_some() => 0,
+        Some(m) => m.modulus as u64,
+        None => a.cells,
+    }
+}
+
+impl Contraction {
+    /// The cells of every array the memory table lists, contracted.
+    pub fn contracted_cells(&self) -> u64 {
+        written(self).map(|a| cells_of(self, a)).sum()
+    }
+}
+
 /// The array whose storage `a` lives in when not its own: its merged
 /// modular group's first array, or its sharing class's.
 fn lives_in(c: &Contraction, a: crate::model::ArrayId) -> Option<crate::model::ArrayId> {
@@ -114,6 +131,15 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
             None => format!("parallel: {}", c.parallel.join(", ")),
         }
     )?;
+    if !c.unfolded.is_empty() {
+        writeln!(
+            out,
+            "\nbuffers indexed modulo their extent unfolded, first (what follows is of that program):"
+        )?;
+        for l in &c.unfolded {
+            writeln!(out, "  {l}")?;
+        }
+    }
     if !c.paired.is_empty() {
         writeln!(
             out,
@@ -203,18 +229,13 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
     for a in written(c) {
         let k = a.array.index();
         let into = lives_in(c, a.array);
-        let (cells, f) = match c.modular.iter().find(|m| m.array == a.array) {
-            _ if into.is_some() => (0, format!("in {}", program.array_decl(into.unwrap()).name)),
-            Some(m) => (
-                m.modulus as u64,
-                m.formula.as_ref().map_or("no formula".to_string(), |f| {
-                    super::modular::modulus_text(program, f)
-                }),
-            ),
-            None => (
-                a.cells,
-                formula(program, a).map_or("no formula".to_string(), |p| p.text(program)),
-            ),
+        let cells = cells_of(c, a);
+        let f = match c.modular.iter().find(|m| m.array == a.array) {
+            _ if into.is_some() => format!("in {}", program.array_decl(into.unwrap()).name),
+            Some(m) => m.formula.as_ref().map_or("no formula".to_string(), |f| {
+                super::modular::modulus_text(program, f)
+            }),
+            None => formula(program, a).map_or("no formula".to_string(), |p| p.text(program)),
         };
         total += cells;
         let r = ratio(cells, c.bound[k]).map_or("-".to_string(), |r| format!("{r:.2}"));
@@ -357,7 +378,7 @@ pub fn json(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
     });
     let doc = json!({
         "params": params, "parallel": c.parallel, "schedule": c.affine, "sharing": sharing,
-        "dependences": deps, "arrays": arrays, "paired": c.paired,
+        "dependences": deps, "arrays": arrays, "paired": c.paired, "unfolded": c.unfolded,
         "live_together": c.bound_all,
     });
     writeln!(out, "{doc}")

@@ -21,7 +21,7 @@
 mod carry;
 
 use super::emit::{self, EmitError, Emitted};
-use super::{Schedule, StorageError, Unmappable};
+use super::{unfold, Schedule, StorageError, Unmappable};
 use crate::codegen::{self, report, Options};
 use crate::model::{ArrayId, Program};
 use carry::schedule_of;
@@ -30,8 +30,58 @@ pub use carry::{original_span, stmts_on};
 pub use super::emit::Mse;
 
 /// `emit::checked_with`, pairing maximal static expansion with the
-/// contraction when an array under dynamic control needs expanding.
+/// contraction when an array under dynamic control needs expanding; and,
+/// when temporaries are indexed modulo their extent, the same of the
+/// program with them unfolded (`unfold`) if that declares fewer cells,
+/// compared with the original itself by `equiv`.
 pub fn checked_with(
+    program: &Program,
+    schedule: &Schedule,
+    temporaries: &[ArrayId],
+    o: &Options,
+) -> Result<Emitted, EmitError> {
+    let plain = checked_paired(program, schedule, temporaries, o);
+    let Ok(Some(u)) = unfold::unfold(program, temporaries) else {
+        return plain;
+    };
+    let Ok(mut e) = checked_paired(&u.program, schedule, temporaries, o) else {
+        return plain;
+    };
+    let cells = |p: &Program| unfold::declared_cells(p);
+    if plain
+        .as_ref()
+        .is_ok_and(|p| cells(&p.program) <= cells(&e.program))
+    {
+        return plain;
+    }
+    let mut at: Vec<Vec<(String, i64)>> = Vec::new();
+    for v in e.validated.iter().chain(&e.sampled) {
+        if !at.contains(v) {
+            at.push(v.clone());
+        }
+    }
+    let scratch: Vec<String> = (temporaries.iter())
+        .map(|&a| program.array_decl(a).name.clone())
+        .collect();
+    if emit::validate(
+        program,
+        &e.program,
+        &at,
+        &[],
+        &scratch,
+        e.iterations.as_ref(),
+    )
+    .is_err()
+    {
+        return plain;
+    }
+    e.unfolded = Some(u.unfolding);
+    Ok(e)
+}
+
+/// `emit::checked_with`, paired with maximal static expansion where
+/// control is dynamic.
+fn checked_paired(
     program: &Program,
     schedule: &Schedule,
     temporaries: &[ArrayId],
@@ -60,7 +110,52 @@ pub struct Reported {
 /// `expand --transform contract` without `--emit`, and `plot`), paired as
 /// `checked_with` pairs: then the contraction of the first stage's program,
 /// with the first stage's lines in `Contraction::paired`, and that program.
+///
+/// Temporaries indexed modulo their extent are unfolded first when that
+/// gives fewer cells, as in `checked_with`; then the contraction and the
+/// program are the unfolded one's.
 pub fn contract_with(
+    program: &Program,
+    exp: &crate::expansion::Expansion,
+    schedule: &Schedule,
+    temporaries: Option<&[ArrayId]>,
+    o: &Options,
+    config: &crate::dataflow::Config,
+) -> Result<(super::Contraction, Option<Reported>), EmitError> {
+    let plain = contract_paired(program, exp, schedule, temporaries, o, config);
+    let Some(Ok(Some(u))) = temporaries.map(|t| unfold::unfold(program, t)) else {
+        return plain;
+    };
+    let Ok(exp1) = crate::expansion::expand(&u.program, config) else {
+        return plain;
+    };
+    let Ok((mut c, reported)) =
+        contract_paired(&u.program, &exp1, schedule, temporaries, o, config)
+    else {
+        return plain;
+    };
+    if plain
+        .as_ref()
+        .is_ok_and(|(p, _)| p.contracted_cells() <= c.contracted_cells())
+    {
+        return plain;
+    }
+    // The memory table's "original" column: what the program declares.
+    for a in &mut c.mapping.arrays {
+        a.original = unfold::array_cells(program, a.array, &c.params);
+    }
+    c.unfolded = u.unfolding.lines;
+    let reported = reported.unwrap_or(Reported {
+        program: u.program,
+        expansion: exp1,
+        schedule: schedule.clone(),
+    });
+    Ok((c, Some(reported)))
+}
+
+/// `storage::contract_with`, paired with maximal static expansion where
+/// control is dynamic.
+fn contract_paired(
     program: &Program,
     exp: &crate::expansion::Expansion,
     schedule: &Schedule,
