@@ -40,19 +40,20 @@ pub fn checked_with(
     temporaries: &[ArrayId],
     o: &Options,
 ) -> Result<Emitted, EmitError> {
-    let plain = checked_paired(program, schedule, temporaries, o);
+    let plain = || checked_paired(program, schedule, temporaries, o);
     let Ok(Some(u)) = unfold::unfold(program, temporaries) else {
-        return plain;
+        return plain();
     };
     let Ok(mut e) = checked_paired(&u.program, schedule, temporaries, o) else {
-        return plain;
+        return plain();
     };
+    // The original's contraction never lays out the unfolded arrays in
+    // fewer cells (their subscripts are not affine there), and does to the
+    // others what the unfolded program's does: fewer cells than declared
+    // is fewer than it gives.
     let cells = |p: &Program| unfold::declared_cells(p);
-    if plain
-        .as_ref()
-        .is_ok_and(|p| cells(&p.program) <= cells(&e.program))
-    {
-        return plain;
+    if cells(&e.program) >= cells(program) {
+        return plain();
     }
     let mut at: Vec<Vec<(String, i64)>> = Vec::new();
     for v in e.validated.iter().chain(&e.sampled) {
@@ -73,7 +74,7 @@ pub fn checked_with(
     )
     .is_err()
     {
-        return plain;
+        return plain();
     }
     e.unfolded = Some(u.unfolding);
     Ok(e)
