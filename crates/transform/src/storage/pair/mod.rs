@@ -61,19 +61,7 @@ pub fn checked_with(
             at.push(v.clone());
         }
     }
-    let scratch: Vec<String> = (temporaries.iter())
-        .map(|&a| program.array_decl(a).name.clone())
-        .collect();
-    if emit::validate(
-        program,
-        &e.program,
-        &at,
-        &[],
-        &scratch,
-        e.iterations.as_ref(),
-    )
-    .is_err()
-    {
+    if against_original(program, temporaries, &e, &at).is_err() {
         return plain();
     }
     e.unfolded = Some(u.unfolding);
@@ -345,22 +333,32 @@ fn end_to_end(
             at.push(v);
         }
     }
+    against_original(program, temporaries, e, &at).map_err(|e| match e {
+        EmitError::Other(why) => EmitError::Other(format!("the paired program: {why}")),
+        e => e,
+    })
+}
+
+/// `e`'s program compared with the original itself by `equiv` at the
+/// sizes `at`, the temporaries' final contents left out.
+fn against_original(
+    program: &Program,
+    temporaries: &[ArrayId],
+    e: &Emitted,
+    at: &[Vec<(String, i64)>],
+) -> Result<(), EmitError> {
     let scratch: Vec<String> = (temporaries.iter())
         .map(|&a| program.array_decl(a).name.clone())
         .collect();
     emit::validate(
         program,
         &e.program,
-        &at,
+        at,
         &[],
         &scratch,
         e.iterations.as_ref(),
     )
     .map(|_| ())
-    .map_err(|e| match e {
-        EmitError::Other(why) => EmitError::Other(format!("the paired program: {why}")),
-        e => e,
-    })
 }
 
 /// "`H`" or "`H` and `G`".
