@@ -125,6 +125,33 @@ pub enum Verdict {
     Differ(Mismatch),
 }
 
+/// One comparison as a validation reads it: made and agreeing, not made,
+/// differing, or B broken.
+#[derive(Debug)]
+pub enum Compared {
+    Agree,
+    /// Not made: B's run stopped on a limit (steps, cells) where A's did
+    /// not (B's message), or A itself does not run here (None).
+    NotMade(Option<String>),
+    Differ(Mismatch),
+    /// B fails where A runs: its error.
+    Broken(String),
+}
+
+impl Compared {
+    pub fn of(r: Result<Verdict, EquivError>) -> Compared {
+        match r {
+            Ok(Verdict::Agree(_)) => Compared::Agree,
+            Ok(Verdict::Differ(m)) if m.limit => {
+                Compared::NotMade(Some(m.failure.unwrap_or_default()))
+            }
+            Ok(Verdict::Differ(m)) => Compared::Differ(m),
+            Err(e) if e.in_b => Compared::Broken(e.message),
+            Err(_) => Compared::NotMade(None),
+        }
+    }
+}
+
 /// What a read is matched by: site kind and base name (as one id shared by
 /// both programs, see [`BaseIds`]), access, iteration vector.
 type Key<'a> = (u32, u32, &'a [i64]);

@@ -192,7 +192,7 @@ impl<'p> Originals<'p> {
         let mut out = Vec::new();
         for (v, &k) in vectors.iter().zip(&wanted) {
             let r = results[k].clone().expect("compared");
-            let stop = !matches!(r, Ok(Verdict::Agree(_))) && !original_fails(&r) && !limit(&r);
+            let stop = !matches!(r, Ok(Verdict::Agree(_))) && !not_made(&r);
             out.push((v.clone(), r));
             if stop {
                 break;
@@ -202,13 +202,9 @@ impl<'p> Originals<'p> {
     }
 }
 
-/// The comparison was not made because the emitted program's run stopped on
-/// a limit (steps, cells) where the original's did not.
-pub fn limit(r: &Result<Verdict, EquivError>) -> bool {
-    matches!(r, Ok(Verdict::Differ(m)) if m.limit)
-}
-
-/// The comparison was not made because the original itself does not run.
-pub fn original_fails(r: &Result<Verdict, EquivError>) -> bool {
-    matches!(r, Err(e) if !e.in_b)
+/// The comparison was not made: the emitted program's run stopped on a
+/// limit (steps, cells) where the original's did not, or the original
+/// itself does not run (`equiv::Compared::NotMade`).
+pub fn not_made(r: &Result<Verdict, EquivError>) -> bool {
+    matches!(r, Ok(Verdict::Differ(m)) if m.limit) || matches!(r, Err(e) if !e.in_b)
 }

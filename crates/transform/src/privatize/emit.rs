@@ -869,14 +869,13 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
             seeds: 3,
             ..Default::default()
         };
-        match crate::equiv::equiv(program, b, &eo) {
-            Ok(crate::equiv::Verdict::Agree(_)) => validated.push(v),
+        use crate::equiv::Compared;
+        match Compared::of(crate::equiv::equiv(program, b, &eo)) {
+            Compared::Agree => validated.push(v),
             // A run limit (steps, cells) in the privatized program's run:
             // not compared there, rather than different.
-            Ok(crate::equiv::Verdict::Differ(m)) if m.limit => {
-                limits.push(format!("{v:?}: {}", m.failure.unwrap_or_default()))
-            }
-            Ok(crate::equiv::Verdict::Differ(m)) => {
+            Compared::NotMade(Some(why)) => limits.push(format!("{v:?}: {why}")),
+            Compared::Differ(m) => {
                 let why = match basis {
                     Basis::Exact => "internal error: exact σ said the loops are parallel",
                     Basis::Sampled { .. } => "loops parallel at the samples are not at every size",
@@ -887,14 +886,13 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
                     m.what
                 )));
             }
-            Err(e) if e.in_b => {
+            Compared::Broken(message) => {
                 return Err(Refusal::Other(format!(
-                    "internal error: the privatized program: {}",
-                    e.message
+                    "internal error: the privatized program: {message}"
                 )))
             }
             // The original itself fails at this size: no comparison.
-            Err(_) => {}
+            Compared::NotMade(None) => {}
         }
     }
     Ok(Checked {

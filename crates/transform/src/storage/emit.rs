@@ -570,15 +570,16 @@ pub(crate) fn validate(
             .collect();
         let mut compared = Vec::new();
         for (v, verdict) in vs.iter().zip(verdicts) {
-            match verdict {
-                Ok(crate::equiv::Verdict::Agree(_)) => compared.push(v.clone()),
+            use crate::equiv::Compared;
+            match Compared::of(verdict) {
+                Compared::Agree => compared.push(v.clone()),
                 // A run limit (steps, cells) in the contracted program's
                 // run, e.g. whole-array copies over declared sizes much
-                // larger than the analysed ones: not compared there, as
-                // where the original fails; the header lists the sizes
+                // larger than the analysed ones, or the original itself
+                // failing: not compared there; the header lists the sizes
                 // compared.
-                Ok(crate::equiv::Verdict::Differ(m)) if m.limit => {}
-                Ok(crate::equiv::Verdict::Differ(m)) => {
+                Compared::NotMade(_) => {}
+                Compared::Differ(m) => {
                     return Err(EmitError::Other(format!(
                         "the contracted program differs from the original at {}: {}{} (the mapping found at the samples does not hold there)",
                         show(v),
@@ -586,14 +587,11 @@ pub(crate) fn validate(
                         m.failure.map(|f| format!(" fails: {f}")).unwrap_or_default()
                     )))
                 }
-                Err(e) if e.in_b => {
+                Compared::Broken(message) => {
                     return Err(EmitError::Other(format!(
-                        "internal error: the contracted program: {}",
-                        e.message
+                        "internal error: the contracted program: {message}"
                     )))
                 }
-                // The original itself fails at this size: no comparison.
-                Err(_) => {}
             }
         }
         if !compared.is_empty() {
