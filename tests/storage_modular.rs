@@ -767,4 +767,24 @@ fn double_buffers_unfold_only_when_the_values_stay() {
         assert!(!out.contains("unfolded"), "{what}\n{out}");
         let _ = std::fs::remove_file(&file);
     }
+    // Without `assume T >= 1` nothing says 0 is below T: the report says
+    // why the buffer stays.
+    let text = base.replace("assume T >= 1;\n", "");
+    assert_ne!(text, base);
+    let file = std::env::temp_dir().join(format!("arrayflow-unfold-t-{}.loop", std::process::id()));
+    std::fs::write(&file, &text).unwrap();
+    let (rc, out, err) = arrayflow(&[
+        "expand",
+        file.to_str().unwrap(),
+        "--transform",
+        "contract",
+        "--live-out",
+        "Out",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        out.contains("A: indexed modulo its extent, and not unfolded: `A`: no subscript bound lies below the others"),
+        "{out}"
+    );
+    let _ = std::fs::remove_file(&file);
 }

@@ -144,6 +144,14 @@ pub fn unfold(program: &Program, temporaries: &[ArrayId]) -> Result<Option<Unfol
     }))
 }
 
+/// The temporaries of `program` indexed modulo their extent, which
+/// [`unfold`] tries.
+pub fn candidates(program: &Program, temporaries: &[ArrayId]) -> Vec<ArrayId> {
+    (temporaries.iter().copied())
+        .filter(|&a| candidate(program, a).is_some())
+        .collect()
+}
+
 /// `a`'s extent `m` and the first subscript of each of its accesses (with
 /// the statement's index), when it is a candidate.
 fn candidate(program: &Program, a: ArrayId) -> Option<(i64, Vec<(usize, First)>)> {

@@ -111,9 +111,21 @@ pub fn contract_with(
     o: &Options,
     config: &crate::dataflow::Config,
 ) -> Result<(super::Contraction, Option<Reported>), EmitError> {
-    let plain = contract_paired(program, exp, schedule, temporaries, o, config);
-    let Some(Ok(Some(u))) = temporaries.map(|t| unfold::unfold(program, t)) else {
-        return plain;
+    let mut plain = contract_paired(program, exp, schedule, temporaries, o, config);
+    let u = match temporaries.map(|t| (t, unfold::unfold(program, t))) {
+        Some((_, Ok(Some(u)))) => u,
+        // Say why the buffers stay as they are.
+        Some((t, Err(why))) => {
+            if let Ok((c, _)) = &mut plain {
+                for a in unfold::candidates(program, t) {
+                    let reason = format!("indexed modulo its extent, and not unfolded: {why}");
+                    c.modular_refused.retain(|(x, _)| *x != a);
+                    c.modular_refused.push((a, reason));
+                }
+            }
+            return plain;
+        }
+        _ => return plain,
     };
     let Ok(exp1) = crate::expansion::expand(&u.program, config) else {
         return plain;
