@@ -301,6 +301,19 @@ fn expand_and_plot_errors() {
     assert_eq!(status(&["expand", "/no/such/file.loop"]), Some(2));
     assert_eq!(status(&["expand", &ex2, "--param", "M=3"]), Some(1));
     assert_eq!(status(&["expand", &ex2, "--max-instances", "10"]), Some(1));
+    // The baseline is a report: `--emit` with it is a usage error, not
+    // maximal static expansion's program under its name.
+    let out = bin()
+        .args(["expand", &ex2, "--transform", "sa", "--emit", "code"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`--transform sa`"));
+    assert_eq!(
+        status(&["expand", &ex2, "--transform", "mse", "--emit", "code"]),
+        Some(0)
+    );
     assert_eq!(
         status(&["plot", &ex2, "--stmt", "Q", "-o", "/tmp/x.svg"]),
         Some(2)

@@ -121,6 +121,13 @@ pub fn run(args: &Args) -> ExitCode {
         return ExitCode::from(2);
     }
     if let Some(emit) = args.emit {
+        // The baseline is a report: its program would be the expanded one.
+        if args.transform == Transform::Sa {
+            eprintln!(
+                "error: `--emit` prints maximal static expansion's program; `--transform sa` (the single-assignment baseline) is a report only: drop one of them"
+            );
+            return ExitCode::from(2);
+        }
         let c = emit == Emit::C || crate::cfront::is_c_path(&args.input.file);
         return emit_code(args, &loaded, c);
     }
