@@ -871,7 +871,7 @@ pub(crate) fn fresh_name(base: &str, taken: impl Fn(&str) -> bool) -> String {
 }
 
 /// The number of cells array `a` declares at parameter values `values`.
-fn declared_cells(p: &Program, a: ArrayId, values: &[i64]) -> u64 {
+pub(crate) fn declared_cells(p: &Program, a: ArrayId, values: &[i64]) -> u64 {
     let at = |b: &Bound| {
         b.affine.eval(|v| match v {
             Var::Param(q) => values[q.index()],
@@ -1866,7 +1866,8 @@ impl Version {
     }
 }
 
-fn extent(lo: &Affine, hi: &Affine) -> Option<Affine> {
+/// `hi - lo + 1`.
+pub(crate) fn extent(lo: &Affine, hi: &Affine) -> Option<Affine> {
     hi.checked_sub(lo)?.checked_add(&Affine::constant(1))
 }
 

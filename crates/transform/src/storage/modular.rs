@@ -597,15 +597,17 @@ fn last_extent(program: &Program, array: ArrayId) -> String {
     let Some(r) = program.array_decl(array).dims.last() else {
         return "1".into();
     };
-    match r
-        .hi
-        .affine
-        .checked_sub(&r.lo.affine)
-        .and_then(|x| x.checked_add(&Affine::constant(1)))
-    {
+    match crate::codegen::extent(&r.lo.affine, &r.hi.affine) {
         Some(a) => crate::print::expr(program, &crate::codegen::expr_of(&a)),
         None => "?".into(),
     }
+}
+
+/// The extent of the array's last dimension, affine in the parameters
+/// (None without dimensions, or on overflow).
+pub(crate) fn last_extent_affine(program: &Program, array: ArrayId) -> Option<Affine> {
+    let r = program.array_decl(array).dims.last()?;
+    crate::codegen::extent(&r.lo.affine, &r.hi.affine)
 }
 
 /// Names for the array's dimensions: the counters the first write whose
@@ -661,11 +663,9 @@ pub(crate) fn apply(
     let mut holder: HashMap<ArrayId, ArrayId> = HashMap::new();
     for l in laid {
         let decl = p.array_decl(l.array).clone();
-        let last = decl.dims.last().map(|r| {
+        let last = decl.dims.last().map(|_| {
             crate::codegen::expr_of(
-                &(r.hi.affine.checked_sub(&r.lo.affine))
-                    .and_then(|x| x.checked_add(&Affine::constant(1)))
-                    .unwrap_or_else(|| Affine::constant(1)),
+                &last_extent_affine(p, l.array).unwrap_or_else(|| Affine::constant(1)),
             )
         });
         let coefs: Vec<Expr> = l
@@ -978,15 +978,7 @@ pub fn fill_formulas(
 pub fn layout(program: &Program, l: &Laid) -> Result<super::prove::Layout, String> {
     let name = || program.array_decl(l.array).name.clone();
     let stride = if l.form.iter().any(|&(s, stride)| stride && s != 0) {
-        let extent = program
-            .array_decl(l.array)
-            .dims
-            .last()
-            .and_then(|r| {
-                r.hi.affine
-                    .checked_sub(&r.lo.affine)?
-                    .checked_add(&Affine::constant(1))
-            })
+        let extent = last_extent_affine(program, l.array)
             .ok_or_else(|| format!("the last extent of `{}` is not affine", name()))?;
         Some(super::prove::Stride {
             coefs: l

@@ -99,6 +99,11 @@ impl Contraction {
     pub fn contracted_cells(&self) -> u64 {
         written(self).map(|a| cells_of(self, a)).sum()
     }
+
+    /// The cells the same arrays declare.
+    pub fn original_cells(&self) -> u64 {
+        written(self).map(|a| a.original).sum()
+    }
 }
 
 /// The array whose storage `a` lives in when not its own: its merged
@@ -131,22 +136,22 @@ pub fn text(program: &Program, c: &Contraction, out: &mut impl Write) -> io::Res
             None => format!("parallel: {}", c.parallel.join(", ")),
         }
     )?;
-    if !c.unfolded.is_empty() {
-        writeln!(
-            out,
-            "\nbuffers indexed modulo their extent unfolded, first (what follows is of that program):"
-        )?;
-        for l in &c.unfolded {
-            writeln!(out, "  {l}")?;
-        }
-    }
-    if !c.paired.is_empty() {
-        writeln!(
-            out,
-            "\npaired with maximal static expansion, first (what follows is of its output):"
-        )?;
-        for l in &c.paired {
-            writeln!(out, "  {l}")?;
+    // A first stage the contraction is of: its title, then its lines.
+    for (lines, title) in [
+        (
+            &c.unfolded,
+            "buffers indexed modulo their extent unfolded, first (what follows is of that program)",
+        ),
+        (
+            &c.paired,
+            "paired with maximal static expansion, first (what follows is of its output)",
+        ),
+    ] {
+        if !lines.is_empty() {
+            writeln!(out, "\n{title}:")?;
+            for l in lines {
+                writeln!(out, "  {l}")?;
+            }
         }
     }
     writeln!(

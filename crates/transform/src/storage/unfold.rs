@@ -265,10 +265,8 @@ fn proved(program: &Program, moduli: &HashMap<ArrayId, i64>) -> Result<usize, St
         let (coefs, modulus, stride) = match decl.dims.len() {
             1 => (vec![1], Affine::constant(m), None),
             _ => {
-                let r = &decl.dims[1];
-                let extent = (r.hi.affine.checked_sub(&r.lo.affine))
-                    .and_then(|x| x.checked_add(&Affine::constant(1)))
-                    .ok_or("an extent overflows")?;
+                let extent =
+                    super::modular::last_extent_affine(program, a).ok_or("an extent overflows")?;
                 let modulus = extent.checked_scale(m).ok_or("an extent overflows")?;
                 let stride = Stride {
                     coefs: vec![1, 0],
@@ -298,23 +296,6 @@ pub fn declared_cells(program: &Program) -> u64 {
         return u64::MAX;
     };
     (0..program.arrays.len() as u32)
-        .map(|a| array_cells(program, ArrayId(a), &values))
+        .map(|a| crate::codegen::declared_cells(program, ArrayId(a), &values))
         .fold(0u64, |n, c| n.saturating_add(c))
-}
-
-/// The cells array `a` declares at the parameter values `params` (by
-/// parameter index).
-pub fn array_cells(program: &Program, a: ArrayId, params: &[i64]) -> u64 {
-    let at = |b: &Affine| {
-        b.eval(|v| match v {
-            Var::Param(q) => params.get(q.index()).copied().unwrap_or(0),
-            Var::Counter(_) => 0,
-        })
-    };
-    (program.array_decl(a).dims.iter())
-        .map(|r| match (at(&r.lo.affine), at(&r.hi.affine)) {
-            (Some(lo), Some(hi)) => (hi - lo + 1).max(0) as u64,
-            _ => u64::MAX / 4,
-        })
-        .fold(1u64, |n, e| n.saturating_mul(e))
 }

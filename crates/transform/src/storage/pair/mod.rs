@@ -111,39 +111,48 @@ pub fn contract_with(
     o: &Options,
     config: &crate::dataflow::Config,
 ) -> Result<(super::Contraction, Option<Reported>), EmitError> {
-    let mut plain = contract_paired(program, exp, schedule, temporaries, o, config);
-    let u = match temporaries.map(|t| (t, unfold::unfold(program, t))) {
-        Some((_, Ok(Some(u)))) => u,
-        // Say why the buffers stay as they are.
-        Some((t, Err(why))) => {
-            if let Ok((c, _)) = &mut plain {
-                for a in unfold::candidates(program, t) {
-                    let reason = format!("indexed modulo its extent, and not unfolded: {why}");
-                    c.modular_refused.retain(|(x, _)| *x != a);
-                    c.modular_refused.push((a, reason));
-                }
+    let refused = match temporaries.map(|t| (t, unfold::unfold(program, t))) {
+        Some((_, Ok(Some(u)))) => {
+            if let Some(r) = unfolded_report(program, u, schedule, temporaries, o, config) {
+                return Ok(r);
             }
-            return plain;
+            None
         }
-        _ => return plain,
+        Some((t, Err(why))) => Some((t, why)),
+        _ => None,
     };
-    let Ok(exp1) = crate::expansion::expand(&u.program, config) else {
-        return plain;
-    };
-    let Ok((mut c, reported)) =
-        contract_paired(&u.program, &exp1, schedule, temporaries, o, config)
-    else {
-        return plain;
-    };
-    if plain
-        .as_ref()
-        .is_ok_and(|(p, _)| p.contracted_cells() <= c.contracted_cells())
-    {
-        return plain;
+    let mut plain = contract_paired(program, exp, schedule, temporaries, o, config);
+    // Say why the buffers stay as they are.
+    if let (Some((t, why)), Ok((c, _))) = (&refused, &mut plain) {
+        for a in unfold::candidates(program, t) {
+            let reason = format!("indexed modulo its extent, and not unfolded: {why}");
+            c.modular_refused.retain(|(x, _)| *x != a);
+            c.modular_refused.push((a, reason));
+        }
     }
+    plain
+}
+
+/// The report of the unfolded program, when its arrays take fewer cells
+/// than the original declares (as in `checked_with`: the original's own
+/// contraction never lays the unfolded arrays out in fewer).
+fn unfolded_report(
+    program: &Program,
+    u: unfold::Unfolded,
+    schedule: &Schedule,
+    temporaries: Option<&[ArrayId]>,
+    o: &Options,
+    config: &crate::dataflow::Config,
+) -> Option<(super::Contraction, Option<Reported>)> {
+    let exp1 = crate::expansion::expand(&u.program, config).ok()?;
+    let (mut c, reported) =
+        contract_paired(&u.program, &exp1, schedule, temporaries, o, config).ok()?;
     // The memory table's "original" column: what the program declares.
     for a in &mut c.mapping.arrays {
-        a.original = unfold::array_cells(program, a.array, &c.params);
+        a.original = crate::codegen::declared_cells(program, a.array, &c.params);
+    }
+    if c.contracted_cells() >= c.original_cells() {
+        return None;
     }
     c.unfolded = u.unfolding.lines;
     let reported = reported.unwrap_or(Reported {
@@ -151,7 +160,7 @@ pub fn contract_with(
         expansion: exp1,
         schedule: schedule.clone(),
     });
-    Ok((c, Some(reported)))
+    Some((c, Some(reported)))
 }
 
 /// `storage::contract_with`, paired with maximal static expansion where
