@@ -122,8 +122,68 @@ impl Place {
         }
         for (c, b) in &self.guards {
             out = and(&out, &dnf(c, *b)?)?;
+            // `i != 0` under `0 <= i` leaves one case of two: dropped here,
+            // before every proof multiplies the cases.
+            out.retain(|conj| !clashes(conj));
         }
         Some(out)
+    }
+}
+
+/// Whether a conjunction is plainly empty: an atom false on its own, or
+/// two atoms over opposite (or equal) expressions whose constants cannot
+/// both hold (`i + 1 <= 0` with `-i <= 0`). Syntactic: a conjunction kept
+/// may still be empty.
+pub fn clashes(conj: &[Atom]) -> bool {
+    conj.iter()
+        .enumerate()
+        .any(|(k, a)| alone_false(a) || conj[k + 1..].iter().any(|b| contradict(a, b)))
+}
+
+fn alone_false(a: &Atom) -> bool {
+    match a {
+        Atom::Le(e) => e.terms.is_empty() && e.constant > 0,
+        Atom::Eq(e) => e.terms.is_empty() && e.constant != 0,
+        _ => false,
+    }
+}
+
+/// `Some(true)`: `f`'s terms are `e`'s negated; `Some(false)`: equal; else
+/// None.
+fn terms_relation(e: &Affine, f: &Affine) -> Option<bool> {
+    if e.terms.is_empty() || e.terms.len() != f.terms.len() {
+        return None;
+    }
+    let pairs = || e.terms.iter().zip(&f.terms);
+    if pairs().all(|(x, y)| x.0 == y.0 && x.1 == -y.1) {
+        Some(true)
+    } else if pairs().all(|(x, y)| x == y) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// Two atoms that cannot hold together, by their constants alone.
+fn contradict(a: &Atom, b: &Atom) -> bool {
+    let (ea, eb) = (a.expr(), b.expr());
+    let Some(opposite) = terms_relation(ea, eb) else {
+        return false;
+    };
+    // Written as t + c: opposite terms, t ≤ -ca and -t ≤ -cb; equal terms,
+    // t ≤ -ca and t ≤ -cb.
+    let (ca, cb) = (ea.constant as i128, eb.constant as i128);
+    match (a, b, opposite) {
+        // t ≤ -ca and t ≥ cb.
+        (Atom::Le(_), Atom::Le(_), true) => ca + cb > 0,
+        // t = -ca and t ≤ -cb (equal terms) or t ≥ cb (opposite).
+        (Atom::Eq(_), Atom::Le(_), false) => -ca > -cb,
+        (Atom::Le(_), Atom::Eq(_), false) => -cb > -ca,
+        (Atom::Eq(_), Atom::Le(_), true) => -ca < cb,
+        (Atom::Le(_), Atom::Eq(_), true) => -cb < ca,
+        (Atom::Eq(_), Atom::Eq(_), false) => ca != cb,
+        (Atom::Eq(_), Atom::Eq(_), true) => ca + cb != 0,
+        _ => false,
     }
 }
 
@@ -324,6 +384,52 @@ mod tests {
             assert_eq!(alts.iter().any(holds), c != 0, "c = {c}");
             let alts = negate(&Atom::Le(Affine::constant(c))).unwrap();
             assert_eq!(alts.iter().any(holds), c > 0, "c = {c}");
+        }
+    }
+
+    /// `clashes` against brute force over one counter: it never drops a
+    /// pair of atoms that can hold together, and over `±x + c` (the loop
+    /// bounds and negated guards it is for) it drops every pair that cannot.
+    #[test]
+    fn clashes_agree_with_brute_force() {
+        use crate::model::Var;
+        let x = |k: i64, c: i64| {
+            let v = Affine::var(Var::Counter(CounterId(0)))
+                .checked_scale(k)
+                .unwrap();
+            v.checked_add(&Affine::constant(c)).unwrap()
+        };
+        let value =
+            |e: &Affine, at: i64| e.terms.iter().map(|t| t.1 * at).sum::<i64>() + e.constant;
+        let holds = |a: &Atom, at: i64| match a {
+            Atom::Le(e) => value(e, at) <= 0,
+            Atom::Eq(e) => value(e, at) == 0,
+            _ => unreachable!(),
+        };
+        let mut atoms = Vec::new();
+        for k in [-2, -1, 1, 2] {
+            for c in -3..=3 {
+                atoms.push(Atom::Le(x(k, c)));
+                atoms.push(Atom::Eq(x(k, c)));
+            }
+        }
+        atoms.push(Atom::Le(Affine::constant(1)));
+        atoms.push(Atom::Eq(Affine::constant(0)));
+        for a in &atoms {
+            for b in &atoms {
+                let pair = [a.clone(), b.clone()];
+                let possible = (-20..=20).any(|at| holds(a, at) && holds(b, at));
+                if clashes(&pair) {
+                    assert!(
+                        !possible,
+                        "{a:?} and {b:?} dropped, but both hold somewhere"
+                    );
+                }
+                let unit = |e: &Affine| e.terms.iter().all(|t| t.1.abs() == 1);
+                if unit(a.expr()) && unit(b.expr()) {
+                    assert_eq!(clashes(&pair), !possible, "{a:?} and {b:?}");
+                }
+            }
         }
     }
 }

@@ -41,7 +41,7 @@ use crate::model::{
     Access, Affine, ArrayId, BinOp, Expr, ExprKind, ParamId, Program, Range, Span, StmtKind,
     Subscript, Var,
 };
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// The most values of an array (or a merged group) whose conflicts are
 /// found, pairwise.
@@ -169,18 +169,13 @@ fn conflicts(order: &Order, vals: &[Value]) -> BTreeSet<Vec<i64>> {
             }
         })
         .collect();
-    let diff = |i: usize, j: usize| -> Vec<i64> {
-        (vals[i].cell.iter().zip(&vals[j].cell))
-            .map(|(x, y)| x - y)
-            .collect()
-    };
-    let mut d = BTreeSet::new();
+    let n = vals.first().map_or(0, |v| v.cell.len());
+    let mut d = Differences::new(vals, n);
     // In program order (operations are numbered in it) a value lives from
     // its write to its last read: two conflict when each is written before
     // the other's last read. A sweep over the writes finds those pairs
     // without testing every other.
     let sequential = order.schedule.affine.is_none() && !order.schedule.parallel.contains(&true);
-    let mut pairs: Vec<(usize, usize)> = Vec::new();
     if sequential {
         let last: Vec<u32> = ends
             .iter()
@@ -193,27 +188,123 @@ fn conflicts(order: &Order, vals: &[Value]) -> BTreeSet<Vec<i64>> {
                 if vals[j].write >= last[i] {
                     break;
                 }
-                pairs.push((i, j));
+                d.add(&vals[i].cell, &vals[j].cell, || true);
+            }
+        }
+        return d.into_set();
+    }
+    let done = |k: usize, w: u32| ends[k].iter().all(|&e| surely_before(order, e, w));
+    for i in 0..vals.len() {
+        for j in i + 1..vals.len() {
+            d.add(&vals[i].cell, &vals[j].cell, || {
+                !done(i, vals[j].write) && !done(j, vals[i].write)
+            });
+        }
+    }
+    d.into_set()
+}
+
+/// A set of cell differences closed under negation. Most pairs of values
+/// repeat a difference already found, so looking one up must be cheap: a
+/// bit per difference in the box the cells span, or (a box too large) a
+/// hash of fixed-size keys.
+enum Differences {
+    Bits {
+        /// Per dimension: the largest difference, and the index stride.
+        dims: Vec<(i64, usize)>,
+        bits: Vec<u64>,
+    },
+    Keys(HashSet<Key, crate::hash::WordHash>, usize),
+}
+
+/// A cell difference padded with zeros.
+type Key = [i64; MAX_DIMS + 1];
+
+/// The most bits [`Differences::Bits`] takes.
+const MAX_BITS: usize = 1 << 24;
+
+impl Differences {
+    fn new(vals: &[Value], n: usize) -> Differences {
+        let mut dims = Vec::with_capacity(n);
+        let mut total = 1usize;
+        for d in 0..n {
+            let (lo, hi) = (vals.iter().map(|v| v.cell[d]))
+                .fold((i64::MAX, i64::MIN), |(l, h), x| (l.min(x), h.max(x)));
+            let width = hi
+                .checked_sub(lo)
+                .and_then(|s| usize::try_from(s).ok())
+                .and_then(|s| s.checked_mul(2)?.checked_add(1));
+            match width.and_then(|w| Some((w, total.checked_mul(w)?))) {
+                Some((w, t)) if t <= MAX_BITS => {
+                    dims.push(((w as i64 - 1) / 2, total));
+                    total = t;
+                }
+                _ => return Differences::Keys(HashSet::default(), n),
+            }
+        }
+        Differences::Bits {
+            dims,
+            bits: vec![0; total.div_ceil(64)],
+        }
+    }
+
+    /// Adds `a - b` and `b - a` if `a - b` is not in yet and `conflict()`.
+    fn add(&mut self, a: &[i64], b: &[i64], conflict: impl FnOnce() -> bool) {
+        if a == b {
+            return;
+        }
+        match self {
+            Differences::Bits { dims, bits } => {
+                let index = |sign: i64| -> usize {
+                    (a.iter().zip(b).zip(dims.iter()))
+                        .map(|((x, y), &(m, stride))| ((sign * (x - y) + m) as usize) * stride)
+                        .sum()
+                };
+                let k = index(1);
+                if bits[k / 64] & (1 << (k % 64)) != 0 || !conflict() {
+                    return;
+                }
+                let back = index(-1);
+                for k in [k, back] {
+                    bits[k / 64] |= 1 << (k % 64);
+                }
+            }
+            Differences::Keys(set, _) => {
+                let mut k = [0; MAX_DIMS + 1];
+                for (d, (x, y)) in a.iter().zip(b).enumerate() {
+                    k[d] = x - y;
+                }
+                if set.contains(&k) || !conflict() {
+                    return;
+                }
+                set.insert(k.map(|v| -v));
+                set.insert(k);
             }
         }
     }
-    let done = |k: usize, w: u32| ends[k].iter().all(|&e| surely_before(order, e, w));
-    let all = (!sequential)
-        .then(|| (0..vals.len()).flat_map(|i| (i + 1..vals.len()).map(move |j| (i, j))));
-    for (i, j) in pairs.into_iter().chain(all.into_iter().flatten()) {
-        if vals[i].cell == vals[j].cell {
-            continue;
-        }
-        let x = diff(i, j);
-        if d.contains(&x) {
-            continue;
-        }
-        if sequential || (!done(i, vals[j].write) && !done(j, vals[i].write)) {
-            d.insert(x.iter().map(|v| -v).collect());
-            d.insert(x);
+
+    fn into_set(self) -> BTreeSet<Vec<i64>> {
+        match self {
+            Differences::Bits { dims, bits } => {
+                let mut out = BTreeSet::new();
+                for (w, &word) in bits.iter().enumerate() {
+                    let mut rest = word;
+                    while rest != 0 {
+                        let mut k = w * 64 + rest.trailing_zeros() as usize;
+                        rest &= rest - 1;
+                        let mut x = vec![0; dims.len()];
+                        for (d, &(m, stride)) in dims.iter().enumerate().rev() {
+                            x[d] = (k / stride) as i64 - m;
+                            k %= stride;
+                        }
+                        out.insert(x);
+                    }
+                }
+                out
+            }
+            Differences::Keys(set, n) => set.into_iter().map(|k| k[..n].to_vec()).collect(),
         }
     }
-    d
 }
 
 /// The conflict set of `array` at the sizes of `exp` under `order`: the
@@ -224,7 +315,11 @@ pub fn conflict_set(
     order: &Order,
     array: ArrayId,
 ) -> Result<BTreeSet<Vec<i64>>, String> {
-    Ok(conflicts(order, &values(exp, array)?))
+    let vals = values(exp, array)?;
+    if vals.first().is_some_and(|v| v.cell.len() > MAX_DIMS) {
+        return Err(format!("more than {MAX_DIMS} dimensions"));
+    }
+    Ok(conflicts(order, &vals))
 }
 
 /// Whether the coefficients `a` keep every difference of `d` apart modulo
@@ -1010,4 +1105,51 @@ pub fn layout(program: &Program, l: &Laid) -> Result<super::prove::Layout, Strin
     };
     super::prove::Layout::modular(program, &arrays, m)
         .ok_or_else(|| format!("the arrays merged with `{}` differ in shape", name()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`Differences`], both ways it stores them, against a plain set of
+    /// every conflicting pair's difference and its negation.
+    #[test]
+    fn differences_agree_with_a_plain_set() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |m: i64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % m as u64) as i64
+        };
+        for round in 0..60 {
+            let n = 1 + (round % 4) as usize;
+            // Every fourth round spans a box too large for the bits.
+            let scale = if round % 4 == 3 { 10_000_000 } else { 1 };
+            let vals: Vec<Value> = (0..1 + next(40))
+                .map(|_| Value {
+                    cell: (0..n).map(|_| (next(9) - 4) * scale).collect(),
+                    write: 0,
+                    reads: Vec::new(),
+                })
+                .collect();
+            let conflict = |i: usize, j: usize| !(i * 7 + j * 3).is_multiple_of(5);
+            let mut plain = BTreeSet::new();
+            let mut d = Differences::new(&vals, n);
+            for i in 0..vals.len() {
+                for j in i + 1..vals.len() {
+                    let (a, b) = (&vals[i].cell, &vals[j].cell);
+                    d.add(a, b, || conflict(i, j));
+                    if a != b && conflict(i, j) {
+                        let x: Vec<i64> = a.iter().zip(b).map(|(p, q)| p - q).collect();
+                        plain.insert(x.iter().map(|v| -v).collect::<Vec<i64>>());
+                        plain.insert(x);
+                    }
+                }
+            }
+            let bits = matches!(d, Differences::Bits { .. });
+            assert_eq!(bits, scale == 1, "round {round}: the store chosen");
+            assert_eq!(d.into_set(), plain, "round {round}");
+        }
+    }
 }
