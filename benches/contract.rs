@@ -12,7 +12,8 @@
 //!
 //! `cargo bench --bench contract` runs criterion timings, then prints the
 //! table (mean wall time of 10 runs); `ARRAYFLOW_BENCH_QUICK=1` prints the
-//! table only.
+//! table only; `ARRAYFLOW_BENCH_FILTER=smoothing` times only the rows whose
+//! file name contains it.
 
 use arrayflow::codegen::Options;
 use arrayflow::dataflow::Config;
@@ -173,9 +174,15 @@ fn mean_ms(f: impl Fn()) -> f64 {
     t.elapsed().as_secs_f64() * 100.0
 }
 
+/// Whether a row of `file` is timed (`ARRAYFLOW_BENCH_FILTER`).
+fn wanted(file: &str) -> bool {
+    std::env::var("ARRAYFLOW_BENCH_FILTER").map_or(true, |f| file.contains(&f))
+}
+
 fn main() {
     let texts: Vec<(String, &str, &[&str])> = KERNELS
         .iter()
+        .filter(|(f, _)| wanted(f))
         .map(|&(f, par)| (source(f), f.rsplit('/').next().unwrap_or(f), par))
         .collect();
     if std::env::var_os("ARRAYFLOW_BENCH_QUICK").is_none() {
@@ -191,14 +198,14 @@ fn main() {
         }
         g.finish();
         let mut g = c.benchmark_group("contract --schedule --emit code (rescheduled)");
-        for &(f, sched) in RESCHEDULED {
+        for &(f, sched) in RESCHEDULED.iter().filter(|(f, s)| wanted(f) || wanted(s)) {
             let (text, schedule) = (source(f), source(sched));
             let name = sched.rsplit('/').next().unwrap_or(sched);
             g.bench_function(name, |b| b.iter(|| rescheduled(&text, &schedule)));
         }
         g.finish();
         let mut g = c.benchmark_group("contract --live-out");
-        for &(f, par, live_out) in LIVE_OUT {
+        for &(f, par, live_out) in LIVE_OUT.iter().filter(|x| wanted(x.0)) {
             let text = source(f);
             let name = format!("{} {}", f.rsplit('/').next().unwrap_or(f), par.join(","));
             g.bench_function(&name, |b| {
@@ -207,7 +214,7 @@ fn main() {
         }
         g.finish();
         let mut g = c.benchmark_group("contract --emit code (paired with MSE)");
-        for &(f, par) in PAIRED {
+        for &(f, par) in PAIRED.iter().filter(|x| wanted(x.0)) {
             let text = source(f);
             let name = f.rsplit('/').next().unwrap_or(f);
             g.bench_function(name, |b| b.iter(|| paired(&text, par)));
@@ -228,7 +235,7 @@ fn main() {
     println!();
     println!("| schedule (rescheduled) | --emit code (ms) |");
     println!("|---|---|");
-    for &(f, sched) in RESCHEDULED {
+    for &(f, sched) in RESCHEDULED.iter().filter(|(f, s)| wanted(f) || wanted(s)) {
         let (text, schedule) = (source(f), source(sched));
         let e = mean_ms(|| {
             rescheduled(&text, &schedule);
@@ -238,7 +245,7 @@ fn main() {
     println!();
     println!("| live-out only | parallel | analysis (ms) | --emit code (ms) |");
     println!("|---|---|---|---|");
-    for &(f, par, live_out) in LIVE_OUT {
+    for &(f, par, live_out) in LIVE_OUT.iter().filter(|x| wanted(x.0)) {
         let text = source(f);
         let a = mean_ms(|| {
             with_live_out(&text, par, live_out, false);
@@ -256,7 +263,7 @@ fn main() {
     println!();
     println!("| paired with MSE | parallel | --emit code (ms) |");
     println!("|---|---|---|");
-    for &(f, par) in PAIRED {
+    for &(f, par) in PAIRED.iter().filter(|x| wanted(x.0)) {
         let text = source(f);
         let e = mean_ms(|| {
             paired(&text, par);

@@ -136,6 +136,12 @@ pub fn analyze_stmt(program: &Program, stmt: StmtId) -> Symbolic {
     analyze_some(program, &|s| s == stmt).0
 }
 
+/// [`analyze`] for the reads of the statements `keep` accepts only; see
+/// [`analyze_stmt`].
+pub fn analyze_only(program: &Program, keep: &dyn Fn(StmtId) -> bool) -> Symbolic {
+    analyze_some(program, keep).0
+}
+
 /// Loops with many constant trips (PolyBench's `for t = 1 to TSTEPS`) keep
 /// their size at every sample: they are made parameters first
 /// (`model::lift`), sampled small, and the quasts, proved for every value

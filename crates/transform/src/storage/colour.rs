@@ -92,12 +92,13 @@ pub fn compute(
         (d.elem, dims)
     };
     let c = &s.candidates;
+    let located = Located::new(exp);
     for (k, &a) in c.iter().enumerate() {
         for &b in &c[k + 1..] {
             let why = if shape(a) != shape(b) {
                 Some("declared with other shapes or types".to_string())
             } else {
-                conflict(program, exp, order, &[a, b])
+                conflict(program, exp, order, &located, &[a, b])
             };
             if let Some(w) = why {
                 s.interfering.push((a, b, w));
@@ -115,7 +116,7 @@ pub fn compute(
             cl.iter().all(|&b| !interferes(a, b)) && {
                 let mut with = cl.clone();
                 with.push(a);
-                conflict(program, exp, order, &with).is_none()
+                conflict(program, exp, order, &located, &with).is_none()
             }
         });
         match fits {
@@ -167,11 +168,12 @@ pub fn across(
     let mut dropped = Vec::new();
     for (p, sharing, exp) in at.iter().filter(|s| !stable.iter().any(|t| t.0 == s.0)) {
         let order = Order::new(program, &exp.inst.facts, schedule);
+        let located = Located::new(exp);
         classes.retain(|cl| {
             let candidate = |a: &ArrayId| sharing.is_some_and(|s| s.candidates.contains(a));
             let why = match cl.iter().find(|a| !candidate(a)) {
                 Some(a) => Some(format!("`{}` is no candidate", program.array_decl(*a).name)),
-                None => conflict(program, exp, &order, cl),
+                None => conflict(program, exp, &order, &located, cl),
             };
             let Some(why) = why else { return true };
             let names: Vec<&str> = (cl[1..].iter())
@@ -197,25 +199,22 @@ fn conflict(
     program: &Program,
     exp: &Expansion,
     order: &Order,
+    located: &Located,
     group: &[ArrayId],
 ) -> Option<String> {
     let f = &exp.inst.facts;
     let flow = &exp.inst.flow;
     let name = |op: u32| crate::interp::format_op(flow.site_name(f.site(op)), f.op_iter(op));
-    // Shared places by index, numbered on first use.
-    let mut ids: HashMap<Vec<i64>, u32> = HashMap::new();
-    let mut last: HashMap<u32, u32> = HashMap::new();
+    let mut last: Vec<Option<u32>> = vec![None; located.places];
     let mut events: Vec<(u32, u32, bool)> = Vec::new();
     // Access instances are in execution order: program order.
     for x in 0..f.n_accs() as u32 {
-        let Some((a, index)) = f.cells.locate(f.acc_cell[x as usize] as usize) else {
+        let Some((a, place)) = located.access[x as usize] else {
             continue;
         };
         if !group.contains(&a) {
             continue;
         }
-        let next = ids.len() as u32;
-        let place = *ids.entry(index).or_insert(next);
         let op = f.op(x);
         if f.is_read(x) {
             let slot = f.acc_slot[x as usize] as usize;
@@ -227,7 +226,7 @@ fn conflict(
                     program.array_decl(a).name
                 ));
             }
-            let found = last.get(&place).copied();
+            let found = last[place as usize];
             if found != want {
                 return Some(format!(
                     "{} would read the value of {} instead of {}",
@@ -239,7 +238,7 @@ fn conflict(
             events.push((place, op, false));
         }
         if f.is_write(x) {
-            last.insert(place, op);
+            last[place as usize] = Some(op);
             events.push((place, op, true));
         }
     }
@@ -256,6 +255,32 @@ fn conflict(
         }
     });
     race
+}
+
+/// Each access's array and place, found once for every group [`conflict`]
+/// checks: places are numbered by index, so the same index of two arrays
+/// of one shape is one place.
+struct Located {
+    access: Vec<Option<(ArrayId, u32)>>,
+    places: usize,
+}
+
+impl Located {
+    fn new(exp: &Expansion) -> Located {
+        let f = &exp.inst.facts;
+        let mut ids: HashMap<Vec<i64>, u32> = HashMap::new();
+        let access = (0..f.n_accs())
+            .map(|x| {
+                let (a, index) = f.cells.locate(f.acc_cell[x] as usize)?;
+                let next = ids.len() as u32;
+                Some((a, *ids.entry(index).or_insert(next)))
+            })
+            .collect();
+        Located {
+            access,
+            places: ids.len(),
+        }
+    }
 }
 
 /// Rewrites `p` (the contracted program, the original's arrays first) so

@@ -188,6 +188,40 @@ struct Gathered {
     ranges: Vec<(Points, Points)>,
 }
 
+/// One sample's expansion and storage mapping.
+type Analysed = (
+    Vec<i64>,
+    expansion::Expansion,
+    Result<super::Mapped, super::StorageError>,
+);
+
+/// Each sample analysed on its own thread, in the samples' order.
+fn analyse_samples(
+    program: &Program,
+    schedule: &Schedule,
+    temporaries: &[ArrayId],
+    o: &Options,
+    samples: Vec<Vec<i64>>,
+) -> Vec<Result<Analysed, crate::expansion::ExpansionError>> {
+    let named = |v: &[i64]| -> Vec<(String, i64)> {
+        let names = program.params.iter().map(|q| q.name.clone());
+        names.zip(v.iter().copied()).collect()
+    };
+    samples
+        .into_par_iter()
+        .map(|v| {
+            let mut config = crate::dataflow::Config::default();
+            (config.params, config.max_trips) = (named(&v), o.max_trips);
+            config.max_instances = o.max_instances;
+            let exp = expansion::expand(program, &config)?;
+            let order = Order::new(program, &exp.inst.facts, schedule);
+            let mapped = super::mapped(program, &exp, &order, Some(temporaries));
+            drop(order);
+            Ok((v, exp, mapped))
+        })
+        .collect()
+}
+
 /// The contracted program for every parameter value as far as it can be
 /// checked (see the module documentation).
 pub fn checked(program: &Program, schedule: &Schedule, o: &Options) -> Result<Emitted, EmitError> {
@@ -215,10 +249,6 @@ pub fn checked_with(
         }
         rescan = Some(a);
     }
-    let named = |v: &[i64]| -> Vec<(String, i64)> {
-        let names = program.params.iter().map(|q| q.name.clone());
-        names.zip(v.iter().copied()).collect()
-    };
     let mut exps = Vec::new();
     let mut mods = Vec::new();
     let mut dims: Vec<Vec<Dim>> = vec![Vec::new(); program.arrays.len()];
@@ -226,19 +256,12 @@ pub fn checked_with(
     let samples = vectors::samples(program, o).map_err(EmitError::Other)?;
     // Each sample is analysed on its own (in parallel); merged in order, so
     // the result and the error reported do not depend on the threads.
-    let analysed: Vec<_> = samples
-        .into_par_iter()
-        .map(|v| {
-            let mut config = crate::dataflow::Config::default();
-            (config.params, config.max_trips) = (named(&v), o.max_trips);
-            config.max_instances = o.max_instances;
-            let exp = expansion::expand(program, &config)?;
-            let order = Order::new(program, &exp.inst.facts, schedule);
-            let mapped = super::mapped(program, &exp, &order, Some(temporaries));
-            drop(order);
-            Ok((v, exp, mapped))
-        })
-        .collect();
+    // With temporaries the proof most likely needs symbolic σ (storage
+    // shared or laid out modulo a size): it runs beside the samples.
+    let (analysed, sigma) = rayon::join(
+        || analyse_samples(program, schedule, temporaries, o, samples),
+        || (!temporaries.is_empty()).then(|| crate::symbolic::analyze(program)),
+    );
     for (k, sample) in analysed.into_iter().enumerate() {
         let (v, exp, mapped) = match sample {
             Ok(x) => x,
@@ -315,7 +338,7 @@ pub fn checked_with(
         None => super::prove::Time::Loops(&schedule.parallel),
     };
     let proved = |layouts: Result<Vec<super::prove::Layout>, String>| match layouts {
-        Ok(l) => super::prove::prove(program, time, &l),
+        Ok(l) => super::prove::prove_with(program, time, &l, sigma.as_ref()),
         Err(why) => super::prove::Proof::NotProved(why),
     };
     let (proof, emitted) = rayon::join(

@@ -462,6 +462,9 @@ fn races(
     cell_array: &CellArrays,
 ) -> Vec<Race> {
     let f = &exp.inst.facts;
+    // Place ids: by cell where the array is not expanded (most accesses:
+    // no key to hash), by cell and expanded indices elsewhere.
+    let mut plain: HashMap<u32, u32, WordHash> = HashMap::default();
     let mut ids: HashMap<(u32, Vec<i64>), u32, WordHash> = HashMap::default();
     let mut events: Vec<(u32, u32, bool)> = Vec::with_capacity(f.n_accs());
     let mut place_array: Vec<ArrayId> = Vec::new();
@@ -473,8 +476,12 @@ fn races(
         let ds = dims.get(a.index()).map_or(&[][..], |v| v.as_slice());
         let op = f.op(x);
         let mut put = |e: Vec<i64>, write: bool| {
-            let next = ids.len() as u32;
-            let id = *ids.entry((cell, e)).or_insert(next);
+            let next = place_array.len() as u32;
+            let id = if e.is_empty() {
+                *plain.entry(cell).or_insert(next)
+            } else {
+                *ids.entry((cell, e)).or_insert(next)
+            };
             if id == next {
                 place_array.push(a);
             }

@@ -113,24 +113,30 @@ pub(crate) fn surely_before(order: &Order, a: u32, b: u32) -> bool {
 
 /// The values of `array` at these sizes, or why it is no candidate.
 fn values(exp: &Expansion, array: ArrayId) -> Result<Vec<Value>, String> {
+    values_of(exp, &[array]).pop().expect("one array asked")
+}
+
+/// [`values`] of each of `arrays`, in one pass over the accesses.
+fn values_of(exp: &Expansion, arrays: &[ArrayId]) -> Vec<Result<Vec<Value>, String>> {
     let f = &exp.inst.facts;
     let flow = &exp.inst.flow;
+    let at = |a: ArrayId| arrays.iter().position(|&b| b == a);
     let mut by_op: HashMap<u32, usize> = HashMap::new();
-    let mut out: Vec<Value> = Vec::new();
+    let mut out: Vec<Result<Vec<Value>, String>> = arrays.iter().map(|_| Ok(Vec::new())).collect();
     for x in 0..f.n_accs() as u32 {
         let Some((a, cell)) = f.cells.locate(f.acc_cell[x as usize] as usize) else {
             continue;
         };
-        if a != array {
-            continue;
-        }
+        let Some(k) = at(a) else { continue };
+        let Ok(vals) = &mut out[k] else { continue };
         if f.is_may(x) {
-            return Err("a may-access (a subscript that is not affine)".into());
+            out[k] = Err("a may-access (a subscript that is not affine)".into());
+            continue;
         }
         if f.is_write(x) {
             let op = f.op(x);
-            by_op.insert(op, out.len());
-            out.push(Value {
+            by_op.insert(op, vals.len());
+            vals.push(Value {
                 cell,
                 write: op,
                 reads: Vec::new(),
@@ -138,23 +144,28 @@ fn values(exp: &Expansion, array: ArrayId) -> Result<Vec<Value>, String> {
         }
     }
     for r in flow.iter() {
-        if r.array() != array {
-            continue;
-        }
+        let Some(k) = at(r.array()) else { continue };
+        let Ok(vals) = &mut out[k] else { continue };
         let src = flow.source_ops(r.index());
         if r.initial() || src.len() != 1 {
-            return Err(if r.initial() {
+            out[k] = Err(if r.initial() {
                 "it reads initial values".into()
             } else {
                 "a read with several possible sources".into()
             });
+            continue;
         }
-        let Some(&v) = by_op.get(&src[0]) else {
-            return Err("a read whose source writes no cell of it".into());
+        // A write operation writes one cell: its value is of one array.
+        let Some(&v) = by_op
+            .get(&src[0])
+            .filter(|&&v| vals.get(v).is_some_and(|x| x.write == src[0]))
+        else {
+            out[k] = Err("a read whose source writes no cell of it".into());
+            continue;
         };
-        out[v].reads.push(f.slots[r.index()].op);
+        vals[v].reads.push(f.slots[r.index()].op);
     }
-    Ok(out)
+    out
 }
 
 /// The distinct differences of conflicting cells (both signs).
@@ -427,11 +438,17 @@ pub fn compute(
     let mut found: Vec<Modular> = Vec::new();
     let mut refused = Vec::new();
     let mut candidates: Vec<(ArrayId, Vec<Value>, i64, i64)> = Vec::new();
+    let asked: Vec<ArrayId> = (mapping.arrays.iter())
+        .map(|am| am.array)
+        .filter(|a| temporaries.contains(a))
+        .collect();
+    let mut all_values = values_of(exp, &asked).into_iter();
     for am in &mapping.arrays {
         let a = am.array;
         if !temporaries.contains(&a) {
             continue;
         }
+        let values = all_values.next().expect("one per array asked");
         if !am.dims.is_empty() || am.may_write {
             refused.push((a, "the schedule expands it".into()));
             continue;
@@ -440,7 +457,7 @@ pub fn compute(
             refused.push((a, format!("more than {MAX_DIMS} dimensions")));
             continue;
         }
-        let vals = match values(exp, a) {
+        let vals = match values {
             Ok(v) if v.len() > MAX_VALUES => {
                 let why = format!(
                     "{} values at these sizes, more than the {MAX_VALUES} compared pairwise",

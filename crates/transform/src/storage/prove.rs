@@ -209,7 +209,18 @@ const TOO_BIG: &str = "a constraint overflowed or expanded to too many cases";
 /// (every array written: the contracted ones and the others as
 /// [`Layout::identity`]) equivalent to `program` under `time`.
 pub fn prove(program: &Program, time: Time, layouts: &[Layout]) -> Proof {
-    match Proving::run(program, time, layouts) {
+    prove_with(program, time, layouts, None)
+}
+
+/// [`prove`], given symbolic σ of `program` if it is already computed (the
+/// proof then analyses only the final reads it adds).
+pub fn prove_with(
+    program: &Program,
+    time: Time,
+    layouts: &[Layout],
+    sigma: Option<&crate::symbolic::Symbolic>,
+) -> Proof {
+    match Proving::run(program, time, layouts, sigma) {
         Ok(tests) => Proof::Proved { tests },
         Err(why) => Proof::NotProved(why),
     }
@@ -230,7 +241,12 @@ struct Proving<'p> {
 }
 
 impl Proving<'_> {
-    fn run(program: &Program, time: Time, layouts: &[Layout]) -> Result<usize, String> {
+    fn run(
+        program: &Program,
+        time: Time,
+        layouts: &[Layout],
+        sigma: Option<&crate::symbolic::Symbolic>,
+    ) -> Result<usize, String> {
         for c in program.conditions() {
             if let Some(a) = c.reads().into_iter().find(|a| {
                 layouts
@@ -296,7 +312,18 @@ impl Proving<'_> {
             }
         }
         if !rest.is_empty() {
-            let sym = crate::symbolic::analyze(&plus);
+            // The final reads write nothing: the program's own reads keep
+            // their σ in `plus`, which numbers statements and counters as
+            // `program` does (checked above).
+            let sym = match sigma {
+                Some(s) if outs.is_empty() => std::borrow::Cow::Borrowed(s),
+                Some(s) => {
+                    let mut only = crate::symbolic::analyze_only(&plus, &|id| outs.contains(&id));
+                    only.reads.extend(s.reads.iter().cloned());
+                    std::borrow::Cow::Owned(only)
+                }
+                None => std::borrow::Cow::Owned(crate::symbolic::analyze(&plus)),
+            };
             for l in rest {
                 p.array(l, &sym, &outs)?;
             }
