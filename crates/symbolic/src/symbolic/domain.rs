@@ -140,6 +140,16 @@ pub fn clashes(conj: &[Atom]) -> bool {
         .any(|(k, a)| alone_false(a) || conj[k + 1..].iter().any(|b| contradict(a, b)))
 }
 
+/// Whether `added` clashes (as [`clashes`] finds) with itself or with
+/// `atoms`.
+pub fn clashes_with(atoms: &[&Atom], added: &[Atom]) -> bool {
+    added.iter().enumerate().any(|(k, a)| {
+        alone_false(a)
+            || added[k + 1..].iter().any(|b| contradict(a, b))
+            || atoms.iter().any(|b| contradict(a, b))
+    })
+}
+
 fn alone_false(a: &Atom) -> bool {
     match a {
         Atom::Le(e) => e.terms.is_empty() && e.constant > 0,

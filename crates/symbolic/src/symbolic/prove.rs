@@ -352,6 +352,10 @@ impl Prover<'_> {
             };
         }
         for conj in factors[k] {
+            // Bounds that plainly contradict need no exact test.
+            if domain::clashes_with(atoms, conj) {
+                continue;
+            }
             let len = atoms.len();
             atoms.extend(conj.iter());
             // Worth a test of its own when several combinations extend it.

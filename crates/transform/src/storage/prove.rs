@@ -943,6 +943,10 @@ impl Proving<'_> {
             return Ok(false);
         }
         for alt in first.iter() {
+            // Bounds that plainly contradict need no exact test.
+            if domain::clashes_with(atoms, alt) {
+                continue;
+            }
             let len = atoms.len();
             atoms.extend(alt.iter());
             let found = self.search(rest, atoms)?;
