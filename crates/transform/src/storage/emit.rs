@@ -114,28 +114,29 @@ pub(crate) fn loop_level_twin(
     o: &Options,
 ) -> Result<Schedule, String> {
     let mut exps = Vec::new();
+    let mut parallel = vec![false; program.counters.len()];
+    // Sample by sample: a schedule with no twin (most) fails at the first.
     for v in vectors::samples(program, o)? {
         let mut config = crate::dataflow::Config::default();
         let names = program.params.iter().map(|q| q.name.clone());
         config.params = names.zip(v.iter().copied()).collect();
         (config.max_trips, config.max_instances) = (o.max_trips, o.max_instances);
-        if let Ok(exp) = expansion::expand(program, &config) {
-            exps.push((config.params, exp));
-        }
-    }
-    let mut parallel = vec![false; program.counters.len()];
-    for (params, exp) in &exps {
+        let Ok(exp) = expansion::expand(program, &config) else {
+            continue;
+        };
         let order = Order::new(program, &exp.inst.facts, schedule);
         let here = order.unordered_loops(program).ok_or_else(|| {
             format!(
                 "at {} it reorders two operations in one iteration of every common loop \
                  (or there are more than 3,000 operations to compare)",
-                show(params)
+                show(&config.params)
             )
         })?;
         for (p, h) in parallel.iter_mut().zip(here) {
             *p |= h;
         }
+        drop(order);
+        exps.push((config.params, exp));
     }
     let twin = Schedule {
         parallel,
