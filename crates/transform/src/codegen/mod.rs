@@ -206,7 +206,14 @@ pub fn try_emit(program: &Program, o: &Options) -> Result<Emitted, readback::Ref
             .filter(|&(a, _)| declared_cells(&plus, a, &values) > FRAME_CELLS)
             .collect(),
     };
-    let mut samples = samples(&plus, &frame, o)?;
+    // σ for every parameter value: arrays all of whose reads have exact
+    // quasts take their labels from them (`exact`), computed once, beside
+    // the samples.
+    let (samples, sym) = rayon::join(
+        || samples(&plus, &frame, o),
+        || o.exact.then(|| crate::symbolic::analyze(&plus_small)),
+    );
+    let mut samples = samples?;
     // The samples' analyses poll the budget; what they leave is held
     // while the program is built and read back.
     readback::poll("the expansions at the sample sizes")?;
@@ -235,9 +242,6 @@ pub fn try_emit(program: &Program, o: &Options) -> Result<Emitted, readback::Ref
         big: &big,
         names: &names,
     };
-    // σ for every parameter value: arrays all of whose reads have exact
-    // quasts take their labels from them (`exact`), computed once.
-    let sym = o.exact.then(|| crate::symbolic::analyze(&plus_small));
     let exact = Exact {
         sym: sym.as_ref(),
         outs: &outs,

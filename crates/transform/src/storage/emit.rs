@@ -196,29 +196,50 @@ type Analysed = (
     Result<super::Mapped, super::StorageError>,
 );
 
-/// Each sample analysed on its own thread, in the samples' order.
+/// Each sample analysed on its own thread, in the samples' order. The
+/// caller stops at the first sample (in order) whose mapping fails, or
+/// whose expansion fails if it is the first: samples after one that failed
+/// are not analysed (None), those before it always are, so what the caller
+/// reports does not depend on the threads.
 fn analyse_samples(
     program: &Program,
     schedule: &Schedule,
     temporaries: &[ArrayId],
     o: &Options,
     samples: Vec<Vec<i64>>,
-) -> Vec<Result<Analysed, crate::expansion::ExpansionError>> {
+) -> Vec<Option<Result<Analysed, crate::expansion::ExpansionError>>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
     let named = |v: &[i64]| -> Vec<(String, i64)> {
         let names = program.params.iter().map(|q| q.name.clone());
         names.zip(v.iter().copied()).collect()
     };
+    let failed = AtomicUsize::new(usize::MAX);
     samples
         .into_par_iter()
-        .map(|v| {
+        .enumerate()
+        .map(|(k, v)| {
+            if k > failed.load(Ordering::Relaxed) {
+                return None;
+            }
             let mut config = crate::dataflow::Config::default();
             (config.params, config.max_trips) = (named(&v), o.max_trips);
             config.max_instances = o.max_instances;
-            let exp = expansion::expand(program, &config)?;
+            let exp = match expansion::expand(program, &config) {
+                Ok(exp) => exp,
+                Err(e) => {
+                    if k == 0 {
+                        failed.fetch_min(k, Ordering::Relaxed);
+                    }
+                    return Some(Err(e));
+                }
+            };
             let order = Order::new(program, &exp.inst.facts, schedule);
             let mapped = super::mapped(program, &exp, &order, Some(temporaries));
             drop(order);
-            Ok((v, exp, mapped))
+            if mapped.is_err() {
+                failed.fetch_min(k, Ordering::Relaxed);
+            }
+            Some(Ok((v, exp, mapped)))
         })
         .collect()
 }
@@ -264,6 +285,8 @@ pub fn checked_with(
         || (!temporaries.is_empty()).then(|| crate::symbolic::analyze(program)),
     );
     for (k, sample) in analysed.into_iter().enumerate() {
+        // Not analysed: after a sample whose failure returned below.
+        let Some(sample) = sample else { continue };
         let (v, exp, mapped) = match sample {
             Ok(x) => x,
             Err(e) if k == 0 => return Err(EmitError::Expansion(e)),
