@@ -191,3 +191,32 @@ fn derived_condition_names_parse_and_print_back() {
     let (again, _) = arrayflow::lower::compile(files.source(id), id);
     assert_eq!(again, Some(p));
 }
+
+/// Conditions of affine comparisons joined by `and`, `or` and `not` (the
+/// guards of rescheduled loops) run as written: the statement runs exactly
+/// at the counters the same condition, written in Rust, accepts.
+#[test]
+fn compound_affine_conditions_run_as_written() {
+    let text = "param N = 4;
+real A[0..N];
+for i = 0 to N do
+  if (not (i < 3 or i == 5) and (i != 7 or N < 0)) or (i == 1 and not (N <= 2)) then
+    S: A[i] = 1;
+  end
+end
+";
+    let (p, diags) = arrayflow::lower::compile(text, arrayflow::diagnostics::FileId(0));
+    let p = p.unwrap_or_else(|| panic!("{diags:?}"));
+    for n in 0..14i64 {
+        let run = arrayflow::interp::run(&p, &arrayflow::interp::Options::new(vec![n]))
+            .expect("the program runs");
+        let ran: Vec<i64> = (run.ops.iter())
+            .filter(|op| matches!(op.site, arrayflow::model::Site::Stmt(_)))
+            .map(|op| op.iter[0])
+            .collect();
+        let expected: Vec<i64> = (0..=n)
+            .filter(|&i| (!(i < 3 || i == 5) && (i != 7 || n < 0)) || (i == 1 && !(n <= 2)))
+            .collect();
+        assert_eq!(ran, expected, "N = {n}");
+    }
+}

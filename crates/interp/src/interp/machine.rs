@@ -5,8 +5,8 @@ use super::{Cell, Contents, ErrorKind, Ops, Options, Read, Run, RunError, Writer
 use crate::hash::{SplitMix64, StableHasher};
 use crate::model::eval::{self, Env, EvalError, StaticEnv};
 use crate::model::{
-    base_label, Access, Affine, CmpOp, Condition, CounterId, ExprKind, For, If, Node, ParamId,
-    Program, Site, Span, Stmt, StmtKind, Var, While,
+    base_label, Access, Affine, CmpOp, Cond, Condition, CounterId, ExprKind, For, If, Node,
+    ParamId, Program, Site, Span, Stmt, StmtKind, Var, While,
 };
 use std::collections::HashSet;
 
@@ -60,6 +60,13 @@ struct FoldedCmp {
     r_terms: (u32, u32),
 }
 
+/// A condition folded at one run's parameters: one comparison (most), or
+/// several joined (in postfix order).
+enum Folded {
+    One(FoldedCmp),
+    Many(Box<[Piece<FoldedCmp>]>),
+}
+
 fn initial_prefix(seed: u64, array: &str) -> StableHasher {
     StableHasher::new(domain::INITIAL).word(seed).str(array)
 }
@@ -80,13 +87,53 @@ pub(super) struct Sites<'p> {
     stmt_base: Vec<&'p str>,
     stmt_label: Vec<&'p str>,
     cond_name: Vec<&'p str>,
-    /// A condition that compares two affine expressions, as the affine
-    /// forms: it reads and calls nothing, so evaluating the forms
-    /// ([`eval::affine`], the same values) is all its test does.
-    cond_affine: Vec<Option<eval::AffineCmp>>,
+    /// A condition of comparisons of affine expressions (joined by `and`,
+    /// `or`, `not`), as the affine forms: it reads and calls nothing, so
+    /// evaluating the forms ([`eval::affine`], the same values) is all its
+    /// test does.
+    cond_affine: Vec<Option<Vec<Piece<eval::AffineCmp>>>>,
     /// The deepest nest of loops: the longest iteration vector an
     /// operation records.
     depth: usize,
+}
+
+/// One piece of a condition in postfix order: a comparison, or a
+/// connective of the one or two values before it.
+#[derive(Clone, Copy)]
+pub(super) enum Piece<T> {
+    Cmp(T),
+    And,
+    Or,
+    Not,
+}
+
+/// The most pieces a condition folds to (its values fit one word).
+const MAX_PIECES: usize = 64;
+
+/// `c` in postfix order if every comparison in it is affine.
+fn affine_cond(c: &Cond) -> Option<Vec<Piece<eval::AffineCmp>>> {
+    fn walk(c: &Cond, out: &mut Vec<Piece<eval::AffineCmp>>) -> Option<()> {
+        match c {
+            Cond::Cmp(..) => out.push(Piece::Cmp(eval::AffineCmp::of(c)?)),
+            Cond::And(a, b) | Cond::Or(a, b) => {
+                walk(a, out)?;
+                walk(b, out)?;
+                out.push(match c {
+                    Cond::And(..) => Piece::And,
+                    _ => Piece::Or,
+                });
+            }
+            Cond::Not(a) => {
+                walk(a, out)?;
+                out.push(Piece::Not);
+            }
+            Cond::Unknown => return None,
+        }
+        (out.len() <= MAX_PIECES).then_some(())
+    }
+    let mut out = Vec::new();
+    walk(c, &mut out)?;
+    Some(out)
 }
 
 /// How many loops the deepest point of `nodes` is inside.
@@ -115,7 +162,7 @@ impl<'p> Sites<'p> {
             stmt_base: stmts.iter().map(|s| base_label(&s.label)).collect(),
             stmt_label: stmts.iter().map(|s| s.label.as_str()).collect(),
             cond_name: conds.iter().map(|c| c.name.as_str()).collect(),
-            cond_affine: conds.iter().map(|c| eval::AffineCmp::of(&c.cond)).collect(),
+            cond_affine: conds.iter().map(|c| affine_cond(&c.cond)).collect(),
             depth: deepest(&program.body),
         }
     }
@@ -172,7 +219,7 @@ pub(super) struct Machine<'p> {
     options: &'p Options,
     sites: &'p Sites<'p>,
     /// `Sites::cond_affine` folded at this run's parameters.
-    cond_folded: Vec<Option<FoldedCmp>>,
+    cond_folded: Vec<Option<Folded>>,
     cond_terms: Vec<(usize, i64)>,
     reverse: Vec<bool>,
     shuffle: Vec<bool>,
@@ -226,7 +273,7 @@ impl<'p> Machine<'p> {
         let n_sites = sites.stmt_base.len() + sites.cond_name.len();
         let setup = 3 * n_sites * std::mem::size_of::<Option<Prefix>>()
             + sites.stmt_base.len() * std::mem::size_of::<Option<&[i64]>>()
-            + sites.cond_affine.len() * std::mem::size_of::<Option<FoldedCmp>>()
+            + sites.cond_affine.len() * std::mem::size_of::<Option<Folded>>()
             + program.counters.len() * 2 * std::mem::size_of::<i64>()
             + program.arrays.len() * 2 * std::mem::size_of::<Contents>();
         crate::budget::reserve(setup as u64, options.max_memory, || {
@@ -314,21 +361,57 @@ impl<'p> Machine<'p> {
             }
             (constant, (start, terms.len() as u32))
         };
+        let mut fold = |a: &eval::AffineCmp| {
+            let (op, l, r) = a.parts();
+            let (l, l_terms) = side(l);
+            let (r, r_terms) = side(r);
+            FoldedCmp {
+                op,
+                l,
+                r,
+                l_terms,
+                r_terms,
+            }
+        };
         for f in &self.sites.cond_affine {
-            let folded = f.as_ref().map(|a| {
-                let (op, l, r) = a.parts();
-                let (l, l_terms) = side(l);
-                let (r, r_terms) = side(r);
-                FoldedCmp {
-                    op,
-                    l,
-                    r,
-                    l_terms,
-                    r_terms,
-                }
+            let folded = f.as_ref().map(|pieces| match pieces.as_slice() {
+                [Piece::Cmp(a)] => Folded::One(fold(a)),
+                _ => Folded::Many(
+                    (pieces.iter())
+                        .map(|p| match p {
+                            Piece::Cmp(a) => Piece::Cmp(fold(a)),
+                            Piece::And => Piece::And,
+                            Piece::Or => Piece::Or,
+                            Piece::Not => Piece::Not,
+                        })
+                        .collect(),
+                ),
             });
             self.cond_folded.push(folded);
         }
+    }
+
+    fn folded_cmp(&self, f: &FoldedCmp) -> bool {
+        eval::compare(
+            f.op,
+            self.folded_side(f.l, f.l_terms),
+            self.folded_side(f.r, f.r_terms),
+        )
+    }
+
+    /// A folded condition's value: its pieces' values kept as bits, the
+    /// latest lowest.
+    fn folded_cond(&self, pieces: &[Piece<FoldedCmp>]) -> bool {
+        let mut bits = 0u64;
+        for p in pieces {
+            bits = match p {
+                Piece::Cmp(f) => (bits << 1) | u64::from(self.folded_cmp(f)),
+                Piece::And => (bits >> 1) & (bits | !1),
+                Piece::Or => (bits >> 1) | (bits & 1),
+                Piece::Not => bits ^ 1,
+            };
+        }
+        bits & 1 == 1
     }
 
     #[inline]
@@ -702,16 +785,16 @@ impl<'p> Machine<'p> {
     }
 
     fn test(&mut self, c: &'p Condition) -> Result<bool, Box<RunError>> {
-        if let Some(f) = self.cond_folded[c.id.index()] {
+        if self.cond_folded[c.id.index()].is_some() {
             // It reads, writes and hashes nothing: only the site (for a
             // step budget error) is needed of the operation.
             self.cur.site = Site::Cond(c.id);
             self.step(c.span)?;
-            return Ok(eval::compare(
-                f.op,
-                self.folded_side(f.l, f.l_terms),
-                self.folded_side(f.r, f.r_terms),
-            ));
+            return Ok(match &self.cond_folded[c.id.index()] {
+                Some(Folded::One(f)) => self.folded_cmp(f),
+                Some(Folded::Many(pieces)) => self.folded_cond(pieces),
+                None => unreachable!("folded above"),
+            });
         }
         self.begin(Site::Cond(c.id), true, c.span)?;
         eval::cond(&c.cond, self).map_err(|e| self.run_error(e))
