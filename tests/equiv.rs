@@ -215,7 +215,7 @@ end
             .map(|op| op.iter[0])
             .collect();
         let expected: Vec<i64> = (0..=n)
-            .filter(|&i| (!(i < 3 || i == 5) && (i != 7 || n < 0)) || (i == 1 && !(n <= 2)))
+            .filter(|&i| (!(i < 3 || i == 5) && (i != 7 || n < 0)) || (i == 1 && n > 2))
             .collect();
         assert_eq!(ran, expected, "N = {n}");
     }
