@@ -785,16 +785,16 @@ impl<'p> Machine<'p> {
     }
 
     fn test(&mut self, c: &'p Condition) -> Result<bool, Box<RunError>> {
-        if self.cond_folded[c.id.index()].is_some() {
+        if let Some(f) = &self.cond_folded[c.id.index()] {
+            let holds = match f {
+                Folded::One(f) => self.folded_cmp(f),
+                Folded::Many(pieces) => self.folded_cond(pieces),
+            };
             // It reads, writes and hashes nothing: only the site (for a
             // step budget error) is needed of the operation.
             self.cur.site = Site::Cond(c.id);
             self.step(c.span)?;
-            return Ok(match &self.cond_folded[c.id.index()] {
-                Some(Folded::One(f)) => self.folded_cmp(f),
-                Some(Folded::Many(pieces)) => self.folded_cond(pieces),
-                None => unreachable!("folded above"),
-            });
+            return Ok(holds);
         }
         self.begin(Site::Cond(c.id), true, c.span)?;
         eval::cond(&c.cond, self).map_err(|e| self.run_error(e))

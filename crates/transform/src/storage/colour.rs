@@ -51,6 +51,19 @@ pub fn compute(
     mapping: &Mapping,
     temporaries: &[ArrayId],
 ) -> Sharing {
+    let located = super::locate_accesses(exp);
+    compute_located(program, exp, order, mapping, temporaries, &located)
+}
+
+/// [`compute`], each access located already.
+pub(crate) fn compute_located(
+    program: &Program,
+    exp: &Expansion,
+    order: &Order,
+    mapping: &Mapping,
+    temporaries: &[ArrayId],
+    located: &super::Located,
+) -> Sharing {
     let f = &exp.inst.facts;
     let flow = &exp.inst.flow;
     let mut s = Sharing::default();
@@ -58,7 +71,7 @@ pub fn compute(
     let mut inexact = vec![false; program.arrays.len()];
     for x in 0..f.n_accs() as u32 {
         if f.is_may(x) {
-            if let Some((a, _)) = f.cells.locate(f.acc_cell[x as usize] as usize) {
+            if let Some((a, _)) = &located[x as usize] {
                 inexact[a.index()] = true;
             }
         }
@@ -92,13 +105,13 @@ pub fn compute(
         (d.elem, dims)
     };
     let c = &s.candidates;
-    let located = Located::new(exp);
+    let places = Places::new(located);
     for (k, &a) in c.iter().enumerate() {
         for &b in &c[k + 1..] {
             let why = if shape(a) != shape(b) {
                 Some("declared with other shapes or types".to_string())
             } else {
-                conflict(program, exp, order, &located, &[a, b])
+                conflict(program, exp, order, &places, &[a, b])
             };
             if let Some(w) = why {
                 s.interfering.push((a, b, w));
@@ -116,7 +129,7 @@ pub fn compute(
             cl.iter().all(|&b| !interferes(a, b)) && {
                 let mut with = cl.clone();
                 with.push(a);
-                conflict(program, exp, order, &located, &with).is_none()
+                conflict(program, exp, order, &places, &with).is_none()
             }
         });
         match fits {
@@ -168,12 +181,12 @@ pub fn across(
     let mut dropped = Vec::new();
     for (p, sharing, exp) in at.iter().filter(|s| !stable.iter().any(|t| t.0 == s.0)) {
         let order = Order::new(program, &exp.inst.facts, schedule);
-        let located = Located::new(exp);
+        let places = Places::new(&super::locate_accesses(exp));
         classes.retain(|cl| {
             let candidate = |a: &ArrayId| sharing.is_some_and(|s| s.candidates.contains(a));
             let why = match cl.iter().find(|a| !candidate(a)) {
                 Some(a) => Some(format!("`{}` is no candidate", program.array_decl(*a).name)),
-                None => conflict(program, exp, &order, &located, cl),
+                None => conflict(program, exp, &order, &places, cl),
             };
             let Some(why) = why else { return true };
             let names: Vec<&str> = (cl[1..].iter())
@@ -199,17 +212,17 @@ fn conflict(
     program: &Program,
     exp: &Expansion,
     order: &Order,
-    located: &Located,
+    places: &Places,
     group: &[ArrayId],
 ) -> Option<String> {
     let f = &exp.inst.facts;
     let flow = &exp.inst.flow;
     let name = |op: u32| crate::interp::format_op(flow.site_name(f.site(op)), f.op_iter(op));
-    let mut last: Vec<Option<u32>> = vec![None; located.places];
+    let mut last: Vec<Option<u32>> = vec![None; places.places];
     let mut events: Vec<(u32, u32, bool)> = Vec::new();
     // Access instances are in execution order: program order.
     for x in 0..f.n_accs() as u32 {
-        let Some((a, place)) = located.access[x as usize] else {
+        let Some((a, place)) = places.access[x as usize] else {
             continue;
         };
         if !group.contains(&a) {
@@ -260,23 +273,22 @@ fn conflict(
 /// Each access's array and place, found once for every group [`conflict`]
 /// checks: places are numbered by index, so the same index of two arrays
 /// of one shape is one place.
-struct Located {
+struct Places {
     access: Vec<Option<(ArrayId, u32)>>,
     places: usize,
 }
 
-impl Located {
-    fn new(exp: &Expansion) -> Located {
-        let f = &exp.inst.facts;
-        let mut ids: HashMap<Vec<i64>, u32> = HashMap::new();
-        let access = (0..f.n_accs())
-            .map(|x| {
-                let (a, index) = f.cells.locate(f.acc_cell[x] as usize)?;
+impl Places {
+    fn new(located: &super::Located) -> Places {
+        let mut ids: HashMap<&[i64], u32> = HashMap::new();
+        let access = (located.iter())
+            .map(|l| {
+                let (a, index) = l.as_ref()?;
                 let next = ids.len() as u32;
-                Some((a, *ids.entry(index).or_insert(next)))
+                Some((*a, *ids.entry(index.as_slice()).or_insert(next)))
             })
             .collect();
-        Located {
+        Places {
             access,
             places: ids.len(),
         }

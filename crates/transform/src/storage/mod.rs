@@ -128,8 +128,13 @@ pub(crate) fn mapped(
         return Err(StorageError::Violated(violations));
     }
     let mapping = mapping::compute(program, exp, order).map_err(StorageError::Unmappable)?;
+    // The modular search and the sharing both walk every access.
+    let located = match temporaries {
+        Some(_) => locate_accesses(exp),
+        None => Vec::new(),
+    };
     let (modular, refused) = match temporaries {
-        Some(t) => modular::compute(program, exp, order, &mapping, t),
+        Some(t) => modular::compute_located(program, exp, order, &mapping, t, &located),
         None => Default::default(),
     };
     let rest: Option<Vec<_>> = temporaries.map(|t| {
@@ -139,13 +144,26 @@ pub(crate) fn mapped(
             })
             .collect()
     });
-    let sharing = rest.map(|t| colour::compute(program, exp, order, &mapping, &t));
+    let sharing =
+        rest.map(|t| colour::compute_located(program, exp, order, &mapping, &t, &located));
     Ok(Mapped {
         mapping,
         sharing,
         modular,
         refused,
     })
+}
+
+/// Each access's array and index at the sizes of `exp` (None: not a cell
+/// of an array), found once for the analyses of one sample that walk every
+/// access.
+pub(crate) type Located = Vec<Option<(crate::model::ArrayId, Vec<i64>)>>;
+
+pub(crate) fn locate_accesses(exp: &Expansion) -> Located {
+    let f = &exp.inst.facts;
+    (0..f.n_accs())
+        .map(|x| f.cells.locate(f.acc_cell[x] as usize))
+        .collect()
 }
 
 /// `contract`, then the storage `temporaries` (arrays whose final contents

@@ -113,21 +113,28 @@ pub(crate) fn surely_before(order: &Order, a: u32, b: u32) -> bool {
 
 /// The values of `array` at these sizes, or why it is no candidate.
 fn values(exp: &Expansion, array: ArrayId) -> Result<Vec<Value>, String> {
-    values_of(exp, &[array]).pop().expect("one array asked")
+    let located = super::locate_accesses(exp);
+    values_of(exp, &located, &[array])
+        .pop()
+        .expect("one array asked")
 }
 
 /// [`values`] of each of `arrays`, in one pass over the accesses.
-fn values_of(exp: &Expansion, arrays: &[ArrayId]) -> Vec<Result<Vec<Value>, String>> {
+fn values_of(
+    exp: &Expansion,
+    located: &[Option<(ArrayId, Vec<i64>)>],
+    arrays: &[ArrayId],
+) -> Vec<Result<Vec<Value>, String>> {
     let f = &exp.inst.facts;
     let flow = &exp.inst.flow;
     let at = |a: ArrayId| arrays.iter().position(|&b| b == a);
     let mut by_op: HashMap<u32, usize> = HashMap::new();
     let mut out: Vec<Result<Vec<Value>, String>> = arrays.iter().map(|_| Ok(Vec::new())).collect();
     for x in 0..f.n_accs() as u32 {
-        let Some((a, cell)) = f.cells.locate(f.acc_cell[x as usize] as usize) else {
+        let Some((a, cell)) = &located[x as usize] else {
             continue;
         };
-        let Some(k) = at(a) else { continue };
+        let Some(k) = at(*a) else { continue };
         let Ok(vals) = &mut out[k] else { continue };
         if f.is_may(x) {
             out[k] = Err("a may-access (a subscript that is not affine)".into());
@@ -137,7 +144,7 @@ fn values_of(exp: &Expansion, arrays: &[ArrayId]) -> Vec<Result<Vec<Value>, Stri
             let op = f.op(x);
             by_op.insert(op, vals.len());
             vals.push(Value {
-                cell,
+                cell: cell.clone(),
                 write: op,
                 reads: Vec::new(),
             });
@@ -434,6 +441,19 @@ pub fn compute(
     mapping: &Mapping,
     temporaries: &[ArrayId],
 ) -> (Vec<Modular>, Refused) {
+    let located = super::locate_accesses(exp);
+    compute_located(program, exp, order, mapping, temporaries, &located)
+}
+
+/// [`compute`], each access located already.
+pub(crate) fn compute_located(
+    program: &Program,
+    exp: &Expansion,
+    order: &Order,
+    mapping: &Mapping,
+    temporaries: &[ArrayId],
+    located: &super::Located,
+) -> (Vec<Modular>, Refused) {
     let params: Vec<i64> = exp.inst.facts.params.iter().map(|&(_, v)| v).collect();
     let mut found: Vec<Modular> = Vec::new();
     let mut refused = Vec::new();
@@ -442,7 +462,7 @@ pub fn compute(
         .map(|am| am.array)
         .filter(|a| temporaries.contains(a))
         .collect();
-    let mut all_values = values_of(exp, &asked).into_iter();
+    let mut all_values = values_of(exp, located, &asked).into_iter();
     for am in &mapping.arrays {
         let a = am.array;
         if !temporaries.contains(&a) {
