@@ -43,20 +43,8 @@ impl Sharing {
 }
 
 /// The sharing among `temporaries` under the schedule of `order`, after
-/// the contraction `mapping`.
+/// the contraction `mapping`; `located` is [`super::locate_accesses`] of `exp`.
 pub fn compute(
-    program: &Program,
-    exp: &Expansion,
-    order: &Order,
-    mapping: &Mapping,
-    temporaries: &[ArrayId],
-) -> Sharing {
-    let located = super::locate_accesses(exp);
-    compute_located(program, exp, order, mapping, temporaries, &located)
-}
-
-/// [`compute`], each access located already.
-pub(crate) fn compute_located(
     program: &Program,
     exp: &Expansion,
     order: &Order,

@@ -144,8 +144,7 @@ pub(crate) fn mapped(
             })
             .collect()
     });
-    let sharing =
-        rest.map(|t| colour::compute_located(program, exp, order, &mapping, &t, &located));
+    let sharing = rest.map(|t| colour::compute(program, exp, order, &mapping, &t, &located));
     Ok(Mapped {
         mapping,
         sharing,
@@ -157,9 +156,9 @@ pub(crate) fn mapped(
 /// Each access's array and index at the sizes of `exp` (None: not a cell
 /// of an array), found once for the analyses of one sample that walk every
 /// access.
-pub(crate) type Located = Vec<Option<(crate::model::ArrayId, Vec<i64>)>>;
+pub type Located = Vec<Option<(crate::model::ArrayId, Vec<i64>)>>;
 
-pub(crate) fn locate_accesses(exp: &Expansion) -> Located {
+pub fn locate_accesses(exp: &Expansion) -> Located {
     let f = &exp.inst.facts;
     (0..f.n_accs())
         .map(|x| f.cells.locate(f.acc_cell[x] as usize))
