@@ -35,6 +35,10 @@ pub struct Trace {
     loops: HashMap<RefId, Vec<CounterId>>,
 }
 
+/// One access as [`Trace::accesses`] lists it: operation, array, cell,
+/// reads, writes.
+pub type Access<'a> = (u64, ArrayId, &'a [i64], bool, bool);
+
 /// What enumeration finds for a pair.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Found {
@@ -172,6 +176,21 @@ impl Tracer<'_> {
 }
 
 impl Trace {
+    /// Every access of the run in execution order: the operation's number
+    /// (increasing; an operation's reads come before its write), the
+    /// array, the cell, whether it reads and whether it writes.
+    pub fn accesses(&self) -> Vec<Access<'_>> {
+        let mut out: Vec<(usize, Access<'_>)> = Vec::new();
+        for ((array, cell), events) in &self.cells {
+            for &k in events {
+                let e = &self.events[k];
+                out.push((k, (e.op, *array, cell, e.reads, e.writes)));
+            }
+        }
+        out.sort_unstable_by_key(|a| a.0);
+        out.into_iter().map(|(_, a)| a).collect()
+    }
+
     /// Every pair of an instance of `src` and an instance of `dst` touching
     /// the same cell (an instance is not paired with itself).
     pub fn pair(&self, src: RefId, dst: RefId) -> Found {
