@@ -25,7 +25,8 @@
 //!   holds the 1-D stencils there for every parameter value.
 //! - On the four shipped stencils at small sizes, with only `A` a result:
 //!   the live-value bound the report prints (`together`) is never above
-//!   the least, and the contraction's cells never below it.
+//!   the least, and the contraction's cells never below it (1-D at N =
+//!   5..8, 2-D at N = 4, 5, T = 1..3: the table in docs/expansion.md).
 
 mod support;
 
@@ -267,10 +268,10 @@ fn report(path: &str, t: i64, n: i64) -> (usize, usize) {
 #[test]
 fn the_least_lies_between_the_bound_and_the_contraction() {
     let cases: &[(&str, &[i64], &[i64])] = &[
-        ("jacobi1d", &[1, 2, 3], &[4, 6, 7]),
-        ("heat1d", &[1, 2, 3], &[4, 6, 7]),
-        ("jacobi2d", &[1, 2], &[4, 5]),
-        ("heat2d", &[1, 2], &[4, 5]),
+        ("jacobi1d", &[1, 2, 3], &[5, 6, 7, 8]),
+        ("heat1d", &[1, 2, 3], &[5, 6, 7]),
+        ("jacobi2d", &[1, 2, 3], &[4, 5]),
+        ("heat2d", &[1, 2, 3], &[4, 5]),
     ];
     for &(kernel, ts, ns) in cases {
         let path = format!("fixtures/c/kernels/{kernel}.loop");
