@@ -315,62 +315,73 @@ impl Prover<'_> {
     }
 
     /// Is every conjunction of one disjunct per factor integer-infeasible?
-    /// The combinations are walked depth first: a prefix already
-    /// infeasible rules out every combination that extends it, which spares
-    /// the product of the cases below it.
+    /// If not, `what`, with why when the tests could not tell.
     pub fn infeasible(
         &mut self,
         factors: &[&Dnf],
         what: &dyn Fn() -> String,
     ) -> Result<(), String> {
-        if factors.iter().any(|f| f.is_empty()) {
-            return Ok(());
+        match self.first_possible(factors, &mut || Ok::<(), String>(()))? {
+            None => Ok(()),
+            Some(Some(Verdict::Maybe(why))) => Err(format!("{} ({})", what(), why.describe())),
+            Some(None) => Err(format!("{}: arithmetic overflow", what())),
+            Some(Some(_)) => Err(what()),
         }
-        // below[k]: the combinations of the factors after k.
-        let mut below = vec![1usize; factors.len()];
-        for k in (0..factors.len().saturating_sub(1)).rev() {
-            below[k] = below[k + 1].saturating_mul(factors[k + 1].len());
-        }
-        let mut atoms: Vec<&Atom> = Vec::new();
-        self.combinations(factors, &below, 0, &mut atoms, what)
     }
 
-    fn combinations<'a>(
+    /// The first conjunction of one disjunct per factor that the exact
+    /// tests do not prove integer-infeasible, as its verdict (None for an
+    /// overflow); None when there is none. The combinations are walked
+    /// depth first, and before branching over a factor's disjuncts the
+    /// prefix so far is tested: a prefix already infeasible rules out
+    /// every combination that extends it, which spares the product of the
+    /// cases below it. A disjunct whose bounds plainly contradict the
+    /// prefix needs no test (`domain::clashes_with`). `count` runs before
+    /// each exact test, so that a budget may stop the walk.
+    pub fn first_possible<E>(
+        &mut self,
+        factors: &[&Dnf],
+        count: &mut dyn FnMut() -> Result<(), E>,
+    ) -> Result<Option<Option<Verdict>>, E> {
+        if factors.iter().any(|f| f.is_empty()) {
+            return Ok(None);
+        }
+        let mut atoms: Vec<&Atom> = Vec::new();
+        self.walk(factors, &mut atoms, count)
+    }
+
+    fn walk<'a, E>(
         &mut self,
         factors: &[&'a Dnf],
-        below: &[usize],
-        k: usize,
         atoms: &mut Vec<&'a Atom>,
-        what: &dyn Fn() -> String,
-    ) -> Result<(), String> {
-        if k == factors.len() {
-            return match self.test(atoms) {
-                Some(Verdict::Independent) => Ok(()),
-                Some(Verdict::Dependent) => Err(what()),
-                Some(Verdict::Maybe(why)) => Err(format!("{} ({})", what(), why.describe())),
-                None => Err(format!("{}: arithmetic overflow", what())),
-            };
+        count: &mut dyn FnMut() -> Result<(), E>,
+    ) -> Result<Option<Option<Verdict>>, E> {
+        let Some((first, rest)) = factors.split_first() else {
+            count()?;
+            return Ok(match self.test(atoms) {
+                Some(Verdict::Independent) => None,
+                other => Some(other),
+            });
+        };
+        if first.len() > 1 && !atoms.is_empty() {
+            count()?;
+            if matches!(self.test(atoms), Some(Verdict::Independent)) {
+                return Ok(None);
+            }
         }
-        for conj in factors[k] {
-            // Bounds that plainly contradict need no exact test.
+        for conj in first.iter() {
             if domain::clashes_with(atoms, conj) {
                 continue;
             }
             let len = atoms.len();
             atoms.extend(conj.iter());
-            // Worth a test of its own when several combinations extend it.
-            let pruned = below[k] > 1
-                && k + 1 < factors.len()
-                && matches!(self.test(atoms), Some(Verdict::Independent));
-            let r = if pruned {
-                Ok(())
-            } else {
-                self.combinations(factors, below, k + 1, atoms, what)
-            };
+            let found = self.walk(rest, atoms, count)?;
             atoms.truncate(len);
-            r?;
+            if found.is_some() {
+                return Ok(found);
+            }
         }
-        Ok(())
+        Ok(None)
     }
 
     pub fn test(&mut self, atoms: &[&Atom]) -> Option<Verdict> {

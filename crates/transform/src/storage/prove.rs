@@ -926,54 +926,26 @@ impl Proving<'_> {
     /// Whether one conjunction, a disjunct of each factor, has an integer
     /// solution: depth first, a branch dropped as soon as its part is
     /// infeasible. An answer the tests cannot give exactly is an error.
+    /// Whether one conjunction of one disjunct per factor may have an
+    /// integer solution; an error when a test cannot tell or the proof
+    /// runs past its budget of exact tests.
     fn feasible(&mut self, factors: &[&Dnf]) -> Result<bool, String> {
-        let mut atoms: Vec<&Atom> = Vec::new();
-        self.search(factors, &mut atoms)
-    }
-
-    fn search<'a>(
-        &mut self,
-        factors: &[&'a Dnf],
-        atoms: &mut Vec<&'a Atom>,
-    ) -> Result<bool, String> {
-        let Some((first, rest)) = factors.split_first() else {
-            return self.decide(atoms, true);
+        let tests = &mut self.tests;
+        let mut count = || {
+            *tests += 1;
+            if *tests > BUDGET {
+                return Err(format!("the proof needs more than {BUDGET} exact tests"));
+            }
+            Ok(())
         };
-        if first.len() > 1 && !atoms.is_empty() && !self.decide(atoms, false)? {
-            return Ok(false);
-        }
-        for alt in first.iter() {
-            // Bounds that plainly contradict need no exact test.
-            if domain::clashes_with(atoms, alt) {
-                continue;
-            }
-            let len = atoms.len();
-            atoms.extend(alt.iter());
-            let found = self.search(rest, atoms)?;
-            atoms.truncate(len);
-            if found {
-                return Ok(true);
-            }
-        }
-        Ok(false)
-    }
-
-    /// Whether `atoms` may have an integer solution; `last`: the whole
-    /// conjunction, which must be decided exactly.
-    fn decide(&mut self, atoms: &[&Atom], last: bool) -> Result<bool, String> {
-        self.tests += 1;
-        if self.tests > BUDGET {
-            return Err(format!("the proof needs more than {BUDGET} exact tests"));
-        }
-        match self.prover.test(atoms) {
-            Some(Verdict::Independent) => Ok(false),
-            Some(Verdict::Dependent) => Ok(true),
-            Some(Verdict::Maybe(_)) if !last => Ok(true),
-            Some(Verdict::Maybe(why)) => Err(format!(
+        match self.prover.first_possible(factors, &mut count)? {
+            None => Ok(false),
+            Some(Some(Verdict::Maybe(why))) => Err(format!(
                 "an exact test could not decide ({})",
                 why.describe()
             )),
-            None => Err("arithmetic overflow in a test".into()),
+            Some(None) => Err("arithmetic overflow in a test".into()),
+            Some(Some(_)) => Ok(true),
         }
     }
 }
