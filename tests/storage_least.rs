@@ -27,12 +27,18 @@
 //!   the live-value bound the report prints (`together`) is never above
 //!   the least, and the contraction's cells never below it (1-D at N =
 //!   5..8, 2-D at N = 4, 5, T = 1..3: the table in docs/expansion.md).
+//! - The same on generated static-control programs, one array a result
+//!   and the others temporaries.
 
 mod support;
 
+use arrayflow::dataflow::Config;
 use arrayflow::dependence::brute;
 use arrayflow::diagnostics::FileId;
-use arrayflow::model::{ArrayId, Program, Var};
+use arrayflow::expansion;
+use arrayflow::gen::{generate, GenOptions, Size};
+use arrayflow::model::{ArrayId, Node, Program, Var};
+use arrayflow::storage::{self, Schedule};
 use std::collections::HashMap;
 use support::run;
 
@@ -56,12 +62,14 @@ struct Value {
     given: Option<usize>,
 }
 
-/// The values of one run and the number of given cells.
-fn values(p: &Program, params: &[i64], results: &[&str]) -> (Vec<Value>, usize) {
-    let result_ids: Vec<ArrayId> = results
-        .iter()
-        .map(|n| ArrayId(p.arrays.iter().position(|a| a.name == *n).unwrap() as u32))
-        .collect();
+/// The values of one run and the number of given cells: of the arrays
+/// `laid` (the others, inputs nothing writes, are left where they are).
+fn values(
+    p: &Program,
+    params: &[i64],
+    laid: &[ArrayId],
+    result_ids: &[ArrayId],
+) -> (Vec<Value>, usize) {
     let trace = brute::trace(p, params, 2_000_000).expect("static control");
     let mut given: HashMap<(ArrayId, Vec<i64>), usize> = HashMap::new();
     let mut label = |cell: &(ArrayId, Vec<i64>)| {
@@ -70,31 +78,32 @@ fn values(p: &Program, params: &[i64], results: &[&str]) -> (Vec<Value>, usize) 
     };
     let mut current: HashMap<(ArrayId, Vec<i64>), usize> = HashMap::new();
     let mut vals: Vec<Value> = Vec::new();
-    for (op, array, cell, reads, writes) in trace.accesses() {
-        let key = (array, cell.to_vec());
-        let (r, w) = (2 * op as i64, 2 * op as i64 + 1);
-        if reads {
+    let accesses = trace.accesses();
+    // One operation at a time: its reads, then its writes.
+    for one in accesses.chunk_by(|a, b| a.0 == b.0) {
+        for &(op, array, cell, _, _) in one.iter().filter(|a| a.3 && laid.contains(&a.1)) {
+            let key = (array, cell.to_vec());
             let v = match current.get(&key) {
                 Some(&v) => v,
                 None => {
                     vals.push(Value {
                         from: -1,
-                        to: r,
+                        to: 0,
                         given: Some(label(&key)),
                     });
-                    current.insert(key.clone(), vals.len() - 1);
+                    current.insert(key, vals.len() - 1);
                     vals.len() - 1
                 }
             };
-            vals[v].to = vals[v].to.max(r);
+            vals[v].to = vals[v].to.max(2 * op as i64);
         }
-        if writes {
+        for &(op, array, cell, _, _) in one.iter().filter(|a| a.4 && laid.contains(&a.1)) {
             vals.push(Value {
-                from: w,
-                to: w,
+                from: 2 * op as i64 + 1,
+                to: 2 * op as i64 + 1,
                 given: None,
             });
-            current.insert(key, vals.len() - 1);
+            current.insert((array, cell.to_vec()), vals.len() - 1);
         }
     }
     for (key, &v) in &current {
@@ -105,7 +114,8 @@ fn values(p: &Program, params: &[i64], results: &[&str]) -> (Vec<Value>, usize) 
     }
     // A result's cells no access touches hold their initial contents to
     // the end: given cells, live throughout, in conflict with every value.
-    for &a in &result_ids {
+    let mut untouched = 0;
+    for &a in result_ids.iter().filter(|a| laid.contains(a)) {
         let at = |e: &arrayflow::model::Affine| {
             e.eval(|v| match v {
                 Var::Param(q) => params[q.index()],
@@ -113,26 +123,26 @@ fn values(p: &Program, params: &[i64], results: &[&str]) -> (Vec<Value>, usize) 
             })
             .unwrap()
         };
-        let cells: i64 = (p.arrays[a.index()].dims.iter())
-            .map(|r| (at(&r.hi.affine) - at(&r.lo.affine) + 1).max(0))
+        let cells: usize = (p.arrays[a.index()].dims.iter())
+            .map(|r| (at(&r.hi.affine) - at(&r.lo.affine) + 1).max(0) as usize)
             .product();
-        let touched = current.keys().filter(|k| k.0 == a).count() as i64;
-        for _ in touched..cells {
-            let n = given.len();
-            given.insert((a, vec![-1 - n as i64]), n);
-            vals.push(Value {
-                from: -1,
-                to: i64::MAX,
-                given: Some(n),
-            });
-        }
+        let touched = current.keys().filter(|k| k.0 == a).count();
+        untouched += cells.saturating_sub(touched);
     }
-    (vals, given.len())
+    let real = given.len();
+    for k in 0..untouched {
+        vals.push(Value {
+            from: -1,
+            to: i64::MAX,
+            given: Some(real + k),
+        });
+    }
+    (vals, real + untouched)
 }
 
 /// The fewest cells holding `vals` with `fixed` given cells, or None when
-/// the search ran past its budget.
-fn least(vals: &[Value], fixed: usize) -> Option<usize> {
+/// the search ran past `budget` steps.
+fn least(vals: &[Value], fixed: usize, budget: u64) -> Option<usize> {
     let n = vals.len();
     let meet = |a: &Value, b: &Value| a.from <= b.to && b.from <= a.to;
     let mut adj: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -153,7 +163,15 @@ fn least(vals: &[Value], fixed: usize) -> Option<usize> {
     let mut steps = 0u64;
     for extra in 0.. {
         let mut cell: Vec<Option<usize>> = vals.iter().map(|v| v.given).collect();
-        match colour(&adj, &mut cell, fixed, fixed + extra, fixed, &mut steps) {
+        match colour(
+            &adj,
+            &mut cell,
+            fixed,
+            fixed + extra,
+            fixed,
+            &mut steps,
+            budget,
+        ) {
             Some(true) => return Some(fixed + extra),
             Some(false) => {}
             None => return None,
@@ -172,9 +190,10 @@ fn colour(
     cells: usize,
     opened: usize,
     steps: &mut u64,
+    budget: u64,
 ) -> Option<bool> {
     *steps += 1;
-    if *steps > BUDGET {
+    if *steps > budget {
         return None;
     }
     // The uncoloured value whose neighbours take the most cells.
@@ -201,7 +220,7 @@ fn colour(
     for c in (0..limit).filter(|&c| !taken[c]) {
         cell[v] = Some(c);
         let opened = opened.max(c + 1);
-        match colour(adj, cell, fixed, cells, opened, steps) {
+        match colour(adj, cell, fixed, cells, opened, steps, budget) {
             Some(false) => {}
             other => return other,
         }
@@ -213,8 +232,9 @@ fn colour(
 fn least_at(path: &str, t: i64, n: i64) -> usize {
     let p = read(path);
     let values_of = p.param_values(&[("T".into(), t), ("N".into(), n)]).unwrap();
-    let (vals, fixed) = values(&p, &values_of, &["A"]);
-    least(&vals, fixed).unwrap_or_else(|| panic!("{path} at T={t}, N={n}: over budget"))
+    let a = ArrayId(p.arrays.iter().position(|a| a.name == "A").unwrap() as u32);
+    let (vals, fixed) = values(&p, &values_of, &written(&p), &[a]);
+    least(&vals, fixed, BUDGET).unwrap_or_else(|| panic!("{path} at T={t}, N={n}: over budget"))
 }
 
 /// By hand, jacobi-1d at T = 1 (A in place, the result; B a temporary):
@@ -286,4 +306,100 @@ fn the_least_lies_between_the_bound_and_the_contraction() {
             }
         }
     }
+}
+
+/// Generated static-control programs (ARRAYFLOW_CASES, default 60) in
+/// program order, the first array some statement writes the result and
+/// every other a temporary: over the arrays the contraction lays out
+/// (`Contraction::listed`), the live-value bound
+/// (`Contraction::bound_all`) is never above the least, and the
+/// contraction's cells (`Contraction::contracted_cells`) never below it. Programs whose search
+/// runs past a small budget are left out; most are decided.
+#[test]
+fn generated_programs_between_the_bound_and_the_contraction() {
+    let n = support::cases(60);
+    let (mut decided, mut over, mut tried) = (0, 0, 0);
+    let (mut bounded, mut at_bound, mut at_contraction) = (0, 0, 0);
+    for seed in 0..n {
+        let p = generate(seed, &GenOptions::static_control(Size::Small));
+        let Ok(exp) = expansion::expand(&p, &Config::default()) else {
+            continue;
+        };
+        let Some(&result) = written(&p).first() else {
+            continue;
+        };
+        let temporaries: Vec<ArrayId> = (0..p.arrays.len() as u32)
+            .map(ArrayId)
+            .filter(|&a| a != result)
+            .collect();
+        let order = Schedule::new(&p, Some(&[])).unwrap();
+        let Ok(c) = storage::contract_with(&p, &exp, &order, Some(&temporaries)) else {
+            continue;
+        };
+        let params = p.param_values(&[]).unwrap();
+        let Ok(_) = brute::trace(&p, &params, 2_000_000) else {
+            continue;
+        };
+        tried += 1;
+        // The arrays the contraction lays out: written at these sizes.
+        let (vals, fixed) = values(&p, &params, &c.listed(), &[result]);
+        let Some(at_least) = least(&vals, fixed, 2_000_000) else {
+            over += 1;
+            continue;
+        };
+        decided += 1;
+        let contracted = c.contracted_cells() as usize;
+        let text = arrayflow::print::program(&p);
+        assert!(
+            at_least <= contracted,
+            "seed {seed}: least {at_least} above the contraction's {contracted}\n{text}"
+        );
+        at_contraction += usize::from(at_least == contracted);
+        if let Some(live) = c.bound_all {
+            bounded += 1;
+            at_bound += usize::from(live as usize == at_least);
+            assert!(
+                live as usize <= at_least,
+                "seed {seed}: {live} values live at once above the least {at_least}\n{text}"
+            );
+        }
+    }
+    eprintln!(
+        "{decided} of {tried} programs decided, {over} over the budget; the least equal to \
+         the contraction's cells in {at_contraction}, to the bound in {at_bound} of {bounded}"
+    );
+    assert!(
+        decided * 2 >= tried && decided > 0,
+        "{decided} of {tried} decided"
+    );
+}
+
+/// The arrays some statement writes, in program text (each once).
+fn written(p: &Program) -> Vec<ArrayId> {
+    fn walk(nodes: &[Node], out: &mut Vec<ArrayId>) {
+        for n in nodes {
+            match n {
+                Node::Stmt(s) => {
+                    if let Some((a, _)) = s.write() {
+                        if !out.contains(&a.array) {
+                            out.push(a.array);
+                        }
+                    }
+                }
+                Node::For(f) => walk(&f.body, out),
+                Node::While(w) => walk(&w.body, out),
+                Node::If(i) => {
+                    for (_, b) in &i.branches {
+                        walk(b, out);
+                    }
+                    if let Some(e) = &i.otherwise {
+                        walk(e, out);
+                    }
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&p.body, &mut out);
+    out
 }

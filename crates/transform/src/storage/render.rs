@@ -100,6 +100,13 @@ impl Contraction {
         written(self).map(|a| cells_of(self, a)).sum()
     }
 
+    /// The arrays the memory table lists (written at the analysed sizes,
+    /// expanded, or holding a class's storage): what the contracted cells
+    /// and the live-value bound cover.
+    pub fn listed(&self) -> Vec<crate::model::ArrayId> {
+        written(self).map(|a| a.array).collect()
+    }
+
     /// The cells the same arrays declare.
     pub fn original_cells(&self) -> u64 {
         written(self).map(|a| a.original).sum()
