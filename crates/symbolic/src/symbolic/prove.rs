@@ -16,6 +16,10 @@ use super::quast::{Quast, Source, Test};
 use crate::dependence::{Config, Problem, Tester, Verdict};
 use crate::model::{Access, Affine, CounterId, Program, StmtId, Var};
 
+/// How the exact tests answered a combination of cases they do not rule
+/// out: its verdict, or None for an arithmetic overflow.
+pub type Possible = Option<Verdict>;
+
 /// Whether a quast was proved, and if not, why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Proof {
@@ -330,8 +334,8 @@ impl Prover<'_> {
     }
 
     /// The first conjunction of one disjunct per factor that the exact
-    /// tests do not prove integer-infeasible, as its verdict (None for an
-    /// overflow); None when there is none. The combinations are walked
+    /// tests do not prove integer-infeasible, as they answered it; None
+    /// when there is none. The combinations are walked
     /// depth first, and before branching over a factor's disjuncts the
     /// prefix so far is tested: a prefix already infeasible rules out
     /// every combination that extends it, which spares the product of the
@@ -342,7 +346,7 @@ impl Prover<'_> {
         &mut self,
         factors: &[&Dnf],
         count: &mut dyn FnMut() -> Result<(), E>,
-    ) -> Result<Option<Option<Verdict>>, E> {
+    ) -> Result<Option<Possible>, E> {
         if factors.iter().any(|f| f.is_empty()) {
             return Ok(None);
         }
@@ -355,7 +359,7 @@ impl Prover<'_> {
         factors: &[&'a Dnf],
         atoms: &mut Vec<&'a Atom>,
         count: &mut dyn FnMut() -> Result<(), E>,
-    ) -> Result<Option<Option<Verdict>>, E> {
+    ) -> Result<Option<Possible>, E> {
         let Some((first, rest)) = factors.split_first() else {
             count()?;
             return Ok(match self.test(atoms) {

@@ -923,12 +923,9 @@ impl Proving<'_> {
         Ok(out)
     }
 
-    /// Whether one conjunction, a disjunct of each factor, has an integer
-    /// solution: depth first, a branch dropped as soon as its part is
-    /// infeasible. An answer the tests cannot give exactly is an error.
-    /// Whether one conjunction of one disjunct per factor may have an
-    /// integer solution; an error when a test cannot tell or the proof
-    /// runs past its budget of exact tests.
+    /// Whether one conjunction of one disjunct per factor has an integer
+    /// solution ([`Prover::first_possible`]); an error when a test cannot
+    /// tell or the proof runs past its budget of exact tests.
     fn feasible(&mut self, factors: &[&Dnf]) -> Result<bool, String> {
         let tests = &mut self.tests;
         let mut count = || {
