@@ -39,7 +39,7 @@ use arrayflow::dependence::brute;
 use arrayflow::diagnostics::FileId;
 use arrayflow::expansion;
 use arrayflow::gen::{generate, GenOptions, Size};
-use arrayflow::model::{ArrayId, Node, Program, Var};
+use arrayflow::model::{ArrayId, Program, Var};
 use arrayflow::storage::{self, Schedule};
 use std::collections::HashMap;
 use support::run;
@@ -427,30 +427,13 @@ fn generated_programs_between_the_bound_and_the_contraction() {
 
 /// The arrays some statement writes, in program text (each once).
 fn written(p: &Program) -> Vec<ArrayId> {
-    fn walk(nodes: &[Node], out: &mut Vec<ArrayId>) {
-        for n in nodes {
-            match n {
-                Node::Stmt(s) => {
-                    if let Some((a, _)) = s.write() {
-                        if !out.contains(&a.array) {
-                            out.push(a.array);
-                        }
-                    }
-                }
-                Node::For(f) => walk(&f.body, out),
-                Node::While(w) => walk(&w.body, out),
-                Node::If(i) => {
-                    for (_, b) in &i.branches {
-                        walk(b, out);
-                    }
-                    if let Some(e) = &i.otherwise {
-                        walk(e, out);
-                    }
-                }
+    let mut out = Vec::new();
+    for s in arrayflow::model::stmts_in(&p.body) {
+        if let Some((a, _)) = s.write() {
+            if !out.contains(&a.array) {
+                out.push(a.array);
             }
         }
     }
-    let mut out = Vec::new();
-    walk(&p.body, &mut out);
     out
 }
