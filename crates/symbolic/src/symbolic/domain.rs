@@ -135,9 +135,7 @@ impl Place {
 /// both hold (`i + 1 <= 0` with `-i <= 0`). Syntactic: a conjunction kept
 /// may still be empty.
 pub fn clashes(conj: &[Atom]) -> bool {
-    conj.iter()
-        .enumerate()
-        .any(|(k, a)| alone_false(a) || conj[k + 1..].iter().any(|b| contradict(a, b)))
+    clashes_with(&[], conj)
 }
 
 /// Whether `added` clashes (as [`clashes`] finds) with itself or with

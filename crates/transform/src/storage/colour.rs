@@ -12,7 +12,6 @@
 //! class is checked as a whole, and its first array holds the storage.
 
 use super::dependences::neighbours;
-use super::mapping::Mapping;
 use super::schedule::Order;
 use crate::expansion::Expansion;
 use crate::model::{Access, ArrayId, Node, Program, StmtKind};
@@ -42,16 +41,11 @@ impl Sharing {
     }
 }
 
-/// The sharing among `temporaries` under the schedule of `order`, after
-/// the contraction `mapping`; `located` is [`super::locate_accesses`] of `exp`.
-pub fn compute(
-    program: &Program,
-    exp: &Expansion,
-    order: &Order,
-    mapping: &Mapping,
-    temporaries: &[ArrayId],
-    located: &super::Located,
-) -> Sharing {
+/// The sharing among `temporaries` in one sample, under its schedule's
+/// order, after its contraction's mapping.
+pub fn compute(sample: &super::Sample, temporaries: &[ArrayId]) -> Sharing {
+    let (program, exp, order) = (sample.program, sample.exp, sample.order);
+    let (mapping, located) = (sample.mapping, sample.located);
     let f = &exp.inst.facts;
     let flow = &exp.inst.flow;
     let mut s = Sharing::default();

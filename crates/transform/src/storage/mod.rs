@@ -133,8 +133,15 @@ pub(crate) fn mapped(
         Some(_) => locate_accesses(exp),
         None => Vec::new(),
     };
+    let sample = Sample {
+        program,
+        exp,
+        order,
+        mapping: &mapping,
+        located: &located,
+    };
     let (modular, refused) = match temporaries {
-        Some(t) => modular::compute_located(program, exp, order, &mapping, t, &located),
+        Some(t) => modular::compute_located(&sample, t),
         None => Default::default(),
     };
     let rest: Option<Vec<_>> = temporaries.map(|t| {
@@ -144,13 +151,25 @@ pub(crate) fn mapped(
             })
             .collect()
     });
-    let sharing = rest.map(|t| colour::compute(program, exp, order, &mapping, &t, &located));
+    let sharing = rest.map(|t| colour::compute(&sample, &t));
     Ok(Mapped {
         mapping,
         sharing,
         modular,
         refused,
     })
+}
+
+/// What the modular search and the sharing read of one sample: the
+/// program's expansion and order at its sizes, the contraction's mapping,
+/// and each access located once.
+pub struct Sample<'a> {
+    pub program: &'a Program,
+    pub exp: &'a Expansion,
+    pub order: &'a Order<'a>,
+    pub mapping: &'a mapping::Mapping,
+    /// [`locate_accesses`] of `exp`.
+    pub located: &'a Located,
 }
 
 /// Each access's array and index at the sizes of `exp` (None: not a cell

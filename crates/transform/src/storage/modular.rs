@@ -442,18 +442,23 @@ pub fn compute(
     temporaries: &[ArrayId],
 ) -> (Vec<Modular>, Refused) {
     let located = super::locate_accesses(exp);
-    compute_located(program, exp, order, mapping, temporaries, &located)
+    let sample = super::Sample {
+        program,
+        exp,
+        order,
+        mapping,
+        located: &located,
+    };
+    compute_located(&sample, temporaries)
 }
 
-/// [`compute`], each access located already.
+/// [`compute`] of one sample, each access located already.
 pub(crate) fn compute_located(
-    program: &Program,
-    exp: &Expansion,
-    order: &Order,
-    mapping: &Mapping,
+    sample: &super::Sample,
     temporaries: &[ArrayId],
-    located: &super::Located,
 ) -> (Vec<Modular>, Refused) {
+    let (program, exp, order) = (sample.program, sample.exp, sample.order);
+    let (mapping, located) = (sample.mapping, sample.located);
     let params: Vec<i64> = exp.inst.facts.params.iter().map(|&(_, v)| v).collect();
     let mut found: Vec<Modular> = Vec::new();
     let mut refused = Vec::new();
