@@ -40,6 +40,12 @@ pub struct Args {
     /// without it.
     #[arg(long)]
     pub reassociate: bool,
+    /// With `--emit code`: mark parallel the loops that privatization makes
+    /// parallel at every size analysed even where exact σ cannot prove it
+    /// for every parameter value (outside static control); the header says
+    /// "checked, not proved". Without it such loops stay sequential.
+    #[arg(long)]
+    pub allow_unproved: bool,
 }
 
 /// `--emit`.
@@ -91,7 +97,12 @@ pub fn run(args: &Args) -> ExitCode {
         }
     }
     match args.format {
-        Format::Text => print!("{}", render::text(&params, &loops)),
+        Format::Text => {
+            let whiles = (loaded.program.counters.iter())
+                .any(|c| c.kind == crate::model::CounterKind::While);
+            let cut = whiles.then_some(args.input.sizes.max_trips);
+            print!("{}", render::text(&params, &loops, cut))
+        }
         Format::Json => println!("{}", render::json(&params, &loops)),
     }
     ExitCode::SUCCESS
@@ -103,7 +114,7 @@ fn emit(args: &Args, loaded: &super::Loaded) -> ExitCode {
         params: args.input.sizes.params.clone(),
         max_trips: args.input.sizes.max_trips,
         max_instances: args.budget.max_instances,
-        allow_unproved: false,
+        allow_unproved: args.allow_unproved,
         reassociate: args.reassociate,
         ..Default::default()
     };

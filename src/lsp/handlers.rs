@@ -301,11 +301,15 @@ fn answer(s: &Snapshot, kind: &Kind, uri: &Uri) -> Result<Reply, Stop> {
                 CodeActionOrCommand::CodeAction(apply),
                 CodeActionOrCommand::CodeAction(summary),
             ];
-            // On a loop that private copies make parallel.
+            // On a loop that private copies make parallel for every
+            // parameter value (a hint; at the analysed sizes only, the
+            // remark is information and nothing is offered).
             let on_loop = s.analysed()
                 && a.privatization_remarks(file)?.iter().any(|r| {
-                    let l = s.range(r.span);
-                    l.start <= range.end && range.start <= l.end
+                    r.level == crate::db::Level::Hint && {
+                        let l = s.range(r.span);
+                        l.start <= range.end && range.start <= l.end
+                    }
                 });
             if on_loop {
                 actions.push(CodeActionOrCommand::CodeAction(CodeAction {

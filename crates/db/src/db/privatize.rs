@@ -46,5 +46,20 @@ pub fn privatized_code(db: &dyn salsa::Database, file: SourceFile) -> Result<Str
         .ok_or("the file has errors")?;
     let o = super::codegen_options(db);
     let is_c = super::is_c_path(std::path::Path::new(file.path(db)));
+    // C goes back into the function it came from, as the command prints it.
+    #[cfg(feature = "c")]
+    if is_c {
+        let text = file.text(db);
+        let origin = crate::cfront::origin::find(text, text, &|s| Some(s));
+        let print = |p: &crate::model::Program, omp: &[crate::cfront::emit::OmpLoop]| match origin
+            .as_ref()
+            .filter(|o| o.fits(program))
+        {
+            Some(o) => crate::cfront::emit::program_in(p, o, omp),
+            None => crate::cfront::emit::program_of(p, "kernel", omp, program),
+        };
+        return crate::privatize::document::document_with(program, &o, true, &print)
+            .map_err(String::from);
+    }
     crate::privatize::document::document(program, &o, is_c).map_err(String::from)
 }

@@ -257,14 +257,19 @@ fn loop_remarks(
 
 /// A loop private copies make parallel, for every parameter value when
 /// `exact`, else at the analysed sizes.
+/// A hint (an editor offers to apply it) only when exact σ proved it for
+/// every parameter value; at the analysed sizes only, it is information.
 fn private_remark(span: Span, message: &str, exact: bool, sizes: &str) -> Remark {
-    let at = if exact {
-        "for every parameter value"
+    let (level, at) = if exact {
+        (Level::Hint, "for every parameter value".to_string())
     } else {
-        sizes
+        (
+            Level::Information,
+            format!("{sizes} (not proved for others)"),
+        )
     };
     Remark {
-        level: Level::Hint,
+        level,
         span,
         message: format!("{message} {at}"),
     }

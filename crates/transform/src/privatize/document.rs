@@ -48,9 +48,13 @@ pub fn document_with(
             out.push_str(&c_form(program, &checked, print)?);
             return Ok(out);
         }
-        let mut out = format!(
-            "{mark} arrayflow privatize --emit code: no loop becomes parallel by privatization {basis}\n"
-        );
+        let mut out = if checked.unproved.is_empty() {
+            format!(
+                "{mark} arrayflow privatize --emit code: no loop becomes parallel by privatization {basis}\n"
+            )
+        } else {
+            unproved_header(program, &checked.unproved, mark, &basis)
+        };
         for n in &checked.reduction_notes {
             out.push_str(&format!("{mark} {n}\n"));
         }
@@ -124,4 +128,32 @@ fn c_form(
     }
     out.push_str(&ce.text);
     Ok(out)
+}
+
+/// The header when loops are parallel after privatization at every sample
+/// but exact σ could not prove it: none is marked parallel, since a sample
+/// backs no verdict, and the header says which and how to emit them anyway.
+fn unproved_header(
+    program: &Program,
+    unproved: &[emit::Chosen],
+    mark: &str,
+    basis: &str,
+) -> String {
+    let loops: Vec<String> = unproved
+        .iter()
+        .map(|c| {
+            let name = &program.counters[c.counter.index()].name;
+            if c.private.is_empty() {
+                format!("`{name}`")
+            } else {
+                format!("`{name}` (private {})", c.private.join(", "))
+            }
+        })
+        .collect();
+    format!(
+        "{mark} arrayflow privatize --emit code: no loop marked parallel: not proved for every parameter value.\n\
+         {mark} Parallel after privatization {basis}: loop {};\n\
+         {mark} `--allow-unproved` marks them parallel (checked at other sizes, not proved)\n",
+        loops.join(", loop ")
+    )
 }

@@ -774,6 +774,10 @@ pub struct Checked {
     pub reductions: Vec<Chosen>,
     /// Why reductions on real values were left sequential.
     pub reduction_notes: Vec<String>,
+    /// Loops parallel after privatization at every sample but not proved
+    /// for every parameter value: not emitted unless `allow_unproved`
+    /// (no loop is marked parallel on a verdict the analysis cannot back).
+    pub unproved: Vec<Chosen>,
 }
 
 /// What the privatization was decided from.
@@ -838,6 +842,10 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
     };
     readback::poll("the privatization of the loops")?;
     let (reductions, reduction_notes) = reductions;
+    let (chosen, unproved) = match basis {
+        Basis::Sampled { .. } if !o.allow_unproved => (Vec::new(), chosen),
+        _ => (chosen, Vec::new()),
+    };
     let Some(emitted) = emit(program, &chosen)? else {
         return Ok(Checked {
             emitted: None,
@@ -847,6 +855,7 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
             limits: Vec::new(),
             reductions,
             reduction_notes,
+            unproved,
         });
     };
     let b = &emitted.program;
@@ -903,5 +912,6 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
         limits,
         reductions,
         reduction_notes,
+        unproved,
     })
 }

@@ -41,15 +41,21 @@ fn instance(i: &Instance) -> String {
     format!("{}[{}]", i.site, idx.join(", "))
 }
 
-/// One line per loop, then one per array it accesses.
-pub fn text(params: &[(String, i64)], loops: &[LoopPrivatization]) -> String {
+/// One line per loop, then one per array it accesses. `cut`: the trips
+/// each `while` loop was analysed for, when the program has one (the
+/// verdicts then hold for those trips only, not at the sizes' full runs).
+pub fn text(params: &[(String, i64)], loops: &[LoopPrivatization], cut: Option<u32>) -> String {
     let at: Vec<String> = params.iter().map(|(n, v)| format!("{n}={v}")).collect();
     let mut out = format!(
-        "# privatization at {} (from σ at these sizes)\n",
+        "# privatization at {}{} (from σ at these sizes; not proved for others)\n",
         if at.is_empty() {
             "the program's sizes".to_string()
         } else {
             at.join(", ")
+        },
+        match cut {
+            Some(k) => format!(", each `while` loop cut at {k} trips"),
+            None => String::new(),
         }
     );
     for l in loops {
@@ -162,7 +168,7 @@ pub fn json(params: &[(String, i64)], loops: &[LoopPrivatization]) -> Value {
             })
         })
         .collect();
-    json!({"exact": false, "params": params, "loops": loops})
+    json!({"exact": false, "proved": false, "params": params, "loops": loops})
 }
 
 /// The editor's remark on a loop that private copies make parallel:
