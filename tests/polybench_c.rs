@@ -24,6 +24,8 @@
 //! Without gcc and OpenMP the test prints that it skipped, unless
 //! `ARRAYFLOW_REQUIRE_GCC=1` (CI) makes that a failure.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -136,61 +138,11 @@ fn kernel_name(text: &str) -> Option<String> {
     })
 }
 
-/// Byte range of the definition of `name` in `text`: from its `static`
-/// (alone on the line before, or on the same line) or `void` to the
-/// closing brace at column 0.
-fn function(text: &str, name: &str) -> Option<(usize, usize)> {
-    let mut at = 0;
-    for line in text.split_inclusive('\n') {
-        let start = at;
-        at += line.len();
-        let head = line.strip_prefix("static ").unwrap_or(line);
-        let Some(rest) = head.strip_prefix("void ") else {
-            continue;
-        };
-        let Some(rest) = rest.trim_start().strip_prefix(name) else {
-            continue;
-        };
-        if !rest.trim_start().starts_with('(') {
-            continue;
-        }
-        let before = text[..start].trim_end_matches('\n');
-        let begin = match before.rfind('\n') {
-            Some(k) if before[k + 1..].trim() == "static" => k + 1,
-            None if before.trim() == "static" => 0,
-            _ => start,
-        };
-        let end = text[start..].find("\n}")? + start + 2;
-        return Some((begin, end));
-    }
-    None
-}
-
 /// The benchmark with its kernel function replaced by `output`, which
 /// must define it (a drop-in), else why not.
 fn splice(benchmark: &str, output: &str) -> Result<String, String> {
     let name = kernel_name(benchmark).ok_or("the benchmark has no kernel function")?;
-    let (start, end) = function(benchmark, &name).ok_or("the kernel's definition not found")?;
-    if function(output, &name).is_none() {
-        return Err(format!(
-            "the output does not define `void {name}(...)` as the benchmark does"
-        ));
-    }
-    Ok(format!(
-        "{}{output}{}",
-        &benchmark[..start],
-        &benchmark[end..]
-    ))
-}
-
-/// gcc's warnings, without their `file:line:col:` positions.
-fn warnings(stderr: &str) -> Vec<String> {
-    let mut w: Vec<String> = (stderr.lines())
-        .filter(|l| l.contains("warning:"))
-        .map(|l| l.split_once(' ').map_or(l, |(_, m)| m).to_string())
-        .collect();
-    w.sort();
-    w
+    support::csplice::splice(benchmark, &name, output)
 }
 
 /// `src` built for the dataset `d` (`MINI`, `SMALL`).
@@ -283,7 +235,7 @@ fn dataset(
     if !built.status.success() {
         return fail("original", "the original does not build".to_string());
     }
-    let base = warnings(&String::from_utf8_lossy(&built.stderr));
+    let base = support::csplice::warnings(&String::from_utf8_lossy(&built.stderr));
     let expected = match dump(&orig, "1") {
         Ok(d) => d,
         Err(e) => return fail("original", e),
@@ -364,7 +316,7 @@ fn check(
         return ("FAIL", format!("does not build: {first}"));
     }
     let mut base = base.to_vec();
-    for m in warnings(&stderr) {
+    for m in support::csplice::warnings(&stderr) {
         match base.iter().position(|b| *b == m) {
             Some(k) => {
                 base.remove(k);
@@ -509,7 +461,7 @@ fn transformed_kernels_are_drop_ins() {
     std::fs::create_dir_all(&w).unwrap();
     let orig = w.join("orig");
     let built = gcc(&file, &orig, "MINI");
-    let base = warnings(&String::from_utf8_lossy(&built.stderr));
+    let base = support::csplice::warnings(&String::from_utf8_lossy(&built.stderr));
     let expected = dump(&orig, "1").unwrap();
     let mut args = vec!["expand", "--emit", "code", file_s, "-D", "MINI_DATASET"];
     let params = mini_params(file_s);

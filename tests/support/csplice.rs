@@ -1,0 +1,104 @@
+//! C text for the tests that build emitted C with gcc: where a function is
+//! defined, the file with it replaced by emitted C, and gcc's warnings.
+
+/// Byte range of the definition of `name` in `text`: from the line that
+/// starts it at column 0 (with a line before it that holds only
+/// specifiers, PolyBench's `static`) to its closing brace. Declarations
+/// (`void f(int);`) and calls are skipped.
+pub fn function(text: &str, name: &str) -> Option<(usize, usize)> {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        if line.starts_with(|c: char| c.is_whitespace() || c == '#' || c == '/' || c == '*') {
+            continue;
+        }
+        let Some(k) = find_name(line, name) else {
+            continue;
+        };
+        let open = start + k + name.len() + line[k + name.len()..].find('(')?;
+        let close = matching(text, open, b'(', b')')?;
+        let rest = text[close + 1..].trim_start();
+        if !rest.starts_with('{') {
+            continue;
+        }
+        let brace = text.len() - rest.len();
+        let end = matching(text, brace, b'{', b'}')? + 1;
+        let before = text[..start].trim_end_matches('\n');
+        let begin = match before
+            .rfind('\n')
+            .map_or((0, before), |k| (k + 1, &before[k + 1..]))
+        {
+            (k, prev) if specifiers_only(prev) => k,
+            _ => start,
+        };
+        return Some((begin, end));
+    }
+    None
+}
+
+/// Where `name` stands in `line` as a declarator: after a space or `*`,
+/// before `(`.
+fn find_name(line: &str, name: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(k) = line[from..].find(name).map(|k| k + from) {
+        let before = line[..k].chars().last();
+        let after = line[k + name.len()..].trim_start();
+        if matches!(before, Some(' ' | '*')) && after.starts_with('(') {
+            return Some(k);
+        }
+        from = k + name.len();
+    }
+    None
+}
+
+/// A line of storage-class and type words only (`static`, `static inline`).
+fn specifiers_only(line: &str) -> bool {
+    let line = line.trim();
+    !line.is_empty()
+        && line
+            .split_whitespace()
+            .all(|w| matches!(w, "static" | "inline" | "extern"))
+}
+
+/// The offset of the bracket that closes the one at `open`.
+fn matching(text: &str, open: usize, left: u8, right: u8) -> Option<usize> {
+    let mut depth = 0usize;
+    for (k, &b) in text.as_bytes()[open..].iter().enumerate() {
+        if b == left {
+            depth += 1;
+        } else if b == right {
+            depth -= 1;
+            if depth == 0 {
+                return Some(open + k);
+            }
+        }
+    }
+    None
+}
+
+/// `original` with the definition of `name` replaced by `output`, which
+/// must define it with the same name (a drop-in), else why not.
+pub fn splice(original: &str, name: &str, output: &str) -> Result<String, String> {
+    let (start, end) = function(original, name).ok_or("the function's definition not found")?;
+    if function(output, name).is_none() {
+        return Err(format!(
+            "the output does not define `{name}` as the file does"
+        ));
+    }
+    Ok(format!(
+        "{}{output}{}",
+        &original[..start],
+        &original[end..]
+    ))
+}
+
+/// gcc's warnings, without their `file:line:col:` positions, sorted.
+pub fn warnings(stderr: &str) -> Vec<String> {
+    let mut w: Vec<String> = (stderr.lines())
+        .filter(|l| l.contains("warning:"))
+        .map(|l| l.split_once(' ').map_or(l, |(_, m)| m).to_string())
+        .collect();
+    w.sort();
+    w
+}
