@@ -111,14 +111,24 @@ pub const BASE_INSTANCES: u64 = 20_000;
 const FLOOR: i64 = 8;
 
 /// The sizes the samples and validation vectors are placed around: the
-/// given ones (`o.params`, defaults for the rest) when the program has at
+/// given ones (`o.params`, defaults for the rest, [`FLOOR`] for a parameter
+/// with neither) when the program has at
 /// most [`BASE_INSTANCES`] access instances there; else the first of them
 /// divided by 2, 4, 8, … (never below `FLOOR`) that satisfies the
 /// assumptions and is that small, or the smallest of them the assumptions
 /// allow. Sizes where the count cannot be made (a `while` over memory)
 /// are kept.
 pub fn base(p: &Program, o: &Options) -> Result<Vec<i64>, String> {
-    let given = p.param_values(&o.params)?;
+    // A parameter nothing gives a value (a C function's `int n` that no
+    // call in the file sets) is sampled around FLOOR: the emitted program
+    // is for every value, the samples only check it.
+    let mut params = o.params.clone();
+    for q in &p.params {
+        if q.default.is_none() && !params.iter().any(|(n, _)| *n == q.name) {
+            params.push((q.name.clone(), FLOOR));
+        }
+    }
+    let given = p.param_values(&params)?;
     if small(p, &given, o) != Some(false) {
         return Ok(given);
     }
