@@ -9,7 +9,8 @@
 //!   parallel (as written, after privatization) that the hand answer says
 //!   is not, and `privatize --emit code` puts no `#pragma omp` on it.
 //! - **The emitted C computes what the original does.** The function
-//!   `privatize --emit code --allow-opaque` prints, spliced into the file
+//!   `privatize --emit code --allow-opaque` prints, and the one `expand
+//!   --emit code --allow-opaque` prints, each spliced into the file
 //!   in place of the original, builds with the fixture's driver
 //!   (`NAME.main.c`) under `gcc -O2 -fopenmp -Wall
 //!   -Werror=implicit-function-declaration` with no warning the original's
@@ -133,6 +134,42 @@ fn output(exe: &Path, threads: &str) -> Vec<u8> {
     out.stdout
 }
 
+/// `emitted` (the output of `transform --emit code` on fixture `name`)
+/// spliced in place of `function`, built with the driver and run: the same
+/// output as the original at every thread count, and no new warning.
+fn runs_like_the_original(
+    work: &Path,
+    name: &str,
+    function: &str,
+    transform: &str,
+    emitted: &str,
+) -> Result<(), String> {
+    let path = dir().join(format!("{name}.c"));
+    let driver = dir().join(format!("{name}.main.c"));
+    let original = std::fs::read_to_string(&path).unwrap();
+    let spliced = support::csplice::splice(&original, function, emitted)
+        .map_err(|why| format!("{why}\n{emitted}"))?;
+    let case = work.join(format!("{name}-{transform}"));
+    std::fs::create_dir_all(&case).unwrap();
+    let new_src = case.join(format!("{name}.c"));
+    std::fs::write(&new_src, &spliced).unwrap();
+    let (exe_a, exe_b) = (case.join("original"), case.join("emitted"));
+    let base = build(&path, &driver, &exe_a).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let warned = build(&new_src, &driver, &exe_b)
+        .map_err(|e| format!("the emitted C does not build:\n{e}\n{spliced}"))?;
+    let new: Vec<&String> = warned.iter().filter(|w| !base.contains(w)).collect();
+    if !new.is_empty() {
+        return Err(format!("new warnings {new:?}\n{spliced}"));
+    }
+    let want = output(&exe_a, "1");
+    for t in THREADS {
+        if output(&exe_b, t) != want {
+            return Err(format!("other output at {t} threads\n{spliced}"));
+        }
+    }
+    Ok(())
+}
+
 #[test]
 fn real_c_shapes_get_no_wrong_verdict_and_their_output_runs_like_the_original() {
     let work = std::env::temp_dir().join(format!("arrayflow-c-real-{}", std::process::id()));
@@ -140,10 +177,9 @@ fn real_c_shapes_get_no_wrong_verdict_and_their_output_runs_like_the_original() 
     let gcc = have_gcc(&work);
     let mut wrong = Vec::new();
     let mut failed = Vec::new();
-    let (mut found, mut missed, mut refused, mut ran) = (0, 0, 0, 0);
+    let (mut found, mut missed, mut refused, mut refused_code, mut ran) = (0, 0, 0, 0, 0);
     for &(name, function, truth) in CASES {
         let path = dir().join(format!("{name}.c"));
-        let driver = dir().join(format!("{name}.main.c"));
         match report(&path) {
             Ok((before, after)) => {
                 let says_parallel = before || after;
@@ -161,59 +197,35 @@ fn real_c_shapes_get_no_wrong_verdict_and_their_output_runs_like_the_original() 
             }
             Err(_) => refused += 1,
         }
-        let p = path.to_string_lossy();
-        let (code, emitted, err) =
-            support::run(&["privatize", "--emit", "code", "--allow-opaque", &p]);
-        if code != 0 {
-            eprintln!("{name}: privatize --emit code refuses:\n{err}");
-            continue;
-        }
-        if truth == Truth::Sequential && emitted.contains("#pragma omp") {
-            wrong.push(format!("{name}: a pragma on a loop that is not parallel"));
-        }
-        if !gcc {
-            continue;
-        }
-        let original = std::fs::read_to_string(&path).unwrap();
-        let spliced = match support::csplice::splice(&original, function, &emitted) {
-            Ok(s) => s,
-            Err(why) => {
-                failed.push(format!("{name}: {why}\n{emitted}"));
+        for transform in ["privatize", "expand"] {
+            let p = path.to_string_lossy();
+            let (code, emitted, err) =
+                support::run(&[transform, "--emit", "code", "--allow-opaque", &p]);
+            if code != 0 {
+                eprintln!("{name}: {transform} --emit code refuses:\n{err}");
+                refused_code += 1;
                 continue;
             }
-        };
-        let case = work.join(name);
-        std::fs::create_dir_all(&case).unwrap();
-        let new_src = case.join(format!("{name}.c"));
-        std::fs::write(&new_src, &spliced).unwrap();
-        let (exe_a, exe_b) = (case.join("original"), case.join("emitted"));
-        let base = build(&path, &driver, &exe_a).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let warned = match build(&new_src, &driver, &exe_b) {
-            Ok(w) => w,
-            Err(e) => {
-                failed.push(format!(
-                    "{name}: the emitted C does not build:\n{e}\n{spliced}"
-                ));
+            // Expansion's copy loops are parallel whatever the loop is.
+            if transform == "privatize"
+                && truth == Truth::Sequential
+                && emitted.contains("#pragma omp")
+            {
+                wrong.push(format!("{name}: a pragma on a loop that is not parallel"));
+            }
+            if !gcc {
                 continue;
             }
-        };
-        let new: Vec<&String> = warned.iter().filter(|w| !base.contains(w)).collect();
-        if !new.is_empty() {
-            failed.push(format!("{name}: new warnings {new:?}\n{spliced}"));
-            continue;
-        }
-        let want = output(&exe_a, "1");
-        for t in THREADS {
-            if output(&exe_b, t) != want {
-                failed.push(format!("{name}: other output at {t} threads\n{spliced}"));
-                break;
+            match runs_like_the_original(&work, name, function, transform, &emitted) {
+                Ok(()) => ran += 1,
+                Err(why) => failed.push(format!("{name}, {transform}: {why}")),
             }
         }
-        ran += 1;
     }
     eprintln!(
-        "{} fixtures: {found} parallel loops found, {missed} missed, {refused} refused, \
-         {} wrong verdicts; {ran} emitted programs run at 1, 2, 4 threads, {} failed",
+        "{} fixtures: {found} parallel loops found, {missed} missed, {refused} reports refused, \
+         {} wrong verdicts; {ran} emitted programs ran like the original at 1, 2, 4 threads, \
+         {} failed, {refused_code} refused",
         CASES.len(),
         wrong.len(),
         failed.len()
