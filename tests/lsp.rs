@@ -148,7 +148,7 @@ fn a_session_on_example_1() {
     assert_eq!(
         titles,
         vec![
-            "parallel: no → yes after expansion (maximal static expansion of x at N=5, max-trips 4)",
+            "parallel: no → yes after expansion (maximal static expansion of x at N=5, max-trips 4; not proved for other sizes)",
             "parallel: no → no after expansion (values of x flow S → S, distance 1, at N=5, max-trips 4)",
         ]
     );

@@ -589,7 +589,7 @@ fn lens_text(program: &Program, names: &Names, l: &super::LoopStatus, sizes: &st
     match l.after_mse {
         Some(false) => {
             return format!(
-                "parallel: no → yes after expansion (maximal static expansion of {} {sizes})",
+                "parallel: no → yes after expansion (maximal static expansion of {} {sizes}; not proved for other sizes)",
                 super::dep_arrays(program, &l.deps)
             )
         }

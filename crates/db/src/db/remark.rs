@@ -236,18 +236,20 @@ fn loop_remarks(
     let arrays = |deps: &[deps::CarriedDep]| super::dep_arrays(program, deps);
     match &l.flows {
         _ if l.deps.is_empty() => push(Level::Hint, format!("loop {name} is parallel")),
+        // σ at the analysed sizes: a fact there, not proved for others.
         _ if l.after_mse == Some(false) => push(
-            Level::Hint,
+            Level::Information,
             format!(
-                "after expanding {}, loop {name} is parallel (maximal static expansion {sizes})",
+                "after expanding {}, loop {name} is parallel (maximal static expansion {sizes}; \
+                 not proved for other sizes)",
                 arrays(&l.deps)
             ),
         ),
         Some(f) if f.is_empty() => push(
-            Level::Hint,
+            Level::Information,
             format!(
                 "after expanding {}, loop {name} is parallel: no value flows between \
-                 its iterations {sizes}",
+                 its iterations {sizes} (not proved for other sizes)",
                 arrays(&l.deps)
             ),
         ),
@@ -256,9 +258,8 @@ fn loop_remarks(
 }
 
 /// A loop private copies make parallel, for every parameter value when
-/// `exact`, else at the analysed sizes.
-/// A hint (an editor offers to apply it) only when exact σ proved it for
-/// every parameter value; at the analysed sizes only, it is information.
+/// `exact`, else at the analysed sizes: a hint (an editor offers to apply
+/// it) only in the first case; in the second it is information.
 fn private_remark(span: Span, message: &str, exact: bool, sizes: &str) -> Remark {
     let (level, at) = if exact {
         (Level::Hint, "for every parameter value".to_string())
