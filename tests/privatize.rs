@@ -466,6 +466,8 @@ fn openmp_clauses_as_worked_out_by_hand() {
                 // `t` is a variable of the function printed into (a
                 // global): the clauses name it, no copy.
                 "#pragma omp parallel for private(t)",
+                // S4's loop reads t and writes C[i]: parallel as written.
+                "#pragma omp parallel for",
                 "#pragma omp parallel for lastprivate(t)",
             ],
         ),
@@ -474,7 +476,14 @@ fn openmp_clauses_as_worked_out_by_hand() {
             "copyin",
             &["#pragma omp parallel for firstprivate(w_p) lastprivate(w_p)"],
         ),
-        ("dead", &["#pragma omp parallel for firstprivate(w_p)"]),
+        // Then Z's loop, writing w[c] only: parallel as written.
+        (
+            "dead",
+            &[
+                "#pragma omp parallel for firstprivate(w_p)",
+                "#pragma omp parallel for",
+            ],
+        ),
         // A conditional write: no clause fits, explicit private copies.
         ("lastwriter", &["#pragma omp parallel for"]),
         // Locals of the kernel: `private` on the local itself, no copy;
@@ -485,6 +494,8 @@ fn openmp_clauses_as_worked_out_by_hand() {
                 "#pragma omp parallel for private(row)",
                 "#pragma omp parallel for private(s)",
                 "#pragma omp parallel for lastprivate(last)",
+                // S8's loop updates C[j] from last[j]: parallel as written.
+                "#pragma omp parallel for",
             ],
         ),
         // One loop with a clause, one with explicit copies.

@@ -66,7 +66,7 @@ pub fn document_with(
         return Ok(out);
     };
     let mut out = format!(
-        "{mark} arrayflow privatize --emit code: loops parallel after privatization {basis},\n\
+        "{mark} arrayflow privatize --emit code: loops parallel (as written or after privatization) {basis},\n\
          {mark} and equivalent to the original (doall shuffled) at {}{}.\n",
         if checked.validated.is_empty() {
             "no size: each run hit an interpreter limit".to_string()

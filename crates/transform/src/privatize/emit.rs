@@ -240,16 +240,32 @@ pub fn choose_reductions(
     (out, notes)
 }
 
-/// The loops exact σ makes parallel after privatization and not before.
+/// The loops exact σ makes parallel after privatization and not before,
+/// outside any loop chosen already, and the outermost loops (not inside
+/// any loop) that are parallel as they are: one parallel loop per nest. A
+/// loop parallel as written inside a sequential loop stays as it is: its
+/// parallel region would open and close at every outer iteration, which
+/// costs more than it gains on short loops (a time step's sweep).
 pub fn choose_exact(loops: &[super::exact::ExactLoop]) -> Vec<Chosen> {
-    (loops.iter())
-        .filter(|l| l.parallel_after() && !l.parallel_before())
-        .map(|l| Chosen {
-            counter: l.counter,
-            private: l.private().map(str::to_string).collect(),
-            reductions: Vec::new(),
-        })
-        .collect()
+    let mut out = Vec::new();
+    // Whether each loop around the current one (pre-order) is chosen.
+    let mut around: Vec<bool> = Vec::new();
+    for l in loops {
+        around.truncate(l.depth);
+        let inside_chosen = around.iter().any(|&b| b);
+        let gains = l.parallel_after() && !l.parallel_before();
+        let outermost = l.depth == 0 && l.parallel_before();
+        let chosen = !inside_chosen && (gains || outermost);
+        if chosen {
+            out.push(Chosen {
+                counter: l.counter,
+                private: l.private().map(str::to_string).collect(),
+                reductions: Vec::new(),
+            });
+        }
+        around.push(chosen);
+    }
+    out
 }
 
 /// The loops parallel after privatization at every analysed size and not
@@ -461,8 +477,11 @@ impl Rewrite<'_> {
                 op: op.openmp(),
             });
         }
-        c.notes
-            .push(format!("loop {name}: OpenMP clauses; {}", whys.join("; ")));
+        c.notes.push(if whys.is_empty() {
+            format!("loop {name}: parallel as written (no dependence crosses its iterations)")
+        } else {
+            format!("loop {name}: OpenMP clauses; {}", whys.join("; "))
+        });
         f.parallel = true;
         c.loops.push(crate::cprint::emit::OmpLoop {
             counter: f.counter,
