@@ -223,17 +223,16 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
     let mut body = String::new();
     let mut scratch = Vec::new();
     let mut frees = Vec::new();
-    for q in p
-        .params
-        .iter()
-        .filter(|q| !origin.visible.contains(&q.name))
-    {
+    for q in p.params.iter().filter(|q| !origin.shares(&q.name)) {
         let name = &cx.param_names[&q.name];
         let _ = writeln!(body, "  const int {name} = {};", q.default.unwrap_or(0));
     }
     for (k, a) in p.arrays.iter().enumerate() {
         let id = ArrayId(k as u32);
-        if !a.local && origin.visible.contains(&a.name) {
+        // A local of the region is declared again, even where it hides a
+        // global of its name.
+        let local = a.local || origin.region_locals.contains(&a.name);
+        if !local && origin.shares(&a.name) {
             continue;
         }
         let name = cx.arrays[k].clone();
@@ -244,7 +243,7 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
             continue;
         }
         let extents = cx.extents(a);
-        if a.local {
+        if local {
             let _ = writeln!(body, "  {ty} {name}{};", extents.concat());
             continue;
         }
@@ -263,15 +262,27 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
     // The function's locals the program no longer reads (a transformation
     // renamed their uses) would make `-Wall` say they are set but unused.
     let read = read_arrays(p, &cx.leading);
-    let mut unread: Vec<&String> = (origin.locals.iter())
+    let mut unread: Vec<&String> = (origin.locals.iter().chain(&origin.region_locals))
         .filter(|n| p.array(n).is_some_and(|a| !read.contains(&a)))
         .collect();
     unread.sort();
+    unread.dedup();
     for n in unread {
         let _ = writeln!(body, "  (void) {n};");
     }
     for f in &frees {
         let _ = writeln!(body, "  free({f});");
+    }
+    // The function's result, computed where the region returned it,
+    // returned after what the transformation added there: `return e;`
+    // where nothing was.
+    if let Some((var, value, line)) = cx.result.take() {
+        match body.strip_suffix(line.as_str()) {
+            Some(before) => body = format!("{before}  return {value};\n"),
+            None => {
+                let _ = writeln!(body, "  return {var};");
+            }
+        }
     }
     let mut out = cx.preamble();
     memory_note(
@@ -335,6 +346,9 @@ struct Printer<'a> {
     /// What holds where the printer is: each form is `>= 0` (the
     /// enclosing loops' bounds, the conditions of the branches it is in).
     context: Vec<Linear>,
+    /// Printed into a function with a result, the `return` met: the
+    /// variable that holds the value, the value, and the line assigning it.
+    result: Option<(String, String, String)>,
 }
 
 /// `constant + Σ coeff·var`, an affine form of the printer's context.
@@ -597,6 +611,10 @@ impl<'a> Printer<'a> {
         let mut function_names = HashMap::new();
         let mut functions: BTreeMap<String, Option<usize>> = BTreeMap::new();
         for (f, n) in calls {
+            // Printed into its function, `return(e)` is C's `return`.
+            if origin.is_some() && f == "return" {
+                continue;
+            }
             if spelled(&f) {
                 function_names.insert(f.clone(), f.clone());
                 continue;
@@ -618,9 +636,15 @@ impl<'a> Printer<'a> {
         // like a called function would hide it).
         let mut taken: HashSet<String> = functions.keys().cloned().collect();
         taken.extend(function_names.keys().cloned());
+        // Printed into its function, a name C does not know (a
+        // transformation's array or counter) avoids every identifier of
+        // the file too: a global `c` is no counter's name.
         let rename = |name: &str| {
             let mut avoid = taken.clone();
             avoid.extend(model.iter().filter(|m| *m != name).cloned());
+            if let Some(o) = origin.filter(|o| !o.knows(name)) {
+                avoid.extend(o.identifiers.iter().cloned());
+            }
             fresh(name, &avoid)
         };
         let param_names = p
@@ -653,6 +677,7 @@ impl<'a> Printer<'a> {
             cells: Vec::new(),
             context: Vec::new(),
             leading: HashSet::new(),
+            result: None,
         }
     }
 
@@ -962,9 +987,12 @@ impl<'a> Printer<'a> {
     }
 
     /// Whether the function printed into declares `name` where the region
-    /// is (a counter declared there is assigned, not declared again).
+    /// is (a counter declared there is assigned, not declared again); a
+    /// name the region declares itself (`for (int c = ...)` hiding a
+    /// global `c`) is declared again.
     fn declared(&self, name: &str) -> bool {
-        self.origin.is_some_and(|o| o.visible.contains(name))
+        self.origin
+            .is_some_and(|o| o.visible.contains(name) && !o.region_types.contains_key(name))
     }
 
     /// The loop in a block of its own over local copies ([`program_omp`]).
@@ -973,10 +1001,7 @@ impl<'a> Printer<'a> {
         let inner = "  ".repeat(depth + 1);
         let _ = writeln!(out, "{pad}{{");
         let saved = self.arrays.clone();
-        let mut taken: HashSet<String> = self.arrays.iter().cloned().collect();
-        taken.extend(self.counters.iter().cloned());
-        taken.extend(self.param_names.values().cloned());
-        taken.extend(self.functions.keys().cloned());
+        let mut taken = self.taken();
         let mut copies = Vec::new();
         let mut clauses: [Vec<String>; 3] = Default::default();
         for a in &o.arrays {
@@ -1142,12 +1167,44 @@ impl<'a> Printer<'a> {
                     }
                 };
             }
+            StmtKind::Call { func, args } if func == "return" && self.origin.is_some() => {
+                self.returned(args, out)
+            }
             StmtKind::Call { func, args } => {
                 let f = self.function_names[func].clone();
                 let args = self.list(args);
                 let _ = writeln!(out, "{f}({args});");
             }
         }
+    }
+
+    /// C's `return e;` in the function printed into: the value is kept in
+    /// a variable of the function's result type, returned at the end
+    /// ([`program_in`]). `return;` prints nothing: it is the last statement.
+    fn returned(&mut self, args: &[Expr], out: &mut String) {
+        let ty = self.origin.and_then(|o| o.returns.clone());
+        let (Some(ty), [e]) = (ty, args) else {
+            out.push_str("/* return */\n");
+            return;
+        };
+        let value = self.expr(e);
+        let var = fresh("result", &self.taken());
+        let line = format!("{ty} {var} = {value};\n");
+        out.push_str(&line);
+        self.result = Some((var, value, format!("  {line}")));
+    }
+
+    /// Every name the printed text uses or may meet: the model's, the
+    /// called functions', and the file's identifiers.
+    fn taken(&self) -> HashSet<String> {
+        let mut taken: HashSet<String> = self.arrays.iter().cloned().collect();
+        taken.extend(self.counters.iter().cloned());
+        taken.extend(self.param_names.values().cloned());
+        taken.extend(self.functions.keys().cloned());
+        if let Some(o) = self.origin {
+            taken.extend(o.identifiers.iter().cloned());
+        }
+        taken
     }
 
     fn list(&mut self, xs: &[Expr]) -> String {
