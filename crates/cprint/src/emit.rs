@@ -1140,7 +1140,8 @@ impl<'a> Printer<'a> {
                         if self.leading.contains(&s.id)
                             && a.subscripts.is_empty()
                             && self.origin.is_some_and(|o| {
-                                o.unset.contains(&self.p.array_decl(a.array).name)
+                                let name = &self.p.array_decl(a.array).name;
+                                o.unset.contains(name) || o.region_locals.contains(name)
                             }) =>
                     {
                         "0".to_string()
