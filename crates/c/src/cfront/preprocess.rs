@@ -121,17 +121,6 @@ pub fn macro_calls(source: &str) -> Vec<&str> {
     macros
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn macros_called_like_functions() {
-        let src = "#define N 8\n#define ABS fabsf\n#define MIN(a, b) ((a) < (b) ? (a) : (b))\n\
-                   #define SQ(x) ((x) * (x))\nx = ABS(y) + MIN(1, 2) + N;\nNABS(2);\n";
-        assert_eq!(super::macro_calls(src), ["ABS", "MIN"]);
-        assert!(super::macro_calls("#define N 8\nA[N] = (N);\n").is_empty());
-    }
-}
-
 /// `cc -E -I <the file's directory> <-I ...> <-D ...> FILE`: the
 /// preprocessed text with where each line came from, or why not (with what
 /// to do). `$CC` names the compiler when set.
@@ -452,5 +441,13 @@ mod tests {
         assert!(p.text[o..].starts_with("y[ 20"));
         // `#define N 20` has no output line.
         assert_eq!(p.to_output(ORIG.find("define").unwrap() as u32), None);
+    }
+
+    #[test]
+    fn macros_called_like_functions() {
+        let src = "#define N 8\n#define ABS fabsf\n#define MIN(a, b) ((a) < (b) ? (a) : (b))\n\
+                   #define SQ(x) ((x) * (x))\nx = ABS(y) + MIN(1, 2) + N;\nNABS(2);\n";
+        assert_eq!(super::macro_calls(src), ["ABS", "MIN"]);
+        assert!(super::macro_calls("#define N 8\nA[N] = (N);\n").is_empty());
     }
 }
