@@ -273,16 +273,22 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
     for f in &frees {
         let _ = writeln!(body, "  free({f});");
     }
-    // The function's result, computed where the region returned it,
-    // returned after what the transformation added there: `return e;`
-    // where nothing was.
-    if let Some((var, value, line)) = cx.result.take() {
-        match body.strip_suffix(line.as_str()) {
-            Some(before) => body = format!("{before}  return {value};\n"),
-            None => {
-                let _ = writeln!(body, "  return {var};");
-            }
-        }
+    // The function's result, kept where the region returned it (in
+    // several places when the transformation made versions of the
+    // statement), returned after what the transformation added there:
+    // `return e;` where nothing was.
+    if let Some((var, ty)) = cx.result.take() {
+        let last = match cx.returns.as_slice() {
+            [(value, line)] => body
+                .strip_suffix(line.as_str())
+                .map(|before| format!("{before}  return {value};\n")),
+            _ => None,
+        };
+        body = match last {
+            Some(body) => body,
+            // `= 0`: gcc cannot always tell that one of the branches runs.
+            None => format!("  {ty} {var} = 0;\n{body}  return {var};\n"),
+        };
     }
     let mut out = cx.preamble();
     memory_note(
@@ -346,9 +352,11 @@ struct Printer<'a> {
     /// What holds where the printer is: each form is `>= 0` (the
     /// enclosing loops' bounds, the conditions of the branches it is in).
     context: Vec<Linear>,
-    /// Printed into a function with a result, the `return` met: the
-    /// variable that holds the value, the value, and the line assigning it.
-    result: Option<(String, String, String)>,
+    /// Printed into a function with a result: the variable that holds
+    /// it and its type, once a `return` is met.
+    result: Option<(String, String)>,
+    /// Each `return` printed: the value, and the line assigning it.
+    returns: Vec<(String, String)>,
 }
 
 /// `constant + Σ coeff·var`, an affine form of the printer's context.
@@ -678,6 +686,7 @@ impl<'a> Printer<'a> {
             context: Vec::new(),
             leading: HashSet::new(),
             result: None,
+            returns: Vec::new(),
         }
     }
 
@@ -1181,7 +1190,8 @@ impl<'a> Printer<'a> {
 
     /// C's `return e;` in the function printed into: the value is kept in
     /// a variable of the function's result type, returned at the end
-    /// ([`program_in`]). `return;` prints nothing: it is the last statement.
+    /// ([`program_in`]). `return;` prints a comment: it is the last
+    /// statement.
     fn returned(&mut self, args: &[Expr], out: &mut String) {
         let ty = self.origin.and_then(|o| o.returns.clone());
         let (Some(ty), [e]) = (ty, args) else {
@@ -1189,10 +1199,13 @@ impl<'a> Printer<'a> {
             return;
         };
         let value = self.expr(e);
-        let var = fresh("result", &self.taken());
-        let line = format!("{ty} {var} = {value};\n");
+        if self.result.is_none() {
+            self.result = Some((fresh("result", &self.taken()), ty));
+        }
+        let var = self.result.as_ref().map_or("", |(v, _)| v);
+        let line = format!("{var} = {value};\n");
         out.push_str(&line);
-        self.result = Some((var, value, format!("  {line}")));
+        self.returns.push((value, format!("  {line}")));
     }
 
     /// Every name the printed text uses or may meet: the model's, the
