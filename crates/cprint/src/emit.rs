@@ -216,17 +216,18 @@ fn program_added(
 /// end, with the element type of the array whose name they extend; a
 /// header comment gives their sizes. Parameters C does not declare (a
 /// bound made a parameter) are locals set to their defaults.
-pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
+///
+/// `None` when the printed region uses a parameter that C does not
+/// declare and that has no value (the extent `a_dim0` of a pointer
+/// parameter `double *a`, in an array the transformation adds): C has no
+/// value to give it. One the region does not use is not printed.
+pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> Option<String> {
     let mut cx = Printer::new(p, Some(origin));
     cx.omp = omp.to_vec();
     leading_copies(&p.body, &mut cx.leading);
     let mut body = String::new();
     let mut scratch = Vec::new();
     let mut frees = Vec::new();
-    for q in p.params.iter().filter(|q| !origin.shares(&q.name)) {
-        let name = &cx.param_names[&q.name];
-        let _ = writeln!(body, "  const int {name} = {};", q.default.unwrap_or(0));
-    }
     for (k, a) in p.arrays.iter().enumerate() {
         let id = ArrayId(k as u32);
         // A local of the region is declared again, even where it hides a
@@ -290,6 +291,17 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
             None => format!("  {ty} {var} = 0;\n{body}  return {var};\n"),
         };
     }
+    // Parameters C does not declare (a bound made a parameter) are locals
+    // set to their values, where the region uses them.
+    let used = crate::origin::identifiers(&body);
+    let mut constants = String::new();
+    for q in p.params.iter().filter(|q| !origin.shares(&q.name)) {
+        let name = &cx.param_names[&q.name];
+        if used.contains(name) {
+            let _ = writeln!(constants, "  const int {name} = {};", q.default?);
+        }
+    }
+    body.insert_str(0, &constants);
     let mut out = cx.preamble();
     memory_note(
         &mut out,
@@ -306,7 +318,7 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
     out.push_str(&body);
     out.push_str(&origin.suffix);
     out.push('\n');
-    out
+    Some(out)
 }
 
 /// The header's title for the private copies `omp_loop` declares.

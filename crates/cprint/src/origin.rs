@@ -50,8 +50,8 @@ pub struct Origin {
 }
 
 impl Origin {
-    /// Whether the lowered `program` names every array and parameter it
-    /// shares with C by its C name: only then does printing into the
+    /// Whether the lowered `program` names every array it shares with C
+    /// by its C name: only then does printing into the
     /// function mean the same variables. A `return` must be a statement of
     /// the region's top level, in a function with a result (it is printed
     /// last, so that what the transformation puts after it still runs).
@@ -61,9 +61,10 @@ impl Origin {
             .count()
             == top_returns(program)
             && (self.returns.is_some() || top_returns(program) == 0);
+        // A parameter C does not declare is a local of the printed region
+        // (`emit::program_into`).
         let names_ok = returns_ok
-            && (program.arrays.iter().filter(|a| !a.local)).all(|a| self.visible.contains(&a.name))
-            && (program.params.iter()).all(|p| self.visible.contains(&p.name));
+            && (program.arrays.iter().filter(|a| !a.local)).all(|a| self.visible.contains(&a.name));
         names_ok && !self.prefix.is_empty()
     }
 
