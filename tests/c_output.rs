@@ -1,7 +1,8 @@
 //! The C that `privatize --emit code`, `expand --emit code` and `expand
 //! --transform contract --parallel i --emit code` print for the fixtures of
 //! fixtures/c/output/ (typedef'd floats and casts, names the output must
-//! not take, a function with a result, macros called like functions),
+//! not take, a function with a result, macros called like functions,
+//! pointer parameters: `privatize` only, the others need their extents),
 //! spliced into the file in place of its function, built with `gcc -O2
 //! -fopenmp -Wall -Werror=implicit-function-declaration` with the
 //! fixture's driver (`NAME.main`, which prints every array with `%a`) and
@@ -13,16 +14,48 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const FIXTURES: [&str; 4] = ["typedef-float", "fresh-names", "returns", "macros"];
 const THREADS: [&str; 3] = ["1", "2", "4"];
+const PRIVATIZE: &[&str] = &["privatize", "--emit", "code"];
+const EXPAND: &[&str] = &["expand", "--emit", "code"];
+const CONTRACT: &[&str] = &[
+    "expand",
+    "--transform",
+    "contract",
+    "--parallel",
+    "i",
+    "--emit",
+    "code",
+];
+const ALL: &[&[&str]] = &[PRIVATIZE, EXPAND, CONTRACT];
+
+/// Each fixture, the parameters it needs, and the transformations run.
+const FIXTURES: &[(&str, &[&str], &[&[&str]])] = &[
+    ("typedef-float", &[], ALL),
+    ("fresh-names", &[], ALL),
+    ("returns", &[], ALL),
+    ("macros", &[], ALL),
+    (
+        "pointers",
+        &[
+            "--param",
+            "n=37",
+            "--param",
+            "a_dim0=40",
+            "--param",
+            "b_dim0=40",
+        ],
+        &[PRIVATIZE],
+    ),
+];
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/c/output")
 }
 
-fn arrayflow(args: &[&str], file: &Path) -> String {
+fn arrayflow(args: &[&str], params: &[&str], file: &Path) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_arrayflow"))
         .args(args)
+        .args(params)
         .arg(file)
         .output()
         .expect("the binary runs");
@@ -117,21 +150,8 @@ fn emitted_functions_drop_in_and_compute_what_the_file_does() {
         std::fs::remove_dir_all(&work).ok();
         return;
     }
-    let transforms: [&[&str]; 3] = [
-        &["privatize", "--emit", "code"],
-        &["expand", "--emit", "code"],
-        &[
-            "expand",
-            "--transform",
-            "contract",
-            "--parallel",
-            "i",
-            "--emit",
-            "code",
-        ],
-    ];
     let mut checked = 0;
-    for name in FIXTURES {
+    for &(name, params, transforms) in FIXTURES {
         let file = dir().join(format!("{name}.c"));
         let text = std::fs::read_to_string(&file).unwrap();
         let main = std::fs::read_to_string(dir().join(format!("{name}.main"))).unwrap();
@@ -139,10 +159,10 @@ fn emitted_functions_drop_in_and_compute_what_the_file_does() {
         let base = build(&work, name, &original)
             .unwrap_or_else(|e| panic!("{name}: the original does not build:\n{e}"));
         let expected = run(&work, name, "1");
-        for args in transforms {
-            let output = arrayflow(args, &file);
+        for (k, &args) in transforms.iter().enumerate() {
+            let output = arrayflow(args, params, &file);
             let c = format!("{}{main}", drop_in(&text, &output));
-            let built = format!("{name}-{}", args.len());
+            let built = format!("{name}-{k}");
             let messages = build(&work, &built, &c)
                 .unwrap_or_else(|e| panic!("{name} {args:?}: does not build:\n{e}\n{c}"));
             assert!(
@@ -160,5 +180,5 @@ fn emitted_functions_drop_in_and_compute_what_the_file_does() {
         }
     }
     std::fs::remove_dir_all(&work).ok();
-    assert_eq!(checked, FIXTURES.len() * 3 * THREADS.len());
+    assert_eq!(checked, (4 * 3 + 1) * THREADS.len());
 }

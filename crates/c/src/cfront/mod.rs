@@ -12,7 +12,8 @@
 //! warning says how). docs/c.md is the reference.
 //!
 //! Layout: `scan` (macros, prototypes, globals, regions), `decl`
-//! (declarators and types), `stmt` (statements and loops), `expr`
+//! (declarators and types), `typedefs` (what a typedef's name stands
+//! for, casts through one), `stmt` (statements and loops), `expr`
 //! (expressions, conditions, accesses), `mini` (integer expressions in
 //! preprocessor text), `fields` (tree-sitter field ids); `emit` prints a
 //! model back as C.
