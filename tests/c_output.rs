@@ -26,10 +26,13 @@ const CONTRACT: &[&str] = &[
     "--emit",
     "code",
 ];
-const ALL: &[&[&str]] = &[PRIVATIZE, EXPAND, CONTRACT];
+const ALL: &[Args] = &[PRIVATIZE, EXPAND, CONTRACT];
+
+/// A command's arguments.
+type Args = &'static [&'static str];
 
 /// Each fixture, the parameters it needs, and the transformations run.
-const FIXTURES: &[(&str, &[&str], &[&[&str]])] = &[
+const FIXTURES: &[(&str, Args, &[Args])] = &[
     ("typedef-float", &[], ALL),
     ("fresh-names", &[], ALL),
     ("returns", &[], ALL),
