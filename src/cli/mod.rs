@@ -337,10 +337,10 @@ impl Loaded {
     /// the function the region came from when there is one, else as
     /// `void kernel(...)`; loops of `omp` with OpenMP clauses.
     pub fn c_text(&self, p: &Program, omp: &[crate::cfront::emit::OmpLoop]) -> String {
-        match self.origin.as_ref().filter(|o| o.fits(&self.program)) {
-            Some(o) => crate::cfront::emit::program_in(p, o, omp),
-            None => crate::cfront::emit::program_of(p, "kernel", omp, &self.program),
-        }
+        let into = (self.origin.as_ref())
+            .filter(|o| o.fits(&self.program))
+            .and_then(|o| crate::cfront::emit::program_in(p, &o.for_program(&self.program), omp));
+        into.unwrap_or_else(|| crate::cfront::emit::program_of(p, "kernel", omp, &self.program))
     }
 
     /// Before emitting C from a C file: each value the output cannot keep
@@ -522,7 +522,7 @@ pub fn read_program_to(path: &Path, err: &mut dyn std::io::Write) -> Option<Sour
     if !crate::cfront::is_c_path(path) || !preprocess::wanted(&text, o) {
         return Some(Source { text, pre: None });
     }
-    match preprocess::run(path, text, o) {
+    match preprocess::run(path, text.clone(), o) {
         Ok(pre) => {
             let _ = writeln!(
                 err,
@@ -534,6 +534,20 @@ pub fn read_program_to(path: &Path, err: &mut dyn std::io::Write) -> Option<Sour
                 text: pre.text.clone(),
                 pre: Some(std::sync::Arc::new(pre)),
             })
+        }
+        // Wanted only for macros called like functions: without a
+        // preprocessor they stay uninterpreted calls (W0907), as before.
+        Err(why)
+            if o.mode == preprocess::Mode::Auto
+                && preprocess::foreign_includes(&text).is_empty() =>
+        {
+            let _ = writeln!(
+                err,
+                "note: `{}` calls macros the front end does not expand, and preprocessing failed: {}",
+                path.display(),
+                why.for_command()
+            );
+            Some(Source { text, pre: None })
         }
         Err(why) => {
             let _ = writeln!(err, "error: `{}`: {}", path.display(), why.for_command());

@@ -57,18 +57,30 @@ pub fn is_floating(ty: &str) -> bool {
     )
 }
 
-/// The function standing for a cast to the floating type `ty`.
-pub fn cast(ty: &str) -> String {
-    format!(
-        "{CAST}{}",
-        ty.split_whitespace().collect::<Vec<_>>().join("_")
-    )
+/// Separates a cast's floating type from the typedef name it was written
+/// with (`__cast_float__real_t` is `(real_t)`, `real_t` a `float`).
+const AS: &str = "__";
+
+/// The function standing for a cast to the floating type `ty`, written
+/// `(spelled)` when that is a typedef's name for it.
+pub fn cast(ty: &str, spelled: Option<&str>) -> String {
+    let base = ty.split_whitespace().collect::<Vec<_>>().join("_");
+    match spelled {
+        Some(name) => format!("{CAST}{base}{AS}{name}"),
+        None => format!("{CAST}{base}"),
+    }
 }
 
-/// The type a cast's function name casts to.
+/// The type a cast's function name casts to, as the C printer writes it
+/// (the typedef's name when the cast named one).
 pub fn cast_type(name: &str) -> Option<String> {
-    let ty = name.strip_prefix(CAST)?.replace('_', " ");
-    is_floating(&ty).then_some(ty)
+    let rest = name.strip_prefix(CAST)?;
+    let (base, spelled) = match rest.split_once(AS) {
+        Some((base, spelled)) => (base, Some(spelled)),
+        None => (rest, None),
+    };
+    let ty = base.replace('_', " ");
+    is_floating(&ty).then(|| spelled.map_or(ty, str::to_string))
 }
 
 /// The uninterpreted function standing for a C operator the model lacks.
@@ -196,7 +208,10 @@ mod tests {
 
     #[test]
     fn casts_and_math() {
-        assert_eq!(cast("long  double"), "__cast_long_double");
+        assert_eq!(cast("long  double", None), "__cast_long_double");
+        assert_eq!(cast("float", Some("real_t")), "__cast_float__real_t");
+        assert_eq!(cast_type("__cast_float__real_t").as_deref(), Some("real_t"));
+        assert_eq!(cast_type("__cast_int__real_t"), None);
         assert_eq!(
             cast_type("__cast_long_double").as_deref(),
             Some("long double")

@@ -216,24 +216,24 @@ fn program_added(
 /// end, with the element type of the array whose name they extend; a
 /// header comment gives their sizes. Parameters C does not declare (a
 /// bound made a parameter) are locals set to their defaults.
-pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
+///
+/// `None` when the printed region uses a parameter that C does not
+/// declare and that has no value (the extent `a_dim0` of a pointer
+/// parameter `double *a`, in an array the transformation adds): C has no
+/// value to give it. One the region does not use is not printed.
+pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> Option<String> {
     let mut cx = Printer::new(p, Some(origin));
     cx.omp = omp.to_vec();
     leading_copies(&p.body, &mut cx.leading);
     let mut body = String::new();
     let mut scratch = Vec::new();
     let mut frees = Vec::new();
-    for q in p
-        .params
-        .iter()
-        .filter(|q| !origin.visible.contains(&q.name))
-    {
-        let name = &cx.param_names[&q.name];
-        let _ = writeln!(body, "  const int {name} = {};", q.default.unwrap_or(0));
-    }
     for (k, a) in p.arrays.iter().enumerate() {
         let id = ArrayId(k as u32);
-        if !a.local && origin.visible.contains(&a.name) {
+        // A local of the region is declared again, even where it hides a
+        // global of its name.
+        let local = a.local || origin.region_locals.contains(&a.name);
+        if !local && origin.shares(&a.name) {
             continue;
         }
         let name = cx.arrays[k].clone();
@@ -244,7 +244,7 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
             continue;
         }
         let extents = cx.extents(a);
-        if a.local {
+        if local {
             let _ = writeln!(body, "  {ty} {name}{};", extents.concat());
             continue;
         }
@@ -263,16 +263,45 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
     // The function's locals the program no longer reads (a transformation
     // renamed their uses) would make `-Wall` say they are set but unused.
     let read = read_arrays(p, &cx.leading);
-    let mut unread: Vec<&String> = (origin.locals.iter())
+    let mut unread: Vec<&String> = (origin.locals.iter().chain(&origin.region_locals))
         .filter(|n| p.array(n).is_some_and(|a| !read.contains(&a)))
         .collect();
     unread.sort();
+    unread.dedup();
     for n in unread {
         let _ = writeln!(body, "  (void) {n};");
     }
     for f in &frees {
         let _ = writeln!(body, "  free({f});");
     }
+    // The function's result, kept where the region returned it (in
+    // several places when the transformation made versions of the
+    // statement), returned after what the transformation added there:
+    // `return e;` where nothing was.
+    if let Some((var, ty)) = cx.result.take() {
+        let last = match cx.returns.as_slice() {
+            [(value, line)] => body
+                .strip_suffix(line.as_str())
+                .map(|before| format!("{before}  return {value};\n")),
+            _ => None,
+        };
+        body = match last {
+            Some(body) => body,
+            // `= 0`: gcc cannot always tell that one of the branches runs.
+            None => format!("  {ty} {var} = 0;\n{body}  return {var};\n"),
+        };
+    }
+    // Parameters C does not declare (a bound made a parameter) are locals
+    // set to their values, where the region uses them.
+    let used = crate::origin::identifiers(&body);
+    let mut constants = String::new();
+    for q in p.params.iter().filter(|q| !origin.shares(&q.name)) {
+        let name = &cx.param_names[&q.name];
+        if used.contains(name) {
+            let _ = writeln!(constants, "  const int {name} = {};", q.default?);
+        }
+    }
+    body.insert_str(0, &constants);
     let mut out = cx.preamble();
     memory_note(
         &mut out,
@@ -289,7 +318,7 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
     out.push_str(&body);
     out.push_str(&origin.suffix);
     out.push('\n');
-    out
+    Some(out)
 }
 
 /// The header's title for the private copies `omp_loop` declares.
@@ -335,6 +364,11 @@ struct Printer<'a> {
     /// What holds where the printer is: each form is `>= 0` (the
     /// enclosing loops' bounds, the conditions of the branches it is in).
     context: Vec<Linear>,
+    /// Printed into a function with a result: the variable that holds
+    /// it and its type, once a `return` is met.
+    result: Option<(String, String)>,
+    /// Each `return` printed: the value, and the line assigning it.
+    returns: Vec<(String, String)>,
 }
 
 /// `constant + Σ coeff·var`, an affine form of the printer's context.
@@ -597,6 +631,10 @@ impl<'a> Printer<'a> {
         let mut function_names = HashMap::new();
         let mut functions: BTreeMap<String, Option<usize>> = BTreeMap::new();
         for (f, n) in calls {
+            // Printed into its function, `return(e)` is C's `return`.
+            if origin.is_some() && f == "return" {
+                continue;
+            }
             if spelled(&f) {
                 function_names.insert(f.clone(), f.clone());
                 continue;
@@ -618,9 +656,15 @@ impl<'a> Printer<'a> {
         // like a called function would hide it).
         let mut taken: HashSet<String> = functions.keys().cloned().collect();
         taken.extend(function_names.keys().cloned());
+        // Printed into its function, a name C does not know (a
+        // transformation's array or counter) avoids every identifier of
+        // the file too: a global `c` is no counter's name.
         let rename = |name: &str| {
             let mut avoid = taken.clone();
             avoid.extend(model.iter().filter(|m| *m != name).cloned());
+            if let Some(o) = origin.filter(|o| !o.knows(name)) {
+                avoid.extend(o.identifiers.iter().cloned());
+            }
             fresh(name, &avoid)
         };
         let param_names = p
@@ -653,6 +697,8 @@ impl<'a> Printer<'a> {
             cells: Vec::new(),
             context: Vec::new(),
             leading: HashSet::new(),
+            result: None,
+            returns: Vec::new(),
         }
     }
 
@@ -962,9 +1008,12 @@ impl<'a> Printer<'a> {
     }
 
     /// Whether the function printed into declares `name` where the region
-    /// is (a counter declared there is assigned, not declared again).
+    /// is (a counter declared there is assigned, not declared again); a
+    /// name the region declares itself (`for (int c = ...)` hiding a
+    /// global `c`) is declared again.
     fn declared(&self, name: &str) -> bool {
-        self.origin.is_some_and(|o| o.visible.contains(name))
+        self.origin
+            .is_some_and(|o| o.visible.contains(name) && !o.region_types.contains_key(name))
     }
 
     /// The loop in a block of its own over local copies ([`program_omp`]).
@@ -973,10 +1022,7 @@ impl<'a> Printer<'a> {
         let inner = "  ".repeat(depth + 1);
         let _ = writeln!(out, "{pad}{{");
         let saved = self.arrays.clone();
-        let mut taken: HashSet<String> = self.arrays.iter().cloned().collect();
-        taken.extend(self.counters.iter().cloned());
-        taken.extend(self.param_names.values().cloned());
-        taken.extend(self.functions.keys().cloned());
+        let mut taken = self.taken();
         let mut copies = Vec::new();
         let mut clauses: [Vec<String>; 3] = Default::default();
         for a in &o.arrays {
@@ -1115,7 +1161,8 @@ impl<'a> Printer<'a> {
                         if self.leading.contains(&s.id)
                             && a.subscripts.is_empty()
                             && self.origin.is_some_and(|o| {
-                                o.unset.contains(&self.p.array_decl(a.array).name)
+                                let name = &self.p.array_decl(a.array).name;
+                                o.unset.contains(name) || o.region_locals.contains(name)
                             }) =>
                     {
                         "0".to_string()
@@ -1142,12 +1189,48 @@ impl<'a> Printer<'a> {
                     }
                 };
             }
+            StmtKind::Call { func, args } if func == "return" && self.origin.is_some() => {
+                self.returned(args, out)
+            }
             StmtKind::Call { func, args } => {
                 let f = self.function_names[func].clone();
                 let args = self.list(args);
                 let _ = writeln!(out, "{f}({args});");
             }
         }
+    }
+
+    /// C's `return e;` in the function printed into: the value is kept in
+    /// a variable of the function's result type, returned at the end
+    /// ([`program_in`]). `return;` prints a comment: it is the last
+    /// statement.
+    fn returned(&mut self, args: &[Expr], out: &mut String) {
+        let ty = self.origin.and_then(|o| o.returns.clone());
+        let (Some(ty), [e]) = (ty, args) else {
+            out.push_str("/* return */\n");
+            return;
+        };
+        let value = self.expr(e);
+        if self.result.is_none() {
+            self.result = Some((fresh("result", &self.taken()), ty));
+        }
+        let var = self.result.as_ref().map_or("", |(v, _)| v);
+        let line = format!("{var} = {value};\n");
+        out.push_str(&line);
+        self.returns.push((value, format!("  {line}")));
+    }
+
+    /// Every name the printed text uses or may meet: the model's, the
+    /// called functions', and the file's identifiers.
+    fn taken(&self) -> HashSet<String> {
+        let mut taken: HashSet<String> = self.arrays.iter().cloned().collect();
+        taken.extend(self.counters.iter().cloned());
+        taken.extend(self.param_names.values().cloned());
+        taken.extend(self.functions.keys().cloned());
+        if let Some(o) = self.origin {
+            taken.extend(o.identifiers.iter().cloned());
+        }
+        taken
     }
 
     fn list(&mut self, xs: &[Expr]) -> String {

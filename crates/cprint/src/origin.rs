@@ -5,7 +5,7 @@
 //! region sees there, and each array's element type as declared. The C
 //! front end fills it in from the parse tree.
 
-use crate::model::Program;
+use crate::model::{Node, Program, StmtKind};
 use std::collections::{HashMap, HashSet};
 
 /// A function with one region, in the file's own text.
@@ -31,20 +31,74 @@ pub struct Origin {
     pub functions: HashSet<String>,
     /// Functions the file defines.
     pub defined: HashSet<String>,
+    /// Variables the region itself declares, with their type as written
+    /// (`real_t`, `float`): the printed region declares them again.
+    pub region_types: HashMap<String, String>,
+    /// The model names of the arrays and scalars local to the region
+    /// ([`Origin::for_program`]): declared in the printed region even where
+    /// a global of the same name is visible (a local `x` hiding `x[]`).
+    pub region_locals: HashSet<String>,
+    /// The function's result type as written (`double`, `real_t *`);
+    /// `None` for `void`.
+    pub returns: Option<String>,
+    /// The names of the program lowered from the file (its arrays,
+    /// parameters and counters: C's names) ([`Origin::for_program`]).
+    pub lowered: HashSet<String>,
+    /// Every identifier of the file (and of the headers it includes): the
+    /// names the printer makes avoid them all.
+    pub identifiers: HashSet<String>,
 }
 
 impl Origin {
-    /// Whether the lowered `program` names every array and parameter it
-    /// shares with C by its C name: only then does printing into the
-    /// function mean the same variables. A function that returns (the call
-    /// statement `return(x)` of the model) does not fit: statements the
-    /// transformation puts after the return would not run.
+    /// Whether the lowered `program` names every array it shares with C
+    /// by its C name: only then does printing into the
+    /// function mean the same variables. A `return` must be a statement of
+    /// the region's top level, in a function with a result (it is printed
+    /// last, so that what the transformation puts after it still runs).
     pub fn fits(&self, program: &Program) -> bool {
-        let returns = (crate::calls::collect_calls(program).iter()).any(|(f, _)| f == "return");
-        let names_ok = !returns
-            && (program.arrays.iter().filter(|a| !a.local)).all(|a| self.visible.contains(&a.name))
-            && (program.params.iter()).all(|p| self.visible.contains(&p.name));
+        let returns_ok = (crate::calls::collect_calls(program).iter())
+            .filter(|(f, _)| f == "return")
+            .count()
+            == top_returns(program)
+            && (self.returns.is_some() || top_returns(program) == 0);
+        // A parameter C does not declare is a local of the printed region
+        // (`emit::program_into`).
+        let names_ok = returns_ok
+            && (program.arrays.iter().filter(|a| !a.local)).all(|a| self.visible.contains(&a.name));
         names_ok && !self.prefix.is_empty()
+    }
+
+    /// This origin for `original`, the program lowered from the file: the
+    /// names of its arrays local to the region (a transformation's program,
+    /// printed back from `.loop` text, no longer says which are).
+    pub fn for_program(&self, original: &Program) -> Origin {
+        let mut o = self.clone();
+        o.region_locals = (original.arrays.iter().filter(|a| a.local))
+            .map(|a| a.name.clone())
+            .collect();
+        o.lowered = (original.arrays.iter().map(|a| &a.name))
+            .chain(original.params.iter().map(|p| &p.name))
+            .chain(original.counters.iter().map(|c| &c.name))
+            .cloned()
+            .collect();
+        o
+    }
+
+    /// Whether the model name `name` is one the C function knows: a name
+    /// of the program lowered from it (else, without that program, one
+    /// declared where the region is or by the region). Other names are
+    /// the transformation's, made fresh against [`Origin::identifiers`].
+    pub fn knows(&self, name: &str) -> bool {
+        if !self.lowered.is_empty() {
+            return self.lowered.contains(name);
+        }
+        self.visible.contains(name) || self.region_types.contains_key(name)
+    }
+
+    /// Whether the model name `name` is a variable the function sees
+    /// where the region is (not declared again): one C knows, and visible.
+    pub fn shares(&self, name: &str) -> bool {
+        self.knows(name) && self.visible.contains(name)
     }
 
     /// The element type written for `name`, or for the array whose name it
@@ -52,10 +106,40 @@ impl Origin {
     pub fn type_of(&self, name: &str) -> Option<&str> {
         let mut n = name;
         loop {
-            if let Some(t) = self.types.get(n) {
+            if let Some(t) = self.region_types.get(n).or_else(|| self.types.get(n)) {
                 return Some(t);
             }
             n = &n[..n.rfind('_')?];
         }
     }
+}
+
+/// How many statements of the program's top level are `return` calls.
+fn top_returns(program: &Program) -> usize {
+    (program.body.iter())
+        .filter(|n| matches!(n, Node::Stmt(s) if matches!(&s.kind, StmtKind::Call { func, .. } if func == "return")))
+        .count()
+}
+
+/// The identifiers in C text (comments and strings included: avoiding a
+/// word there costs nothing).
+pub fn identifiers(text: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let mut word = String::new();
+    let mut in_number = false;
+    for ch in text.chars().chain(std::iter::once(' ')) {
+        if ch.is_ascii_alphanumeric() || ch == '_' {
+            if word.is_empty() && !in_number {
+                in_number = ch.is_ascii_digit();
+            }
+            word.push(ch);
+        } else {
+            if !word.is_empty() && !in_number {
+                out.insert(std::mem::take(&mut word));
+            }
+            word.clear();
+            in_number = false;
+        }
+    }
+    out
 }

@@ -104,7 +104,7 @@ impl<'t> Ctx<'t> {
     /// declares; functions declared there are recorded as prototypes. The
     /// same declarator always gives the same variable.
     pub fn declaration(&mut self, n: Node<'t>, global: bool) -> Vec<VarId> {
-        let (elem, is_struct) = elem_type(self.src, n.field(F::Type));
+        let (elem, is_struct) = self.elem_type_of(n.field(F::Type));
         let ctype = n.field(F::Type).map_or("int", |t| text(self.src, t));
         let is_const = has_const(self.src, n);
         let param = n.kind() == "parameter_declaration";

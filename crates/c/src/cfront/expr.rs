@@ -186,19 +186,19 @@ impl<'t> Ctx<'t> {
             },
             "cast_expression" => {
                 let x = self.value(n.field(F::Value).ok_or(Skip(None))?)?;
-                // A cast to a floating type changes the value C computes
-                // (`(float) x`); an integer cast is transparent, so that
-                // subscripts stay affine.
                 let ty = n.field(F::Type).map_or("", |t| self.text(t));
-                Ok(if super::cvalue::is_floating(ty) {
-                    mk(ExprKind::Call(super::cvalue::cast(ty), vec![x]))
-                } else {
-                    x
-                })
+                Ok(self.cast_to(ty, x, at))
             }
             "identifier" => self.ident_value(n),
             "subscript_expression" => self.subscript_value(n),
-            "call_expression" => self.call(n),
+            // `(real_t)(x)`: a cast the parser took for a call.
+            "call_expression" => match self.typedef_cast(n) {
+                Some((ty, x)) => {
+                    let x = self.value(x)?;
+                    Ok(self.cast_to(ty, x, at))
+                }
+                None => self.call(n),
+            },
             "unary_expression" => {
                 let arg = n.field(F::Argument).ok_or(Skip(None))?;
                 let op = n.field(F::Operator).map_or("", |o| self.text(o));

@@ -12,7 +12,8 @@
 //! warning says how). docs/c.md is the reference.
 //!
 //! Layout: `scan` (macros, prototypes, globals, regions), `decl`
-//! (declarators and types), `stmt` (statements and loops), `expr`
+//! (declarators and types), `typedefs` (what a typedef's name stands
+//! for, casts through one), `stmt` (statements and loops), `expr`
 //! (expressions, conditions, accesses), `mini` (integer expressions in
 //! preprocessor text), `fields` (tree-sitter field ids); `emit` prints a
 //! model back as C.
@@ -30,6 +31,7 @@ mod scan;
 mod spelling;
 mod stmt;
 mod tree;
+mod typedefs;
 
 use crate::c_spelling::CSpelling;
 use crate::diagnostics::{has_errors, Diagnostic, FileId};
@@ -332,6 +334,8 @@ pub struct Ctx<'t> {
     // The file.
     defines: HashMap<&'t str, Define>,
     fn_macros: HashSet<&'t str>,
+    /// `typedef` names of the file, with the type each stands for.
+    typedefs: HashMap<&'t str, &'t str>,
     /// Per declared function: which parameters are pointers to `const`.
     protos: HashMap<&'t str, Vec<bool>>,
     globals: HashMap<&'t str, VarId>,
@@ -386,6 +390,7 @@ impl<'t> Ctx<'t> {
             errors: 0,
             defines: HashMap::new(),
             fn_macros: HashSet::new(),
+            typedefs: HashMap::new(),
             protos: HashMap::new(),
             globals: HashMap::new(),
             vars: Vec::new(),

@@ -116,7 +116,64 @@ pub fn find(
     if !only_declarations {
         o.unset.clear();
     }
+    region_declarations(text_, body, start, end, &mut o.region_types);
+    o.returns = result_type(original.get(f_start..f_end)?);
+    o.identifiers = arrayflow_cprint::origin::identifiers(text_);
+    o.identifiers
+        .extend(arrayflow_cprint::origin::identifiers(original));
     Some(o)
+}
+
+/// The variables declared between `start` and `end` in `n`, with their
+/// type as written (the `for` headers' counters too).
+fn region_declarations(
+    src: &str,
+    n: Node<'_>,
+    start: usize,
+    end: usize,
+    out: &mut std::collections::HashMap<String, String>,
+) {
+    let mut stack = vec![n];
+    while let Some(n) = stack.pop() {
+        if n.end_byte() <= start || n.start_byte() >= end {
+            continue;
+        }
+        if n.kind() == "declaration" && n.start_byte() >= start {
+            let ty = n.field(F::Type).map_or("", |t| text(src, t));
+            let mut c = n.walk();
+            for d in n.children_by_field_name("declarator", &mut c) {
+                if let Some(name) = declarator_name(src, d) {
+                    out.insert(name.to_string(), ty.to_string());
+                }
+            }
+            continue;
+        }
+        stack.extend(children(n));
+    }
+}
+
+/// The result type of the function the text `f` defines, as written
+/// (`double`, `DATA_TYPE`, `real_t *`); `None` for `void` or when it does
+/// not parse as one.
+fn result_type(f: &str) -> Option<String> {
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(&tree_sitter_c::LANGUAGE.into()).ok()?;
+    let tree = parser.parse(f, None)?;
+    let def = children(tree.root_node())
+        .into_iter()
+        .find(|n| n.kind() == "function_definition")?;
+    let ty = text(f, def.field(F::Type)?).to_string();
+    let mut stars = String::new();
+    let mut d = def.field(F::Declarator);
+    while let Some(x) = d.filter(|x| x.kind() == "pointer_declarator") {
+        stars.push('*');
+        d = x.field(F::Declarator);
+    }
+    match (ty.as_str(), stars.is_empty()) {
+        ("void", true) => None,
+        (_, true) => Some(ty),
+        _ => Some(format!("{ty} {stars}")),
+    }
 }
 
 fn indent(line: &str) -> usize {

@@ -75,8 +75,50 @@ pub fn wanted(source: &str, o: &Options) -> bool {
     match o.mode {
         Mode::Always => true,
         Mode::Never => false,
-        Mode::Auto => !foreign_includes(source).is_empty(),
+        Mode::Auto => !foreign_includes(source).is_empty() || !macro_calls(source).is_empty(),
     }
+}
+
+/// The macros `source` defines and calls like a function: function-like
+/// ones (`#define MIN(a, b) ...`, `MIN(x, y)`) and object-like ones whose
+/// body is a name (`#define ABS fabsf`, `ABS(x)`). The front end expands
+/// neither, so a file that calls one is preprocessed (`auto`).
+pub fn macro_calls(source: &str) -> Vec<&str> {
+    let mut macros = Vec::new();
+    for l in source.lines() {
+        let Some(rest) = l.trim_start().strip_prefix('#') else {
+            continue;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix("define") else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let (name, body) = rest.split_at(end);
+        let body_is_name = {
+            let b = body.trim();
+            !b.is_empty()
+                && b.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !b.starts_with(|c: char| c.is_ascii_digit())
+        };
+        if !name.is_empty() && (body.starts_with('(') || body_is_name) {
+            macros.push(name);
+        }
+    }
+    macros.retain(|m| {
+        source.lines().any(|l| {
+            !l.trim_start().starts_with('#')
+                && l.match_indices(m).any(|(k, _)| {
+                    let before = l[..k].chars().next_back();
+                    let after = l[k + m.len()..].trim_start();
+                    !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+                        && after.starts_with('(')
+                })
+        })
+    });
+    macros
 }
 
 /// `cc -E -I <the file's directory> <-I ...> <-D ...> FILE`: the
@@ -399,5 +441,13 @@ mod tests {
         assert!(p.text[o..].starts_with("y[ 20"));
         // `#define N 20` has no output line.
         assert_eq!(p.to_output(ORIG.find("define").unwrap() as u32), None);
+    }
+
+    #[test]
+    fn macros_called_like_functions() {
+        let src = "#define N 8\n#define ABS fabsf\n#define MIN(a, b) ((a) < (b) ? (a) : (b))\n\
+                   #define SQ(x) ((x) * (x))\nx = ABS(y) + MIN(1, 2) + N;\nNABS(2);\n";
+        assert_eq!(super::macro_calls(src), ["ABS", "MIN"]);
+        assert!(super::macro_calls("#define N 8\nA[N] = (N);\n").is_empty());
     }
 }

@@ -116,6 +116,7 @@ impl<'t> Ctx<'t> {
                     }
                 }
                 "preproc_call" => file_pragmas.push(n),
+                "type_definition" => self.typedef(n),
                 _ => {}
             }
             self.enumerators(n);

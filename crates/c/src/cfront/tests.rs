@@ -390,3 +390,24 @@ fn deep_nesting_skips_without_overflowing_the_stack() {
         .unwrap();
     assert!(got.contains(&"W0901"), "{got:?}");
 }
+
+/// A cast through a typedef of a floating type is the cast function named
+/// after the type and the typedef (printed back as `(real_t)`), also
+/// written `(real_t)(x)`, which the parser reads as a call; a typedef of
+/// an integer type declares integers, and a cast to one is transparent.
+#[test]
+fn casts_and_declarations_through_typedefs() {
+    let src = "typedef float real_t;\ntypedef real_t scalar;\ntypedef long idx_t;\n\
+               real_t A[4];\nidx_t K[4];\nvoid f(void) {\n\
+               for (int i = 0; i < 4; i++) {\n\
+               A[i] = (real_t) 1. + (scalar)(i + 1);\n\
+               K[(idx_t)(i)] = (idx_t) i;\n}\n}\n";
+    assert_eq!(codes(src), Vec::<&str>::new());
+    same(
+        src,
+        "real A[0..3];\nint K[0..3];\n\
+         for i = 0 to 3 do\n\
+         A[i] = __cast_float__real_t(__lit_1_d()) + __cast_float__scalar(i + 1);\n\
+         K[i] = i;\nend\n",
+    );
+}

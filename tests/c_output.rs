@@ -1,0 +1,193 @@
+//! The C that `privatize --emit code`, `expand --emit code` and `expand
+//! --transform contract --parallel i --emit code` print for the fixtures of
+//! fixtures/c/output/ (typedef'd floats and casts, names the output must
+//! not take, functions with a result, macros called like functions,
+//! pointer parameters: `privatize` only, the others need their extents),
+//! spliced into the file in place of its function, built with `gcc -O2
+//! -fopenmp -Wall -Werror=implicit-function-declaration` with the
+//! fixture's driver (`NAME.main`, which prints every array with `%a`) and
+//! run at 1, 2 and 4 threads: the output must be byte for byte the
+//! original's, and the build must warn no more than the original's.
+//! Without gcc and OpenMP the test says it skipped, unless
+//! `ARRAYFLOW_REQUIRE_GCC=1` makes that a failure.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const THREADS: [&str; 3] = ["1", "2", "4"];
+const PRIVATIZE: &[&str] = &["privatize", "--emit", "code"];
+const EXPAND: &[&str] = &["expand", "--emit", "code"];
+const CONTRACT: &[&str] = &[
+    "expand",
+    "--transform",
+    "contract",
+    "--parallel",
+    "i",
+    "--emit",
+    "code",
+];
+const ALL: &[Args] = &[PRIVATIZE, EXPAND, CONTRACT];
+/// The contraction with no loop made parallel.
+const CONTRACT_ONLY: Args = &["expand", "--transform", "contract", "--emit", "code"];
+
+/// A command's arguments.
+type Args = &'static [&'static str];
+
+/// Each fixture, the parameters it needs, and the transformations run.
+const FIXTURES: &[(&str, Args, &[Args])] = &[
+    ("typedef-float", &[], ALL),
+    ("fresh-names", &[], ALL),
+    ("returns", &[], ALL),
+    ("macros", &[], ALL),
+    // Its loop carries the sum: no `--parallel i`.
+    ("sum", &[], &[PRIVATIZE, EXPAND, CONTRACT_ONLY]),
+    (
+        "pointers",
+        &[
+            "--param",
+            "n=37",
+            "--param",
+            "a_dim0=40",
+            "--param",
+            "b_dim0=40",
+        ],
+        &[PRIVATIZE],
+    ),
+];
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/c/output")
+}
+
+fn arrayflow(args: &[&str], params: &[&str], file: &Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_arrayflow"))
+        .args(args)
+        .args(params)
+        .arg(file)
+        .output()
+        .expect("the binary runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?} {}: {}",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// `file` with its function replaced by `output`: the function starts at
+/// the first line at column 0 that `output` has too and that opens a
+/// definition, and ends at the first `}` at column 0 after it.
+fn drop_in(file: &str, output: &str) -> String {
+    let head = file
+        .lines()
+        .find(|l| {
+            !l.starts_with([' ', '\t', '/', '#', '{', '}'])
+                && l.contains('(')
+                && !l.ends_with(';')
+                && output.lines().any(|o| o == *l)
+        })
+        .unwrap_or_else(|| panic!("the output is not the file's function:\n{output}"));
+    // The line itself, not the same words in a comment above it.
+    let start = file.find(&format!("\n{head}\n")).unwrap() + 1;
+    let end = file[start..].find("\n}").unwrap() + start + 2;
+    format!("{}{output}{}", &file[..start], &file[end..])
+}
+
+/// Builds `c` as `name`; the compiler's messages.
+fn build(work: &Path, name: &str, c: &str) -> Result<String, String> {
+    let src = work.join(format!("{name}.c"));
+    std::fs::write(&src, c).unwrap();
+    let out = Command::new("gcc")
+        .args([
+            "-O2",
+            "-fopenmp",
+            "-Wall",
+            "-Werror=implicit-function-declaration",
+        ])
+        .arg(&src)
+        .arg("-lm")
+        .arg("-o")
+        .arg(work.join(name))
+        .output()
+        .expect("gcc runs");
+    let messages = String::from_utf8_lossy(&out.stderr).into_owned();
+    if out.status.success() {
+        Ok(messages)
+    } else {
+        Err(messages)
+    }
+}
+
+fn run(work: &Path, name: &str, threads: &str) -> String {
+    let out = Command::new(work.join(name))
+        .env("OMP_NUM_THREADS", threads)
+        .output()
+        .expect("the program runs");
+    assert!(out.status.success(), "{name} at {threads} threads fails");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn have_gcc_openmp(work: &Path) -> bool {
+    let ok = build(
+        work,
+        "probe",
+        "#include <omp.h>\nint main(void) { return omp_get_max_threads() > 0 ? 0 : 1; }\n",
+    )
+    .is_ok();
+    if !ok {
+        assert!(
+            std::env::var("ARRAYFLOW_REQUIRE_GCC").as_deref() != Ok("1"),
+            "ARRAYFLOW_REQUIRE_GCC=1 but gcc -fopenmp does not build a program here"
+        );
+        eprintln!("skipped: gcc -fopenmp does not build a program here");
+    }
+    ok
+}
+
+fn warnings(messages: &str) -> usize {
+    messages.matches("warning:").count()
+}
+
+#[test]
+fn emitted_functions_drop_in_and_compute_what_the_file_does() {
+    let work = std::env::temp_dir().join(format!("arrayflow-c-output-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    if !have_gcc_openmp(&work) {
+        std::fs::remove_dir_all(&work).ok();
+        return;
+    }
+    let mut checked = 0;
+    for &(name, params, transforms) in FIXTURES {
+        let file = dir().join(format!("{name}.c"));
+        let text = std::fs::read_to_string(&file).unwrap();
+        let main = std::fs::read_to_string(dir().join(format!("{name}.main"))).unwrap();
+        let original = format!("{text}{main}");
+        let base = build(&work, name, &original)
+            .unwrap_or_else(|e| panic!("{name}: the original does not build:\n{e}"));
+        let expected = run(&work, name, "1");
+        for (k, &args) in transforms.iter().enumerate() {
+            let output = arrayflow(args, params, &file);
+            let c = format!("{}{main}", drop_in(&text, &output));
+            let built = format!("{name}-{k}");
+            let messages = build(&work, &built, &c)
+                .unwrap_or_else(|e| panic!("{name} {args:?}: does not build:\n{e}\n{c}"));
+            assert!(
+                warnings(&messages) <= warnings(&base),
+                "{name} {args:?}: new warnings:\n{messages}\n{c}"
+            );
+            for threads in THREADS {
+                assert_eq!(
+                    run(&work, &built, threads),
+                    expected,
+                    "{name} {args:?} at {threads} threads:\n{c}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    std::fs::remove_dir_all(&work).ok();
+    let cases: usize = FIXTURES.iter().map(|(_, _, t)| t.len()).sum();
+    assert_eq!(checked, cases * THREADS.len());
+}
