@@ -11,6 +11,8 @@
 //! Without gcc and OpenMP the test says it skipped, unless
 //! `ARRAYFLOW_REQUIRE_GCC=1` makes that a failure.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -95,66 +97,18 @@ fn drop_in(file: &str, output: &str) -> String {
     format!("{}{output}{}", &file[..start], &file[end..])
 }
 
-/// Builds `c` as `name`; the compiler's messages.
-fn build(work: &Path, name: &str, c: &str) -> Result<String, String> {
+/// `c` written as `name`.c in `work` and built into `name`: its warnings.
+fn build(work: &Path, name: &str, c: &str) -> Result<Vec<String>, String> {
     let src = work.join(format!("{name}.c"));
     std::fs::write(&src, c).unwrap();
-    let out = Command::new("gcc")
-        .args([
-            "-O2",
-            "-fopenmp",
-            "-Wall",
-            "-Werror=implicit-function-declaration",
-        ])
-        .arg(&src)
-        .arg("-lm")
-        .arg("-o")
-        .arg(work.join(name))
-        .output()
-        .expect("gcc runs");
-    let messages = String::from_utf8_lossy(&out.stderr).into_owned();
-    if out.status.success() {
-        Ok(messages)
-    } else {
-        Err(messages)
-    }
-}
-
-fn run(work: &Path, name: &str, threads: &str) -> String {
-    let out = Command::new(work.join(name))
-        .env("OMP_NUM_THREADS", threads)
-        .output()
-        .expect("the program runs");
-    assert!(out.status.success(), "{name} at {threads} threads fails");
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn have_gcc_openmp(work: &Path) -> bool {
-    let ok = build(
-        work,
-        "probe",
-        "#include <omp.h>\nint main(void) { return omp_get_max_threads() > 0 ? 0 : 1; }\n",
-    )
-    .is_ok();
-    if !ok {
-        assert!(
-            std::env::var("ARRAYFLOW_REQUIRE_GCC").as_deref() != Ok("1"),
-            "ARRAYFLOW_REQUIRE_GCC=1 but gcc -fopenmp does not build a program here"
-        );
-        eprintln!("skipped: gcc -fopenmp does not build a program here");
-    }
-    ok
-}
-
-fn warnings(messages: &str) -> usize {
-    messages.matches("warning:").count()
+    support::cbuild::gcc(&[src.as_path()], None, &work.join(name))
 }
 
 #[test]
 fn emitted_functions_drop_in_and_compute_what_the_file_does() {
     let work = std::env::temp_dir().join(format!("arrayflow-c-output-{}", std::process::id()));
     std::fs::create_dir_all(&work).unwrap();
-    if !have_gcc_openmp(&work) {
+    if !support::cbuild::have_gcc_openmp(&work) {
         std::fs::remove_dir_all(&work).ok();
         return;
     }
@@ -166,20 +120,18 @@ fn emitted_functions_drop_in_and_compute_what_the_file_does() {
         let original = format!("{text}{main}");
         let base = build(&work, name, &original)
             .unwrap_or_else(|e| panic!("{name}: the original does not build:\n{e}"));
-        let expected = run(&work, name, "1");
+        let expected = support::cbuild::run(&work.join(name), "1");
         for (k, &args) in transforms.iter().enumerate() {
             let output = arrayflow(args, params, &file);
             let c = format!("{}{main}", drop_in(&text, &output));
             let built = format!("{name}-{k}");
-            let messages = build(&work, &built, &c)
+            let warned = build(&work, &built, &c)
                 .unwrap_or_else(|e| panic!("{name} {args:?}: does not build:\n{e}\n{c}"));
-            assert!(
-                warnings(&messages) <= warnings(&base),
-                "{name} {args:?}: new warnings:\n{messages}\n{c}"
-            );
+            let new: Vec<&String> = warned.iter().filter(|w| !base.contains(w)).collect();
+            assert!(new.is_empty(), "{name} {args:?}: new warnings {new:?}\n{c}");
             for threads in THREADS {
                 assert_eq!(
-                    run(&work, &built, threads),
+                    support::cbuild::run(&work.join(&built), threads),
                     expected,
                     "{name} {args:?} at {threads} threads:\n{c}"
                 );

@@ -26,7 +26,6 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The hand answer for a fixture's loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,60 +79,6 @@ fn report(path: &Path) -> Result<(bool, bool), String> {
     Ok((flag("before"), flag("after")))
 }
 
-/// Whether `gcc -fopenmp` builds a program here.
-fn have_gcc(dir: &Path) -> bool {
-    let src = dir.join("probe.c");
-    std::fs::write(&src, "int main(void) { return 0; }\n").unwrap();
-    let built = Command::new("gcc")
-        .args(["-fopenmp", "-o"])
-        .arg(dir.join("probe"))
-        .arg(&src)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !built {
-        assert!(
-            std::env::var_os("ARRAYFLOW_REQUIRE_GCC").is_none(),
-            "gcc -fopenmp is required (ARRAYFLOW_REQUIRE_GCC) but does not build"
-        );
-        eprintln!("skipped: gcc -fopenmp does not build here");
-    }
-    built
-}
-
-/// The fixture `src` built with its driver: gcc's warnings, or why not.
-fn build(src: &Path, driver: &Path, exe: &Path) -> Result<Vec<String>, String> {
-    let out = Command::new("gcc")
-        .args([
-            "-O2",
-            "-fopenmp",
-            "-Wall",
-            "-Werror=implicit-function-declaration",
-            "-I",
-        ])
-        .arg(dir())
-        .arg(src)
-        .arg(driver)
-        .args(["-lm", "-o"])
-        .arg(exe)
-        .output()
-        .expect("gcc runs");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    if !out.status.success() {
-        return Err(stderr);
-    }
-    Ok(support::csplice::warnings(&stderr))
-}
-
-/// The program's output with `threads` OpenMP threads.
-fn output(exe: &Path, threads: &str) -> Vec<u8> {
-    let out = Command::new(exe)
-        .env("OMP_NUM_THREADS", threads)
-        .output()
-        .expect("the program runs");
-    assert!(out.status.success(), "{}: {:?}", exe.display(), out.status);
-    out.stdout
-}
-
 /// `emitted` (the output of `transform --emit code` on fixture `name`)
 /// spliced in place of `function`, built with the driver and run: the same
 /// output as the original at every thread count, and no new warning.
@@ -147,23 +92,24 @@ fn runs_like_the_original(
     let path = dir().join(format!("{name}.c"));
     let driver = dir().join(format!("{name}.main.c"));
     let original = std::fs::read_to_string(&path).unwrap();
-    let spliced = support::csplice::splice(&original, function, emitted)
+    let spliced = support::cbuild::splice(&original, function, emitted)
         .map_err(|why| format!("{why}\n{emitted}"))?;
     let case = work.join(format!("{name}-{transform}"));
     std::fs::create_dir_all(&case).unwrap();
     let new_src = case.join(format!("{name}.c"));
     std::fs::write(&new_src, &spliced).unwrap();
     let (exe_a, exe_b) = (case.join("original"), case.join("emitted"));
-    let base = build(&path, &driver, &exe_a).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let warned = build(&new_src, &driver, &exe_b)
+    let build = |src: &Path, exe: &Path| support::cbuild::gcc(&[src, &driver], Some(&dir()), exe);
+    let base = build(&path, &exe_a).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let warned = build(&new_src, &exe_b)
         .map_err(|e| format!("the emitted C does not build:\n{e}\n{spliced}"))?;
     let new: Vec<&String> = warned.iter().filter(|w| !base.contains(w)).collect();
     if !new.is_empty() {
         return Err(format!("new warnings {new:?}\n{spliced}"));
     }
-    let want = output(&exe_a, "1");
+    let want = support::cbuild::run(&exe_a, "1");
     for t in THREADS {
-        if output(&exe_b, t) != want {
+        if support::cbuild::run(&exe_b, t) != want {
             return Err(format!("other output at {t} threads\n{spliced}"));
         }
     }
@@ -174,7 +120,7 @@ fn runs_like_the_original(
 fn real_c_shapes_get_no_wrong_verdict_and_their_output_runs_like_the_original() {
     let work = std::env::temp_dir().join(format!("arrayflow-c-real-{}", std::process::id()));
     std::fs::create_dir_all(&work).unwrap();
-    let gcc = have_gcc(&work);
+    let gcc = support::cbuild::have_gcc_openmp(&work);
     let mut wrong = Vec::new();
     let mut failed = Vec::new();
     let (mut found, mut missed, mut refused, mut refused_code, mut ran) = (0, 0, 0, 0, 0);

@@ -142,7 +142,7 @@ fn kernel_name(text: &str) -> Option<String> {
 /// must define it (a drop-in), else why not.
 fn splice(benchmark: &str, output: &str) -> Result<String, String> {
     let name = kernel_name(benchmark).ok_or("the benchmark has no kernel function")?;
-    support::csplice::splice(benchmark, &name, output)
+    support::cbuild::splice(benchmark, &name, output)
 }
 
 /// `src` built for the dataset `d` (`MINI`, `SMALL`).
@@ -235,7 +235,7 @@ fn dataset(
     if !built.status.success() {
         return fail("original", "the original does not build".to_string());
     }
-    let base = support::csplice::warnings(&String::from_utf8_lossy(&built.stderr));
+    let base = support::cbuild::warnings(&String::from_utf8_lossy(&built.stderr));
     let expected = match dump(&orig, "1") {
         Ok(d) => d,
         Err(e) => return fail("original", e),
@@ -316,7 +316,7 @@ fn check(
         return ("FAIL", format!("does not build: {first}"));
     }
     let mut base = base.to_vec();
-    for m in support::csplice::warnings(&stderr) {
+    for m in support::cbuild::warnings(&stderr) {
         match base.iter().position(|b| *b == m) {
             Some(k) => {
                 base.remove(k);
@@ -461,7 +461,7 @@ fn transformed_kernels_are_drop_ins() {
     std::fs::create_dir_all(&w).unwrap();
     let orig = w.join("orig");
     let built = gcc(&file, &orig, "MINI");
-    let base = support::csplice::warnings(&String::from_utf8_lossy(&built.stderr));
+    let base = support::cbuild::warnings(&String::from_utf8_lossy(&built.stderr));
     let expected = dump(&orig, "1").unwrap();
     let mut args = vec!["expand", "--emit", "code", file_s, "-D", "MINI_DATASET"];
     let params = mini_params(file_s);

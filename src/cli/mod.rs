@@ -337,10 +337,7 @@ impl Loaded {
     /// the function the region came from when there is one, else as
     /// `void kernel(...)`; loops of `omp` with OpenMP clauses.
     pub fn c_text(&self, p: &Program, omp: &[crate::cfront::emit::OmpLoop]) -> String {
-        let into = (self.origin.as_ref())
-            .filter(|o| o.fits(&self.program))
-            .and_then(|o| crate::cfront::emit::program_in(p, &o.for_program(&self.program), omp));
-        into.unwrap_or_else(|| crate::cfront::emit::program_of(p, "kernel", omp, &self.program))
+        crate::cfront::emit::program_into(p, self.origin.as_ref(), &self.program, omp)
     }
 
     /// Before emitting C from a C file: each value the output cannot keep

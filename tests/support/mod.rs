@@ -1,7 +1,7 @@
 //! Shared by the integration tests (and the benchmark, through `#[path]`).
 #![allow(dead_code)]
 
-pub mod csplice;
+pub mod cbuild;
 pub mod fixtures;
 pub mod gen;
 pub mod schedules;

@@ -321,6 +321,21 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> Option<Strin
     Some(out)
 }
 
+/// `p`, transformed from `original`, printed into the function `origin`
+/// names when it fits (a drop-in for it, [`program_in`]), else as `void
+/// kernel(...)` ([`program_of`]). The command line and the language
+/// server print C this one way.
+pub fn program_into(
+    p: &Program,
+    origin: Option<&Origin>,
+    original: &Program,
+    omp: &[OmpLoop],
+) -> String {
+    let into = (origin.filter(|o| o.fits(original)))
+        .and_then(|o| program_in(p, &o.for_program(original), omp));
+    into.unwrap_or_else(|| program_of(p, "kernel", omp, original))
+}
+
 /// The header's title for the private copies `omp_loop` declares.
 const STACK_NOTE: &str = "Private copies on the stack, one declared here and one per OpenMP thread";
 

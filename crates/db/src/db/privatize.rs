@@ -51,12 +51,8 @@ pub fn privatized_code(db: &dyn salsa::Database, file: SourceFile) -> Result<Str
     if is_c {
         let text = file.text(db);
         let origin = crate::cfront::origin::find(text, text, &|s| Some(s));
-        let print = |p: &crate::model::Program, omp: &[crate::cfront::emit::OmpLoop]| match origin
-            .as_ref()
-            .filter(|o| o.fits(program))
-        {
-            Some(o) => crate::cfront::emit::program_in(p, o, omp),
-            None => crate::cfront::emit::program_of(p, "kernel", omp, program),
+        let print = |p: &crate::model::Program, omp: &[crate::cfront::emit::OmpLoop]| {
+            crate::cfront::emit::program_into(p, origin.as_ref(), program, omp)
         };
         return crate::privatize::document::document_with(program, &o, true, &print)
             .map_err(String::from);

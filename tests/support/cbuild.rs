@@ -1,5 +1,9 @@
-//! C text for the tests that build emitted C with gcc: where a function is
-//! defined, the file with it replaced by emitted C, and gcc's warnings.
+//! For the tests that build emitted C with gcc and run it: where a function
+//! is defined, the file with it replaced by emitted C, the build with its
+//! warnings, and a run's output at a number of OpenMP threads.
+
+use std::path::Path;
+use std::process::Command;
 
 /// Byte range of the definition of `name` in `text`: from the line that
 /// starts it at column 0 (with a line before it that holds only
@@ -101,4 +105,68 @@ pub fn warnings(stderr: &str) -> Vec<String> {
         .collect();
     w.sort();
     w
+}
+
+/// Whether `gcc -fopenmp` builds and links a program here (in `work`).
+/// When it does not, a note says the caller skips, and with
+/// `ARRAYFLOW_REQUIRE_GCC` set (CI) it is a failure instead.
+pub fn have_gcc_openmp(work: &Path) -> bool {
+    let src = work.join("probe.c");
+    std::fs::write(
+        &src,
+        "#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n",
+    )
+    .unwrap();
+    let built = gcc(&[src.as_path()], None, &work.join("probe")).is_ok();
+    if !built {
+        assert!(
+            std::env::var_os("ARRAYFLOW_REQUIRE_GCC").is_none(),
+            "ARRAYFLOW_REQUIRE_GCC is set but gcc -fopenmp does not build a program here"
+        );
+        eprintln!("skipped: gcc -fopenmp does not build a program here");
+    }
+    built
+}
+
+/// `sources` built into `exe` with `gcc -O2 -fopenmp -Wall
+/// -Werror=implicit-function-declaration` (and `-I include`): its
+/// warnings ([`warnings`]), or gcc's messages when it fails.
+pub fn gcc(sources: &[&Path], include: Option<&Path>, exe: &Path) -> Result<Vec<String>, String> {
+    let mut cmd = Command::new("gcc");
+    cmd.args([
+        "-O2",
+        "-fopenmp",
+        "-Wall",
+        "-Werror=implicit-function-declaration",
+    ]);
+    if let Some(dir) = include {
+        cmd.arg("-I").arg(dir);
+    }
+    let out = cmd
+        .args(sources)
+        .args(["-lm", "-o"])
+        .arg(exe)
+        .output()
+        .expect("gcc runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if out.status.success() {
+        Ok(warnings(&stderr))
+    } else {
+        Err(stderr)
+    }
+}
+
+/// What `exe` prints with `threads` OpenMP threads; it must succeed.
+pub fn run(exe: &Path, threads: &str) -> Vec<u8> {
+    let out = Command::new(exe)
+        .env("OMP_NUM_THREADS", threads)
+        .output()
+        .expect("the program runs");
+    assert!(
+        out.status.success(),
+        "{} at {threads} threads: {:?}",
+        exe.display(),
+        out.status
+    );
+    out.stdout
 }
