@@ -17,6 +17,7 @@
 //! preprocessor text), `fields` (tree-sitter field ids); `emit` prints a
 //! model back as C.
 
+mod alias;
 mod calls;
 mod decl;
 mod defaults;
@@ -150,6 +151,7 @@ fn compile_inner(
         return (None, None, cx.diags);
     }
     let functions = cx.scan_file(root);
+    cx.alias = alias::Aliases::scan(source, root);
     cx.call_defaults = cx.call_defaults(root);
     let regions = cx.regions(root, &functions);
     // Counters keep their C names: arrays and parameters of every region
@@ -374,6 +376,8 @@ pub struct Ctx<'t> {
     spellings: Vec<&'static dyn CSpelling>,
     /// Functions inlined at their calls, and the call sites.
     procs: calls::CProcs<'t>,
+    /// What pointers point to (`alias`).
+    alias: alias::Aliases<'t>,
 }
 
 impl<'t> Ctx<'t> {
@@ -416,6 +420,7 @@ impl<'t> Ctx<'t> {
             spellings: Vec::new(),
             param_pos: HashMap::new(),
             procs: Default::default(),
+            alias: Default::default(),
         }
     }
 
@@ -646,7 +651,9 @@ impl<'t> Ctx<'t> {
         self.may_writes.clear();
         self.omp_next = false;
         self.depth = 0;
-        let result = self.enter_function(r).and_then(|()| self.region_body(r));
+        let result = (self.enter_function(r))
+            .and_then(|()| self.parameter_aliases(r))
+            .and_then(|()| self.region_body(r));
         match result {
             Ok(()) => true,
             Err(Skip(why)) => {
@@ -818,22 +825,10 @@ impl<'t> Ctx<'t> {
                 return Ok(ModelRef::Param(p));
             }
         }
-        let ndims = var.dims.len();
         if let Some(a) = var.array {
-            return Ok(ModelRef::Array(a, ndims));
+            return Ok(ModelRef::Array(a, self.model_dims(v)));
         }
-        if var.pointers > 0 && !var.func_param && !var.global {
-            return Err(self.skip(
-                W_UNSUPPORTED,
-                format!(
-                    "`{}` is a local pointer: what it points to is not known",
-                    var.name
-                ),
-                at,
-                "used here",
-                "use the array it points to directly, or a pointer parameter",
-            ));
-        }
+        let ndims = self.model_dims(v);
         if self.creating.contains(&v) {
             return Err(self.skip(
                 W_UNSUPPORTED,
@@ -863,7 +858,7 @@ impl<'t> Ctx<'t> {
         };
         let mut dims = Vec::new();
         let mut missing = Vec::new();
-        let ndims = self.vars[v.index()].dims.len();
+        let ndims = self.model_dims(v);
         for k in 0..ndims {
             let range = self.vars[v.index()]
                 .range
@@ -926,7 +921,7 @@ impl<'t> Ctx<'t> {
                 ),
                 span,
                 "size unknown",
-                "it is assumed not to overlap any other array; `#pragma arrayflow array` can give its range",
+                "`#pragma arrayflow array` can give its range; whether it overlaps another array is decided by `restrict` and the calls in this file (docs/c.md, Aliasing)",
             );
         }
         let model_name = self.global_name(name);
