@@ -346,14 +346,9 @@ impl<'t> Ctx<'t> {
                         level: 0,
                     }));
                 }
-                if self.is_pointer_var(v) && !file {
-                    return Ok(match self.pointer_use(v)? {
-                        PtrUse::Resolved(p) => Some(p),
-                        _ => None,
-                    });
-                }
                 if self.is_pointer_var(v) {
-                    // Another global pointer: its own one definition.
+                    // Another pointer (at file level, a global one: its
+                    // own one definition).
                     return Ok(match self.pointer_use(v)? {
                         PtrUse::Resolved(p) => Some(p),
                         _ => None,
@@ -441,7 +436,7 @@ impl<'t> Ctx<'t> {
 
     /// `p` moved by `offs` in its dimensions from `level` on.
     fn moved(&self, mut p: Pointee, offs: &[Expr], at: Span) -> Option<Pointee> {
-        if p.level + offs.len() > p.offsets.len() || offs.is_empty() && p.offsets.is_empty() {
+        if p.level + offs.len() > p.offsets.len() {
             return None;
         }
         for (k, o) in offs.iter().enumerate() {

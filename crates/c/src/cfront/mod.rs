@@ -14,7 +14,8 @@
 //! Layout: `scan` (macros, prototypes, globals, regions), `decl`
 //! (declarators and types), `stmt` (statements and loops), `expr`
 //! (expressions, conditions, accesses), `mini` (integer expressions in
-//! preprocessor text), `fields` (tree-sitter field ids); `emit` prints a
+//! preprocessor text), `alias` (what pointers point to), `fields`
+//! (tree-sitter field ids); `emit` prints a
 //! model back as C.
 
 mod alias;
@@ -63,7 +64,8 @@ pub const W_AS_WHILE: &str = "W0903";
 pub const W_MAY_ACCESS: &str = "W0904";
 /// A call that may write an array or variable passed by address.
 pub const W_CALL_WRITES: &str = "W0905";
-/// A pointer or missing array parameter: a new size parameter.
+/// A pointer or missing array parameter: a new size parameter; or array
+/// parameters that may overlap (`alias`).
 pub const W_POINTER: &str = "W0906";
 /// A value the model does not know: `...`.
 pub const W_UNKNOWN_VALUE: &str = "W0907";

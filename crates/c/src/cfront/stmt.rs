@@ -702,7 +702,7 @@ impl<'t> Ctx<'t> {
                 // A pointer set once from an array is that array; another
                 // is a cell of the model holding its value (`alias`).
                 self.scope.push((name, Binding::Var(v)));
-                if !self.pointer_defined(v, init, false)? && dims == pointers {
+                if !self.pointer_defined(v, init, false)? {
                     let e = self.value(init)?;
                     self.init_assign(v, e, label.take(), span(n))?;
                 }
