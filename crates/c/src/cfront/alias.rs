@@ -331,9 +331,6 @@ impl<'t> Ctx<'t> {
                     },
                 };
                 let Some(v) = v else { return Ok(None) };
-                if self.vars[v.index()].is_struct {
-                    return Ok(None);
-                }
                 if self.is_array_var(v) {
                     if let PtrUse::Unknown = self.pointer_use(v)? {
                         return Ok(None); // a parameter the function moves
@@ -376,7 +373,10 @@ impl<'t> Ctx<'t> {
                     return Ok(None);
                 };
                 if op == "-" {
-                    off = Expr::new(ExprKind::Neg(Box::new(off)), span(k));
+                    off = match off.kind {
+                        ExprKind::Int(c) if c != i64::MIN => Expr::new(ExprKind::Int(-c), span(k)),
+                        _ => Expr::new(ExprKind::Neg(Box::new(off)), span(k)),
+                    };
                 }
                 Ok(self.moved(p, &[off], span(n)))
             }
@@ -1024,6 +1024,18 @@ mod lowering {
         has(&m, "A[2 + i] = B[1, i];");
         // `*r` is some element of the row's array (W0904).
         has(&m, "B[__any(), __any()] = 1;");
+    }
+
+    #[test]
+    fn pointers_from_pointers_and_into_arrays_of_structs() {
+        // yy = xx - 2 = &F[8] - 2 = F + 6; r[i].x writes the cell P[i]
+        // (under an unknown `if`: a field).
+        let m = model(
+            "#define L 8\nstruct pt { double x; } P[4];\ndouble F[2 * L];\ndouble *xx, *yy;\n\
+             void s(void) { xx = &F[L]; yy = xx - 2; }\n\
+             void k(void) {\n struct pt *r = P;\n for (int i = 0; i < 4; i++) r[i].x = yy[i];\n}\n",
+        );
+        has(&m, "P[i] = F[6 + i];");
     }
 
     #[test]
