@@ -785,9 +785,12 @@ impl<'t> Ctx<'t> {
                 .map(|q| format!("`{}`", self.vars[q.index()].name))
                 .collect();
             let (name, at) = (self.vars[p.index()].name, self.vars[p.index()].span);
-            let callers = match self.alias.calls.get(r.func_name) {
-                Some(_) => "a call in this file does not pass distinct arrays",
-                None => "no call in this file shows what it gets",
+            let f = r.func_name;
+            let callers = match self.alias.calls.get(f) {
+                Some(_) => {
+                    format!("a call of `{f}` in this file passes objects not known to be distinct")
+                }
+                None => format!("no call of `{f}` in this file shows that they are distinct"),
             };
             self.warn(
                 super::W_POINTER,
