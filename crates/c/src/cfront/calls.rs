@@ -73,7 +73,10 @@ impl<'t> Ctx<'t> {
         let (locals_at, diags_at, vars_at) = (self.locals.len(), self.diags.len(), self.vars.len());
         let before: Vec<bool> = self.vars.iter().map(|v| v.array.is_some()).collect();
         self.assigned = stmt::prescan(self.src, &r.items).0;
+        // Inlining passes the caller's arrays: no overlap to assume here.
+        self.alias.procedure = true;
         let ok = self.lower_region(r);
+        self.alias.procedure = false;
         let mut why = None;
         let mut formals = Vec::new();
         // Scalars passed by value: inlining binds them to the caller's

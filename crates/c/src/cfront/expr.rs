@@ -26,6 +26,13 @@ pub enum Place {
         guard: bool,
         why: String,
     },
+    /// Some element of each of these: an access through a pointer whose
+    /// target is not known (`alias`), with the other values it reads.
+    Alias {
+        accesses: Vec<Access>,
+        reads: Vec<Expr>,
+        why: String,
+    },
     /// Not a variable the model can write; the message says what it is.
     Not(String),
 }
@@ -268,6 +275,11 @@ impl<'t> Ctx<'t> {
                 );
                 Expr::new(ExprKind::Access(access), at)
             }
+            Place::Alias {
+                accesses,
+                reads,
+                why,
+            } => self.alias_read(accesses, reads, &why, at),
             Place::Not(what) => self.unknown_value(format!("{what}: its value is unknown"), at),
         }
     }
@@ -278,6 +290,21 @@ impl<'t> Ctx<'t> {
         let (access, exact, what) = match place {
             Place::Exact(a) => (a, true, format!("`{}`", self.text(arg))),
             Place::Over { access, guard, .. } => (access, guard, format!("`{}`", self.text(arg))),
+            Place::Alias {
+                accesses,
+                reads,
+                why,
+            } => {
+                for a in &accesses {
+                    self.escapes.push(Escape {
+                        target: a.clone(),
+                        exact: false,
+                        span: at,
+                        what: format!("`{}`", self.text(arg)),
+                    });
+                }
+                return Ok(self.alias_read(accesses, reads, &why, at));
+            }
             Place::Not(what) => {
                 return Ok(self.unknown_value(format!("{what}: its address is not modelled"), at))
             }
@@ -310,6 +337,28 @@ impl<'t> Ctx<'t> {
                 format!("`{name}` is read after the `for` loop it counted: its value there is not modelled"),
                 at,
             ));
+        }
+        // A pointer as a value (passed to a call): what it points into.
+        match self.pointer_use(v)? {
+            super::alias::PtrUse::NotPointer => {}
+            super::alias::PtrUse::Resolved(p) => {
+                let var_name = self.vars[p.var.index()].name;
+                return self.var_value(p.var, var_name, at);
+            }
+            super::alias::PtrUse::Unknown => {
+                let place = self.alias_place(v, Vec::new(), at)?;
+                if let Place::Alias { accesses, .. } = &place {
+                    for a in accesses {
+                        self.escapes.push(Escape {
+                            target: a.clone(),
+                            exact: false,
+                            span: at,
+                            what: format!("`{name}`"),
+                        });
+                    }
+                }
+                return Ok(self.over_read(place, at));
+            }
         }
         match self.model_of(v, at)? {
             ModelRef::Param(p) => Ok(Expr::new(ExprKind::Param(p), at)),
@@ -427,6 +476,9 @@ impl<'t> Ctx<'t> {
         let ident = base.kind() == "identifier" && !self.defines.contains_key(self.text(base));
         if !ident {
             let place = self.pointer_place(n)?;
+            return Ok(self.over_read(place, at));
+        }
+        if let Some(place) = self.pointer_access(base, &idx, at)? {
             return Ok(self.over_read(place, at));
         }
         let name = self.text(base);
@@ -573,6 +625,9 @@ impl<'t> Ctx<'t> {
                 if !ident {
                     return self.pointer_place(n);
                 }
+                if let Some(place) = self.pointer_access(base, &idx, at)? {
+                    return Ok(place);
+                }
                 let name = self.text(base);
                 let (a, d, _) = self.array_of(base)?;
                 if idx.len() == d {
@@ -643,7 +698,11 @@ impl<'t> Ctx<'t> {
     pub fn pointer_place(&mut self, n: Node<'t>) -> Result<Place, Skip> {
         let at = span(n);
         let mut others = Vec::new();
+        self.alias.unknown_root = None;
         let root = self.pointer_root(n, &mut others, 0)?;
+        if let Some(v) = self.alias.unknown_root.take() {
+            return self.alias_place(v, others, at);
+        }
         let Some((a, d, name)) = root else {
             return Ok(Place::Not(format!(
                 "`{}` points to no array declared here",
@@ -676,12 +735,18 @@ impl<'t> Ctx<'t> {
                     return Ok(None);
                 }
                 match self.lookup(name) {
-                    Some(Binding::Var(v)) => match self.model_of(v, span(n))? {
-                        ModelRef::Array(a, d) => Ok(Some((a, d, self.vars[v.index()].name))),
-                        ModelRef::Param(p) => {
-                            others.push(Expr::new(ExprKind::Param(p), span(n)));
+                    Some(Binding::Var(v)) => match self.pointer_use(v)? {
+                        super::alias::PtrUse::Resolved(p) => match self.model_of(p.var, span(n))? {
+                            ModelRef::Array(a, d) => {
+                                Ok(Some((a, d, self.vars[p.var.index()].name)))
+                            }
+                            ModelRef::Param(_) => Ok(None),
+                        },
+                        super::alias::PtrUse::Unknown => {
+                            self.alias.unknown_root = Some(v);
                             Ok(None)
                         }
+                        super::alias::PtrUse::NotPointer => self.pointer_root_var(v, n, others),
                     },
                     _ => {
                         others.push(self.value(n)?);
@@ -731,6 +796,23 @@ impl<'t> Ctx<'t> {
                 )),
             _ => {
                 others.push(self.value(n)?);
+                Ok(None)
+            }
+        }
+    }
+
+    /// The root of a pointer expression that is a variable: its array, or
+    /// a parameter among the other operands.
+    fn pointer_root_var(
+        &mut self,
+        v: VarId,
+        n: Node<'t>,
+        others: &mut Vec<Expr>,
+    ) -> Result<Option<(ArrayId, usize, &'t str)>, Skip> {
+        match self.model_of(v, span(n))? {
+            ModelRef::Array(a, d) => Ok(Some((a, d, self.vars[v.index()].name))),
+            ModelRef::Param(p) => {
+                others.push(Expr::new(ExprKind::Param(p), span(n)));
                 Ok(None)
             }
         }

@@ -15,9 +15,11 @@
 //! (declarators and types), `typedefs` (what a typedef's name stands
 //! for, casts through one), `stmt` (statements and loops), `expr`
 //! (expressions, conditions, accesses), `mini` (integer expressions in
-//! preprocessor text), `fields` (tree-sitter field ids); `emit` prints a
+//! preprocessor text), `alias` (what pointers point to), `fields`
+//! (tree-sitter field ids); `emit` prints a
 //! model back as C.
 
+mod alias;
 mod calls;
 mod decl;
 mod defaults;
@@ -64,7 +66,8 @@ pub const W_AS_WHILE: &str = "W0903";
 pub const W_MAY_ACCESS: &str = "W0904";
 /// A call that may write an array or variable passed by address.
 pub const W_CALL_WRITES: &str = "W0905";
-/// A pointer or missing array parameter: a new size parameter.
+/// A pointer or missing array parameter: a new size parameter; or array
+/// parameters that may overlap (`alias`).
 pub const W_POINTER: &str = "W0906";
 /// A value the model does not know: `...`.
 pub const W_UNKNOWN_VALUE: &str = "W0907";
@@ -152,6 +155,7 @@ fn compile_inner(
         return (None, None, cx.diags);
     }
     let functions = cx.scan_file(root);
+    cx.alias = alias::Aliases::scan(source, root);
     cx.call_defaults = cx.call_defaults(root);
     let regions = cx.regions(root, &functions);
     // Counters keep their C names: arrays and parameters of every region
@@ -378,6 +382,8 @@ pub struct Ctx<'t> {
     spellings: Vec<&'static dyn CSpelling>,
     /// Functions inlined at their calls, and the call sites.
     procs: calls::CProcs<'t>,
+    /// What pointers point to (`alias`).
+    alias: alias::Aliases<'t>,
 }
 
 impl<'t> Ctx<'t> {
@@ -421,6 +427,7 @@ impl<'t> Ctx<'t> {
             spellings: Vec::new(),
             param_pos: HashMap::new(),
             procs: Default::default(),
+            alias: Default::default(),
         }
     }
 
@@ -651,7 +658,9 @@ impl<'t> Ctx<'t> {
         self.may_writes.clear();
         self.omp_next = false;
         self.depth = 0;
-        let result = self.enter_function(r).and_then(|()| self.region_body(r));
+        let result = (self.enter_function(r))
+            .and_then(|()| self.parameter_aliases(r))
+            .and_then(|()| self.region_body(r));
         match result {
             Ok(()) => true,
             Err(Skip(why)) => {
@@ -823,22 +832,10 @@ impl<'t> Ctx<'t> {
                 return Ok(ModelRef::Param(p));
             }
         }
-        let ndims = var.dims.len();
         if let Some(a) = var.array {
-            return Ok(ModelRef::Array(a, ndims));
+            return Ok(ModelRef::Array(a, self.model_dims(v)));
         }
-        if var.pointers > 0 && !var.func_param && !var.global {
-            return Err(self.skip(
-                W_UNSUPPORTED,
-                format!(
-                    "`{}` is a local pointer: what it points to is not known",
-                    var.name
-                ),
-                at,
-                "used here",
-                "use the array it points to directly, or a pointer parameter",
-            ));
-        }
+        let ndims = self.model_dims(v);
         if self.creating.contains(&v) {
             return Err(self.skip(
                 W_UNSUPPORTED,
@@ -868,7 +865,7 @@ impl<'t> Ctx<'t> {
         };
         let mut dims = Vec::new();
         let mut missing = Vec::new();
-        let ndims = self.vars[v.index()].dims.len();
+        let ndims = self.model_dims(v);
         for k in 0..ndims {
             let range = self.vars[v.index()]
                 .range
@@ -931,7 +928,7 @@ impl<'t> Ctx<'t> {
                 ),
                 span,
                 "size unknown",
-                "it is assumed not to overlap any other array; `#pragma arrayflow array` can give its range",
+                "`#pragma arrayflow array` can give its range; whether it overlaps another array is decided by `restrict` and the calls in this file (docs/c.md, Aliasing)",
             );
         }
         let model_name = self.global_name(name);

@@ -378,6 +378,9 @@ impl<'t> Ctx<'t> {
             "assignment_expression" => self.assign(e, label, at),
             "update_expression" => {
                 let arg = e.field(F::Argument).ok_or(Skip(None))?;
+                if self.pointer_assignment(arg, None)? {
+                    return Ok(());
+                }
                 let op = e.field(F::Operator).map_or("++", |o| self.text(o));
                 let op = if op == "--" { BinOp::Sub } else { BinOp::Add };
                 let place = self.place(arg)?;
@@ -434,6 +437,11 @@ impl<'t> Ctx<'t> {
             return Err(Skip(None));
         };
         let op = self.text(op);
+        // A pointer whose value the alias model knows: nothing to model.
+        let plain = (op == "=").then_some(right);
+        if self.pointer_assignment(left, plain)? {
+            return Ok(());
+        }
         // `a = b = c;` (deriche's `a1 = a5 = k;`): first `b = c`, then `a`
         // gets `b`'s new value, read back (the value of an assignment is its
         // left side's after it).
@@ -461,6 +469,12 @@ impl<'t> Ctx<'t> {
                         let target = match &place {
                             Place::Exact(a) | Place::Over { access: a, .. } => {
                                 Expr::new(ExprKind::Access(a.clone()), span(left))
+                            }
+                            Place::Alias { accesses, .. } => {
+                                let args = (accesses.iter())
+                                    .map(|a| Expr::new(ExprKind::Access(a.clone()), span(left)))
+                                    .collect();
+                                Expr::new(ExprKind::Call("__alias".to_string(), args), span(left))
                             }
                             Place::Not(_) => Expr::new(ExprKind::Unknown, span(left)),
                         };
@@ -502,8 +516,44 @@ impl<'t> Ctx<'t> {
         self.flush(label.as_deref(), false)?;
         match place {
             Place::Exact(access) => {
-                self.b
-                    .assign_at(label.as_deref(), false, access, op, value, at);
+                self.b.assign_at(
+                    label.as_deref(),
+                    false,
+                    access.clone(),
+                    op,
+                    value.clone(),
+                    at,
+                );
+                self.overlapping_writes(&access, op, &value, at)?;
+            }
+            Place::Alias {
+                accesses,
+                reads,
+                why,
+            } => {
+                self.warn(
+                    W_MAY_ACCESS,
+                    format!("{why}: over-approximated as a may-write of any element of each"),
+                    span(left),
+                    "may write any of them",
+                    "a pointer known to be set once from an array (`p = A + 1`) is written as that array",
+                );
+                // The values the access reads go with the write (into the
+                // first array's `__any`, else around the value).
+                let value = match reads.is_empty() {
+                    true => value,
+                    false => {
+                        let mut args = vec![value];
+                        args.extend(reads);
+                        Expr::new(ExprKind::Call("__alias".to_string(), args), at)
+                    }
+                };
+                let mut label = label;
+                for access in accesses {
+                    let guard = access.subscripts.is_empty();
+                    let l = label.take();
+                    self.may_assign(l.as_deref(), access, guard, op, value.clone(), at)?;
+                }
             }
             Place::Over { access, guard, why } => {
                 let name = self.array_name(access.array);
@@ -540,7 +590,9 @@ impl<'t> Ctx<'t> {
             let r = self.b.begin_if_at(None, Cond::Unknown, at);
             self.build(r, at)?;
         }
-        self.b.assign_at(label, false, access, op, value, at);
+        self.b
+            .assign_at(label, false, access.clone(), op, value.clone(), at);
+        self.overlapping_writes(&access, op, &value, at)?;
         if guard {
             let r = self.b.end();
             self.build(r, at)?;
@@ -647,7 +699,13 @@ impl<'t> Ctx<'t> {
                 continue;
             };
             if pointers > 0 {
+                // A pointer set once from an array is that array; another
+                // is a cell of the model holding its value (`alias`).
                 self.scope.push((name, Binding::Var(v)));
+                if !self.pointer_defined(v, init, false)? {
+                    let e = self.value(init)?;
+                    self.init_assign(v, e, label.take(), span(n))?;
+                }
                 continue;
             }
             if scalar_int && is_const && self.const_value(init, 0).is_some() {
