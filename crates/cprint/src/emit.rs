@@ -146,8 +146,10 @@ fn program_added(
     omp: &[OmpLoop],
     original: Option<&Program>,
 ) -> String {
+    let (stripped, omp) = without_effects(p, omp);
+    let p = stripped.as_ref().unwrap_or(p);
     let mut cx = Printer::new(p, None);
-    cx.omp = omp.to_vec();
+    cx.omp = omp;
     let mut body = String::new();
     // Arrays local to the region stay locals of the function: the caller
     // neither passes nor sees them.
@@ -217,8 +219,10 @@ fn program_added(
 /// header comment gives their sizes. Parameters C does not declare (a
 /// bound made a parameter) are locals set to their defaults.
 pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
+    let (stripped, omp) = without_effects(p, omp);
+    let p = stripped.as_ref().unwrap_or(p);
     let mut cx = Printer::new(p, Some(origin));
-    cx.omp = omp.to_vec();
+    cx.omp = omp;
     leading_copies(&p.body, &mut cx.leading);
     let mut body = String::new();
     let mut scratch = Vec::new();
@@ -290,6 +294,32 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> String {
     out.push_str(&origin.suffix);
     out.push('\n');
     out
+}
+
+/// `p` without the statements and cells that stand for calls' effects
+/// (`effects::strip`; `None` when it has none), and `omp` in its arrays.
+fn without_effects(p: &Program, omp: &[OmpLoop]) -> (Option<Program>, Vec<OmpLoop>) {
+    let Some(s) = crate::effects::strip(p) else {
+        return (None, omp.to_vec());
+    };
+    let to = |a: ArrayId| s.map.get(a.index()).copied().flatten();
+    let omp = omp
+        .iter()
+        .map(|o| OmpLoop {
+            counter: o.counter,
+            arrays: (o.arrays.iter())
+                .filter_map(|x| Some(OmpPrivate { array: to(x.array)?, ..x.clone() }))
+                .collect(),
+            reductions: (o.reductions.iter())
+                .filter_map(|r| {
+                    let mut cell = r.cell.clone();
+                    cell.array = to(cell.array)?;
+                    Some(OmpReduction { cell, op: r.op })
+                })
+                .collect(),
+        })
+        .collect();
+    (Some(s.program), omp)
 }
 
 /// The header's title for the private copies `omp_loop` declares.

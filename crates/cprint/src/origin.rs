@@ -27,7 +27,8 @@ pub struct Origin {
     /// Those of them that have no value where the region starts: declared
     /// without an initialiser, and nothing but declarations before it.
     pub unset: HashSet<String>,
-    /// Functions the file declares or defines.
+    /// Functions the file declares or defines, and those the region calls
+    /// (declared by the file's headers).
     pub functions: HashSet<String>,
     /// Functions the file defines.
     pub defined: HashSet<String>,
@@ -42,7 +43,9 @@ impl Origin {
     pub fn fits(&self, program: &Program) -> bool {
         let returns = (crate::calls::collect_calls(program).iter()).any(|(f, _)| f == "return");
         let names_ok = !returns
-            && (program.arrays.iter().filter(|a| !a.local)).all(|a| self.visible.contains(&a.name))
+            && (program.arrays.iter())
+                .filter(|a| !a.local && !crate::cvalue::is_effects_array(&a.name))
+                .all(|a| self.visible.contains(&a.name))
             && (program.params.iter()).all(|p| self.visible.contains(&p.name));
         names_ok && !self.prefix.is_empty()
     }

@@ -20,8 +20,10 @@
 mod calls;
 mod decl;
 mod defaults;
+mod effects;
 mod expr;
 mod fields;
+mod fold;
 mod mini;
 pub mod opaque;
 pub mod origin;
@@ -77,6 +79,10 @@ pub const W_SPELLING: &str = "W0910";
 pub const E_OPAQUE: &str = "E0911";
 /// The same, with `--allow-opaque`.
 pub const W_OPAQUE: &str = "W0911";
+
+/// A non-affine integer expression over macros and `const`s taken at its
+/// value (`cfront::fold`): it does not follow `--param`.
+pub const W_FOLDED: &str = "W0912";
 
 /// Errors shown before the rest are only counted.
 const MAX_ERRORS: usize = 100;
@@ -150,6 +156,9 @@ fn compile_inner(
         return (None, None, cx.diags);
     }
     let functions = cx.scan_file(root);
+    cx.defined = (functions.iter())
+        .map(|&f| scan::function_name(source, f))
+        .collect();
     cx.call_defaults = cx.call_defaults(root);
     let regions = cx.regions(root, &functions);
     // Counters keep their C names: arrays and parameters of every region
@@ -305,6 +314,9 @@ pub struct MayWrite {
     span: Span,
     func: String,
     what: String,
+    /// Added for a call that is a barrier (`effects`): `what` is the
+    /// warning for the whole call on its first write, empty on the others.
+    barrier: bool,
 }
 
 /// An argument passed by address or an array passed whole (it may be
@@ -374,6 +386,11 @@ pub struct Ctx<'t> {
     spellings: Vec<&'static dyn CSpelling>,
     /// Functions inlined at their calls, and the call sites.
     procs: calls::CProcs<'t>,
+    /// Functions the file defines (a call to any other is a barrier unless
+    /// it is pure: `effects`).
+    defined: HashSet<&'t str>,
+    /// The identifiers the region being lowered names.
+    mentioned: HashSet<&'t str>,
 }
 
 impl<'t> Ctx<'t> {
@@ -416,6 +433,8 @@ impl<'t> Ctx<'t> {
             spellings: Vec::new(),
             param_pos: HashMap::new(),
             procs: Default::default(),
+            defined: HashSet::new(),
+            mentioned: HashSet::new(),
         }
     }
 
@@ -644,6 +663,12 @@ impl<'t> Ctx<'t> {
         self.exited.clear();
         self.escapes.clear();
         self.may_writes.clear();
+        self.mentioned.clear();
+        stmt::walk(&r.items, |n| {
+            if n.kind() == "identifier" {
+                self.mentioned.insert(text(self.src, n));
+            }
+        });
         self.omp_next = false;
         self.depth = 0;
         let result = self.enter_function(r).and_then(|()| self.region_body(r));
@@ -889,6 +914,7 @@ impl<'t> Ctx<'t> {
             let hi = match size {
                 Some(s) => {
                     let e = self.value(s)?;
+                    let e = self.folded(e);
                     match Affine::from_expr(&e) {
                         Some(a) if !a.uses_counters() => a
                             .checked_sub(&Affine::constant(1))

@@ -1,0 +1,271 @@
+//! Constant folding of the integer expressions the affine forms cannot
+//! take: `LEN/2`, `LEN*LEN`, `(N + 1)/2`, `N % 4`, `1 << K` where every name
+//! is a macro or `const` with a constant value (docs/c.md, *Folding*).
+//! An expression affine in the parameters is left alone, so `LEN*2`,
+//! `2*LEN` and `LEN - 1` still follow `--param LEN=...`; one that is not
+//! affine but constant becomes its value, computed as C computes it
+//! (`/` and `%` truncate toward zero), and no longer follows `--param`
+//! (the front end says so). Parts of a larger expression fold on their
+//! own: `i + LEN/2` is `i + 16000`.
+
+use super::{Ctx, W_FOLDED};
+use crate::model::*;
+use std::collections::HashMap;
+
+impl Ctx<'_> {
+    /// `e` folded; a warning when a folded part read a macro or `const`,
+    /// whose value it keeps whatever `--param` says.
+    pub(super) fn folded(&mut self, e: Expr) -> Expr {
+        if Affine::from_expr(&e).is_some() {
+            return e;
+        }
+        let mut values: HashMap<ParamId, (i64, String)> = HashMap::new();
+        for ((name, default), &p) in &self.params_by_key {
+            let Some(k) = *default else { continue };
+            let is_macro = (self.defines.get(name.as_str()))
+                .is_some_and(|d| d.body.as_ref().and_then(|b| b.constant()) == Some(k));
+            let is_const = (self.vars.iter()).any(|v| v.name == name && v.is_const);
+            if is_macro || is_const {
+                values.insert(p, (k, name.clone()));
+            }
+        }
+        let f = fold(&e, &|p| values.get(&p).map(|v| v.0));
+        if !f.used.is_empty() {
+            let text = self.src.get(e.span.start as usize..e.span.end as usize);
+            let names: Vec<String> = (f.used.iter())
+                .filter_map(|p| values.get(p))
+                .map(|(k, n)| format!("`{n}` = {k}"))
+                .collect();
+            self.warn(
+                W_FOLDED,
+                format!(
+                    "`{}` is not affine in the parameters: it is folded at {}, and keeps that value whatever `--param` gives",
+                    text.unwrap_or("this expression").trim(),
+                    names.join(", ")
+                ),
+                e.span,
+                "folded to a constant",
+                "a loop bound, subscript or size folded so stays as it is when `--param` sets the macro (docs/c.md, Folding)",
+            );
+        }
+        f.expr
+    }
+}
+
+/// An expression after folding, and the parameters whose values went into
+/// a folded part (empty when nothing was folded, or only literals).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Folded {
+    pub expr: Expr,
+    pub used: Vec<ParamId>,
+}
+
+/// Folds `e`; `constant` gives the value of a parameter that stands for a
+/// macro or `const` (and `None` for any other parameter).
+pub fn fold(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>) -> Folded {
+    let mut used = Vec::new();
+    let expr = go(e, constant, &mut used);
+    used.sort_by_key(|p| p.0);
+    used.dedup();
+    Folded { expr, used }
+}
+
+fn go(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>, used: &mut Vec<ParamId>) -> Expr {
+    if Affine::from_expr(e).is_some() {
+        return e.clone();
+    }
+    if let Some(v) = value(e, constant) {
+        params(e, used);
+        return Expr::new(ExprKind::Int(v), e.span);
+    }
+    let kind = match &e.kind {
+        ExprKind::Neg(x) => ExprKind::Neg(Box::new(go(x, constant, used))),
+        ExprKind::Binary(op, l, r) => ExprKind::Binary(
+            *op,
+            Box::new(go(l, constant, used)),
+            Box::new(go(r, constant, used)),
+        ),
+        ExprKind::Call(f, args) if shift_or_bits(f) => ExprKind::Call(
+            f.clone(),
+            args.iter().map(|a| go(a, constant, used)).collect(),
+        ),
+        _ => return e.clone(),
+    };
+    Expr::new(kind, e.span)
+}
+
+/// The operator functions of C's integer operators that fold.
+fn shift_or_bits(f: &str) -> bool {
+    matches!(
+        f,
+        "__shl" | "__shr" | "__bitand" | "__bitor" | "__bitxor" | "__bitnot"
+    )
+}
+
+/// The value of `e` when every leaf is a literal or a constant parameter,
+/// as C computes it; `None` on overflow, division by zero, a shift C
+/// leaves undefined (negative, or by 64 or more), or any other leaf.
+pub fn value(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>) -> Option<i64> {
+    let v = |x: &Expr| value(x, constant);
+    match &e.kind {
+        ExprKind::Int(k) => Some(*k),
+        ExprKind::Param(p) => constant(*p),
+        ExprKind::Neg(x) => v(x)?.checked_neg(),
+        ExprKind::Binary(op, l, r) => {
+            let (l, r) = (v(l)?, v(r)?);
+            match op {
+                BinOp::Add => l.checked_add(r),
+                BinOp::Sub => l.checked_sub(r),
+                BinOp::Mul => l.checked_mul(r),
+                // Rust's `/` and `%` truncate toward zero, as C99's do.
+                BinOp::Div => l.checked_div(r),
+                BinOp::Rem => l.checked_rem(r),
+            }
+        }
+        ExprKind::Call(f, args) => match (f.as_str(), args.as_slice()) {
+            ("__bitnot", [x]) => Some(!v(x)?),
+            (f, [l, r]) => {
+                let (l, r) = (v(l)?, v(r)?);
+                match f {
+                    "__shl" => {
+                        let shifted = l.checked_shl(u32::try_from(r).ok().filter(|&r| r < 63)?)?;
+                        (l >= 0 && shifted >> r == l).then_some(shifted)
+                    }
+                    "__shr" => (l >= 0 && (0..64).contains(&r)).then(|| l >> r),
+                    "__bitand" => Some(l & r),
+                    "__bitor" => Some(l | r),
+                    "__bitxor" => Some(l ^ r),
+                    _ => None,
+                }
+            }
+            _ => None,
+        },
+        ExprKind::Counter(_) | ExprKind::Access(_) | ExprKind::Unknown => None,
+    }
+}
+
+fn params(e: &Expr, out: &mut Vec<ParamId>) {
+    match &e.kind {
+        ExprKind::Param(p) => out.push(*p),
+        ExprKind::Neg(x) => params(x, out),
+        ExprKind::Binary(_, l, r) => {
+            params(l, out);
+            params(r, out);
+        }
+        ExprKind::Call(_, args) => args.iter().for_each(|a| params(a, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LEN: ParamId = ParamId(0);
+    const N: ParamId = ParamId(1);
+    /// Not a macro: a function parameter.
+    const M: ParamId = ParamId(2);
+
+    fn constant(p: ParamId) -> Option<i64> {
+        match p.0 {
+            0 => Some(32000),
+            1 => Some(7),
+            _ => None,
+        }
+    }
+
+    fn e(k: ExprKind) -> Box<Expr> {
+        Box::new(Expr::new(k, Span::NONE))
+    }
+    fn int(v: i64) -> Box<Expr> {
+        e(ExprKind::Int(v))
+    }
+    fn par(p: ParamId) -> Box<Expr> {
+        e(ExprKind::Param(p))
+    }
+    fn bin(op: BinOp, l: Box<Expr>, r: Box<Expr>) -> Box<Expr> {
+        e(ExprKind::Binary(op, l, r))
+    }
+    fn call(f: &str, args: Vec<Box<Expr>>) -> Box<Expr> {
+        e(ExprKind::Call(f.into(), args.into_iter().map(|a| *a).collect()))
+    }
+    fn folded(x: Box<Expr>) -> (Expr, Vec<ParamId>) {
+        let f = fold(&x, &constant);
+        (f.expr, f.used)
+    }
+
+    #[test]
+    fn macro_arithmetic_folds_to_its_value() {
+        // LEN/2 = 16000; LEN*LEN = 1024000000; (N+1)/2 = 4; N%4 = 3.
+        let (x, used) = folded(bin(BinOp::Div, par(LEN), int(2)));
+        assert_eq!((x.kind, used), (ExprKind::Int(16000), vec![LEN]));
+        let (x, _) = folded(bin(BinOp::Mul, par(LEN), par(LEN)));
+        assert_eq!(x.kind, ExprKind::Int(1_024_000_000));
+        let (x, used) = folded(bin(BinOp::Div, bin(BinOp::Add, par(N), int(1)), int(2)));
+        assert_eq!((x.kind, used), (ExprKind::Int(4), vec![N]));
+        let (x, _) = folded(bin(BinOp::Rem, par(N), int(4)));
+        assert_eq!(x.kind, ExprKind::Int(3));
+        // 1 << N = 128, LEN >> 4 = 2000.
+        let (x, _) = folded(call("__shl", vec![int(1), par(N)]));
+        assert_eq!(x.kind, ExprKind::Int(128));
+        let (x, _) = folded(call("__shr", vec![par(LEN), int(4)]));
+        assert_eq!(x.kind, ExprKind::Int(2000));
+    }
+
+    #[test]
+    fn c_division_truncates_toward_zero() {
+        // C: -7/2 == -3 and -7%2 == -1 (the model's Euclidean ones: -4, 1).
+        let (x, _) = folded(bin(BinOp::Div, e(ExprKind::Neg(par(N))), int(2)));
+        assert_eq!(x.kind, ExprKind::Int(-3));
+        let (x, _) = folded(bin(BinOp::Rem, e(ExprKind::Neg(par(N))), int(2)));
+        assert_eq!(x.kind, ExprKind::Int(-1));
+    }
+
+    #[test]
+    fn affine_forms_stay_parametric() {
+        for x in [
+            bin(BinOp::Mul, par(LEN), int(2)),
+            bin(BinOp::Mul, int(2), par(LEN)),
+            bin(BinOp::Sub, par(LEN), int(1)),
+        ] {
+            let want = (*x).clone();
+            let (got, used) = folded(x);
+            assert_eq!(got, want);
+            assert!(used.is_empty());
+        }
+    }
+
+    #[test]
+    fn literal_arithmetic_folds_without_a_parameter() {
+        let (x, used) = folded(bin(BinOp::Div, int(7), int(2)));
+        assert_eq!((x.kind, used), (ExprKind::Int(3), vec![]));
+    }
+
+    #[test]
+    fn parts_fold_inside_a_larger_expression() {
+        // i + LEN/2 is i + 16000, which is affine.
+        let i = e(ExprKind::Counter(CounterId(0)));
+        let (x, used) = folded(bin(BinOp::Add, i, bin(BinOp::Div, par(LEN), int(2))));
+        assert_eq!(used, vec![LEN]);
+        let a = Affine::from_expr(&x).expect("affine");
+        assert_eq!(a.constant, 16000);
+    }
+
+    #[test]
+    fn what_is_not_constant_is_kept() {
+        // M is no macro; division by zero and bad shifts do not fold.
+        for x in [
+            bin(BinOp::Div, par(M), int(2)),
+            bin(BinOp::Div, par(LEN), int(0)),
+            call("__shl", vec![int(1), int(64)]),
+            call("__shl", vec![int(-1), int(1)]),
+            call("__shr", vec![int(8), int(-1)]),
+            bin(BinOp::Mul, par(LEN), bin(BinOp::Mul, par(LEN), par(LEN))),
+        ] {
+            let want = (*x).clone();
+            let (got, used) = folded(x);
+            assert_eq!(got, want);
+            assert!(used.is_empty());
+        }
+    }
+}
