@@ -78,6 +78,11 @@ fn go(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>, used: &mut Vec<ParamI
         params(e, used);
         return Expr::new(ExprKind::Int(v), e.span);
     }
+    // Constant, but C cannot compute it (overflow, a division by zero):
+    // no part of it folds either.
+    if leaves(e, constant, &mut false).is_some() {
+        return e.clone();
+    }
     let kind = match &e.kind {
         ExprKind::Neg(x) => ExprKind::Neg(Box::new(go(x, constant, used))),
         ExprKind::Binary(op, l, r) => ExprKind::Binary(
@@ -104,9 +109,45 @@ fn shift_or_bits(f: &str) -> bool {
 
 /// The value of `e` when every leaf is a literal or a constant parameter,
 /// as C computes it; `None` on overflow, division by zero, a shift C
-/// leaves undefined (negative, or by 64 or more), or any other leaf.
+/// leaves undefined (negative, or by 64 or more), or any other leaf. C
+/// computes in `int` when every operand fits one (`#define LEN 32000`), so
+/// then every step must fit 32 bits; a wider operand (`40000000000L`)
+/// makes it `long`.
 pub fn value(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>) -> Option<i64> {
-    let v = |x: &Expr| value(x, constant);
+    let mut wide = false;
+    leaves(e, constant, &mut wide)?;
+    eval(e, constant, wide)
+}
+
+/// Checks that every leaf has a value; `wide` when one does not fit `int`.
+fn leaves(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>, wide: &mut bool) -> Option<()> {
+    let mut leaf = |v: i64| *wide |= i32::try_from(v).is_err();
+    match &e.kind {
+        ExprKind::Int(k) => leaf(*k),
+        ExprKind::Param(p) => leaf(constant(*p)?),
+        ExprKind::Neg(x) => leaves(x, constant, wide)?,
+        ExprKind::Binary(_, l, r) => {
+            leaves(l, constant, wide)?;
+            leaves(r, constant, wide)?;
+        }
+        ExprKind::Call(_, args) => {
+            for a in args {
+                leaves(a, constant, wide)?;
+            }
+        }
+        ExprKind::Counter(_) | ExprKind::Access(_) | ExprKind::Unknown => return None,
+    }
+    Some(())
+}
+
+fn eval(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>, wide: bool) -> Option<i64> {
+    let got = eval_wide(e, constant, wide)?;
+    (wide || i32::try_from(got).is_ok()).then_some(got)
+}
+
+fn eval_wide(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>, wide: bool) -> Option<i64> {
+    let v = |x: &Expr| eval(x, constant, wide);
+    let bits = if wide { 64 } else { 32 };
     match &e.kind {
         ExprKind::Int(k) => Some(*k),
         ExprKind::Param(p) => constant(*p),
@@ -128,10 +169,10 @@ pub fn value(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>) -> Option<i64>
                 let (l, r) = (v(l)?, v(r)?);
                 match f {
                     "__shl" => {
-                        let shifted = l.checked_shl(u32::try_from(r).ok().filter(|&r| r < 63)?)?;
+                        let shifted = l.checked_shl(u32::try_from(r).ok().filter(|&r| r < bits)?)?;
                         (l >= 0 && shifted >> r == l).then_some(shifted)
                     }
-                    "__shr" => (l >= 0 && (0..64).contains(&r)).then(|| l >> r),
+                    "__shr" => (l >= 0 && (0..bits as i64).contains(&r)).then(|| l >> r),
                     "__bitand" => Some(l & r),
                     "__bitor" => Some(l | r),
                     "__bitxor" => Some(l ^ r),
@@ -257,10 +298,12 @@ mod tests {
         for x in [
             bin(BinOp::Div, par(M), int(2)),
             bin(BinOp::Div, par(LEN), int(0)),
-            call("__shl", vec![int(1), int(64)]),
+            call("__shl", vec![int(1), int(32)]),
             call("__shl", vec![int(-1), int(1)]),
             call("__shr", vec![int(8), int(-1)]),
+            // 32000³ overflows C's `int`.
             bin(BinOp::Mul, par(LEN), bin(BinOp::Mul, par(LEN), par(LEN))),
+            bin(BinOp::Mul, par(LEN), int(i64::MAX)),
         ] {
             let want = (*x).clone();
             let (got, used) = folded(x);
