@@ -224,7 +224,10 @@ pub fn is_effect(name: &str) -> bool {
 /// Whether the array `name` is [`EFFECTS`] or a copy of it a
 /// transformation made (`__effects_1`, `__effects_p`).
 pub fn is_effects_array(name: &str) -> bool {
-    name == EFFECTS || name.strip_prefix(EFFECTS).is_some_and(|s| s.starts_with('_'))
+    name == EFFECTS
+        || name
+            .strip_prefix(EFFECTS)
+            .is_some_and(|s| s.starts_with('_'))
 }
 
 #[cfg(test)]

@@ -47,7 +47,10 @@ pub fn strip(p: &Program) -> Option<Stripped> {
         .chain(q.conditions().iter().flat_map(|c| {
             let mut reads = Vec::new();
             c.cond.collect_reads(&mut reads);
-            reads.into_iter().map(|a| a.access.array).collect::<Vec<_>>()
+            reads
+                .into_iter()
+                .map(|a| a.access.array)
+                .collect::<Vec<_>>()
         }))
         .collect();
     let mut map = Vec::with_capacity(p.arrays.len());

@@ -308,7 +308,12 @@ fn without_effects(p: &Program, omp: &[OmpLoop]) -> (Option<Program>, Vec<OmpLoo
         .map(|o| OmpLoop {
             counter: o.counter,
             arrays: (o.arrays.iter())
-                .filter_map(|x| Some(OmpPrivate { array: to(x.array)?, ..x.clone() }))
+                .filter_map(|x| {
+                    Some(OmpPrivate {
+                        array: to(x.array)?,
+                        ..x.clone()
+                    })
+                })
                 .collect(),
             reductions: (o.reductions.iter())
                 .filter_map(|r| {

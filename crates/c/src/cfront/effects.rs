@@ -36,7 +36,12 @@ impl<'t> Ctx<'t> {
     /// The statements of a barrier call to `name` (as [`MayWrite`]s, which
     /// the statement flushes before itself): `escaped` are what its
     /// arguments pass by address.
-    pub(super) fn barrier(&mut self, name: &str, escaped: Vec<Escape>, at: Span) -> Result<(), Skip> {
+    pub(super) fn barrier(
+        &mut self,
+        name: &str,
+        escaped: Vec<Escape>,
+        at: Span,
+    ) -> Result<(), Skip> {
         let effects = self.effects_cell(at)?;
         let func = super::cvalue::effect(name);
         let cell = |a: ArrayId| Access {
@@ -75,7 +80,11 @@ impl<'t> Ctx<'t> {
             }
         );
         let mut reads = vec![state.clone()];
-        reads.extend(reach.iter().map(|r| Expr::new(ExprKind::Access(r.clone()), at)));
+        reads.extend(
+            reach
+                .iter()
+                .map(|r| Expr::new(ExprKind::Access(r.clone()), at)),
+        );
         self.may_writes.push(MayWrite {
             target: cell(effects),
             exact: false,

@@ -31,51 +31,71 @@ impl Ctx<'_> {
         }
         let f = fold(&e, &|p| values.get(&p).map(|v| v.0));
         if !f.used.is_empty() {
-            let text = self.src.get(e.span.start as usize..e.span.end as usize);
             let names: Vec<String> = (f.used.iter())
                 .filter_map(|p| values.get(p))
                 .map(|(k, n)| format!("`{n}` = {k}"))
                 .collect();
-            self.warn(
-                W_FOLDED,
-                format!(
-                    "`{}` is not affine in the parameters: it is folded at {}, and keeps that value whatever `--param` gives",
-                    text.unwrap_or("this expression").trim(),
-                    names.join(", ")
-                ),
-                e.span,
-                "folded to a constant",
-                "a loop bound, subscript or size folded so stays as it is when `--param` sets the macro (docs/c.md, Folding)",
-            );
+            for at in f.parts {
+                let text = self.src.get(at.start as usize..at.end as usize);
+                self.warn(
+                    W_FOLDED,
+                    format!(
+                        "`{}` is not affine in the parameters: it is folded at {}, and keeps that value whatever `--param` gives",
+                        balanced(text.unwrap_or("this expression").trim()),
+                        names.join(", ")
+                    ),
+                    at,
+                    "folded to a constant",
+                    "a loop bound, subscript or size folded so stays as it is when `--param` sets the macro (docs/c.md, Folding)",
+                );
+            }
         }
         f.expr
     }
 }
 
-/// An expression after folding, and the parameters whose values went into
-/// a folded part (empty when nothing was folded, or only literals).
+/// An expression after folding, the parameters whose values went into
+/// a folded part (empty when nothing was folded, or only literals), and
+/// the parts folded that read one.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Folded {
     pub expr: Expr,
     pub used: Vec<ParamId>,
+    pub parts: Vec<Span>,
+}
+
+/// `text` with the parentheses it closes and does not open opened (a
+/// macro body's part starts inside them).
+fn balanced(text: &str) -> String {
+    let open = text.matches('(').count();
+    let close = text.matches(')').count();
+    format!("{}{text}", "(".repeat(close.saturating_sub(open)))
 }
 
 /// Folds `e`; `constant` gives the value of a parameter that stands for a
 /// macro or `const` (and `None` for any other parameter).
 pub fn fold(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>) -> Folded {
-    let mut used = Vec::new();
-    let expr = go(e, constant, &mut used);
-    used.sort_by_key(|p| p.0);
-    used.dedup();
-    Folded { expr, used }
+    let mut f = Folded {
+        expr: Expr::new(ExprKind::Unknown, e.span),
+        used: Vec::new(),
+        parts: Vec::new(),
+    };
+    f.expr = go(e, constant, &mut f);
+    f.used.sort_by_key(|p| p.0);
+    f.used.dedup();
+    f
 }
 
-fn go(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>, used: &mut Vec<ParamId>) -> Expr {
+fn go(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>, used: &mut Folded) -> Expr {
     if Affine::from_expr(e).is_some() {
         return e.clone();
     }
     if let Some(v) = value(e, constant) {
-        params(e, used);
+        let before = used.used.len();
+        params(e, &mut used.used);
+        if used.used.len() > before {
+            used.parts.push(e.span);
+        }
         return Expr::new(ExprKind::Int(v), e.span);
     }
     // Constant, but C cannot compute it (overflow, a division by zero):
@@ -85,6 +105,19 @@ fn go(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>, used: &mut Vec<ParamI
     }
     let kind = match &e.kind {
         ExprKind::Neg(x) => ExprKind::Neg(Box::new(go(x, constant, used))),
+        // `i*N`: the constant factor at its value makes it affine.
+        ExprKind::Binary(BinOp::Mul, l, r) => {
+            let (mut l, mut r) = (go(l, constant, used), go(r, constant, used));
+            for side in [&mut l, &mut r] {
+                if let (None, Some(v)) = (side_constant(side), value(side, constant)) {
+                    params(side, &mut used.used);
+                    used.parts.push(side.span);
+                    *side = Expr::new(ExprKind::Int(v), side.span);
+                    break;
+                }
+            }
+            ExprKind::Binary(BinOp::Mul, Box::new(l), Box::new(r))
+        }
         ExprKind::Binary(op, l, r) => ExprKind::Binary(
             *op,
             Box::new(go(l, constant, used)),
@@ -97,6 +130,14 @@ fn go(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>, used: &mut Vec<ParamI
         _ => return e.clone(),
     };
     Expr::new(kind, e.span)
+}
+
+/// The value of a literal, the only constant `go` leaves unfolded.
+fn side_constant(e: &Expr) -> Option<i64> {
+    match e.kind {
+        ExprKind::Int(v) => Some(v),
+        _ => None,
+    }
 }
 
 /// The operator functions of C's integer operators that fold.
@@ -169,7 +210,8 @@ fn eval_wide(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>, wide: bool) ->
                 let (l, r) = (v(l)?, v(r)?);
                 match f {
                     "__shl" => {
-                        let shifted = l.checked_shl(u32::try_from(r).ok().filter(|&r| r < bits)?)?;
+                        let shifted =
+                            l.checked_shl(u32::try_from(r).ok().filter(|&r| r < bits)?)?;
                         (l >= 0 && shifted >> r == l).then_some(shifted)
                     }
                     "__shr" => (l >= 0 && (0..bits as i64).contains(&r)).then(|| l >> r),
@@ -228,7 +270,10 @@ mod tests {
         e(ExprKind::Binary(op, l, r))
     }
     fn call(f: &str, args: Vec<Box<Expr>>) -> Box<Expr> {
-        e(ExprKind::Call(f.into(), args.into_iter().map(|a| *a).collect()))
+        e(ExprKind::Call(
+            f.into(),
+            args.into_iter().map(|a| *a).collect(),
+        ))
     }
     fn folded(x: Box<Expr>) -> (Expr, Vec<ParamId>) {
         let f = fold(&x, &constant);
@@ -280,6 +325,24 @@ mod tests {
     fn literal_arithmetic_folds_without_a_parameter() {
         let (x, used) = folded(bin(BinOp::Div, int(7), int(2)));
         assert_eq!((x.kind, used), (ExprKind::Int(3), vec![]));
+    }
+
+    #[test]
+    fn a_constant_factor_makes_a_product_affine() {
+        // i*N + (N >> 1) is 7i + 3.
+        let i = e(ExprKind::Counter(CounterId(0)));
+        let x = bin(
+            BinOp::Add,
+            bin(BinOp::Mul, i, par(N)),
+            call("__shr", vec![par(N), int(1)]),
+        );
+        let (x, used) = folded(x);
+        assert_eq!(used, vec![N]);
+        let a = Affine::from_expr(&x).expect("affine");
+        assert_eq!(
+            (a.terms, a.constant),
+            (vec![(Var::Counter(CounterId(0)), 7)], 3)
+        );
     }
 
     #[test]

@@ -632,7 +632,9 @@ impl<'t> Ctx<'t> {
         }
         Err(self.skip(
             W_UNSUPPORTED,
-            format!("a call that may write (it gets something by address, or is not pure) in {what}"),
+            format!(
+                "a call that may write (it gets something by address, or is not pure) in {what}"
+            ),
             at,
             "here",
             "move the call into a statement of its own",
