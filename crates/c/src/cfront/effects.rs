@@ -1,7 +1,9 @@
 //! Calls that are not pure (docs/c.md, *Calls*): a call to a function the
-//! file does not define, that is not `<math.h>`'s or on the short list
-//! `cvalue::PURE`, or a call through a function pointer, may do anything
-//! a C function can: read and write every global, everything the enclosing
+//! file does not define, that is not `<math.h>`'s, on the short list
+//! `cvalue::PURE` or named by `#pragma arrayflow pure`, a call to one it
+//! defines (and does not inline) whose body assigns a global or calls such
+//! a function, or a call through a function pointer, may do anything a C
+//! function can: read and write every global, everything the enclosing
 //! function's pointer and array parameters point to, everything it is
 //! passed by address, and state the model does not name (files, the heap,
 //! the C library's). It is a barrier. Before the statement that makes it,
@@ -21,16 +23,65 @@
 //! these statements (`cprint::effects`) and prints the call as written.
 
 use super::expr::any;
+use super::fields::Fields;
 use super::{Binding, Ctx, Escape, MayWrite, ModelRef, Skip};
 use crate::model::*;
 
 impl<'t> Ctx<'t> {
     /// Whether a call to `name` is a barrier (see the module's doc).
     pub(super) fn is_barrier(&self, name: &str, through_pointer: bool) -> bool {
-        through_pointer
-            || !(super::cvalue::is_pure(name)
-                || self.defined.contains(name)
-                || self.fn_macros.contains(name))
+        through_pointer || self.barrier_fn(name, &mut Vec::new())
+    }
+
+    /// Whether `name` is a barrier: not known pure, or defined in the file
+    /// with a body that assigns a global or calls a barrier. `seen` are the
+    /// functions being looked at (a recursive call adds nothing).
+    fn barrier_fn(&self, name: &str, seen: &mut Vec<String>) -> bool {
+        if super::cvalue::is_pure(name)
+            || self.declared_pure.contains(name)
+            || self.fn_macros.contains(name)
+            || seen.iter().any(|s| s == name)
+        {
+            return false;
+        }
+        let Some(&f) = self.defined.get(name) else {
+            return true;
+        };
+        seen.push(name.to_string());
+        // Names the function declares (parameters, locals) hide globals.
+        let mut own = std::collections::HashSet::new();
+        super::stmt::walk(&[f], |n| {
+            if n.kind() == "identifier"
+                && n.parent().is_some_and(|p| p.kind().ends_with("declarator"))
+            {
+                own.insert(self.text(n));
+            }
+        });
+        let mut found = false;
+        super::stmt::walk(&[f], |n| {
+            if found {
+                return;
+            }
+            let target = match n.kind() {
+                "assignment_expression" => n.field(super::F::Left),
+                "update_expression" => n.field(super::F::Argument),
+                "call_expression" => {
+                    let callee = n.field(super::F::Function);
+                    found = match callee.filter(|c| c.kind() == "identifier") {
+                        Some(c) => self.barrier_fn(self.text(c), seen),
+                        None => true,
+                    };
+                    None
+                }
+                _ => None,
+            };
+            let root = target.and_then(|t| super::stmt::lvalue_root(self.src, t));
+            if root.is_some_and(|r| !own.contains(r) && self.globals.contains_key(r)) {
+                found = true;
+            }
+        });
+        seen.pop();
+        found
     }
 
     /// The statements of a barrier call to `name` (as [`MayWrite`]s, which

@@ -157,7 +157,7 @@ fn compile_inner(
     }
     let functions = cx.scan_file(root);
     cx.defined = (functions.iter())
-        .map(|&f| scan::function_name(source, f))
+        .map(|&f| (scan::function_name(source, f), f))
         .collect();
     cx.call_defaults = cx.call_defaults(root);
     let regions = cx.regions(root, &functions);
@@ -386,9 +386,11 @@ pub struct Ctx<'t> {
     spellings: Vec<&'static dyn CSpelling>,
     /// Functions inlined at their calls, and the call sites.
     procs: calls::CProcs<'t>,
-    /// Functions the file defines (a call to any other is a barrier unless
-    /// it is pure: `effects`).
-    defined: HashSet<&'t str>,
+    /// Functions the file defines, by name (a call to any other is a
+    /// barrier unless it is pure: `effects`).
+    defined: HashMap<&'t str, Node<'t>>,
+    /// Functions `#pragma arrayflow pure` declares pure.
+    declared_pure: HashSet<&'t str>,
     /// The identifiers the region being lowered names.
     mentioned: HashSet<&'t str>,
 }
@@ -433,7 +435,8 @@ impl<'t> Ctx<'t> {
             spellings: Vec::new(),
             param_pos: HashMap::new(),
             procs: Default::default(),
-            defined: HashSet::new(),
+            defined: HashMap::new(),
+            declared_pure: HashSet::new(),
             mentioned: HashSet::new(),
         }
     }

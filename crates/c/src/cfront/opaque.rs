@@ -35,7 +35,15 @@ pub fn defined_functions(text: &str) -> HashSet<String> {
 
 /// The opaque values of `p`, lowered from the C `text`, in source order.
 pub fn find(p: &Program, text: &str) -> Vec<Opaque> {
-    let defined = defined_functions(text);
+    let mut defined = defined_functions(text);
+    // `#pragma arrayflow pure f, g` declares calls to them pure.
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if let ["#pragma", "arrayflow", "pure", names @ ..] = words.as_slice() {
+            let names = names.iter().flat_map(|n| n.split(','));
+            defined.extend(names.filter(|n| !n.is_empty()).map(str::to_string));
+        }
+    }
     let mut out = Vec::new();
     let mut values: Vec<&Expr> = Vec::new();
     for s in p.stmts() {
