@@ -16,6 +16,7 @@ const EXIT: &str = "fixtures/c/sound/exitcall.c";
 const EFFECTS: &str = "fixtures/c/sound/effects.c";
 const BOUND: &str = "fixtures/c/sound/macrobound.c";
 const EXTENTS: &str = "fixtures/c/sound/extents.c";
+const CHECK: &str = "fixtures/c/sound/checkexit.c";
 
 /// `if (d[i] < 0) exit(0);` in loop i (line 8): never parallel, with or
 /// without `--allow-opaque`, which only lets the C be printed.
@@ -121,4 +122,21 @@ fn sizes_subscripts_and_bounds_fold_and_affine_ones_stay() {
     // Four parts folded: the size, the bound, and `N` and `N >> 1` in
     // the subscript.
     assert_eq!(err.matches("[W0912]").count(), 4, "{err}");
+}
+
+/// `check`, defined in the file, may call `exit`: it is not inlined, and
+/// a call to it is a barrier (loop i, line 11).
+#[test]
+fn a_function_of_the_file_that_may_exit_is_a_barrier() {
+    let (code, out, err) = arrayflow(&["privatize", "--allow-opaque", CHECK]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("loop i@11: not parallel"), "{out}");
+    assert!(
+        err.contains("calls to `check` are not inlined: it makes a call that is a barrier"),
+        "{err}"
+    );
+    assert!(
+        err.contains("`check` assigns a global or makes a call that is a barrier"),
+        "{err}"
+    );
 }

@@ -118,15 +118,24 @@ impl<'t> Ctx<'t> {
         let mut names: Vec<String> = reach.iter().map(|r| self.array_name(r.array)).collect();
         names.dedup();
         let ends = super::cvalue::ends_run(name);
+        let why = if self.defined.contains_key(name) {
+            "assigns a global or makes a call that is a barrier"
+        } else {
+            "is not defined in this file nor known to be pure"
+        };
         let what = format!(
-            "`{name}` is not defined in this file nor known to be pure: {}it is a barrier that may read and write {}",
+            "`{name}` {why}: {}it is a barrier that may read and write {}",
             if ends { "it ends the run, and " } else { "" },
             if names.is_empty() {
                 "the program's other state (files, the heap)".to_string()
             } else {
                 format!(
                     "{} and the program's other state",
-                    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                    names
+                        .iter()
+                        .map(|n| format!("`{n}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             }
         );
