@@ -269,7 +269,7 @@ mod tests {
     fn bin(op: BinOp, l: Box<Expr>, r: Box<Expr>) -> Box<Expr> {
         e(ExprKind::Binary(op, l, r))
     }
-    fn call(f: &str, args: Vec<Box<Expr>>) -> Box<Expr> {
+    fn call(f: &str, args: impl IntoIterator<Item = Box<Expr>>) -> Box<Expr> {
         e(ExprKind::Call(
             f.into(),
             args.into_iter().map(|a| *a).collect(),
