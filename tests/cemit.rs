@@ -297,7 +297,8 @@ fn arrayflow(args: &[&str]) -> std::process::Output {
 /// command that emits C stops with E0911 at the call (line 12, column 36
 /// of the fixture, counted by hand), unless `--allow-opaque`, when it
 /// warns (W0911) and prints the call. `sq`, defined in the file, and
-/// `sqrt` are not reported.
+/// `sqrt` are not reported. The call is a barrier: `--allow-opaque` does
+/// not let its loop be made parallel (E0602).
 #[test]
 fn a_call_the_file_does_not_define_stops_emitting_c() {
     let file = "fixtures/c/opaque/undefined-call.c";
@@ -305,15 +306,7 @@ fn a_call_the_file_does_not_define_stops_emitting_c() {
         &["expand", "--emit", "code"],
         &["expand", "--emit", "c"],
         &["privatize", "--emit", "code"],
-        &[
-            "expand",
-            "--transform",
-            "contract",
-            "--parallel",
-            "i@11",
-            "--emit",
-            "code",
-        ],
+        &["expand", "--transform", "contract", "--emit", "code"],
     ];
     for cmd in commands {
         let mut args = cmd.to_vec();
@@ -338,6 +331,24 @@ fn a_call_the_file_does_not_define_stops_emitting_c() {
         );
         assert!(text.contains("noise(i)"), "{args:?}: {text}");
     }
+    let out = arrayflow(&[
+        "expand",
+        "--transform",
+        "contract",
+        "--parallel",
+        "i@11",
+        "--emit",
+        "code",
+        "--allow-opaque",
+        file,
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error[E0602]: parallel loop `i@11` breaks a flow dependence")
+            && err.contains("reads `__effects`"),
+        "{err}"
+    );
     // A value the front end reads as `...` is reported too; `unknown()` as
     // written is the front end's spelling of `...` and is not.
     let dir = std::env::temp_dir().join(format!("arrayflow-opaque-{}", std::process::id()));
@@ -362,13 +373,19 @@ fn a_call_the_file_does_not_define_stops_emitting_c() {
 /// copies on the stack. The sizes are the fixtures' declared extents.
 #[test]
 fn the_header_states_the_memory_added() {
-    let out = arrayflow(&[
-        "expand",
-        "--emit",
-        "code",
-        "--allow-opaque",
-        "fixtures/c/opaque/undefined-call.c",
-    ]);
+    // The opaque fixture with `noise` defined: a pure function then.
+    let dir = std::env::temp_dir().join(format!("arrayflow-header-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("defined-call.c");
+    let text = std::fs::read_to_string("fixtures/c/opaque/undefined-call.c").unwrap();
+    let defined = text.replace(
+        "double noise(int i);",
+        "static double noise(int i) { return 0.5 * i; }",
+    );
+    assert_ne!(defined, text);
+    std::fs::write(&src, defined).unwrap();
+    let out = arrayflow(&["expand", "--emit", "code", src.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).ok();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(

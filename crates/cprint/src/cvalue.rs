@@ -192,6 +192,56 @@ pub fn is_math(name: &str) -> bool {
         || matches!(name, "modff" | "modfl" | "frexpf" | "frexpl")
 }
 
+/// Functions of the C library, outside `<math.h>`, that compute a value
+/// from their arguments alone and touch nothing else (docs/c.md, Calls).
+pub const PURE: &[&str] = &["abs", "labs", "llabs", "imaxabs"];
+
+/// Whether a call to `name`, a function the file does not define, is
+/// read as a pure function of its arguments: `<math.h>`'s and [`PURE`].
+/// Every other such call is a barrier ([`EFFECTS`]).
+pub fn is_pure(name: &str) -> bool {
+    is_math(name) || PURE.contains(&name)
+}
+
+/// Functions that end the run or leave it for good: a barrier that no
+/// parallel loop may contain (OpenMP forbids leaving one).
+pub fn ends_run(name: &str) -> bool {
+    matches!(
+        name,
+        "exit" | "_Exit" | "quick_exit" | "abort" | "longjmp" | "siglongjmp" | "_longjmp"
+    )
+}
+
+/// The model's scalar standing for everything a C program can change that
+/// the model does not name (files, the heap, `errno`, the C library's own
+/// state). Every call that is not pure reads and writes it
+/// (`__effects = __effect_f(__effects, ...)`), which orders such calls among
+/// themselves and makes every loop around one carry a dependence. The C
+/// printer never prints it, nor the statements that write it.
+pub const EFFECTS: &str = "__effects";
+/// Prefix of the function standing for a call's effects in the statements
+/// the front end adds for it (`__effect_exit`).
+pub const EFFECT: &str = "__effect_";
+
+/// The function standing for the effects of a call to `name`.
+pub fn effect(name: &str) -> String {
+    format!("{EFFECT}{name}")
+}
+
+/// Whether `name` is a function [`effect`] made.
+pub fn is_effect(name: &str) -> bool {
+    name.starts_with(EFFECT)
+}
+
+/// Whether the array `name` is [`EFFECTS`] or a copy of it a
+/// transformation made (`__effects_1`, `__effects_p`).
+pub fn is_effects_array(name: &str) -> bool {
+    name == EFFECTS
+        || name
+            .strip_prefix(EFFECTS)
+            .is_some_and(|s| s.starts_with('_'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,5 +269,15 @@ mod tests {
         assert_eq!(cast_type("__cast_int"), None);
         assert!(is_math("sqrt") && is_math("expf") && is_math("powl"));
         assert!(!is_math("sqrtx") && !is_math("f"));
+    }
+
+    #[test]
+    fn pure_calls_and_effects() {
+        assert!(is_pure("sqrtf") && is_pure("labs"));
+        assert!(!is_pure("exit") && !is_pure("printf") && !is_pure("rand"));
+        assert!(ends_run("exit") && ends_run("abort") && !ends_run("printf"));
+        assert!(is_effect(&effect("exit")) && !is_effect("exit"));
+        assert!(is_effects_array("__effects") && is_effects_array("__effects_1"));
+        assert!(!is_effects_array("__effectsx") && !is_effect(EFFECTS));
     }
 }

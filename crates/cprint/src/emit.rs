@@ -146,8 +146,10 @@ fn program_added(
     omp: &[OmpLoop],
     original: Option<&Program>,
 ) -> String {
+    let (stripped, omp) = without_effects(p, omp);
+    let p = stripped.as_ref().unwrap_or(p);
     let mut cx = Printer::new(p, None);
-    cx.omp = omp.to_vec();
+    cx.omp = omp;
     let mut body = String::new();
     // Arrays local to the region stay locals of the function: the caller
     // neither passes nor sees them.
@@ -222,8 +224,10 @@ fn program_added(
 /// parameter `double *a`, in an array the transformation adds): C has no
 /// value to give it. One the region does not use is not printed.
 pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> Option<String> {
+    let (stripped, omp) = without_effects(p, omp);
+    let p = stripped.as_ref().unwrap_or(p);
     let mut cx = Printer::new(p, Some(origin));
-    cx.omp = omp.to_vec();
+    cx.omp = omp;
     leading_copies(&p.body, &mut cx.leading);
     let mut body = String::new();
     let mut scratch = Vec::new();
@@ -334,6 +338,37 @@ pub fn program_into(
     let into = (origin.filter(|o| o.fits(original)))
         .and_then(|o| program_in(p, &o.for_program(original), omp));
     into.unwrap_or_else(|| program_of(p, "kernel", omp, original))
+}
+
+/// `p` without the statements and cells that stand for calls' effects
+/// (`effects::strip`; `None` when it has none), and `omp` in its arrays.
+fn without_effects(p: &Program, omp: &[OmpLoop]) -> (Option<Program>, Vec<OmpLoop>) {
+    let Some(s) = crate::effects::strip(p) else {
+        return (None, omp.to_vec());
+    };
+    let to = |a: ArrayId| s.map.get(a.index()).copied().flatten();
+    let omp = omp
+        .iter()
+        .map(|o| OmpLoop {
+            counter: o.counter,
+            arrays: (o.arrays.iter())
+                .filter_map(|x| {
+                    Some(OmpPrivate {
+                        array: to(x.array)?,
+                        ..x.clone()
+                    })
+                })
+                .collect(),
+            reductions: (o.reductions.iter())
+                .filter_map(|r| {
+                    let mut cell = r.cell.clone();
+                    cell.array = to(cell.array)?;
+                    Some(OmpReduction { cell, op: r.op })
+                })
+                .collect(),
+        })
+        .collect();
+    (Some(s.program), omp)
 }
 
 /// The header's title for the private copies `omp_loop` declares.

@@ -10,6 +10,7 @@ pub use arrayflow_model::{diagnostics, model, print};
 
 pub mod calls;
 pub mod cvalue;
+pub mod effects;
 pub mod emit;
 pub mod origin;
 

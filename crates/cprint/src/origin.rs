@@ -27,7 +27,8 @@ pub struct Origin {
     /// Those of them that have no value where the region starts: declared
     /// without an initialiser, and nothing but declarations before it.
     pub unset: HashSet<String>,
-    /// Functions the file declares or defines.
+    /// Functions the file declares or defines, and those the region calls
+    /// (declared by the file's headers).
     pub functions: HashSet<String>,
     /// Functions the file defines.
     pub defined: HashSet<String>,
@@ -62,9 +63,11 @@ impl Origin {
             == top_returns(program)
             && (self.returns.is_some() || top_returns(program) == 0);
         // A parameter C does not declare is a local of the printed region
-        // (`emit::program_into`).
+        // (`emit::program_into`); the effects cell is the analysis's own.
         let names_ok = returns_ok
-            && (program.arrays.iter().filter(|a| !a.local)).all(|a| self.visible.contains(&a.name));
+            && (program.arrays.iter())
+                .filter(|a| !a.local && !crate::cvalue::is_effects_array(&a.name))
+                .all(|a| self.visible.contains(&a.name));
         names_ok && !self.prefix.is_empty()
     }
 

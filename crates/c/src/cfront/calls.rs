@@ -129,9 +129,11 @@ impl<'t> Ctx<'t> {
             });
             if let Some(a) = local {
                 let name = &self.b.array_decl(a).name;
-                why = Some(format!(
-                    "it uses `{name}`, which is not one of its parameters"
-                ));
+                why = Some(if super::cvalue::is_effects_array(name) {
+                    "it makes a call that is a barrier".to_string()
+                } else {
+                    format!("it uses `{name}`, which is not one of its parameters")
+                });
             }
             self.rollback();
         }

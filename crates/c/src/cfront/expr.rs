@@ -521,9 +521,12 @@ impl<'t> Ctx<'t> {
     }
 
     pub(super) fn subscripts(&mut self, idx: &[Node<'t>]) -> Result<Vec<Subscript>, Skip> {
-        idx.iter()
-            .map(|&i| self.value(i).map(Subscript::new))
-            .collect()
+        let mut out = Vec::with_capacity(idx.len());
+        for &i in idx {
+            let v = self.value(i)?;
+            out.push(Subscript::new(self.folded(v)));
+        }
+        Ok(out)
     }
 
     /// More subscripts than declared dimensions: the extra ones go into the
@@ -819,8 +822,9 @@ impl<'t> Ctx<'t> {
     }
 
     /// A call: `unknown()` is `...`; otherwise an uninterpreted function of
-    /// its arguments. An argument passed by address, or an array passed
-    /// whole, may be written unless the prototype says `const`.
+    /// its arguments. A call that is not pure is a barrier (`effects`).
+    /// Otherwise an argument passed by address, or an array passed whole,
+    /// may be written unless the prototype says `const`.
     fn call(&mut self, n: Node<'t>) -> Result<Expr, Skip> {
         let at = span(n);
         let func = n.field(F::Function).ok_or(Skip(None))?;
@@ -864,6 +868,10 @@ impl<'t> Ctx<'t> {
         }
         let model_name = Self::fresh(name, |_| true);
         let call = Expr::new(ExprKind::Call(model_name.clone(), args), at);
+        if self.is_barrier(name, func.kind() != "identifier") {
+            self.barrier(&model_name, escaped, at)?;
+            return Ok(call);
+        }
         for e in escaped {
             self.may_writes.push(MayWrite {
                 target: e.target,
@@ -872,6 +880,7 @@ impl<'t> Ctx<'t> {
                 span: e.span,
                 func: model_name.clone(),
                 what: e.what,
+                barrier: false,
             });
         }
         Ok(call)

@@ -23,8 +23,10 @@ mod alias;
 mod calls;
 mod decl;
 mod defaults;
+mod effects;
 mod expr;
 mod fields;
+mod fold;
 mod mini;
 pub mod opaque;
 pub mod origin;
@@ -82,6 +84,10 @@ pub const W_SPELLING: &str = "W0910";
 pub const E_OPAQUE: &str = "E0911";
 /// The same, with `--allow-opaque`.
 pub const W_OPAQUE: &str = "W0911";
+
+/// A non-affine integer expression over macros and `const`s taken at its
+/// value (`cfront::fold`): it does not follow `--param`.
+pub const W_FOLDED: &str = "W0912";
 
 /// Errors shown before the rest are only counted.
 const MAX_ERRORS: usize = 100;
@@ -156,6 +162,9 @@ fn compile_inner(
     }
     let functions = cx.scan_file(root);
     cx.alias = alias::Aliases::scan(source, root);
+    cx.defined = (functions.iter())
+        .map(|&f| (scan::function_name(source, f), f))
+        .collect();
     cx.call_defaults = cx.call_defaults(root);
     let regions = cx.regions(root, &functions);
     // Counters keep their C names: arrays and parameters of every region
@@ -311,6 +320,9 @@ pub struct MayWrite {
     span: Span,
     func: String,
     what: String,
+    /// Added for a call that is a barrier (`effects`): `what` is the
+    /// warning for the whole call on its first write, empty on the others.
+    barrier: bool,
 }
 
 /// An argument passed by address or an array passed whole (it may be
@@ -384,6 +396,13 @@ pub struct Ctx<'t> {
     procs: calls::CProcs<'t>,
     /// What pointers point to (`alias`).
     alias: alias::Aliases<'t>,
+    /// Functions the file defines, by name (a call to any other is a
+    /// barrier unless it is pure: `effects`).
+    defined: HashMap<&'t str, Node<'t>>,
+    /// Functions `#pragma arrayflow pure` declares pure.
+    declared_pure: HashSet<&'t str>,
+    /// The identifiers the region being lowered names.
+    mentioned: HashSet<&'t str>,
 }
 
 impl<'t> Ctx<'t> {
@@ -428,6 +447,9 @@ impl<'t> Ctx<'t> {
             param_pos: HashMap::new(),
             procs: Default::default(),
             alias: Default::default(),
+            defined: HashMap::new(),
+            declared_pure: HashSet::new(),
+            mentioned: HashSet::new(),
         }
     }
 
@@ -656,6 +678,12 @@ impl<'t> Ctx<'t> {
         self.exited.clear();
         self.escapes.clear();
         self.may_writes.clear();
+        self.mentioned.clear();
+        stmt::walk(&r.items, |n| {
+            if n.kind() == "identifier" {
+                self.mentioned.insert(text(self.src, n));
+            }
+        });
         self.omp_next = false;
         self.depth = 0;
         let result = (self.enter_function(r))
@@ -891,6 +919,7 @@ impl<'t> Ctx<'t> {
             let hi = match size {
                 Some(s) => {
                     let e = self.value(s)?;
+                    let e = self.folded(e);
                     match Affine::from_expr(&e) {
                         Some(a) if !a.uses_counters() => a
                             .checked_sub(&Affine::constant(1))

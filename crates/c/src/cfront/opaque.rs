@@ -1,10 +1,12 @@
 //! Values of a C file that emitted C cannot keep (docs/c.md, "C output"):
 //! the front end read them as `...` (a name C does not declare here, a
-//! string, `sizeof`), printed back as `unknown()`, or as a pure function
-//! of their arguments (a call to a function the file does not define and
-//! that is not `<math.h>`'s), which the transformation may run in another
-//! order, on other threads, or not at all. `unknown()` as written is the
-//! front end's spelling of `...` and is kept.
+//! string, `sizeof`), printed back as `unknown()`, or a call that is a
+//! barrier (a function the file does not define and that is not known to
+//! be pure: `effects`): the analysis keeps it in order, but it reads and
+//! writes the C program's arrays by their names, where a transformation
+//! may have moved their values. `unknown()` as written is the front end's
+//! spelling of `...` and is kept. The statements the front end adds for a
+//! barrier are never printed (`cprint::effects`) and are not counted.
 
 use super::cvalue;
 use super::scan::{children, function_name};
@@ -33,10 +35,21 @@ pub fn defined_functions(text: &str) -> HashSet<String> {
 
 /// The opaque values of `p`, lowered from the C `text`, in source order.
 pub fn find(p: &Program, text: &str) -> Vec<Opaque> {
-    let defined = defined_functions(text);
+    let mut defined = defined_functions(text);
+    // `#pragma arrayflow pure f, g` declares calls to them pure.
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if let ["#pragma", "arrayflow", "pure", names @ ..] = words.as_slice() {
+            let names = names.iter().flat_map(|n| n.split(','));
+            defined.extend(names.filter(|n| !n.is_empty()).map(str::to_string));
+        }
+    }
     let mut out = Vec::new();
     let mut values: Vec<&Expr> = Vec::new();
     for s in p.stmts() {
+        if arrayflow_cprint::effects::is_effect_stmt(p, s) {
+            continue;
+        }
         match &s.kind {
             StmtKind::Assign { target, value, .. } => {
                 values.extend(target.subscripts.iter().map(|x| &x.expr));
@@ -116,7 +129,7 @@ fn call(name: &str, at: Span, defined: &HashSet<String>, out: &mut Vec<Opaque>) 
             || cvalue::cast_type(name).is_some()
             || cvalue::operator(name).is_some()
             || name == "__select"
-            || cvalue::is_math(name)
+            || cvalue::is_pure(name)
             || defined.contains(name) =>
         {
             return
@@ -126,8 +139,9 @@ fn call(name: &str, at: Span, defined: &HashSet<String>, out: &mut Vec<Opaque>) 
         }
         "__call" => "a call through a function pointer".to_string(),
         _ => format!(
-            "a call to `{name}`, which the file does not define and `<math.h>` does not declare: \
-             the analysis takes it for a pure function"
+            "a call to `{name}`, which the file does not define and is not known to be pure: \
+             the analysis orders it as a barrier, but it may read and write arrays by their C names, \
+             whose values a transformation may have moved"
         ),
     };
     out.push(Opaque { span: at, what });

@@ -121,6 +121,18 @@ pub fn find(
     o.identifiers = arrayflow_cprint::origin::identifiers(text_);
     o.identifiers
         .extend(arrayflow_cprint::origin::identifiers(original));
+    // A function the region calls is declared where the file includes its
+    // header (`exit` by `<stdlib.h>`): the function printed back into the
+    // file must not declare it again.
+    super::stmt::walk(&r.items, |n| {
+        let callee = (n.kind() == "call_expression")
+            .then(|| n.field(F::Function))
+            .flatten()
+            .filter(|f| f.kind() == "identifier");
+        if let Some(f) = callee {
+            o.functions.insert(text(text_, f).to_string());
+        }
+    });
     Some(o)
 }
 

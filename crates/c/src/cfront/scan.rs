@@ -236,13 +236,20 @@ impl<'t> Ctx<'t> {
             .strip_prefix("arrayflow")
             .map(str::trim_start)
             .unwrap_or("");
+        // `#pragma arrayflow pure f, g`: calls to them are pure (docs/c.md,
+        // Calls).
+        if let Some(names) = rest.strip_prefix("pure") {
+            let names = names.split(|c: char| c.is_whitespace() || c == ',');
+            self.declared_pure.extend(names.filter(|n| !n.is_empty()));
+            return;
+        }
         let Some(spec_text) = rest.strip_prefix("array") else {
             self.warn(
                 super::W_PRAGMA,
                 "unknown `#pragma arrayflow`; ignored",
                 pragma_span(n),
                 "not understood",
-                "the only form is `#pragma arrayflow array NAME[lo..hi]...`",
+                "the forms are `#pragma arrayflow array NAME[lo..hi]...` and `#pragma arrayflow pure NAME...`",
             );
             return;
         };

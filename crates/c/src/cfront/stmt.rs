@@ -397,10 +397,13 @@ impl<'t> Ctx<'t> {
                 }
                 let v = self.value(e)?;
                 let writes = !self.may_writes.is_empty();
+                let barrier = self.may_writes.iter().any(|w| w.barrier);
                 let label = self.stmt_label(label);
-                if writes {
+                if writes && !barrier {
                     return self.flush_writes(label.as_deref(), true);
                 }
+                // A barrier's statements precede the call, which stays.
+                self.flush_writes(label.as_deref(), false)?;
                 self.leftover_escapes();
                 if let ExprKind::Call(f, args) = v.kind {
                     self.b.call_at(label.as_deref(), false, &f, args, at);
@@ -619,7 +622,16 @@ impl<'t> Ctx<'t> {
         let n = writes.len();
         for (k, w) in writes.into_iter().enumerate() {
             let name = self.array_name(w.target.array);
-            self.warn(
+            if w.barrier && !w.what.is_empty() {
+                self.warn(
+                    W_CALL_WRITES,
+                    w.what,
+                    w.span,
+                    "a barrier",
+                    "a call to a function the file does not define is ordered with every access it may reach, and no loop around it is parallel (docs/c.md, Calls)",
+                );
+            } else if !w.barrier {
+                self.warn(
                 W_CALL_WRITES,
                 format!(
                     "`{}` gets {} by address: assumed to write {} (a may-write)",
@@ -635,6 +647,7 @@ impl<'t> Ctx<'t> {
                 "may be written by the call",
                 "calls are pure except through what they get by address; declare the parameter `const` if the function only reads it",
             );
+            }
             let l = match label {
                 Some(l) if whole && n == 1 => Some(l.to_string()),
                 Some(l) if whole => Some(format!("{l}.{}", k + 1)),
@@ -671,7 +684,9 @@ impl<'t> Ctx<'t> {
         }
         Err(self.skip(
             W_UNSUPPORTED,
-            format!("a call that may write (it gets something by address) in {what}"),
+            format!(
+                "a call that may write (it gets something by address, or is not pure) in {what}"
+            ),
             at,
             "here",
             "move the call into a statement of its own",
@@ -896,6 +911,7 @@ impl<'t> Ctx<'t> {
         }
         let declared = init.kind() == "declaration";
         let start = self.value(start_node)?;
+        let start = self.folded(start);
         self.no_writes_in("a loop header", header)?;
         let form = test_form(self.src, unparen(test), name);
         let counting = match form {
@@ -907,6 +923,7 @@ impl<'t> Ctx<'t> {
         let scope_mark = self.scope.len();
         if let Some((op, bound_node)) = counting {
             let bound = self.value(bound_node)?;
+            let bound = self.folded(bound);
             self.no_writes_in("a loop header", header)?;
             let (sa, ba) = (Affine::from_expr(&start), Affine::from_expr(&bound));
             if let (Some(sa), Some(ba)) = (sa, ba) {
@@ -1104,13 +1121,16 @@ impl<'t> Ctx<'t> {
     }
 
     /// The test of a `while`, `if` or `else if` whose body is in `body`: its
-    /// name (from a C label), its condition, and its header's span.
+    /// name (from a C label), its condition, and its header's span. With
+    /// `once` (an `if`'s first test, run once where it stands), what its
+    /// calls may write goes before it; elsewhere it skips the region.
     fn test(
         &mut self,
         n: Node<'t>,
         body: F,
         label: Label<'t>,
         is_while: bool,
+        once: bool,
     ) -> Result<(Option<String>, Cond, Node<'t>, Span), Skip> {
         let (Some(c), Some(body)) = (n.field(F::Condition), n.field(body)) else {
             return Err(Skip(None));
@@ -1118,12 +1138,15 @@ impl<'t> Ctx<'t> {
         let header = header_span(n, body);
         let name = self.cond_label(label, is_while);
         let cond = self.cond(c)?;
+        if once {
+            self.flush(None, false)?;
+        }
         self.no_writes_in("a test", header)?;
         Ok((name, cond, body, header))
     }
 
     fn while_loop(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
-        let (name, cond, body, header) = self.test(n, F::Body, label, true)?;
+        let (name, cond, body, header) = self.test(n, F::Body, label, true, false)?;
         let r = self.b.begin_while_at(name.as_deref(), cond, header);
         self.build(r, header)?;
         if let Some(n) = &name {
@@ -1139,7 +1162,7 @@ impl<'t> Ctx<'t> {
     }
 
     fn if_stmt(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
-        let (name, cond, then, header) = self.test(n, F::Consequence, label, false)?;
+        let (name, cond, then, header) = self.test(n, F::Consequence, label, false, true)?;
         let r = self.b.begin_if_at(name.as_deref(), cond, header);
         self.build(r, header)?;
         self.branch(then)?;
@@ -1151,7 +1174,7 @@ impl<'t> Ctx<'t> {
             let (inner_label, stmt) = self.unlabel(inner);
             if stmt.kind() == "if_statement" {
                 let (name, cond, then, header) =
-                    self.test(stmt, F::Consequence, inner_label, false)?;
+                    self.test(stmt, F::Consequence, inner_label, false, false)?;
                 let r = self.b.elsif(name.as_deref(), cond, header);
                 self.build(r, header)?;
                 self.branch(then)?;

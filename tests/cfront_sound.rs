@@ -1,0 +1,139 @@
+//! Verdicts on real-C shapes that used to be wrong, each worked out by
+//! hand (`fixtures/c/sound/`): a call the file does not define is a
+//! barrier (docs/c.md, *Calls*), and macro arithmetic in bounds, subscripts
+//! and sizes folds to its value (*Folding*).
+
+fn arrayflow(args: &[&str]) -> (i32, String, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_arrayflow"))
+        .args(args)
+        .output()
+        .unwrap();
+    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (o.status.code().unwrap_or(-1), s(&o.stdout), s(&o.stderr))
+}
+
+const EXIT: &str = "fixtures/c/sound/exitcall.c";
+const EFFECTS: &str = "fixtures/c/sound/effects.c";
+const BOUND: &str = "fixtures/c/sound/macrobound.c";
+const EXTENTS: &str = "fixtures/c/sound/extents.c";
+const CHECK: &str = "fixtures/c/sound/checkexit.c";
+
+/// `if (d[i] < 0) exit(0);` in loop i (line 8): never parallel, with or
+/// without `--allow-opaque`, which only lets the C be printed.
+#[test]
+fn a_loop_that_may_exit_is_not_parallel() {
+    let (code, out, err) = arrayflow(&["privatize", "--param", "LEN=8", EXIT]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("loop i@8: not parallel"), "{out}");
+    assert!(
+        err.contains("W0905") && err.contains("it ends the run"),
+        "{err}"
+    );
+    let (code, out, err) = arrayflow(&["privatize", "--param", "LEN=8", "--emit", "code", EXIT]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        err.contains("E0911") && err.contains("exitcall.c:9:19"),
+        "{err}"
+    );
+}
+
+/// The C printed back has the call as written, once, and nothing of the
+/// model's `__effects`: no statement, no declaration, no prototype of a
+/// function `<stdlib.h>` declares, and loop i stays sequential.
+#[test]
+fn a_barrier_is_printed_as_the_call_alone() {
+    for cmd in ["privatize", "expand"] {
+        let args = [
+            cmd,
+            "--param",
+            "LEN=8",
+            "--emit",
+            "code",
+            "--allow-opaque",
+            EXIT,
+        ];
+        let (code, out, err) = arrayflow(&args);
+        assert_eq!(code, 0, "{cmd}: {err}");
+        // The C, without the report in `//` comments above it (which
+        // names `__effects` as the expansion saw it).
+        let out: String = (out.lines())
+            .filter(|l| !l.starts_with("//"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(out.matches("exit(0);").count(), 1, "{cmd}: {out}");
+        assert!(!out.contains("__effect"), "{cmd}: {out}");
+        assert!(!out.contains("__any"), "{cmd}: {out}");
+        assert!(!out.contains("double exit("), "{cmd}: {out}");
+        assert!(
+            !out.contains("#pragma omp parallel for\n  for (int i"),
+            "{cmd}: {out}"
+        );
+    }
+}
+
+/// `note(i)` may write `a` (loop i, line 14), `tick()` follows the last
+/// `tick()` (loop m, line 20: not a reduction of `s`); `sqrt` and `abs`
+/// are pure (loop j, line 18).
+#[test]
+fn calls_order_their_loops_and_pure_ones_do_not() {
+    let (code, out, err) = arrayflow(&["privatize", "--param", "N=6", "--allow-opaque", EFFECTS]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("loop i@14: not parallel"), "{out}");
+    assert!(out.contains("loop j@18: parallel"), "{out}");
+    assert!(out.contains("loop m@20: not parallel"), "{out}");
+    assert!(!out.contains("reduction"), "{out}");
+    // One barrier warning per call, none for `sqrt` or `abs`.
+    assert_eq!(err.matches("[W0905]").count(), 2, "{err}");
+}
+
+/// `i < LEN/2` is `i <= 15999`: a `for` loop, and a[i + 5] written at i is
+/// read at i + 5: distance 5, not parallel.
+#[test]
+fn a_bound_over_macros_folds_and_keeps_its_dependence() {
+    let (code, out, err) = arrayflow(&["privatize", BOUND]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("loop i@8: not parallel"), "{out}");
+    assert!(!err.contains("W0903"), "{err}");
+    assert!(
+        err.contains("W0912") && err.contains("`LEN` = 32000"),
+        "{err}"
+    );
+    let (code, out, err) = arrayflow(&["deps", BOUND]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("a: _S1 write -> _S1 read 0: dependent (flow); loops (i); directions (+); distances (5)"),
+        "{out}"
+    );
+    let (_, out, _) = arrayflow(&["fmt", BOUND]);
+    assert!(out.contains("for i = 0 to 15999 do"), "{out}");
+}
+
+/// N = 10: x has N*N = 100 cells, HALF = (10 + 1)/2 = 5 (truncated), so i
+/// runs to 4; x[i*N + (N >> 1)] is x[10i + 5]; 2*N stays affine in N.
+#[test]
+fn sizes_subscripts_and_bounds_fold_and_affine_ones_stay() {
+    let (code, out, err) = arrayflow(&["fmt", EXTENTS]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("real x[0..99];"), "{out}");
+    assert!(out.contains("real y[0..2 * N - 1];"), "{out}");
+    assert!(out.contains("for i = 0 to 4 do"), "{out}");
+    assert!(out.contains("for j = 0 to 2 * N - 1 do"), "{out}");
+    assert!(!err.contains("W0903") && !err.contains("W0904"), "{err}");
+    // Four parts folded: the size, the bound, and `N` and `N >> 1` in
+    // the subscript.
+    assert_eq!(err.matches("[W0912]").count(), 4, "{err}");
+}
+
+/// `check`, defined in the file, may call `exit`: it is not inlined, and
+/// a call to it is a barrier (loop i, line 12).
+#[test]
+fn a_function_of_the_file_that_may_exit_is_a_barrier() {
+    let (code, out, err) = arrayflow(&["privatize", "--allow-opaque", CHECK]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("loop i@12: not parallel"), "{out}");
+    assert!(err.contains("calls to `check` are not inlined"), "{err}");
+    assert!(
+        err.contains("`check` assigns a global or makes a call that is a barrier"),
+        "{err}"
+    );
+}
