@@ -527,7 +527,11 @@ impl Candidates {
             let form = self.pending.remove(0);
             match infer::read_trees(plus, sites, samples, &form, pool.get(), &self.recs) {
                 Err(why) => self.why = why,
-                Ok(t) => match obstacle(plus, &form, &t) {
+                Ok(mut t) => match {
+                    // Labels fitted at the samples, made to exist at every size.
+                    prove::guard_boxes(plus, &form, &mut t);
+                    obstacle(plus, &form, &t)
+                } {
                     Some(why) => self.why = why,
                     None => {
                         self.forms.push((form, t));
