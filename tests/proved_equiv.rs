@@ -116,7 +116,7 @@ fn check(name: &str, p: &Program) -> Result<Tally, String> {
 /// others `>= 1`), so that the claim covers empty loops and the vectors
 /// reach them.
 fn program(seed: u64) -> Program {
-    let o = if seed % 2 == 0 {
+    let o = if seed.is_multiple_of(2) {
         GenOptions::all(Size::Small)
     } else {
         GenOptions::static_control(Size::Small)

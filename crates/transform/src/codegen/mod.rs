@@ -525,13 +525,16 @@ impl Candidates {
                     .collect();
             }
             let form = self.pending.remove(0);
-            match infer::read_trees(plus, sites, samples, &form, pool.get(), &self.recs) {
-                Err(why) => self.why = why,
-                Ok(mut t) => match {
+            let trees = infer::read_trees(plus, sites, samples, &form, pool.get(), &self.recs).map(
+                |mut t| {
                     // Labels fitted at the samples, made to exist at every size.
                     prove::guard_boxes(plus, &form, &mut t);
-                    obstacle(plus, &form, &t)
-                } {
+                    t
+                },
+            );
+            match trees {
+                Err(why) => self.why = why,
+                Ok(t) => match obstacle(plus, &form, &t) {
                     Some(why) => self.why = why,
                     None => {
                         self.forms.push((form, t));
