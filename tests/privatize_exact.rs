@@ -255,3 +255,50 @@ fn privatized_static_programs_are_never_refused() {
     eprintln!("{checked} privatized from exact σ, each compared at three sizes");
     assert!(checked > 0);
 }
+
+/// A stride-5 loop whose body updates `a[i]` .. `a[i + 4]` from
+/// `a[i + 1]` .. `a[i + 5]` (the C `for (i = 0; i < LEN - 5; i += 5)`), and
+/// its 2-D twin: exact σ makes `i` parallel once `a` is private (each
+/// iteration reads the next one's first cell before it is written). The
+/// private copies are declared `lo - 1 .. hi` over the iterations, slot
+/// `lo - 1` holding the value from before the loop; at N < 5 the loop's
+/// bounds cross by more than one (`0 .. N - 6`), that slot does not exist,
+/// and validation refused the program as "internal error: exact σ said the
+/// loops are parallel". The privatized program now runs under
+/// `if lo <= hi`, and agrees with the original at every N from 0 to 12
+/// (by hand, the original runs at each: `a[i + 5]` ≤ `a[N - 1]`).
+#[test]
+fn stride_loops_whose_bounds_cross_are_privatized_at_every_size() {
+    let one = "param N = 20;\nreal a[0..N + 4]; real b[0..N];\n\
+               for i = 0 to N - 6 step 5 do\n\
+               S0: a[i] = a[i + 1] * b[i];\n  S1: a[i + 1] = a[i + 2] * b[i];\n\
+               S2: a[i + 2] = a[i + 3] * b[i];\n  S3: a[i + 3] = a[i + 4] * b[i];\n\
+               S4: a[i + 4] = a[i + 5] * b[i];\nend\n";
+    let two = "param N = 20;\nreal a[0..3, 0..N + 4]; real b[0..N];\n\
+               for i = 0 to N - 6 step 5 do\n  for j = 0 to 3 do\n\
+               S0: a[j, i] = a[j, i + 1] * b[i];\n  S1: a[j, i + 1] = a[j, i + 2] * b[i];\n\
+               S2: a[j, i + 2] = a[j, i + 3] * b[i];\n  S3: a[j, i + 3] = a[j, i + 4] * b[i];\n\
+               S4: a[j, i + 4] = a[j, i + 5] * b[i];\n  end\nend\n";
+    for text in [one, two] {
+        let p = program(text);
+        let c = arrayflow::privatize::emit::checked(&p, &Default::default())
+            .unwrap_or_else(|m| panic!("{m}\n{text}"));
+        assert_eq!(c.basis, arrayflow::privatize::emit::Basis::Exact);
+        let e = c.emitted.expect("a loop made parallel");
+        assert_eq!(e.loops.len(), 1, "{}", e.text);
+        let b = program(&e.text);
+        for n in 0..=12 {
+            let o = arrayflow::equiv::EquivOptions {
+                params: vec![("N".into(), n)],
+                seeds: 2,
+                ..Default::default()
+            };
+            let v = arrayflow::equiv::equiv(&p, &b, &o);
+            assert!(
+                matches!(v, Ok(arrayflow::equiv::Verdict::Agree(_))),
+                "N = {n}: {v:?}\n{}",
+                e.text
+            );
+        }
+    }
+}

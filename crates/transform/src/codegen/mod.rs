@@ -525,7 +525,14 @@ impl Candidates {
                     .collect();
             }
             let form = self.pending.remove(0);
-            match infer::read_trees(plus, sites, samples, &form, pool.get(), &self.recs) {
+            let trees = infer::read_trees(plus, sites, samples, &form, pool.get(), &self.recs).map(
+                |mut t| {
+                    // Labels fitted at the samples, made to exist at every size.
+                    prove::guard_boxes(plus, &form, &mut t);
+                    t
+                },
+            );
+            match trees {
                 Err(why) => self.why = why,
                 Ok(t) => match obstacle(plus, &form, &t) {
                     Some(why) => self.why = why,

@@ -15,8 +15,18 @@
 //!   negated conditions.
 //!
 //! The initial value is one more write, before every operation, of every
-//! cell; it is in the original array and in every copied-in group (at any
-//! κ), so a read that may see it must read one of those.
+//! cell; it is in the original array and in every copied-in group (at every
+//! label inside the group's declared box), so a read that may see it must
+//! read the original array or a copied-in group inside its box.
+//!
+//! Every label must also exist: a write's label, where the write runs, and
+//! a read's label, where the read may see the initial value, lie inside the
+//! box the group is declared with (its cells and κ ranges, affine in the
+//! parameters and fitted at the samples). An empty loop makes a box empty
+//! (`1..M` at `M = 0`) while reads after the loop still run: a label such as
+//! the last iteration's `(M, M)` would then be read outside the array.
+//! [`guard_boxes`] splits such a read so that it reads the original array
+//! where its label leaves the box.
 //!
 //! A bad pair is that system with the labels different (another group, or
 //! some κ dimension `<` or `>`). Proved iff every bad pair's systems are
@@ -26,7 +36,7 @@
 //! The labels come in through [`Labels`] (per site, affine pieces), so the
 //! prover does not depend on how `infer` finds them. docs/expansion.md §8.
 
-use super::infer::{eval_at, ArrayForm, Test, Tree};
+use super::infer::{eval_at, ArrayForm, GroupBox, Test, Tree};
 use crate::dependence::pairs::{negate as negate_op, Sparse as Lin};
 use crate::dependence::{Config, Problem, Tester, Verdict};
 use crate::model::{
@@ -57,6 +67,8 @@ pub struct Labels {
     /// Per group: copied in from the original array before the program, so
     /// it holds the initial value wherever nothing wrote.
     pub copy_in: Vec<bool>,
+    /// Per group: the box it is declared with (cells, then κ).
+    pub boxes: Vec<GroupBox>,
 }
 
 impl Labels {
@@ -105,6 +117,7 @@ impl Labels {
             writes,
             reads,
             copy_in: form.copy_in.clone(),
+            boxes: form.boxes.clone(),
         }
     }
 
@@ -182,45 +195,45 @@ const BUDGET: usize = 20_000;
 pub fn prove(program: &Program, labels: &Labels) -> Proof {
     let places = places(program);
     let mut tester = Tester::new(Config::default());
-    let mut search = Search {
-        tester: &mut tester,
-        n: 0,
-        tests: 0,
-        problem: Problem::new(0),
-        dense: Vec::new(),
-    };
+    let mut search = Search::new(&mut tester);
     let array = labels.array;
-    let stmts = program.stmts();
-    let writers: Vec<(StmtId, &Access)> = stmts
-        .iter()
-        .filter_map(|s| s.write().map(|(a, _)| (s.id, a)))
-        .filter(|(_, a)| a.array == array)
-        .collect();
-    let mut readers: Vec<(Site, usize, &Access)> = Vec::new();
-    for s in &stmts {
-        for (k, a) in s.reads().into_iter().enumerate() {
-            if a.array == array {
-                readers.push((Site::Stmt(s.id), k, a));
-            }
-        }
-    }
-    for c in program.conditions() {
-        for (k, a) in c.reads().into_iter().enumerate() {
-            if a.array == array {
-                readers.push((Site::Cond(c.id), k, a));
-            }
-        }
-    }
-    let kills: Vec<(StmtId, &Access)> = writers
-        .iter()
-        .copied()
-        .filter(|(s, a)| a.is_affine() && places.get(&Site::Stmt(*s)).is_some_and(Place::exact))
-        .collect();
+    let writers = writers(program, array);
+    let readers = readers(program, array);
+    let kills = kills(&places, &writers);
     let original = vec![Piece {
         conds: Vec::new(),
         label: None,
     }];
     let mut unknown: Option<String> = None;
+    // Every write's label exists where the write runs.
+    for &(s, wacc) in &writers {
+        let ctx = Pair {
+            program,
+            places: &places,
+            w: None,
+            r: (Site::Stmt(s), wacc),
+            kills: &[],
+            copy_in: &labels.copy_in,
+            boxes: &labels.boxes,
+        };
+        for piece in labels.writes.get(&s).map_or(&[][..], |v| &v[..]) {
+            match ctx.leaves_box(&mut search, piece) {
+                Found::None => {}
+                Found::Some => {
+                    return Proof::Refuted(format!(
+                        "the label `{}` writes may lie outside the declared range of its expanded array",
+                        program.site_name(Site::Stmt(s))
+                    ))
+                }
+                Found::Unknown(why) => {
+                    unknown.get_or_insert(format!(
+                        "{why} (the range of `{}`'s label)",
+                        program.site_name(Site::Stmt(s))
+                    ));
+                }
+            }
+        }
+    }
     // The writes, then the initial value (None).
     let sources = writers
         .iter()
@@ -244,9 +257,17 @@ pub fn prove(program: &Program, labels: &Labels) -> Proof {
                 r: (r, racc),
                 kills: &kills,
                 copy_in: &labels.copy_in,
+                boxes: &labels.boxes,
             };
             match ctx.run(&mut search, wp, rp) {
                 Found::None => {}
+                Found::Some if w.is_none() => {
+                    return Proof::Refuted(format!(
+                        "{source} may be a source of {} with another label (or one outside \
+                         the declared range of its expanded array)",
+                        super::read_name::read_of(program, r, k)
+                    ))
+                }
                 Found::Some => {
                     return Proof::Refuted(format!(
                         "{source} may be a source of {} with another label",
@@ -265,6 +286,127 @@ pub fn prove(program: &Program, labels: &Labels) -> Proof {
     match unknown {
         Some(why) => Proof::Unknown(why),
         None => Proof::Proved,
+    }
+}
+
+/// The statements writing `array`, with their write access.
+fn writers(program: &Program, array: ArrayId) -> Vec<(StmtId, &Access)> {
+    (program.stmts().into_iter())
+        .filter_map(|s| s.write().map(|(a, _)| (s.id, a)))
+        .filter(|(_, a)| a.array == array)
+        .collect()
+}
+
+/// Every read of `array`: (site, read index, access).
+fn readers(program: &Program, array: ArrayId) -> Vec<(Site, usize, &Access)> {
+    let mut out = Vec::new();
+    for s in program.stmts() {
+        for (k, a) in s.reads().into_iter().enumerate() {
+            if a.array == array {
+                out.push((Site::Stmt(s.id), k, a));
+            }
+        }
+    }
+    for c in program.conditions() {
+        for (k, a) in c.reads().into_iter().enumerate() {
+            if a.array == array {
+                out.push((Site::Cond(c.id), k, a));
+            }
+        }
+    }
+    out
+}
+
+/// The writers that can serve as kills: affine subscripts, exact places.
+fn kills<'a>(
+    places: &HashMap<Site, Place>,
+    writers: &[(StmtId, &'a Access)],
+) -> Vec<(StmtId, &'a Access)> {
+    (writers.iter().copied())
+        .filter(|(s, a)| a.is_affine() && places.get(&Site::Stmt(*s)).is_some_and(Place::exact))
+        .collect()
+}
+
+/// The read labels of `trees` (fitted at the samples) made to exist at
+/// every parameter value: a leaf that reads a copied-in group where the
+/// read may see the initial value with its label outside the group's
+/// declared box (a box `1..M` is empty at `M = 0`, and a read after the
+/// loop still runs) reads the original array there instead, which holds
+/// the initial value throughout the expanded program. Each bound that may
+/// be crossed becomes a split of the leaf; [`prove`] then checks the pieces
+/// like any others (no write may reach the original array's piece).
+pub fn guard_boxes(program: &Program, form: &ArrayForm, trees: &mut HashMap<(Site, usize), Tree>) {
+    let places = places(program);
+    let mut tester = Tester::new(Config::default());
+    let mut search = Search::new(&mut tester);
+    let writers = writers(program, form.array);
+    let kills = kills(&places, &writers);
+    let readers = readers(program, form.array);
+    for (site, k, racc) in readers {
+        let Some(t) = trees.get(&(site, k)) else {
+            continue;
+        };
+        let ctx = Pair {
+            program,
+            places: &places,
+            w: None,
+            r: (site, racc),
+            kills: &kills,
+            copy_in: &form.copy_in,
+            boxes: &form.boxes,
+        };
+        let Ok(f) = ctx.frame() else {
+            continue; // left to `prove`, which says why
+        };
+        let guarded = guard_leaves(t, &mut Vec::new(), &mut |piece| {
+            let copied =
+                (piece.label.as_ref()).is_some_and(|(g, _)| form.copy_in.get(*g) == Some(&true));
+            let Some(sides) = copied.then(|| ctx.outside(piece, &f).ok()).flatten() else {
+                return Vec::new();
+            };
+            // Only the bounds the read may cross (and the original array
+            // where the tests cannot tell).
+            (sides.into_iter())
+                .filter(|(atom, _)| {
+                    let bad = vec![vec![atom.clone()]];
+                    !matches!(
+                        ctx.search(&mut search, &f, &[(piece, &f.er)], bad),
+                        Found::None
+                    )
+                })
+                .filter_map(|(_, inside)| inside)
+                .collect()
+        });
+        trees.insert((site, k), guarded);
+    }
+}
+
+/// `t` with each leaf wrapped in the splits `inside` gives it (each test
+/// true inside the box; false: the original array).
+fn guard_leaves(
+    t: &Tree,
+    path: &mut Vec<(Test, bool)>,
+    inside: &mut dyn FnMut(&Piece) -> Vec<Test>,
+) -> Tree {
+    match t {
+        Tree::Leaf(l) => {
+            let piece = Piece {
+                conds: path.clone(),
+                label: l.clone(),
+            };
+            (inside(&piece).into_iter().rev()).fold(t.clone(), |yes, test| {
+                Tree::Split(test, Box::new(yes), Box::new(Tree::Leaf(None)))
+            })
+        }
+        Tree::Split(e, yes, no) => {
+            path.push((e.clone(), true));
+            let yes = guard_leaves(yes, path, inside);
+            path.pop();
+            path.push((e.clone(), false));
+            let no = guard_leaves(no, path, inside);
+            path.pop();
+            Tree::Split(e.clone(), Box::new(yes), Box::new(no))
+        }
     }
 }
 
@@ -521,7 +663,17 @@ struct Search<'t> {
     dense: Vec<i64>,
 }
 
-impl Search<'_> {
+impl<'t> Search<'t> {
+    fn new(tester: &'t mut Tester) -> Search<'t> {
+        Search {
+            tester,
+            n: 0,
+            tests: 0,
+            problem: Problem::new(0),
+            dense: Vec::new(),
+        }
+    }
+
     fn test(&mut self, atoms: &[&Atom]) -> Option<Verdict> {
         let p = &mut self.problem;
         p.eqs.reset(self.n);
@@ -597,6 +749,16 @@ struct Pair<'a> {
     r: (Site, &'a Access),
     kills: &'a [(StmtId, &'a Access)],
     copy_in: &'a [bool],
+    boxes: &'a [GroupBox],
+}
+
+/// The part of a pair's system its label pieces share (`Pair::frame`).
+struct Frame {
+    sys: Sys,
+    ew: Env,
+    er: Env,
+    xs: Vec<usize>,
+    kills: Vec<Dnf>,
 }
 
 /// A system under construction: conjunction `base` and disjunctions `dnfs`.
@@ -755,10 +917,14 @@ impl Pair<'_> {
         }
     }
 
-    fn run(&self, search: &mut Search, wp: &[Piece], rp: &[Piece]) -> Found {
+    /// The system every label piece of the pair shares: the parameters
+    /// under the assumptions, the cell in the declared range, both sides
+    /// running and touching it, w ≺ r, and the kills' "not killed".
+    fn frame(&self) -> Result<Frame, String> {
         let (Some(pw), Some(pr)) = (self.w_place(), self.place(self.r.0)) else {
-            return Found::Unknown("a site outside the program".into());
+            return Err("a site outside the program".into());
         };
+        let overflow = || "arithmetic overflow".to_string();
         let p = self.program;
         let mut sys = Sys::default();
         let params: Vec<usize> = (0..p.params.len()).map(|_| sys.fresh()).collect();
@@ -792,10 +958,7 @@ impl Pair<'_> {
         let er = sys.side(&params, pr);
         sys.touches(&er, self.r.1, &xs);
         if let Some(pw) = pw {
-            let Some(order) = before((pw, &ew), (pr, &er)) else {
-                return Found::Unknown("arithmetic overflow".into());
-            };
-            sys.dnf(order);
+            sys.dnf(before((pw, &ew), (pr, &er)).ok_or_else(overflow)?);
         }
         let mut kills = Vec::new();
         for &(k, kacc) in self.kills {
@@ -824,48 +987,129 @@ impl Pair<'_> {
             }
         }
         if sys.broken {
-            return Found::Unknown("arithmetic overflow".into());
+            return Err(overflow());
         }
-        search.n = sys.n;
+        Ok(Frame {
+            sys,
+            ew,
+            er,
+            xs,
+            kills,
+        })
+    }
+
+    /// Whether the frame, the conditions of `pieces` (each over its side's
+    /// variables) and one alternative of `bad` have an integer solution.
+    fn search(&self, search: &mut Search, f: &Frame, pieces: &[(&Piece, &Env)], bad: Dnf) -> Found {
+        let mut own = Vec::new();
+        for (piece, env) in pieces {
+            for (t, holds) in &piece.conds {
+                let Test::Le(e) = t else {
+                    return Found::Unknown("a stride condition".into());
+                };
+                let Some(e) = env.lin(e) else {
+                    return Found::Unknown("a label condition outside the site".into());
+                };
+                let atom = if *holds {
+                    Some(Atom::Le(e))
+                } else {
+                    neg(&e).and_then(|e| e.plus(1)).map(Atom::Le)
+                };
+                match atom {
+                    Some(a) => own.push(a),
+                    None => return Found::Unknown("arithmetic overflow".into()),
+                }
+            }
+        }
+        search.n = f.sys.n;
+        let mut base: Vec<&Atom> = f.sys.base.iter().chain(&own).collect();
+        let dnfs: Vec<&Dnf> = f.sys.dnfs.iter().chain([&bad]).chain(&f.kills).collect();
+        search.run(&mut base, &dnfs)
+    }
+
+    /// The ways r's label in `piece` may leave its group's declared box:
+    /// per bound crossed, the atom that says so (over the frame's
+    /// variables) and the test that holds inside it (over r's site, None
+    /// for a subscript that is not affine). Empty for the original array.
+    fn outside(&self, piece: &Piece, f: &Frame) -> Result<Vec<(Atom, Option<Test>)>, String> {
+        let Some((g, ks)) = &piece.label else {
+            return Ok(Vec::new());
+        };
+        let gb = (self.boxes.get(*g)).ok_or("a group without a declared box")?;
+        let kb = (gb.kappa.as_ref()).ok_or("a label counter has no affine box")?;
+        let overflow = || "arithmetic overflow".to_string();
+        let mut out = Vec::new();
+        let mut bound = |x: &Lin, e: Option<&Affine>, lo: &Affine, hi: &Affine| {
+            let (l, h) = (f.er.lin(lo), f.er.lin(hi));
+            let (l, h) = l.zip(h).ok_or_else(overflow)?;
+            let below = lt(x, &l).ok_or_else(overflow)?;
+            let above = lt(&h, x).ok_or_else(overflow)?;
+            let inside_lo = e.map(|e| lo.checked_sub(e).map(Test::Le));
+            let inside_hi = e.map(|e| e.checked_sub(hi).map(Test::Le));
+            let test = |t: Option<Option<Test>>| t.map(|t| t.ok_or_else(overflow)).transpose();
+            out.push((below, test(inside_lo)?));
+            out.push((above, test(inside_hi)?));
+            Ok::<(), String>(())
+        };
+        // A group declared over fewer cells than the array: the read's cell.
+        for (d, (lo, hi)) in gb.cells.iter().flatten().enumerate() {
+            let x = Lin::var(*f.xs.get(d).ok_or("a cell box of another rank")?);
+            let sub = self.r.1.subscripts.get(d).and_then(|s| s.affine.as_ref());
+            bound(&x, sub, lo, hi)?;
+        }
+        if ks.len() != kb.len() {
+            return Err("a label of another rank than its group".into());
+        }
+        for (k, (lo, hi)) in ks.iter().zip(kb) {
+            let x = f.er.lin(k).ok_or_else(overflow)?;
+            bound(&x, Some(k), lo, hi)?;
+        }
+        Ok(out)
+    }
+
+    /// Whether r may run with the label of `piece` outside its group's box
+    /// (with `w` None and kills, while the initial value may reach r).
+    fn leaves_box(&self, search: &mut Search, piece: &Piece) -> Found {
+        let f = match self.frame() {
+            Ok(f) => f,
+            Err(why) => return Found::Unknown(why),
+        };
+        let bad = match self.outside(piece, &f) {
+            Ok(sides) => sides.into_iter().map(|(a, _)| vec![a]).collect(),
+            Err(why) => return Found::Unknown(why),
+        };
+        self.search(search, &f, &[(piece, &f.er)], bad)
+    }
+
+    fn run(&self, search: &mut Search, wp: &[Piece], rp: &[Piece]) -> Found {
+        let f = match self.frame() {
+            Ok(f) => f,
+            Err(why) => return Found::Unknown(why),
+        };
         let mut unknown = None;
         for a in wp {
             for b in rp {
-                let Some(differ) = differ(a, &ew, b, &er) else {
+                let Some(differ) = differ(a, &f.ew, b, &f.er) else {
                     return Found::Unknown("arithmetic overflow".into());
                 };
                 let initial_there = self.w.is_none()
                     && b.label
                         .as_ref()
                         .is_some_and(|(g, _)| self.copy_in.get(*g) == Some(&true));
-                if differ.is_empty() || initial_there {
+                // A copied-in group holds the initial value, but only at
+                // the labels inside its declared box.
+                let bad = if initial_there {
+                    match self.outside(b, &f) {
+                        Ok(sides) => sides.into_iter().map(|(a, _)| vec![a]).collect(),
+                        Err(why) => return Found::Unknown(why),
+                    }
+                } else {
+                    differ
+                };
+                if bad.is_empty() {
                     continue;
                 }
-                let mut own = Vec::new();
-                let conds = a
-                    .conds
-                    .iter()
-                    .map(|c| (c, &ew))
-                    .chain(b.conds.iter().map(|c| (c, &er)));
-                for ((t, holds), env) in conds {
-                    let Test::Le(e) = t else {
-                        return Found::Unknown("a stride condition".into());
-                    };
-                    let Some(e) = env.lin(e) else {
-                        return Found::Unknown("a label condition outside the site".into());
-                    };
-                    let atom = if *holds {
-                        Some(Atom::Le(e))
-                    } else {
-                        neg(&e).and_then(|e| e.plus(1)).map(Atom::Le)
-                    };
-                    match atom {
-                        Some(a) => own.push(a),
-                        None => return Found::Unknown("arithmetic overflow".into()),
-                    }
-                }
-                let mut base: Vec<&Atom> = sys.base.iter().chain(&own).collect();
-                let dnfs: Vec<&Dnf> = sys.dnfs.iter().chain([&differ]).chain(&kills).collect();
-                match search.run(&mut base, &dnfs) {
+                match self.search(search, &f, &[(a, &f.ew), (b, &f.er)], bad) {
                     Found::None => {}
                     Found::Some => return Found::Some,
                     Found::Unknown(w) => {

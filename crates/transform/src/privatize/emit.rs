@@ -642,8 +642,63 @@ fn start(
 }
 
 /// Pushes onto `out` the set-up, the loop over private copies and the
-/// finalization.
+/// finalization; under `if lo <= hi` where the loop's bounds may cross by
+/// more than one ([`may_cross`]).
 fn privatize(
+    f: &mut For,
+    privates: &[Private],
+    p: &mut Program,
+    names: &mut Names,
+    out: &mut Vec<Node>,
+) {
+    let guard = may_cross(p, f).then(|| Condition {
+        id: CondId(0),
+        name: names.fresh("runs"),
+        generated: false,
+        cond: Cond::Cmp(CmpOp::Le, f.lower.expr.clone(), f.upper.expr.clone()),
+        span: Span::NONE,
+    });
+    let mut nodes = Vec::new();
+    fill(f, privates, p, names, &mut nodes);
+    match guard {
+        Some(c) => out.push(Node::If(If {
+            branches: vec![(c, nodes)],
+            otherwise: None,
+            span: Span::NONE,
+        })),
+        None => out.extend(nodes),
+    }
+}
+
+/// Whether `hi < lo - 1` at some parameter values the assumptions allow
+/// (`i <= LEN - 6` at `LEN = 1`; `i <= N - 1` at `N = -1`, as nothing says
+/// `N >= 0`): the slot `lo - 1` of `X_p` (declared `lo - 1 .. hi`), which
+/// the set-up and the finalization use, does not exist there. The loop is
+/// empty there, and the privatized program under `if lo <= hi` leaves the
+/// arrays as the loop does. True where the tests cannot tell.
+fn may_cross(p: &Program, f: &For) -> bool {
+    use crate::symbolic::domain::{self, Atom};
+    let crossed = (f.upper.affine.checked_sub(&f.lower.affine))
+        .and_then(|d| d.checked_add(&Affine::constant(2)))
+        .map(|d| vec![vec![Atom::Le(d)]]);
+    let mut assumed = Some(vec![Vec::new()]);
+    for a in &p.assumptions {
+        assumed = assumed.and_then(|x| domain::and(&x, &domain::dnf(a, true)?));
+    }
+    let (Some(crossed), Some(assumed)) = (crossed, assumed) else {
+        return true;
+    };
+    let Some(mut prover) = crate::symbolic::prove::Prover::new(p) else {
+        return true;
+    };
+    !matches!(
+        prover.first_possible(&[&assumed, &crossed], &mut || Ok::<(), ()>(())),
+        Ok(None)
+    )
+}
+
+/// The set-up, the loop over private copies and the finalization.
+fn fill(
     f: &mut For,
     privates: &[Private],
     p: &mut Program,
