@@ -917,7 +917,16 @@ impl<'t> Ctx<'t> {
                 span: target.span,
                 ext: None,
             };
-            self.b.assign_at(None, false, access, op, value.clone(), at);
+            // Marked as an effect: the C printer drops it (the write it
+            // stands for is the one C makes through the other parameter).
+            let marked = Expr::new(
+                ExprKind::Call(
+                    format!("{}overlap", arrayflow_cprint::cvalue::EFFECT),
+                    vec![value.clone()],
+                ),
+                at,
+            );
+            self.b.assign_at(None, false, access, op, marked, at);
         }
         Ok(())
     }
