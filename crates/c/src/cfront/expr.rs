@@ -340,12 +340,12 @@ impl<'t> Ctx<'t> {
         }
         // A pointer as a value (passed to a call): what it points into.
         match self.pointer_use(v)? {
-            super::alias::PtrUse::NotPointer => {}
-            super::alias::PtrUse::Resolved(p) => {
+            super::pointee::PtrUse::NotPointer => {}
+            super::pointee::PtrUse::Resolved(p) => {
                 let var_name = self.vars[p.var.index()].name;
                 return self.var_value(p.var, var_name, at);
             }
-            super::alias::PtrUse::Unknown => {
+            super::pointee::PtrUse::Unknown => {
                 let place = self.alias_place(v, Vec::new(), at)?;
                 if let Place::Alias { accesses, .. } = &place {
                     for a in accesses {
@@ -739,17 +739,19 @@ impl<'t> Ctx<'t> {
                 }
                 match self.lookup(name) {
                     Some(Binding::Var(v)) => match self.pointer_use(v)? {
-                        super::alias::PtrUse::Resolved(p) => match self.model_of(p.var, span(n))? {
-                            ModelRef::Array(a, d) => {
-                                Ok(Some((a, d, self.vars[p.var.index()].name)))
+                        super::pointee::PtrUse::Resolved(p) => {
+                            match self.model_of(p.var, span(n))? {
+                                ModelRef::Array(a, d) => {
+                                    Ok(Some((a, d, self.vars[p.var.index()].name)))
+                                }
+                                ModelRef::Param(_) => Ok(None),
                             }
-                            ModelRef::Param(_) => Ok(None),
-                        },
-                        super::alias::PtrUse::Unknown => {
+                        }
+                        super::pointee::PtrUse::Unknown => {
                             self.alias.unknown_root = Some(v);
                             Ok(None)
                         }
-                        super::alias::PtrUse::NotPointer => self.pointer_root_var(v, n, others),
+                        super::pointee::PtrUse::NotPointer => self.pointer_root_var(v, n, others),
                     },
                     _ => {
                         others.push(self.value(n)?);

@@ -15,7 +15,8 @@
 //! (declarators and types), `typedefs` (what a typedef's name stands
 //! for, casts through one), `stmt` (statements and loops), `expr`
 //! (expressions, conditions, accesses), `mini` (integer expressions in
-//! preprocessor text), `alias` (what pointers point to), `fields`
+//! preprocessor text), `alias` (what pointers point to; `pointee`, its
+//! answer), `fields`
 //! (tree-sitter field ids); `emit` prints a
 //! model back as C.
 
@@ -30,6 +31,7 @@ mod fold;
 mod mini;
 pub mod opaque;
 pub mod origin;
+mod pointee;
 pub mod preprocess;
 mod scan;
 mod spelling;

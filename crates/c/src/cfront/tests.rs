@@ -179,7 +179,7 @@ fn pointer_parameters_get_size_parameters() {
     same(
         &src,
         "param n;\nparam p_dim0;\nparam q_dim0;\nreal p[0..p_dim0 - 1];\nreal q[0..q_dim0 - 1, 0..3];\n\
-         for i = 0 to n - 1 do p[i] = q[i, 0]; q[__any(), __any()] = q[i, 0]; end\n",
+         for i = 0 to n - 1 do p[i] = q[i, 0]; q[__any(), __any()] = __effect_overlap(q[i, 0]); end\n",
     );
     assert_eq!(codes(&src), vec!["W0906", "W0906", "W0906", "W0906"]);
 }
