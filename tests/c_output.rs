@@ -14,7 +14,6 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const THREADS: [&str; 3] = ["1", "2", "4"];
 const PRIVATIZE: &[&str] = &["privatize", "--emit", "code"];
@@ -62,20 +61,11 @@ fn dir() -> PathBuf {
 }
 
 fn arrayflow(args: &[&str], params: &[&str], file: &Path) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_arrayflow"))
-        .args(args)
-        .args(params)
-        .arg(file)
-        .output()
-        .expect("the binary runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{args:?} {}: {}",
-        file.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8")
+    let file = file.to_string_lossy();
+    let all: Vec<&str> = args.iter().chain(params).copied().chain([&*file]).collect();
+    let (code, out, err) = support::run(&all);
+    assert_eq!(code, 0, "{args:?} {file}: {err}");
+    out
 }
 
 /// `file` with its function replaced by `output`: the function starts at

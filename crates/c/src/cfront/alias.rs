@@ -26,7 +26,7 @@
 use super::expr::{any, Place};
 use super::fields::{Fields, F};
 pub use super::pointee::{Pointee, PtrUse};
-use super::scan::children;
+use super::scan::{children, without_casts};
 use super::stmt::walk;
 use super::{span, text, Binding, CVar, Ctx, ModelRef, Region, Skip, VarId, W_MAY_ACCESS};
 use crate::model::*;
@@ -74,25 +74,6 @@ pub struct Aliases<'t> {
     pub unknown_root: Option<VarId>,
 }
 
-/// `(x)` → `x`, `(T) x` → `x`.
-fn bare(n: Node<'_>) -> Node<'_> {
-    let mut n = n;
-    for _ in 0..1000 {
-        n = match n.kind() {
-            "parenthesized_expression" => match children(n).first() {
-                Some(&x) => x,
-                None => return n,
-            },
-            "cast_expression" => match n.field(F::Value) {
-                Some(x) => x,
-                None => return n,
-            },
-            _ => return n,
-        };
-    }
-    n
-}
-
 /// The start byte of the function around `n` (0 at file scope).
 fn function_of(n: Node<'_>) -> usize {
     let mut up = n.parent();
@@ -135,7 +116,7 @@ fn is_restrict(q: &str) -> bool {
 
 /// Whether a call's result is fresh memory (`(double (*)[N]) malloc(...)`).
 fn allocation(src: &str, n: Node<'_>) -> bool {
-    let n = bare(n);
+    let n = without_casts(n);
     n.kind() == "call_expression"
         && n.field(F::Function)
             .is_some_and(|f| f.kind() == "identifier" && ALLOCATORS.contains(&text(src, f)))
@@ -148,7 +129,7 @@ impl<'t> Aliases<'t> {
         let mut a = Aliases::default();
         walk(&[root], |n| match n.kind() {
             "assignment_expression" => {
-                if let Some(l) = n.field(F::Left).map(bare) {
+                if let Some(l) = n.field(F::Left).map(without_casts) {
                     if l.kind() == "identifier" {
                         let plain = n.field(F::Operator).is_some_and(|o| text(src, o) == "=");
                         let rhs = n.field(F::Right).filter(|_| plain);
@@ -158,7 +139,7 @@ impl<'t> Aliases<'t> {
                 }
             }
             "update_expression" => {
-                if let Some(x) = n.field(F::Argument).map(bare) {
+                if let Some(x) = n.field(F::Argument).map(without_casts) {
                     if x.kind() == "identifier" {
                         let w = (function_of(n), None);
                         a.writes.entry(text(src, x)).or_default().push(w);
@@ -167,7 +148,7 @@ impl<'t> Aliases<'t> {
             }
             "pointer_expression" => {
                 let amp = n.field(F::Operator).is_some_and(|o| text(src, o) == "&");
-                if let Some(x) = n.field(F::Argument).map(bare).filter(|_| amp) {
+                if let Some(x) = n.field(F::Argument).map(without_casts).filter(|_| amp) {
                     if x.kind() == "identifier" {
                         a.address_taken.insert(text(src, x));
                     }
@@ -300,7 +281,7 @@ impl<'t> Ctx<'t> {
         if depth > 32 {
             return Ok(None);
         }
-        let n = bare(n);
+        let n = without_casts(n);
         match n.kind() {
             "identifier" => {
                 let name = self.text(n);
@@ -363,7 +344,7 @@ impl<'t> Ctx<'t> {
             }
             "pointer_expression" => {
                 let amp = n.field(F::Operator).is_some_and(|o| self.text(o) == "&");
-                let Some(arg) = n.field(F::Argument).map(bare).filter(|_| amp) else {
+                let Some(arg) = n.field(F::Argument).map(without_casts).filter(|_| amp) else {
                     return Ok(None);
                 };
                 if arg.kind() != "subscript_expression" {
@@ -489,7 +470,7 @@ impl<'t> Ctx<'t> {
         left: Node<'t>,
         rhs: Option<Node<'t>>,
     ) -> Result<bool, Skip> {
-        let left = bare(left);
+        let left = without_casts(left);
         if left.kind() != "identifier" {
             return Ok(false);
         }
@@ -520,7 +501,7 @@ impl<'t> Ctx<'t> {
         idx: &[Node<'t>],
         at: Span,
     ) -> Result<Option<Place>, Skip> {
-        let base = bare(base);
+        let base = without_casts(base);
         if base.kind() != "identifier" || self.defines.contains_key(self.text(base)) {
             return Ok(None);
         }
@@ -816,11 +797,11 @@ impl<'t> Ctx<'t> {
     /// of the caller set only from allocations (`*C`, PolyBench's
     /// `POLYBENCH_ARRAY(C)`). Its declaration's start byte.
     fn distinct_object(&self, arg: Node<'t>, callee: Node<'t>) -> Option<usize> {
-        let mut a = bare(arg);
+        let mut a = without_casts(arg);
         if a.kind() == "pointer_expression"
             && a.field(F::Operator).is_some_and(|o| self.text(o) == "*")
         {
-            a = bare(a.field(F::Argument)?);
+            a = without_casts(a.field(F::Argument)?);
         }
         if a.kind() != "identifier" {
             return None;
@@ -914,7 +895,7 @@ impl<'t> Ctx<'t> {
             });
             let args = call.field(F::Arguments).map(children).unwrap_or_default();
             let pointer = matches!(args.as_slice(), [p] if p.kind() == "pointer_expression"
-                && p.field(F::Argument).is_some_and(|x| self.text(bare(x)) == name));
+                && p.field(F::Argument).is_some_and(|x| self.text(without_casts(x)) == name));
             found |= typedef && pointer;
         });
         found

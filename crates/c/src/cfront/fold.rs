@@ -193,17 +193,7 @@ fn eval_wide(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>, wide: bool) ->
         ExprKind::Int(k) => Some(*k),
         ExprKind::Param(p) => constant(*p),
         ExprKind::Neg(x) => v(x)?.checked_neg(),
-        ExprKind::Binary(op, l, r) => {
-            let (l, r) = (v(l)?, v(r)?);
-            match op {
-                BinOp::Add => l.checked_add(r),
-                BinOp::Sub => l.checked_sub(r),
-                BinOp::Mul => l.checked_mul(r),
-                // Rust's `/` and `%` truncate toward zero, as C99's do.
-                BinOp::Div => l.checked_div(r),
-                BinOp::Rem => l.checked_rem(r),
-            }
-        }
+        ExprKind::Binary(op, l, r) => super::mini::checked(*op, v(l)?, v(r)?),
         ExprKind::Call(f, args) => match (f.as_str(), args.as_slice()) {
             ("__bitnot", [x]) => Some(!v(x)?),
             (f, [l, r]) => {

@@ -461,3 +461,21 @@ pub fn has_const(src: &str, n: Node<'_>) -> bool {
         .iter()
         .any(|c| c.kind() == "type_qualifier" && text(src, *c) == "const")
 }
+
+/// The expression inside parentheses and casts: `((double *) &A[0])` is
+/// `&A[0]`.
+pub fn without_casts(mut n: Node<'_>) -> Node<'_> {
+    loop {
+        n = match n.kind() {
+            "parenthesized_expression" => match children(n).first() {
+                Some(&x) => x,
+                None => return n,
+            },
+            "cast_expression" => match n.field(F::Value) {
+                Some(x) => x,
+                None => return n,
+            },
+            _ => return n,
+        }
+    }
+}

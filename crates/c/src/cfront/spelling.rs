@@ -4,7 +4,7 @@
 //! runs, and calls stay the may-writes of `stmt`.
 
 use super::fields::{Fields, F};
-use super::scan::children;
+use super::scan::{children, without_casts};
 use super::stmt::Label;
 use super::{span, Binding, Ctx, Skip, VarId, W_SPELLING};
 use crate::c_spelling::{CArg, CCall, CLocal, CSpelling, CStmt, Spelled};
@@ -158,7 +158,7 @@ impl<'t> Ctx<'t> {
 
     /// One argument: a pointer into an array, a size, or a value.
     fn c_arg(&mut self, n: Node<'t>) -> Result<CArg, Skip> {
-        let n = strip(n);
+        let n = without_casts(n);
         if let Some(p) = self.pointer_arg(n)? {
             return Ok(p);
         }
@@ -187,11 +187,11 @@ impl<'t> Ctx<'t> {
     /// The cell a pointer expression points at, and the dimension that
     /// pointer arithmetic moves (the first one not given).
     fn pointer_cell(&mut self, n: Node<'t>) -> Result<Option<(Access, usize, VarId)>, Skip> {
-        let n = strip(n);
+        let n = without_casts(n);
         let at = span(n);
         match n.kind() {
             "pointer_expression" if n.field(F::Operator).map(|o| self.text(o)) == Some("&") => {
-                let Some(arg) = n.field(F::Argument).map(strip) else {
+                let Some(arg) = n.field(F::Argument).map(without_casts) else {
                     return Ok(None);
                 };
                 if arg.kind() != "subscript_expression" {
@@ -272,7 +272,7 @@ impl<'t> Ctx<'t> {
     /// `sizeof(T)`, `sizeof A`, `sizeof(A[i])`, and `e * ` any of them: a
     /// count of objects and their C type.
     fn size_arg(&mut self, n: Node<'t>) -> Result<Option<(Expr, String)>, Skip> {
-        let n = strip(n);
+        let n = without_casts(n);
         let at = span(n);
         match n.kind() {
             "sizeof_expression" => Ok(self.size_of(n, at)),
@@ -310,7 +310,7 @@ impl<'t> Ctx<'t> {
             }
             return self.elements_of(name, 0, at);
         }
-        let mut x = strip(n.field(F::Value)?);
+        let mut x = without_casts(n.field(F::Value)?);
         if x.kind() == "subscript_expression" {
             let (base, idx) = Self::chain(x);
             if base.kind() != "identifier" {
@@ -319,7 +319,7 @@ impl<'t> Ctx<'t> {
             return self.elements_of(self.text(base), idx.len(), at);
         }
         if x.kind() == "pointer_expression" {
-            x = strip(x.field(F::Argument)?);
+            x = without_casts(x.field(F::Argument)?);
             return self.elements_of(self.text(x), 1, at);
         }
         (x.kind() == "identifier")
@@ -381,23 +381,6 @@ fn folded(e: Expr) -> Expr {
     match Affine::from_expr(&e) {
         Some(a) => super::affine_expr(&a, e.span),
         None => e,
-    }
-}
-
-/// Without parentheses and casts (`(void *)&A[0]`).
-fn strip(mut n: Node<'_>) -> Node<'_> {
-    loop {
-        n = match n.kind() {
-            "parenthesized_expression" => match children(n).first() {
-                Some(&x) => x,
-                None => return n,
-            },
-            "cast_expression" => match n.field(F::Value) {
-                Some(x) => x,
-                None => return n,
-            },
-            _ => return n,
-        }
     }
 }
 
