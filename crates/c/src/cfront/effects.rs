@@ -194,7 +194,8 @@ impl<'t> Ctx<'t> {
     /// The arrays and scalars a function the file does not define can
     /// reach from here, among those the region names: the globals and the
     /// enclosing function's pointer and array parameters. A global integer
-    /// the region reads as a parameter is not among them (docs/c.md).
+    /// is among them: in a region with a barrier it is a cell, not a
+    /// parameter (`Ctx::region_barrier`).
     fn reachable(&mut self, at: Span) -> Result<Vec<(ArrayId, usize)>, Skip> {
         let mut names: Vec<&'t str> = self.mentioned.iter().copied().collect();
         names.sort_unstable();
