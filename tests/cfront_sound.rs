@@ -177,3 +177,23 @@ fn a_global_bound_a_call_may_change_is_not_a_parameter() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.matches("#pragma omp parallel for").count(), 2, "{out}");
 }
+
+/// Without a preprocessor, a function-like macro is a pure function only
+/// when its body is: `SQ` is (loop i@13 parallel), `BUMP` assigns a
+/// global, so it is a barrier (loop i@15 not parallel).
+#[test]
+fn an_unexpanded_macro_that_assigns_is_a_barrier() {
+    const MACROS: &str = "fixtures/c/sound/macrocall.c";
+    let (code, out, err) = arrayflow(&["privatize", "--preprocess", "never", MACROS]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("loop i@13: parallel"), "{out}");
+    assert!(out.contains("loop i@15: not parallel"), "{out}");
+    assert!(
+        err.contains("`BUMP` is a function-like macro whose body assigns"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("`SQ` is a function-like macro whose"),
+        "{err}"
+    );
+}

@@ -351,7 +351,8 @@ pub struct Ctx<'t> {
     errors: usize,
     // The file.
     defines: HashMap<&'t str, Define>,
-    fn_macros: HashSet<&'t str>,
+    /// Function-like macros: name → (parameters, body), as written.
+    fn_macros: HashMap<&'t str, (Vec<&'t str>, &'t str)>,
     /// `typedef` names of the file, with the type each stands for.
     typedefs: HashMap<&'t str, &'t str>,
     /// Per declared function: which parameters are pointers to `const`.
@@ -419,7 +420,7 @@ impl<'t> Ctx<'t> {
             diags: Vec::new(),
             errors: 0,
             defines: HashMap::new(),
-            fn_macros: HashSet::new(),
+            fn_macros: HashMap::new(),
             typedefs: HashMap::new(),
             protos: HashMap::new(),
             globals: HashMap::new(),
