@@ -332,10 +332,14 @@ fn openmp_clauses_run_like_the_original() {
     );
     // Reductions on integers (fixtures/c/reduction/): the same values on
     // two threads; with the wrong operator in the clause, the threads'
-    // partial results start from the wrong identity.
+    // partial results start from the wrong identity (or, in a maximum
+    // written with `if`, the guard never lets a value in).
     for (name, clause, wrong) in [
         ("integer", "reduction(+:s)", "reduction(*:s)"),
         ("triangular", "reduction(+:x_r)", "reduction(*:x_r)"),
+        // Written with `if`: a maximum's threads start from the least int.
+        ("guarded", "reduction(max:m)", "reduction(min:m)"),
+        ("guarded", "reduction(+:pos)", "reduction(*:pos)"),
     ] {
         let path = fixture(&format!("fixtures/c/reduction/{name}.c"));
         let (a, _) =

@@ -188,8 +188,8 @@ pub struct Chosen {
 }
 
 /// The loops that reductions make parallel (in the C form): every array
-/// private, shared or a reduction, each reduction on an integer array or
-/// `reassociate` (sums of reals in another order round differently), and
+/// private, shared or a reduction, each sum or product on an integer array
+/// or `reassociate` (sums of reals in another order round differently), and
 /// no loop around it parallel as written, after privatization, or with
 /// reductions (one parallel loop per nest, the outermost). With a note for
 /// each loop left sequential because of real values.
@@ -208,11 +208,14 @@ pub fn choose_reductions(
         let inside_parallel = around.iter().any(|&b| b);
         let mut parallel = l.parallel_before() || l.parallel_after();
         if l.parallel_with_reductions() && !inside_parallel {
+            // Sums and products of reals round by their order; a maximum
+            // or a minimum does not.
             let real: Vec<&str> = (l.reductions())
-                .filter(|(x, _, _)| {
-                    program
-                        .array(x)
-                        .is_some_and(|a| program.array_decl(a).elem != ElemType::Int)
+                .filter(|(x, op, _)| {
+                    matches!(op, ReduceOp::Add | ReduceOp::Mul)
+                        && program
+                            .array(x)
+                            .is_some_and(|a| program.array_decl(a).elem != ElemType::Int)
                 })
                 .map(|(x, _, _)| x)
                 .collect();

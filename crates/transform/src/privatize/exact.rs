@@ -121,6 +121,15 @@ struct ReadAt<'p> {
 /// Every loop's decisions; `Err` says why the program has no exact σ (then
 /// bounded σ decides, at concrete sizes).
 pub fn analyze(program: &Program) -> Result<Vec<ExactLoop>, String> {
+    // Reductions written with `if` (`super::guarded`) read as their updates.
+    match super::guarded::folded(program) {
+        Some(view) => analyze_static(&view),
+        None => analyze_static(program),
+    }
+}
+
+/// [`analyze`] on a program whose guarded updates are folded.
+fn analyze_static(program: &Program) -> Result<Vec<ExactLoop>, String> {
     if program.first_ext_access().is_some() {
         return Err("an access of a custom kind has no quast".into());
     }

@@ -22,6 +22,7 @@ pub mod document;
 pub mod emit;
 pub mod exact;
 mod footprint;
+pub mod guarded;
 pub mod omp;
 pub mod reduction;
 pub mod render;
