@@ -28,6 +28,7 @@ mod effects;
 mod expr;
 mod fields;
 mod fold;
+mod induction;
 mod mini;
 pub mod opaque;
 pub mod origin;
@@ -212,6 +213,9 @@ fn compile_inner(
         cx.diags.push(d);
     }
     let locals = std::mem::take(&mut cx.locals);
+    let forwarded: HashSet<ArrayId> = (cx.forwarded.iter())
+        .filter_map(|v| cx.vars[v.index()].array)
+        .collect();
     let mut diags = cx.diags;
     let mut calls = std::mem::take(&mut cx.procs.calls);
     let program = cx.b.finish().unwrap_or_default();
@@ -224,7 +228,7 @@ fn compile_inner(
         return (None, Some(calls), diags);
     }
     diags.extend(crate::lower::model_warnings(&program, file, &|a| {
-        locals.contains(&a)
+        locals.contains(&a) && !forwarded.contains(&a)
     }));
     (Some(program), Some(calls), diags)
 }
@@ -405,6 +409,14 @@ pub struct Ctx<'t> {
     declared_pure: HashSet<&'t str>,
     /// The identifiers the region being lowered names.
     mentioned: HashSet<&'t str>,
+    /// Integer locals whose value here is a known static expression
+    /// (`induction`).
+    known: HashMap<VarId, Expr>,
+    /// Names the function being lowered takes the address of.
+    addressed: HashSet<&'t str>,
+    /// Variables a read of which was replaced by its known value: their
+    /// cells may be written and never read in the model, as C intends.
+    forwarded: HashSet<VarId>,
 }
 
 impl<'t> Ctx<'t> {
@@ -452,6 +464,9 @@ impl<'t> Ctx<'t> {
             defined: HashMap::new(),
             declared_pure: HashSet::new(),
             mentioned: HashSet::new(),
+            known: HashMap::new(),
+            addressed: HashSet::new(),
+            forwarded: HashSet::new(),
         }
     }
 
@@ -681,6 +696,8 @@ impl<'t> Ctx<'t> {
         self.escapes.clear();
         self.may_writes.clear();
         self.mentioned.clear();
+        self.known.clear();
+        self.addressed_in(r.func);
         stmt::walk(&r.items, |n| {
             if n.kind() == "identifier" {
                 self.mentioned.insert(text(self.src, n));

@@ -150,7 +150,8 @@ fn parameter_defaults_from_the_calls() {
 #[test]
 fn parameters_constants_and_lets() {
     // Integer parameters never assigned are parameters; assigned ones are
-    // scalars. `const int` and enumerators with constant values are
+    // scalars (read as the value last assigned where that is known:
+    // `m = n` makes `m` read `n`). `const int` and enumerators with constant values are
     // parameters with defaults; an integer local never assigned after a
     // static initialiser is inlined.
     same(
@@ -159,7 +160,7 @@ fn parameters_constants_and_lets() {
          void f(int n, int m) {\n  m = n;\n  for (int i = 0; i < n; i++) {\n\
          int j = 2 * i + 1;\n    A[j] = A[M] + K + E + m;\n  }\n}\n",
         "param n;\nparam N = 4;\nparam K = 6;\nparam E = 7;\nint m;\nreal A[0..N + K + E];\n\
-         m = n;\nfor i = 0 to n - 1 do A[2 * i + 1] = A[N + 1] + K + E + m; end\n",
+         m = n;\nfor i = 0 to n - 1 do A[2 * i + 1] = A[N + 1] + K + E + n; end\n",
     );
 }
 
@@ -324,7 +325,7 @@ fn unsupported_statements_skip_their_region_only() {
         ("for (int i = 0; i < 4; i++) i = 2;", "W0901"),
         ("for (;;) A[0] = 1;", "W0902"),
         ("for (int i = 0; i < 4; i *= 2) A[i] = 1;", "W0902"),
-        ("for (int i = 0, j = 0; i < 4; i++) A[i] = 1;", "W0902"),
+        ("for (int i = 0, j = 0; j < 4; i++) A[i] = 1;", "W0902"),
         ("for (int i = 0; i < 4; i += n) A[i] = 1;", "W0902"),
         ("for (int i = A[0]; i < 4; i++) A[0] = 1;", "W0902"),
         ("while (g(A)) A[0] = 1;", "W0901"),
