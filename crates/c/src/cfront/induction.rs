@@ -136,7 +136,10 @@ pub(super) fn closed_form(entry: &Expr, step: &Expr, trip: &Trip, at: Span) -> O
 
 /// `x++`, `x--`, `x += e`, `x -= e`, `x = x + e`, `x = e + x`, `x = x - e`:
 /// the variable's name, the step's node (`None` for `++`/`--`) and its sign.
-pub(super) fn update_form<'t>(src: &'t str, n: Node<'t>) -> Option<(&'t str, Option<Node<'t>>, i64)> {
+pub(super) fn update_form<'t>(
+    src: &'t str,
+    n: Node<'t>,
+) -> Option<(&'t str, Option<Node<'t>>, i64)> {
     let text = |x: Node<'_>| src.get(x.byte_range()).unwrap_or("");
     let ident = |x: Node<'t>| (x.kind() == "identifier").then(|| text(x));
     match n.kind() {
@@ -189,7 +192,10 @@ fn top_level<'t>(body: Node<'t>) -> Vec<Node<'t>> {
         .into_iter()
         .map(|mut s| {
             while s.kind() == "labeled_statement" {
-                match children(s).into_iter().rfind(|c| c.kind() != "statement_identifier") {
+                match children(s)
+                    .into_iter()
+                    .rfind(|c| c.kind() != "statement_identifier")
+                {
                     Some(x) => s = x,
                     None => break,
                 }
@@ -329,7 +335,8 @@ impl<'t> Ctx<'t> {
     /// Forgets every followed variable named in `names`.
     pub(super) fn forget(&mut self, names: &HashSet<&'t str>) {
         let vars = &self.vars;
-        self.known.retain(|v, _| !names.contains(vars[v.index()].name));
+        self.known
+            .retain(|v, _| !names.contains(vars[v.index()].name));
     }
 
     /// What is known before an `if`: restored at each branch.
@@ -468,10 +475,12 @@ impl<'t> Ctx<'t> {
                 let t = src.get(x.byte_range()).unwrap_or("");
                 variant |= assigned.contains(t) || Some(t) == counter || t == name;
             }
-            "call_expression" | "subscript_expression" | "pointer_expression"
-            | "field_expression" | "assignment_expression" | "update_expression" => {
-                variant = true
-            }
+            "call_expression"
+            | "subscript_expression"
+            | "pointer_expression"
+            | "field_expression"
+            | "assignment_expression"
+            | "update_expression" => variant = true,
             _ => {}
         });
         if variant {
@@ -500,7 +509,9 @@ impl<'t> Ctx<'t> {
             return;
         }
         for (k, &s) in tops.iter().enumerate() {
-            let Some(&e) = children(s).first().filter(|_| s.kind() == "expression_statement")
+            let Some(&e) = children(s)
+                .first()
+                .filter(|_| s.kind() == "expression_statement")
             else {
                 continue;
             };
@@ -532,14 +543,18 @@ impl<'t> Ctx<'t> {
                     let t = src.get(x.byte_range()).unwrap_or("");
                     fixed &= Some(t) == counter || !out.assigned.contains(t);
                 }
-                "call_expression" | "subscript_expression" | "pointer_expression"
-                | "field_expression" | "assignment_expression" | "update_expression" => {
-                    fixed = false
-                }
+                "call_expression"
+                | "subscript_expression"
+                | "pointer_expression"
+                | "field_expression"
+                | "assignment_expression"
+                | "update_expression" => fixed = false,
                 _ => {}
             });
             let reads_before = tops[..k].iter().filter(|&&t| mentions_name(src, t, name));
-            let simple = reads_before.clone().all(|t| t.kind() == "expression_statement");
+            let simple = reads_before
+                .clone()
+                .all(|t| t.kind() == "expression_statement");
             if fixed && simple && reads_before.count() > 0 {
                 let entry = self.known.get(&v).cloned();
                 out.wraps.push(Wrap {
@@ -658,5 +673,88 @@ impl<'t> Ctx<'t> {
 impl LoopScalars<'_> {
     pub(super) fn has_wraps(&self) -> bool {
         !self.wraps.is_empty() && self.trip.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at() -> Span {
+        Span::NONE
+    }
+
+    fn int(k: i64) -> Expr {
+        Expr::new(ExprKind::Int(k), at())
+    }
+
+    fn counter() -> Var {
+        Var::Counter(CounterId(0))
+    }
+
+    fn trip(divisor: i64, lo: i64) -> Trip {
+        let trips = Affine::var(counter()).checked_sub(&Affine::constant(lo));
+        Trip {
+            trips: trips.unwrap(),
+            divisor,
+            counter: counter(),
+        }
+    }
+
+    fn affine(e: &Expr) -> Affine {
+        Affine::from_expr(e).expect("affine")
+    }
+
+    #[test]
+    fn closed_forms_of_constant_steps() {
+        // j = -1 stepped by 1 from i = 0: j = i - 1 at the start of trip i.
+        let e = closed_form(&int(-1), &int(1), &trip(1, 0), at()).unwrap();
+        assert_eq!(
+            affine(&e),
+            Affine::var(counter())
+                .checked_sub(&Affine::constant(1))
+                .unwrap()
+        );
+        // From i = 3: j = 10 - 2 (i - 3) = 16 - 2i.
+        let e = closed_form(&int(10), &int(-2), &trip(1, 3), at()).unwrap();
+        let want = Affine::var(counter()).checked_scale(-2).unwrap();
+        assert_eq!(affine(&e), want.checked_add(&Affine::constant(16)).unwrap());
+        // A loop of step 2 (i = 0, 2, ...) and k += 4: k = 1 + 2i.
+        let e = closed_form(&int(1), &int(4), &trip(2, 0), at()).unwrap();
+        let want = Affine::var(counter()).checked_scale(2).unwrap();
+        assert_eq!(affine(&e), want.checked_add(&Affine::constant(1)).unwrap());
+        // k += 3 in that loop is 3i/2: no expression of the counter.
+        assert!(closed_form(&int(1), &int(3), &trip(2, 0), at()).is_none());
+    }
+
+    #[test]
+    fn closed_forms_of_parameter_steps() {
+        let inc = Expr::new(ExprKind::Param(ParamId(0)), at());
+        // k = 0 stepped by inc: inc * i, exact but not affine.
+        let e = closed_form(&int(0), &inc, &trip(1, 0), at()).unwrap();
+        assert!(Affine::from_expr(&e).is_none());
+        let ExprKind::Binary(BinOp::Mul, l, r) = &e.kind else {
+            panic!("{e:?}")
+        };
+        assert_eq!(
+            (&l.kind, &r.kind),
+            (&inc.kind, &ExprKind::Counter(CounterId(0)))
+        );
+        // In a loop of step 2, inc * i / 2 is no expression of the counter.
+        assert!(closed_form(&int(0), &inc, &trip(2, 0), at()).is_none());
+    }
+
+    #[test]
+    fn only_c_exact_values_are_forwarded() {
+        let n = Expr::new(ExprKind::Param(ParamId(0)), at());
+        let half = Expr::new(
+            ExprKind::Binary(BinOp::Div, Box::new(n.clone()), Box::new(int(2))),
+            at(),
+        );
+        // The model's `/` is Euclidean, C's truncates: not forwarded.
+        assert!(!forwardable(&half));
+        assert!(forwardable(&combine(BinOp::Mul, &n, &n, at())));
+        let read = Expr::new(ExprKind::Unknown, at());
+        assert!(!forwardable(&read));
     }
 }

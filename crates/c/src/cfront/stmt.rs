@@ -10,8 +10,8 @@
 
 use super::expr::{any, arith_op, op_function, Place};
 use super::fields::{Fields, F};
-use super::scan::{children, pragma};
 use super::induction::{LoopScalars, Trip};
+use super::scan::{children, pragma};
 use super::{affine_expr, span, Binding, Ctx, ModelRef, Region, Skip};
 use super::{W_AS_WHILE, W_CALL_WRITES, W_LABEL, W_LOOP, W_MAY_ACCESS, W_UNSUPPORTED};
 use crate::model::builder::BuildError;
@@ -1000,7 +1000,14 @@ impl<'t> Ctx<'t> {
                     self.counter_names.insert(model_name.clone());
                     self.loop_names.push(model_name);
                     self.scope.push((name, Binding::Counter(c_value)));
-                    return self.loop_body(body, name, declared, scope_mark, &others_update, &scalars);
+                    return self.loop_body(
+                        body,
+                        name,
+                        declared,
+                        scope_mark,
+                        &others_update,
+                        &scalars,
+                    );
                 }
             }
             reason = "its start or bound is not affine";
