@@ -7,12 +7,15 @@
 //! out by hand whether its loop is parallel as written, after
 //! privatization, or not at all.
 //!
-//! Two checks per fixture:
+//! Three checks per fixture:
 //! - **The verdict is the hand answer.** `privatize --format json` says
 //!   of the outermost loop exactly what the comment says (a loop parallel
-//!   only after privatization is not called parallel as written), and
-//!   `privatize --emit code` puts no `#pragma omp` on a loop that is not
-//!   parallel.
+//!   only after privatization is not called parallel as written; a claim
+//!   checked only at the sizes analysed is no verdict), and `privatize
+//!   --emit code` puts no `#pragma omp` on a loop that is not parallel.
+//! - **The dependences are the hand ones.** The variables `deps` finds a
+//!   dependence on carried by the outer loop are those worked out by hand:
+//!   for a loop parallel after privatization, only the scalars privatized.
 //! - **The emitted C computes what the original does.** The function
 //!   `privatize --emit code` prints, spliced into the file in place of the
 //!   original, builds with the fixture's driver (`NAME.main.c`) under `gcc
@@ -39,28 +42,38 @@ enum Truth {
     Sequential,
 }
 
-/// (fixture and function, hand answer, parameters the file leaves open).
-const CASES: &[(&str, Truth, &[&str])] = &[
-    ("pre_increment", Truth::Private, &[]),
-    ("step_two", Truth::Private, &[]),
-    ("param_step", Truth::Private, &["n=60", "inc=3"]),
-    ("two_counters", Truth::Private, &[]),
-    ("declared_pair", Truth::Private, &[]),
-    ("next_index", Truth::Private, &[]),
-    ("bound_in_scalar", Truth::Parallel, &[]),
-    ("wrap_around", Truth::Private, &[]),
-    ("count_down", Truth::Private, &[]),
-    ("decreasing_loop", Truth::Private, &[]),
-    ("strided_loop", Truth::Private, &[]),
-    ("outer_counter", Truth::Private, &[]),
-    ("guarded_counter", Truth::Sequential, &[]),
-    ("changing_step", Truth::Sequential, &[]),
-    ("carried_through_array", Truth::Sequential, &[]),
-    ("stepping_together", Truth::Private, &[]),
-    ("row_offset", Truth::Private, &[]),
+/// (fixture and function, hand answer, the variables with a dependence
+/// carried by the outer loop worked out by hand (`deps`), parameters the
+/// file leaves open).
+type Case = (
+    &'static str,
+    Truth,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+const CASES: &[Case] = &[
+    ("pre_increment", Truth::Private, &["j"], &[]),
+    ("step_two", Truth::Private, &["k"], &[]),
+    ("param_step", Truth::Private, &["k"], &["n=60", "inc=3"]),
+    ("two_counters", Truth::Private, &["j"], &[]),
+    ("declared_pair", Truth::Private, &["j"], &[]),
+    ("next_index", Truth::Private, &["j"], &[]),
+    ("bound_in_scalar", Truth::Parallel, &[], &[]),
+    ("wrap_around", Truth::Private, &["im1"], &[]),
+    ("count_down", Truth::Private, &["j"], &[]),
+    ("decreasing_loop", Truth::Private, &["k"], &[]),
+    ("strided_loop", Truth::Private, &["k"], &[]),
+    ("outer_counter", Truth::Private, &["k"], &[]),
+    ("guarded_counter", Truth::Sequential, &["k", "out"], &[]),
+    ("changing_step", Truth::Sequential, &["a", "k", "s"], &[]),
+    ("carried_through_array", Truth::Sequential, &["a", "j"], &[]),
+    ("stepping_together", Truth::Private, &["j", "k"], &[]),
+    ("row_offset", Truth::Private, &["row"], &[]),
     (
         "written_by_param_step",
         Truth::Sequential,
+        &["c", "k"],
         &["n=60", "inc=3"],
     ),
 ];
@@ -128,6 +141,27 @@ fn emit(path: &Path, params: &[&str], allow_unproved: bool) -> Result<String, St
     Ok(emitted)
 }
 
+/// The variables `deps` finds a dependence on carried by the outer loop
+/// `i` (a direction other than `0` at its place), sorted. The exact tests
+/// take the parameters as symbols: no `--param`.
+fn carried(path: &Path) -> Vec<String> {
+    let path = path.to_string_lossy();
+    let (code, out, err) = support::run(&["deps", &path, "--format", "json"]);
+    assert_eq!(code, 0, "{path}: deps refuses\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("deps --format json");
+    let mut names: Vec<String> = (v["pairs"].as_array().into_iter().flatten())
+        .filter(|p| p["dependent"] == true && p["loops"][0] == "i")
+        .filter(|p| {
+            let dirs = p["directions"].as_array().into_iter().flatten();
+            dirs.into_iter().any(|d| !d[0].is_null() && d[0] != "0")
+        })
+        .filter_map(|p| p["array"].as_str().map(str::to_string))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// `emitted` spliced in place of `name`, built with the driver and run:
 /// the same output as the original at every thread count, no new warning.
 fn runs_like_the_original(work: &Path, name: &str, emitted: &str) -> Result<(), String> {
@@ -167,7 +201,7 @@ fn induction_fixtures_get_their_hand_verdicts_and_run_like_the_original() {
     let mut ran = 0;
     let mut found = 0;
     let mut by_hand = 0;
-    for &(name, truth, params) in CASES {
+    for &(name, truth, deps, params) in CASES {
         let path = dir().join(format!("{name}.c"));
         by_hand += usize::from(truth != Truth::Sequential);
         let unproved = NOT_PROVED.contains(&name);
@@ -176,6 +210,12 @@ fn induction_fixtures_get_their_hand_verdicts_and_run_like_the_original() {
         found += usize::from(got != Truth::Sequential);
         if got != want {
             failures.push(format!("{name}: the report says {got:?}, want {want:?}"));
+        }
+        let deps_got = carried(&path);
+        if deps_got != deps {
+            failures.push(format!(
+                "{name}: deps carries {deps_got:?}, by hand {deps:?}"
+            ));
         }
         let emitted = match emit(&path, params, false) {
             Ok(e) => e,
