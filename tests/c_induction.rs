@@ -71,6 +71,9 @@ const CASES: &[Case] = &[
     ("carried_through_array", Truth::Sequential, &["a", "j"], &[]),
     ("stepping_together", Truth::Private, &["j", "k"], &[]),
     ("row_offset", Truth::Private, &["row"], &[]),
+    ("previous_kept", Truth::Private, &["prev"], &[]),
+    ("spelled_out_step", Truth::Private, &["k"], &[]),
+    ("bound_from_param", Truth::Parallel, &[], &["n=100"]),
     (
         "written_by_param_step",
         Truth::Private,
