@@ -326,7 +326,10 @@ impl<'t> Ctx<'t> {
         }
         match self.lookup(name) {
             Some(Binding::Counter(e)) | Some(Binding::Let(e)) => Ok(with_span(e, at)),
-            Some(Binding::Var(v)) => self.var_value(v, name, at),
+            Some(Binding::Var(v)) => match self.known_value(v) {
+                Some(e) => Ok(with_span(e, at)),
+                None => self.var_value(v, name, at),
+            },
             None => Ok(self.unknown_value(format!("`{name}` is not declared in this file"), at)),
         }
     }

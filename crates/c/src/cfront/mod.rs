@@ -28,6 +28,7 @@ mod effects;
 mod expr;
 mod fields;
 mod fold;
+mod induction;
 mod mini;
 pub mod opaque;
 pub mod origin;
@@ -212,6 +213,9 @@ fn compile_inner(
         cx.diags.push(d);
     }
     let locals = std::mem::take(&mut cx.locals);
+    let forwarded: HashSet<ArrayId> = (cx.forwarded.iter())
+        .filter_map(|v| cx.vars[v.index()].array)
+        .collect();
     let mut diags = cx.diags;
     let mut calls = std::mem::take(&mut cx.procs.calls);
     let program = cx.b.finish().unwrap_or_default();
@@ -224,7 +228,7 @@ fn compile_inner(
         return (None, Some(calls), diags);
     }
     diags.extend(crate::lower::model_warnings(&program, file, &|a| {
-        locals.contains(&a)
+        locals.contains(&a) && !forwarded.contains(&a)
     }));
     (Some(program), Some(calls), diags)
 }
@@ -409,6 +413,14 @@ pub struct Ctx<'t> {
     declared_pure: HashSet<&'t str>,
     /// The identifiers the region being lowered names.
     mentioned: HashSet<&'t str>,
+    /// Integer locals whose value here is a known static expression
+    /// (`induction`).
+    known: HashMap<VarId, Expr>,
+    /// Names the function being lowered takes the address of.
+    addressed: HashSet<&'t str>,
+    /// Variables a read of which was replaced by its known value: their
+    /// cells may be written and never read in the model, as C intends.
+    forwarded: HashSet<VarId>,
 }
 
 impl<'t> Ctx<'t> {
@@ -457,6 +469,9 @@ impl<'t> Ctx<'t> {
             defined: HashMap::new(),
             declared_pure: HashSet::new(),
             mentioned: HashSet::new(),
+            known: HashMap::new(),
+            addressed: HashSet::new(),
+            forwarded: HashSet::new(),
         }
     }
 
@@ -686,6 +701,8 @@ impl<'t> Ctx<'t> {
         self.escapes.clear();
         self.may_writes.clear();
         self.mentioned.clear();
+        self.known.clear();
+        self.addressed_in(r.func);
         let mut barrier = false;
         stmt::walk(&r.items, |n| match n.kind() {
             "identifier" => {

@@ -10,6 +10,7 @@
 
 use super::expr::{any, arith_op, op_function, Place};
 use super::fields::{Fields, F};
+use super::induction::{LoopScalars, Trip};
 use super::scan::{children, pragma};
 use super::{affine_expr, span, Binding, Ctx, ModelRef, Region, Skip};
 use super::{W_AS_WHILE, W_CALL_WRITES, W_LABEL, W_LOOP, W_MAY_ACCESS, W_UNSUPPORTED};
@@ -132,6 +133,11 @@ pub fn init_name<'t>(src: &'t str, init: Node<'t>) -> Option<(&'t str, Node<'t>)
             (name.kind() == "identifier")
                 .then(|| Some((src.get(name.byte_range())?, d.field(F::Value)?)))?
         }
+        "init_declarator" => {
+            let name = init.field(F::Declarator)?;
+            (name.kind() == "identifier")
+                .then(|| Some((src.get(name.byte_range())?, init.field(F::Value)?)))?
+        }
         "assignment_expression" => {
             let left = init.field(F::Left)?;
             let op = init.field(F::Operator)?;
@@ -174,7 +180,7 @@ fn unparen(n: Node<'_>) -> Node<'_> {
 }
 
 impl<'t> Ctx<'t> {
-    fn build<T>(&self, r: Result<T, BuildError>, at: Span) -> Result<T, Skip> {
+    pub(super) fn build<T>(&self, r: Result<T, BuildError>, at: Span) -> Result<T, Skip> {
         r.map_err(|e| {
             self.skip(
                 W_UNSUPPORTED,
@@ -517,6 +523,12 @@ impl<'t> Ctx<'t> {
         }
         let label = self.stmt_label(label);
         self.flush(label.as_deref(), false)?;
+        // A followed integer local: what it holds now is known, and an
+        // update of a known value needs no read of it (`induction`).
+        let (op, value) = match self.forward(left, op, &value, at) {
+            Some(v) => (None, v),
+            None => (op, value),
+        };
         match place {
             Place::Exact(access) => {
                 self.b.assign_at(
@@ -760,6 +772,7 @@ impl<'t> Ctx<'t> {
         at: Span,
     ) -> Result<(), Skip> {
         let var_span = self.vars[v.index()].span;
+        let value = self.forward_init(v, value);
         match self.model_of(v, var_span)? {
             ModelRef::Array(a, 0) => {
                 let label = self.stmt_label(label);
@@ -891,11 +904,22 @@ impl<'t> Ctx<'t> {
         let Some(init) = n.field(F::Initializer) else {
             return Err(bad(self, "has no initialisation"));
         };
-        let Some((name, start_node)) = init_name(self.src, init) else {
-            return Err(bad(self, "does not start with `int i = lb` or `i = lb`"));
+        let Some(test) = n.field(F::Condition) else {
+            return Err(bad(self, "has no test"));
         };
         let Some(update) = n.field(F::Update) else {
             return Err(bad(self, "has no update"));
+        };
+        // `for (i = 0, j = n - 1; i < n; i++, j--)`: the counter is the
+        // one the test compares; the others are set before the loop and
+        // updated after each trip (`induction`).
+        let (init, others_init, update, others_update) =
+            match self.second_counters(init, test, update) {
+                Some(split) => split,
+                None => (init, Vec::new(), update, Vec::new()),
+            };
+        let Some((name, start_node)) = init_name(self.src, init) else {
+            return Err(bad(self, "does not start with `int i = lb` or `i = lb`"));
         };
         let Some(step) = self.update_step(update, name) else {
             return Err(bad(
@@ -903,16 +927,18 @@ impl<'t> Ctx<'t> {
                 "has an update other than a constant step of its counter",
             ));
         };
-        let Some(test) = n.field(F::Condition) else {
-            return Err(bad(self, "has no test"));
-        };
         if mentions(self.src, start_node, name) {
             return Err(bad(self, "starts from a value that reads its own counter"));
         }
-        let declared = init.kind() == "declaration";
+        let declared = init.kind() == "declaration" || init.kind() == "init_declarator";
         let start = self.value(start_node)?;
         let start = self.folded(start);
         self.no_writes_in("a loop header", header)?;
+        let scope_mark = self.scope.len();
+        for &part in &others_init {
+            self.header_assign(part, name)?;
+        }
+        let mut scalars = self.enter_loop(&[init, update], body, &others_update, Some(name))?;
         let form = test_form(self.src, unparen(test), name);
         let counting = match form {
             Some((op @ (CmpOp::Lt | CmpOp::Le), e)) if step > 0 => Some((op, e)),
@@ -920,7 +946,6 @@ impl<'t> Ctx<'t> {
             _ => None,
         };
         let mut reason = "its test is not `i < ub`, `i <= ub` (counting up) or `i > lb`, `i >= lb` (counting down)";
-        let scope_mark = self.scope.len();
         if let Some((op, bound_node)) = counting {
             let bound = self.value(bound_node)?;
             let bound = self.folded(bound);
@@ -949,6 +974,16 @@ impl<'t> Ctx<'t> {
                         .b
                         .begin_for_at(&model_name, lo, hi, step.abs(), parallel, header);
                     let id = self.build(r, header)?;
+                    if let Some(trips) = Affine::var(Var::Counter(id)).checked_sub(&lo_a) {
+                        let divisor = step.abs();
+                        let counter = Var::Counter(id);
+                        let trip = Trip {
+                            trips,
+                            divisor,
+                            counter,
+                        };
+                        self.start_trip(&mut scalars, &trip, span(init));
+                    }
                     let counter = Expr::new(ExprKind::Counter(id), span(init));
                     let c_value = if step > 0 {
                         counter
@@ -965,7 +1000,14 @@ impl<'t> Ctx<'t> {
                     self.counter_names.insert(model_name.clone());
                     self.loop_names.push(model_name);
                     self.scope.push((name, Binding::Counter(c_value)));
-                    return self.loop_body(body, name, declared, scope_mark);
+                    return self.loop_body(
+                        body,
+                        name,
+                        declared,
+                        scope_mark,
+                        &others_update,
+                        &scalars,
+                    );
                 }
             }
             reason = "its start or bound is not affine";
@@ -1052,9 +1094,92 @@ impl<'t> Ctx<'t> {
         );
         let r = self.b.begin_while_at(Some(&site), cond, header);
         self.build(r, header)?;
+        let trip = Trip {
+            trips: Affine::var(Var::Counter(w)),
+            divisor: 1,
+            counter: Var::Counter(w),
+        };
+        self.start_trip(&mut scalars, &trip, span(init));
         self.counter_names.insert(site.clone());
         self.loop_names.push(site);
-        self.loop_body(body, name, declared, scope_mark)
+        self.loop_body(body, name, declared, scope_mark, &others_update, &scalars)
+    }
+
+    /// A `for` header that sets or steps several variables: the counter's
+    /// initialisation and update (the counter is the variable the test
+    /// compares, stepped by a constant), then the others' initialisations
+    /// (none reading the counter) and updates. `None` for a header of one
+    /// counter, or one where no such counter is found.
+    #[allow(clippy::type_complexity)]
+    fn second_counters(
+        &self,
+        init: Node<'t>,
+        test: Node<'t>,
+        update: Node<'t>,
+    ) -> Option<(Node<'t>, Vec<Node<'t>>, Node<'t>, Vec<Node<'t>>)> {
+        let inits = match init.kind() {
+            "declaration" => {
+                let mut c = init.walk();
+                init.children_by_field_name("declarator", &mut c).collect()
+            }
+            _ => comma_parts(init),
+        };
+        let updates = comma_parts(update);
+        if inits.len() < 2 && updates.len() < 2 {
+            return None;
+        }
+        let name_of = |part: Node<'t>| init_name(self.src, part).map(|(n, _)| n);
+        let (k, name) = (updates.iter().enumerate()).find_map(|(k, &u)| {
+            let target = match u.kind() {
+                "update_expression" => u.field(F::Argument),
+                "assignment_expression" => u.field(F::Left),
+                _ => None,
+            }?;
+            let name = self.text(target);
+            let counts = test_form(self.src, unparen(test), name).is_some()
+                && self.update_step(u, name).is_some();
+            counts.then_some((k, name))
+        })?;
+        let first = inits.iter().position(|&p| name_of(p) == Some(name))?;
+        let others: Vec<Node<'t>> = (inits.iter().enumerate())
+            .filter(|&(j, _)| j != first)
+            .map(|(_, &p)| p)
+            .collect();
+        if others.iter().any(|&p| mentions(self.src, p, name)) {
+            return None;
+        }
+        let rest = (updates.iter().enumerate())
+            .filter(|&(j, _)| j != k)
+            .map(|(_, &u)| u)
+            .collect();
+        Some((inits[first], others, updates[k], rest))
+    }
+
+    /// One of the other variables a `for` header sets: `j = n - 1` (an
+    /// assignment) or `j = n - 1` of `int i = 0, j = n - 1` (declared for
+    /// the loop).
+    fn header_assign(&mut self, part: Node<'t>, counter: &str) -> Result<(), Skip> {
+        if part.kind() != "init_declarator" {
+            return self.assign(part, None, span(part));
+        }
+        let Some(decl) = part.parent() else {
+            return Err(Skip(None));
+        };
+        for v in self.declaration(decl, false) {
+            let (name, pos, init) = {
+                let var = &self.vars[v.index()];
+                (var.name, var.pos, var.init)
+            };
+            if name == counter || !part.byte_range().contains(&pos) {
+                continue;
+            }
+            self.scope.push((name, Binding::Var(v)));
+            if let Some(init) = init {
+                let e = self.value(init)?;
+                self.init_assign(v, e, None, span(part))?;
+            }
+        }
+        Ok(())
     }
 
     fn loop_body(
@@ -1063,8 +1188,32 @@ impl<'t> Ctx<'t> {
         name: &'t str,
         declared: bool,
         scope_mark: usize,
+        others_update: &[Node<'t>],
+        scalars: &LoopScalars<'t>,
     ) -> Result<(), Skip> {
-        self.stmt(body, None)?;
+        if scalars.has_wraps() && body.kind() == "compound_statement" {
+            // A block whose statements may read a wrap-around variable.
+            let mark = self.scope.len();
+            for (k, c) in children(body).into_iter().enumerate() {
+                let split = self.split_wrapped(scalars, k, c, |cx, s, first| {
+                    let (label, inner) = cx.unlabel(s);
+                    let e = children(inner).first().copied().ok_or(Skip(None))?;
+                    cx.expr_stmt(e, label.filter(|_| first), span(inner))
+                })?;
+                if !split {
+                    self.stmt(c, None)?;
+                }
+            }
+            self.block_ends(mark)?;
+            self.scope.truncate(mark);
+        } else {
+            self.stmt(body, None)?;
+        }
+        // The header's updates of the other counters end each trip.
+        for &u in others_update {
+            self.expr_stmt(u, None, span(u))?;
+        }
+        self.leave_loop(scalars);
         self.scope.truncate(scope_mark);
         self.loop_names.pop();
         let r = self.b.end();
@@ -1146,6 +1295,9 @@ impl<'t> Ctx<'t> {
     }
 
     fn while_loop(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
+        let parts: Vec<Node<'t>> = n.field(F::Condition).into_iter().collect();
+        let body = n.field(F::Body).ok_or(Skip(None))?;
+        let scalars = self.enter_loop(&parts, body, &[], None)?;
         let (name, cond, body, header) = self.test(n, F::Body, label, true, false)?;
         let r = self.b.begin_while_at(name.as_deref(), cond, header);
         self.build(r, header)?;
@@ -1157,12 +1309,14 @@ impl<'t> Ctx<'t> {
         self.stmt(body, None)?;
         self.scope.truncate(mark);
         self.loop_names.pop();
+        self.leave_loop(&scalars);
         let r = self.b.end();
         self.build(r, span(n))
     }
 
     fn if_stmt(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
         let (name, cond, then, header) = self.test(n, F::Consequence, label, false, true)?;
+        let before = self.known_snapshot();
         let r = self.b.begin_if_at(name.as_deref(), cond, header);
         self.build(r, header)?;
         self.branch(then)?;
@@ -1172,6 +1326,7 @@ impl<'t> Ctx<'t> {
                 break;
             };
             let (inner_label, stmt) = self.unlabel(inner);
+            self.known.clone_from(&before);
             if stmt.kind() == "if_statement" {
                 let (name, cond, then, header) =
                     self.test(stmt, F::Consequence, inner_label, false, false)?;
@@ -1186,6 +1341,7 @@ impl<'t> Ctx<'t> {
                 alt = None;
             }
         }
+        self.after_branches(before, n);
         let r = self.b.end();
         self.build(r, span(n))
     }
@@ -1234,6 +1390,20 @@ fn test_form<'t>(src: &str, test: Node<'t>, name: &str) -> Option<(CmpOp, Node<'
     } else {
         None
     }
+}
+
+/// The operands of a `,` expression, in order (the node itself otherwise).
+fn comma_parts(n: Node<'_>) -> Vec<Node<'_>> {
+    let mut out = Vec::new();
+    let mut todo = vec![n];
+    while let Some(x) = todo.pop() {
+        if x.kind() == "comma_expression" {
+            todo.extend(children(x).into_iter().rev());
+        } else {
+            out.push(x);
+        }
+    }
+    out
 }
 
 /// `#pragma omp parallel for` or `#pragma omp for`: the next loop is

@@ -150,7 +150,8 @@ fn parameter_defaults_from_the_calls() {
 #[test]
 fn parameters_constants_and_lets() {
     // Integer parameters never assigned are parameters; assigned ones are
-    // scalars. `const int` and enumerators with constant values are
+    // scalars (read as the value last assigned where that is known:
+    // `m = n` makes `m` read `n`). `const int` and enumerators with constant values are
     // parameters with defaults; an integer local never assigned after a
     // static initialiser is inlined.
     same(
@@ -159,7 +160,7 @@ fn parameters_constants_and_lets() {
          void f(int n, int m) {\n  m = n;\n  for (int i = 0; i < n; i++) {\n\
          int j = 2 * i + 1;\n    A[j] = A[M] + K + E + m;\n  }\n}\n",
         "param n;\nparam N = 4;\nparam K = 6;\nparam E = 7;\nint m;\nreal A[0..N + K + E];\n\
-         m = n;\nfor i = 0 to n - 1 do A[2 * i + 1] = A[N + 1] + K + E + m; end\n",
+         m = n;\nfor i = 0 to n - 1 do A[2 * i + 1] = A[N + 1] + K + E + n; end\n",
     );
 }
 
@@ -324,7 +325,7 @@ fn unsupported_statements_skip_their_region_only() {
         ("for (int i = 0; i < 4; i++) i = 2;", "W0901"),
         ("for (;;) A[0] = 1;", "W0902"),
         ("for (int i = 0; i < 4; i *= 2) A[i] = 1;", "W0902"),
-        ("for (int i = 0, j = 0; i < 4; i++) A[i] = 1;", "W0902"),
+        ("for (int i = 0, j = 0; j < 4; i++) A[i] = 1;", "W0902"),
         ("for (int i = 0; i < 4; i += n) A[i] = 1;", "W0902"),
         ("for (int i = A[0]; i < 4; i++) A[0] = 1;", "W0902"),
         ("while (g(A)) A[0] = 1;", "W0901"),
@@ -441,4 +442,105 @@ fn casts_and_declarations_through_typedefs() {
          A[i] = __cast_float__real_t(__lit_1_d()) + __cast_float__scalar(i + 1);\n\
          K[i] = i;\nend\n",
     );
+}
+
+#[test]
+fn induction_variables_are_closed_forms_of_the_counter() {
+    // j++ before the write: j = i there; the update assigns the closed
+    // form (no read of j), so j keeps its C value after the loop.
+    same_locals(
+        "double A[8], B[8];\nint last;\nvoid f(void) {\n  int i, j;\n  j = -1;\n\
+         for (i = 0; i < 8; i++) {\n    j++;\n    A[j] = B[i];\n  }\n  last = j;\n}\n",
+        "int j;\nreal A[0..7];\nreal B[0..7];\nint last;\n\
+         j = -1;\nfor i = 0 to 7 do j = i; A[i] = B[i]; end\nlast = j;\n",
+        &["j"],
+    );
+    // Stepped by 4 in a loop of step 2: k = 2*i + 1 at the write.
+    same_locals(
+        "double A[20];\nvoid f(void) {\n  int i, k;\n  k = 1;\n\
+         for (i = 0; i < 8; i += 2) {\n    A[k] = 0;\n    k += 4;\n  }\n}\n",
+        "int k;\nreal A[0..19];\nk = 1;\nfor i = 0 to 7 step 2 do A[2 * i + 1] = 0; k = 2 * i + 5; end\n",
+        &["k"],
+    );
+    // Stepped by a parameter: exact (k = inc*i), though not affine.
+    same_locals(
+        "double A[8], B[99];\nvoid f(int inc) {\n  int i, k;\n  k = 0;\n\
+         for (i = 0; i < 8; i++) {\n    A[i] = B[k];\n    k += inc;\n  }\n}\n",
+        "param inc;\nint k;\nreal A[0..7];\nreal B[0..98];\n\
+         k = 0;\nfor i = 0 to 7 do A[i] = B[inc * i]; k = inc * i + inc; end\n",
+        &["k"],
+    );
+    // Counting down: C's i is 7 - i', and k = i' at the write.
+    same_locals(
+        "double A[8], B[8];\nvoid f(void) {\n  int i, k;\n  k = 0;\n\
+         for (i = 7; i >= 0; i--) {\n    A[k] = B[i];\n    k++;\n  }\n}\n",
+        "int k;\nreal A[0..7];\nreal B[0..7];\n\
+         k = 0;\nfor i = 0 to 7 do A[i] = B[-i + 7]; k = i + 1; end\n",
+        &["k"],
+    );
+}
+
+#[test]
+fn two_counters_in_one_header() {
+    // The counter is the one the test compares; j is set before the loop
+    // and stepped after each trip, as C does.
+    same_locals(
+        "double A[8], B[8];\nvoid f(void) {\n  int i, j;\n\
+         for (i = 0, j = 7; i < 8; i++, j--) A[i] = B[j];\n}\n",
+        "int j;\nreal A[0..7];\nreal B[0..7];\n\
+         j = 7;\nfor i = 0 to 7 do A[i] = B[-i + 7]; j = -i + 6; end\n",
+        &["j"],
+    );
+}
+
+#[test]
+fn affine_scalars_are_forwarded() {
+    // `j = i + 1` then `a[j]`: the subscript is i + 1. `k = 4` makes the
+    // bound affine.
+    same_locals(
+        "double A[9];\nvoid f(void) {\n  int i, j, k;\n  k = 4;\n\
+         for (i = 0; i < k; i++) {\n    j = i + 1;\n    A[j] = A[j] * 2;\n  }\n}\n",
+        "int k;\nint j;\nreal A[0..8];\n\
+         k = 4;\nfor i = 0 to 3 do j = i + 1; A[i + 1] = A[i + 1] * 2; end\n",
+        &["j", "k"],
+    );
+}
+
+#[test]
+fn wrap_around_variables_split_on_the_first_trip() {
+    same_locals(
+        "double A[8], B[8];\nvoid f(void) {\n  int i, im1;\n  im1 = 7;\n\
+         for (i = 0; i < 8; i++) {\n    B[i] = A[i] + A[im1];\n    im1 = i;\n  }\n}\n",
+        "int im1;\nreal B[0..7];\nreal A[0..7];\n\
+         im1 = 7;\nfor i = 0 to 7 do\n  if i == 0 then B[i] = A[i] + A[7];\n  \
+         else B[i] = A[i] + A[i - 1]; end\n  im1 = i;\nend\n",
+        &["im1"],
+    );
+}
+
+#[test]
+fn counters_the_front_end_cannot_follow_stay_scalars() {
+    // Under a data-dependent `if`: k is read as the scalar it is.
+    same_locals(
+        "double A[8], B[8];\nvoid f(void) {\n  int i, k;\n  k = 0;\n\
+         for (i = 0; i < 8; i++) {\n    if (B[i] > 0) {\n      A[k] = B[i];\n      k++;\n    }\n  }\n}\n",
+        "int k;\nreal B[0..7];\nreal A[0..7];\n\
+         k = 0;\nfor i = 0 to 7 do if B[i] > 0 then A[k] = B[i]; k += 1; end end\n",
+        &["k"],
+    );
+    // A step that changes (s is assigned in the loop).
+    same_locals(
+        "double A[8];\nvoid f(void) {\n  int i, k, s;\n  k = 0;\n  s = 1;\n\
+         for (i = 0; i < 8; i++) {\n    A[k] = 0;\n    k += s;\n    s = -s;\n  }\n}\n",
+        "int k;\nint s;\nreal A[0..7];\n\
+         k = 0;\ns = 1;\nfor i = 0 to 7 do A[k] = 0; k += s; s = -s; end\n",
+        &["k", "s"],
+    );
+    // Its address is taken: the call may change it, so the loop writes
+    // A[k] (the cell), not A[0].
+    let p = crate::print::program(&c(
+        "double A[8];\nvoid g(int *);\nvoid f(void) {\n  int i, k;\n  k = 0;\n  g(&k);\n\
+         for (i = 0; i < 8; i++) A[k] = 0;\n}\n",
+    ));
+    assert!(p.contains("for i = 0 to 7 do\n  A[k] = 0;\nend\n"), "{p}");
 }
