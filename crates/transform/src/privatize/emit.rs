@@ -946,14 +946,24 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
     if basis == Basis::Exact && !vectors::corners(&sizes).is_empty() {
         sizes = vectors::corners(&sizes);
     }
-    for v in sizes {
-        let eo = crate::equiv::EquivOptions {
-            params: v.clone(),
-            seeds: 3,
-            ..Default::default()
-        };
-        use crate::equiv::Compared;
-        match Compared::of(crate::equiv::equiv(program, b, &eo)) {
+    use crate::equiv::Compared;
+    use rayon::prelude::*;
+    // The sizes are compared side by side and read in order, as one after
+    // another would be: the first difference is the one reported.
+    let compared: Vec<(Vec<(String, i64)>, Compared)> = sizes
+        .into_par_iter()
+        .map(|v| {
+            let eo = crate::equiv::EquivOptions {
+                params: v.clone(),
+                seeds: 3,
+                ..Default::default()
+            };
+            let c = Compared::of(crate::equiv::equiv(program, b, &eo));
+            (v, c)
+        })
+        .collect();
+    for (v, compared) in compared {
+        match compared {
             Compared::Agree => validated.push(v),
             // A run limit (steps, cells) in the privatized program's run:
             // not compared there, rather than different.
