@@ -21,6 +21,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const THREADS: [&str; 3] = ["1", "2", "4"];
+
+/// (fixture, transformation, the error code of the refusal): the
+/// commands that refuse to write C for a fixture, by design. A listed
+/// case that writes a file, or refuses with another code, fails the test.
+const REFUSED: &[(&str, &str, &str)] = &[
+    // The expansion copies `y`, which may overlap `x` (no `restrict`):
+    // the copy would miss what writes through `x` do to it.
+    ("overlapping_params", "expand", "E0914"),
+];
 const TRANSFORMS: [&str; 2] = ["privatize", "expand"];
 
 fn root() -> PathBuf {
@@ -136,9 +145,17 @@ fn whole_files_of_real_c_shapes_compile_and_run_like_the_original() {
         let want = support::cbuild::run(&exe, "1");
         for t in TRANSFORMS {
             let out = w.join(format!("{name}-{t}.c"));
-            let text = match written(t, &file, &out, &[]) {
-                Ok(text) => text,
-                Err(why) => {
+            let refused = REFUSED.iter().find(|&&(n, x, _)| n == name && x == t);
+            let text = match (written(t, &file, &out, &[]), refused) {
+                (Ok(_), Some(_)) => {
+                    failed.push(format!(
+                        "{name}, {t}: listed in REFUSED but writes a file now"
+                    ));
+                    continue;
+                }
+                (Ok(text), None) => text,
+                (Err(why), Some((_, _, code))) if why.contains(&format!("[{code}]")) => continue,
+                (Err(why), _) => {
                     failed.push(format!("{name}, {t}: {why}"));
                     continue;
                 }
@@ -155,7 +172,9 @@ fn whole_files_of_real_c_shapes_compile_and_run_like_the_original() {
             }
             for threads in THREADS {
                 if support::cbuild::run(&exe, threads) != want {
-                    failed.push(format!("{name}, {t}: other output at {threads} threads\n{text}"));
+                    failed.push(format!(
+                        "{name}, {t}: other output at {threads} threads\n{text}"
+                    ));
                     break;
                 }
             }

@@ -362,7 +362,14 @@ impl Loaded {
         omp: &[crate::cfront::emit::OmpLoop],
     ) -> Result<CText, ExitCode> {
         use crate::cfront::inplace::{in_place, NotInPlace};
-        let kernel = || CText::Kernel(crate::cfront::emit::program_of(p, "kernel", omp, &self.program));
+        let kernel = || {
+            CText::Kernel(crate::cfront::emit::program_of(
+                p,
+                "kernel",
+                omp,
+                &self.program,
+            ))
+        };
         let renamed = crate::cfront::emit::renamed_overlaps(p, &self.program);
         if !renamed.is_empty() {
             let d = Diagnostic::error(

@@ -12,8 +12,8 @@
 //! [`program_in`] prints a program into the C function it came from.
 
 use crate::cvalue;
-use crate::model::*;
 pub use crate::effects::renamed_overlaps;
+use crate::model::*;
 pub use crate::origin::{Origin, Origins};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write;
@@ -231,15 +231,18 @@ pub struct InPlaceFunction {
 /// extent of a pointer parameter (`a_dim0` of `double *a`) to what the
 /// program accesses of it (`Origin::extents`).
 ///
-/// `Err` (why) when the printed region uses a parameter that C does not
-/// declare and that has no value: C has nothing to give it. One the
-/// region does not use is not printed. `p` may be one function's part of
-/// a program ([`crate::inplace`]): arrays it does not use are not declared.
+/// `Err` when the printed region uses a parameter that C does not declare
+/// and that has no value: C has nothing to give it (`Refused` for a
+/// pointer's extent the accesses do not give, else `Kernel`: a name the
+/// model had to change). One the region does not use is not printed. `p`
+/// may be one function's part of a program ([`crate::inplace`]): arrays it
+/// does not use are not declared.
 pub fn program_in(
     p: &Program,
     origin: &Origin,
     omp: &[OmpLoop],
-) -> Result<InPlaceFunction, String> {
+) -> Result<InPlaceFunction, crate::inplace::NotInPlace> {
+    use crate::inplace::NotInPlace;
     let (stripped, omp) = without_effects(p, omp);
     let p = stripped.as_ref().unwrap_or(p);
     let mut cx = Printer::new(p, Some(origin));
@@ -291,7 +294,12 @@ pub fn program_in(
     // renamed their uses) would make `-Wall` say they are set but unused.
     let read = read_arrays(p, &cx.leading);
     let mut unread: Vec<&String> = (origin.locals.iter())
-        .chain(origin.region_locals.iter().filter(|n| declared.contains(n.as_str())))
+        .chain(
+            origin
+                .region_locals
+                .iter()
+                .filter(|n| declared.contains(n.as_str())),
+        )
         .filter(|n| p.array(n).is_some_and(|a| !read.contains(&a)))
         .collect();
     unread.sort();
@@ -331,13 +339,16 @@ pub fn program_in(
         let value = match (q.default, origin.extents.get(&q.name)) {
             (Some(v), _) => v.to_string(),
             (None, Some(Ok(e))) => {
-                let e = cx.extent(e, origin)?;
+                let e = cx.extent(e, origin).map_err(NotInPlace::Refused)?;
                 // No access runs where it is not positive: any size does.
                 format!("{e} > 0 ? {e} : 0")
             }
-            (None, Some(Err(why))) => return Err(why.clone()),
+            (None, Some(Err(why))) => return Err(NotInPlace::Refused(why.clone())),
             (None, None) => {
-                return Err(format!("the parameter `{}` has no value in C", q.name));
+                return Err(NotInPlace::Kernel(format!(
+                    "the model names a variable of the function `{}`, which C does not have there",
+                    q.name
+                )));
             }
         };
         let _ = writeln!(constants, "  const int {name} = {value};");
@@ -857,7 +868,9 @@ impl<'a> Printer<'a> {
         for (name, c) in &e.terms {
             let q = (self.p.params.iter().position(|q| &q.name == name))
                 .filter(|_| origin.shares(name))
-                .ok_or_else(|| format!("the extent it needs is in `{name}`, which C does not have there"))?;
+                .ok_or_else(|| {
+                    format!("the extent it needs is in `{name}`, which C does not have there")
+                })?;
             let term = Affine::var(Var::Param(ParamId(q as u32))).checked_scale(*c);
             a = term
                 .and_then(|t| a.checked_add(&t))

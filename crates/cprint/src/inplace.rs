@@ -172,8 +172,10 @@ pub fn in_place(
             body: part,
             ..p.clone()
         };
-        let printed = emit::program_in(&sub, &origin, &omp)
-            .map_err(|why| NotInPlace::Refused(format!("`{}`: {why}", o.name)))?;
+        let printed = emit::program_in(&sub, &origin, &omp).map_err(|e| match e {
+            NotInPlace::Refused(why) => NotInPlace::Refused(format!("`{}`: {why}", o.name)),
+            NotInPlace::Kernel(why) => NotInPlace::Kernel(format!("`{}`: {why}", o.name)),
+        })?;
         for h in printed.head {
             if !done.head.contains(&h) {
                 done.head.push(h);
@@ -202,13 +204,11 @@ impl NoSplit {
         match *self {
             NoSplit::Mixed(a, b) => format!(
                 "the transformation put statements of `{}` and `{}` in one loop or branch",
-                names[a],
-                names[b]
+                names[a], names[b]
             ),
             NoSplit::Order(a, b) => format!(
                 "the transformation put statements of `{}` after those of `{}`",
-                names[b],
-                names[a]
+                names[b], names[a]
             ),
         }
     }

@@ -39,7 +39,11 @@ pub fn find(
     };
     for r in &regions {
         // Two regions of one function would be two texts for one place.
-        if out.functions.iter().any(|o| o.source.0 == r.func.start_byte()) {
+        if out
+            .functions
+            .iter()
+            .any(|o| o.source.0 == r.func.start_byte())
+        {
             return None;
         }
         out.functions
