@@ -62,28 +62,7 @@ const THREADS: [&str; 3] = ["1", "2", "4"];
 /// (fixture, transformation, why): emitted C known not to be a drop-in
 /// today. Each must still fail (a listed case that passes fails the test,
 /// so the list stays true); any other failure fails the test.
-const KNOWN: &[(&str, &str, &str)] = &[
-    (
-        "offset_pointer",
-        "privatize",
-        "two functions of the file are analysed as one program, printed as `void kernel`",
-    ),
-    (
-        "offset_pointer",
-        "expand",
-        "two functions of the file are analysed as one program, printed as `void kernel`",
-    ),
-    (
-        "overlapping_params",
-        "expand",
-        "the expansion declares arrays sized by the pointers' unknown extents: `void kernel`",
-    ),
-    (
-        "restrict_params",
-        "expand",
-        "the expansion declares arrays sized by the pointers' unknown extents: `void kernel`",
-    ),
-];
+const KNOWN: &[(&str, &str, &str)] = &[];
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/c/real")

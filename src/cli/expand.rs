@@ -75,6 +75,12 @@ pub struct Args {
         conflicts_with = "temporaries"
     )]
     pub live_out: Option<Vec<String>>,
+    /// With `--emit`: write to FILE instead of stdout. On a C file printed
+    /// back into its functions, the whole file as written (its
+    /// `#include`s, macros, other functions, `main`) with each transformed
+    /// function replaced in place, ready to compile (docs/c.md, C output).
+    #[arg(short = 'o', long = "output", value_name = "FILE", requires = "emit")]
+    pub output: Option<std::path::PathBuf>,
 }
 
 /// `--emit`.
@@ -210,26 +216,45 @@ fn emit_code(args: &Args, loaded: &super::Loaded, c: bool) -> ExitCode {
     match codegen::try_emit(&loaded.program, &o) {
         Ok(mut e) => {
             e.doall = parallel::doall_names(&loaded.program, &loop_lines(loaded), &e.program);
-            let stdout = std::io::stdout();
-            let mut out = std::io::BufWriter::new(stdout.lock());
             let report = codegen::report::text(&loaded.program, &e);
-            let text = if c {
-                let mut s: String = report
-                    .lines()
-                    .map(|l| format!("//{}\n", l.strip_prefix('#').unwrap_or(l)))
-                    .collect();
-                s.push_str(&loaded.c_text(&e.program, &[]));
-                s
-            } else {
-                report + &e.text
-            };
-            let written = out.write_all(text.as_bytes());
-            super::finish(written.and_then(|()| out.flush()))
+            if c {
+                let header = comments(&report);
+                return match loaded.c_printed(&e.program, &[]) {
+                    Ok(printed) => loaded.write_c(&header, &printed, args.output.as_deref()),
+                    Err(code) => code,
+                };
+            }
+            write_text(&(report + &e.text), args.output.as_deref())
         }
         Err(why) => {
             let d = Diagnostic::error(why.code().unwrap_or("E0601"), why.to_string());
             eprint!("{}", loaded.files.render(&d));
             ExitCode::from(1)
+        }
+    }
+}
+
+/// A report's `#` lines as C's `//` comments.
+pub(super) fn comments(report: &str) -> String {
+    (report.lines())
+        .map(|l| format!("//{}\n", l.strip_prefix('#').unwrap_or(l)))
+        .collect()
+}
+
+/// `text` on stdout, or in the file `out`.
+pub(super) fn write_text(text: &str, out: Option<&std::path::Path>) -> ExitCode {
+    match out {
+        Some(path) => match std::fs::write(path, text) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: cannot write `{}`: {e}", path.display());
+                ExitCode::from(2)
+            }
+        },
+        None => {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            super::finish(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
         }
     }
 }
@@ -290,17 +315,17 @@ fn contract(args: &Args, loaded: &super::Loaded) -> ExitCode {
                 if let Some(names) = parallel_names(&schedule).filter(|_| e.iterations.is_none()) {
                     e.parallel = names;
                 }
-                let text = if crate::cfront::is_c_path(&args.input.file) {
-                    let header: String = (storage::emit::header(&e).lines())
-                        .map(|l| format!("//{}\n", l.strip_prefix('#').unwrap_or(l)))
-                        .collect();
-                    header + &loaded.c_text(&e.program, &[])
-                } else {
-                    storage::emit::header(&e) + &e.text
-                };
-                let stdout = std::io::stdout();
-                let mut out = std::io::BufWriter::new(stdout.lock());
-                super::finish(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
+                if crate::cfront::is_c_path(&args.input.file) {
+                    let header = comments(&storage::emit::header(&e));
+                    return match loaded.c_printed(&e.program, &[]) {
+                        Ok(printed) => loaded.write_c(&header, &printed, args.output.as_deref()),
+                        Err(code) => code,
+                    };
+                }
+                write_text(
+                    &(storage::emit::header(&e) + &e.text),
+                    args.output.as_deref(),
+                )
             }
             Err(e) => fail(storage_diagnostic(program, &e, loaded.file, &lines)),
         };

@@ -300,6 +300,24 @@ pub fn code_of(code: ExitCode) -> u8 {
     }
 }
 
+/// C printed from a transformation ([`Loaded::c_printed`]).
+pub enum CText {
+    /// Into the file's functions.
+    InPlace(crate::cfront::inplace::InPlace),
+    /// As `void kernel(...)`.
+    Kernel(String),
+}
+
+impl CText {
+    /// What `--emit code` prints on stdout.
+    pub fn text(&self) -> String {
+        match self {
+            CText::InPlace(done) => done.text(),
+            CText::Kernel(text) => text.clone(),
+        }
+    }
+}
+
 /// A program loaded by [`load`], with the source its spans point into and the
 /// host it was loaded into.
 pub struct Loaded {
@@ -309,9 +327,9 @@ pub struct Loaded {
     pub host: Host,
     /// The file in `host`.
     pub source: crate::host::FileId,
-    /// For a C file with one region in a function: that function, which
-    /// emitted C is printed into (`cfront::emit::program_in`).
-    pub origin: Option<crate::cfront::emit::Origin>,
+    /// For a C file: the functions of its regions, which emitted C is
+    /// printed back into (`cprint::inplace`).
+    pub origin: Option<crate::cfront::emit::Origins>,
     /// For a C file: the text the program was lowered from (preprocessed
     /// when it was), which its spans point into.
     pub c_source: Option<String>,
@@ -334,10 +352,118 @@ impl Loaded {
     }
 
     /// `p` (a transformation of this file's program) as C: printed into
-    /// the function the region came from when there is one, else as
-    /// `void kernel(...)`; loops of `omp` with OpenMP clauses.
+    /// the functions its regions came from where it splits back into them,
+    /// else as `void kernel(...)` with a warning (W0913) saying why; loops
+    /// of `omp` with OpenMP clauses. `Err` (after its diagnostic, E0913)
+    /// when a function needs a value C does not have.
+    pub fn c_printed(
+        &self,
+        p: &Program,
+        omp: &[crate::cfront::emit::OmpLoop],
+    ) -> Result<CText, ExitCode> {
+        use crate::cfront::inplace::{in_place, NotInPlace};
+        let kernel = || {
+            CText::Kernel(crate::cfront::emit::program_of(
+                p,
+                "kernel",
+                omp,
+                &self.program,
+            ))
+        };
+        let renamed = crate::cfront::emit::renamed_overlaps(p, &self.program);
+        if !renamed.is_empty() {
+            let d = Diagnostic::error(
+                crate::cfront::E_RENAMED_OVERLAP,
+                "the emitted C would lose what a pointer's overlap carries",
+            )
+            .note(format!(
+                "{} of the transformed program copies an array that may overlap another; \
+                 what the other's writes do to it, C does only to the original",
+                renamed
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .note("`restrict`, or a caller in the file that passes distinct arrays, says they do not overlap (docs/c.md, Aliasing)");
+            eprint!("{}", self.files.render(&d));
+            return Err(ExitCode::from(1));
+        }
+        let Some(origins) = &self.origin else {
+            return Ok(kernel());
+        };
+        match in_place(p, origins, &self.program, omp) {
+            Ok(done) => Ok(CText::InPlace(done)),
+            Err(NotInPlace::Kernel(why)) => {
+                let d = Diagnostic::warning(
+                    crate::cfront::W_NOT_IN_PLACE,
+                    "printed as `void kernel(...)`, not in the file's functions",
+                )
+                .note(why)
+                .note("docs/c.md, C output");
+                eprint!("{}", self.files.render(&d));
+                Ok(kernel())
+            }
+            Err(NotInPlace::Refused(why)) => {
+                let d = Diagnostic::error(
+                    crate::cfront::E_NO_EXTENT,
+                    "the emitted C needs a size C does not have",
+                )
+                .note(why)
+                .note(
+                    "give the pointer's range with `#pragma arrayflow array` before the function \
+                     (docs/c.md, Ranges)",
+                );
+                eprint!("{}", self.files.render(&d));
+                Err(ExitCode::from(1))
+            }
+        }
+    }
+
+    /// [`Loaded::c_printed`] as text; where a function needs a value C does
+    /// not have, `void kernel(...)` after the error (the language server's
+    /// and `privatize`'s printer returns text).
     pub fn c_text(&self, p: &Program, omp: &[crate::cfront::emit::OmpLoop]) -> String {
-        crate::cfront::emit::program_into(p, self.origin.as_ref(), &self.program, omp)
+        match self.c_printed(p, omp) {
+            Ok(c) => c.text(),
+            Err(_) => crate::cfront::emit::program_of(p, "kernel", omp, &self.program),
+        }
+    }
+
+    /// Writes `header` (comments) and `c` to `out` (`-o`): for C printed
+    /// into the file's functions, the whole file as written with each
+    /// replaced; else stdout. Exit 1 when the whole file cannot be written
+    /// (printed as `void kernel`).
+    pub fn write_c(&self, header: &str, c: &CText, out: Option<&Path>) -> ExitCode {
+        use std::io::Write as _;
+        let Some(path) = out else {
+            let stdout = std::io::stdout();
+            let mut o = std::io::BufWriter::new(stdout.lock());
+            let written = o.write_all(header.as_bytes());
+            let written = written.and_then(|()| o.write_all(c.text().as_bytes()));
+            return finish(written.and_then(|()| o.flush()));
+        };
+        let text = match (c, &self.origin) {
+            (CText::InPlace(done), Some(origins)) if self.c_source.is_some() => {
+                done.file(&origins.text, header)
+            }
+            (CText::InPlace(_) | CText::Kernel(_), _) if self.c_source.is_some() => {
+                eprintln!(
+                    "error: `-o` writes the file with its functions replaced, but the program is \
+                     printed as `void kernel(...)` (see the warning above); without `-o` it is \
+                     printed on stdout"
+                );
+                return ExitCode::from(1);
+            }
+            _ => format!("{header}{}", c.text()),
+        };
+        match std::fs::write(path, text) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: cannot write `{}`: {e}", path.display());
+                ExitCode::from(2)
+            }
+        }
     }
 
     /// Before emitting C from a C file: each value the output cannot keep
@@ -474,8 +600,8 @@ pub struct Source {
 }
 
 impl Source {
-    /// The function of the file's one region ([`crate::cfront::origin`]).
-    pub fn origin(&self) -> Option<crate::cfront::emit::Origin> {
+    /// The functions of the file's regions ([`crate::cfront::origin`]).
+    pub fn origin(&self) -> Option<crate::cfront::emit::Origins> {
         match &self.pre {
             None => crate::cfront::origin::find(&self.text, &self.text, &|s| Some(s)),
             Some(pre) => {

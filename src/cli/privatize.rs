@@ -46,6 +46,12 @@ pub struct Args {
     /// "checked, not proved". Without it such loops stay sequential.
     #[arg(long)]
     pub allow_unproved: bool,
+    /// With `--emit code`: write to FILE instead of stdout. On a C file
+    /// printed back into its functions, the whole file as written (its
+    /// `#include`s, macros, other functions, `main`) with each transformed
+    /// function replaced in place, ready to compile (docs/c.md, C output).
+    #[arg(short = 'o', long = "output", value_name = "FILE", requires = "emit")]
+    pub output: Option<std::path::PathBuf>,
 }
 
 /// `--emit`.
@@ -122,14 +128,30 @@ fn emit(args: &Args, loaded: &super::Loaded) -> ExitCode {
     if c && !loaded.opaque_allowed(args.allow_opaque) {
         return ExitCode::from(1);
     }
-    // The language server's code action prints the same text.
-    let print =
-        |p: &crate::model::Program, omp: &[crate::cfront::emit::OmpLoop]| loaded.c_text(p, omp);
+    // The language server's code action prints the same text; the last C
+    // printed is kept for `-o` (the document ends with it).
+    let printed = std::cell::RefCell::new(None);
+    let print = |p: &crate::model::Program, omp: &[crate::cfront::emit::OmpLoop]| {
+        let c = loaded.c_printed(p, omp);
+        let text = match &c {
+            Ok(c) => c.text(),
+            Err(_) => crate::cfront::emit::program_of(p, "kernel", omp, program),
+        };
+        *printed.borrow_mut() = Some(c);
+        text
+    };
     match privatize::document::document_with(program, &o, c, &print) {
-        Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
-        }
+        Ok(text) => match printed.into_inner() {
+            Some(Err(code)) => code,
+            Some(Ok(c)) => {
+                let body = c.text();
+                match text.strip_suffix(body.as_str()) {
+                    Some(header) => loaded.write_c(header, &c, args.output.as_deref()),
+                    None => super::expand::write_text(&text, args.output.as_deref()),
+                }
+            }
+            None => super::expand::write_text(&text, args.output.as_deref()),
+        },
         Err(e) => {
             match e.code() {
                 Some(code) => eprint!(

@@ -92,3 +92,27 @@ fn retain(nodes: &mut Vec<Node>, keep: &dyn Fn(&Stmt) -> bool) {
         }
     }
 }
+
+/// The arrays of `p`, a transformation of `original`, that a statement
+/// standing for a pointer's overlap (`y[__any()] = __effect_overlap(..)`,
+/// docs/c.md *Aliasing*) writes and that `original` does not have: copies
+/// the transformation made (`y_1`). C's own overlap changes the caller's
+/// memory, never such a copy, so printed without that statement the
+/// program would lose the values it stands for.
+pub fn renamed_overlaps(p: &Program, original: &Program) -> Vec<String> {
+    let overlap = cvalue::effect("overlap");
+    let mut out: Vec<String> = (p.stmts().into_iter())
+        .filter_map(|s| match &s.kind {
+            StmtKind::Assign { target, value, .. }
+                if matches!(&value.kind, ExprKind::Call(f, _) if *f == overlap) =>
+            {
+                let name = &p.array_decl(target.array).name;
+                original.array(name).is_none().then(|| name.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}

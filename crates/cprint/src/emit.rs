@@ -12,8 +12,9 @@
 //! [`program_in`] prints a program into the C function it came from.
 
 use crate::cvalue;
+pub use crate::effects::renamed_overlaps;
 use crate::model::*;
-pub use crate::origin::Origin;
+pub use crate::origin::{Origin, Origins};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write;
 
@@ -211,27 +212,47 @@ fn program_added(
     out
 }
 
+/// A function printed back into its place ([`program_in`]): what the file
+/// needs before it (headers, declarations, helpers: one item each, so that
+/// several functions share them), and its text, with the comment above it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InPlaceFunction {
+    pub head: Vec<String>,
+    pub text: String,
+}
+
 /// The program printed into the C function it was lowered from (`origin`,
 /// which [`Origin::fits`] it): that function's text with the region
 /// replaced, so that it is a drop-in for the original. Arrays the program
 /// adds are allocated on the heap at the region's start and freed at its
 /// end, with the element type of the array whose name they extend; a
 /// header comment gives their sizes. Parameters C does not declare (a
-/// bound made a parameter) are locals set to their defaults.
+/// bound made a parameter) are locals set to their defaults, and the
+/// extent of a pointer parameter (`a_dim0` of `double *a`) to what the
+/// program accesses of it (`Origin::extents`).
 ///
-/// `None` when the printed region uses a parameter that C does not
-/// declare and that has no value (the extent `a_dim0` of a pointer
-/// parameter `double *a`, in an array the transformation adds): C has no
-/// value to give it. One the region does not use is not printed.
-pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> Option<String> {
+/// `Err` when the printed region uses a parameter that C does not declare
+/// and that has no value: C has nothing to give it (`Refused` for a
+/// pointer's extent the accesses do not give, else `Kernel`: a name the
+/// model had to change). One the region does not use is not printed. `p`
+/// may be one function's part of a program ([`crate::inplace`]): arrays it
+/// does not use are not declared.
+pub fn program_in(
+    p: &Program,
+    origin: &Origin,
+    omp: &[OmpLoop],
+) -> Result<InPlaceFunction, crate::inplace::NotInPlace> {
+    use crate::inplace::NotInPlace;
     let (stripped, omp) = without_effects(p, omp);
     let p = stripped.as_ref().unwrap_or(p);
     let mut cx = Printer::new(p, Some(origin));
     cx.omp = omp;
     leading_copies(&p.body, &mut cx.leading);
+    let used_arrays = crate::inplace::arrays_of(&p.body);
     let mut body = String::new();
     let mut scratch = Vec::new();
     let mut frees = Vec::new();
+    let mut declared = HashSet::new();
     for (k, a) in p.arrays.iter().enumerate() {
         let id = ArrayId(k as u32);
         // A local of the region is declared again, even where it hides a
@@ -240,6 +261,11 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> Option<Strin
         if !local && origin.shares(&a.name) {
             continue;
         }
+        // Another function's locals and arrays.
+        if !used_arrays.contains(&id) && !origin.region_locals.contains(&a.name) {
+            continue;
+        }
+        declared.insert(a.name.as_str());
         let name = cx.arrays[k].clone();
         let ty = cx.elem(id);
         if a.dims.is_empty() {
@@ -267,7 +293,13 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> Option<Strin
     // The function's locals the program no longer reads (a transformation
     // renamed their uses) would make `-Wall` say they are set but unused.
     let read = read_arrays(p, &cx.leading);
-    let mut unread: Vec<&String> = (origin.locals.iter().chain(&origin.region_locals))
+    let mut unread: Vec<&String> = (origin.locals.iter())
+        .chain(
+            origin
+                .region_locals
+                .iter()
+                .filter(|n| declared.contains(n.as_str())),
+        )
         .filter(|n| p.array(n).is_some_and(|a| !read.contains(&a)))
         .collect();
     unread.sort();
@@ -295,54 +327,78 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> Option<Strin
             None => format!("  {ty} {var} = 0;\n{body}  return {var};\n"),
         };
     }
-    // Parameters C does not declare (a bound made a parameter) are locals
-    // set to their values, where the region uses them.
+    // Parameters C does not declare (a bound made a parameter, a pointer's
+    // extent) are locals set to their values, where the region uses them.
     let used = crate::origin::identifiers(&body);
     let mut constants = String::new();
     for q in p.params.iter().filter(|q| !origin.shares(&q.name)) {
         let name = &cx.param_names[&q.name];
-        if used.contains(name) {
-            let _ = writeln!(constants, "  const int {name} = {};", q.default?);
+        if !used.contains(name) {
+            continue;
         }
+        let value = match (q.default, origin.extents.get(&q.name)) {
+            (Some(v), _) => v.to_string(),
+            (None, Some(Ok(e))) => {
+                let e = cx.extent(e, origin).map_err(NotInPlace::Refused)?;
+                // No access runs where it is not positive: any size does.
+                format!("{e} > 0 ? {e} : 0")
+            }
+            (None, Some(Err(why))) => return Err(NotInPlace::Refused(why.clone())),
+            (None, None) => {
+                return Err(NotInPlace::Kernel(format!(
+                    "the model names a variable of the function `{}`, which C does not have there",
+                    q.name
+                )));
+            }
+        };
+        let _ = writeln!(constants, "  const int {name} = {value};");
     }
     body.insert_str(0, &constants);
-    let mut out = cx.preamble();
+    let mut text = String::new();
     memory_note(
-        &mut out,
+        &mut text,
         "Memory this function allocates (malloc) and frees",
         &scratch,
     );
-    memory_note(&mut out, STACK_NOTE, &cx.stack);
-    cx.declarations(&mut out);
-    out.push_str(&origin.prefix);
+    memory_note(&mut text, STACK_NOTE, &cx.stack);
+    text.push_str(&origin.prefix);
     // A region without `#pragma scop` starts after the body's `{`.
     if !origin.prefix.ends_with('\n') {
-        out.push('\n');
+        text.push('\n');
     }
-    out.push_str(&body);
-    out.push_str(&origin.suffix);
-    out.push('\n');
-    Some(out)
+    text.push_str(&body);
+    text.push_str(&origin.suffix);
+    text.push('\n');
+    let mut head: Vec<String> = (cx.preamble().lines().skip(1))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    head.extend(cx.declaration_items());
+    Ok(InPlaceFunction { head, text })
 }
 
-/// `p`, transformed from `original`, printed into the function `origin`
-/// names when it fits (a drop-in for it, [`program_in`]), else as `void
-/// kernel(...)` ([`program_of`]). The command line and the language
+/// The first line of C printed back into a file.
+pub const PRINTED: &str =
+    "/* Printed by arrayflow from the program model (docs/c.md, C output). */\n";
+
+/// `p`, transformed from `original`, printed into the functions `origins`
+/// names when it fits them (each a drop-in, [`crate::inplace`]), else as
+/// `void kernel(...)` ([`program_of`]). The command line and the language
 /// server print C this one way.
 pub fn program_into(
     p: &Program,
-    origin: Option<&Origin>,
+    origins: Option<&Origins>,
     original: &Program,
     omp: &[OmpLoop],
 ) -> String {
-    let into = (origin.filter(|o| o.fits(original)))
-        .and_then(|o| program_in(p, &o.for_program(original), omp));
-    into.unwrap_or_else(|| program_of(p, "kernel", omp, original))
+    match origins.map(|o| crate::inplace::in_place(p, o, original, omp)) {
+        Some(Ok(done)) => done.text(),
+        _ => program_of(p, "kernel", omp, original),
+    }
 }
 
 /// `p` without the statements and cells that stand for calls' effects
 /// (`effects::strip`; `None` when it has none), and `omp` in its arrays.
-fn without_effects(p: &Program, omp: &[OmpLoop]) -> (Option<Program>, Vec<OmpLoop>) {
+pub(crate) fn without_effects(p: &Program, omp: &[OmpLoop]) -> (Option<Program>, Vec<OmpLoop>) {
     let Some(s) = crate::effects::strip(p) else {
         return (None, omp.to_vec());
     };
@@ -423,13 +479,13 @@ struct Printer<'a> {
 
 /// `constant + Σ coeff·var`, an affine form of the printer's context.
 #[derive(Clone, Debug, PartialEq)]
-struct Linear {
-    terms: BTreeMap<Var, i128>,
-    constant: i128,
+pub(crate) struct Linear {
+    pub(crate) terms: BTreeMap<Var, i128>,
+    pub(crate) constant: i128,
 }
 
 impl Linear {
-    fn of(a: &Affine) -> Linear {
+    pub(crate) fn of(a: &Affine) -> Linear {
         Linear {
             terms: a.terms.iter().map(|&(v, k)| (v, k as i128)).collect(),
             constant: a.constant as i128,
@@ -437,7 +493,7 @@ impl Linear {
     }
 
     /// `self - other + k`.
-    fn minus(&self, other: &Linear, k: i128) -> Linear {
+    pub(crate) fn minus(&self, other: &Linear, k: i128) -> Linear {
         let mut out = self.clone();
         for (v, c) in &other.terms {
             *out.terms.entry(*v).or_insert(0) -= c;
@@ -449,7 +505,7 @@ impl Linear {
     }
 
     /// `a·self + b·other` (a, b > 0), or `None` on overflow.
-    fn combine(&self, a: i128, other: &Linear, b: i128) -> Option<Linear> {
+    pub(crate) fn combine(&self, a: i128, other: &Linear, b: i128) -> Option<Linear> {
         let mut out = Linear {
             terms: BTreeMap::new(),
             constant: self
@@ -490,7 +546,7 @@ fn gcd(a: i128, b: i128) -> i128 {
 
 /// The forms `>= 0` that say `c` holds (`positive`) or fails, when that is
 /// a conjunction of affine comparisons; `None` when it is not.
-fn facts(c: &Cond, positive: bool) -> Option<Vec<Linear>> {
+pub(crate) fn facts(c: &Cond, positive: bool) -> Option<Vec<Linear>> {
     match (c, positive) {
         (Cond::Not(x), _) => facts(x, !positive),
         (Cond::And(l, r), true) | (Cond::Or(l, r), false) => {
@@ -531,7 +587,7 @@ fn facts(c: &Cond, positive: bool) -> Option<Vec<Linear>> {
 /// Whether no integer point satisfies every form `>= 0` of `forms`:
 /// Fourier-Motzkin elimination, each form tightened to its integer points;
 /// `false` when it cannot tell (too many forms, overflow).
-fn infeasible(forms: &[Linear]) -> bool {
+pub(crate) fn infeasible(forms: &[Linear]) -> bool {
     let mut forms: Vec<Linear> = forms.iter().cloned().map(Linear::tightened).collect();
     loop {
         if forms.iter().any(|f| f.terms.is_empty() && f.constant < 0) {
@@ -754,9 +810,7 @@ impl<'a> Printer<'a> {
 
     /// The first lines: what printed the text, and the headers it uses.
     fn preamble(&self) -> String {
-        let mut out = String::from(
-            "/* Printed by arrayflow from the program model (docs/c.md, C output). */\n",
-        );
+        let mut out = String::from(PRINTED);
         for (used, header) in [
             (self.uses_memcpy, "string.h"),
             (self.uses_malloc, "stdlib.h"),
@@ -772,11 +826,19 @@ impl<'a> Printer<'a> {
     /// Declarations of what the body uses and C does not declare: opaque
     /// values, functions the file does not declare, the Euclidean helpers.
     fn declarations(&self, out: &mut String) {
+        for item in self.declaration_items() {
+            out.push_str(&item);
+        }
+    }
+
+    /// [`Printer::declarations`], one item each.
+    fn declaration_items(&self) -> Vec<String> {
+        let mut out = Vec::new();
         if self.uses_unknown && !self.file_has_unknown() {
-            let _ = writeln!(out, "double {UNKNOWN}(void);");
+            out.push(format!("double {UNKNOWN}(void);\n"));
         }
         if self.uses_unknown_cond {
-            let _ = writeln!(out, "int {UNKNOWN_COND}(void);");
+            out.push(format!("int {UNKNOWN_COND}(void);\n"));
         }
         for (name, arity) in &self.functions {
             if self.origin.is_some_and(|o| o.functions.contains(name)) {
@@ -788,14 +850,33 @@ impl<'a> Printer<'a> {
                 // Called with different argument counts: no prototype.
                 None => String::new(),
             };
-            let _ = writeln!(out, "double {name}({args});");
+            out.push(format!("double {name}({args});\n"));
         }
         if self.uses_div {
-            out.push_str(DIV_DEF);
+            out.push(DIV_DEF.to_string());
         }
         if self.uses_mod {
-            out.push_str(MOD_DEF);
+            out.push(MOD_DEF.to_string());
         }
+        out
+    }
+
+    /// An [`crate::extent::Extent`] in C, by the names C gives its
+    /// parameters; `Err` when one is not a variable of the function.
+    fn extent(&self, e: &crate::extent::Extent, origin: &Origin) -> Result<String, String> {
+        let mut a = Affine::constant(e.constant);
+        for (name, c) in &e.terms {
+            let q = (self.p.params.iter().position(|q| &q.name == name))
+                .filter(|_| origin.shares(name))
+                .ok_or_else(|| {
+                    format!("the extent it needs is in `{name}`, which C does not have there")
+                })?;
+            let term = Affine::var(Var::Param(ParamId(q as u32))).checked_scale(*c);
+            a = term
+                .and_then(|t| a.checked_add(&t))
+                .ok_or("the extent overflows")?;
+        }
+        Ok(self.affine(&a))
     }
 
     /// The element type: as the function declares the array (or the

@@ -12,6 +12,8 @@ pub mod calls;
 pub mod cvalue;
 pub mod effects;
 pub mod emit;
+pub mod extent;
+pub mod inplace;
 pub mod origin;
 
 /// Whether a path names a C file (`.c` or `.h`).

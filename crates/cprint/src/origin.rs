@@ -5,12 +5,31 @@
 //! region sees there, and each array's element type as declared. The C
 //! front end fills it in from the parse tree.
 
-use crate::model::{Node, Program, StmtKind};
+use crate::model::{ArrayId, Node, Program, StmtKind};
 use std::collections::{HashMap, HashSet};
+
+/// The functions of a C file that hold its regions, each to be printed
+/// back in its place ([`crate::inplace`]), and the file as written.
+#[derive(Clone, Debug, Default)]
+pub struct Origins {
+    /// One per region, in file order.
+    pub functions: Vec<Origin>,
+    /// The file as written: `-o` writes it with each transformed function
+    /// replaced.
+    pub text: String,
+}
 
 /// A function with one region, in the file's own text.
 #[derive(Clone, Debug, Default)]
 pub struct Origin {
+    /// The function's name.
+    pub name: String,
+    /// The function's byte range in the text the program was lowered from
+    /// (preprocessed or not): its statements' spans fall inside it.
+    pub source: (usize, usize),
+    /// The function's byte range in the file as written (from its
+    /// specifiers to its closing brace).
+    pub at: (usize, usize),
     /// From the function's start through the line of `#pragma scop` (or the
     /// body's `{`).
     pub prefix: String,
@@ -48,6 +67,10 @@ pub struct Origin {
     /// Every identifier of the file (and of the headers it includes): the
     /// names the printer makes avoid them all.
     pub identifiers: HashSet<String>,
+    /// The value of each parameter that is a pointer's extent C does not
+    /// say, from what the program accesses, or why there is none
+    /// ([`crate::extent::pointer_extents`]).
+    pub extents: HashMap<String, Result<crate::extent::Extent, String>>,
 }
 
 impl Origin {
@@ -64,10 +87,12 @@ impl Origin {
             && (self.returns.is_some() || top_returns(program) == 0);
         // A parameter C does not declare is a local of the printed region
         // (`emit::program_into`); the effects cell is the analysis's own.
+        let used = crate::inplace::arrays_of(&program.body);
         let names_ok = returns_ok
-            && (program.arrays.iter())
-                .filter(|a| !a.local && !crate::cvalue::is_effects_array(&a.name))
-                .all(|a| self.visible.contains(&a.name));
+            && (program.arrays.iter().enumerate())
+                .filter(|(k, _)| used.contains(&ArrayId(*k as u32)))
+                .filter(|(_, a)| !a.local && !crate::cvalue::is_effects_array(&a.name))
+                .all(|(_, a)| self.visible.contains(&a.name));
         names_ok && !self.prefix.is_empty()
     }
 
@@ -76,7 +101,14 @@ impl Origin {
     /// printed back from `.loop` text, no longer says which are).
     pub fn for_program(&self, original: &Program) -> Origin {
         let mut o = self.clone();
-        o.region_locals = (original.arrays.iter().filter(|a| a.local))
+        // This function's own: declared inside it (a file's functions are
+        // one program, each with its locals).
+        let inside = |a: &crate::model::Array| {
+            a.span.is_none()
+                || self.source == (0, 0)
+                || (self.source.0..self.source.1).contains(&(a.span.start as usize))
+        };
+        o.region_locals = (original.arrays.iter().filter(|a| a.local && inside(a)))
             .map(|a| a.name.clone())
             .collect();
         o.lowered = (original.arrays.iter().map(|a| &a.name))

@@ -49,6 +49,7 @@ use crate::model::calls::Calls;
 use crate::model::*;
 use arrayflow_cprint::cvalue;
 pub use arrayflow_cprint::emit;
+pub use arrayflow_cprint::inplace;
 pub use arrayflow_cprint::is_c_path;
 use fields::{Fields, F};
 use mini::Mini;
@@ -91,6 +92,16 @@ pub const W_OPAQUE: &str = "W0911";
 /// A non-affine integer expression over macros and `const`s taken at its
 /// value (`cfront::fold`): it does not follow `--param`.
 pub const W_FOLDED: &str = "W0912";
+
+/// Emitted C printed as `void kernel(...)`: the transformed program does
+/// not split back into the file's functions (`cprint::inplace`).
+pub const W_NOT_IN_PLACE: &str = "W0913";
+/// Emitted C that needs a size C does not have (a pointer's extent no
+/// access gives, `cprint::extent`).
+pub const E_NO_EXTENT: &str = "E0913";
+/// Emitted C in which a transformation's copy of an array that may overlap
+/// another would lose the overlap (`cprint::effects::renamed_overlaps`).
+pub const E_RENAMED_OVERLAP: &str = "E0914";
 
 /// Errors shown before the rest are only counted.
 const MAX_ERRORS: usize = 100;

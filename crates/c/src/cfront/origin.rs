@@ -11,16 +11,17 @@ use crate::diagnostics::FileId;
 use crate::model::Span;
 use tree_sitter::Node;
 
-pub use arrayflow_cprint::origin::Origin;
+pub use arrayflow_cprint::origin::{Origin, Origins};
 
-/// The origin of the one region of `text` (C, preprocessed or not), whose
+/// The functions of the regions of `text` (C, preprocessed or not), whose
 /// spans `to_original` maps into `original`, the file as written; `None`
-/// when the file has no region, several, or one at file scope.
+/// when the file has no region, two regions in one function, or one the
+/// file's own text does not show.
 pub fn find(
     text_: &str,
     original: &str,
     to_original: &dyn Fn(Span) -> Option<Span>,
-) -> Option<Origin> {
+) -> Option<Origins> {
     let tree = super::tree::parse(text_)?.tree;
     let root = tree.root_node();
     if root.has_error() {
@@ -29,9 +30,36 @@ pub fn find(
     let mut cx = Ctx::new(text_, FileId(0));
     let functions = cx.scan_file(root);
     let regions = cx.regions(root, &functions);
-    let [r] = regions.as_slice() else {
+    if regions.is_empty() {
         return None;
+    }
+    let mut out = Origins {
+        functions: Vec::new(),
+        text: original.to_string(),
     };
+    for r in &regions {
+        // Two regions of one function would be two texts for one place.
+        if out
+            .functions
+            .iter()
+            .any(|o| o.source.0 == r.func.start_byte())
+        {
+            return None;
+        }
+        out.functions
+            .push(find_one(text_, original, to_original, root, r)?);
+    }
+    Some(out)
+}
+
+/// The origin of the region `r` of `text_` (whose tree's root is `root`).
+fn find_one(
+    text_: &str,
+    original: &str,
+    to_original: &dyn Fn(Span) -> Option<Span>,
+    root: Node<'_>,
+    r: &super::scan::Region<'_>,
+) -> Option<Origin> {
     let body = r.func.field(F::Body)?;
     let (start, end) = if r.pragma {
         (r.span.start as usize, r.span.end as usize)
@@ -59,6 +87,9 @@ pub fn find(
         return None;
     }
     let mut o = Origin {
+        name: r.func_name.to_string(),
+        source: (r.func.start_byte(), r.func.end_byte()),
+        at: (f_start, f_end),
         prefix: original.get(f_start..o_start)?.to_string(),
         suffix: original.get(o_end..f_end)?.to_string(),
         ..Origin::default()
