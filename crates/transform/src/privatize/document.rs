@@ -70,6 +70,13 @@ pub fn document_with(
          {mark} and equivalent to the original (doall shuffled) at {}{}.\n",
         if checked.validated.is_empty() {
             "no size: each run hit an interpreter limit".to_string()
+        } else if e.threads.param.is_some() {
+            let counts: Vec<String> = emit::CHECKED_THREADS.iter().map(|n| n.to_string()).collect();
+            format!(
+                "{}, each with per-thread copies for {} threads",
+                sizes(&checked.validated),
+                counts.join(", ")
+            )
         } else {
             sizes(&checked.validated)
         },
