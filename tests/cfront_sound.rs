@@ -137,3 +137,63 @@ fn a_function_of_the_file_that_may_exit_is_a_barrier() {
         "{err}"
     );
 }
+
+/// A global bound in a region that calls a barrier may change under it:
+/// it is a cell the call may write, not a parameter, so the loops are
+/// `while` loops (W0903), the barrier names `n`, the second loop's
+/// "parallel" is from samples, and `--emit code` marks no loop.
+#[test]
+fn a_global_bound_a_call_may_change_is_not_a_parameter() {
+    const GLOBAL: &str = "fixtures/c/sound/globalbound.c";
+    let (code, out, err) = arrayflow(&["privatize", GLOBAL]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("`a`, `b`, `n` and the program's other state"),
+        "{err}"
+    );
+    assert!(err.contains("W0903"), "{err}");
+    assert!(out.contains("not proved for others"), "{out}");
+    assert!(out.contains("loop i@15: not parallel"), "{out}");
+    // `--allow-opaque`: the call is printed as written (E0911 otherwise).
+    let (code, out, err) = arrayflow(&["privatize", "--emit", "code", "--allow-opaque", GLOBAL]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("#pragma omp"), "{out}");
+    // Without the call, `n` is a parameter and the second loop is proved.
+    let text = std::fs::read_to_string(GLOBAL)
+        .unwrap()
+        .replace("    grow();\n", "");
+    let dir = std::env::temp_dir().join(format!("arrayflow-globalbound-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plain = dir.join("plain.c");
+    std::fs::write(&plain, text).unwrap();
+    let (code, out, err) = arrayflow(&[
+        "privatize",
+        "--param",
+        "n=50",
+        "--emit",
+        "code",
+        plain.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.matches("#pragma omp parallel for").count(), 2, "{out}");
+}
+
+/// Without a preprocessor, a function-like macro is a pure function only
+/// when its body is: `SQ` is (loop i@13 parallel), `BUMP` assigns a
+/// global, so it is a barrier (loop i@15 not parallel).
+#[test]
+fn an_unexpanded_macro_that_assigns_is_a_barrier() {
+    const MACROS: &str = "fixtures/c/sound/macrocall.c";
+    let (code, out, err) = arrayflow(&["privatize", "--preprocess", "never", MACROS]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("loop i@13: parallel"), "{out}");
+    assert!(out.contains("loop i@15: not parallel"), "{out}");
+    assert!(
+        err.contains("`BUMP` is a function-like macro whose body assigns"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("`SQ` is a function-like macro whose"),
+        "{err}"
+    );
+}

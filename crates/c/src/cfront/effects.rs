@@ -39,10 +39,15 @@ impl<'t> Ctx<'t> {
     fn barrier_fn(&self, name: &str, seen: &mut Vec<String>) -> bool {
         if super::cvalue::is_pure(name)
             || self.declared_pure.contains(name)
-            || self.fn_macros.contains(name)
             || seen.iter().any(|s| s == name)
         {
             return false;
+        }
+        if let Some((params, body)) = self.fn_macros.get(name) {
+            seen.push(name.to_string());
+            let barrier = self.macro_barrier(params, body, seen);
+            seen.pop();
+            return barrier;
         }
         let Some(&f) = self.defined.get(name) else {
             return true;
@@ -84,6 +89,45 @@ impl<'t> Ctx<'t> {
         found
     }
 
+    /// Whether a function-like macro that is not expanded is a barrier:
+    /// its body assigns (`=`, `+=`, `++`, ...), or calls a barrier or one
+    /// of its parameters. Read from the body's tokens, since it is text.
+    fn macro_barrier(&self, params: &[&str], body: &str, seen: &mut Vec<String>) -> bool {
+        let b = body.as_bytes();
+        for (k, &c) in b.iter().enumerate() {
+            let prev = k.checked_sub(1).map(|j| b[j]);
+            let next = b.get(k + 1).copied();
+            let assigns = (c == b'='
+                && next != Some(b'=')
+                && !matches!(prev, Some(b'=' | b'<' | b'>' | b'!')))
+                || matches!((c, next), (b'+', Some(b'+')) | (b'-', Some(b'-')));
+            // `<<=` and `>>=` end in a `=` after `<`/`>`: assignments too.
+            let shift = c == b'=' && k >= 2 && matches!(&b[k - 2..k], b"<<" | b">>");
+            if assigns || shift {
+                return true;
+            }
+        }
+        let mut rest = body;
+        while let Some(start) = rest.find(|c: char| c.is_ascii_alphabetic() || c == '_') {
+            let word_len = rest[start..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len() - start);
+            let word = &rest[start..start + word_len];
+            rest = &rest[start + word_len..];
+            const NOT_CALLS: &[&str] = &[
+                "sizeof", "_Alignof", "alignof", "defined", "if", "while", "for", "switch",
+                "return", "_Generic",
+            ];
+            if !rest.trim_start().starts_with('(') || NOT_CALLS.contains(&word) {
+                continue;
+            }
+            if params.contains(&word) || self.barrier_fn(word, seen) {
+                return true;
+            }
+        }
+        false
+    }
+
     /// The statements of a barrier call to `name` (as [`MayWrite`]s, which
     /// the statement flushes before itself): `escaped` are what its
     /// arguments pass by address.
@@ -120,6 +164,8 @@ impl<'t> Ctx<'t> {
         let ends = super::cvalue::ends_run(name);
         let why = if self.defined.contains_key(name) {
             "assigns a global or makes a call that is a barrier"
+        } else if self.fn_macros.contains_key(name) {
+            "is a function-like macro whose body assigns or makes a call that is a barrier"
         } else {
             "is not defined in this file nor known to be pure"
         };
@@ -194,7 +240,8 @@ impl<'t> Ctx<'t> {
     /// The arrays and scalars a function the file does not define can
     /// reach from here, among those the region names: the globals and the
     /// enclosing function's pointer and array parameters. A global integer
-    /// the region reads as a parameter is not among them (docs/c.md).
+    /// is among them: in a region with a barrier it is a cell, not a
+    /// parameter (`Ctx::region_barrier`).
     fn reachable(&mut self, at: Span) -> Result<Vec<(ArrayId, usize)>, Skip> {
         let mut names: Vec<&'t str> = self.mentioned.iter().copied().collect();
         names.sort_unstable();

@@ -848,7 +848,7 @@ impl<'t> Ctx<'t> {
                 "not a function name",
                 "",
             );
-        } else if self.fn_macros.contains(name) {
+        } else if self.fn_macros.contains_key(name) {
             self.warn(
                 W_UNKNOWN_VALUE,
                 format!("`{name}` is a function-like macro: treated as an uninterpreted function"),

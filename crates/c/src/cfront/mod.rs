@@ -351,7 +351,8 @@ pub struct Ctx<'t> {
     errors: usize,
     // The file.
     defines: HashMap<&'t str, Define>,
-    fn_macros: HashSet<&'t str>,
+    /// Function-like macros: name → (parameters, body), as written.
+    fn_macros: HashMap<&'t str, (Vec<&'t str>, &'t str)>,
     /// `typedef` names of the file, with the type each stands for.
     typedefs: HashMap<&'t str, &'t str>,
     /// Per declared function: which parameters are pointers to `const`.
@@ -377,6 +378,9 @@ pub struct Ctx<'t> {
     /// Model names of the loops around the current point.
     loop_names: Vec<String>,
     assigned: HashSet<&'t str>,
+    /// The region makes a barrier call, which may change any global: a
+    /// global integer it reads is then a cell, not a parameter.
+    region_barrier: bool,
     exited: HashSet<&'t str>,
     depth: usize,
     creating: Vec<VarId>,
@@ -416,7 +420,7 @@ impl<'t> Ctx<'t> {
             diags: Vec::new(),
             errors: 0,
             defines: HashMap::new(),
-            fn_macros: HashSet::new(),
+            fn_macros: HashMap::new(),
             typedefs: HashMap::new(),
             protos: HashMap::new(),
             globals: HashMap::new(),
@@ -435,6 +439,7 @@ impl<'t> Ctx<'t> {
             scope: Vec::new(),
             loop_names: Vec::new(),
             assigned: HashSet::new(),
+            region_barrier: false,
             exited: HashSet::new(),
             depth: 0,
             creating: Vec::new(),
@@ -681,11 +686,22 @@ impl<'t> Ctx<'t> {
         self.escapes.clear();
         self.may_writes.clear();
         self.mentioned.clear();
-        stmt::walk(&r.items, |n| {
-            if n.kind() == "identifier" {
+        let mut barrier = false;
+        stmt::walk(&r.items, |n| match n.kind() {
+            "identifier" => {
                 self.mentioned.insert(text(self.src, n));
             }
+            "call_expression" => {
+                barrier |= match n.field(F::Function) {
+                    Some(f) if f.kind() == "identifier" => {
+                        self.is_barrier(text(self.src, f), false)
+                    }
+                    _ => true,
+                };
+            }
+            _ => {}
         });
+        self.region_barrier = barrier;
         self.omp_next = false;
         self.depth = 0;
         let result = (self.enter_function(r))
@@ -846,7 +862,8 @@ impl<'t> Ctx<'t> {
                     return Ok(ModelRef::Param(p));
                 }
             }
-            if !self.in_region(var.pos) && !self.assigned.contains(var.name) {
+            let changed = self.assigned.contains(var.name) || (var.global && self.region_barrier);
+            if !self.in_region(var.pos) && !changed {
                 if let Some(p) = var.param {
                     return Ok(ModelRef::Param(p));
                 }

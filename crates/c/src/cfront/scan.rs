@@ -100,7 +100,14 @@ impl<'t> Ctx<'t> {
                 "preproc_def" => self.define(n),
                 "preproc_function_def" => {
                     if let Some(name) = n.field(F::Name) {
-                        self.fn_macros.insert(text(self.src, name));
+                        let params = n.field(F::Parameters).map_or_else(Vec::new, |ps| {
+                            (children(ps).into_iter())
+                                .filter(|p| p.kind() == "identifier")
+                                .map(|p| text(self.src, p))
+                                .collect()
+                        });
+                        let body = n.field(F::Value).map_or("", |v| text(self.src, v));
+                        self.fn_macros.insert(text(self.src, name), (params, body));
                     }
                 }
                 "function_definition" => {

@@ -2,8 +2,9 @@
 //! function its region came from (`origin`) and listing the functions it
 //! defines (`opaque`) each need the tree of the same text; a preprocessed
 //! PolyBench file, with its system headers, takes tens of milliseconds to
-//! parse. The last text parsed on each thread keeps its tree: a tree is
-//! reference-counted, so a copy is cheap.
+//! parse. The last text parsed keeps its tree, for every thread (the
+//! database lowers on its own threads, the command line finds the origin
+//! on the main one): a tree is reference-counted, so a copy is cheap.
 //!
 //! The C grammar takes a directive only where a block item may stand, so
 //! `#pragma omp parallel for` between a brace-less `for (...)` header and
@@ -12,8 +13,7 @@
 //! a space, so positions stay), and the statement each one precedes is
 //! remembered: that loop is `doall` as if the pragma stood in a block.
 
-use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A text's tree, and each pragma read as blank: the start byte of the
 /// statement it applies to, and its words after `#pragma`.
@@ -23,17 +23,22 @@ pub(crate) struct Parsed {
     pub pragma_before: Arc<Vec<(usize, String)>>,
 }
 
-thread_local! {
-    static LAST: RefCell<Option<(String, Parsed)>> = const { RefCell::new(None) };
+/// The last text parsed and its tree.
+static LAST: Mutex<Option<(String, Parsed)>> = Mutex::new(None);
+
+/// The cache, even after a thread panicked holding it (it only holds a
+/// finished parse).
+fn last() -> std::sync::MutexGuard<'static, Option<(String, Parsed)>> {
+    LAST.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The tree of `text`; `None` when the grammar cannot be loaded (a build
 /// problem) or the parser gives up.
 pub(crate) fn parse(text: &str) -> Option<Parsed> {
-    let cached = LAST.with(|l| match &*l.borrow() {
+    let cached = match &*last() {
         Some((t, p)) if t == text => Some(p.clone()),
         _ => None,
-    });
+    };
     if cached.is_some() {
         return cached;
     }
@@ -56,7 +61,7 @@ pub(crate) fn parse(text: &str) -> Option<Parsed> {
             }
         }
     }
-    LAST.with(|l| *l.borrow_mut() = Some((text.to_string(), parsed.clone())));
+    *last() = Some((text.to_string(), parsed.clone()));
     Some(parsed)
 }
 

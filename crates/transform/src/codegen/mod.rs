@@ -962,15 +962,25 @@ fn samples(
     frame: &crate::facts::Frame,
     o: &Options,
 ) -> Result<Vec<Sample>, String> {
+    use rayon::prelude::*;
+    // Each sample is an analysis of its own: they run side by side, and the
+    // results are read in the vectors' order, as one after another would.
+    let runs: Vec<_> = vectors::samples(plus, o)?
+        .into_par_iter()
+        .filter_map(|v| {
+            let cfg = config(plus, &v, o);
+            plus.param_values(&cfg.params).ok()?;
+            Some(
+                expansion::expand_framed(plus, &cfg, &crate::kinds::Kinds::core(), frame)
+                    .map(|exp| Sample { values: v, exp }),
+            )
+        })
+        .collect();
     let mut out = Vec::new();
     let mut first_err = None;
-    for v in vectors::samples(plus, o)? {
-        let cfg = config(plus, &v, o);
-        if plus.param_values(&cfg.params).is_err() {
-            continue;
-        }
-        match expansion::expand_framed(plus, &cfg, &crate::kinds::Kinds::core(), frame) {
-            Ok(exp) => out.push(Sample { values: v, exp }),
+    for run in runs {
+        match run {
+            Ok(sample) => out.push(sample),
             Err(e) if out.is_empty() => {
                 first_err.get_or_insert(e.to_string());
             }
