@@ -49,6 +49,7 @@ const CASES: &[(&str, &str, Truth)] = &[
     ("macro_half", "macro_half", Truth::Sequential),
     ("macro_split", "macro_split", Truth::Parallel),
     ("stride_five", "stride_five", Truth::Private),
+    ("row_scratch", "row_scratch", Truth::Private),
     ("returns_sum", "returns_sum", Truth::Sequential),
     ("typedef_float", "typedef_float", Truth::Private),
     ("name_clash", "name_clash", Truth::Private),

@@ -92,6 +92,17 @@ pub fn document_with(
         for (l, arrays) in &e.loops {
             out.push_str(&format!("{mark} loop {l}: private {}\n", arrays.join(", ")));
         }
+        if let Some(threads) = &e.threads.param {
+            // The loops over threads are no part of the operations' names.
+            let flags: Vec<String> = (e.threads.loops.iter())
+                .map(|t| format!(" --thread-loop {t}"))
+                .collect();
+            out.push_str(&format!(
+                "{mark} per-thread copies: `{threads}` counts the threads; compare with\n\
+                 {mark}   arrayflow equiv ORIGINAL THIS{}\n",
+                flags.concat()
+            ));
+        }
         out.push_str(&e.text);
         return Ok(out);
     }

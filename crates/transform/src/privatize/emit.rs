@@ -457,7 +457,8 @@ impl Rewrite<'_> {
                                     .into_iter()
                                     .map(|x| declare(p, self.names, x, &f, &self.outer, threads))
                                     .collect();
-                                let t = privatize(&mut f, &privates, threads, p, self.names, &mut out);
+                                let t =
+                                    privatize(&mut f, &privates, threads, p, self.names, &mut out);
                                 self.per_thread(t, threads, &loop_name, &privates, p);
                             } else {
                                 out.push(Node::For(f));
@@ -709,8 +710,8 @@ fn constant_bound(v: i64) -> Bound {
 
 /// The number of cells of `r`, as the model prints it (`LEN + 5`).
 fn extent(p: &Program, r: &Range) -> String {
-    let n = (r.hi.affine.checked_sub(&r.lo.affine))
-        .and_then(|d| d.checked_add(&Affine::constant(1)));
+    let n =
+        (r.hi.affine.checked_sub(&r.lo.affine)).and_then(|d| d.checked_add(&Affine::constant(1)));
     match n {
         Some(n) => crate::print::expr(p, &crate::model::affine_expr(&n, Span::NONE)),
         None => format!(
@@ -775,7 +776,9 @@ fn over_cells(
 
 /// The thread `t`, then the subscripts `c` of a cell.
 fn with_thread(t: &Expr, c: &[Expr]) -> Vec<Expr> {
-    std::iter::once(t.clone()).chain(c.iter().cloned()).collect()
+    std::iter::once(t.clone())
+        .chain(c.iter().cloned())
+        .collect()
 }
 
 /// Pushes onto `out` the set-up, the loop over private copies and the
@@ -941,15 +944,18 @@ fn fill(
 /// of `t` (of at most one more iteration than the others where the step
 /// is 1), with no division.
 fn block_of(f: &For, t: &Expr, all: &Expr) -> Cond {
-    let affine = |a: Option<Affine>| {
-        crate::model::affine_expr(&a.expect("a small bound"), Span::NONE)
-    };
+    let affine =
+        |a: Option<Affine>| crate::model::affine_expr(&a.expect("a small bound"), Span::NONE);
     let i = Affine::var(Var::Counter(f.counter));
     let n = affine(
         (f.upper.affine.checked_sub(&f.lower.affine))
             .and_then(|d| d.checked_add(&Affine::constant(1))),
     );
-    let from = bin(BinOp::Mul, all.clone(), affine(i.checked_sub(&f.lower.affine)));
+    let from = bin(
+        BinOp::Mul,
+        all.clone(),
+        affine(i.checked_sub(&f.lower.affine)),
+    );
     let first = bin(BinOp::Mul, t.clone(), n.clone());
     let next = bin(BinOp::Mul, bin(BinOp::Add, t.clone(), int(1)), n);
     Cond::And(
