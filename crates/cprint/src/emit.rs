@@ -238,6 +238,8 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> Option<Strin
     let mut body = String::new();
     let mut scratch = Vec::new();
     let mut frees = Vec::new();
+    // `sizeof` of each array of `frees`, as allocated.
+    let mut sizes = Vec::new();
     for (k, a) in p.arrays.iter().enumerate() {
         let id = ArrayId(k as u32);
         // A local of the region is declared again, even where it hides a
@@ -259,17 +261,18 @@ pub fn program_in(p: &Program, origin: &Origin, omp: &[OmpLoop]) -> Option<Strin
             continue;
         }
         // A pointer to rows: `C_2[i][j][k]` indexes it as an array.
+        let size = format!("sizeof({ty}{})", extents.concat());
         let _ = writeln!(
             body,
-            "  {ty} (*{name}){} = malloc(sizeof({ty}{}));",
+            "  {ty} (*{name}){} = malloc({size});",
             extents[1..].concat(),
-            extents.concat()
         );
         scratch.push(cx.sized(id, a));
+        sizes.push(size);
         frees.push(name);
     }
     cx.uses_malloc = !frees.is_empty();
-    allocation_checked(&mut body, &frees);
+    allocation_checked(&mut body, &frees, &sizes);
     cx.nodes(&p.body, 1, &mut body);
     // The function's locals the program no longer reads (a transformation
     // renamed their uses) would make `-Wall` say they are set but unused.
@@ -385,14 +388,17 @@ fn without_effects(p: &Program, omp: &[OmpLoop]) -> (Option<Program>, Vec<OmpLoo
     (Some(s.program), omp)
 }
 
-/// After the `malloc`s of `frees`: when one failed, all are freed
-/// (`free(NULL)` does nothing) and the program stops with a message
-/// naming them, before the region has written anything.
-fn allocation_checked(body: &mut String, frees: &[String]) {
+/// After the `malloc`s of `frees` (of `sizes` bytes): when one failed, all
+/// are freed (`free(NULL)` does nothing) and the program stops with a
+/// message naming them, before the region has written anything. A `NULL`
+/// for 0 bytes (an empty extent: C allows either answer) is no failure.
+fn allocation_checked(body: &mut String, frees: &[String], sizes: &[String]) {
     if frees.is_empty() {
         return;
     }
-    let failed: Vec<String> = frees.iter().map(|f| format!("!{f}")).collect();
+    let failed: Vec<String> = (frees.iter().zip(sizes))
+        .map(|(f, size)| format!("(!{f} && {size} > 0)"))
+        .collect();
     let _ = writeln!(body, "  if ({}) {{", failed.join(" || "));
     for f in frees {
         let _ = writeln!(body, "    free({f});");
