@@ -1030,6 +1030,8 @@ fn on_copy(a: &mut Access, privates: &[Private], t: &Expr) {
 }
 
 /// `f` applied to every access of `e`, inner ones (in subscripts) first.
+/// Not `codegen::rewrite_expr`: that one appends subscripts after the
+/// original ones, and the thread is the first.
 fn walk_expr(e: &mut Expr, f: &dyn Fn(&mut Access)) {
     match &mut e.kind {
         ExprKind::Access(a) => {
@@ -1049,6 +1051,7 @@ fn walk_expr(e: &mut Expr, f: &dyn Fn(&mut Access)) {
     }
 }
 
+/// [`walk_expr`] on every expression of `c`.
 fn walk_cond(c: &mut Cond, f: &dyn Fn(&mut Access)) {
     match c {
         Cond::Cmp(_, l, r) => {
