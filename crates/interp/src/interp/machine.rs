@@ -242,7 +242,7 @@ pub(super) struct Machine<'p> {
     held: u64,
     /// The initial values handed out so far, when some array is sparse
     /// (its initial values are checked for collisions as they are read).
-    initials: Option<HashSet<i64>>,
+    initials: Option<Initials>,
     /// The error behind an `EvalError::Env` from memory (a collision, the
     /// cell budget), which has its own kind.
     pending: Option<RunError>,
@@ -262,6 +262,21 @@ pub(super) struct Machine<'p> {
     /// Per statement, the rows of the iteration vector it is named by
     /// (`Options::iterations`), if renamed.
     named: Vec<Option<&'p [Vec<i64>]>>,
+}
+
+/// The initial values handed out: the dense arrays' all at once, sorted
+/// (a set of them cost more than the run), the sparse arrays' as they are
+/// read.
+struct Initials {
+    dense: Vec<i64>,
+    fetched: HashSet<i64>,
+}
+
+impl Initials {
+    /// Records `value`; false when it was handed out before.
+    fn insert(&mut self, value: i64) -> bool {
+        self.dense.binary_search(&value).is_err() && self.fetched.insert(value)
+    }
 }
 
 impl<'p> Machine<'p> {
@@ -502,7 +517,10 @@ impl<'p> Machine<'p> {
             return Err(self.collision(w[0]));
         }
         if sparse {
-            self.initials = Some(all.into_iter().collect());
+            self.initials = Some(Initials {
+                dense: all,
+                fetched: HashSet::new(),
+            });
         }
         Ok(())
     }
@@ -1132,5 +1150,23 @@ impl Env for Machine<'_> {
 
     fn unknown_cond(&mut self, _span: Span) -> Result<bool, EvalError> {
         Ok(self.unknown_hash(domain::COND_UNKNOWN) & 1 == 1)
+    }
+}
+
+#[cfg(test)]
+mod initials_tests {
+    use super::Initials;
+
+    #[test]
+    fn a_value_handed_out_before_is_refused_dense_or_fetched() {
+        let mut seen = Initials {
+            dense: vec![-7, 3, 10],
+            fetched: Default::default(),
+        };
+        assert!(!seen.insert(3), "a dense array's value");
+        assert!(!seen.insert(-7));
+        assert!(seen.insert(4), "a new value");
+        assert!(!seen.insert(4), "a value fetched before");
+        assert!(seen.insert(11));
     }
 }

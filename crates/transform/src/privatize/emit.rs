@@ -1189,17 +1189,28 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
         Some(_) => &CHECKED_THREADS,
         None => &CHECKED_THREADS[..1],
     };
-    let runs = sizes
+    let runs: Vec<(Vec<(String, i64)>, i64)> = sizes
         .into_iter()
-        .flat_map(|v| counts.iter().map(move |&n| (v.clone(), n)));
-    for (v, n) in runs {
-        let eo = emitted.threads.equiv_options(&v, n, 3);
+        .flat_map(|v| counts.iter().map(move |&n| (v.clone(), n)))
+        .collect();
+    use crate::equiv::Compared;
+    use rayon::prelude::*;
+    // The runs are compared side by side and read in order, as one after
+    // another would be: the first difference is the one reported.
+    let compared: Vec<(Vec<(String, i64)>, i64, Compared)> = runs
+        .into_par_iter()
+        .map(|(v, n)| {
+            let eo = emitted.threads.equiv_options(&v, n, 3);
+            let c = Compared::of(crate::equiv::equiv(program, b, &eo));
+            (v, n, c)
+        })
+        .collect();
+    for (v, n, compared) in compared {
         let last = n == *counts.last().expect("a count");
         // The size, with the thread count where it matters.
         let mut at = v.clone();
         at.extend((emitted.threads.param.clone()).map(|name| (name, n)));
-        use crate::equiv::Compared;
-        match Compared::of(crate::equiv::equiv(program, b, &eo)) {
+        match compared {
             // A size counts as validated once, after its last thread count.
             Compared::Agree if last => validated.push(v),
             Compared::Agree => {}
