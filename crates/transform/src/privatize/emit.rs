@@ -1067,6 +1067,9 @@ fn walk_cond(c: &mut Cond, f: &dyn Fn(&mut Access)) {
     }
 }
 
+/// Parameter values by name: one size.
+type Params = Vec<(String, i64)>;
+
 /// What [`checked`] did: the program (if a loop gained), what decided it,
 /// and the sizes it was validated at.
 pub struct Checked {
@@ -1189,7 +1192,7 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
         Some(_) => &CHECKED_THREADS,
         None => &CHECKED_THREADS[..1],
     };
-    let runs: Vec<(Vec<(String, i64)>, i64)> = sizes
+    let runs: Vec<(Params, i64)> = sizes
         .into_iter()
         .flat_map(|v| counts.iter().map(move |&n| (v.clone(), n)))
         .collect();
@@ -1197,7 +1200,7 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
     use rayon::prelude::*;
     // The runs are compared side by side and read in order, as one after
     // another would be: the first difference is the one reported.
-    let compared: Vec<(Vec<(String, i64)>, i64, Compared)> = runs
+    let compared: Vec<(Params, i64, Compared)> = runs
         .into_par_iter()
         .map(|(v, n)| {
             let eo = emitted.threads.equiv_options(&v, n, 3);
