@@ -49,6 +49,7 @@ const CASES: &[(&str, &str, Truth)] = &[
     ("macro_half", "macro_half", Truth::Sequential),
     ("macro_split", "macro_split", Truth::Parallel),
     ("stride_five", "stride_five", Truth::Private),
+    ("row_scratch", "row_scratch", Truth::Private),
     ("returns_sum", "returns_sum", Truth::Sequential),
     ("typedef_float", "typedef_float", Truth::Private),
     ("name_clash", "name_clash", Truth::Private),
@@ -194,4 +195,67 @@ fn real_c_shapes_get_no_wrong_verdict_and_their_output_runs_like_the_original() 
         wrong.join("\n"),
         failed.join("\n\n")
     );
+}
+
+/// Every `malloc` of the emitted C is checked: `row_scratch`'s private
+/// copies (`a_p`, `a_w`: 2,408 and 1,204 bytes per thread) built with a
+/// `malloc` that fails from 2,000 bytes up (the linker's `--wrap`) stop
+/// the program before the kernel writes anything, with the message on
+/// stderr and exit status 1. The original, which allocates nothing, runs
+/// to the end under the same `malloc`.
+#[test]
+fn a_failed_allocation_stops_the_emitted_program_with_a_message() {
+    let work = std::env::temp_dir().join(format!("arrayflow-c-real-oom-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    if !support::cbuild::have_gcc_openmp(&work) {
+        return;
+    }
+    let path = dir().join("row_scratch.c");
+    let (code, emitted, err) =
+        support::run(&["privatize", "--emit", "code", &path.to_string_lossy()]);
+    assert_eq!(code, 0, "{err}");
+    let original = std::fs::read_to_string(&path).unwrap();
+    let spliced = support::cbuild::splice(&original, "row_scratch", &emitted).unwrap();
+    let new_src = work.join("row_scratch.c");
+    std::fs::write(&new_src, &spliced).unwrap();
+    let wrap = work.join("failing_malloc.c");
+    std::fs::write(
+        &wrap,
+        "#include <stddef.h>\nvoid *__real_malloc(size_t);\n\
+         void *__wrap_malloc(size_t n) { return n >= 2000 ? NULL : __real_malloc(n); }\n",
+    )
+    .unwrap();
+    let driver = dir().join("row_scratch.main.c");
+    let run = |src: &Path, exe: &str| {
+        let exe = work.join(exe);
+        let built = std::process::Command::new("gcc")
+            .args(["-O2", "-fopenmp", "-I"])
+            .arg(dir())
+            .args([src, &driver, &wrap])
+            .args(["-Wl,--wrap=malloc", "-o"])
+            .arg(&exe)
+            .output()
+            .expect("gcc runs");
+        assert!(
+            built.status.success(),
+            "{}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+        let out = std::process::Command::new(&exe)
+            .env("OMP_NUM_THREADS", "2")
+            .output()
+            .expect("the program runs");
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+    let (code, out, _) = run(&path, "original");
+    assert_eq!(
+        (code, out.lines().next()),
+        (Some(0), Some("hand result: yes"))
+    );
+    let (code, out, err) = run(&new_src, "emitted");
+    assert_eq!(code, Some(1), "{out}{err}\n{spliced}");
+    assert!(out.is_empty(), "{out}");
+    assert_eq!(err, "out of memory for a_p, a_w\n");
+    std::fs::remove_dir_all(&work).ok();
 }

@@ -259,9 +259,10 @@ fn the_command_prints_text_and_json() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// The privatized program of `p` (sampled and validated), if a loop gains;
-/// `Err` when validation found a size where it differs.
-fn privatized(p: &Program) -> Result<Option<Program>, String> {
+/// The privatized program of `p` (sampled and validated) and its loops
+/// over threads, if a loop gains; `Err` when validation found a size
+/// where it differs.
+fn privatized(p: &Program) -> Result<Option<Privatized>, String> {
     let o = arrayflow::codegen::Options {
         allow_unproved: true,
         ..Default::default()
@@ -269,26 +270,30 @@ fn privatized(p: &Program) -> Result<Option<Program>, String> {
     let c = arrayflow::privatize::emit::checked(p, &o)?;
     Ok(c.emitted.map(|e| {
         let (b, d) = arrayflow::lower::compile(&e.text, FileId(0));
-        b.unwrap_or_else(|| panic!("{d:?}\n{}", e.text))
+        let b = b.unwrap_or_else(|| panic!("{d:?}\n{}", e.text));
+        (b, e.threads)
     }))
 }
 
+type Privatized = (Program, arrayflow::privatize::emit::Threads);
+
+/// `b` (privatized, with per-thread copies) agrees with `a` at `params`
+/// on 1, 2, 3 and 4 threads.
 fn equivalent(
     a: &Program,
-    b: &Program,
+    (b, threads): &Privatized,
     params: &[(String, i64)],
     seeds: u64,
 ) -> Result<(), String> {
-    let o = arrayflow::equiv::EquivOptions {
-        params: params.to_vec(),
-        seeds,
-        ..Default::default()
-    };
-    match arrayflow::equiv::equiv(a, b, &o) {
-        Ok(arrayflow::equiv::Verdict::Agree(_)) => Ok(()),
-        Ok(arrayflow::equiv::Verdict::Differ(m)) => Err(format!("{m:?}")),
-        Err(e) => Err(e.message),
+    for n in arrayflow::privatize::emit::CHECKED_THREADS {
+        let o = threads.equiv_options(params, n, seeds);
+        match arrayflow::equiv::equiv(a, b, &o) {
+            Ok(arrayflow::equiv::Verdict::Agree(_)) => {}
+            Ok(arrayflow::equiv::Verdict::Differ(m)) => return Err(format!("{m:?} ({n} threads)")),
+            Err(e) => return Err(format!("{} ({n} threads)", e.message)),
+        }
     }
+    Ok(())
 }
 
 #[test]
@@ -299,8 +304,14 @@ fn the_privatized_figure_13_runs_doall_and_agrees_at_other_sizes() {
     );
     let a = program(&std::fs::read_to_string(path).unwrap());
     let b = privatized(&a).expect("validated").expect("j gains");
-    let text = arrayflow::print::program(&b);
-    assert!(text.contains("for j = 1 to N1 step 2 doall"), "{text}");
+    let text = arrayflow::print::program(&b.0);
+    // One iteration per thread; each runs its block of j in order.
+    assert!(text.contains("for t = 0 to threads - 1 doall"), "{text}");
+    assert!(text.contains("for j = 1 to N1 step 2 do\n"), "{text}");
+    assert!(
+        text.contains("real work_p[0..threads - 1, 0..2 * N2P];"),
+        "{text}"
+    );
     for (n1, n2p) in [(7, 4), (1, 1), (3, 2), (10, 6)] {
         let params = [("N1".to_string(), n1), ("N2P".to_string(), n2p)];
         equivalent(&a, &b, &params, 20)
@@ -320,14 +331,15 @@ fn private_copies_cover_the_cells_the_loop_touches() {
                S1: B[i, j] += A[k, i] * B[k, j];\n    end\n    S2: B[i, j] = f(B[i, j]);\n  end\nend\n",
     );
     let b = privatized(&a).expect("validated").expect("i gains");
-    let text = arrayflow::print::program(&b);
+    let text = arrayflow::print::program(&b.0);
     assert!(
-        text.contains("real B_p[0..m - 1, 0..n - 1, -1..m - 1];"),
+        text.contains("real B_p[0..threads - 1, 0..m - 1, 0..n - 1];"),
         "{text}"
     );
-    assert!(text.contains("int B_l[0..m - 1, 0..n - 1];"), "{text}");
+    assert!(text.contains("int B_l;"), "{text}");
     assert!(text.contains("c_1 <= 1199"), "the column guard: {text}");
-    assert!(text.contains("for i = 0 to m - 1 doall"), "{text}");
+    assert!(text.contains("for t = 0 to threads - 1 doall"), "{text}");
+    assert!(text.contains("for i = 0 to m - 1 do\n"), "{text}");
     for (m, n) in [(0, 0), (1, 1), (1, 3), (4, 5), (7, 2)] {
         let params = [("m".to_string(), m), ("n".to_string(), n)];
         equivalent(&a, &b, &params, 5).unwrap_or_else(|e| panic!("m={m}, n={n}: {e}\n{text}"));
@@ -346,8 +358,12 @@ fn a_box_past_the_declared_range_is_guarded() {
            for i = M to N do\n    if [g] i >= 1 then\n      S2: A[t, i] = w[i - 1];\n    end\n  end\nend\n",
     );
     let b = privatized(&a).expect("validated").expect("t gains");
-    let text = arrayflow::print::program(&b);
-    assert!(text.contains("real w_p[M - 1..N, -1..T];"), "{text}");
+    let text = arrayflow::print::program(&b.0);
+    // `t` is taken: the loop over threads counts with `t_1`.
+    assert!(
+        text.contains("real w_p[0..threads - 1, M - 1..N];"),
+        "{text}"
+    );
     assert!(text.contains("if [in] -c <= 0 then"), "{text}");
     for (t, m, n) in [(2, 0, 3), (0, 0, 0), (3, 2, 6), (1, 4, 2)] {
         let params = [("T".into(), t), ("M".into(), m), ("N".into(), n)];
@@ -387,7 +403,7 @@ fn privatized_generated_programs_agree_with_the_original_with_doall_shuffled() {
                     m.starts_with("A fails"),
                     "seed {seed} at {params:?}: {m}\nA:\n{}\nB:\n{}",
                     arrayflow::print::program(&p),
-                    arrayflow::print::program(&b)
+                    arrayflow::print::program(&b.0)
                 );
             }
         }
@@ -642,4 +658,45 @@ fn unproved_verdicts_mark_no_loop_parallel() {
         ),
         "{text}"
     );
+}
+
+/// A row of scratch privatized inside a 2-D nest (iteration i writes then
+/// reads `a[i .. N - 1]`, and reads `a[N]`, which nothing writes): one copy
+/// of `a`'s N + 1 cells per thread, not one per iteration of `i` (worked
+/// out by hand: `a_p` and `a_w` are `threads` rows of `0..N`, no `N × N`).
+/// The emitted `.loop` is compared with the original on the command line
+/// as its header says, at several sizes and thread counts; without
+/// `--thread-loop` the operations inside the loop over threads are named
+/// by one more counter and `equiv` reports a mismatch.
+#[test]
+fn a_row_privatized_in_a_nest_takes_one_copy_per_thread() {
+    let dir = std::env::temp_dir().join(format!("arrayflow-privatize-row-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let original = dir.join("row.loop");
+    std::fs::write(
+        &original,
+        "param N = 6;\nreal a[0..N];\nreal b[0..N - 1, 0..N - 1];\nreal c[0..N - 1, 0..N - 1];\n\
+         for i = 0 to N - 1 do\n  for j = i to N - 1 do\n    S1: a[j] = c[i, j] + a[N];\n  end\n\
+           for j = i to N - 1 do\n    S2: b[i, j] = h(a[j]);\n  end\nend\n",
+    )
+    .unwrap();
+    let path = original.to_string_lossy().to_string();
+    let (code, out, err) = support::run(&["privatize", "--emit", "code", &path]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("real a_p[0..threads - 1, 0..N];"), "{out}");
+    assert!(out.contains("int a_w[0..threads - 1, 0..N];"), "{out}");
+    assert!(out.contains("for t = 0 to threads - 1 doall"), "{out}");
+    assert!(out.contains("equiv ORIGINAL THIS --thread-loop t"), "{out}");
+    let emitted = dir.join("row.private.loop");
+    std::fs::write(&emitted, &out).unwrap();
+    let emitted = emitted.to_string_lossy().to_string();
+    for (n, threads) in [(0, 1), (1, 2), (4, 3), (7, 2), (7, 5), (9, 4)] {
+        let (n, threads) = (format!("N={n}"), format!("threads={threads}"));
+        let args = ["equiv", &path, &emitted, "--param", &n, "--param", &threads];
+        let (code, out, err) = support::run(&[&args[..], &["--thread-loop", "t"]].concat());
+        assert_eq!(code, 0, "{n}, {threads}: {out}{err}");
+    }
+    let (code, out, _) = support::run(&["equiv", &path, &emitted]);
+    assert_eq!(code, 1, "the loop over threads named: {out}");
+    std::fs::remove_dir_all(&dir).ok();
 }

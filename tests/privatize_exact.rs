@@ -230,12 +230,13 @@ fn privatized_static_programs_are_never_refused() {
         let Some(e) = c.emitted else { continue };
         let (b, d) = arrayflow::lower::compile(&e.text, FileId(0));
         let b = b.unwrap_or_else(|| panic!("{d:?}\n{}", e.text));
-        for f in [|_| 0, |_| 1, |d| d + 7] as [fn(i64) -> i64; 3] {
-            let o = arrayflow::equiv::EquivOptions {
-                params: sizes(&p, f),
-                seeds: 2,
-                ..Default::default()
-            };
+        // Per-thread copies: at one thread, and at three (blocks of
+        // unequal sizes, threads with no iteration at the small sizes).
+        let sizes_threads = ([|_| 0, |_| 1, |d| d + 7] as [fn(i64) -> i64; 3])
+            .into_iter()
+            .flat_map(|f| [1, 3].map(|n| (f, n)));
+        for (f, n) in sizes_threads {
+            let o = e.threads.equiv_options(&sizes(&p, f), n, 2);
             match arrayflow::equiv::equiv(&p, &b, &o) {
                 Ok(arrayflow::equiv::Verdict::Agree(_)) => {}
                 Ok(arrayflow::equiv::Verdict::Differ(m)) => panic!(
@@ -265,7 +266,8 @@ fn privatized_static_programs_are_never_refused() {
 /// bounds cross by more than one (`0 .. N - 6`), that slot does not exist,
 /// and validation refused the program as "internal error: exact σ said the
 /// loops are parallel". The privatized program now runs under
-/// `if lo <= hi`, and agrees with the original at every N from 0 to 12
+/// `if lo <= hi`, with one copy per thread (no slot per iteration), and
+/// agrees with the original at every N from 0 to 12 on 1, 2 and 5 threads
 /// (by hand, the original runs at each: `a[i + 5]` ≤ `a[N - 1]`).
 #[test]
 fn stride_loops_whose_bounds_cross_are_privatized_at_every_size() {
@@ -287,16 +289,12 @@ fn stride_loops_whose_bounds_cross_are_privatized_at_every_size() {
         let e = c.emitted.expect("a loop made parallel");
         assert_eq!(e.loops.len(), 1, "{}", e.text);
         let b = program(&e.text);
-        for n in 0..=12 {
-            let o = arrayflow::equiv::EquivOptions {
-                params: vec![("N".into(), n)],
-                seeds: 2,
-                ..Default::default()
-            };
+        for (n, threads) in (0..=12).flat_map(|n| [1, 2, 5].map(|t| (n, t))) {
+            let o = e.threads.equiv_options(&[("N".into(), n)], threads, 2);
             let v = arrayflow::equiv::equiv(&p, &b, &o);
             assert!(
                 matches!(v, Ok(arrayflow::equiv::Verdict::Agree(_))),
-                "N = {n}: {v:?}\n{}",
+                "N = {n}, {threads} threads: {v:?}\n{}",
                 e.text
             );
         }

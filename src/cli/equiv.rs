@@ -40,6 +40,13 @@ pub struct Args {
     /// rescheduling of A gives.
     #[arg(long, value_name = "FILE")]
     pub schedule: Option<PathBuf>,
+    /// A loop of B over threads (`privatize --emit code`'s per-thread
+    /// private copies: `for t = 0 to threads - 1 doall` around the loop
+    /// it privatizes), named by its counter; repeat for several. Its
+    /// counter is left out of B's iteration vectors, so B's operations
+    /// are named as A's.
+    #[arg(long, value_name = "COUNTER")]
+    pub thread_loop: Vec<String>,
     /// Arrays of A whose final contents are results, compared at the end
     /// (default: every array). The others need not exist in B, or may
     /// share its storage (`expand --transform contract --live-out`); every
@@ -74,6 +81,7 @@ pub fn run(args: &Args) -> ExitCode {
     o.run.reverse = args.order.reverse.clone();
     o.run.shuffle = args.order.shuffle.clone();
     o.run.shuffle_parallel = !args.in_order;
+    o.run.thread_loops = args.thread_loop.clone();
     match super::live::scratch(&a.program, &args.live_out, &args.temporaries) {
         Ok(scratch) => o.scratch = scratch,
         Err(message) => {

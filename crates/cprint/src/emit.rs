@@ -101,6 +101,12 @@ pub struct OmpLoop {
     pub counter: CounterId,
     pub arrays: Vec<OmpPrivate>,
     pub reductions: Vec<OmpReduction>,
+    /// A loop over threads (`for t = 0 to threads - 1`, explicit
+    /// per-thread private copies), with the parameter counting them: that
+    /// parameter is a local set to `omp_get_max_threads()` (1 without
+    /// OpenMP) where the function is printed in place, and the arrays
+    /// whose first dimension it sizes are per-thread copies.
+    pub threads: Option<String>,
 }
 
 /// A reduction of an [`OmpLoop`]: every iteration updates `cell` with
@@ -253,6 +259,8 @@ pub fn program_in(
     let mut scratch = Vec::new();
     let mut frees = Vec::new();
     let mut declared = HashSet::new();
+    // `sizeof` of each array of `frees`, as allocated.
+    let mut sizes = Vec::new();
     for (k, a) in p.arrays.iter().enumerate() {
         let id = ArrayId(k as u32);
         // A local of the region is declared again, even where it hides a
@@ -279,16 +287,18 @@ pub fn program_in(
             continue;
         }
         // A pointer to rows: `C_2[i][j][k]` indexes it as an array.
+        let size = format!("sizeof({ty}{})", extents.concat());
         let _ = writeln!(
             body,
-            "  {ty} (*{name}){} = malloc(sizeof({ty}{}));",
+            "  {ty} (*{name}){} = malloc({size});",
             extents[1..].concat(),
-            extents.concat()
         );
         scratch.push(cx.sized(id, a));
+        sizes.push(size);
         frees.push(name);
     }
     cx.uses_malloc = !frees.is_empty();
+    allocation_checked(&mut body, &frees, &sizes);
     cx.nodes(&p.body, 1, &mut body);
     // The function's locals the program no longer reads (a transformation
     // renamed their uses) would make `-Wall` say they are set but unused.
@@ -334,6 +344,11 @@ pub fn program_in(
     for q in p.params.iter().filter(|q| !origin.shares(&q.name)) {
         let name = &cx.param_names[&q.name];
         if !used.contains(name) {
+            continue;
+        }
+        if cx.omp.iter().any(|o| o.threads.as_ref() == Some(&q.name)) {
+            let _ = write!(constants, "{}", threads_local(name));
+            cx.uses_omp = true;
             continue;
         }
         let value = match (q.default, origin.extents.get(&q.name)) {
@@ -422,9 +437,40 @@ pub(crate) fn without_effects(p: &Program, omp: &[OmpLoop]) -> (Option<Program>,
                     Some(OmpReduction { cell, op: r.op })
                 })
                 .collect(),
+            threads: o.threads.clone(),
         })
         .collect();
     (Some(s.program), omp)
+}
+
+/// After the `malloc`s of `frees` (of `sizes` bytes): when one failed, all
+/// are freed (`free(NULL)` does nothing) and the program stops with a
+/// message naming them, before the region has written anything. A `NULL`
+/// for 0 bytes (an empty extent: C allows either answer) is no failure.
+fn allocation_checked(body: &mut String, frees: &[String], sizes: &[String]) {
+    if frees.is_empty() {
+        return;
+    }
+    let failed: Vec<String> = (frees.iter().zip(sizes))
+        .map(|(f, size)| format!("(!{f} && {size} > 0)"))
+        .collect();
+    let _ = writeln!(body, "  if ({}) {{", failed.join(" || "));
+    for f in frees {
+        let _ = writeln!(body, "    free({f});");
+    }
+    let _ = writeln!(
+        body,
+        "    fprintf(stderr, \"out of memory for {}\\n\");\n    exit(1);\n  }}",
+        frees.join(", ")
+    );
+}
+
+/// The declaration of the thread count `name`: OpenMP's (1 without it).
+fn threads_local(name: &str) -> String {
+    format!(
+        "#ifdef _OPENMP\n  const int {name} = omp_get_max_threads();\n#else\n  \
+         const int {name} = 1;\n#endif\n"
+    )
 }
 
 /// The header's title for the private copies `omp_loop` declares.
@@ -456,6 +502,8 @@ struct Printer<'a> {
     local: HashSet<ArrayId>,
     uses_memcpy: bool,
     uses_malloc: bool,
+    /// `omp_get_max_threads()` sets a thread count: `omp.h`.
+    uses_omp: bool,
     uses_math: bool,
     /// The function printed into ([`program_in`]).
     origin: Option<&'a Origin>,
@@ -796,6 +844,7 @@ impl<'a> Printer<'a> {
             local: HashSet::new(),
             uses_memcpy: false,
             uses_malloc: false,
+            uses_omp: false,
             uses_math,
             origin,
             stack: Vec::new(),
@@ -813,12 +862,17 @@ impl<'a> Printer<'a> {
         let mut out = String::from(PRINTED);
         for (used, header) in [
             (self.uses_memcpy, "string.h"),
+            // `fprintf` when a `malloc` fails.
+            (self.uses_malloc, "stdio.h"),
             (self.uses_malloc, "stdlib.h"),
             (self.uses_math, "math.h"),
         ] {
             if used {
                 let _ = writeln!(out, "#include <{header}>");
             }
+        }
+        if self.uses_omp {
+            out.push_str("#ifdef _OPENMP\n#include <omp.h>\n#endif\n");
         }
         out
     }
@@ -926,11 +980,35 @@ impl<'a> Printer<'a> {
             .iter()
             .map(|e| e.trim_start_matches('[').trim_end_matches(']'))
             .collect();
-        format!(
+        let mut text = format!(
             "{name}: {ty}{}, ({}) * sizeof({ty}) bytes",
             extents.concat(),
             size.join(") * (")
-        )
+        );
+        if self.per_thread(a) {
+            let cells = match &size[1..] {
+                [] => String::new(),
+                rest => format!("({}) * ", rest.join(") * (")),
+            };
+            let _ = write!(text, ", per thread {cells}sizeof({ty}) bytes");
+        }
+        text
+    }
+
+    /// Whether `a`'s first dimension is `0 .. threads - 1` for the thread
+    /// count of a loop over threads ([`OmpLoop::threads`]): one copy per
+    /// thread.
+    fn per_thread(&self, a: &Array) -> bool {
+        let Some(first) = a.dims.first() else {
+            return false;
+        };
+        (self.omp.iter().filter_map(|o| o.threads.as_ref())).any(|name| {
+            let Some(q) = self.p.param(name) else {
+                return false;
+            };
+            let last = Affine::var(Var::Param(q)).checked_sub(&Affine::constant(1));
+            first.lo.affine == Affine::constant(0) && Some(&first.hi.affine) == last.as_ref()
+        })
     }
 
     /// `double A[hi - lo + 1][...]`, or `double *x` for a scalar.
@@ -995,8 +1073,9 @@ impl<'a> Printer<'a> {
                     self.stmt(s, out);
                 }
                 Node::For(f) => match self.omp.iter().find(|o| o.counter == f.counter).cloned() {
-                    Some(o) => self.omp_loop(f, &o, depth, out),
-                    None => self.for_loop(f, "", depth, out),
+                    // A loop over threads indexes shared arrays by thread.
+                    Some(o) if o.threads.is_none() => self.omp_loop(f, &o, depth, out),
+                    _ => self.for_loop(f, "", depth, out),
                 },
                 Node::While(w) => {
                     out.push_str(&pad);

@@ -216,6 +216,7 @@ impl<'p> Side<'p> {
             options.shuffle.clear();
             options.shuffle_parallel = false;
             options.iterations = None;
+            options.thread_loops.clear();
         }
         let (stmt_base, cond_base) = ids.sites(program);
         Ok(Side {

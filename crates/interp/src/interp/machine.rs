@@ -223,6 +223,9 @@ pub(super) struct Machine<'p> {
     cond_terms: Vec<(usize, i64)>,
     reverse: Vec<bool>,
     shuffle: Vec<bool>,
+    /// Per counter: a loop over threads, not in iteration vectors
+    /// (`Options::thread_loops`).
+    thread_loop: Vec<bool>,
     counters: Vec<i64>,
     /// The counters of the loops around the current point, outermost first.
     loops: Vec<CounterId>,
@@ -308,6 +311,7 @@ impl<'p> Machine<'p> {
             sites,
             reverse: by_name(&options.reverse),
             shuffle: by_name(&options.shuffle),
+            thread_loop: by_name(&options.thread_loops),
             cond_folded: Vec::with_capacity(sites.cond_affine.len()),
             cond_terms: Vec::new(),
             counters: vec![0; program.counters.len()],
@@ -721,8 +725,12 @@ impl<'p> Machine<'p> {
         } else {
             None
         };
-        self.loops.push(f.counter);
-        self.push_iter(lo);
+        // A loop over threads is no part of the operations' names.
+        let named = !self.thread_loop[c];
+        if named {
+            self.loops.push(f.counter);
+            self.push_iter(lo);
+        }
         let mut k: u128 = 0;
         while k < count {
             let trip = match &order {
@@ -733,13 +741,17 @@ impl<'p> Machine<'p> {
             // lo + trip*step <= hi, so it fits.
             let value = (lo as i128 + trip as i128 * f.step as i128) as i64;
             self.counters[c] = value;
-            self.set_iter(value);
+            if named {
+                self.set_iter(value);
+            }
             self.step(f.span)?;
             self.block(&f.body)?;
             k += 1;
         }
-        self.pop_iter();
-        self.loops.pop();
+        if named {
+            self.pop_iter();
+            self.loops.pop();
+        }
         self.spare_orders.extend(order);
         Ok(())
     }

@@ -55,6 +55,11 @@ pub struct Options {
     /// not the counters around it (a rescheduled program's operations keep
     /// the original's names: `storage::reschedule`).
     pub iterations: Option<std::sync::Arc<IterationMap>>,
+    /// Counter names of `for` loops over threads (privatization's
+    /// per-thread copies run `for t = 0 to threads - 1 doall` around the
+    /// loop they privatize): left out of iteration vectors, so an
+    /// operation inside keeps the name it has in the program without them.
+    pub thread_loops: Vec<String>,
 }
 
 /// Per statement base label: the iteration vector its operations are named
@@ -81,6 +86,7 @@ impl Options {
             shuffle_parallel: false,
             trace_copies: false,
             iterations: None,
+            thread_loops: Vec::new(),
         }
     }
 }
@@ -371,7 +377,8 @@ fn check_loop_options(program: &Program, options: &Options) -> Result<(), RunErr
     if options.max_steps >= u64::from(u32::MAX) {
         return Err(bad(format!("--max-steps must be below {}", u32::MAX)));
     }
-    for name in options.reverse.iter().chain(&options.shuffle) {
+    let reordered = options.reverse.iter().chain(&options.shuffle);
+    for name in reordered.chain(&options.thread_loops) {
         let kinds: Vec<CounterKind> = program
             .counters
             .iter()

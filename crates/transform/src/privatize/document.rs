@@ -70,6 +70,13 @@ pub fn document_with(
          {mark} and equivalent to the original (doall shuffled) at {}{}.\n",
         if checked.validated.is_empty() {
             "no size: each run hit an interpreter limit".to_string()
+        } else if e.threads.param.is_some() {
+            let counts: Vec<String> = emit::CHECKED_THREADS.iter().map(|n| n.to_string()).collect();
+            format!(
+                "{}, each with per-thread copies for {} threads",
+                sizes(&checked.validated),
+                counts.join(", ")
+            )
         } else {
             sizes(&checked.validated)
         },
@@ -84,6 +91,17 @@ pub fn document_with(
     if !c {
         for (l, arrays) in &e.loops {
             out.push_str(&format!("{mark} loop {l}: private {}\n", arrays.join(", ")));
+        }
+        if let Some(threads) = &e.threads.param {
+            // The loops over threads are no part of the operations' names.
+            let flags: Vec<String> = (e.threads.loops.iter())
+                .map(|t| format!(" --thread-loop {t}"))
+                .collect();
+            out.push_str(&format!(
+                "{mark} per-thread copies: `{threads}` counts the threads; compare with\n\
+                 {mark}   arrayflow equiv ORIGINAL THIS{}\n",
+                flags.concat()
+            ));
         }
         out.push_str(&e.text);
         return Ok(out);

@@ -1,26 +1,42 @@
 //! The privatized program (`privatize --emit code`): each loop that becomes
-//! parallel once its arrays are private runs `doall` over private copies,
-//! with a copy-in and a finalization that are right for every parameter
-//! value, whatever the analysed sizes said:
+//! parallel once its arrays are private runs over per-thread private
+//! copies, with a copy-in and a finalization that are right for every
+//! parameter value, whatever the analysed sizes said:
 //!
 //! ```text
-//! for c: @copy X_p[lo - 1, c] = X[c]; @copy X_l[c] = lo - 1; end
-//! for i = lo to hi doall
-//!   for c: @copy X_p[i, c] = X[c]; @copy X_w[i, c] = 0; end   # firstprivate
-//!   ... X_p[i, e] for X[e]; @copy X_w[i, e] = 1 before each write ...
+//! for t = 0 to threads - 1 doall                     # one iteration per thread
+//!   for c: @copy X_p[t, c] = X[c]; @copy X_w[t, c] = 0; end   # firstprivate
+//!   for i = lo to hi do                               # in order, in each thread
+//!     if t*(hi - lo + 1) <= threads*(i - lo) and threads*(i - lo) < (t + 1)*(hi - lo + 1) then
+//!       ... X_p[t, e] for X[e]; @copy X_w[t, e] = 1 before each write ...
+//!     end
+//!   end
 //! end
-//! for i2 = lo to hi do                                           # last writer wins
-//!   for c: @copy X_l[c] = X_l[c] + X_w[i2, c] * (i2 - X_l[c]); end
+//! for c:                                              # last writer wins
+//!   @copy X_l = 0;
+//!   for t2 = 0 to threads - 1 do @copy X_l = X_l + X_w[t2, c] * (t2 - X_l); end
+//!   @copy X[c] = X_p[X_l, c];
 //! end
-//! for c: @copy X[c] = X_p[X_l[c], c]; end                        # lastprivate
 //! ```
 //!
-//! `c` ranges over the cells the loop touches (`privatize::footprint`), not
-//! the declared range. Copy-in takes all of them (a private copy starts as
-//! the shared one, which no iteration writes); `X_l[c]` is the last iteration that wrote `c`,
-//! or `lo - 1`, whose slot holds the value from before the loop. What is
-//! not proved is that the loop is parallel at every size: the analysis ran
-//! at the given sizes, and `equiv` with `doall` shuffled checks others.
+//! Thread `t` runs a block of consecutive iterations in increasing order,
+//! and the blocks follow one another as `t` grows. That is enough: in a
+//! loop parallel after privatization every value an iteration reads comes
+//! from the iteration itself or from before the loop, so no earlier
+//! iteration of the block wrote the cell (the copy still holds the value
+//! from before the loop) or the iteration itself did (the copy holds it).
+//! After the loop, the cell's last writer is in the last block that wrote
+//! it, as the last write there; where no block wrote it, thread 0's copy
+//! still holds the value from before the loop. Memory: the cells the loop
+//! touches (`privatize::footprint`) once per thread for `X_p` and `X_w`,
+//! whatever the number of iterations.
+//!
+//! `threads` is a parameter of the program (the C form sets it to
+//! `omp_get_max_threads()`); the loop over `t` is no part of the
+//! operations' names (`interp::Options::thread_loops`), so `equiv` compares
+//! the privatized program with the original at any number of threads. What
+//! is not proved is that the loop is parallel at every size: the analysis
+//! ran at the given sizes, and `equiv` with `doall` shuffled checks others.
 
 use super::footprint::{self, Footprint};
 use super::reduction::ReduceOp;
@@ -39,6 +55,45 @@ pub struct Emitted {
     pub program: Program,
     /// (loop, its private arrays).
     pub loops: Vec<(String, Vec<String>)>,
+    /// The thread count's parameter and the loops over threads, when a
+    /// loop has per-thread copies: `equiv` runs need both
+    /// ([`Threads::equiv_options`]).
+    pub threads: Threads,
+}
+
+/// What per-thread private copies added to a program: the parameter that
+/// counts the threads, and the counters of the loops over them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Threads {
+    pub param: Option<String>,
+    pub loops: Vec<String>,
+}
+
+/// The thread counts `equiv` runs a privatized program at: one thread,
+/// blocks of unequal sizes, more threads than iterations at small sizes.
+pub const CHECKED_THREADS: [i64; 4] = [1, 2, 3, 4];
+
+impl Threads {
+    /// `equiv`'s options comparing the original with the privatized
+    /// program at `params` on `threads` threads (ignored when no loop has
+    /// per-thread copies).
+    pub fn equiv_options(
+        &self,
+        params: &[(String, i64)],
+        threads: i64,
+        seeds: u64,
+    ) -> crate::equiv::EquivOptions {
+        let mut o = crate::equiv::EquivOptions {
+            params: params.to_vec(),
+            seeds,
+            ..Default::default()
+        };
+        if let Some(name) = &self.param {
+            o.params.push((name.clone(), threads));
+        }
+        o.run.thread_loops = self.loops.clone();
+        o
+    }
 }
 
 /// One private array of one loop: the original, the three new ones, and
@@ -46,8 +101,11 @@ pub struct Emitted {
 struct Private {
     x: ArrayId,
     cells: Footprint,
+    /// `X_p[t, cells]`: thread `t`'s copy.
     copy: ArrayId,
+    /// `X_w[t, cells]`: 1 where thread `t` wrote the cell.
     written: ArrayId,
+    /// `X_l`: the last thread that wrote the cell being finalized.
     last: ArrayId,
 }
 
@@ -84,7 +142,7 @@ fn copy(label: String, target: Access, value: Expr) -> Node {
 /// outermost ones, `for` loops with bounds in the parameters alone)
 /// privatized; `None` when there is none.
 pub fn emit(program: &Program, chosen: &[Chosen]) -> Result<Option<Emitted>, Refusal> {
-    let Some((p, done)) = build(program, chosen, None) else {
+    let Some((p, done, threads)) = build(program, chosen, None) else {
         return Ok(None);
     };
     let text = crate::print::program(&p);
@@ -97,6 +155,7 @@ pub fn emit(program: &Program, chosen: &[Chosen]) -> Result<Option<Emitted>, Ref
         text,
         program,
         loops: done,
+        threads,
     }))
 }
 
@@ -130,7 +189,7 @@ pub fn emit_c_with(
         locals: super::omp::Locals::new(program),
         ..Clauses::default()
     };
-    let (p, loops) = build(program, chosen, Some(&mut omp))?;
+    let (p, loops, _) = build(program, chosen, Some(&mut omp))?;
     Some(EmittedC {
         text: print(&p, &omp.loops),
         loops,
@@ -147,14 +206,14 @@ struct Clauses {
     locals: super::omp::Locals,
 }
 
-/// The program with the chosen loops privatized, and (loop, arrays) for
-/// each; with `clauses`, loops whose arrays all fit OpenMP clauses are only
-/// marked parallel and listed there.
+/// The program with the chosen loops privatized, (loop, arrays) for each,
+/// and what per-thread copies added; with `clauses`, loops whose arrays
+/// all fit OpenMP clauses are only marked parallel and listed there.
 fn build(
     program: &Program,
     chosen: &[Chosen],
     clauses: Option<&mut Clauses>,
-) -> Option<(Program, Privatized)> {
+) -> Option<(Program, Privatized, Threads)> {
     let mut p = program.clone();
     let mut names = Names::new(program);
     let mut done = Vec::new();
@@ -165,8 +224,14 @@ fn build(
         done: &mut done,
         clauses,
         outer: Vec::new(),
+        threads: None,
+        thread_loops: Vec::new(),
     };
     p.body = cx.nodes(body, &mut p);
+    let threads = Threads {
+        param: cx.threads.map(|q| p.params[q.index()].name.clone()),
+        loops: cx.thread_loops,
+    };
     if done.is_empty() {
         return None;
     }
@@ -174,7 +239,7 @@ fn build(
     // is the third statement): the derived `_S3.1` keeps matching `_S3`
     // under `equiv`.
     keep_generated_labels(&mut p.body);
-    Some((p, done))
+    Some((p, done, threads))
 }
 
 /// A loop to privatize and its arrays to make private.
@@ -341,6 +406,10 @@ struct Rewrite<'a> {
     clauses: Option<&'a mut Clauses>,
     /// The loops around the nodes being rewritten, outermost first.
     outer: Vec<footprint::Bounds>,
+    /// The thread count, once a loop has per-thread copies.
+    threads: Option<ParamId>,
+    /// The counters of the loops over threads.
+    thread_loops: Vec<String>,
 }
 
 impl Rewrite<'_> {
@@ -386,11 +455,14 @@ impl Rewrite<'_> {
                             let loop_name = p.counter_decl(f.counter).name.clone();
                             let after = all.get(k + 1..).unwrap_or(&[]);
                             if !self.with_clauses(&mut f, after, &xs, &[], p) {
+                                let threads = self.threads(p);
                                 let privates: Vec<Private> = xs
                                     .into_iter()
-                                    .map(|x| declare(p, self.names, x, &f, &self.outer))
+                                    .map(|x| declare(p, self.names, x, &f, &self.outer, threads))
                                     .collect();
-                                privatize(&mut f, &privates, p, self.names, &mut out);
+                                let t =
+                                    privatize(&mut f, &privates, threads, p, self.names, &mut out);
+                                self.per_thread(t, threads, &loop_name, &privates, p);
                             } else {
                                 out.push(Node::For(f));
                             }
@@ -423,6 +495,67 @@ impl Rewrite<'_> {
             }
         }
         out
+    }
+
+    /// The parameter counting threads, declared on first use (`threads
+    /// >= 1` assumed: the C form sets it to `omp_get_max_threads()`).
+    fn threads(&mut self, p: &mut Program) -> ParamId {
+        if let Some(q) = self.threads {
+            return q;
+        }
+        p.params.push(Param {
+            name: self.names.fresh("threads"),
+            default: Some(4),
+            span: Span::NONE,
+        });
+        let q = ParamId(p.params.len() as u32 - 1);
+        let at_least_one = Cond::Cmp(CmpOp::Ge, e(ExprKind::Param(q)), int(1));
+        p.assumptions.push(at_least_one);
+        self.threads = Some(q);
+        q
+    }
+
+    /// Records the loop over threads `t` of `loop_name`: for `equiv`, and
+    /// in the C form for the printer, with a note giving the memory.
+    fn per_thread(
+        &mut self,
+        t: CounterId,
+        threads: ParamId,
+        loop_name: &str,
+        privates: &[Private],
+        p: &Program,
+    ) {
+        self.thread_loops.push(p.counter_decl(t).name.clone());
+        let Some(c) = self.clauses.as_deref_mut() else {
+            return;
+        };
+        let per_thread: Vec<String> = (privates.iter())
+            .map(|v| {
+                let cells = (v.cells.dims.iter())
+                    .map(|r| extent(p, r))
+                    .collect::<Vec<_>>()
+                    .join(") * (");
+                let cells = if cells.is_empty() { "1".into() } else { cells };
+                format!(
+                    "{} and {}, ({cells}) cells each",
+                    p.array_decl(v.copy).name,
+                    p.array_decl(v.written).name
+                )
+            })
+            .collect();
+        c.notes.push(format!(
+            "loop {loop_name}: per-thread private copies ({}): each thread runs a block of \
+             consecutive iterations on its copy, and each cell is copied back from the last \
+             block that wrote it; memory per thread, whatever the number of iterations: {}",
+            p.params[threads.index()].name,
+            per_thread.join("; ")
+        ));
+        c.loops.push(crate::cprint::emit::OmpLoop {
+            counter: t,
+            arrays: Vec::new(),
+            reductions: Vec::new(),
+            threads: Some(p.params[threads.index()].name.clone()),
+        });
     }
 
     /// In the C form, marks `f` parallel with OpenMP clauses when every
@@ -490,6 +623,7 @@ impl Rewrite<'_> {
             counter: f.counter,
             arrays,
             reductions: omp_reductions,
+            threads: None,
         });
         true
     }
@@ -510,33 +644,42 @@ fn updated_cell(body: &[Node], x: ArrayId) -> Option<Access> {
     })
 }
 
-/// `X_p[D, lo - 1 .. hi]`, `X_w[D, lo .. hi]`, `X_l[D]` over the cells `D`
-/// the loop touches: the iteration is the last subscript, as `codegen`'s
-/// rewrites append them.
+/// `X_p[0 .. threads - 1, D]`, `X_w[0 .. threads - 1, D]` over the cells
+/// `D` the loop touches, and the scalar `X_l`: the thread is the first
+/// subscript, so that each thread's copy is one block of memory.
 fn declare(
     p: &mut Program,
     names: &mut Names,
     x: ArrayId,
     l: &For,
     outer: &[footprint::Bounds],
+    threads: ParamId,
 ) -> Private {
     let decl = p.array_decl(x).clone();
     let cells = footprint::of(p, outer, l, x);
-    let range = |lo: Expr| Range {
-        lo: Bound {
-            affine: Affine::from_expr(&lo).expect("affine bound"),
-            expr: lo,
+    let last_thread = Affine::var(Var::Param(threads))
+        .checked_sub(&Affine::constant(1))
+        .expect("a small bound");
+    let per_thread = Range {
+        lo: constant_bound(0),
+        hi: Bound {
+            expr: crate::model::affine_expr(&last_thread, Span::NONE),
+            affine: last_thread,
         },
-        hi: l.upper.clone(),
     };
-    let below = minus_one(&l.lower);
-    let mut add = |name: String, elem: ElemType, first: Option<Range>| {
+    let mut add = |name: String, elem: ElemType, per_thread: Option<&Range>| {
         p.arrays.push(Array {
             name,
             elem,
-            dims: cells.dims.iter().cloned().chain(first).collect(),
+            dims: match per_thread {
+                Some(t) => std::iter::once(t.clone())
+                    .chain(cells.dims.iter().cloned())
+                    .collect(),
+                None => Vec::new(),
+            },
             span: Span::NONE,
-            local: false,
+            // Used in the finalization only: a local of the C function.
+            local: per_thread.is_none(),
         });
         ArrayId(p.arrays.len() as u32 - 1)
     };
@@ -545,12 +688,12 @@ fn declare(
         copy: add(
             names.fresh(&format!("{}_p", decl.name)),
             decl.elem,
-            Some(range(below)),
+            Some(&per_thread),
         ),
         written: add(
             names.fresh(&format!("{}_w", decl.name)),
             ElemType::Int,
-            Some(range(l.lower.expr.clone())),
+            Some(&per_thread),
         ),
         last: add(
             names.fresh(&format!("{}_l", decl.name)),
@@ -558,6 +701,27 @@ fn declare(
             None,
         ),
         cells,
+    }
+}
+
+fn constant_bound(v: i64) -> Bound {
+    Bound {
+        expr: int(v),
+        affine: Affine::constant(v),
+    }
+}
+
+/// The number of cells of `r`, as the model prints it (`LEN + 5`).
+fn extent(p: &Program, r: &Range) -> String {
+    let n =
+        (r.hi.affine.checked_sub(&r.lo.affine)).and_then(|d| d.checked_add(&Affine::constant(1)));
+    match n {
+        Some(n) => crate::print::expr(p, &crate::model::affine_expr(&n, Span::NONE)),
+        None => format!(
+            "{} - ({}) + 1",
+            crate::print::expr(p, &r.hi.expr),
+            crate::print::expr(p, &r.lo.expr)
+        ),
     }
 }
 
@@ -613,35 +777,11 @@ fn over_cells(
     nodes
 }
 
-/// `lo - 1`, folded (`0`, not `1 - 1`).
-fn minus_one(lo: &Bound) -> Expr {
-    let a = lo
-        .affine
-        .checked_sub(&Affine::constant(1))
-        .expect("a small bound");
-    crate::model::affine_expr(&a, Span::NONE)
-}
-
-/// The subscripts `c` of a cell, then the iteration `at`.
-fn with_last(at: Expr, c: &[Expr]) -> Vec<Expr> {
-    c.iter().cloned().chain(std::iter::once(at)).collect()
-}
-
-/// `@copy X_p[c, at] = X[c]` and the marker `@copy target = value`, with
-/// labels from `bases`.
-fn start(
-    names: &mut Names,
-    v: &Private,
-    c: &[Expr],
-    at: &Expr,
-    bases: [&str; 2],
-    (target, value): (Access, Expr),
-) -> Vec<Node> {
-    let into = access(v.copy, with_last(at.clone(), c));
-    vec![
-        copy(names.fresh(bases[0]), into, read(v.x, c.to_vec())),
-        copy(names.fresh(bases[1]), target, value),
-    ]
+/// The thread `t`, then the subscripts `c` of a cell.
+fn with_thread(t: &Expr, c: &[Expr]) -> Vec<Expr> {
+    std::iter::once(t.clone())
+        .chain(c.iter().cloned())
+        .collect()
 }
 
 /// Pushes onto `out` the set-up, the loop over private copies and the
@@ -650,10 +790,11 @@ fn start(
 fn privatize(
     f: &mut For,
     privates: &[Private],
+    threads: ParamId,
     p: &mut Program,
     names: &mut Names,
     out: &mut Vec<Node>,
-) {
+) -> CounterId {
     let guard = may_cross(p, f).then(|| Condition {
         id: CondId(0),
         name: names.fresh("runs"),
@@ -662,7 +803,7 @@ fn privatize(
         span: Span::NONE,
     });
     let mut nodes = Vec::new();
-    fill(f, privates, p, names, &mut nodes);
+    let t = fill(f, privates, threads, p, names, &mut nodes);
     match guard {
         Some(c) => out.push(Node::If(If {
             branches: vec![(c, nodes)],
@@ -671,6 +812,7 @@ fn privatize(
         })),
         None => out.extend(nodes),
     }
+    t
 }
 
 /// Whether `hi < lo - 1` at some parameter values the assumptions allow
@@ -700,87 +842,135 @@ fn may_cross(p: &Program, f: &For) -> bool {
     )
 }
 
-/// The set-up, the loop over private copies and the finalization.
+/// The loop over threads around `f` (each thread's copy-in, then its
+/// block of `f`'s iterations on its copies), then the finalization; the
+/// counter of the loop over threads.
 fn fill(
     f: &mut For,
     privates: &[Private],
+    threads: ParamId,
     p: &mut Program,
     names: &mut Names,
     out: &mut Vec<Node>,
-) {
-    let i = e(ExprKind::Counter(f.counter));
-    let below = minus_one(&f.lower);
+) -> CounterId {
+    let t = crate::codegen::push_counter(p, names.fresh("t"));
+    let te = e(ExprKind::Counter(t));
+    let all = e(ExprKind::Param(threads));
     let mut head = Vec::new();
     for v in privates {
-        out.extend(over_cells(p, names, &v.cells, |c, names| {
-            let none = (access(v.last, c.to_vec()), below.clone());
-            start(names, v, c, &below, ["before", "none"], none)
-        }));
         head.extend(over_cells(p, names, &v.cells, |c, names| {
-            let unwritten = (access(v.written, with_last(i.clone(), c)), int(0));
-            start(names, v, c, &i, ["copy_in", "unwritten"], unwritten)
+            let at = with_thread(&te, c);
+            vec![
+                copy(
+                    names.fresh("copy_in"),
+                    access(v.copy, at.clone()),
+                    read(v.x, c.to_vec()),
+                ),
+                copy(names.fresh("unwritten"), access(v.written, at), int(0)),
+            ]
         }));
     }
     let body = std::mem::take(&mut f.body);
-    head.extend(rewrite_body(body, privates, &i, names));
-    f.body = head;
-    f.parallel = true;
-    let (lower, upper, step) = (f.lower.clone(), f.upper.clone(), f.step);
-    out.push(Node::For(f.clone()));
+    let body = rewrite_body(body, privates, &te, names);
+    f.body = vec![Node::If(If {
+        branches: vec![(
+            Condition {
+                id: CondId(0),
+                name: names.fresh("mine"),
+                generated: false,
+                cond: block_of(f, &te, &all),
+                span: Span::NONE,
+            },
+            body,
+        )],
+        otherwise: None,
+        span: Span::NONE,
+    })];
+    f.parallel = false;
+    head.push(Node::For(f.clone()));
+    let last_thread = Affine::var(Var::Param(threads))
+        .checked_sub(&Affine::constant(1))
+        .expect("a small bound");
+    let upper = Bound {
+        expr: crate::model::affine_expr(&last_thread, Span::NONE),
+        affine: last_thread,
+    };
+    out.push(Node::For(For {
+        counter: t,
+        lower: constant_bound(0),
+        upper: upper.clone(),
+        step: 1,
+        parallel: true,
+        body: head,
+        span: Span::NONE,
+    }));
     for v in privates {
-        p.counters.push(Counter {
-            name: names.fresh("i"),
-            kind: CounterKind::For,
-            generated: false,
-            span: Span::NONE,
-        });
-        let it = CounterId(p.counters.len() as u32 - 1);
-        let at = e(ExprKind::Counter(it));
-        let update = over_cells(p, names, &v.cells, |c, names| {
-            let l = read(v.last, c.to_vec());
+        let t2 = crate::codegen::push_counter(p, names.fresh("t"));
+        let at = e(ExprKind::Counter(t2));
+        let l = || read(v.last, Vec::new());
+        out.extend(over_cells(p, names, &v.cells, |c, names| {
             let step = bin(
                 BinOp::Mul,
-                read(v.written, with_last(at.clone(), c)),
-                bin(BinOp::Sub, at.clone(), l.clone()),
+                read(v.written, with_thread(&at, c)),
+                bin(BinOp::Sub, at.clone(), l()),
             );
-            vec![copy(
+            let update = copy(
                 names.fresh("last"),
-                access(v.last, c.to_vec()),
-                bin(BinOp::Add, l, step),
-            )]
-        });
-        out.push(Node::For(For {
-            counter: it,
-            lower: lower.clone(),
-            upper: upper.clone(),
-            step,
-            parallel: false,
-            body: update,
-            span: Span::NONE,
-        }));
-        out.extend(over_cells(p, names, &v.cells, |c, names| {
-            let from = with_last(read(v.last, c.to_vec()), c);
-            vec![copy(
-                names.fresh("copy_out"),
-                access(v.x, c.to_vec()),
-                read(v.copy, from),
-            )]
+                access(v.last, Vec::new()),
+                bin(BinOp::Add, l(), step),
+            );
+            vec![
+                copy(names.fresh("none"), access(v.last, Vec::new()), int(0)),
+                Node::For(For {
+                    counter: t2,
+                    lower: constant_bound(0),
+                    upper: upper.clone(),
+                    step: 1,
+                    parallel: false,
+                    body: vec![update],
+                    span: Span::NONE,
+                }),
+                copy(
+                    names.fresh("copy_out"),
+                    access(v.x, c.to_vec()),
+                    read(v.copy, with_thread(&l(), c)),
+                ),
+            ]
         }));
     }
+    t
 }
 
-/// The loop's body on the private copies: `X[e]` is `X_p[e, i]`, and a
-/// write of `X[e]` is preceded by `@copy X_w[e, i] = 1`.
-fn rewrite_body(nodes: Vec<Node>, privates: &[Private], i: &Expr, names: &mut Names) -> Vec<Node> {
-    use crate::codegen::{rewrite_cond, rewrite_expr};
-    let mut to_copy = |_: usize, a: &Access| {
-        privates.iter().find(|v| v.x == a.array).map(|v| {
-            let mut n = a.clone();
-            n.array = v.copy;
-            n.subscripts.push(Subscript::new(i.clone()));
-            n
-        })
-    };
+/// Whether iteration `i` of `f` is in thread `t`'s block of `all`:
+/// `t*n <= all*(i - lo) < (t + 1)*n`, `n = hi - lo + 1`. The blocks cut
+/// `lo .. hi` into `all` runs of consecutive values in increasing order
+/// of `t` (of at most one more iteration than the others where the step
+/// is 1), with no division.
+fn block_of(f: &For, t: &Expr, all: &Expr) -> Cond {
+    let affine =
+        |a: Option<Affine>| crate::model::affine_expr(&a.expect("a small bound"), Span::NONE);
+    let i = Affine::var(Var::Counter(f.counter));
+    let n = affine(
+        (f.upper.affine.checked_sub(&f.lower.affine))
+            .and_then(|d| d.checked_add(&Affine::constant(1))),
+    );
+    let from = bin(
+        BinOp::Mul,
+        all.clone(),
+        affine(i.checked_sub(&f.lower.affine)),
+    );
+    let first = bin(BinOp::Mul, t.clone(), n.clone());
+    let next = bin(BinOp::Mul, bin(BinOp::Add, t.clone(), int(1)), n);
+    Cond::And(
+        Box::new(Cond::Cmp(CmpOp::Le, first, from.clone())),
+        Box::new(Cond::Cmp(CmpOp::Lt, from, next)),
+    )
+}
+
+/// The loop's body on thread `t`'s copies: `X[e]` is `X_p[t, e]`, and a
+/// write of `X[e]` is preceded by `@copy X_w[t, e] = 1`.
+fn rewrite_body(nodes: Vec<Node>, privates: &[Private], t: &Expr, names: &mut Names) -> Vec<Node> {
+    let on_copy = |a: &mut Access| on_copy(a, privates, t);
     let mut out = Vec::new();
     for n in nodes {
         match n {
@@ -789,22 +979,22 @@ fn rewrite_body(nodes: Vec<Node>, privates: &[Private], i: &Expr, names: &mut Na
                 match &mut s.kind {
                     StmtKind::Assign { target, value, .. } => {
                         for x in &mut target.subscripts {
-                            rewrite_expr(&mut x.expr, &mut 0, &mut to_copy);
+                            walk_expr(&mut x.expr, &on_copy);
                             *x = Subscript::new(x.expr.clone());
                         }
                         if let Some(v) = privates.iter().find(|v| v.x == target.array) {
                             let subs: Vec<Expr> =
                                 target.subscripts.iter().map(|x| x.expr.clone()).collect();
                             let label = names.fresh(&format!("{}_written", s.label));
-                            let at = access(v.written, with_last(i.clone(), &subs));
+                            let at = access(v.written, with_thread(t, &subs));
                             flag = Some(copy(label, at, int(1)));
-                            *target = to_copy(0, target).expect("a private array");
+                            on_copy(target);
                         }
-                        rewrite_expr(value, &mut 0, &mut to_copy);
+                        walk_expr(value, &on_copy);
                     }
                     StmtKind::Call { args, .. } => {
                         for x in args {
-                            rewrite_expr(x, &mut 0, &mut to_copy);
+                            walk_expr(x, &on_copy);
                         }
                     }
                 }
@@ -812,26 +1002,76 @@ fn rewrite_body(nodes: Vec<Node>, privates: &[Private], i: &Expr, names: &mut Na
                 out.push(Node::Stmt(s));
             }
             Node::For(mut f) => {
-                f.body = rewrite_body(f.body, privates, i, names);
+                f.body = rewrite_body(f.body, privates, t, names);
                 out.push(Node::For(f));
             }
             Node::While(mut w) => {
-                rewrite_cond(&mut w.cond.cond, &mut 0, &mut to_copy);
-                w.body = rewrite_body(w.body, privates, i, names);
+                walk_cond(&mut w.cond.cond, &on_copy);
+                w.body = rewrite_body(w.body, privates, t, names);
                 out.push(Node::While(w));
             }
             Node::If(mut b) => {
                 for (c, body) in &mut b.branches {
-                    rewrite_cond(&mut c.cond, &mut 0, &mut to_copy);
-                    *body = rewrite_body(std::mem::take(body), privates, i, names);
+                    walk_cond(&mut c.cond, &on_copy);
+                    *body = rewrite_body(std::mem::take(body), privates, t, names);
                 }
-                b.otherwise = b.otherwise.map(|o| rewrite_body(o, privates, i, names));
+                b.otherwise = b.otherwise.map(|o| rewrite_body(o, privates, t, names));
                 out.push(Node::If(b));
             }
         }
     }
     out
 }
+
+/// `a` on thread `t`'s copy when it is an access of a private array:
+/// `X[e]` becomes `X_p[t, e]`.
+fn on_copy(a: &mut Access, privates: &[Private], t: &Expr) {
+    if let Some(v) = privates.iter().find(|v| v.x == a.array) {
+        a.array = v.copy;
+        a.subscripts.insert(0, Subscript::new(t.clone()));
+    }
+}
+
+/// `f` applied to every access of `e`, inner ones (in subscripts) first.
+/// Not `codegen::rewrite_expr`: that one appends subscripts after the
+/// original ones, and the thread is the first.
+fn walk_expr(e: &mut Expr, f: &dyn Fn(&mut Access)) {
+    match &mut e.kind {
+        ExprKind::Access(a) => {
+            for s in &mut a.subscripts {
+                walk_expr(&mut s.expr, f);
+                *s = Subscript::new(s.expr.clone());
+            }
+            f(a);
+        }
+        ExprKind::Call(_, args) => args.iter_mut().for_each(|x| walk_expr(x, f)),
+        ExprKind::Neg(x) => walk_expr(x, f),
+        ExprKind::Binary(_, l, r) => {
+            walk_expr(l, f);
+            walk_expr(r, f);
+        }
+        ExprKind::Int(_) | ExprKind::Param(_) | ExprKind::Counter(_) | ExprKind::Unknown => {}
+    }
+}
+
+/// [`walk_expr`] on every expression of `c`.
+fn walk_cond(c: &mut Cond, f: &dyn Fn(&mut Access)) {
+    match c {
+        Cond::Cmp(_, l, r) => {
+            walk_expr(l, f);
+            walk_expr(r, f);
+        }
+        Cond::And(a, b) | Cond::Or(a, b) => {
+            walk_cond(a, f);
+            walk_cond(b, f);
+        }
+        Cond::Not(a) => walk_cond(a, f),
+        Cond::Unknown => {}
+    }
+}
+
+/// Parameter values by name: one size.
+type Params = Vec<(String, i64)>;
 
 /// What [`checked`] did: the program (if a loop gained), what decided it,
 /// and the sizes it was validated at.
@@ -949,28 +1189,40 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
     if basis == Basis::Exact && !vectors::corners(&sizes).is_empty() {
         sizes = vectors::corners(&sizes);
     }
+    // At each size, at every thread count of CHECKED_THREADS where a loop
+    // has per-thread copies (its blocks then differ), else once.
+    let counts: &[i64] = match emitted.threads.param {
+        Some(_) => &CHECKED_THREADS,
+        None => &CHECKED_THREADS[..1],
+    };
+    let runs: Vec<(Params, i64)> = sizes
+        .into_iter()
+        .flat_map(|v| counts.iter().map(move |&n| (v.clone(), n)))
+        .collect();
     use crate::equiv::Compared;
     use rayon::prelude::*;
-    // The sizes are compared side by side and read in order, as one after
+    // The runs are compared side by side and read in order, as one after
     // another would be: the first difference is the one reported.
-    let compared: Vec<(Vec<(String, i64)>, Compared)> = sizes
+    let compared: Vec<(Params, i64, Compared)> = runs
         .into_par_iter()
-        .map(|v| {
-            let eo = crate::equiv::EquivOptions {
-                params: v.clone(),
-                seeds: 3,
-                ..Default::default()
-            };
+        .map(|(v, n)| {
+            let eo = emitted.threads.equiv_options(&v, n, 3);
             let c = Compared::of(crate::equiv::equiv(program, b, &eo));
-            (v, c)
+            (v, n, c)
         })
         .collect();
-    for (v, compared) in compared {
+    for (v, n, compared) in compared {
+        let last = n == *counts.last().expect("a count");
+        // The size, with the thread count where it matters.
+        let mut at = v.clone();
+        at.extend((emitted.threads.param.clone()).map(|name| (name, n)));
         match compared {
-            Compared::Agree => validated.push(v),
+            // A size counts as validated once, after its last thread count.
+            Compared::Agree if last => validated.push(v),
+            Compared::Agree => {}
             // A run limit (steps, cells) in the privatized program's run:
             // not compared there, rather than different.
-            Compared::NotMade(Some(why)) => limits.push(format!("{v:?}: {why}")),
+            Compared::NotMade(Some(why)) => limits.push(format!("{at:?}: {why}")),
             Compared::Differ(m) => {
                 let why = match basis {
                     Basis::Exact => "internal error: exact σ said the loops are parallel",
@@ -978,7 +1230,7 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
                 };
                 let failure = m.failure.map(|f| format!(": {f}")).unwrap_or_default();
                 return Err(Refusal::Other(format!(
-                    "the privatized program differs from the original at {v:?}: {}{failure} ({why})",
+                    "the privatized program differs from the original at {at:?}: {}{failure} ({why})",
                     m.what
                 )));
             }
