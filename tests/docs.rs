@@ -150,6 +150,9 @@ const NEEDS_A_BUILD_WITHOUT_C: &[&str] = &["E0900"];
 const EMITTING: &[(&str, &[&str])] = &[
     ("E0911", &["expand", "--emit", "code"]),
     ("W0911", &["expand", "--emit", "code", "--allow-opaque"]),
+    ("W0913", &["expand", "--emit", "code"]),
+    ("E0913", &["expand", "--emit", "code"]),
+    ("E0914", &["expand", "--emit", "code"]),
 ];
 
 /// The codes `arrayflow ARGS FILE` reports for the C `source`.
