@@ -11,12 +11,12 @@
 //! iteration domain that maximises its subscript (each loop counter at the
 //! bound its coefficient favours, innermost first) is in its domain
 //! whenever any access of the array runs, and no access goes beyond it
-//! (Fourier–Motzkin, `emit::infeasible`). Then the transformed program,
+//! (Fourier–Motzkin, `linear::infeasible`). Then the transformed program,
 //! valid for every value of the parameter, runs with the smallest one at
 //! which the original stays in bounds, and touches no cell of the caller's
 //! array past the last one the original touches.
 
-use crate::emit::{facts, infeasible, Linear};
+use crate::linear::{facts, infeasible, Linear};
 use crate::model::*;
 use std::collections::HashMap;
 

@@ -15,6 +15,7 @@
 //! them writes: the analysis ran them once each, in file order, and what
 //! it proved may rest on that order, which callers need not keep.
 
+use crate::accessed::arrays_of;
 use crate::emit::{self, OmpLoop, PRINTED};
 use crate::model::*;
 use crate::origin::Origins;
@@ -38,16 +39,7 @@ pub struct InPlace {
     pub functions: Vec<Function>,
 }
 
-/// Why a program is not printed back into its functions.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum NotInPlace {
-    /// It does not split back per function, or does not fit one; it can
-    /// be printed as `void kernel(...)`.
-    Kernel(String),
-    /// A function needs a value C does not have (a pointer's extent):
-    /// printed as `void kernel(...)`, it would be a function of it.
-    Refused(String),
-}
+pub use crate::emit::NotInPlace;
 
 impl InPlace {
     /// The changed functions, after what they need.
@@ -79,6 +71,22 @@ impl InPlace {
         }
         out.push_str(original.get(at..).unwrap_or(""));
         out
+    }
+}
+
+/// `p`, transformed from `original`, printed into the functions `origins`
+/// names when it fits them (each a drop-in, this module), else as
+/// `void kernel(...)` ([`emit::program_of`]). The command line and the language
+/// server print C this one way.
+pub fn program_into(
+    p: &Program,
+    origins: Option<&Origins>,
+    original: &Program,
+    omp: &[OmpLoop],
+) -> String {
+    match origins.map(|o| in_place(p, o, original, omp)) {
+        Some(Ok(done)) => done.text(),
+        _ => emit::program_of(p, "kernel", omp, original),
     }
 }
 
@@ -282,37 +290,4 @@ fn shared_globals(original: &Program, parts: &[Vec<Node>]) -> Result<(), (String
         }
     }
     Ok(())
-}
-
-/// Every array (and scalar) `body` accesses: in statements and in
-/// conditions.
-pub fn arrays_of(body: &[Node]) -> HashSet<ArrayId> {
-    let mut out = HashSet::new();
-    for s in stmts_in(body) {
-        out.extend(s.accesses().iter().map(|r| r.access.array));
-    }
-    let mut pending: Vec<&Node> = body.iter().collect();
-    let cond = |c: &Cond, out: &mut HashSet<ArrayId>| {
-        let mut reads = Vec::new();
-        c.collect_reads(&mut reads);
-        out.extend(reads.iter().map(|r| r.access.array));
-    };
-    while let Some(n) = pending.pop() {
-        match n {
-            Node::For(f) => pending.extend(&f.body),
-            Node::While(w) => {
-                cond(&w.cond.cond, &mut out);
-                pending.extend(&w.body);
-            }
-            Node::If(i) => {
-                for (c, b) in &i.branches {
-                    cond(&c.cond, &mut out);
-                    pending.extend(b);
-                }
-                pending.extend(i.otherwise.iter().flatten());
-            }
-            Node::Stmt(_) => {}
-        }
-    }
-    out
 }

@@ -8,12 +8,14 @@
 
 pub use arrayflow_model::{diagnostics, model, print};
 
+mod accessed;
 pub mod calls;
 pub mod cvalue;
 pub mod effects;
 pub mod emit;
 pub mod extent;
 pub mod inplace;
+mod linear;
 pub mod origin;
 
 /// Whether a path names a C file (`.c` or `.h`).

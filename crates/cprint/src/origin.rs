@@ -86,8 +86,8 @@ impl Origin {
             == top_returns(program)
             && (self.returns.is_some() || top_returns(program) == 0);
         // A parameter C does not declare is a local of the printed region
-        // (`emit::program_into`); the effects cell is the analysis's own.
-        let used = crate::inplace::arrays_of(&program.body);
+        // (`inplace::program_into`); the effects cell is the analysis's own.
+        let used = crate::accessed::arrays_of(&program.body);
         let names_ok = returns_ok
             && (program.arrays.iter().enumerate())
                 .filter(|(k, _)| used.contains(&ArrayId(*k as u32)))

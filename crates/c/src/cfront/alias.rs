@@ -25,9 +25,9 @@
 
 use super::expr::{any, Place};
 use super::fields::{Fields, F};
+use super::lvalues::walk;
 pub use super::pointee::{Pointee, PtrUse};
 use super::scan::{children, without_casts};
-use super::stmt::walk;
 use super::{span, text, Binding, CVar, Ctx, ModelRef, Region, Skip, VarId, W_MAY_ACCESS};
 use crate::model::*;
 use std::collections::{HashMap, HashSet};

@@ -7,8 +7,8 @@
 //! A function or call outside that form keeps the unknown-call reading
 //! (W0905 may-writes).
 
+use super::lvalues::walk;
 use super::scan::children;
-use super::stmt::walk;
 use super::*;
 use crate::model::calls::{Actual, CallSite, Calls, Formal, FormalKind, Procedure};
 
@@ -72,7 +72,7 @@ impl<'t> Ctx<'t> {
         let names = self.array_names.clone();
         let (locals_at, diags_at, vars_at) = (self.locals.len(), self.diags.len(), self.vars.len());
         let before: Vec<bool> = self.vars.iter().map(|v| v.array.is_some()).collect();
-        self.assigned = stmt::prescan(self.src, &r.items).0;
+        self.assigned = lvalues::prescan(self.src, &r.items).0;
         // Inlining passes the caller's arrays: no overlap to assume here.
         self.alias.procedure = true;
         let ok = self.lower_region(r);

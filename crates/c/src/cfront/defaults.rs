@@ -6,8 +6,8 @@
 //! never assigned in that function; every call must agree, else no default.
 
 use super::fields::{Fields, F};
+use super::lvalues::{lvalue_root, walk};
 use super::scan::children;
-use super::stmt::{lvalue_root, walk};
 use super::Ctx;
 use std::collections::HashMap;
 use tree_sitter::Node;
@@ -90,7 +90,7 @@ impl<'t> Ctx<'t> {
 
     /// Whether the function assigns `name` (`=`, `op=`, `++`, `--`) or takes
     /// its address.
-    /// (`stmt::assigned_names` would also count every name passed to a
+    /// (`lvalues::assigned_names` would also count every name passed to a
     /// call, as arrays are, and the kernel call passes `ni` by value.)
     fn assigns(&self, func: Node<'t>, name: &str) -> bool {
         let mut found = false;

@@ -55,7 +55,7 @@ impl<'t> Ctx<'t> {
         seen.push(name.to_string());
         // Names the function declares (parameters, locals) hide globals.
         let mut own = std::collections::HashSet::new();
-        super::stmt::walk(&[f], |n| {
+        super::lvalues::walk(&[f], |n| {
             if n.kind() == "identifier"
                 && n.parent().is_some_and(|p| p.kind().ends_with("declarator"))
             {
@@ -63,7 +63,7 @@ impl<'t> Ctx<'t> {
             }
         });
         let mut found = false;
-        super::stmt::walk(&[f], |n| {
+        super::lvalues::walk(&[f], |n| {
             if found {
                 return;
             }
@@ -80,7 +80,7 @@ impl<'t> Ctx<'t> {
                 }
                 _ => None,
             };
-            let root = target.and_then(|t| super::stmt::lvalue_root(self.src, t));
+            let root = target.and_then(|t| super::lvalues::lvalue_root(self.src, t));
             if root.is_some_and(|r| !own.contains(r) && self.globals.contains_key(r)) {
                 found = true;
             }

@@ -23,8 +23,8 @@
 //! After an `if`, what either branch assigns is forgotten.
 
 use super::fields::{Fields, F};
+use super::lvalues::{assigned_names, lvalue_root, walk};
 use super::scan::children;
-use super::stmt::{assigned_names, lvalue_root, walk};
 use super::{affine_expr, Binding, Ctx, Skip, VarId};
 use crate::model::*;
 use std::collections::{HashMap, HashSet};

@@ -29,6 +29,7 @@ mod expr;
 mod fields;
 mod fold;
 mod induction;
+mod lvalues;
 mod mini;
 pub mod opaque;
 pub mod origin;
@@ -185,7 +186,7 @@ fn compile_inner(
     // avoid them, so they are collected before any region is lowered.
     let mut assigned = Vec::with_capacity(regions.len());
     for r in &regions {
-        let (names, counters) = stmt::prescan(source, &r.items);
+        let (names, counters) = lvalues::prescan(source, &r.items);
         cx.counter_names
             .extend(counters.into_iter().map(str::to_string));
         assigned.push(names);
@@ -715,7 +716,7 @@ impl<'t> Ctx<'t> {
         self.known.clear();
         self.addressed_in(r.func);
         let mut barrier = false;
-        stmt::walk(&r.items, |n| match n.kind() {
+        lvalues::walk(&r.items, |n| match n.kind() {
             "identifier" => {
                 self.mentioned.insert(text(self.src, n));
             }

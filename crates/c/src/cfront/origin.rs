@@ -155,7 +155,7 @@ fn find_one(
     // A function the region calls is declared where the file includes its
     // header (`exit` by `<stdlib.h>`): the function printed back into the
     // file must not declare it again.
-    super::stmt::walk(&r.items, |n| {
+    super::lvalues::walk(&r.items, |n| {
         let callee = (n.kind() == "call_expression")
             .then(|| n.field(F::Function))
             .flatten()

@@ -52,7 +52,7 @@ pub fn privatized_code(db: &dyn salsa::Database, file: SourceFile) -> Result<Str
         let text = file.text(db);
         let origin = crate::cfront::origin::find(text, text, &|s| Some(s));
         let print = |p: &crate::model::Program, omp: &[crate::cfront::emit::OmpLoop]| {
-            crate::cfront::emit::program_into(p, origin.as_ref(), program, omp)
+            crate::cfront::inplace::program_into(p, origin.as_ref(), program, omp)
         };
         return crate::privatize::document::document_with(program, &o, true, &print)
             .map_err(String::from);
