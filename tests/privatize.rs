@@ -700,3 +700,23 @@ fn a_row_privatized_in_a_nest_takes_one_copy_per_thread() {
     assert_eq!(code, 1, "the loop over threads named: {out}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A loop parallel as written needs no copies: it is marked `doall` as it
+/// is, with no loop over threads; only the loop that privatizes `t` gets
+/// one.
+#[test]
+fn a_loop_parallel_as_written_gets_no_thread_loop() {
+    let text = "param N = 8;\nreal A[0..N], B[0..N], t;\n\
+                for i = 0 to N do S: A[i] = B[i] + 1; end\n\
+                for j = 0 to N do T: t = A[j]; U: B[j] = t; end\n";
+    let (a, d) = arrayflow::lower::compile(text, FileId(0));
+    let a = a.unwrap_or_else(|| panic!("{d:?}"));
+    let (b, threads) = privatized(&a).unwrap().expect("loops privatized");
+    let printed = arrayflow::print::program(&b);
+    assert!(
+        printed.contains("for i = 0 to N doall\n  S: A[i] = B[i] + 1;\nend"),
+        "{printed}"
+    );
+    assert_eq!(threads.loops.len(), 1, "{printed}");
+    equivalent(&a, &(b, threads), &[("N".to_string(), 5)], 2).unwrap();
+}

@@ -454,7 +454,12 @@ impl Rewrite<'_> {
                                 arrays.iter().filter_map(|name| p.array(name)).collect();
                             let loop_name = p.counter_decl(f.counter).name.clone();
                             let after = all.get(k + 1..).unwrap_or(&[]);
-                            if !self.with_clauses(&mut f, after, &xs, &[], p) {
+                            if xs.is_empty() && self.clauses.is_none() {
+                                // Parallel as written: nothing to copy per
+                                // thread, the loop is only marked.
+                                f.parallel = true;
+                                out.push(Node::For(f));
+                            } else if !self.with_clauses(&mut f, after, &xs, &[], p) {
                                 let threads = self.threads(p);
                                 let privates: Vec<Private> = xs
                                     .into_iter()
