@@ -278,7 +278,7 @@ fn privatized(p: &Program) -> Result<Option<Privatized>, String> {
 type Privatized = (Program, arrayflow::privatize::emit::Threads);
 
 /// `b` (privatized, with per-thread copies) agrees with `a` at `params`
-/// on 1, 2, 3 and 4 threads.
+/// at each thread count `privatize` checks (`CHECKED_THREADS`).
 fn equivalent(
     a: &Program,
     (b, threads): &Privatized,

@@ -70,8 +70,10 @@ pub struct Threads {
 }
 
 /// The thread counts `equiv` runs a privatized program at: one thread,
-/// blocks of unequal sizes, more threads than iterations at small sizes.
-pub const CHECKED_THREADS: [i64; 4] = [1, 2, 3, 4];
+/// and three, whose blocks differ in size at most sizes and outnumber the
+/// iterations at the smallest (two and four added nothing three did not
+/// catch, and doubled the validation's time).
+pub const CHECKED_THREADS: [i64; 2] = [1, 3];
 
 impl Threads {
     /// `equiv`'s options comparing the original with the privatized
