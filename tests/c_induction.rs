@@ -90,8 +90,6 @@ const CASES: &[Case] = &[
 /// the original.
 const NOT_PROVED: &[&str] = &["param_step", "written_by_param_step"];
 
-const THREADS: [&str; 3] = ["1", "2", "4"];
-
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/c/induction")
 }
@@ -166,36 +164,6 @@ fn carried(path: &Path) -> Vec<String> {
     names
 }
 
-/// `emitted` spliced in place of `name`, built with the driver and run:
-/// the same output as the original at every thread count, no new warning.
-fn runs_like_the_original(work: &Path, name: &str, emitted: &str) -> Result<(), String> {
-    let path = dir().join(format!("{name}.c"));
-    let driver = dir().join(format!("{name}.main.c"));
-    let original = std::fs::read_to_string(&path).unwrap();
-    let spliced = support::cbuild::splice(&original, name, emitted)
-        .map_err(|why| format!("{why}\n{emitted}"))?;
-    let case = work.join(name);
-    std::fs::create_dir_all(&case).unwrap();
-    let new_src = case.join(format!("{name}.c"));
-    std::fs::write(&new_src, &spliced).unwrap();
-    let (exe_a, exe_b) = (case.join("original"), case.join("emitted"));
-    let build = |src: &Path, exe: &Path| support::cbuild::gcc(&[src, &driver], Some(&dir()), exe);
-    let base = build(&path, &exe_a).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let warned = build(&new_src, &exe_b)
-        .map_err(|e| format!("the emitted C does not build:\n{e}\n{spliced}"))?;
-    let new: Vec<&String> = warned.iter().filter(|w| !base.contains(w)).collect();
-    if !new.is_empty() {
-        return Err(format!("new warnings {new:?}\n{spliced}"));
-    }
-    let want = support::cbuild::run(&exe_a, "1");
-    for t in THREADS {
-        if support::cbuild::run(&exe_b, t) != want {
-            return Err(format!("other output at {t} threads\n{spliced}"));
-        }
-    }
-    Ok(())
-}
-
 #[test]
 fn induction_fixtures_get_their_hand_verdicts_and_run_like_the_original() {
     let work = std::env::temp_dir().join(format!("arrayflow-c-induction-{}", std::process::id()));
@@ -246,7 +214,8 @@ fn induction_fixtures_get_their_hand_verdicts_and_run_like_the_original() {
             }
         }
         for emitted in runs {
-            match runs_like_the_original(&work, name, &emitted) {
+            let case = work.join(name);
+            match support::cbuild::runs_like_the_original(&dir(), name, name, &emitted, &case) {
                 Ok(()) => ran += 1,
                 Err(why) => failures.push(format!("{name}: {why}")),
             }

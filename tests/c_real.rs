@@ -58,8 +58,6 @@ const CASES: &[(&str, &str, Truth)] = &[
     ("prefix_scan", "prefix_scan", Truth::Sequential),
 ];
 
-const THREADS: [&str; 3] = ["1", "2", "4"];
-
 /// (fixture, transformation, why): emitted C known not to be a drop-in
 /// today. Each must still fail (a listed case that passes fails the test,
 /// so the list stays true); any other failure fails the test.
@@ -83,43 +81,6 @@ fn report(path: &Path) -> Result<(bool, bool), String> {
         .unwrap_or_else(|| panic!("{path}: no loop in the report\n{out}"));
     let flag = |k: &str| outer["parallel"][k].as_bool().unwrap_or(false);
     Ok((flag("before"), flag("after")))
-}
-
-/// `emitted` (the output of `transform --emit code` on fixture `name`)
-/// spliced in place of `function`, built with the driver and run: the same
-/// output as the original at every thread count, and no new warning.
-fn runs_like_the_original(
-    work: &Path,
-    name: &str,
-    function: &str,
-    transform: &str,
-    emitted: &str,
-) -> Result<(), String> {
-    let path = dir().join(format!("{name}.c"));
-    let driver = dir().join(format!("{name}.main.c"));
-    let original = std::fs::read_to_string(&path).unwrap();
-    let spliced = support::cbuild::splice(&original, function, emitted)
-        .map_err(|why| format!("{why}\n{emitted}"))?;
-    let case = work.join(format!("{name}-{transform}"));
-    std::fs::create_dir_all(&case).unwrap();
-    let new_src = case.join(format!("{name}.c"));
-    std::fs::write(&new_src, &spliced).unwrap();
-    let (exe_a, exe_b) = (case.join("original"), case.join("emitted"));
-    let build = |src: &Path, exe: &Path| support::cbuild::gcc(&[src, &driver], Some(&dir()), exe);
-    let base = build(&path, &exe_a).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let warned = build(&new_src, &exe_b)
-        .map_err(|e| format!("the emitted C does not build:\n{e}\n{spliced}"))?;
-    let new: Vec<&String> = warned.iter().filter(|w| !base.contains(w)).collect();
-    if !new.is_empty() {
-        return Err(format!("new warnings {new:?}\n{spliced}"));
-    }
-    let want = support::cbuild::run(&exe_a, "1");
-    for t in THREADS {
-        if support::cbuild::run(&exe_b, t) != want {
-            return Err(format!("other output at {t} threads\n{spliced}"));
-        }
-    }
-    Ok(())
 }
 
 #[test]
@@ -170,7 +131,8 @@ fn real_c_shapes_get_no_wrong_verdict_and_their_output_runs_like_the_original() 
                 continue;
             }
             let known = KNOWN.iter().any(|&(k, t, _)| k == name && t == transform);
-            match runs_like_the_original(&work, name, function, transform, &emitted) {
+            let case = work.join(format!("{name}-{transform}"));
+            match support::cbuild::runs_like_the_original(&dir(), name, function, &emitted, &case) {
                 Ok(()) if known => failed.push(format!(
                     "{name}, {transform}: listed in KNOWN but runs like the original now"
                 )),

@@ -197,3 +197,27 @@ fn an_unexpanded_macro_that_assigns_is_a_barrier() {
         "{err}"
     );
 }
+
+/// `log` may set `errno`: in a file that reads `errno` the calls are
+/// barriers (loop i@10 not parallel); the same loop in a file that never
+/// names `errno` is parallel, as `<math.h>` calls are pure there.
+#[test]
+fn math_calls_are_barriers_where_the_file_reads_errno() {
+    const ERRNO: &str = "fixtures/c/sound/errno.c";
+    let (code, out, err) = arrayflow(&["privatize", ERRNO]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("loop i@10: not parallel"), "{out}");
+    assert!(err.contains("`log` may set `errno`"), "{err}");
+    let text = std::fs::read_to_string(ERRNO).unwrap();
+    let without = text
+        .replace("#include <errno.h>", "")
+        .replace("errno", "status");
+    let dir = std::env::temp_dir().join(format!("arrayflow-errno-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("status.c");
+    std::fs::write(&file, without).unwrap();
+    let (code, out, err) = arrayflow(&["privatize", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("loop i@10: parallel"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -170,3 +170,43 @@ pub fn run(exe: &Path, threads: &str) -> Vec<u8> {
     );
     out.stdout
 }
+
+/// Thread counts the emitted programs run at.
+pub const THREADS: [&str; 3] = ["1", "2", "4"];
+
+/// `emitted` spliced in place of `function` in `dir/name.c`, built in
+/// `case` with the driver `dir/name.main.c` and run: the same output as
+/// the original at every one of [`THREADS`], and no warning the original
+/// build does not give.
+pub fn runs_like_the_original(
+    dir: &Path,
+    name: &str,
+    function: &str,
+    emitted: &str,
+    case: &Path,
+) -> Result<(), String> {
+    let path = dir.join(format!("{name}.c"));
+    let driver = dir.join(format!("{name}.main.c"));
+    let original = std::fs::read_to_string(&path).unwrap();
+    let spliced =
+        splice(&original, function, emitted).map_err(|why| format!("{why}\n{emitted}"))?;
+    std::fs::create_dir_all(case).unwrap();
+    let new_src = case.join(format!("{name}.c"));
+    std::fs::write(&new_src, &spliced).unwrap();
+    let (exe_a, exe_b) = (case.join("original"), case.join("emitted"));
+    let build = |src: &Path, exe: &Path| gcc(&[src, &driver], Some(dir), exe);
+    let base = build(&path, &exe_a).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let warned = build(&new_src, &exe_b)
+        .map_err(|e| format!("the emitted C does not build:\n{e}\n{spliced}"))?;
+    let new: Vec<&String> = warned.iter().filter(|w| !base.contains(w)).collect();
+    if !new.is_empty() {
+        return Err(format!("new warnings {new:?}\n{spliced}"));
+    }
+    let want = run(&exe_a, "1");
+    for t in THREADS {
+        if run(&exe_b, t) != want {
+            return Err(format!("other output at {t} threads\n{spliced}"));
+        }
+    }
+    Ok(())
+}

@@ -37,7 +37,7 @@ impl<'t> Ctx<'t> {
     /// with a body that assigns a global or calls a barrier. `seen` are the
     /// functions being looked at (a recursive call adds nothing).
     fn barrier_fn(&self, name: &str, seen: &mut Vec<String>) -> bool {
-        if super::cvalue::is_pure(name)
+        if self.pure_call(name)
             || self.declared_pure.contains(name)
             || seen.iter().any(|s| s == name)
         {
@@ -128,6 +128,16 @@ impl<'t> Ctx<'t> {
         false
     }
 
+    /// Whether `name` is read as a pure function of its arguments. A
+    /// `<math.h>` function may set `errno`: it is pure only in a file that
+    /// never names `errno`, where nothing this file does can see it.
+    fn pure_call(&self, name: &str) -> bool {
+        if super::cvalue::is_math(name) {
+            return !names_errno(self.src);
+        }
+        super::cvalue::is_pure(name)
+    }
+
     /// The statements of a barrier call to `name` (as [`MayWrite`]s, which
     /// the statement flushes before itself): `escaped` are what its
     /// arguments pass by address.
@@ -162,7 +172,9 @@ impl<'t> Ctx<'t> {
         let mut names: Vec<String> = reach.iter().map(|r| self.array_name(r.array)).collect();
         names.dedup();
         let ends = super::cvalue::ends_run(name);
-        let why = if self.defined.contains_key(name) {
+        let why = if super::cvalue::is_math(name) {
+            "may set `errno`, which this file reads"
+        } else if self.defined.contains_key(name) {
             "assigns a global or makes a call that is a barrier"
         } else if self.fn_macros.contains_key(name) {
             "is a function-like macro whose body assigns or makes a call that is a barrier"
@@ -200,6 +212,12 @@ impl<'t> Ctx<'t> {
             what,
             barrier: true,
         });
+        // A call that does not return writes nothing a later statement
+        // reads: what runs after it in the model runs only when it was not
+        // made. Its reads above keep what it may observe in place.
+        if ends {
+            return Ok(());
+        }
         for r in reach {
             let mut args = vec![state.clone()];
             if r.subscripts.is_empty() {
@@ -261,4 +279,14 @@ impl<'t> Ctx<'t> {
         }
         Ok(out)
     }
+}
+
+/// Whether `src` names `errno`, or what the C library's `<errno.h>`
+/// expands it to in a preprocessed file (glibc's `__errno_location`).
+fn names_errno(src: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    ["errno", "__errno_location"].iter().any(|name| {
+        src.match_indices(name)
+            .any(|(at, w)| !src[..at].ends_with(ident) && !src[at + w.len()..].starts_with(ident))
+    })
 }

@@ -420,18 +420,12 @@ impl<'t> Ctx<'t> {
         names.sort_unstable();
         for name in names {
             let ups = &steps[name];
-            if writes.get(name) != Some(&ups.len())
-                || declared.contains(name)
-                || Some(name) == counter
-            {
+            if writes.get(name) != Some(&ups.len()) {
                 continue;
             }
-            let Some(Binding::Var(v)) = self.lookup(name) else {
+            let Some(v) = self.candidate(name, &declared, counter) else {
                 continue;
             };
-            if !self.followed(v) {
-                continue;
-            }
             let Some(entry) = self.known.get(&v).cloned() else {
                 continue;
             };
@@ -491,6 +485,24 @@ impl<'t> Ctx<'t> {
         Ok(forwardable(&e).then_some(e))
     }
 
+    /// The variable `name` names, when a loop over `counter` may follow
+    /// it: not the counter, not declared inside the body (`declared`), and
+    /// a variable the front end follows.
+    fn candidate(
+        &self,
+        name: &str,
+        declared: &HashSet<&'t str>,
+        counter: Option<&str>,
+    ) -> Option<VarId> {
+        if declared.contains(name) || Some(name) == counter {
+            return None;
+        }
+        let Some(Binding::Var(v)) = self.lookup(name) else {
+            return None;
+        };
+        self.followed(v).then_some(v)
+    }
+
     /// Wrap-around variables of a loop body: one plain top-level
     /// assignment `x = e` in the body, `e` reading no variable the loop
     /// assigns but its counter, and every read of `x` before it in a
@@ -524,19 +536,12 @@ impl<'t> Ctx<'t> {
                 continue;
             };
             let name = self.text(left);
-            if left.kind() != "identifier"
-                || writes.get(name) != Some(&1)
-                || declared.contains(name)
-                || Some(name) == counter
-            {
+            if left.kind() != "identifier" || writes.get(name) != Some(&1) {
                 continue;
             }
-            let Some(Binding::Var(v)) = self.lookup(name) else {
+            let Some(v) = self.candidate(name, declared, counter) else {
                 continue;
             };
-            if !self.followed(v) {
-                continue;
-            }
             let mut fixed = true;
             walk(&[value], |x| match x.kind() {
                 "identifier" => {
