@@ -263,7 +263,9 @@ impl Analysis {
     /// Runs a query, turning salsa's cancellation into ours. The answer
     /// may borrow from the snapshot.
     fn with<'a, T>(&'a self, f: impl FnOnce(&'a Database) -> T) -> Cancellable<T> {
-        salsa::Cancelled::catch(std::panic::AssertUnwindSafe(|| f(&self.db))).map_err(|c| match c {
+        let watch = Some(self.db.watch());
+        let run = || arrayflow_model::cancel::watching(watch, || f(&self.db));
+        salsa::Cancelled::catch(std::panic::AssertUnwindSafe(run)).map_err(|c| match c {
             salsa::Cancelled::PendingWrite => Cancelled::Edit,
             salsa::Cancelled::Local => Cancelled::Request,
             _ => Cancelled::Failed,

@@ -214,3 +214,74 @@ fn outline_lenses_summary_and_privatization_remarks() {
         "{remarks:?}"
     );
 }
+
+/// A matrix product big enough that its expansion takes seconds.
+fn product(n: i64) -> String {
+    format!(
+        "param N = {n};\nreal C[0..N - 1, 0..N - 1];\nreal A[0..N - 1, 0..N - 1];\n\
+         real B[0..N - 1, 0..N - 1];\nfor i = 0 to N - 1 do\n  for j = 0 to N - 1 do\n    \
+         S: C[i, j] = 0;\n    for k = 0 to N - 1 do\n      T: C[i, j] += A[i, k] * B[k, j];\n    \
+         end\n  end\nend\n"
+    )
+}
+
+/// Starts `ask` on another thread and returns once it is under way (with
+/// a little time to get into the engines).
+fn asked<T: Send + 'static>(
+    ask: impl FnOnce() -> T + Send + 'static,
+) -> std::thread::JoinHandle<(T, Duration)> {
+    let (started, wait) = std::sync::mpsc::channel();
+    let asker = std::thread::spawn(move || {
+        started.send(()).unwrap();
+        let t = Instant::now();
+        let answer = ask();
+        (answer, t.elapsed())
+    });
+    wait.recv().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    asker
+}
+
+/// An edit while a long question runs stops the question inside the
+/// engines (σ, the classes, the scans of the loops): it returns
+/// `Cancelled::Edit` instead of finishing, which it would otherwise do
+/// before salsa lets the edit through.
+#[test]
+fn an_edit_stops_a_long_question_inside_the_engines() {
+    use arrayflow::Cancelled;
+    let mut host = Host::new(Options::default());
+    let f = host.set_file("mm.loop", product(48));
+    let a = host.analysis();
+    let asker = asked(move || a.expansion_summary(f).map(|s| s.len()));
+    let t = Instant::now();
+    host.set_text(f, product(4));
+    let waited = t.elapsed();
+    let (answer, ran) = asker.join().unwrap();
+    eprintln!("the edit waited {waited:?}; the question ran {ran:?}");
+    assert_eq!(answer, Err(Cancelled::Edit), "ran {ran:?}");
+    assert!(host.analysis().expansion_summary(f).is_ok());
+}
+
+/// A canceller used while a long question runs stops it the same way
+/// (`Cancelled::Request`), and the next question on the snapshot runs.
+#[test]
+fn a_canceller_stops_a_long_question_inside_the_engines() {
+    use arrayflow::Cancelled;
+    let mut host = Host::new(Options::default());
+    let f = host.set_file("mm.loop", product(48));
+    let a = host.analysis();
+    let canceller = a.canceller();
+    let asker = asked(move || {
+        let answer = a.expansion_summary(f).map(|s| s.len());
+        (answer, a.text(f).is_ok())
+    });
+    let t = Instant::now();
+    canceller.cancel();
+    let ((answer, next), ran) = asker.join().unwrap();
+    eprintln!(
+        "stopped {:?} after the cancel; the question ran {ran:?}",
+        t.elapsed()
+    );
+    assert_eq!(answer, Err(Cancelled::Request), "ran {ran:?}");
+    assert!(next, "the stop is used up: the next question runs");
+}

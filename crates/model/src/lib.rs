@@ -10,6 +10,7 @@
 
 pub mod budget;
 pub mod c_spelling;
+pub mod cancel;
 pub mod diagnostics;
 pub mod fit;
 pub mod hash;

@@ -192,6 +192,7 @@ impl Batch {
 }
 
 pub(super) fn run(engine: &dyn Engine, facts: &Facts, batch: &Batch, fuel: u32) -> Outcome {
+    arrayflow_model::cancel::poll();
     engine.run(&Input {
         ctx: Ctx {
             facts,

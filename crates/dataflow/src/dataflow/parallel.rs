@@ -360,12 +360,13 @@ pub(super) fn evaluate_with(
     // Each batch's outcome, put by the worker that ran it, taken by the merge.
     let outs: Vec<Mutex<Option<Done>>> = specs.iter().map(|_| Mutex::new(None)).collect();
     let take = |i: usize| outs[i].lock().unwrap_or_else(|e| e.into_inner()).take();
+    let watch = arrayflow_model::cancel::current();
     let slot_done = rayon::scope(|s| -> Result<usize, DataflowError> {
         let spawn = |i: usize| {
-            let (job, outs, spec) = (&job, &outs, specs[i]);
+            let (job, outs, spec, watch) = (&job, &outs, specs[i], watch.clone());
             s.spawn(move |_| {
                 let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    job.work(spec, false)
+                    arrayflow_model::cancel::watching(watch, || job.work(spec, false))
                 }))
                 .unwrap_or_else(Done::Panic);
                 *outs[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(done);
@@ -380,6 +381,7 @@ pub(super) fn evaluate_with(
                 if let Some(done) = take(i) {
                     break done;
                 }
+                arrayflow_model::cancel::poll();
                 // Runs another batch meanwhile, else waits for this one.
                 if rayon::yield_now() != Some(rayon::Yield::Executed) {
                     std::thread::yield_now();

@@ -568,6 +568,7 @@ impl<'p, 'a> Lowerer<'p, 'a> {
                 break;
             }
             self.iteration(name, f.span)?;
+            arrayflow_model::cancel::poll();
             self.counters[c] = v;
             if let Some(last) = self.iter.last_mut() {
                 *last = v;

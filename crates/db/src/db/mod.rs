@@ -46,6 +46,8 @@ use crate::kinds::Kinds;
 use crate::model::{ArrayId, CounterId, Program, Site};
 use kernel::Augmented;
 use salsa::Setter;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// One source file.
 #[salsa::input]
@@ -84,6 +86,42 @@ pub const FILE: FileId = FileId(0);
 #[derive(Clone)]
 pub struct Database {
     storage: salsa::Storage<Self>,
+    /// Set while an edit waits for the questions running on other handles
+    /// to stop: what their engines poll ([`Database::watch`]).
+    editing: Arc<AtomicBool>,
+}
+
+/// What a question asked on one handle polls: an edit through any handle,
+/// or this handle's cancellation token. It unwinds with salsa's own
+/// payloads, so the question ends as salsa's cancellation does, from any
+/// thread the engines started.
+struct Stale {
+    editing: Arc<AtomicBool>,
+    token: salsa::CancellationToken,
+}
+
+impl arrayflow_model::cancel::Watch for Stale {
+    fn stale(&self) -> bool {
+        self.editing.load(Ordering::Relaxed) || self.token.is_cancelled()
+    }
+
+    fn stop(&self) -> ! {
+        let why = if self.editing.load(Ordering::Relaxed) {
+            salsa::Cancelled::PendingWrite
+        } else {
+            salsa::Cancelled::Local
+        };
+        std::panic::resume_unwind(Box::new(why))
+    }
+}
+
+/// Clears the editing flag when the edit is done (or unwinds).
+struct Editing(Arc<AtomicBool>);
+
+impl Drop for Editing {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
 }
 
 #[salsa::db]
@@ -116,7 +154,10 @@ impl Database {
     }
 
     fn with_storage(storage: salsa::Storage<Database>, config: Config, kinds: Kinds) -> Database {
-        let db = Database { storage };
+        let db = Database {
+            storage,
+            editing: Arc::default(),
+        };
         Settings::new(
             &db,
             config.params,
@@ -141,7 +182,24 @@ impl Database {
     /// Replaces a file's text (a new revision: stale computations on other
     /// handles are cancelled).
     pub fn set_text(&mut self, file: SourceFile, text: String) {
+        let _editing = self.editing();
         file.set_text(self).to(text);
+    }
+
+    /// Marks an edit under way: the questions other handles are running
+    /// stop at their next poll, so salsa's wait for them is short.
+    fn editing(&self) -> Editing {
+        self.editing.store(true, Ordering::Relaxed);
+        Editing(self.editing.clone())
+    }
+
+    /// What a question asked on this handle polls while it runs
+    /// ([`arrayflow_model::cancel`]).
+    pub fn watch(&self) -> Arc<dyn arrayflow_model::cancel::Watch> {
+        Arc::new(Stale {
+            editing: self.editing.clone(),
+            token: salsa::Database::cancellation_token(self),
+        })
     }
 
     pub fn config(&self) -> Config {
@@ -156,6 +214,10 @@ impl Database {
 
     /// Changes the settings; only the fields that differ become new input.
     pub fn configure(&mut self, config: Config) {
+        if self.config() == config {
+            return;
+        }
+        let _editing = self.editing();
         let s = Settings::get(self);
         if *s.params(self) != config.params {
             s.set_params(self).to(config.params);

@@ -352,9 +352,11 @@ fn sample(
     used: &mut Vec<Vec<i64>>,
 ) {
     use rayon::prelude::*;
+    let watch = arrayflow_model::cancel::current();
     let found: Vec<Option<Vec<(usize, usize, infer::Point)>>> = samples
         .par_iter()
         .map(|sample| {
+            let _watch = arrayflow_model::cancel::enter(&watch);
             let config = Config {
                 params: program
                     .params

@@ -182,9 +182,13 @@ impl<'p> Originals<'p> {
             .filter(|(k, _)| wanted.contains(k))
             .map(|(k, (_, o))| (k, o))
             .collect();
+        let watch = arrayflow_model::cancel::current();
         let done: Vec<(usize, Result<Verdict, EquivError>)> = jobs
             .into_par_iter()
-            .map(|(k, o)| (k, o.equiv(emitted)))
+            .map(|(k, o)| {
+                let _watch = arrayflow_model::cancel::enter(&watch);
+                (k, o.equiv(emitted))
+            })
             .collect();
         for (k, r) in done {
             results[k] = Some(r);

@@ -209,9 +209,13 @@ pub fn try_emit(program: &Program, o: &Options) -> Result<Emitted, readback::Ref
     // σ for every parameter value: arrays all of whose reads have exact
     // quasts take their labels from them (`exact`), computed once, beside
     // the samples.
+    let watch = arrayflow_model::cancel::current();
     let (samples, sym) = rayon::join(
         || samples(&plus, &frame, o),
-        || o.exact.then(|| crate::symbolic::analyze(&plus_small)),
+        || {
+            let _watch = arrayflow_model::cancel::enter(&watch);
+            o.exact.then(|| crate::symbolic::analyze(&plus_small))
+        },
     );
     let mut samples = samples?;
     // The samples' analyses poll the budget; what they leave is held
@@ -965,9 +969,11 @@ fn samples(
     use rayon::prelude::*;
     // Each sample is an analysis of its own: they run side by side, and the
     // results are read in the vectors' order, as one after another would.
+    let watch = arrayflow_model::cancel::current();
     let runs: Vec<_> = vectors::samples(plus, o)?
         .into_par_iter()
         .filter_map(|v| {
+            let _watch = arrayflow_model::cancel::enter(&watch);
             let cfg = config(plus, &v, o);
             plus.param_values(&cfg.params).ok()?;
             Some(

@@ -53,6 +53,8 @@ impl<'a> Sigma<'a> {
     }
 
     pub(crate) fn anchor(&self, s: u32) -> Option<u32> {
+        // The rules ask once per slot: where a long run polls.
+        arrayflow_model::cancel::poll_every(s as usize);
         self.elements(s).next()
     }
 }
@@ -199,6 +201,7 @@ pub fn compute(inst: &Instances) -> Result<Classes, ExpansionError> {
     // has its first slot: sort.)
     let mut init: Vec<(u32, u32)> = Vec::new(); // (slot, cell)
     for x in 0..facts.n_accs() as u32 {
+        arrayflow_model::cancel::poll_every(x as usize);
         if facts.is_read(x) && inst.initial_at(x) {
             init.push((facts.acc_slot[x as usize], facts.acc_cell[x as usize]));
         }
@@ -215,6 +218,7 @@ pub fn compute(inst: &Instances) -> Result<Classes, ExpansionError> {
     let mut init_start: Vec<u32> = Vec::with_capacity(flow.len() + 1);
     let mut k = 0;
     for s in 0..flow.len() as u32 {
+        arrayflow_model::cancel::poll_every(s as usize);
         init_start.push(init_elems.len() as u32);
         let from = init_elems.len();
         while k < init.len() && init[k].0 == s {
@@ -233,6 +237,7 @@ pub fn compute(inst: &Instances) -> Result<Classes, ExpansionError> {
     // Live writes: the possible sources of some read.
     c.live = vec![false; n_w];
     for s in 0..flow.len() {
+        arrayflow_model::cancel::poll_every(s);
         for &op in flow.source_ops(s) {
             match op_write
                 .get(op as usize)
@@ -251,7 +256,8 @@ pub fn compute(inst: &Instances) -> Result<Classes, ExpansionError> {
         init_start: &init_start,
     };
     let mut uf = UnionFind::new(n_elems);
-    for (e, a) in related(sigma) {
+    for (i, (e, a)) in related(sigma).into_iter().enumerate() {
+        arrayflow_model::cancel::poll_every(i);
         uf.union(e, a);
     }
 

@@ -1210,9 +1210,11 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
     use rayon::prelude::*;
     // The runs are compared side by side and read in order, as one after
     // another would be: the first difference is the one reported.
+    let watch = arrayflow_model::cancel::current();
     let compared: Vec<(Params, i64, Compared)> = runs
         .into_par_iter()
         .map(|(v, n)| {
+            let _watch = arrayflow_model::cancel::enter(&watch);
             let eo = emitted.threads.equiv_options(&v, n, 3);
             let c = Compared::of(crate::equiv::equiv(program, b, &eo));
             (v, n, c)

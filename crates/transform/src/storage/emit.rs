@@ -214,10 +214,12 @@ fn analyse_samples(
         names.zip(v.iter().copied()).collect()
     };
     let failed = AtomicUsize::new(usize::MAX);
+    let watch = arrayflow_model::cancel::current();
     samples
         .into_par_iter()
         .enumerate()
         .map(|(k, v)| {
+            let _watch = arrayflow_model::cancel::enter(&watch);
             if k > failed.load(Ordering::Relaxed) {
                 return None;
             }
@@ -280,9 +282,13 @@ pub fn checked_with(
     // the result and the error reported do not depend on the threads.
     // With temporaries the proof most likely needs symbolic σ (storage
     // shared or laid out modulo a size): it runs beside the samples.
+    let watch = arrayflow_model::cancel::current();
     let (analysed, sigma) = rayon::join(
         || analyse_samples(program, schedule, temporaries, o, samples),
-        || (!temporaries.is_empty()).then(|| crate::symbolic::analyze(program)),
+        || {
+            let _watch = arrayflow_model::cancel::enter(&watch);
+            (!temporaries.is_empty()).then(|| crate::symbolic::analyze(program))
+        },
     );
     for (k, sample) in analysed.into_iter().enumerate() {
         // Not analysed: after a sample whose failure returned below.
@@ -365,9 +371,11 @@ pub fn checked_with(
         Ok(l) => super::prove::prove_with(program, time, &l, sigma.as_ref()),
         Err(why) => super::prove::Proof::NotProved(why),
     };
+    let watch = arrayflow_model::cancel::current();
     let (proof, emitted) = rayon::join(
         || proved(layouts),
         || {
+            let _watch = arrayflow_model::cancel::enter(&watch);
             rest(
                 program,
                 schedule,
@@ -602,9 +610,11 @@ pub(crate) fn validate(
     for vs in [at, samples] {
         // Every size on its own thread; the first failure in order is
         // reported, as a sequential loop would.
+        let watch = arrayflow_model::cancel::current();
         let verdicts: Vec<_> = vs
             .par_iter()
             .map(|v| {
+                let _watch = arrayflow_model::cancel::enter(&watch);
                 let mut eo = crate::equiv::EquivOptions {
                     params: v.clone(),
                     seeds: 3,

@@ -365,8 +365,13 @@ pub(super) fn for_loop<'p>(
     let blank = l.blank(&split::written(l.program));
     let walked: Option<Vec<Ends>> = {
         let stretches = Stretches::carve(&mut l.facts, &sizes, cells);
+        let watch = arrayflow_model::cancel::current();
         (ranges.par_iter().zip(&at).zip(stretches))
-            .map(|((&(a, b), &at), out)| chunk(&blank, f, (value(a), value(b - 1)), at, out))
+            .map(|((&(a, b), &at), out)| {
+                arrayflow_model::cancel::watching(watch.clone(), || {
+                    chunk(&blank, f, (value(a), value(b - 1)), at, out)
+                })
+            })
             .collect()
     };
     let Some(walked) = walked else {

@@ -317,11 +317,14 @@ pub(super) fn for_loop<'p>(
         room.scaled(t as u128, trips)
     };
     let blank = l.blank(&written(l.program));
+    let watch = arrayflow_model::cancel::current();
     let (walked, parts) = rayon::join(
         || l.trips(f, lo, value(head - 1)),
         || {
             (ranges.par_iter())
-                .map(|&r| blank.part(f, r, share(r)))
+                .map(|&r| {
+                    arrayflow_model::cancel::watching(watch.clone(), || blank.part(f, r, share(r)))
+                })
                 .collect::<Vec<Option<Part>>>()
         },
     );
