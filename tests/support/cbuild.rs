@@ -170,3 +170,36 @@ pub fn run(exe: &Path, threads: &str) -> Vec<u8> {
     );
     out.stdout
 }
+
+/// `text`, a whole C file standing in for the file `original`, built with
+/// `driver` (headers from `include`) in the directory `case` and run at 1,
+/// 2 and 4 OpenMP threads: no warning the original's build lacks and byte
+/// for byte what the original prints at 1 thread, else why not.
+pub fn runs_like(
+    original: &Path,
+    text: &str,
+    driver: &Path,
+    include: &Path,
+    case: &Path,
+) -> Result<(), String> {
+    std::fs::create_dir_all(case).map_err(|e| e.to_string())?;
+    let name = original.file_name().expect("a file name");
+    let new_src = case.join(name);
+    std::fs::write(&new_src, text).map_err(|e| e.to_string())?;
+    let (exe_a, exe_b) = (case.join("original"), case.join("emitted"));
+    let base = gcc(&[original, driver], Some(include), &exe_a)
+        .map_err(|e| format!("the original does not build:\n{e}"))?;
+    let warned = gcc(&[&new_src, driver], Some(include), &exe_b)
+        .map_err(|e| format!("the emitted C does not build:\n{e}\n{text}"))?;
+    let new: Vec<&String> = warned.iter().filter(|w| !base.contains(w)).collect();
+    if !new.is_empty() {
+        return Err(format!("new warnings {new:?}\n{text}"));
+    }
+    let want = run(&exe_a, "1");
+    for t in ["1", "2", "4"] {
+        if run(&exe_b, t) != want {
+            return Err(format!("other output at {t} threads\n{text}"));
+        }
+    }
+    Ok(())
+}
