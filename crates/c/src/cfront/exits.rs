@@ -180,7 +180,12 @@ impl<'t> Ctx<'t> {
                 }
             }
             if t == Target::Return {
-                let last = items.last().is_some_and(|&l| l.id() == j.id());
+                // The last statement, under its labels.
+                let mut at_end = items.last().copied();
+                while let Some(l) = at_end.filter(|l| l.kind() == "labeled_statement") {
+                    at_end = self::items(l).last().copied();
+                }
+                let last = at_end.is_some_and(|l| l.id() == j.id());
                 if !last && self.exits.body.is_none() {
                     return Err(self.exit_refused(
                         "`return` before the end of a `#pragma scop` region".to_string(),
