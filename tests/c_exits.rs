@@ -166,7 +166,9 @@ fn exit_fixtures_get_their_hand_verdicts_and_run_like_the_original() {
             Ok((got, got_proved)) => {
                 found += usize::from(got != Truth::Sequential && got_proved);
                 if got != truth {
-                    failures.push(format!("{name}: the report says {got:?}, by hand {truth:?}"));
+                    failures.push(format!(
+                        "{name}: the report says {got:?}, by hand {truth:?}"
+                    ));
                 }
                 if got_proved != proved {
                     failures.push(format!("{name}: proved {got_proved}, want {proved}"));
@@ -181,10 +183,14 @@ fn exit_fixtures_get_their_hand_verdicts_and_run_like_the_original() {
                 args.push("--allow-unproved");
             }
             match arrayflow(&args, &path, params) {
-                Ok(e) if truth == Truth::Sequential && e.contains("#pragma omp") => failures
-                    .push(format!("{name}: a pragma on a loop that is not parallel\n{e}")),
+                Ok(e) if truth == Truth::Sequential && e.contains("#pragma omp") => failures.push(
+                    format!("{name}: a pragma on a loop that is not parallel\n{e}"),
+                ),
                 Ok(e) if !allow && pragma_wanted != e.contains("#pragma omp parallel for") => {
-                    failures.push(format!("{name}: pragma {}, want {pragma_wanted}\n{e}", !pragma_wanted))
+                    failures.push(format!(
+                        "{name}: pragma {}, want {pragma_wanted}\n{e}",
+                        !pragma_wanted
+                    ))
                 }
                 Ok(_) => {}
                 Err(why) => failures.push(format!("{name}: {why}")),

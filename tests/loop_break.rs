@@ -35,16 +35,22 @@ fn break_leaves_the_innermost_loop_with_the_values_worked_out_by_hand() {
 fn break_is_the_flags_written_out_by_hand() {
     let flags = "fixtures/loops/break.flags.loop";
     // The flags are temporaries of each program, named by each its way.
-    let live = ["--max-trips", "16", "--live-out", "a,b,row,first,total,count"];
+    let live = [
+        "--max-trips",
+        "16",
+        "--live-out",
+        "a,b,row,first,total,count",
+    ];
     let mut args = vec!["equiv", FILE, flags];
     args.extend(live);
     let (code, out, err) = support::run(&args);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("equivalent"), "{out}");
     // A `break` moved after the statement it skips is another program.
-    let moved = std::fs::read_to_string(FILE)
-        .unwrap()
-        .replace("    break;\n  end\n  total += a[i];", "  end\n  total += a[i];\n  if a[i] > 5 then break; end");
+    let moved = std::fs::read_to_string(FILE).unwrap().replace(
+        "    break;\n  end\n  total += a[i];",
+        "  end\n  total += a[i];\n  if a[i] > 5 then break; end",
+    );
     let dir = std::env::temp_dir().join(format!("arrayflow-break-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("moved.loop");

@@ -69,6 +69,8 @@ pub(super) struct Exits<'t> {
     body: Option<Node<'t>>,
     /// The region's last statement: a `return` there ends it.
     last: Option<usize>,
+    /// The loops being lowered, innermost last.
+    loops: Vec<LoopExits<'t>>,
     /// The function's result: the local scalar `return e;` assigns, when a
     /// `return` stands before the end.
     result: Option<ArrayId>,
@@ -82,8 +84,8 @@ struct Guards<'t> {
 }
 
 /// A loop's part in the scheme ([`Ctx::loop_exits`]).
-pub(super) struct LoopExits<'t> {
-    pub(super) node: usize,
+struct LoopExits<'t> {
+    node: usize,
     /// The flags every trip tests (set by an earlier trip or an inner
     /// exit to a target beyond the loop).
     tested: Vec<Target<'t>>,
@@ -91,7 +93,7 @@ pub(super) struct LoopExits<'t> {
     cont: bool,
     /// Each trip runs under `if tested == 0` (a `for` loop); a `while`
     /// loop tests the flags with its condition instead.
-    pub(super) guarded: bool,
+    guarded: bool,
 }
 
 fn is_jump(n: Node<'_>) -> bool {
@@ -123,7 +125,9 @@ fn items<'t>(n: Node<'t>) -> Vec<Node<'t>> {
 fn ends_in_jump(n: Node<'_>) -> bool {
     match n.kind() {
         "break_statement" | "continue_statement" | "return_statement" => true,
-        "compound_statement" | "case_statement" => items(n).last().is_some_and(|&l| ends_in_jump(l)),
+        "compound_statement" | "case_statement" => {
+            items(n).last().is_some_and(|&l| ends_in_jump(l))
+        }
         _ => false,
     }
 }
@@ -146,7 +150,12 @@ fn rest_after<'t>(n: Node<'t>) -> Vec<Node<'t>> {
 impl<'t> Ctx<'t> {
     /// Before a region: what its jumps need (W0915 for those the model
     /// cannot express).
-    pub(super) fn enter_exits(&mut self, func: Node<'t>, items: &[Node<'t>], pragma: bool) -> Result<(), Skip> {
+    pub(super) fn enter_exits(
+        &mut self,
+        func: Node<'t>,
+        items: &[Node<'t>],
+        pragma: bool,
+    ) -> Result<(), Skip> {
         self.exits = Exits::default();
         if !pragma {
             self.exits.body = func.field(F::Body);
@@ -208,9 +217,13 @@ impl<'t> Ctx<'t> {
             self.note_local(a, name);
             self.exits.result = Some(a);
             let zero = Expr::new(ExprKind::Int(0), span(func));
-            self.b.assign_at(None, false, scalar(a, span(func)), None, zero, span(func));
+            self.b
+                .assign_at(None, false, scalar(a, span(func)), None, zero, span(func));
         }
-        if jumps.iter().any(|&j| self.target_of(j).ok() == Some(Target::Return) && !self.structural(j)) {
+        if jumps
+            .iter()
+            .any(|&j| self.target_of(j).ok() == Some(Target::Return) && !self.structural(j))
+        {
             self.set_flag(Target::Return, 0, span(func))?;
         }
         Ok(())
@@ -317,10 +330,9 @@ impl<'t> Ctx<'t> {
                         return Ok(Target::Label(label));
                     }
                     if all[..=k].iter().any(labelled) {
-                        return Err(self.exit_refused(
-                            format!("a backward `goto {label}`"),
-                            span(j),
-                        ));
+                        return Err(
+                            self.exit_refused(format!("a backward `goto {label}`"), span(j))
+                        );
                     }
                 }
             }
@@ -348,7 +360,8 @@ impl<'t> Ctx<'t> {
         let mut target = false;
         walk(&rest, |n| {
             if n.kind() == "labeled_statement"
-                && (n.field(F::Label)).is_some_and(|l| self.exits.goto_labels.contains(&self.text(l)))
+                && (n.field(F::Label))
+                    .is_some_and(|l| self.exits.goto_labels.contains(&self.text(l)))
             {
                 target = true;
             }
@@ -367,16 +380,19 @@ impl<'t> Ctx<'t> {
         let ends_here = |x: Node<'t>| match t {
             Target::Continue(l) => {
                 x.parent().is_some_and(|p| p.id() == l)
-                    && x.parent().and_then(|p| p.field(F::Body)).is_some_and(|b| b.id() == x.id())
+                    && x.parent()
+                        .and_then(|p| p.field(F::Body))
+                        .is_some_and(|b| b.id() == x.id())
             }
             Target::Return => {
-                self.exits.body.is_some_and(|b| b.id() == x.id())
-                    || self.exits.last == Some(x.id())
+                self.exits.body.is_some_and(|b| b.id() == x.id()) || self.exits.last == Some(x.id())
             }
             // A `case` group that does not fall into the next one.
             Target::Break(s) => {
                 x.kind() == "case_statement"
-                    && x.parent().and_then(|b| b.parent()).is_some_and(|sw| sw.id() == s)
+                    && x.parent()
+                        .and_then(|b| b.parent())
+                        .is_some_and(|sw| sw.id() == s)
                     && ends_in_jump(x)
             }
             Target::Label(_) => false,
@@ -431,7 +447,8 @@ impl<'t> Ctx<'t> {
     fn set_flag(&mut self, t: Target<'t>, v: i64, at: Span) -> Result<(), Skip> {
         let a = self.flag(t, at)?;
         let value = Expr::new(ExprKind::Int(v), at);
-        self.b.assign_at(None, false, scalar(a, at), None, value, at);
+        self.b
+            .assign_at(None, false, scalar(a, at), None, value, at);
         Ok(())
     }
 
@@ -531,7 +548,10 @@ impl<'t> Ctx<'t> {
         }
         if !labels.is_empty() {
             let roots = self.exits.body.map_or(items.to_vec(), |b| vec![b]);
-            let set = self.flagged(&roots, |t| matches!(t, Target::Label(l) if labels.contains(&l)));
+            let set = self.flagged(
+                &roots,
+                |t| matches!(t, Target::Label(l) if labels.contains(&l)),
+            );
             for t in set {
                 self.set_flag(t, 0, at)?;
             }
@@ -568,7 +588,8 @@ impl<'t> Ctx<'t> {
                 .collect();
             // Not for a label that comes next: nothing stands between.
             let next = items.get(k + 1).and_then(|&n| self.unlabel(n).0);
-            let skipped = |t: &Target<'t>| matches!((t, next), (Target::Label(l), Some((m, _))) if *l == m);
+            let skipped =
+                |t: &Target<'t>| matches!((t, next), (Target::Label(l), Some((m, _))) if *l == m);
             g.pending.extend(new.iter().copied());
             let new: Vec<Target<'t>> = new.into_iter().filter(|t| !skipped(t)).collect();
             if !new.is_empty() && k + 1 < items.len() {
@@ -597,7 +618,12 @@ impl<'t> Ctx<'t> {
     }
 
     /// `if (c) { ...; jump; } rest` as `if c then ... else rest end`.
-    fn if_with_rest(&mut self, n: Node<'t>, label: Label<'t>, rest: &[Node<'t>]) -> Result<(), Skip> {
+    fn if_with_rest(
+        &mut self,
+        n: Node<'t>,
+        label: Label<'t>,
+        rest: &[Node<'t>],
+    ) -> Result<(), Skip> {
         let (name, cond, then, header) = self.test(n, F::Consequence, label, false, true)?;
         let before = self.known_snapshot();
         let r = self.b.begin_if_at(name.as_deref(), cond, header);
@@ -616,8 +642,9 @@ impl<'t> Ctx<'t> {
         self.build(r, span(n))
     }
 
-    /// Before a loop: its `break` flag cleared, and what each trip tests.
-    pub(super) fn loop_exits(&mut self, n: Node<'t>, body: Node<'t>) -> Result<LoopExits<'t>, Skip> {
+    /// Before a loop: its `break` flag cleared, and what each trip tests
+    /// (the loop is the innermost open one until [`Ctx::loop_done`]).
+    pub(super) fn loop_exits(&mut self, n: Node<'t>, body: Node<'t>) -> Result<(), Skip> {
         let id = n.id();
         // Targets beyond the trip: the loop's end, and outer ones (a
         // `break` or `continue` of an inner construct ends inside it).
@@ -627,16 +654,17 @@ impl<'t> Ctx<'t> {
             Target::Return => true,
             Target::Label(l) => !self.label_inside(l, body),
         });
-        let cont = !self.flagged(&[body], |t| t == Target::Continue(id)).is_empty();
+        let cont = !(self.flagged(&[body], |t| t == Target::Continue(id))).is_empty();
         if tested.contains(&Target::Break(id)) {
             self.set_flag(Target::Break(id), 0, span(n))?;
         }
-        Ok(LoopExits {
+        self.exits.loops.push(LoopExits {
             node: id,
             tested,
             cont,
             guarded: true,
-        })
+        });
+        Ok(())
     }
 
     fn label_inside(&self, label: &str, body: Node<'t>) -> bool {
@@ -648,27 +676,39 @@ impl<'t> Ctx<'t> {
         found
     }
 
-    /// The condition a `while` loop adds to its test.
-    pub(super) fn loop_test(&mut self, e: &LoopExits<'t>, cond: Cond, at: Span) -> Result<Cond, Skip> {
-        Ok(match self.clear(&e.tested, at)? {
+    /// The test of the innermost loop, a `while` loop: with its flags.
+    pub(super) fn loop_test(&mut self, cond: Cond, at: Span) -> Result<Cond, Skip> {
+        let tested = match self.exits.loops.last_mut() {
+            Some(e) => {
+                e.guarded = false;
+                e.tested.clone()
+            }
+            None => return Ok(cond),
+        };
+        Ok(match self.clear(&tested, at)? {
             Some(c) => Cond::And(Box::new(cond), Box::new(c)),
             None => cond,
         })
     }
 
-    /// At the start of each trip: the guard of a `for` loop, the
-    /// `continue` flag cleared. Returns whether a guard was opened.
-    pub(super) fn trip_start(&mut self, e: &LoopExits<'t>, at: Span) -> Result<bool, Skip> {
+    /// At the start of each trip of the innermost loop: the guard of a
+    /// `for` loop, the `continue` flag cleared. Returns whether a guard
+    /// was opened.
+    pub(super) fn trip_start(&mut self, at: Span) -> Result<bool, Skip> {
+        let Some(e) = self.exits.loops.last() else {
+            return Ok(false);
+        };
+        let (guarded, tested, cont, node) = (e.guarded, e.tested.clone(), e.cont, e.node);
         let mut opened = false;
-        if e.guarded {
-            if let Some(c) = self.clear(&e.tested, at)? {
+        if guarded {
+            if let Some(c) = self.clear(&tested, at)? {
                 let r = self.b.begin_if_at(None, c, at);
                 self.build(r, at)?;
                 opened = true;
             }
         }
-        if e.cont {
-            self.set_flag(Target::Continue(e.node), 0, at)?;
+        if cont {
+            self.set_flag(Target::Continue(node), 0, at)?;
         }
         Ok(opened)
     }
@@ -682,8 +722,15 @@ impl<'t> Ctx<'t> {
         Ok(())
     }
 
+    /// After the innermost loop: its own targets are reached.
+    pub(super) fn loop_done(&mut self) {
+        if let Some(e) = self.exits.loops.pop() {
+            self.construct_ends(e.node);
+        }
+    }
+
     /// After a loop or `switch`: its own targets are reached.
-    pub(super) fn construct_ends(&mut self, id: usize) {
+    fn construct_ends(&mut self, id: usize) {
         (self.exits.escaped).retain(|&t| t != Target::Break(id) && t != Target::Continue(id));
     }
 
@@ -744,9 +791,7 @@ impl<'t> Ctx<'t> {
             }
         }
         let at = span(n);
-        let eq = |k: i64, op: CmpOp| {
-            Cond::Cmp(op, value.clone(), Expr::new(ExprKind::Int(k), at))
-        };
+        let eq = |k: i64, op: CmpOp| Cond::Cmp(op, value.clone(), Expr::new(ExprKind::Int(k), at));
         let join = |a: Option<Cond>, b: Cond, and: bool| match a {
             None => b,
             Some(a) if and => Cond::And(Box::new(a), Box::new(b)),

@@ -10,7 +10,6 @@
 
 use super::expr::{any, arith_op, op_function, Place};
 use super::fields::{Fields, F};
-use super::exits::LoopExits;
 use super::induction::{LoopScalars, Trip};
 use super::lvalues::{assigned_names, init_name, lvalue_root, walk};
 use super::scan::{children, pragma};
@@ -812,7 +811,7 @@ impl<'t> Ctx<'t> {
         for &part in &others_init {
             self.header_assign(part, name)?;
         }
-        let mut ex = self.loop_exits(n, body)?;
+        self.loop_exits(n, body)?;
         // A trip a jump may cut short runs no update after it: no
         // induction variables then.
         let ivs = (!self.trip_may_end_early(body)).then_some(name);
@@ -885,7 +884,6 @@ impl<'t> Ctx<'t> {
                         scope_mark,
                         &others_update,
                         &scalars,
-                        &ex,
                     );
                 }
             }
@@ -947,8 +945,7 @@ impl<'t> Ctx<'t> {
         self.scope.push((name, Binding::Counter(c_value)));
         let cond = self.cond(test)?;
         self.no_writes_in("a loop test", header)?;
-        let cond = self.loop_test(&ex, cond, header)?;
-        ex.guarded = false;
+        let cond = self.loop_test(cond, header)?;
         let start_text = self.text(start_node);
         let start_text = match start_node.kind() {
             "binary_expression" | "conditional_expression" | "cast_expression" => {
@@ -983,15 +980,7 @@ impl<'t> Ctx<'t> {
         self.start_trip(&mut scalars, &trip, span(init));
         self.counter_names.insert(site.clone());
         self.loop_names.push(site);
-        self.loop_body(
-            body,
-            name,
-            declared,
-            scope_mark,
-            &others_update,
-            &scalars,
-            &ex,
-        )
+        self.loop_body(body, name, declared, scope_mark, &others_update, &scalars)
     }
 
     /// A `for` header that sets or steps several variables: the counter's
@@ -1079,9 +1068,8 @@ impl<'t> Ctx<'t> {
         scope_mark: usize,
         others_update: &[Node<'t>],
         scalars: &LoopScalars<'t>,
-        ex: &LoopExits<'t>,
     ) -> Result<(), Skip> {
-        let opened = self.trip_start(ex, span(body))?;
+        let opened = self.trip_start(span(body))?;
         if scalars.has_wraps() && body.kind() == "compound_statement" {
             // A block whose statements may read a wrap-around variable.
             let mark = self.scope.len();
@@ -1110,7 +1098,7 @@ impl<'t> Ctx<'t> {
         self.loop_names.pop();
         let r = self.b.end();
         self.build(r, span(body))?;
-        self.construct_ends(ex.node);
+        self.loop_done();
         if !declared {
             self.exited.insert(name);
         }
@@ -1190,14 +1178,13 @@ impl<'t> Ctx<'t> {
     fn while_loop(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
         let parts: Vec<Node<'t>> = n.field(F::Condition).into_iter().collect();
         let body = n.field(F::Body).ok_or(Skip(None))?;
-        let mut ex = self.loop_exits(n, body)?;
-        ex.guarded = false;
+        self.loop_exits(n, body)?;
         let scalars = self.enter_loop(&parts, body, &[], None)?;
         let (name, cond, body, header) = self.test(n, F::Body, label, true, false)?;
-        let cond = self.loop_test(&ex, cond, header)?;
+        let cond = self.loop_test(cond, header)?;
         let r = self.b.begin_while_at(name.as_deref(), cond, header);
         self.build(r, header)?;
-        let opened = self.trip_start(&ex, span(body))?;
+        let opened = self.trip_start(span(body))?;
         if let Some(n) = &name {
             self.counter_names.insert(n.clone());
         }
@@ -1210,7 +1197,7 @@ impl<'t> Ctx<'t> {
         self.leave_loop(&scalars);
         let r = self.b.end();
         self.build(r, span(n))?;
-        self.construct_ends(ex.node);
+        self.loop_done();
         Ok(())
     }
 

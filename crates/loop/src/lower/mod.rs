@@ -241,7 +241,11 @@ fn dummy() -> Expr {
 /// Whether `s` may `break` the loop around it (a `break` of its own, or
 /// in an `if`; one inside a loop leaves that loop).
 fn breaks(s: &ast::Stmt) -> bool {
-    let any = |items: &[Item]| items.iter().any(|i| matches!(i, Item::Stmt(s) if breaks(s)));
+    let any = |items: &[Item]| {
+        items
+            .iter()
+            .any(|i| matches!(i, Item::Stmt(s) if breaks(s)))
+    };
     match s {
         ast::Stmt::Break(_) => true,
         ast::Stmt::If(i) => {
@@ -443,13 +447,10 @@ impl<'a> Lowerer<'a> {
                     self.stmt(s);
                     let flag = self.breaks.last().copied().flatten();
                     if let (Some(flag), true) = (flag, k + 1 < items.len() && breaks(s)) {
-                        let at = items[k + 1..].iter().map(item_span).fold(Span::NONE, |a, b| {
-                            if a == Span::NONE {
-                                b
-                            } else {
-                                a.to(b)
-                            }
-                        });
+                        let at = items[k + 1..]
+                            .iter()
+                            .map(item_span)
+                            .fold(Span::NONE, |a, b| if a == Span::NONE { b } else { a.to(b) });
                         match self.b.begin_if_at(None, flag_clear(flag), at) {
                             Ok(_) => guards += 1,
                             Err(e) => self.build_error(e, at),
@@ -484,12 +485,14 @@ impl<'a> Lowerer<'a> {
             })
             .find(|n| {
                 self.tree.names.get(n.as_str()).is_none()
-                    && !(0..self.b.counts().1).any(|a| self.b.array_decl(ArrayId(a as u32)).name == *n)
+                    && !(0..self.b.counts().1)
+                        .any(|a| self.b.array_decl(ArrayId(a as u32)).name == *n)
             })?;
         match self.b.array_at(&name, ElemType::Int, Vec::new(), at) {
             Ok(a) => {
                 let zero = Expr::int(0);
-                self.b.assign_at(None, false, flag_access(a, at), None, zero, at);
+                self.b
+                    .assign_at(None, false, flag_access(a, at), None, zero, at);
                 Some(a)
             }
             Err(e) => {
@@ -541,7 +544,8 @@ impl<'a> Lowerer<'a> {
             ast::Stmt::Break(at) => match self.breaks.last().copied() {
                 Some(Some(flag)) => {
                     let one = Expr::int(1);
-                    self.b.assign_at(None, false, flag_access(flag, *at), None, one, *at);
+                    self.b
+                        .assign_at(None, false, flag_access(flag, *at), None, one, *at);
                 }
                 _ => {
                     let d = Diagnostic::error("E0125", "`break` outside a loop")
