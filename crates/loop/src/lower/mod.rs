@@ -475,7 +475,7 @@ impl<'a> Lowerer<'a> {
 
     /// Before a loop whose body has a `break`: its flag, cleared.
     fn break_flag(&mut self, body: &[Item], at: Span) -> Option<ArrayId> {
-        if !body.iter().any(|i| matches!(i, Item::Stmt(s) if breaks(s))) {
+        if self.procs.in_proc() || !body.iter().any(|i| matches!(i, Item::Stmt(s) if breaks(s))) {
             return None;
         }
         let name = (0..)
@@ -542,6 +542,13 @@ impl<'a> Lowerer<'a> {
             }
             ast::Stmt::ProcCall(c) => self.proc_call(c),
             ast::Stmt::Break(at) => match self.breaks.last().copied() {
+                // A procedure has no scalars of its own for the flag.
+                _ if self.procs.in_proc() => {
+                    let d = Diagnostic::error("E0126", "`break` inside a procedure")
+                        .primary(self.file, *at, "in a procedure")
+                        .note("`break` is lowered to a flag, a scalar of the file; pass one in and test it instead");
+                    self.error(d);
+                }
                 Some(Some(flag)) => {
                     let one = Expr::int(1);
                     self.b
