@@ -68,6 +68,7 @@ const CASES: &[(&str, Truth, &[&str])] = &[
     ("find_in_matrix", Truth::Sequential, &[]),
     ("while_continue", Truth::Sequential, &[]),
     ("bounded_by_param", Truth::Parallel, &["n=64"]),
+    ("search_index", Truth::Sequential, &[]),
 ];
 
 /// The fixtures whose outermost loop's verdict is proved for every

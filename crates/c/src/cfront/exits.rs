@@ -39,7 +39,7 @@ use super::fields::{Fields, F};
 use super::lvalues::{assigned_names, walk};
 use super::scan::children;
 use super::stmt::Label;
-use super::{span, Ctx, Skip, W_EXIT};
+use super::{span, Binding, Ctx, ModelRef, Skip, W_EXIT};
 use crate::model::*;
 use std::collections::HashMap;
 use tree_sitter::Node;
@@ -71,6 +71,8 @@ pub(super) struct Exits<'t> {
     last: Option<usize>,
     /// The loops being lowered, innermost last.
     loops: Vec<LoopExits<'t>>,
+    /// The kept counter of the loop that just ended.
+    kept_after: Option<(ArrayId, &'t str)>,
     /// The function's result: the local scalar `return e;` assigns, when a
     /// `return` stands before the end.
     result: Option<ArrayId>,
@@ -94,6 +96,9 @@ struct LoopExits<'t> {
     /// Each trip runs under `if tested == 0` (a `for` loop); a `while`
     /// loop tests the flags with its condition instead.
     guarded: bool,
+    /// The cell of C's counter, when C reads it after the loop
+    /// ([`Ctx::keep_counter`]), and its name.
+    kept: Option<(ArrayId, &'t str)>,
 }
 
 fn is_jump(n: Node<'_>) -> bool {
@@ -510,6 +515,18 @@ impl<'t> Ctx<'t> {
         if self.structural(n) {
             return Ok(());
         }
+        // The counter C reads after its loop: its value here.
+        if let Target::Break(id) = t {
+            let kept = (self.exits.loops.iter().rev())
+                .find(|e| e.node == id)
+                .and_then(|e| e.kept);
+            if let Some((a, name)) = kept {
+                if let Some(Binding::Counter(value)) = self.lookup(name) {
+                    self.b
+                        .assign_at(None, false, scalar(a, at), None, value, at);
+                }
+            }
+        }
         self.set_flag(t, 1, at)?;
         if !self.exits.escaped.contains(&t) {
             self.exits.escaped.push(t);
@@ -663,7 +680,86 @@ impl<'t> Ctx<'t> {
             tested,
             cont,
             guarded: true,
+            kept: None,
         });
+        Ok(())
+    }
+
+    /// Whether C reads the counter `name` of the `for` loop `n` (not
+    /// declared in its header, a step of 1 either way) after the loop,
+    /// which it may leave by `break`: `for (i = 0; i < n; i++) if (a[i] ==
+    /// x) break; return i;`. Then the counter's variable is a cell that
+    /// gets C's value at the `break`, and after a loop that ran out
+    /// ([`Ctx::counter_after`]).
+    pub(super) fn keep_counter(
+        &mut self,
+        n: Node<'t>,
+        name: &'t str,
+        declared: bool,
+        step: i64,
+        start: Expr,
+        at: Span,
+    ) -> Result<(), Skip> {
+        let leaves = (self.exits.loops.last())
+            .is_some_and(|e| e.node == n.id() && e.tested.contains(&Target::Break(n.id())));
+        let Some(body) = self
+            .exits
+            .body
+            .filter(|_| leaves && !declared && step.abs() == 1)
+        else {
+            return Ok(());
+        };
+        let mut read_after = false;
+        walk(&[body], |x| {
+            read_after |=
+                x.kind() == "identifier" && x.start_byte() >= n.end_byte() && self.text(x) == name;
+        });
+        let Some(Binding::Var(v)) = self.lookup(name).filter(|_| read_after) else {
+            return Ok(());
+        };
+        if let ModelRef::Array(a, 0) = self.model_of(v, at)? {
+            // C's header sets it first.
+            self.b
+                .assign_at(None, false, scalar(a, at), None, start, at);
+            if let Some(e) = self.exits.loops.last_mut() {
+                e.kept = Some((a, name));
+            }
+        }
+        Ok(())
+    }
+
+    /// After a `for` loop from `lo` to `hi` whose counter is kept (set to
+    /// its start before the loop): when no `break` was taken and the loop
+    /// ran, C leaves `hi + 1` counting up, `lo - 1` counting down.
+    pub(super) fn counter_after(
+        &mut self,
+        n: Node<'t>,
+        step: i64,
+        lo: Expr,
+        hi: Expr,
+        at: Span,
+    ) -> Result<(), Skip> {
+        let Some((a, name)) = self.exits.kept_after.take() else {
+            return Ok(());
+        };
+        let (op, end) = match step > 0 {
+            true => (BinOp::Add, hi.clone()),
+            false => (BinOp::Sub, lo.clone()),
+        };
+        let one = Expr::new(ExprKind::Int(1), at);
+        let past = Expr::new(ExprKind::Binary(op, Box::new(end), Box::new(one)), at);
+        let ran_out = self.clear(&[Target::Break(n.id())], at)?;
+        let ran_out = ran_out.ok_or(Skip(None))?;
+        let ran = Cond::Cmp(CmpOp::Le, lo, hi);
+        let r = self
+            .b
+            .begin_if_at(None, Cond::And(Box::new(ran_out), Box::new(ran)), at);
+        self.build(r, at)?;
+        self.b.assign_at(None, false, scalar(a, at), None, past, at);
+        let r = self.b.end();
+        self.build(r, at)?;
+        self.exited.remove(name);
+        self.forget(&[name].into_iter().collect());
         Ok(())
     }
 
@@ -726,6 +822,7 @@ impl<'t> Ctx<'t> {
     pub(super) fn loop_done(&mut self) {
         if let Some(e) = self.exits.loops.pop() {
             self.construct_ends(e.node);
+            self.exits.kept_after = e.kept;
         }
     }
 

@@ -847,6 +847,9 @@ impl<'t> Ctx<'t> {
                     } else {
                         (adj_expr, start, adj.clone())
                     };
+                    let bounds = (lo.clone(), hi.clone());
+                    let first = if step > 0 { lo.clone() } else { hi.clone() };
+                    self.keep_counter(n, name, declared, step, first, header)?;
                     let r = self
                         .b
                         .begin_for_at(&model_name, lo, hi, step.abs(), parallel, header);
@@ -877,14 +880,9 @@ impl<'t> Ctx<'t> {
                     self.counter_names.insert(model_name.clone());
                     self.loop_names.push(model_name);
                     self.scope.push((name, Binding::Counter(c_value)));
-                    return self.loop_body(
-                        body,
-                        name,
-                        declared,
-                        scope_mark,
-                        &others_update,
-                        &scalars,
-                    );
+                    self.loop_body(body, name, declared, scope_mark, &others_update, &scalars)?;
+                    let (lo, hi) = bounds;
+                    return self.counter_after(n, step, lo, hi, header);
                 }
             }
             reason = "its start or bound is not affine";
