@@ -29,7 +29,9 @@
 //! `e` equals one of the labels that reach it (its own, and a falling
 //! group's before it); `default` is `e` different from every label.
 //! `return e;` of a function with a result assigns a local result scalar,
-//! returned at the end of the region.
+//! returned at the end of the region. A `for` counter C reads after a
+//! loop it may leave by `break` is a cell set where C sets it
+//! ([`Ctx::keep_counter`]).
 //!
 //! Refused (W0915, the region skipped): a `goto` backward or into a block,
 //! a computed `goto`, `setjmp`, a `switch` whose cases assign what its
