@@ -25,6 +25,7 @@ mod calls;
 mod decl;
 mod defaults;
 mod effects;
+mod exits;
 mod expr;
 mod fields;
 mod fold;
@@ -89,6 +90,9 @@ pub const W_SPELLING: &str = "W0910";
 pub const E_OPAQUE: &str = "E0911";
 /// The same, with `--allow-opaque`.
 pub const W_OPAQUE: &str = "W0911";
+/// Control the model cannot express (a backward or computed `goto`,
+/// `setjmp`): region skipped (`exits`).
+pub const W_EXIT: &str = "W0915";
 
 /// A non-affine integer expression over macros and `const`s taken at its
 /// value (`cfront::fold`): it does not follow `--param`.
@@ -433,6 +437,8 @@ pub struct Ctx<'t> {
     /// Variables a read of which was replaced by its known value: their
     /// cells may be written and never read in the model, as C intends.
     forwarded: HashSet<VarId>,
+    /// The early exits of the region being lowered (`exits`).
+    exits: exits::Exits<'t>,
 }
 
 impl<'t> Ctx<'t> {
@@ -484,6 +490,7 @@ impl<'t> Ctx<'t> {
             known: HashMap::new(),
             addressed: HashSet::new(),
             forwarded: HashSet::new(),
+            exits: exits::Exits::default(),
         }
     }
 

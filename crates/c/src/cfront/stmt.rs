@@ -84,28 +84,16 @@ impl<'t> Ctx<'t> {
         })
     }
 
-    /// The statements of a region; a `return` is allowed as its last one.
+    /// The statements of a region, with its early exits (`exits`).
     pub fn region_body(&mut self, r: &Region<'t>) -> Result<(), Skip> {
-        let last = r.items.len().saturating_sub(1);
-        for (k, &item) in r.items.iter().enumerate() {
-            let (label, inner) = self.unlabel(item);
-            if inner.kind() == "return_statement" && k == last {
-                if let Some(&e) = children(inner).first() {
-                    let v = self.value(e)?;
-                    let label = self.stmt_label(label);
-                    self.flush(label.as_deref(), false)?;
-                    self.b
-                        .call_at(label.as_deref(), false, "return", vec![v], span(inner));
-                }
-                continue;
-            }
-            self.stmt(item, None)?;
-        }
+        self.enter_exits(r.func, &r.items, r.pragma)?;
+        self.seq(&r.items)?;
+        self.exits_region_end(r.anchor);
         Ok(())
     }
 
     /// `L: stmt` → (label, stmt); other statements unchanged.
-    fn unlabel(&self, n: Node<'t>) -> (Label<'t>, Node<'t>) {
+    pub(super) fn unlabel(&self, n: Node<'t>) -> (Label<'t>, Node<'t>) {
         if n.kind() != "labeled_statement" {
             return (None, n);
         }
@@ -179,7 +167,7 @@ impl<'t> Ctx<'t> {
         got
     }
 
-    fn ignore_label(&mut self, label: Label<'t>, what: &str) {
+    pub(super) fn ignore_label(&mut self, label: Label<'t>, what: &str) {
         if let Some((text, at)) = label {
             self.warn(
                 W_LABEL,
@@ -206,9 +194,7 @@ impl<'t> Ctx<'t> {
             "compound_statement" => {
                 self.ignore_label(label, "a block");
                 let mark = self.scope.len();
-                for c in children(n) {
-                    self.stmt(c, None)?;
-                }
+                self.seq(&children(n))?;
                 self.block_ends(mark)?;
                 self.scope.truncate(mark);
                 Ok(())
@@ -242,15 +228,10 @@ impl<'t> Ctx<'t> {
             "type_definition" | "struct_specifier" | "union_specifier" | "enum_specifier" | ";" => {
                 Ok(())
             }
-            "return_statement" => {
-                Err(self.unsupported_stmt("`return` before the end of the region".to_string(), at))
+            "return_statement" | "break_statement" | "continue_statement" | "goto_statement" => {
+                self.jump(n, label)
             }
-            "break_statement" | "continue_statement" | "goto_statement" => Err(self
-                .unsupported_stmt(
-                    format!("`{}`", self.text(n).trim_end_matches(';').trim()),
-                    at,
-                )),
-            "switch_statement" => Err(self.unsupported_stmt("`switch`".to_string(), at)),
+            "switch_statement" => self.switch_stmt(n, label),
             "do_statement" => Err(self.unsupported_stmt("a `do ... while` loop".to_string(), at)),
             "ERROR" => Err(Skip(None)),
             k if k.starts_with("preproc_") => {
@@ -509,7 +490,7 @@ impl<'t> Ctx<'t> {
 
     /// Emits pending may-writes of calls (and reports stray escapes);
     /// `whole` as in [`Ctx::flush_writes`].
-    fn flush(&mut self, label: Option<&str>, whole: bool) -> Result<(), Skip> {
+    pub(super) fn flush(&mut self, label: Option<&str>, whole: bool) -> Result<(), Skip> {
         if !self.may_writes.is_empty() {
             self.flush_writes(label, whole)?;
         }
@@ -581,7 +562,7 @@ impl<'t> Ctx<'t> {
         }
     }
 
-    fn no_writes_in(&mut self, what: &str, at: Span) -> Result<(), Skip> {
+    pub(super) fn no_writes_in(&mut self, what: &str, at: Span) -> Result<(), Skip> {
         if self.may_writes.is_empty() {
             self.leftover_escapes();
             return Ok(());
@@ -830,7 +811,11 @@ impl<'t> Ctx<'t> {
         for &part in &others_init {
             self.header_assign(part, name)?;
         }
-        let mut scalars = self.enter_loop(&[init, update], body, &others_update, Some(name))?;
+        self.loop_exits(n, body)?;
+        // A trip a jump may cut short runs no update after it: no
+        // induction variables then.
+        let ivs = (!self.trip_may_end_early(body)).then_some(name);
+        let mut scalars = self.enter_loop(&[init, update], body, &others_update, ivs)?;
         let form = test_form(self.src, unparen(test), name);
         let counting = match form {
             Some((op @ (CmpOp::Lt | CmpOp::Le), e)) if step > 0 => Some((op, e)),
@@ -862,6 +847,9 @@ impl<'t> Ctx<'t> {
                     } else {
                         (adj_expr, start, adj.clone())
                     };
+                    let bounds = (lo.clone(), hi.clone());
+                    let first = if step > 0 { lo.clone() } else { hi.clone() };
+                    self.keep_counter(n, name, declared, step, first, header)?;
                     let r = self
                         .b
                         .begin_for_at(&model_name, lo, hi, step.abs(), parallel, header);
@@ -892,14 +880,9 @@ impl<'t> Ctx<'t> {
                     self.counter_names.insert(model_name.clone());
                     self.loop_names.push(model_name);
                     self.scope.push((name, Binding::Counter(c_value)));
-                    return self.loop_body(
-                        body,
-                        name,
-                        declared,
-                        scope_mark,
-                        &others_update,
-                        &scalars,
-                    );
+                    self.loop_body(body, name, declared, scope_mark, &others_update, &scalars)?;
+                    let (lo, hi) = bounds;
+                    return self.counter_after(n, step, lo, hi, header);
                 }
             }
             reason = "its start or bound is not affine";
@@ -960,6 +943,7 @@ impl<'t> Ctx<'t> {
         self.scope.push((name, Binding::Counter(c_value)));
         let cond = self.cond(test)?;
         self.no_writes_in("a loop test", header)?;
+        let cond = self.loop_test(cond, header)?;
         let start_text = self.text(start_node);
         let start_text = match start_node.kind() {
             "binary_expression" | "conditional_expression" | "cast_expression" => {
@@ -1083,6 +1067,7 @@ impl<'t> Ctx<'t> {
         others_update: &[Node<'t>],
         scalars: &LoopScalars<'t>,
     ) -> Result<(), Skip> {
+        let opened = self.trip_start(span(body))?;
         if scalars.has_wraps() && body.kind() == "compound_statement" {
             // A block whose statements may read a wrap-around variable.
             let mark = self.scope.len();
@@ -1105,11 +1090,13 @@ impl<'t> Ctx<'t> {
         for &u in others_update {
             self.expr_stmt(u, None, span(u))?;
         }
+        self.trip_end(opened, span(body))?;
         self.leave_loop(scalars);
         self.scope.truncate(scope_mark);
         self.loop_names.pop();
         let r = self.b.end();
         self.build(r, span(body))?;
+        self.loop_done();
         if !declared {
             self.exited.insert(name);
         }
@@ -1165,7 +1152,7 @@ impl<'t> Ctx<'t> {
     /// name (from a C label), its condition, and its header's span. With
     /// `once` (an `if`'s first test, run once where it stands), what its
     /// calls may write goes before it; elsewhere it skips the region.
-    fn test(
+    pub(super) fn test(
         &mut self,
         n: Node<'t>,
         body: F,
@@ -1189,21 +1176,27 @@ impl<'t> Ctx<'t> {
     fn while_loop(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
         let parts: Vec<Node<'t>> = n.field(F::Condition).into_iter().collect();
         let body = n.field(F::Body).ok_or(Skip(None))?;
+        self.loop_exits(n, body)?;
         let scalars = self.enter_loop(&parts, body, &[], None)?;
         let (name, cond, body, header) = self.test(n, F::Body, label, true, false)?;
+        let cond = self.loop_test(cond, header)?;
         let r = self.b.begin_while_at(name.as_deref(), cond, header);
         self.build(r, header)?;
+        let opened = self.trip_start(span(body))?;
         if let Some(n) = &name {
             self.counter_names.insert(n.clone());
         }
         self.loop_names.push(name.unwrap_or_default());
         let mark = self.scope.len();
         self.stmt(body, None)?;
+        self.trip_end(opened, span(body))?;
         self.scope.truncate(mark);
         self.loop_names.pop();
         self.leave_loop(&scalars);
         let r = self.b.end();
-        self.build(r, span(n))
+        self.build(r, span(n))?;
+        self.loop_done();
+        Ok(())
     }
 
     fn if_stmt(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
@@ -1238,7 +1231,7 @@ impl<'t> Ctx<'t> {
         self.build(r, span(n))
     }
 
-    fn branch(&mut self, s: Node<'t>) -> Result<(), Skip> {
+    pub(super) fn branch(&mut self, s: Node<'t>) -> Result<(), Skip> {
         let mark = self.scope.len();
         self.stmt(s, None)?;
         self.scope.truncate(mark);

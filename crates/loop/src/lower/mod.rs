@@ -152,6 +152,7 @@ fn lower_calls(
         counters: 0,
         errors: 0,
         procs: procs::State::new(tree, fold),
+        breaks: Vec::new(),
     };
     l.declarations(&tree.items);
     l.block(&tree.items, true);
@@ -219,6 +220,9 @@ struct Lowerer<'a> {
     errors: usize,
     /// Procedures, calls and the frame of the call being inlined.
     procs: procs::State<'a>,
+    /// The `break` flag of each enclosing loop, innermost last (`None`
+    /// for a loop without `break`).
+    breaks: Vec<Option<ArrayId>>,
 }
 
 /// Generated site names look like `_S12`, `_C3`, `_W1`: reserved for them.
@@ -232,6 +236,55 @@ pub fn reserved(name: &str) -> bool {
 
 fn dummy() -> Expr {
     Expr::int(0)
+}
+
+/// Whether `s` may `break` the loop around it (a `break` of its own, or
+/// in an `if`; one inside a loop leaves that loop).
+fn breaks(s: &ast::Stmt) -> bool {
+    let any = |items: &[Item]| {
+        items
+            .iter()
+            .any(|i| matches!(i, Item::Stmt(s) if breaks(s)))
+    };
+    match s {
+        ast::Stmt::Break(_) => true,
+        ast::Stmt::If(i) => {
+            i.branches.iter().any(|b| any(&b.body)) || i.otherwise.as_deref().is_some_and(any)
+        }
+        _ => false,
+    }
+}
+
+fn item_span(i: &Item) -> Span {
+    match i {
+        Item::Stmt(ast::Stmt::For(f)) => f.span,
+        Item::Stmt(ast::Stmt::While(w)) => w.span,
+        Item::Stmt(ast::Stmt::If(x)) => x.span,
+        Item::Stmt(ast::Stmt::Assign(a)) => a.span,
+        Item::Stmt(ast::Stmt::Call(c)) => c.span,
+        Item::Stmt(ast::Stmt::ProcCall(c)) => c.span,
+        Item::Stmt(ast::Stmt::Break(at)) => *at,
+        _ => Span::NONE,
+    }
+}
+
+/// The scalar flag `a` as an access.
+fn flag_access(a: ArrayId, at: Span) -> Access {
+    Access {
+        array: a,
+        subscripts: Vec::new(),
+        span: at,
+        ext: None,
+    }
+}
+
+/// `a == 0`: no `break` taken.
+fn flag_clear(a: ArrayId) -> Cond {
+    Cond::Cmp(
+        CmpOp::Eq,
+        Expr::new(ExprKind::Access(flag_access(a, Span::NONE)), Span::NONE),
+        Expr::int(0),
+    )
 }
 
 impl<'a> Lowerer<'a> {
@@ -385,9 +438,25 @@ impl<'a> Lowerer<'a> {
     // ---- statements ---------------------------------------------------
 
     fn block(&mut self, items: &'a [Item], top: bool) {
-        for item in items {
+        // After a statement that may `break`, the rest runs only if it did
+        // not (docs/language.md, `break`).
+        let mut guards = 0;
+        for (k, item) in items.iter().enumerate() {
             match item {
-                Item::Stmt(s) => self.stmt(s),
+                Item::Stmt(s) => {
+                    self.stmt(s);
+                    let flag = self.breaks.last().copied().flatten();
+                    if let (Some(flag), true) = (flag, k + 1 < items.len() && breaks(s)) {
+                        let at = items[k + 1..]
+                            .iter()
+                            .map(item_span)
+                            .fold(Span::NONE, |a, b| if a == Span::NONE { b } else { a.to(b) });
+                        match self.b.begin_if_at(None, flag_clear(flag), at) {
+                            Ok(_) => guards += 1,
+                            Err(e) => self.build_error(e, at),
+                        }
+                    }
+                }
                 Item::Proc(p) => self.proc_def(p, top),
                 Item::Param(_, span) | Item::Assume(_, span) | Item::Array(_, _, span) => {
                     if !top {
@@ -397,6 +466,38 @@ impl<'a> Lowerer<'a> {
                         self.error(d);
                     }
                 }
+            }
+        }
+        for _ in 0..guards {
+            self.end(Span::NONE);
+        }
+    }
+
+    /// Before a loop whose body has a `break`: its flag, cleared.
+    fn break_flag(&mut self, body: &[Item], at: Span) -> Option<ArrayId> {
+        if self.procs.in_proc() || !body.iter().any(|i| matches!(i, Item::Stmt(s) if breaks(s))) {
+            return None;
+        }
+        let name = (0..)
+            .map(|k| match k {
+                0 => "broke".to_string(),
+                k => format!("broke_{k}"),
+            })
+            .find(|n| {
+                self.tree.names.get(n.as_str()).is_none()
+                    && !(0..self.b.counts().1)
+                        .any(|a| self.b.array_decl(ArrayId(a as u32)).name == *n)
+            })?;
+        match self.b.array_at(&name, ElemType::Int, Vec::new(), at) {
+            Ok(a) => {
+                let zero = Expr::int(0);
+                self.b
+                    .assign_at(None, false, flag_access(a, at), None, zero, at);
+                Some(a)
+            }
+            Err(e) => {
+                self.build_error(e, at);
+                None
             }
         }
     }
@@ -440,6 +541,26 @@ impl<'a> Lowerer<'a> {
                     .call_at(label.as_deref(), c.prefix.copy, func, args, c.span);
             }
             ast::Stmt::ProcCall(c) => self.proc_call(c),
+            ast::Stmt::Break(at) => match self.breaks.last().copied() {
+                // A procedure has no scalars of its own for the flag.
+                _ if self.procs.in_proc() => {
+                    let d = Diagnostic::error("E0126", "`break` inside a procedure")
+                        .primary(self.file, *at, "in a procedure")
+                        .note("`break` is lowered to a flag, a scalar of the file; pass one in and test it instead");
+                    self.error(d);
+                }
+                Some(Some(flag)) => {
+                    let one = Expr::int(1);
+                    self.b
+                        .assign_at(None, false, flag_access(flag, *at), None, one, *at);
+                }
+                _ => {
+                    let d = Diagnostic::error("E0125", "`break` outside a loop")
+                        .primary(self.file, *at, "no loop around it")
+                        .note("`break` leaves the innermost `for` or `while` loop around it");
+                    self.error(d);
+                }
+            },
         }
     }
 
@@ -490,6 +611,7 @@ impl<'a> Lowerer<'a> {
             }
             None => "?".to_string(),
         };
+        let flag = self.break_flag(&f.body, f.header);
         match self
             .b
             .begin_for_at(&name, lower, upper, step, f.parallel, f.header)
@@ -504,7 +626,17 @@ impl<'a> Lowerer<'a> {
                         span: n.span,
                     });
                 }
+                // A trip after a `break` does nothing.
+                let guarded = match flag {
+                    Some(a) => self.b.begin_if_at(None, flag_clear(a), f.header).is_ok(),
+                    None => false,
+                };
+                self.breaks.push(flag);
                 self.block(&f.body, false);
+                self.breaks.pop();
+                if guarded {
+                    self.end(f.span);
+                }
                 if let Some(n) = f.counter {
                     self.scope.pop();
                     self.closed.insert(n.sym, n.span);
@@ -599,12 +731,20 @@ impl<'a> Lowerer<'a> {
             });
         }
         let cond = self.cond(w.cond);
+        // A `while` loop with a `break` also tests its flag.
+        let flag = self.break_flag(&w.body, w.header);
+        let cond = match flag {
+            Some(a) => Cond::And(Box::new(cond), Box::new(flag_clear(a))),
+            None => cond,
+        };
         match self.b.begin_while_at(name.as_deref(), cond, w.header) {
             Ok(c) => {
                 self.counters += 1;
                 let _ = c;
                 self.procs.open_loop(name.clone().unwrap_or_default());
+                self.breaks.push(flag);
                 self.block(&w.body, false);
+                self.breaks.pop();
                 self.procs.close_loop();
                 self.end(w.span);
             }

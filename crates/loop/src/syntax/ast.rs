@@ -147,6 +147,8 @@ pub enum Stmt {
     Call(CallStmt),
     /// `call name(args);` (extension): a call of a procedure.
     ProcCall(ProcCall),
+    /// `break;` (extension): leaves the innermost loop.
+    Break(Span),
 }
 
 /// `L: call name(A, B[i, *], i + 1);`: array arguments are names or

@@ -602,6 +602,12 @@ impl<'s> Parser<'s> {
             Tok::Ident if self.at_ident("proc") && self.peek_at(1).tok == Tok::Ident => {
                 Some(self.proc_def())
             }
+            // `break` is a keyword only before `;` (elsewhere a name).
+            Tok::Ident if self.at_ident("break") && self.peek_at(1).tok == Tok::Semi => {
+                let at = self.bump().span;
+                self.bump();
+                Some(Item::Stmt(Stmt::Break(at)))
+            }
             Tok::Semi => {
                 let d = Diagnostic::error("E0002", "a `;` with no statement before it").primary(
                     self.file,
