@@ -436,6 +436,16 @@ impl Rewrite<'_> {
                                     && !f.upper.affine.uses_counters()
                         });
                     match target {
+                        Some(l) if super::argmax::any(&l.reductions) => {
+                            let loop_name = p.counter_decl(f.counter).name.clone();
+                            match self.keyed(f.clone(), l, p) {
+                                Some(nodes) => {
+                                    out.extend(nodes);
+                                    self.done.push((loop_name, l.private.clone()));
+                                }
+                                None => out.push(Node::For(f)),
+                            }
+                        }
                         Some(l) if !l.reductions.is_empty() => {
                             let xs: Vec<ArrayId> =
                                 l.private.iter().filter_map(|name| p.array(name)).collect();
@@ -563,6 +573,50 @@ impl Rewrite<'_> {
             reductions: Vec::new(),
             threads: Some(p.params[threads.index()].name.clone()),
         });
+    }
+
+    /// In the C form, loop `f` of `l`, whose reductions include keyed
+    /// groups (argmax), as the two passes of [`super::argmax::emit`]: the
+    /// loop over threads, then the partials combined in thread order.
+    /// `None`, with a note, when the loop has anything else to privatize.
+    fn keyed(&mut self, f: For, l: &Chosen, p: &mut Program) -> Option<Vec<Node>> {
+        self.clauses.as_ref()?;
+        let name = p.counter_decl(f.counter).name.clone();
+        let others = (l.reductions.iter()).any(|(_, op)| !super::argmax::any(&[(String::new(), *op)]));
+        let note = |c: &mut Clauses, why: &str| c.notes.push(format!("loop {name}: left sequential: {why}"));
+        if !l.private.is_empty() || others {
+            let why = "a maximum kept with its index next to other reductions or private arrays";
+            note(self.clauses.as_deref_mut()?, why);
+            return None;
+        }
+        let arrays: Vec<ArrayId> = (l.reductions.iter()).filter_map(|(x, _)| p.array(x)).collect();
+        let threads = self.threads(p);
+        let th = super::argmax::Threads {
+            param: threads,
+            names: self.names,
+            block: &block_of,
+        };
+        let Some((nodes, t)) = super::argmax::emit(f, &arrays, p, th) else {
+            note(self.clauses.as_deref_mut()?, "internal error: no keyed group found");
+            return None;
+        };
+        self.thread_loops.push(p.counter_decl(t).name.clone());
+        let c = self.clauses.as_deref_mut()?;
+        let cells: Vec<&str> = l.reductions.iter().map(|(x, _)| x.as_str()).collect();
+        c.notes.push(format!(
+            "loop {name}: {} kept with the extreme they go with: each thread folds its block \
+             of consecutive iterations into partials with the comparison as written, and the \
+             partials are combined in thread order with the same comparison (ties as in the \
+             original)",
+            cells.join(", ")
+        ));
+        c.loops.push(crate::cprint::emit::OmpLoop {
+            counter: t,
+            arrays: Vec::new(),
+            reductions: Vec::new(),
+            threads: Some(p.params[threads.index()].name.clone()),
+        });
+        Some(nodes)
     }
 
     /// In the C form, marks `f` parallel with OpenMP clauses when every
