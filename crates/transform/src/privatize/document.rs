@@ -120,7 +120,11 @@ fn c_form(
     print: &dyn Fn(&Program, &[crate::cprint::emit::OmpLoop]) -> String,
 ) -> Result<String, Refusal> {
     let mut out = String::new();
-    if !checked.reductions.is_empty() {
+    // (A maximum kept with its index is combined in thread order, below.)
+    let by_openmp = (checked.reductions.iter())
+        .flat_map(|c| &c.reductions)
+        .any(|r| !super::argmax::any(std::slice::from_ref(r)));
+    if by_openmp {
         out.push_str(
             "// reductions: OpenMP combines each thread's partial result in an order of its own;\n\
              // on integers that gives the same values, on reals (--reassociate) they may differ\n\
