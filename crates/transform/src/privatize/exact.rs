@@ -390,12 +390,46 @@ impl<'p> Cx<'_, 'p> {
             };
             arrays.insert(self.program.array_decl(x).name.clone(), decision);
         }
+        self.whole_groups(&mut arrays, members);
         Ok(ExactLoop {
             counter,
             name: self.program.counter_decl(counter).name.clone(),
             depth: d,
             arrays,
         })
+    }
+
+    /// A keyed group (argmax) is one reduction of all its cells or none:
+    /// where one of them is not a reduction, the others are carried too.
+    fn whole_groups(&self, arrays: &mut BTreeMap<String, Decision>, members: &[&crate::model::Stmt]) {
+        let name = |s: StmtId| {
+            let w = self.stmts[s.index()].write().map(|(a, _)| a.array);
+            w.map(|x| self.program.array_decl(x).name.clone())
+        };
+        for g in &self.groups {
+            if !members.iter().any(|s| s.id == g.key) {
+                continue;
+            }
+            let cells: Vec<String> = std::iter::once(g.key)
+                .chain(g.kept.iter().copied())
+                .filter_map(name)
+                .collect();
+            let whole = (cells.iter()).all(|x| {
+                matches!(arrays.get(x), Some(Decision::Reduction { op, .. }) if *op == g.op)
+            });
+            if whole {
+                continue;
+            }
+            for x in &cells {
+                if let Some(Decision::Reduction { source, read, .. }) = arrays.get(x) {
+                    let carried = Decision::Carried {
+                        source: source.clone(),
+                        read: read.clone(),
+                    };
+                    arrays.insert(x.clone(), carried);
+                }
+            }
+        }
     }
 
     /// Records read `r` as one that needs the value from before.
