@@ -277,6 +277,14 @@ fn kept_update(s: &Stmt) -> Option<(&Access, &Expr, &Expr)> {
     (keeps && !reads_array(c, target.array)).then_some((target, c, v))
 }
 
+/// Whether loop `l` reduces keyed groups only, and has nothing private:
+/// the loops [`emit`] writes.
+pub fn only(l: &super::emit::Chosen) -> bool {
+    any(&l.reductions)
+        && l.private.is_empty()
+        && (l.reductions.iter()).all(|(_, op)| matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin))
+}
+
 /// Whether `reductions` has a keyed group's cell.
 pub fn any(reductions: &[(String, ReduceOp)]) -> bool {
     (reductions.iter()).any(|(_, op)| matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin))
@@ -346,9 +354,12 @@ pub(crate) fn emit(
     arrays: &[ArrayId],
     p: &mut Program,
     th: Threads,
-) -> Option<(Vec<Node>, CounterId)> {
+) -> Option<(Vec<Node>, CounterId, Vec<String>)> {
     // Each group: its condition and cells, from the loop as written.
     let mut groups: Vec<(Condition, Vec<Access>, Expr)> = Vec::new();
+    // The groups' statements and conditions, whose reads differ from the
+    // loop's as written (`interp::Options::unordered`).
+    let mut sites = Vec::new();
     bodies(&f.body, &mut |body| {
         for n in body {
             let Node::If(i) = n else { continue };
@@ -356,6 +367,9 @@ pub(crate) fn emit(
             if arrays.contains(&g.key_cell().array) {
                 let cells = g.cells().into_iter().cloned().collect();
                 groups.push((g.cond.clone(), cells, g.value().clone()));
+                let labels = std::iter::once(g.key).chain(g.kept.iter().copied());
+                sites.extend(labels.map(|s| base_label(&s.label).to_string()));
+                sites.push(base_label(&g.cond.name).to_string());
             }
         }
     });
@@ -470,12 +484,16 @@ pub(crate) fn emit(
                 )
             })
             .collect();
+        // Named after the group's condition (its reads are the group's),
+        // `c.2` on: a generated `c` in the loop is printed `c.1`.
+        let base = base_label(&cond.name);
+        let name = (2..)
+            .map(|k| (format!("{base}.{k}"), names.fresh(&format!("{base}.{k}"))))
+            .find_map(|(want, got)| (want == got).then_some(got))
+            .expect("some suffix is free");
         combine.push(Node::If(If {
             branches: vec![(
-                condition(
-                    names.fresh("beats"),
-                    Cond::And(Box::new(hit), Box::new(beats)),
-                ),
+                condition(name, Cond::And(Box::new(hit), Box::new(beats))),
                 take,
             )],
             otherwise: None,
@@ -491,7 +509,7 @@ pub(crate) fn emit(
         body: combine,
         span: Span::NONE,
     }));
-    Some((out, t))
+    Some((out, t, sites))
 }
 
 /// The loop's body on thread `t`'s partials: each group's cells are

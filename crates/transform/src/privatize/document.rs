@@ -94,9 +94,12 @@ pub fn document_with(
         }
         if let Some(threads) = &e.threads.param {
             // The loops over threads are no part of the operations' names.
-            let flags: Vec<String> = (e.threads.loops.iter())
+            let mut flags: Vec<String> = (e.threads.loops.iter())
                 .map(|t| format!(" --thread-loop {t}"))
                 .collect();
+            if !e.threads.unordered.is_empty() {
+                flags.push(format!(" --unordered {}", e.threads.unordered.join(",")));
+            }
             out.push_str(&format!(
                 "{mark} per-thread copies: `{threads}` counts the threads; compare with\n\
                  {mark}   arrayflow equiv ORIGINAL THIS{}\n",
