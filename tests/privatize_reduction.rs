@@ -552,3 +552,41 @@ fn fixture_reductions_pass_the_instance_check() {
     }
     assert!(total >= 31, "{total} reductions checked: {seen:?}");
 }
+
+/// A maximum kept with its index, as `privatize --emit code` writes it in
+/// the `.loop` form: a loop over threads folding blocks into partials,
+/// then the partials combined in thread order. The interpreter compares
+/// it with the original at several sizes and thread counts (the reads of
+/// the group left out, its final values compared); with the comparison
+/// of the combination turned round, it differs.
+#[test]
+fn a_maximum_with_its_index_runs_per_thread_in_the_loop_form() {
+    let src = "param N = 9;\nreal A[0..N], m, v;\nint k;\n\
+               m = A[0];\nk = -1;\n\
+               for i = 0 to N do\n  if A[i] >= m then\n    T: m = A[i];\n    U: k = 2 * i + 1;\n    V: v = A[N - i];\n  end\nend\n";
+    let a = program(src);
+    let checked = arrayflow::privatize::emit::checked(&a, &Default::default()).unwrap();
+    let e = checked.emitted.expect("the loop is emitted");
+    assert_eq!(e.loops, vec![("i".to_string(), vec!["k".into(), "m".into(), "v".into()])]);
+    assert_eq!(e.threads.unordered, ["T", "U", "V", "_C1"]);
+    assert!(e.text.contains("m_h[t_1] == 1 and m_p[t_1] >= m"), "{}", e.text);
+    let compare = |b: &Program, n: i64, threads: i64| {
+        let o = e.threads.equiv_options(&[("N".to_string(), n)], threads, 20);
+        arrayflow::equiv::equiv(&a, b, &o).unwrap()
+    };
+    for n in [0, 1, 2, 7, 20] {
+        for threads in [1, 2, 3, 4] {
+            let v = compare(&e.program, n, threads);
+            assert!(
+                matches!(v, arrayflow::equiv::Verdict::Agree(_)),
+                "N = {n}, {threads} threads: {v:?}"
+            );
+        }
+    }
+    let bad = program(&e.text.replace("m_p[t_1] >= m", "m_p[t_1] <= m"));
+    let v = compare(&bad, 20, 3);
+    assert!(
+        matches!(v, arrayflow::equiv::Verdict::Differ(_)),
+        "{v:?}"
+    );
+}
