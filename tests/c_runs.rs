@@ -440,11 +440,24 @@ fn reductions_by_meaning_run_like_the_original_at_1_2_4_threads() {
     };
     // What each loop gets, worked out by hand in the fixtures' comments.
     for (name, wants) in [
-        ("argmax", &["#pragma omp parallel for\n", "first_p[t_1] > first)"][..]),
-        ("argmax2d", &["#pragma omp parallel for\n", "m_p[t_1] > m)"][..]),
+        (
+            "argmax",
+            &["#pragma omp parallel for\n", "first_p[t_1] > first)"][..],
+        ),
+        (
+            "argmax2d",
+            &["#pragma omp parallel for\n", "m_p[t_1] > m)"][..],
+        ),
         (
             "meaning",
-            &["reduction(+:dot)", "reduction(+:rev)", "reduction(+:pos)", "reduction(max:hi)", "reduction(max:top)", "reduction(min:low)"][..],
+            &[
+                "reduction(+:dot)",
+                "reduction(+:rev)",
+                "reduction(+:pos)",
+                "reduction(max:hi)",
+                "reduction(max:top)",
+                "reduction(min:low)",
+            ][..],
         ),
     ] {
         let a = compile(name);

@@ -135,7 +135,12 @@ fn keeps_extreme(p: &Program, cond: &Condition, s: &Stmt, a: &Access) -> bool {
 /// A[i]; k = i; }`) must take a value that reads neither `x` nor the
 /// extreme's cell: a value of the iteration, not a count or a copy of the
 /// running extreme (`k = k + 1`, `v = m`, which depend on the order).
-fn kept_values(p: &Program, guards: &Guards, x: arrayflow::model::ArrayId, name: &str) -> Result<(), String> {
+fn kept_values(
+    p: &Program,
+    guards: &Guards,
+    x: arrayflow::model::ArrayId,
+    name: &str,
+) -> Result<(), String> {
     let stmts = p.stmts();
     for (cond, _, guarded) in guards.values() {
         let mut reads = Vec::new();
@@ -158,7 +163,10 @@ fn kept_values(p: &Program, guards: &Guards, x: arrayflow::model::ArrayId, name:
             }
             let mut vr = Vec::new();
             value.collect_reads(&mut vr);
-            if let Some(r) = vr.iter().find(|r| r.access.array == x || r.access.array == key.1) {
+            if let Some(r) = vr
+                .iter()
+                .find(|r| r.access.array == x || r.access.array == key.1)
+            {
                 return Err(format!(
                     "{}: {name}, kept with an extreme, reads {}",
                     stmts[g.index()].label,
@@ -260,8 +268,8 @@ fn check_claims(p: &Program, values: &[i64], claims: &[Claim]) -> Result<usize, 
                         let mut reads = Vec::new();
                         cond.cond.collect_reads(&mut reads);
                         let a = reads[r.access as usize].access;
-                        let own = (guarded.iter())
-                            .any(|g| keeps_extreme(p, cond, stmts[g.index()], a));
+                        let own =
+                            (guarded.iter()).any(|g| keeps_extreme(p, cond, stmts[g.index()], a));
                         (&cond.name, a, nest, own)
                     }
                 };
@@ -476,8 +484,16 @@ fn the_check_refuses_false_claims() {
     ));
     assert_eq!(check(&p, &[4]), Ok(2));
     for (body, array, why) in [
-        ("T: m = A[i]; U: k = k + 1;", "k", "U: k, kept with an extreme, reads k"),
-        ("T: m = A[i]; U: s = m;", "s", "U: s, kept with an extreme, reads m"),
+        (
+            "T: m = A[i]; U: k = k + 1;",
+            "k",
+            "U: k, kept with an extreme, reads k",
+        ),
+        (
+            "T: m = A[i]; U: s = m;",
+            "s",
+            "U: s, kept with an extreme, reads m",
+        ),
     ] {
         let p = program(&format!(
             "{head}for i = 0 to N do if A[i] > m then {body} end end\n"
@@ -567,11 +583,20 @@ fn a_maximum_with_its_index_runs_per_thread_in_the_loop_form() {
     let a = program(src);
     let checked = arrayflow::privatize::emit::checked(&a, &Default::default()).unwrap();
     let e = checked.emitted.expect("the loop is emitted");
-    assert_eq!(e.loops, vec![("i".to_string(), vec!["k".into(), "m".into(), "v".into()])]);
+    assert_eq!(
+        e.loops,
+        vec![("i".to_string(), vec!["k".into(), "m".into(), "v".into()])]
+    );
     assert_eq!(e.threads.unordered, ["T", "U", "V", "_C1"]);
-    assert!(e.text.contains("m_h[t_1] == 1 and m_p[t_1] >= m"), "{}", e.text);
+    assert!(
+        e.text.contains("m_h[t_1] == 1 and m_p[t_1] >= m"),
+        "{}",
+        e.text
+    );
     let compare = |b: &Program, n: i64, threads: i64| {
-        let o = e.threads.equiv_options(&[("N".to_string(), n)], threads, 20);
+        let o = e
+            .threads
+            .equiv_options(&[("N".to_string(), n)], threads, 20);
         arrayflow::equiv::equiv(&a, b, &o).unwrap()
     };
     for n in [0, 1, 2, 7, 20] {
@@ -585,8 +610,5 @@ fn a_maximum_with_its_index_runs_per_thread_in_the_loop_form() {
     }
     let bad = program(&e.text.replace("m_p[t_1] >= m", "m_p[t_1] <= m"));
     let v = compare(&bad, 20, 3);
-    assert!(
-        matches!(v, arrayflow::equiv::Verdict::Differ(_)),
-        "{v:?}"
-    );
+    assert!(matches!(v, arrayflow::equiv::Verdict::Differ(_)), "{v:?}");
 }

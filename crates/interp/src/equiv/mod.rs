@@ -224,7 +224,11 @@ impl<'p> Side<'p> {
         }
         let (stmt_base, cond_base) = ids.sites(program);
         let unordered = |name: &str| options.unordered.iter().any(|u| u == base_label(name));
-        let stmt_unordered = program.stmts().iter().map(|s| unordered(&s.label)).collect();
+        let stmt_unordered = program
+            .stmts()
+            .iter()
+            .map(|s| unordered(&s.label))
+            .collect();
         let cond_unordered = (program.conditions().iter())
             .map(|c| unordered(&c.name))
             .collect();

@@ -112,7 +112,11 @@ pub fn group<'p>(p: &Program, i: &'p If) -> Option<Group<'p>> {
         .filter(|&(k, _)| k != at)
         .map(|(_, s)| *s)
         .collect();
-    let arrays: Vec<ArrayId> = stmts.iter().filter_map(|s| target(s)).map(|a| a.array).collect();
+    let arrays: Vec<ArrayId> = stmts
+        .iter()
+        .filter_map(|s| target(s))
+        .map(|a| a.array)
+        .collect();
     let mut distinct = arrays.clone();
     distinct.sort();
     distinct.dedup();
@@ -132,8 +136,7 @@ pub fn group<'p>(p: &Program, i: &'p If) -> Option<Group<'p>> {
             return None;
         };
         let subs = target.subscripts.iter().map(|x| &x.expr);
-        if (std::iter::once(value).chain(subs)).any(|e| arrays.iter().any(|&x| reads_array(e, x)))
-        {
+        if (std::iter::once(value).chain(subs)).any(|e| arrays.iter().any(|&x| reads_array(e, x))) {
             return None;
         }
     }

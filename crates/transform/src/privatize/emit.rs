@@ -602,7 +602,9 @@ impl Rewrite<'_> {
             note(self.clauses.as_deref_mut(), why);
             return None;
         }
-        let arrays: Vec<ArrayId> = (l.reductions.iter()).filter_map(|(x, _)| p.array(x)).collect();
+        let arrays: Vec<ArrayId> = (l.reductions.iter())
+            .filter_map(|(x, _)| p.array(x))
+            .collect();
         let threads = self.threads(p);
         let th = super::argmax::Threads {
             param: threads,
@@ -610,7 +612,10 @@ impl Rewrite<'_> {
             block: &block_of,
         };
         let Some((nodes, t, sites)) = super::argmax::emit(f, &arrays, p, th) else {
-            note(self.clauses.as_deref_mut(), "internal error: no keyed group found");
+            note(
+                self.clauses.as_deref_mut(),
+                "internal error: no keyed group found",
+            );
             return None;
         };
         self.thread_loops.push(p.counter_decl(t).name.clone());

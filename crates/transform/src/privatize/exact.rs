@@ -401,7 +401,11 @@ impl<'p> Cx<'_, 'p> {
 
     /// A keyed group (argmax) is one reduction of all its cells or none:
     /// where one of them is not a reduction, the others are carried too.
-    fn whole_groups(&self, arrays: &mut BTreeMap<String, Decision>, members: &[&crate::model::Stmt]) {
+    fn whole_groups(
+        &self,
+        arrays: &mut BTreeMap<String, Decision>,
+        members: &[&crate::model::Stmt],
+    ) {
         let name = |s: StmtId| {
             let w = self.stmts[s.index()].write().map(|(a, _)| a.array);
             w.map(|x| self.program.array_decl(x).name.clone())
@@ -414,9 +418,9 @@ impl<'p> Cx<'_, 'p> {
                 .chain(g.kept.iter().copied())
                 .filter_map(name)
                 .collect();
-            let whole = (cells.iter()).all(|x| {
-                matches!(arrays.get(x), Some(Decision::Reduction { op, .. }) if *op == g.op)
-            });
+            let whole = (cells.iter()).all(
+                |x| matches!(arrays.get(x), Some(Decision::Reduction { op, .. }) if *op == g.op),
+            );
             if whole {
                 continue;
             }

@@ -285,7 +285,10 @@ mod tests {
         assert_eq!(op_of("s = s + A[i] + s;"), None);
         assert_eq!(op_of("s = s + A[i] * s;"), None);
         assert_eq!(op_of("s = __select(__gt(s, 0), s + A[i], s);"), None);
-        assert_eq!(op_of("s = __select(__gt(A[i], 0), s + A[i], s - A[i]);"), None);
+        assert_eq!(
+            op_of("s = __select(__gt(A[i], 0), s + A[i], s - A[i]);"),
+            None
+        );
         assert_eq!(op_of("s = __select(__gt(A[i], 0), A[i], s);"), None);
         assert_eq!(op_of("s = A[i] - s;"), None);
         assert_eq!(op_of("s = s + s;"), None);
