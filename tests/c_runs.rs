@@ -442,11 +442,11 @@ fn reductions_by_meaning_run_like_the_original_at_1_2_4_threads() {
     for (name, wants) in [
         (
             "argmax",
-            &["#pragma omp parallel for\n", "first_p[t_1] > first)"][..],
+            &["#pragma omp parallel for\n", "first_p[t_1][0] > first)"][..],
         ),
         (
             "argmax2d",
-            &["#pragma omp parallel for\n", "m_p[t_1] > m)"][..],
+            &["#pragma omp parallel for\n", "m_p[t_1][0] > m)"][..],
         ),
         (
             "meaning",
@@ -474,8 +474,8 @@ fn reductions_by_meaning_run_like_the_original_at_1_2_4_threads() {
     let a = compile("argmax");
     let ce = emitted(&a);
     for (right, wrong) in [
-        ("first_p[t_1] > first)", "first_p[t_1] >= first)"),
-        ("last_p[t_1] >= last)", "last_p[t_1] > last)"),
+        ("first_p[t_1][0] > first)", "first_p[t_1][0] >= first)"),
+        ("last_p[t_1][0] >= last)", "last_p[t_1][0] > last)"),
     ] {
         let bad = ce.text.replace(right, wrong);
         assert_ne!(bad, ce.text);

@@ -589,7 +589,7 @@ fn a_maximum_with_its_index_runs_per_thread_in_the_loop_form() {
     );
     assert_eq!(e.threads.unordered, ["T", "U", "V", "_C1"]);
     assert!(
-        e.text.contains("m_h[t_1] == 1 and m_p[t_1] >= m"),
+        e.text.contains("m_h[t_1, 0] == 1 and m_p[t_1, 0] >= m"),
         "{}",
         e.text
     );
@@ -608,7 +608,7 @@ fn a_maximum_with_its_index_runs_per_thread_in_the_loop_form() {
             );
         }
     }
-    let bad = program(&e.text.replace("m_p[t_1] >= m", "m_p[t_1] <= m"));
+    let bad = program(&e.text.replace("m_p[t_1, 0] >= m", "m_p[t_1, 0] <= m"));
     let v = compare(&bad, 20, 3);
     assert!(matches!(v, arrayflow::equiv::Verdict::Differ(_)), "{v:?}");
 }

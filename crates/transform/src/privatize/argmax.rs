@@ -347,10 +347,10 @@ pub(crate) struct Threads<'a> {
 /// Loop `f`, whose groups ([`group`]) update the cells of `arrays` and
 /// which has no other carried value, as two passes: a loop over threads
 /// (the counter returned, to be run in parallel) where thread `t` runs
-/// its block of `f` on partials `m_p[t], k_p[t]` starting from the values
-/// before the loop, with `m_h[t] = 1` once its block updated them; then,
-/// in thread order, `if m_h[t] == 1 and (c with m_p[t] for e) then m =
-/// m_p[t]; k = k_p[t]; end`. `None` when a group's `if` is not found or
+/// its block of `f` on partials `m_p[t, 0], k_p[t, 0]` ([`line`])
+/// starting from the values before the loop, with `m_h[t, 0] = 1` once
+/// its block updated them; then, in thread order, `if m_h[t, 0] == 1 and
+/// (c with m_p[t, 0] for e) then m = m_p[t, 0]; k = k_p[t, 0]; end`. `None` when a group's `if` is not found or
 /// some other statement touches its arrays.
 pub(crate) fn emit(
     mut f: For,
@@ -400,7 +400,7 @@ pub(crate) fn emit(
         p.arrays.push(Array {
             name: names.fresh(base),
             elem,
-            dims: vec![per_thread.clone()],
+            dims: vec![per_thread.clone(), line(elem)],
             span: Span::NONE,
             local: false,
         });
@@ -424,7 +424,7 @@ pub(crate) fn emit(
     let t = crate::codegen::push_counter(p, names.fresh("t"));
     let te = e(ExprKind::Counter(t));
     let all = e(ExprKind::Param(th.param));
-    let at = |x: ArrayId, t: &Expr| access(x, vec![t.clone()]);
+    let at = |x: ArrayId, t: &Expr| on_line(x, t);
     let mut head = Vec::new();
     for (partials, hit) in &parts {
         for v in partials {
@@ -515,6 +515,27 @@ pub(crate) fn emit(
     Some((out, t, sites))
 }
 
+/// A partial's cells per thread: one cache line of 64 bytes (8 `double`,
+/// 16 `int`), so that threads updating their partials in the loop do not
+/// write one line (false sharing made two threads 20 times slower than
+/// one); the partial is the first cell.
+fn line(elem: ElemType) -> Range {
+    let last = if elem == ElemType::Int { 15 } else { 7 };
+    let bound = |v| Bound {
+        expr: int(v),
+        affine: Affine::constant(v),
+    };
+    Range {
+        lo: bound(0),
+        hi: bound(last),
+    }
+}
+
+/// Thread `t`'s partial in `x`: `x[t, 0]`.
+fn on_line(x: ArrayId, t: &Expr) -> Access {
+    access(x, vec![t.clone(), int(0)])
+}
+
 /// The loop's body on thread `t`'s partials: each group's cells are
 /// `X_p[t]`, and each group's `if` also sets its hit flag.
 fn on_partials(
@@ -530,14 +551,14 @@ fn on_partials(
             return;
         };
         if let Some((_, h)) = parts.iter().find(|(ps, _)| ps[0].cell.same_cell(&key)) {
-            let flag = stmt(names.fresh("hit"), access(*h, vec![t.clone()]), int(1));
+            let flag = stmt(names.fresh("hit"), on_line(*h, t), int(1));
             i.branches[0].1.push(flag);
         }
     });
     crate::model::nodes::each_access_mut(nodes, &|a| {
         for (partials, _) in parts {
             if let Some(v) = partials.iter().find(|v| v.cell.same_cell(a)) {
-                *a = access(v.copy, vec![t.clone()]);
+                *a = on_line(v.copy, t);
             }
         }
     });
