@@ -185,6 +185,12 @@ fn run_files(dir: &Path, name: &str, a: &Program, b: &str, main: String) -> Stri
 
 /// `cc -fopenmp` on `files`, then the program on two threads: its output.
 fn compile_and_run(d: &Path, name: &str, files: &[PathBuf]) -> String {
+    compile_and_run_at(d, name, files, &[2]).remove(0)
+}
+
+/// `cc -fopenmp` on `files`, then the program on each of `threads`
+/// threads: its outputs.
+fn compile_and_run_at(d: &Path, name: &str, files: &[PathBuf], threads: &[u32]) -> Vec<String> {
     let exe = d.join("run");
     let out = Command::new("cc")
         .args(["-std=gnu99", "-O1", "-fopenmp", "-w", "-o"])
@@ -198,11 +204,15 @@ fn compile_and_run(d: &Path, name: &str, files: &[PathBuf]) -> String {
         "{name}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = Command::new(&exe)
-        .env("OMP_NUM_THREADS", "2")
-        .output()
-        .expect("run");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    (threads.iter())
+        .map(|n| {
+            let out = Command::new(&exe)
+                .env("OMP_NUM_THREADS", n.to_string())
+                .output()
+                .expect("run");
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        })
+        .collect()
 }
 
 fn fixture(path: &str) -> String {
@@ -362,6 +372,118 @@ fn openmp_clauses_run_like_the_original() {
     let a = a.unwrap();
     let out = privatized(&a).replace(" lastprivate(work_p)", "");
     assert_eq!(run_c(&dir, "no-last", &a, &out).trim(), "differ work");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Reductions read by their meaning (fixtures/c/reduction/argmax.c,
+/// argmax2d.c, meaning.c): `privatize --emit code`, compiled with `cc
+/// -fopenmp` and run on 1, 2 and 4 threads against the sequential
+/// original, every array bit for bit the same. The maxima and minima kept
+/// with their indices are combined in thread order with the comparison as
+/// written; with the other tie rule in the combination (`>=` for `>`, `>`
+/// for `>=`), a run on several threads takes another index among equal
+/// values.
+#[test]
+fn reductions_by_meaning_run_like_the_original_at_1_2_4_threads() {
+    let dir = std::env::temp_dir().join(format!("arrayflow-c-keyed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    if !have_openmp(&dir) {
+        return;
+    }
+    // The function as a kernel of its own: the loop over threads takes
+    // the thread count as its first parameter, set to the number OpenMP
+    // runs (`privatize --emit code` into the file's own function sets it
+    // to `omp_get_max_threads()`).
+    let run = |name: &str, a: &Program, b: &Program, text: &str| -> Vec<String> {
+        [1, 2, 4]
+            .iter()
+            .map(|&n| {
+                let d = dir.join(format!("{name}-{n}"));
+                std::fs::create_dir_all(&d).unwrap();
+                let mut b = b.clone();
+                for q in &mut b.params {
+                    if q.name == "threads" {
+                        q.default = Some(n as i64);
+                    }
+                }
+                let files: Vec<PathBuf> = [
+                    ("a.c", arrayflow::cfront::emit::program(a, "kernel_a")),
+                    ("b.c", text.to_string()),
+                    ("main.c", harness(a, &b)),
+                ]
+                .into_iter()
+                .map(|(f, text)| {
+                    let path = d.join(f);
+                    std::fs::write(&path, text).unwrap();
+                    path
+                })
+                .collect();
+                compile_and_run_at(&d, name, &files, &[n]).remove(0)
+            })
+            .collect()
+    };
+    let emitted = |a: &Program| {
+        let checked = arrayflow::privatize::emit::checked(a, &unproved_too()).unwrap();
+        let chosen: Vec<_> = (checked.chosen.iter())
+            .chain(&checked.reductions)
+            .cloned()
+            .collect();
+        arrayflow::privatize::emit::emit_c(a, &chosen, "kernel_b").unwrap()
+    };
+    let compile = |name: &str| {
+        let path = fixture(&format!("fixtures/c/reduction/{name}.c"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let o = arrayflow::cfront::preprocess::Options::default();
+        let pre = arrayflow::cfront::preprocess::run(Path::new(&path), text, &o)
+            .unwrap_or_else(|e| panic!("{name}: {}", e.for_command()));
+        arrayflow::cfront::compile(&pre.text, FileId(0)).0.unwrap()
+    };
+    // What each loop gets, worked out by hand in the fixtures' comments.
+    for (name, wants) in [
+        (
+            "argmax",
+            &["#pragma omp parallel for\n", "first_p[t_1][0] > first)"][..],
+        ),
+        (
+            "argmax2d",
+            &["#pragma omp parallel for\n", "m_p[t_1][0] > m)"][..],
+        ),
+        (
+            "meaning",
+            &[
+                "reduction(+:dot)",
+                "reduction(+:rev)",
+                "reduction(+:pos)",
+                "reduction(max:hi)",
+                "reduction(max:top)",
+                "reduction(min:low)",
+            ][..],
+        ),
+    ] {
+        let a = compile(name);
+        let ce = emitted(&a);
+        for w in wants {
+            assert!(ce.text.contains(w), "{name}: {w}\n{}", ce.text);
+        }
+        for (n, got) in [1, 2, 4].iter().zip(run(name, &a, &ce.program, &ce.text)) {
+            assert_eq!(got.trim(), "same", "{name} on {n} threads:\n{}", ce.text);
+        }
+    }
+    // The other tie rule in the combination: another index among ties
+    // (`pos` holds the indices; the maxima are the same).
+    let a = compile("argmax");
+    let ce = emitted(&a);
+    for (right, wrong) in [
+        ("first_p[t_1][0] > first)", "first_p[t_1][0] >= first)"),
+        ("last_p[t_1][0] >= last)", "last_p[t_1][0] > last)"),
+    ] {
+        let bad = ce.text.replace(right, wrong);
+        assert_ne!(bad, ce.text);
+        let got = run("wrong-tie", &a, &ce.program, &bad);
+        assert_eq!(got[0].trim(), "same", "one thread: nothing to combine");
+        assert_eq!(got[1].trim(), "differ pos", "{bad}");
+        assert_eq!(got[2].trim(), "differ pos", "{bad}");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -47,6 +47,13 @@ pub struct Args {
     /// are named as A's.
     #[arg(long, value_name = "COUNTER")]
     pub thread_loop: Vec<String>,
+    /// Statements and conditions (base names) whose reads are not
+    /// compared, in either program: a reduction B folds in blocks of
+    /// iterations and combines in thread order (`privatize --emit code`'s
+    /// maxima kept with their indices) reads other values than A; the
+    /// final contents are compared.
+    #[arg(long, value_delimiter = ',', value_name = "SITES")]
+    pub unordered: Vec<String>,
     /// Arrays of A whose final contents are results, compared at the end
     /// (default: every array). The others need not exist in B, or may
     /// share its storage (`expand --transform contract --live-out`); every
@@ -82,6 +89,7 @@ pub fn run(args: &Args) -> ExitCode {
     o.run.shuffle = args.order.shuffle.clone();
     o.run.shuffle_parallel = !args.in_order;
     o.run.thread_loops = args.thread_loop.clone();
+    o.run.unordered = args.unordered.clone();
     match super::live::scratch(&a.program, &args.live_out, &args.temporaries) {
         Ok(scratch) => o.scratch = scratch,
         Err(message) => {

@@ -187,6 +187,10 @@ struct Side<'p> {
     /// Base-name ids of statements and conditions.
     stmt_base: Vec<u32>,
     cond_base: Vec<u32>,
+    /// Per statement, then per condition: whether its reads are left out
+    /// (`Options::unordered`).
+    stmt_unordered: Vec<bool>,
+    cond_unordered: Vec<bool>,
 }
 
 impl<'p> Side<'p> {
@@ -219,6 +223,15 @@ impl<'p> Side<'p> {
             options.thread_loops.clear();
         }
         let (stmt_base, cond_base) = ids.sites(program);
+        let unordered = |name: &str| options.unordered.iter().any(|u| u == base_label(name));
+        let stmt_unordered = program
+            .stmts()
+            .iter()
+            .map(|s| unordered(&s.label))
+            .collect();
+        let cond_unordered = (program.conditions().iter())
+            .map(|c| unordered(&c.name))
+            .collect();
         Ok(Side {
             program,
             interpreter: Interpreter::new(program),
@@ -226,12 +239,22 @@ impl<'p> Side<'p> {
             options,
             stmt_base,
             cond_base,
+            stmt_unordered,
+            cond_unordered,
         })
     }
 
     fn run(&mut self, seed: u64) -> Result<Run, RunError> {
         self.options.seed = seed;
         self.interpreter.run(&self.options)
+    }
+
+    /// Whether read `r` is left out of the comparison.
+    fn unordered(&self, run: &Run, r: &Read) -> bool {
+        match run.ops.get(r.op).site {
+            Site::Stmt(s) => self.stmt_unordered[s.index()],
+            Site::Cond(c) => self.cond_unordered[c.index()],
+        }
     }
 
     fn key<'r>(&'r self, run: &'r Run, r: &Read) -> Key<'r> {
@@ -446,6 +469,9 @@ fn compare_reads(
     let mut extra: HashSet<Key, WordHash> = HashSet::default();
     let mut first_extra = None;
     for (k, r) in rb.reads.iter().enumerate() {
+        if sb.unordered(rb, r) {
+            continue;
+        }
         let key = sb.key(rb, r);
         let dup = match in_a.get(&key) {
             Some(&ka) => std::mem::replace(&mut matched[ka as usize], k as u32 + 1) != 0,
@@ -463,6 +489,9 @@ fn compare_reads(
         format!("read {} of {}", r.access, side.names.op(op))
     };
     for (r, &m) in ra.reads.iter().zip(&matched) {
+        if sa.unordered(ra, r) {
+            continue;
+        }
         let expected = || Seen {
             value: r.value,
             writer: sa.writer(ra, r.writer, r.origin),
@@ -519,6 +548,9 @@ fn index<'r>(
 ) -> Result<HashMap<Key<'r>, u32, WordHash>, EquivError> {
     let mut out = HashMap::with_capacity_and_hasher(run.reads.len(), WordHash::default());
     for (k, r) in run.reads.iter().enumerate() {
+        if side.unordered(run, r) {
+            continue;
+        }
         if out.insert(side.key(run, r), k as u32).is_some() {
             return Err(duplicate(side, run, r, in_b, seed));
         }

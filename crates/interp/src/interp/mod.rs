@@ -60,6 +60,12 @@ pub struct Options {
     /// loop they privatize): left out of iteration vectors, so an
     /// operation inside keeps the name it has in the program without them.
     pub thread_loops: Vec<String>,
+    /// Base names of statements and conditions whose reads `equiv` does
+    /// not compare, in either program: a reduction that B folds in blocks
+    /// of iterations and combines reads other values, in another order,
+    /// than A does (privatization's maxima kept with their indices); the
+    /// final contents still say whether the two agree.
+    pub unordered: Vec<String>,
 }
 
 /// Per statement base label: the iteration vector its operations are named
@@ -87,6 +93,7 @@ impl Options {
             trace_copies: false,
             iterations: None,
             thread_loops: Vec::new(),
+            unordered: Vec::new(),
         }
     }
 }

@@ -94,9 +94,12 @@ pub fn document_with(
         }
         if let Some(threads) = &e.threads.param {
             // The loops over threads are no part of the operations' names.
-            let flags: Vec<String> = (e.threads.loops.iter())
+            let mut flags: Vec<String> = (e.threads.loops.iter())
                 .map(|t| format!(" --thread-loop {t}"))
                 .collect();
+            if !e.threads.unordered.is_empty() {
+                flags.push(format!(" --unordered {}", e.threads.unordered.join(",")));
+            }
             out.push_str(&format!(
                 "{mark} per-thread copies: `{threads}` counts the threads; compare with\n\
                  {mark}   arrayflow equiv ORIGINAL THIS{}\n",
@@ -120,7 +123,11 @@ fn c_form(
     print: &dyn Fn(&Program, &[crate::cprint::emit::OmpLoop]) -> String,
 ) -> Result<String, Refusal> {
     let mut out = String::new();
-    if !checked.reductions.is_empty() {
+    // (A maximum kept with its index is combined in thread order, below.)
+    let by_openmp = (checked.reductions.iter())
+        .flat_map(|c| &c.reductions)
+        .any(|r| !super::argmax::any(std::slice::from_ref(r)));
+    if by_openmp {
         out.push_str(
             "// reductions: OpenMP combines each thread's partial result in an order of its own;\n\
              // on integers that gives the same values, on reals (--reassociate) they may differ\n\

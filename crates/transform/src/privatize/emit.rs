@@ -67,6 +67,11 @@ pub struct Emitted {
 pub struct Threads {
     pub param: Option<String>,
     pub loops: Vec<String>,
+    /// The statements and conditions of maxima kept with their indices
+    /// ([`super::argmax`]): each thread folds its block in an order of its
+    /// own, so `equiv` compares their results, not their reads
+    /// (`interp::Options::unordered`).
+    pub unordered: Vec<String>,
 }
 
 /// The thread counts `equiv` runs a privatized program at: one thread,
@@ -94,6 +99,7 @@ impl Threads {
             o.params.push((name.clone(), threads));
         }
         o.run.thread_loops = self.loops.clone();
+        o.run.unordered = self.unordered.clone();
         o
     }
 }
@@ -228,11 +234,13 @@ fn build(
         outer: Vec::new(),
         threads: None,
         thread_loops: Vec::new(),
+        unordered: Vec::new(),
     };
     p.body = cx.nodes(body, &mut p);
     let threads = Threads {
         param: cx.threads.map(|q| p.params[q.index()].name.clone()),
         loops: cx.thread_loops,
+        unordered: cx.unordered,
     };
     if done.is_empty() {
         return None;
@@ -412,6 +420,8 @@ struct Rewrite<'a> {
     threads: Option<ParamId>,
     /// The counters of the loops over threads.
     thread_loops: Vec<String>,
+    /// [`Threads::unordered`].
+    unordered: Vec<String>,
 }
 
 impl Rewrite<'_> {
@@ -436,6 +446,17 @@ impl Rewrite<'_> {
                                     && !f.upper.affine.uses_counters()
                         });
                     match target {
+                        Some(l) if super::argmax::any(&l.reductions) => {
+                            let loop_name = p.counter_decl(f.counter).name.clone();
+                            match self.keyed(f.clone(), l, p) {
+                                Some(nodes) => {
+                                    out.extend(nodes);
+                                    let cells = l.reductions.iter().map(|(x, _)| x.clone());
+                                    self.done.push((loop_name, cells.collect()));
+                                }
+                                None => out.push(Node::For(f)),
+                            }
+                        }
                         Some(l) if !l.reductions.is_empty() => {
                             let xs: Vec<ArrayId> =
                                 l.private.iter().filter_map(|name| p.array(name)).collect();
@@ -563,6 +584,60 @@ impl Rewrite<'_> {
             reductions: Vec::new(),
             threads: Some(p.params[threads.index()].name.clone()),
         });
+    }
+
+    /// Loop `f` of `l`, whose reductions are keyed groups (argmax), as
+    /// the two passes of [`super::argmax::emit`]: the loop over threads,
+    /// then the partials combined in thread order. `None`, with a note in
+    /// the C form, when the loop has anything else to privatize.
+    fn keyed(&mut self, f: For, l: &Chosen, p: &mut Program) -> Option<Vec<Node>> {
+        let name = p.counter_decl(f.counter).name.clone();
+        let note = |c: Option<&mut Clauses>, why: &str| {
+            if let Some(c) = c {
+                c.notes.push(format!("loop {name}: left sequential: {why}"));
+            }
+        };
+        if !super::argmax::only(l) {
+            let why = "a maximum kept with its index next to other reductions or private arrays";
+            note(self.clauses.as_deref_mut(), why);
+            return None;
+        }
+        let arrays: Vec<ArrayId> = (l.reductions.iter())
+            .filter_map(|(x, _)| p.array(x))
+            .collect();
+        let threads = self.threads(p);
+        let th = super::argmax::Threads {
+            param: threads,
+            names: self.names,
+            block: &block_of,
+        };
+        let Some((nodes, t, sites)) = super::argmax::emit(f, &arrays, p, th) else {
+            note(
+                self.clauses.as_deref_mut(),
+                "internal error: no keyed group found",
+            );
+            return None;
+        };
+        self.thread_loops.push(p.counter_decl(t).name.clone());
+        self.unordered.extend(sites);
+        let Some(c) = self.clauses.as_deref_mut() else {
+            return Some(nodes);
+        };
+        let cells: Vec<&str> = l.reductions.iter().map(|(x, _)| x.as_str()).collect();
+        c.notes.push(format!(
+            "loop {name}: {} kept with the extreme they go with: each thread folds its block \
+             of consecutive iterations into partials with the comparison as written, and the \
+             partials are combined in thread order with the same comparison (ties as in the \
+             original)",
+            cells.join(", ")
+        ));
+        c.loops.push(crate::cprint::emit::OmpLoop {
+            counter: t,
+            arrays: Vec::new(),
+            reductions: Vec::new(),
+            threads: Some(p.params[threads.index()].name.clone()),
+        });
+        Some(nodes)
     }
 
     /// In the C form, marks `f` parallel with OpenMP clauses when every
@@ -1141,8 +1216,16 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
     let mut reductions = (Vec::new(), Vec::new());
     let (chosen, basis) = match super::exact::analyze(program) {
         Ok(loops) => {
-            reductions = choose_reductions(program, &loops, o.reassociate);
-            (choose_exact(&loops), Basis::Exact)
+            let (all, notes) = choose_reductions(program, &loops, o.reassociate);
+            // Maxima kept with their indices are combined in thread order,
+            // the same values at any thread count: emitted in the `.loop`
+            // form too, and checked like per-thread copies.
+            let (keyed, by_openmp): (Vec<Chosen>, Vec<Chosen>) =
+                all.into_iter().partition(super::argmax::only);
+            reductions = (by_openmp, notes);
+            let mut chosen = choose_exact(&loops);
+            chosen.extend(keyed);
+            (chosen, Basis::Exact)
         }
         Err(why) => {
             let mut analyses = Vec::new();

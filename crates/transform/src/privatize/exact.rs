@@ -180,6 +180,7 @@ fn analyze_static(program: &Program) -> Result<Vec<ExactLoop>, String> {
         Prover::new(program).ok_or("the assumptions are not affine, so σ is not exact")?;
     let mut cx = Cx {
         program,
+        groups: super::argmax::folded_groups(program),
         stmts: &stmts,
         names: Names::new(program),
         places: &places,
@@ -221,6 +222,8 @@ fn analyze_static(program: &Program) -> Result<Vec<ExactLoop>, String> {
 
 struct Cx<'a, 'p> {
     program: &'p Program,
+    /// The keyed groups (argmax) the folded program has.
+    groups: Vec<super::argmax::Folded>,
     /// Made once: `Program::stmts` walks the whole program.
     stmts: &'a [&'p crate::model::Stmt],
     names: Names<'p>,
@@ -387,12 +390,50 @@ impl<'p> Cx<'_, 'p> {
             };
             arrays.insert(self.program.array_decl(x).name.clone(), decision);
         }
+        self.whole_groups(&mut arrays, members);
         Ok(ExactLoop {
             counter,
             name: self.program.counter_decl(counter).name.clone(),
             depth: d,
             arrays,
         })
+    }
+
+    /// A keyed group (argmax) is one reduction of all its cells or none:
+    /// where one of them is not a reduction, the others are carried too.
+    fn whole_groups(
+        &self,
+        arrays: &mut BTreeMap<String, Decision>,
+        members: &[&crate::model::Stmt],
+    ) {
+        let name = |s: StmtId| {
+            let w = self.stmts[s.index()].write().map(|(a, _)| a.array);
+            w.map(|x| self.program.array_decl(x).name.clone())
+        };
+        for g in &self.groups {
+            if !members.iter().any(|s| s.id == g.key) {
+                continue;
+            }
+            let cells: Vec<String> = std::iter::once(g.key)
+                .chain(g.kept.iter().copied())
+                .filter_map(name)
+                .collect();
+            let whole = (cells.iter()).all(
+                |x| matches!(arrays.get(x), Some(Decision::Reduction { op, .. }) if *op == g.op),
+            );
+            if whole {
+                continue;
+            }
+            for x in &cells {
+                if let Some(Decision::Reduction { source, read, .. }) = arrays.get(x) {
+                    let carried = Decision::Carried {
+                        source: source.clone(),
+                        read: read.clone(),
+                    };
+                    arrays.insert(x.clone(), carried);
+                }
+            }
+        }
     }
 
     /// Records read `r` as one that needs the value from before.
@@ -454,32 +495,53 @@ impl<'p> Cx<'_, 'p> {
     ) -> Option<(ReduceOp, String)> {
         let mut found: Option<(ReduceOp, &Access, StmtId)> = None;
         let mut others: Vec<(StmtId, &Access)> = Vec::new();
+        // A group's kept values read its key in their condition, as its
+        // update does.
+        let reads_key = |s: StmtId| {
+            (self.groups.iter()).any(|g| {
+                g.kept.contains(&s)
+                    && self.stmts[g.key.index()]
+                        .write()
+                        .is_some_and(|(t, _)| t.array == x)
+            })
+        };
         for s in members {
             let Some(target) = s.write().map(|(a, _)| a).filter(|a| a.array == x) else {
-                others.extend(
-                    s.reads()
-                        .into_iter()
-                        .filter(|a| a.array == x)
-                        .map(|a| (s.id, a)),
-                );
+                if !reads_key(s.id) {
+                    others.extend(
+                        s.reads()
+                            .into_iter()
+                            .filter(|a| a.array == x)
+                            .map(|a| (s.id, a)),
+                    );
+                }
                 continue;
             };
-            let (op, e) = reduction::update(self.program, s)?;
+            let group = (self.groups.iter()).find(|g| g.key == s.id || g.kept.contains(&s.id));
+            let (op, parts) = match group {
+                Some(g) => (g.op, super::argmax::parts(s)?),
+                None => reduction::update(self.program, s)?,
+            };
             let inner = &self.places[s.id.index()].loops[d..];
             let moves = |a: &Affine| inner.iter().any(|l| a.coeff(Var::Counter(l.counter)) != 0);
             if (target.subscripts.iter()).any(|sub| sub.affine.as_ref().is_none_or(moves)) {
                 return None;
             }
             match found {
+                // A group's cell has one update.
+                Some((ReduceOp::ArgMax | ReduceOp::ArgMin, ..)) => return None,
                 Some((o, t, _)) if o != op || !t.same_cell(target) => return None,
                 Some(_) => {}
                 None => found = Some((op, target, s.id)),
             }
             let mut rs = Vec::new();
-            e.collect_reads(&mut rs);
+            for e in parts {
+                e.collect_reads(&mut rs);
+            }
+            // (A key's condition reads its own cell, as its update does.)
             others.extend(
                 rs.iter()
-                    .filter(|r| r.access.array == x)
+                    .filter(|r| r.access.array == x && !r.access.same_cell(target))
                     .map(|r| (s.id, r.access)),
             );
         }

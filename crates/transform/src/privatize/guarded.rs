@@ -1,10 +1,12 @@
-//! Reductions written with `if`: `if (a[i] > m) m = a[i];` (a maximum) and
-//! `if (c) s += e;` (a sum of the terms `c` selects). Their conditions read
-//! memory, so the program is outside static control and has no quasts; the
-//! same updates written as one statement each (`m = a[i] > m ? a[i] : m`,
-//! `s += c ? e : 0`) compute the same values and are static control. The
+//! Reductions written with `if`: `if (a[i] > m) m = a[i];` (a maximum),
+//! `if (c) s += e;` (a sum of the terms `c` selects) and `if (a[i] > m) {
+//! m = a[i]; k = i; }` (a maximum with its index, [`super::argmax`]).
+//! Their conditions read memory, so the program is outside static control
+//! and has no quasts; the same updates written as one statement per cell
+//! (`m = a[i] > m ? a[i] : m`, `s = c ? s + e : s`, `k = a[i] > m ? i : k`
+//! before `m`'s) compute the same values and are static control. The
 //! exact analysis reads the program with each such `if` folded into its
-//! update ([`folded`]); what is emitted is the program as written.
+//! updates ([`folded`]); what is emitted is the program as written.
 //!
 //! Folding keeps every decision: a folded statement reads its target
 //! before it writes it, and where the condition is false it writes back
@@ -15,31 +17,30 @@
 use super::reduction;
 use crate::model::*;
 
-/// `p` with every guarded update folded into a reduction update, or `None`
+/// `p` with every guarded update folded into reduction updates, or `None`
 /// when it has none.
 pub fn folded(p: &Program) -> Option<Program> {
     let mut out = p.clone();
     if !fold_nodes(p, &mut out.body) {
         return None;
     }
-    renumber_conditions(&mut out.body, &mut 0);
+    renumber(&mut out.body, &mut 0, &mut 0);
     Some(out)
 }
 
 /// Folds the guarded updates of `nodes` in place; whether any was.
-fn fold_nodes(p: &Program, nodes: &mut [Node]) -> bool {
+fn fold_nodes(p: &Program, nodes: &mut Vec<Node>) -> bool {
     let mut changed = false;
-    for n in nodes.iter_mut() {
-        let folded = match n {
-            Node::If(i) => fold_if(p, i),
-            _ => None,
-        };
-        if let Some(s) = folded {
-            *n = Node::Stmt(s);
-            changed = true;
-            continue;
+    let mut out = Vec::with_capacity(nodes.len());
+    for mut n in std::mem::take(nodes) {
+        if let Node::If(i) = &n {
+            if let Some(stmts) = fold_if(p, i) {
+                out.extend(stmts.into_iter().map(Node::Stmt));
+                changed = true;
+                continue;
+            }
         }
-        changed |= match n {
+        changed |= match &mut n {
             Node::For(f) => fold_nodes(p, &mut f.body),
             Node::While(w) => fold_nodes(p, &mut w.body),
             Node::If(i) => {
@@ -54,76 +55,68 @@ fn fold_nodes(p: &Program, nodes: &mut [Node]) -> bool {
             }
             Node::Stmt(_) => false,
         };
+        out.push(n);
     }
+    *nodes = out;
     changed
 }
 
-/// `if c then S end` as one update, when `S` is an assignment and the
-/// result is a reduction update ([`reduction::update`]):
+/// `if c then S end` as updates, when the result is a reduction
+/// ([`reduction::update`]):
 /// - `x = e` under a comparison of `x` and `e`: `x = c ? e : x`, a maximum
 ///   or a minimum;
-/// - `x += e` (or `x = x + e`, `*`, `-`) under a condition that does not
-///   read `x`: `x += c ? e : 0` (`1` for `*`).
-fn fold_if(p: &Program, i: &If) -> Option<Stmt> {
+/// - `x += e` (or `x = x + e`, `*`, `-`, any update) under a condition that
+///   does not read `x`: `x = c ? x + e : x`;
+/// - a keyed group ([`super::argmax::group`]), `m = e; k = f` under a
+///   comparison of `m` and `e`: `k = c ? f : k` for each kept value, then
+///   `m = c ? e : m` (the kept values' conditions read `m` before it
+///   changes).
+fn fold_if(p: &Program, i: &If) -> Option<Vec<Stmt>> {
     let [(cond, body)] = &i.branches[..] else {
         return None;
     };
     if i.otherwise.is_some() {
         return None;
     }
+    let c = value_of(&cond.cond)?;
+    let select = |s: &Stmt| -> Option<Stmt> {
+        let StmtKind::Assign { target, op, value } = &s.kind else {
+            return None;
+        };
+        let x = Expr::new(ExprKind::Access(target.clone()), target.span);
+        // `x op= e` is `x = x op e`.
+        let new = match op {
+            None => value.clone(),
+            Some(op) => Expr::new(
+                ExprKind::Binary(*op, Box::new(x.clone()), Box::new(value.clone())),
+                value.span,
+            ),
+        };
+        let value = Expr::new(
+            ExprKind::Call("__select".to_string(), vec![c.clone(), new, x]),
+            cond.span,
+        );
+        Some(Stmt {
+            kind: StmtKind::Assign {
+                target: target.clone(),
+                op: None,
+                value,
+            },
+            ..s.clone()
+        })
+    };
+    if let Some(g) = super::argmax::group(p, i) {
+        let mut out: Vec<Stmt> = g.kept.iter().map(|s| select(s)).collect::<Option<_>>()?;
+        out.push(select(g.key)?);
+        return Some(out);
+    }
     let [Node::Stmt(s)] = &body[..] else {
         return None;
     };
-    let StmtKind::Assign { target, op, value } = &s.kind else {
-        return None;
-    };
-    let c = value_of(&cond.cond)?;
-    let select = |t: Expr, f: Expr| {
-        Expr::new(
-            ExprKind::Call("__select".to_string(), vec![c.clone(), t, f]),
-            cond.span,
-        )
-    };
-    let with = |op, value| Stmt {
-        kind: StmtKind::Assign {
-            target: target.clone(),
-            op,
-            value,
-        },
-        ..s.clone()
-    };
-    let candidate = match (op, reduction::update(p, s)) {
-        // `x = e`: a maximum or minimum once the condition picks.
-        (None, None) => {
-            let x = Expr::new(ExprKind::Access(target.clone()), target.span);
-            with(None, select(value.clone(), x))
-        }
-        (_, Some((rop @ (reduction::ReduceOp::Add | reduction::ReduceOp::Mul), e))) => {
-            let reads_target = {
-                let mut reads = Vec::new();
-                c.collect_reads(&mut reads);
-                reads.iter().any(|r| r.access.array == target.array)
-            };
-            if reads_target {
-                return None;
-            }
-            // `x -= e` and `x = x - e` subtract `e`; the others add or
-            // multiply it.
-            let subtracts = matches!(op, Some(BinOp::Sub))
-                || op.is_none() && matches!(&value.kind, ExprKind::Binary(BinOp::Sub, ..));
-            let bop = match rop {
-                _ if subtracts => BinOp::Sub,
-                reduction::ReduceOp::Add => BinOp::Add,
-                _ => BinOp::Mul,
-            };
-            let identity = Expr::int(i64::from(bop == BinOp::Mul));
-            with(Some(bop), select(e.clone(), identity))
-        }
-        _ => return None,
-    };
+    let candidate = select(s)?;
     reduction::update(p, &candidate)
         .is_some()
-        .then_some(candidate)
+        .then(|| vec![candidate])
 }
 
 /// A condition as the value C gives it (`__gt(l, r)`, `__and(a, b)`), or
@@ -150,28 +143,32 @@ fn value_of(c: &Cond) -> Option<Expr> {
     })
 }
 
-/// Numbers the conditions left in textual order (`CondId(k)` is the k-th),
-/// as [`Program::conditions`] expects.
-fn renumber_conditions(nodes: &mut [Node], next: &mut u32) {
+/// Numbers the statements and the conditions in textual order
+/// (`StmtId(k)` is the k-th statement, `CondId(k)` the k-th condition), as
+/// [`Program::stmts`] and [`Program::conditions`] expect.
+fn renumber(nodes: &mut [Node], stmts: &mut u32, conds: &mut u32) {
     for n in nodes {
         match n {
-            Node::For(f) => renumber_conditions(&mut f.body, next),
+            Node::Stmt(s) => {
+                s.id = StmtId(*stmts);
+                *stmts += 1;
+            }
+            Node::For(f) => renumber(&mut f.body, stmts, conds),
             Node::While(w) => {
-                w.cond.id = CondId(*next);
-                *next += 1;
-                renumber_conditions(&mut w.body, next);
+                w.cond.id = CondId(*conds);
+                *conds += 1;
+                renumber(&mut w.body, stmts, conds);
             }
             Node::If(i) => {
                 for (c, b) in &mut i.branches {
-                    c.id = CondId(*next);
-                    *next += 1;
-                    renumber_conditions(b, next);
+                    c.id = CondId(*conds);
+                    *conds += 1;
+                    renumber(b, stmts, conds);
                 }
                 if let Some(b) = &mut i.otherwise {
-                    renumber_conditions(b, next);
+                    renumber(b, stmts, conds);
                 }
             }
-            Node::Stmt(_) => {}
         }
     }
 }
@@ -233,6 +230,10 @@ mod tests {
             folded_op("if A[i] > 0 and A[i] < 9 then S: s += A[i]; end"),
             Some(ReduceOp::Add)
         );
+        assert_eq!(
+            folded_op("if A[i] > 0 then S: s = s + A[i] * 2 - A[0]; end"),
+            Some(ReduceOp::Add)
+        );
     }
 
     #[test]
@@ -247,10 +248,7 @@ mod tests {
             folded_op("if A[i] > m then S: m = A[i]; else T: s = 0; end"),
             None
         );
-        assert_eq!(
-            folded_op("if A[i] > m then S: m = A[i]; T: s = A[i]; end"),
-            None
-        );
+
         assert_eq!(folded_op("if ... then S: s += A[i]; end"), None);
         // Division is no reduction.
         assert_eq!(folded_op("if A[i] > 0 then S: s /= A[i]; end"), None);
@@ -266,9 +264,64 @@ mod tests {
             let (p, _) = crate::lower::compile(&src, crate::diagnostics::FileId(0));
             let printed = crate::print::program(&folded(&p.unwrap()).unwrap());
             assert!(
-                printed.contains("s -= __select(__gt(A[i], 0), A[i], 0);"),
+                printed.contains("s = __select(__gt(A[i], 0), s - A[i], s);"),
                 "{body}:\n{printed}"
             );
+        }
+    }
+
+    /// The folded program's statements and groups, printed.
+    fn folded_text(body: &str) -> (String, Vec<super::super::argmax::Folded>) {
+        let src = format!(
+            "param N = 4;\nreal A[0..N], B[0..N, 0..N], m, v;\nint k, j2;\nfor i = 0 to N do\n  {body}\nend\n"
+        );
+        let (p, d) = crate::lower::compile(&src, crate::diagnostics::FileId(0));
+        let p = p.unwrap_or_else(|| panic!("{src}: {d:?}"));
+        let f = folded(&p).expect("folded");
+        let groups = super::super::argmax::folded_groups(&f);
+        (crate::print::program(&f), groups)
+    }
+
+    #[test]
+    fn a_maximum_with_its_index_folds_into_a_group() {
+        use super::super::argmax::Folded;
+        // The kept values first (their condition reads the old `m`), then
+        // the key; statements numbered in their new order.
+        let (text, groups) =
+            folded_text("if A[i] > m then S: m = A[i]; T: k = i; U: v = B[i, 0]; end");
+        let want = "  T: k = __select(__gt(A[i], m), i, k);\n  \
+                    U: v = __select(__gt(A[i], m), B[i, 0], v);\n  \
+                    S: m = __select(__gt(A[i], m), A[i], m);";
+        assert!(text.contains(want), "{text}");
+        let g = |key, kept: Vec<u32>, op| Folded {
+            key: StmtId(key),
+            kept: kept.into_iter().map(StmtId).collect(),
+            op,
+        };
+        assert_eq!(groups, vec![g(2, vec![0, 1], ReduceOp::ArgMax)]);
+        let (_, groups) = folded_text("if m >= A[i] then S: m = A[i]; T: k = i + 1; end");
+        assert_eq!(groups, vec![g(1, vec![0], ReduceOp::ArgMin)]);
+    }
+
+    #[test]
+    fn near_misses_of_a_group_are_not_folded() {
+        for body in [
+            // The index reads itself: a count, not a value kept.
+            "if A[i] > m then S: m = A[i]; T: k = k + 1; end",
+            // The kept value reads the key.
+            "if A[i] > m then S: m = A[i]; T: v = m; end",
+            // Not the compared value.
+            "if A[i] > m then S: m = A[i + 1]; T: k = i; end",
+            // An `else`.
+            "if A[i] > m then S: m = A[i]; T: k = i; else U: k = 0; end",
+            // Two kept writes of one array.
+            "if A[i] > m then S: m = A[i]; T: k = i; U: k = 0; end",
+        ] {
+            let src = format!(
+                "param N = 4;\nreal A[0..N], m, v;\nint k;\nfor i = 0 to N do\n  {body}\nend\n"
+            );
+            let (p, _) = crate::lower::compile(&src, crate::diagnostics::FileId(0));
+            assert!(folded(&p.unwrap()).is_none(), "{body}");
         }
     }
 

@@ -18,6 +18,7 @@
 //! An execution of L is one iteration of the loops around it; everything is
 //! per execution and then summed up per (L, X).
 
+pub mod argmax;
 pub mod document;
 pub mod emit;
 pub mod exact;
