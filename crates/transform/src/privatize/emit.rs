@@ -338,6 +338,36 @@ pub fn choose_exact(loops: &[super::exact::ExactLoop]) -> Vec<Chosen> {
     out
 }
 
+/// In the C form, the loops parallel as written inside loops that are
+/// not parallel in any way (as written, after privatization or with
+/// reductions), outside every loop chosen already: a time step's sweeps.
+/// The printer runs them in one parallel region around the sequential
+/// loops where every thread can take the same path to them, else each
+/// with a parallel loop of its own; the cost model decides whether either
+/// pays (docs/c.md, C output).
+pub fn choose_inner(loops: &[super::exact::ExactLoop], taken: &[Chosen]) -> Vec<Chosen> {
+    let mut out = Vec::new();
+    // Whether each loop around the current one (pre-order) is parallel in
+    // some way, or chosen.
+    let mut around: Vec<bool> = Vec::new();
+    for l in loops {
+        around.truncate(l.depth);
+        let busy = l.parallel_before()
+            || l.parallel_after()
+            || l.parallel_with_reductions()
+            || taken.iter().any(|c| c.counter == l.counter);
+        if l.depth > 0 && l.parallel_before() && !around.iter().any(|&b| b) {
+            out.push(Chosen {
+                counter: l.counter,
+                private: Vec::new(),
+                reductions: Vec::new(),
+            });
+        }
+        around.push(busy);
+    }
+    out
+}
+
 /// The loops parallel after privatization at every analysed size and not
 /// parallel as they are at some, each with the arrays private at any (a
 /// private copy of an array no dependence crosses is harmless).
@@ -432,6 +462,7 @@ impl Rewrite<'_> {
                         .find(|l| l.counter == f.counter)
                         .filter(|l| {
                             !l.reductions.is_empty()
+                                || l.private.is_empty()
                                 || !f.lower.affine.uses_counters()
                                     && !f.upper.affine.uses_counters()
                         });
@@ -1098,6 +1129,10 @@ pub struct Checked {
     pub reductions: Vec<Chosen>,
     /// Why reductions on real values were left sequential.
     pub reduction_notes: Vec<String>,
+    /// Loops parallel as written inside sequential loops, for the C form
+    /// ([`choose_inner`]; exact σ only). Nothing to copy: the interpreter
+    /// has nothing to compare beyond the shuffled `doall` it would run.
+    pub inner: Vec<Chosen>,
     /// Loops parallel after privatization at every sample but not proved
     /// for every parameter value: not emitted unless `allow_unproved`
     /// (no loop is marked parallel on a verdict the analysis cannot back).
@@ -1139,10 +1174,14 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
         ..o.clone()
     };
     let mut reductions = (Vec::new(), Vec::new());
+    let mut inner = Vec::new();
     let (chosen, basis) = match super::exact::analyze(program) {
         Ok(loops) => {
             reductions = choose_reductions(program, &loops, o.reassociate);
-            (choose_exact(&loops), Basis::Exact)
+            let chosen = choose_exact(&loops);
+            let taken: Vec<Chosen> = chosen.iter().chain(&reductions.0).cloned().collect();
+            inner = choose_inner(&loops, &taken);
+            (chosen, Basis::Exact)
         }
         Err(why) => {
             let mut analyses = Vec::new();
@@ -1180,6 +1219,7 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
             reductions,
             reduction_notes,
             unproved,
+            inner,
         });
     };
     let b = &emitted.program;
@@ -1259,5 +1299,6 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
         reductions,
         reduction_notes,
         unproved,
+        inner,
     })
 }
