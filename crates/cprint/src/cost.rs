@@ -31,7 +31,7 @@ pub fn threshold_definition() -> String {
 }
 
 /// A loop inside the nest being counted: its counter and bounds.
-type Inside = (CounterId, Affine, Affine);
+pub type Inside = (CounterId, Affine, Affine);
 
 /// One term of the work: a product of trip counts, times a constant.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -139,9 +139,7 @@ pub fn pays(nests: &[(&For, Vec<Inside>)], print: &dyn Fn(&Affine) -> String) ->
     let mut sum: Vec<Term> = Vec::new();
     for (f, around) in nests {
         let mut inside = around.clone();
-        let Some(terms) = work(&[Node::For((*f).clone())], &mut inside) else {
-            return None;
-        };
+        let terms = work(&[Node::For((*f).clone())], &mut inside)?;
         for t in terms {
             add(&mut sum, t);
         }

@@ -633,8 +633,8 @@ fn holds_parallel_node(n: &Node) -> bool {
 /// around it (`around`, from the region's loop down).
 fn parallel_nests<'b>(
     body: &'b [Node],
-    around: &mut Vec<(CounterId, Affine, Affine)>,
-    out: &mut Vec<(&'b For, Vec<(CounterId, Affine, Affine)>)>,
+    around: &mut Vec<crate::cost::Inside>,
+    out: &mut Vec<(&'b For, Vec<crate::cost::Inside>)>,
 ) {
     for n in body {
         match n {
@@ -1161,7 +1161,6 @@ impl<'a> Printer<'a> {
         // body and it: their counters have no value where the region starts.
         let mut nests = Vec::new();
         parallel_nests(&f.body, &mut vec![crate::cost::inside(f)], &mut nests);
-        let nests: Vec<(&For, Vec<_>)> = nests;
         let pays = crate::cost::pays(&nests, &|a| self.affine(a));
         let mut pragma = format!("{pad}#pragma omp parallel");
         if !private.is_empty() {
@@ -1417,9 +1416,9 @@ impl<'a> Printer<'a> {
             for (k, e) in extents.iter().enumerate() {
                 let i = fresh("c", &taken);
                 taken.insert(i.clone());
-                let _ = write!(
+                let _ = writeln!(
                     head,
-                    "{pad}{}for (int {i} = 0; {i} < {e}; {i}++)\n",
+                    "{pad}{}for (int {i} = 0; {i} < {e}; {i}++)",
                     "  ".repeat(k)
                 );
                 let _ = write!(cell, "[{i}]");
