@@ -313,9 +313,9 @@ pub fn choose_reductions(
 /// The loops exact σ makes parallel after privatization and not before,
 /// outside any loop chosen already, and the outermost loops (not inside
 /// any loop) that are parallel as they are: one parallel loop per nest. A
-/// loop parallel as written inside a sequential loop stays as it is: its
-/// parallel region would open and close at every outer iteration, which
-/// costs more than it gains on short loops (a time step's sweep).
+/// loop parallel as written inside a sequential loop is left to
+/// [`choose_inner`] (the C form only, where the printer can give the nest
+/// one parallel region).
 pub fn choose_exact(loops: &[super::exact::ExactLoop]) -> Vec<Chosen> {
     let mut out = Vec::new();
     // Whether each loop around the current one (pre-order) is chosen.
