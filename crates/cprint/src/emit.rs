@@ -617,6 +617,28 @@ fn collapsed(f: &For) -> usize {
     n
 }
 
+/// Whether `c` has an unknown condition, an unknown value or a call to a
+/// function other than C's operators and `<math.h>`'s: each thread would
+/// call it for its own answer, or do its effects once more.
+fn has_unknown(c: &Cond) -> bool {
+    fn value(e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Unknown => true,
+            ExprKind::Call(f, args) => !spelled(f) || args.iter().any(value),
+            ExprKind::Neg(x) => value(x),
+            ExprKind::Binary(_, l, r) => value(l) || value(r),
+            ExprKind::Access(a) => a.subscripts.iter().any(|s| value(&s.expr)),
+            ExprKind::Int(_) | ExprKind::Param(_) | ExprKind::Counter(_) => false,
+        }
+    }
+    match c {
+        Cond::Unknown => true,
+        Cond::Cmp(_, l, r) => value(l) || value(r),
+        Cond::And(a, b) | Cond::Or(a, b) => has_unknown(a) || has_unknown(b),
+        Cond::Not(a) => has_unknown(a),
+    }
+}
+
 /// Whether `n` is or holds a parallel loop.
 fn holds_parallel_node(n: &Node) -> bool {
     match n {
@@ -1124,7 +1146,7 @@ impl<'a> Printer<'a> {
                     let reads_nothing = i.branches.iter().all(|(c, _)| {
                         let mut reads = Vec::new();
                         c.cond.collect_reads(&mut reads);
-                        reads.is_empty() && !matches!(c.cond, Cond::Unknown)
+                        reads.is_empty() && !has_unknown(&c.cond)
                     });
                     reads_nothing && branches.iter().all(|b| fits(cx, b))
                 }
