@@ -158,6 +158,11 @@ fn gcc(src: &Path, exe: &Path, d: &str) -> Output {
             &format!("{d}_DATASET"),
             "-D",
             "POLYBENCH_DUMP_ARRAYS",
+            // Every parallel loop and region in parallel, whatever the
+            // cost model says of the dataset's sizes: 2 and 4 threads
+            // check the parallel code.
+            "-D",
+            "ARRAYFLOW_PARALLEL_WORK=0",
             "-I",
         ])
         .arg(bench())
@@ -485,4 +490,92 @@ fn transformed_kernels_are_drop_ins() {
     assert_eq!(v, "FAIL");
     assert!(why.starts_with("not a drop-in"), "{why}");
     std::fs::remove_dir_all(&work).ok();
+}
+
+/// One output for every dataset: `privatize --emit code` run once, at
+/// MINI, spliced in and built at SMALL and MEDIUM, prints what the
+/// original prints at each, with 1, 2 and 4 threads (every parallel loop
+/// run in parallel: `ARRAYFLOW_PARALLEL_WORK=0`). doitgen has a private
+/// copy (`sum_p`, sized by `np`, not by the dataset's constant), gemm a
+/// parallel loop as written, jacobi-2d and lu a parallel region around
+/// their sequential loop (with `omp single` in lu).
+#[test]
+fn one_output_fits_every_dataset() {
+    let work = std::env::temp_dir().join(format!("arrayflow-polybench-fit-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    if !have_gcc_openmp(&work) {
+        std::fs::remove_dir_all(&work).ok();
+        assert!(
+            std::env::var("ARRAYFLOW_REQUIRE_GCC").as_deref() != Ok("1"),
+            "ARRAYFLOW_REQUIRE_GCC=1 but gcc -fopenmp does not build and run a program here"
+        );
+        eprintln!("skipped: gcc -fopenmp does not build and run a program here");
+        return;
+    }
+    let forms: [(&str, &[&str]); 4] = [
+        (
+            "doitgen",
+            &["sum_p[np > 0 ? np : 1]", "#pragma omp parallel for"],
+        ),
+        ("gemm", &["#pragma omp parallel for"]),
+        (
+            "jacobi-2d",
+            &[
+                "#pragma omp parallel private(t, i, j) if(",
+                "#pragma omp for",
+            ],
+        ),
+        (
+            "lu",
+            &[
+                "#pragma omp parallel private(",
+                "#pragma omp single",
+                "#pragma omp for",
+            ],
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (k, expected) in forms {
+        let file = bench().join(format!("{k}.c"));
+        let file_s = file.to_str().unwrap();
+        let mut args = vec!["privatize", "--emit", "code", file_s, "-D", "MINI_DATASET"];
+        let params = mini_params(file_s);
+        args.extend(params.iter().map(String::as_str));
+        let run = arrayflow(&args);
+        assert!(
+            run.status.success(),
+            "{k}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let text = String::from_utf8_lossy(&run.stdout).into_owned();
+        for e in expected {
+            assert!(text.contains(e), "{k}: no `{e}` in\n{text}");
+        }
+        let benchmark = std::fs::read_to_string(&file).unwrap();
+        let src = work.join(format!("{k}.c"));
+        std::fs::write(&src, splice(&benchmark, &text).unwrap()).unwrap();
+        for d in ["SMALL", "MEDIUM"] {
+            let orig = work.join(format!("{k}.orig.{d}"));
+            assert!(
+                gcc(&file, &orig, d).status.success(),
+                "{k}: original at {d}"
+            );
+            let want = dump(&orig, "1").unwrap();
+            let exe = work.join(format!("{k}.{d}"));
+            let built = gcc(&src, &exe, d);
+            if !built.status.success() {
+                wrong.push(format!("{k} at {d}: does not build"));
+                continue;
+            }
+            for n in THREADS {
+                match dump(&exe, n) {
+                    Ok(got) if got == want => {}
+                    Ok(_) => wrong.push(format!("{k} at {d}: dumps differ with {n} threads")),
+                    Err(e) => wrong.push(format!("{k} at {d}: {e}")),
+                }
+            }
+        }
+    }
+    std::fs::remove_dir_all(&work).ok();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

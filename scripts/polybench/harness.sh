@@ -54,7 +54,7 @@ one() {
   local d
   for d in $DATASETS; do
     local flags=(-O2 -fopenmp -Wall -Wno-unknown-pragmas -Werror=implicit-function-declaration
-      -I "$BENCH" -D "${d}_DATASET" -D POLYBENCH_DUMP_ARRAYS)
+      -I "$BENCH" -D "${d}_DATASET" -D POLYBENCH_DUMP_ARRAYS -D ARRAYFLOW_PARALLEL_WORK=0)
     if ! "$CC" "${flags[@]}" "$BENCH/$k.c" "$HERE/support.c" -lm -o "$w/orig.$d" 2>"$w/orig.$d.cc"; then
       echo "$k $d original FAIL original does not build"
       continue

@@ -141,7 +141,7 @@ for k in "${kernels[@]}"; do
         # Dumps with 2 threads (the autopar build for the largest count).
         if [ -n "${bin[$v $n]}" ]; then
           d="$w/$t.$v.$n.dump"
-          if build "$v" "${dump_src[$v]}" "$n" "$d" -D "${DUMP_DATASET}_DATASET" -D POLYBENCH_DUMP_ARRAYS \
+          if build "$v" "${dump_src[$v]}" "$n" "$d" -D "${DUMP_DATASET}_DATASET" -D POLYBENCH_DUMP_ARRAYS -D ARRAYFLOW_PARALLEL_WORK=0 \
             2>/dev/null; then
             OMP_NUM_THREADS=2 "$d" 2>"$d.out" >/dev/null
           else

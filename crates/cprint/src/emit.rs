@@ -468,6 +468,16 @@ fn threads_local(name: &str) -> String {
     )
 }
 
+/// A private copy of [`Printer::omp_loop`]: the shared variable, the
+/// local one, and the local's extents when sized by what the program
+/// reaches rather than declared.
+struct Copy {
+    scalar: bool,
+    shared: String,
+    local: String,
+    reached: Option<Vec<String>>,
+}
+
 /// The header's title for the private copies `omp_loop` declares.
 const STACK_NOTE: &str = "Private copies on the stack, one declared here and one per OpenMP thread";
 
@@ -497,6 +507,8 @@ struct Printer<'a> {
     local: HashSet<ArrayId>,
     uses_memcpy: bool,
     uses_malloc: bool,
+    /// A clause of the cost model compares with its threshold's macro.
+    uses_threshold: bool,
     /// `omp_get_max_threads()` sets a thread count: `omp.h`.
     uses_omp: bool,
     uses_math: bool,
@@ -506,6 +518,9 @@ struct Printer<'a> {
     stack: Vec<String>,
     /// Inside a loop with `#pragma omp parallel for`: no nested one.
     in_parallel: bool,
+    /// Inside a parallel region around a sequential loop ([`Printer::region`]):
+    /// parallel loops are `omp for`, the rest runs under `omp single`.
+    region: bool,
     /// Cells printed as a local instead: reduction variables.
     cells: Vec<(Access, String)>,
     /// The copies the program starts with, before anything else runs.
@@ -602,6 +617,66 @@ fn collapsed(f: &For) -> usize {
     n
 }
 
+/// Whether `c` has an unknown condition, an unknown value or a call to a
+/// function other than C's operators and `<math.h>`'s: each thread would
+/// call it for its own answer, or do its effects once more.
+fn has_unknown(c: &Cond) -> bool {
+    fn value(e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Unknown => true,
+            ExprKind::Call(f, args) => !spelled(f) || args.iter().any(value),
+            ExprKind::Neg(x) => value(x),
+            ExprKind::Binary(_, l, r) => value(l) || value(r),
+            ExprKind::Access(a) => a.subscripts.iter().any(|s| value(&s.expr)),
+            ExprKind::Int(_) | ExprKind::Param(_) | ExprKind::Counter(_) => false,
+        }
+    }
+    match c {
+        Cond::Unknown => true,
+        Cond::Cmp(_, l, r) => value(l) || value(r),
+        Cond::And(a, b) | Cond::Or(a, b) => has_unknown(a) || has_unknown(b),
+        Cond::Not(a) => has_unknown(a),
+    }
+}
+
+/// Whether `n` is or holds a parallel loop.
+fn holds_parallel_node(n: &Node) -> bool {
+    match n {
+        Node::For(g) => g.parallel || g.body.iter().any(holds_parallel_node),
+        Node::While(w) => w.body.iter().any(holds_parallel_node),
+        Node::If(i) => (i.branches.iter().flat_map(|(_, b)| b))
+            .chain(i.otherwise.iter().flatten())
+            .any(holds_parallel_node),
+        Node::Stmt(_) => false,
+    }
+}
+
+/// The outermost parallel loops in `body`, each with the sequential loops
+/// around it (`around`, from the region's loop down).
+fn parallel_nests<'b>(
+    body: &'b [Node],
+    around: &mut Vec<crate::cost::Inside>,
+    out: &mut Vec<(&'b For, Vec<crate::cost::Inside>)>,
+) {
+    for n in body {
+        match n {
+            Node::For(g) if g.parallel => out.push((g, around.clone())),
+            Node::For(g) => {
+                around.push(crate::cost::inside(g));
+                parallel_nests(&g.body, around, out);
+                around.pop();
+            }
+            Node::While(w) => parallel_nests(&w.body, around, out),
+            Node::If(i) => {
+                for b in (i.branches.iter().map(|(_, b)| b)).chain(&i.otherwise) {
+                    parallel_nests(b, around, out);
+                }
+            }
+            Node::Stmt(_) => {}
+        }
+    }
+}
+
 /// The counters of the `for` loops in `body`, below the first `skip`
 /// perfectly nested ones (those a `collapse` makes private).
 fn inner_counters(body: &[Node], skip: usize, out: &mut Vec<CounterId>) {
@@ -696,11 +771,13 @@ impl<'a> Printer<'a> {
             local: HashSet::new(),
             uses_memcpy: false,
             uses_malloc: false,
+            uses_threshold: false,
             uses_omp: false,
             uses_math,
             origin,
             stack: Vec::new(),
             in_parallel: false,
+            region: false,
             cells: Vec::new(),
             context: Vec::new(),
             leading: HashSet::new(),
@@ -757,6 +834,9 @@ impl<'a> Printer<'a> {
                 None => String::new(),
             };
             out.push(format!("double {name}({args});\n"));
+        }
+        if self.uses_threshold {
+            out.push(crate::cost::threshold_definition());
         }
         if self.uses_div {
             out.push(DIV_DEF.to_string());
@@ -917,7 +997,16 @@ impl<'a> Printer<'a> {
     }
 
     fn nodes(&mut self, body: &[Node], depth: usize, out: &mut String) {
+        if self.region && !self.in_parallel {
+            return self.region_nodes(body, depth, out);
+        }
         for n in body {
+            self.node(n, depth, out);
+        }
+    }
+
+    fn node(&mut self, n: &Node, depth: usize, out: &mut String) {
+        {
             let pad = "  ".repeat(depth);
             match n {
                 Node::Stmt(s) => {
@@ -926,7 +1015,19 @@ impl<'a> Printer<'a> {
                 }
                 Node::For(f) => match self.omp.iter().find(|o| o.counter == f.counter).cloned() {
                     // A loop over threads indexes shared arrays by thread.
-                    Some(o) if o.threads.is_none() => self.omp_loop(f, &o, depth, out),
+                    Some(o)
+                        if o.threads.is_none()
+                            && !(o.arrays.is_empty() && o.reductions.is_empty()) =>
+                    {
+                        self.omp_loop(f, &o, depth, out)
+                    }
+                    _ if !f.parallel
+                        && !self.in_parallel
+                        && !self.region
+                        && self.fits_region(f) =>
+                    {
+                        self.region(f, depth, out)
+                    }
                     _ => self.for_loop(f, "", depth, out),
                 },
                 Node::While(w) => {
@@ -949,9 +1050,16 @@ impl<'a> Printer<'a> {
     fn for_loop(&mut self, f: &For, clauses: &str, depth: usize, out: &mut String) {
         let pad = "  ".repeat(depth);
         let outermost = f.parallel && !self.in_parallel;
+        // Outside a region, the cost model (printed into a function only):
+        // the nest's work, compared with the threshold where it starts.
+        let pays = match outermost && !self.region && self.origin.is_some() {
+            true => crate::cost::pays(&[(f, crate::cost::outermost())], &|a| self.affine(a)),
+            false => None,
+        };
         if outermost {
             let n = collapsed(f);
-            let mut pragma = format!("{pad}#pragma omp parallel for");
+            let directive = if self.region { "for" } else { "parallel for" };
+            let mut pragma = format!("{pad}#pragma omp {directive}");
             if n > 1 {
                 let _ = write!(pragma, " collapse({n})");
             }
@@ -969,6 +1077,10 @@ impl<'a> Printer<'a> {
             }
             if !private.is_empty() {
                 let _ = write!(pragma, " private({})", private.join(", "));
+            }
+            if let Some(work) = &pays {
+                let _ = write!(pragma, " if({work} >= {})", crate::cost::THRESHOLD);
+                self.uses_threshold = true;
             }
             let _ = writeln!(out, "{pragma}");
             self.in_parallel = true;
@@ -995,6 +1107,119 @@ impl<'a> Printer<'a> {
         let _ = writeln!(out, "{pad}}}");
         if outermost {
             self.in_parallel = false;
+        }
+    }
+
+    /// Whether sequential loop `f` can be one parallel region around the
+    /// parallel loops inside it ([`Printer::region`]): it holds one, every
+    /// parallel loop in it runs on the shared arrays (no private copies,
+    /// no reduction: those are blocks of their own), and every thread
+    /// takes the same path to them (`if` conditions that read no array;
+    /// no `while` loop around one).
+    fn fits_region(&self, f: &For) -> bool {
+        fn holds_parallel(nodes: &[Node]) -> bool {
+            nodes.iter().any(|n| match n {
+                Node::For(g) => g.parallel || holds_parallel(&g.body),
+                Node::While(w) => holds_parallel(&w.body),
+                Node::If(i) => (i.branches.iter().map(|(_, b)| b))
+                    .chain(&i.otherwise)
+                    .any(|b| holds_parallel(b)),
+                Node::Stmt(_) => false,
+            })
+        }
+        fn fits(cx: &Printer, nodes: &[Node]) -> bool {
+            nodes.iter().all(|n| match n {
+                Node::Stmt(_) => true,
+                Node::For(g) if g.parallel => cx.omp.iter().all(|o| {
+                    o.counter != g.counter
+                        || (o.arrays.is_empty() && o.reductions.is_empty() && o.threads.is_none())
+                }),
+                Node::For(g) => fits(cx, &g.body),
+                Node::While(w) => !holds_parallel(&w.body),
+                Node::If(i) => {
+                    let branches: Vec<&Vec<Node>> = (i.branches.iter().map(|(_, b)| b))
+                        .chain(&i.otherwise)
+                        .collect();
+                    if !branches.iter().any(|b| holds_parallel(b)) {
+                        return true;
+                    }
+                    let reads_nothing = i.branches.iter().all(|(c, _)| {
+                        let mut reads = Vec::new();
+                        c.cond.collect_reads(&mut reads);
+                        reads.is_empty() && !has_unknown(&c.cond)
+                    });
+                    reads_nothing && branches.iter().all(|b| fits(cx, b))
+                }
+            })
+        }
+        self.origin.is_some() && holds_parallel(&f.body) && fits(self, &f.body)
+    }
+
+    /// Sequential loop `f` as one parallel region around the parallel
+    /// loops inside it: `#pragma omp parallel` before it, every thread
+    /// running the sequential loops (their counters private), each
+    /// parallel loop shared among them (`#pragma omp for`, whose end is a
+    /// barrier), and what lies between under `#pragma omp single` (run
+    /// once, a barrier after): the order of the original, with one team
+    /// for the whole nest instead of one per iteration of the loops
+    /// around the parallel ones. The cost model decides for the region
+    /// from the work of the parallel loops in one iteration of `f`.
+    fn region(&mut self, f: &For, depth: usize, out: &mut String) {
+        let pad = "  ".repeat(depth);
+        let mut counters = Vec::new();
+        inner_counters(
+            std::slice::from_ref(&Node::For(f.clone())),
+            0,
+            &mut counters,
+        );
+        let mut private: Vec<String> = Vec::new();
+        for c in counters {
+            let name = self.counters[c.index()].clone();
+            if self.declared(&name) && !private.contains(&name) {
+                private.push(name);
+            }
+        }
+        // The parallel loops, each with the sequential loops between `f`'s
+        // body and it: their counters have no value where the region starts.
+        let mut nests = Vec::new();
+        parallel_nests(&f.body, &mut vec![crate::cost::inside(f)], &mut nests);
+        let pays = crate::cost::pays(&nests, &|a| self.affine(a));
+        let mut pragma = format!("{pad}#pragma omp parallel");
+        if !private.is_empty() {
+            let _ = write!(pragma, " private({})", private.join(", "));
+        }
+        if let Some(work) = &pays {
+            let _ = write!(pragma, " if({work} >= {})", crate::cost::THRESHOLD);
+            self.uses_threshold = true;
+        }
+        let _ = writeln!(out, "{pragma}");
+        self.region = true;
+        self.for_loop(f, "", depth, out);
+        self.region = false;
+    }
+
+    /// The body of a sequential loop inside a parallel region: nodes that
+    /// hold a parallel loop as they are (every thread runs them), each run
+    /// of the others in one `#pragma omp single` block.
+    fn region_nodes(&mut self, body: &[Node], depth: usize, out: &mut String) {
+        let pad = "  ".repeat(depth);
+        let mut k = 0;
+        while k < body.len() {
+            let alone = |n: &Node| !holds_parallel_node(n);
+            if !alone(&body[k]) {
+                self.node(&body[k], depth, out);
+                k += 1;
+                continue;
+            }
+            let run = body[k..].iter().take_while(|n| alone(n)).count();
+            let _ = writeln!(out, "{pad}#pragma omp single\n{pad}{{");
+            self.in_parallel = true;
+            for n in &body[k..k + run] {
+                self.node(n, depth + 1, out);
+            }
+            self.in_parallel = false;
+            let _ = writeln!(out, "{pad}}}");
+            k += run;
         }
     }
 
@@ -1105,19 +1330,42 @@ impl<'a> Printer<'a> {
                 taken.insert(local.clone());
                 self.arrays[a.array.index()] = local.clone();
                 let scalar = decl.dims.is_empty();
+                let reached = if scalar {
+                    None
+                } else {
+                    self.reached_extents(a.array)
+                };
                 let text = if scalar {
                     self.local.insert(a.array);
                     format!("{} {local}", self.elem(a.array))
+                } else if let Some(extents) = &reached {
+                    let ty = self.elem(a.array);
+                    let dims: String = extents
+                        .iter()
+                        .map(|e| format!("[{e} > 0 ? {e} : 1]"))
+                        .collect();
+                    self.stack.push(format!(
+                        "{local}: {ty}[{}], ({}) * sizeof({ty}) bytes",
+                        extents.join("]["),
+                        extents.join(") * (")
+                    ));
+                    format!("{ty} {local}{dims}")
                 } else {
                     let sized = self.sized(a.array, decl);
                     self.stack.push(sized);
                     self.array_param(a.array, decl)
                 };
                 let _ = writeln!(out, "{inner}{text};");
+                let copy = Copy {
+                    scalar,
+                    shared,
+                    local: local.clone(),
+                    reached,
+                };
                 if a.first || a.last {
-                    self.copy(scalar, &shared, &local, true, &inner, out);
+                    self.copy(&copy, true, &inner, out);
                 }
-                copies.push((scalar, a.last, shared, local.clone()));
+                copies.push((a.last, copy));
                 local
             };
             if a.first && a.last {
@@ -1160,9 +1408,9 @@ impl<'a> Printer<'a> {
         for (shared, local) in back {
             let _ = writeln!(out, "{inner}{shared} = {local};");
         }
-        for (scalar, last, shared, local) in &copies {
+        for (last, copy) in &copies {
             if *last {
-                self.copy(*scalar, shared, local, false, &inner, out);
+                self.copy(copy, false, &inner, out);
             }
         }
         for a in o
@@ -1177,24 +1425,60 @@ impl<'a> Printer<'a> {
     }
 
     /// The shared array copied into the local one (`inward`) or back; a
-    /// scalar parameter is a pointer.
-    fn copy(
-        &mut self,
-        scalar: bool,
-        shared: &str,
-        local: &str,
-        inward: bool,
-        pad: &str,
-        out: &mut String,
-    ) {
+    /// scalar parameter is a pointer. A copy sized by the cells the program
+    /// reaches is copied cell by cell over them (its rows are shorter than
+    /// the shared array's); one of the declared size, whole.
+    fn copy(&mut self, c: &Copy, inward: bool, pad: &str, out: &mut String) {
         let deref = if self.origin.is_some() { "" } else { "*" };
-        let _ = match (scalar, inward) {
+        let (shared, local) = (&c.shared, &c.local);
+        if let Some(extents) = &c.reached {
+            let mut taken = self.taken();
+            let mut cell = String::new();
+            let mut head = String::new();
+            for (k, e) in extents.iter().enumerate() {
+                let i = fresh("c", &taken);
+                taken.insert(i.clone());
+                let _ = writeln!(
+                    head,
+                    "{pad}{}for (int {i} = 0; {i} < {e}; {i}++)",
+                    "  ".repeat(k)
+                );
+                let _ = write!(cell, "[{i}]");
+            }
+            let body = "  ".repeat(extents.len());
+            let _ = match inward {
+                true => writeln!(out, "{head}{pad}{body}{local}{cell} = {shared}{cell};"),
+                false => writeln!(out, "{head}{pad}{body}{shared}{cell} = {local}{cell};"),
+            };
+            return;
+        }
+        let _ = match (c.scalar, inward) {
             (true, true) => writeln!(out, "{pad}{local} = {deref}{shared};"),
             (true, false) => writeln!(out, "{pad}{deref}{shared} = {local};"),
             (false, true) => writeln!(out, "{pad}memcpy({local}, {shared}, sizeof {local});"),
             (false, false) => writeln!(out, "{pad}memcpy({shared}, {local}, sizeof {local});"),
         };
-        self.uses_memcpy |= !scalar;
+        self.uses_memcpy |= !c.scalar;
+    }
+
+    /// Printed into its function, the extents of a private copy of array
+    /// parameter `x` by the function's parameters: per dimension (from 0),
+    /// one past the largest index the program reaches
+    /// ([`crate::extent::reached`]), so that the copy fits whatever sizes
+    /// the file is built with (its declared extents are the dataset's
+    /// constants once preprocessed). `None` where one is not known.
+    fn reached_extents(&self, x: ArrayId) -> Option<Vec<String>> {
+        let origin = self.origin?;
+        let decl = self.p.array_decl(x);
+        (decl.dims.iter().enumerate())
+            .map(|(k, r)| {
+                if r.lo.affine != Affine::constant(0) {
+                    return None;
+                }
+                let e = crate::extent::reached(self.p, x, k).ok()?;
+                self.extent(&e, origin).ok()
+            })
+            .collect()
     }
 
     /// A written condition name as a C label (the C front end reads a label

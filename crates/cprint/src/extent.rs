@@ -53,7 +53,7 @@ pub fn pointer_extents(p: &Program) -> HashMap<String, Result<Extent, String>> {
             continue;
         };
         let name = &p.array_decl(*a).name;
-        let e = extent(p, *a, *k, qv).map_err(|why| {
+        let e = extent(p, *a, *k, Some(qv)).map_err(|why| {
             format!(
                 "`{name}` is a pointer whose extent C does not give (`{}`), and {why}",
                 q.name
@@ -76,7 +76,18 @@ struct Site {
     exact: bool,
 }
 
-fn extent(p: &Program, a: ArrayId, k: usize, q: Var) -> Result<Extent, String> {
+/// One past the largest index the program accesses of dimension `k` of
+/// array `a`, affine in the parameters and reached for every parameter
+/// value (the module's comment): in every run where the original stays in
+/// bounds, the declared extent is at least this, and no access goes past
+/// it. A private copy sized so holds every cell the program touches,
+/// whatever the dataset the file is built for.
+pub fn reached(p: &Program, a: ArrayId, k: usize) -> Result<Extent, String> {
+    extent(p, a, k, None)
+}
+
+/// [`reached`], not in terms of `q` (the extent being worked out).
+fn extent(p: &Program, a: ArrayId, k: usize, q: Option<Var>) -> Result<Extent, String> {
     let mut assumed = Vec::new();
     for c in &p.assumptions {
         assumed.extend(facts(c, true).unwrap_or_default());
@@ -98,7 +109,8 @@ fn extent(p: &Program, a: ArrayId, k: usize, q: Var) -> Result<Extent, String> {
     }
     for s in &sites {
         let Some(e) = candidate(s) else { continue };
-        if e.terms.contains_key(&q) || e.terms.keys().any(|v| matches!(v, Var::Counter(_))) {
+        let mentions_q = q.is_some_and(|q| e.terms.contains_key(&q));
+        if mentions_q || e.terms.keys().any(|v| matches!(v, Var::Counter(_))) {
             continue;
         }
         if dominates(s, &e, &sites) {

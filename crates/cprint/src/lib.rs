@@ -10,6 +10,7 @@ pub use arrayflow_model::{diagnostics, model, print};
 
 mod accessed;
 pub mod calls;
+pub mod cost;
 pub mod cvalue;
 pub mod effects;
 pub mod emit;

@@ -40,11 +40,16 @@ pub fn document_with(
         }
     };
     let reductions = c && !checked.reductions.is_empty();
+    let inner = c && !checked.inner.is_empty();
     let Some(e) = &checked.emitted else {
-        if reductions {
-            let mut out = format!(
-                "{mark} arrayflow privatize --emit code: loops parallel as reductions {basis}\n"
-            );
+        if reductions || inner {
+            let what = match (reductions, inner) {
+                (true, true) => "as reductions, and as written inside sequential loops",
+                (true, false) => "as reductions",
+                _ => "as written inside sequential loops",
+            };
+            let mut out =
+                format!("{mark} arrayflow privatize --emit code: loops parallel {what} {basis}\n");
             out.push_str(&c_form(program, &checked, print)?);
             return Ok(out);
         }
@@ -137,6 +142,7 @@ fn c_form(
     }
     let chosen: Vec<emit::Chosen> = (checked.chosen.iter())
         .chain(&checked.reductions)
+        .chain(&checked.inner)
         .cloned()
         .collect();
     let Some(ce) = emit::emit_c_with(program, &chosen, print) else {

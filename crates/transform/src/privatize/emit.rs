@@ -321,9 +321,9 @@ pub fn choose_reductions(
 /// The loops exact σ makes parallel after privatization and not before,
 /// outside any loop chosen already, and the outermost loops (not inside
 /// any loop) that are parallel as they are: one parallel loop per nest. A
-/// loop parallel as written inside a sequential loop stays as it is: its
-/// parallel region would open and close at every outer iteration, which
-/// costs more than it gains on short loops (a time step's sweep).
+/// loop parallel as written inside a sequential loop is left to
+/// [`choose_inner`] (the C form only, where the printer can give the nest
+/// one parallel region).
 pub fn choose_exact(loops: &[super::exact::ExactLoop]) -> Vec<Chosen> {
     let mut out = Vec::new();
     // Whether each loop around the current one (pre-order) is chosen.
@@ -342,6 +342,36 @@ pub fn choose_exact(loops: &[super::exact::ExactLoop]) -> Vec<Chosen> {
             });
         }
         around.push(chosen);
+    }
+    out
+}
+
+/// In the C form, the loops parallel as written inside loops that are
+/// not parallel in any way (as written, after privatization or with
+/// reductions), outside every loop chosen already: a time step's sweeps.
+/// The printer runs them in one parallel region around the sequential
+/// loops where every thread can take the same path to them, else each
+/// with a parallel loop of its own; the cost model decides whether either
+/// pays (docs/c.md, C output).
+pub fn choose_inner(loops: &[super::exact::ExactLoop], taken: &[Chosen]) -> Vec<Chosen> {
+    let mut out = Vec::new();
+    // Whether each loop around the current one (pre-order) is parallel in
+    // some way, or chosen.
+    let mut around: Vec<bool> = Vec::new();
+    for l in loops {
+        around.truncate(l.depth);
+        let busy = l.parallel_before()
+            || l.parallel_after()
+            || l.parallel_with_reductions()
+            || taken.iter().any(|c| c.counter == l.counter);
+        if l.depth > 0 && l.parallel_before() && !around.iter().any(|&b| b) {
+            out.push(Chosen {
+                counter: l.counter,
+                private: Vec::new(),
+                reductions: Vec::new(),
+            });
+        }
+        around.push(busy);
     }
     out
 }
@@ -442,6 +472,7 @@ impl Rewrite<'_> {
                         .find(|l| l.counter == f.counter)
                         .filter(|l| {
                             !l.reductions.is_empty()
+                                || l.private.is_empty()
                                 || !f.lower.affine.uses_counters()
                                     && !f.upper.affine.uses_counters()
                         });
@@ -1173,6 +1204,10 @@ pub struct Checked {
     pub reductions: Vec<Chosen>,
     /// Why reductions on real values were left sequential.
     pub reduction_notes: Vec<String>,
+    /// Loops parallel as written inside sequential loops, for the C form
+    /// ([`choose_inner`]; exact σ only). Nothing to copy: the interpreter
+    /// has nothing to compare beyond the shuffled `doall` it would run.
+    pub inner: Vec<Chosen>,
     /// Loops parallel after privatization at every sample but not proved
     /// for every parameter value: not emitted unless `allow_unproved`
     /// (no loop is marked parallel on a verdict the analysis cannot back).
@@ -1214,6 +1249,7 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
         ..o.clone()
     };
     let mut reductions = (Vec::new(), Vec::new());
+    let mut inner = Vec::new();
     let (chosen, basis) = match super::exact::analyze(program) {
         Ok(loops) => {
             let (all, notes) = choose_reductions(program, &loops, o.reassociate);
@@ -1225,6 +1261,8 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
             reductions = (by_openmp, notes);
             let mut chosen = choose_exact(&loops);
             chosen.extend(keyed);
+            let taken: Vec<Chosen> = chosen.iter().chain(&reductions.0).cloned().collect();
+            inner = choose_inner(&loops, &taken);
             (chosen, Basis::Exact)
         }
         Err(why) => {
@@ -1263,6 +1301,7 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
             reductions,
             reduction_notes,
             unproved,
+            inner,
         });
     };
     let b = &emitted.program;
@@ -1344,5 +1383,6 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
         reductions,
         reduction_notes,
         unproved,
+        inner,
     })
 }
