@@ -186,7 +186,8 @@ pub fn runs_like_the_original(
     let path = dir.join(format!("{name}.c"));
     let driver = dir.join(format!("{name}.main.c"));
     let original = std::fs::read_to_string(&path).unwrap();
-    let spliced = splice(&original, function, emitted).map_err(|why| format!("{why}\n{emitted}"))?;
+    let spliced =
+        splice(&original, function, emitted).map_err(|why| format!("{why}\n{emitted}"))?;
     runs_like(&path, &spliced, &driver, dir, case)
 }
 

@@ -1092,17 +1092,30 @@ impl<'a> Printer<'a> {
             format!("{i} += {}", f.step)
         };
         let int = if self.declared(&i) { "" } else { "int " };
-        let _ = writeln!(
-            out,
-            "{pad}for ({int}{i} = {}; {i} <= {}; {step}) {{",
-            self.expr(&f.lower.expr),
-            self.expr(&f.upper.expr)
-        );
+        let (lo, hi) = (self.expr(&f.lower.expr), self.expr(&f.upper.expr));
+        let body = match thread_block(f) {
+            // One thread's block of consecutive iterations as bounds, not
+            // as a test in every iteration of every thread.
+            Some((first, threads, next, body)) if f.step == 1 => {
+                let (first, threads, next) =
+                    (self.expr(first), self.expr(threads), self.expr(next));
+                let _ = writeln!(
+                    out,
+                    "{pad}for ({int}{i} = {lo} + ({first} + {threads} - 1) / ({threads}); \
+                     {i} <= {lo} + ({next} + {threads} - 1) / ({threads}) - 1 && {i} <= {hi}; {step}) {{"
+                );
+                body
+            }
+            _ => {
+                let _ = writeln!(out, "{pad}for ({int}{i} = {lo}; {i} <= {hi}; {step}) {{");
+                &f.body
+            }
+        };
         let known = self.context.len();
         let c = Linear::of(&Affine::var(Var::Counter(f.counter)));
         self.context.push(c.minus(&Linear::of(&f.lower.affine), 0));
         self.context.push(Linear::of(&f.upper.affine).minus(&c, 0));
-        self.nodes(&f.body, depth + 1, out);
+        self.nodes(body, depth + 1, out);
         self.context.truncate(known);
         let _ = writeln!(out, "{pad}}}");
         if outermost {
@@ -1812,4 +1825,37 @@ fn int(n: i64) -> String {
     } else {
         n.to_string()
     }
+}
+
+/// A loop whose whole body runs only on one thread's block of its
+/// iterations, as privatization writes it: `if (first <= threads * (i -
+/// lo) && threads * (i - lo) < next) { body }`, with `first = t * n` and
+/// `next = (t + 1) * n` for `n` trips. Gives `first`, `threads`, `next`
+/// and the body: the block is `lo + ceil(first / threads)` to `lo +
+/// ceil(next / threads) - 1` (`first`, `next` >= 0 whenever the loop runs).
+fn thread_block(f: &For) -> Option<(&Expr, &Expr, &Expr, &[Node])> {
+    let [Node::If(If {
+        branches,
+        otherwise: None,
+        ..
+    })] = f.body.as_slice()
+    else {
+        return None;
+    };
+    let [(condition, body)] = branches.as_slice() else {
+        return None;
+    };
+    let Cond::And(a, b) = &condition.cond else {
+        return None;
+    };
+    let (Cond::Cmp(CmpOp::Le, first, from), Cond::Cmp(CmpOp::Lt, from_2, next)) = (&**a, &**b)
+    else {
+        return None;
+    };
+    let ExprKind::Binary(BinOp::Mul, threads, offset) = &from.kind else {
+        return None;
+    };
+    let i = Affine::var(Var::Counter(f.counter));
+    let is_offset = Affine::from_expr(offset) == i.checked_sub(&f.lower.affine);
+    (from == from_2 && is_offset).then_some((first, &**threads, next, body.as_slice()))
 }
