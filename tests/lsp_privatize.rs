@@ -132,7 +132,7 @@ fn the_remark_and_its_action_on_a_c_file() {
         .unwrap_or("");
     assert!(
         code.lines()
-            .any(|l| l.trim() == "#pragma omp parallel for lastprivate(w_p)"),
+            .any(|l| l.trim().starts_with("#pragma omp parallel for lastprivate(w_p) if(")),
         "{code}"
     );
     // The document it gives is the program the command prints.
