@@ -131,8 +131,9 @@ fn the_remark_and_its_action_on_a_c_file() {
         .as_str()
         .unwrap_or("");
     assert!(
-        code.lines()
-            .any(|l| l.trim().starts_with("#pragma omp parallel for lastprivate(w_p) if(")),
+        code.lines().any(|l| l
+            .trim()
+            .starts_with("#pragma omp parallel for lastprivate(w_p) if(")),
         "{code}"
     );
     // The document it gives is the program the command prints.
