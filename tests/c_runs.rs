@@ -168,7 +168,14 @@ fn run_text(dir: &Path, name: &str, a: &Program, b: &str, b_model: &Program) -> 
 fn run_files(dir: &Path, name: &str, a: &Program, b: &str, main: String) -> String {
     let d = dir.join(name);
     std::fs::create_dir_all(&d).unwrap();
-    let files: Vec<PathBuf> = [
+    let files = sources(&d, a, b, main);
+    compile_and_run(&d, name, &files)
+}
+
+/// `a` printed as C (`kernel_a`), the C text `b` and the `main` text,
+/// written into `d`.
+fn sources(d: &Path, a: &Program, b: &str, main: String) -> Vec<PathBuf> {
+    [
         ("a.c", arrayflow::cfront::emit::program(a, "kernel_a")),
         ("b.c", b.to_string()),
         ("main.c", main),
@@ -179,8 +186,7 @@ fn run_files(dir: &Path, name: &str, a: &Program, b: &str, main: String) -> Stri
         std::fs::write(&path, text).unwrap();
         path
     })
-    .collect();
-    compile_and_run(&d, name, &files)
+    .collect()
 }
 
 /// `cc -fopenmp` on `files`, then the program on two threads: its output.
@@ -406,18 +412,7 @@ fn reductions_by_meaning_run_like_the_original_at_1_2_4_threads() {
                         q.default = Some(n as i64);
                     }
                 }
-                let files: Vec<PathBuf> = [
-                    ("a.c", arrayflow::cfront::emit::program(a, "kernel_a")),
-                    ("b.c", text.to_string()),
-                    ("main.c", harness(a, &b)),
-                ]
-                .into_iter()
-                .map(|(f, text)| {
-                    let path = d.join(f);
-                    std::fs::write(&path, text).unwrap();
-                    path
-                })
-                .collect();
+                let files = sources(&d, a, text, harness(a, &b));
                 compile_and_run_at(&d, name, &files, &[n]).remove(0)
             })
             .collect()

@@ -370,19 +370,29 @@ fn known_failures() -> BTreeMap<(String, String), String> {
     out
 }
 
+/// A fresh directory for a test's builds, or `None` (the test is skipped)
+/// where gcc -fopenmp cannot build and run a program, which
+/// `ARRAYFLOW_REQUIRE_GCC=1` makes a failure.
+fn work_dir(prefix: &str) -> Option<PathBuf> {
+    let work = std::env::temp_dir().join(format!("{prefix}-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    if have_gcc_openmp(&work) {
+        return Some(work);
+    }
+    std::fs::remove_dir_all(&work).ok();
+    assert!(
+        std::env::var("ARRAYFLOW_REQUIRE_GCC").as_deref() != Ok("1"),
+        "ARRAYFLOW_REQUIRE_GCC=1 but gcc -fopenmp does not build and run a program here"
+    );
+    eprintln!("skipped: gcc -fopenmp does not build and run a program here");
+    None
+}
+
 #[test]
 fn transformed_kernels_are_drop_ins() {
-    let work = std::env::temp_dir().join(format!("arrayflow-polybench-c-{}", std::process::id()));
-    std::fs::create_dir_all(&work).unwrap();
-    if !have_gcc_openmp(&work) {
-        std::fs::remove_dir_all(&work).ok();
-        assert!(
-            std::env::var("ARRAYFLOW_REQUIRE_GCC").as_deref() != Ok("1"),
-            "ARRAYFLOW_REQUIRE_GCC=1 but gcc -fopenmp does not build and run a program here"
-        );
-        eprintln!("skipped: gcc -fopenmp does not build and run a program here");
+    let Some(work) = work_dir("arrayflow-polybench-c") else {
         return;
-    }
+    };
     let mut kernels: Vec<String> = std::fs::read_dir(bench())
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -501,17 +511,9 @@ fn transformed_kernels_are_drop_ins() {
 /// their sequential loop (with `omp single` in lu).
 #[test]
 fn one_output_fits_every_dataset() {
-    let work = std::env::temp_dir().join(format!("arrayflow-polybench-fit-{}", std::process::id()));
-    std::fs::create_dir_all(&work).unwrap();
-    if !have_gcc_openmp(&work) {
-        std::fs::remove_dir_all(&work).ok();
-        assert!(
-            std::env::var("ARRAYFLOW_REQUIRE_GCC").as_deref() != Ok("1"),
-            "ARRAYFLOW_REQUIRE_GCC=1 but gcc -fopenmp does not build and run a program here"
-        );
-        eprintln!("skipped: gcc -fopenmp does not build and run a program here");
+    let Some(work) = work_dir("arrayflow-polybench-fit") else {
         return;
-    }
+    };
     let forms: [(&str, &[&str]); 4] = [
         (
             "doitgen",

@@ -1045,6 +1045,18 @@ impl<'a> Printer<'a> {
         }
     }
 
+    /// A pragma's `private(...)` clause, and its `if(...)` clause when the
+    /// cost model gave the work of what it opens.
+    fn private_and_cost(&mut self, pragma: &mut String, private: &[String], work: Option<&str>) {
+        if !private.is_empty() {
+            let _ = write!(pragma, " private({})", private.join(", "));
+        }
+        if let Some(work) = work {
+            let _ = write!(pragma, " if({work} >= {})", crate::cost::THRESHOLD);
+            self.uses_threshold = true;
+        }
+    }
+
     /// `for (..) {..}`, after `#pragma omp parallel for{clauses}` when the
     /// loop is parallel.
     fn for_loop(&mut self, f: &For, clauses: &str, depth: usize, out: &mut String) {
@@ -1075,13 +1087,7 @@ impl<'a> Printer<'a> {
                     private.push(name);
                 }
             }
-            if !private.is_empty() {
-                let _ = write!(pragma, " private({})", private.join(", "));
-            }
-            if let Some(work) = &pays {
-                let _ = write!(pragma, " if({work} >= {})", crate::cost::THRESHOLD);
-                self.uses_threshold = true;
-            }
+            self.private_and_cost(&mut pragma, &private, pays.as_deref());
             let _ = writeln!(out, "{pragma}");
             self.in_parallel = true;
         }
@@ -1198,13 +1204,7 @@ impl<'a> Printer<'a> {
         parallel_nests(&f.body, &mut vec![crate::cost::inside(f)], &mut nests);
         let pays = crate::cost::pays(&nests, &|a| self.affine(a));
         let mut pragma = format!("{pad}#pragma omp parallel");
-        if !private.is_empty() {
-            let _ = write!(pragma, " private({})", private.join(", "));
-        }
-        if let Some(work) = &pays {
-            let _ = write!(pragma, " if({work} >= {})", crate::cost::THRESHOLD);
-            self.uses_threshold = true;
-        }
+        self.private_and_cost(&mut pragma, &private, pays.as_deref());
         let _ = writeln!(out, "{pragma}");
         self.region = true;
         self.for_loop(f, "", depth, out);

@@ -23,6 +23,7 @@
 //! one select update per cell for exact σ ([`folded_groups`] finds them
 //! there), and [`emit`] writes the two passes for the C form.
 
+use super::emit::{access, copy, e, int};
 use super::reduction::{self, ReduceOp};
 use crate::codegen::Names;
 use crate::model::*;
@@ -293,29 +294,8 @@ pub fn any(reductions: &[(String, ReduceOp)]) -> bool {
     (reductions.iter()).any(|(_, op)| matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin))
 }
 
-fn e(k: ExprKind) -> Expr {
-    Expr::new(k, Span::NONE)
-}
-
-fn int(v: i64) -> Expr {
-    e(ExprKind::Int(v))
-}
-
-fn access(array: ArrayId, subs: Vec<Expr>) -> Access {
-    Access {
-        array,
-        subscripts: subs.into_iter().map(Subscript::new).collect(),
-        span: Span::NONE,
-        ext: None,
-    }
-}
-
 fn read(a: Access) -> Expr {
     e(ExprKind::Access(a))
-}
-
-fn stmt(label: String, target: Access, value: Expr) -> Node {
-    Node::Stmt(Stmt::copy(label, target, value))
 }
 
 fn condition(name: String, cond: Cond) -> Condition {
@@ -428,13 +408,13 @@ pub(crate) fn emit(
     let mut head = Vec::new();
     for (partials, hit) in &parts {
         for v in partials {
-            head.push(stmt(
+            head.push(copy(
                 names.fresh("start"),
                 at(v.copy, &te),
                 read(v.cell.clone()),
             ));
         }
-        head.push(stmt(names.fresh("none"), at(*hit, &te), int(0)));
+        head.push(copy(names.fresh("none"), at(*hit, &te), int(0)));
     }
     let mut body = std::mem::take(&mut f.body);
     on_partials(&mut body, &parts, &te, p, names);
@@ -480,7 +460,7 @@ pub(crate) fn emit(
         let hit = Cond::Cmp(CmpOp::Eq, read(at(*hit, &te2)), int(1));
         let take = (partials.iter())
             .map(|v| {
-                stmt(
+                copy(
                     names.fresh("combine"),
                     v.cell.clone(),
                     read(at(v.copy, &te2)),
@@ -551,7 +531,7 @@ fn on_partials(
             return;
         };
         if let Some((_, h)) = parts.iter().find(|(ps, _)| ps[0].cell.same_cell(&key)) {
-            let flag = stmt(names.fresh("hit"), on_line(*h, t), int(1));
+            let flag = copy(names.fresh("hit"), on_line(*h, t), int(1));
             i.branches[0].1.push(flag);
         }
     });

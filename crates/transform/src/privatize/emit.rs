@@ -117,11 +117,11 @@ struct Private {
     last: ArrayId,
 }
 
-fn e(k: ExprKind) -> Expr {
+pub(super) fn e(k: ExprKind) -> Expr {
     Expr::new(k, Span::NONE)
 }
 
-fn int(v: i64) -> Expr {
+pub(super) fn int(v: i64) -> Expr {
     e(ExprKind::Int(v))
 }
 
@@ -129,7 +129,7 @@ fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
     e(ExprKind::Binary(op, Box::new(l), Box::new(r)))
 }
 
-fn access(array: ArrayId, subs: Vec<Expr>) -> Access {
+pub(super) fn access(array: ArrayId, subs: Vec<Expr>) -> Access {
     Access {
         array,
         subscripts: subs.into_iter().map(Subscript::new).collect(),
@@ -142,7 +142,7 @@ fn read(array: ArrayId, subs: Vec<Expr>) -> Expr {
     e(ExprKind::Access(access(array, subs)))
 }
 
-fn copy(label: String, target: Access, value: Expr) -> Node {
+pub(super) fn copy(label: String, target: Access, value: Expr) -> Node {
     Node::Stmt(Stmt::copy(label, target, value))
 }
 
