@@ -23,7 +23,7 @@
 //! one select update per cell for exact σ ([`folded_groups`] finds them
 //! there), and [`emit`] writes the two passes for the C form.
 
-use super::emit::{access, copy, e, int};
+use super::nodes::{access, copy, e, int};
 use super::reduction::{self, ReduceOp};
 use crate::codegen::Names;
 use crate::model::*;
@@ -281,12 +281,12 @@ fn kept_update(s: &Stmt) -> Option<(&Access, &Expr, &Expr)> {
     (keeps && !reads_array(c, target.array)).then_some((target, c, v))
 }
 
-/// Whether loop `l` reduces keyed groups only, and has nothing private:
-/// the loops [`emit`] writes.
-pub fn only(l: &super::emit::Chosen) -> bool {
-    any(&l.reductions)
-        && l.private.is_empty()
-        && (l.reductions.iter()).all(|(_, op)| matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin))
+/// Whether a loop with these reductions reduces keyed groups only, and
+/// has nothing private (`has_private` false): the loops [`emit`] writes.
+pub fn only(reductions: &[(String, ReduceOp)], has_private: bool) -> bool {
+    any(reductions)
+        && !has_private
+        && (reductions.iter()).all(|(_, op)| matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin))
 }
 
 /// Whether `reductions` has a keyed group's cell.

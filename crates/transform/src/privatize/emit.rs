@@ -39,6 +39,7 @@
 //! ran at the given sizes, and `equiv` with `doall` shuffled checks others.
 
 use super::footprint::{self, Footprint};
+use super::nodes::{access, copy, e, int};
 use super::reduction::ReduceOp;
 use super::LoopPrivatization;
 use crate::codegen::Names;
@@ -117,33 +118,12 @@ struct Private {
     last: ArrayId,
 }
 
-pub(super) fn e(k: ExprKind) -> Expr {
-    Expr::new(k, Span::NONE)
-}
-
-pub(super) fn int(v: i64) -> Expr {
-    e(ExprKind::Int(v))
-}
-
 fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
     e(ExprKind::Binary(op, Box::new(l), Box::new(r)))
 }
 
-pub(super) fn access(array: ArrayId, subs: Vec<Expr>) -> Access {
-    Access {
-        array,
-        subscripts: subs.into_iter().map(Subscript::new).collect(),
-        span: Span::NONE,
-        ext: None,
-    }
-}
-
 fn read(array: ArrayId, subs: Vec<Expr>) -> Expr {
     e(ExprKind::Access(access(array, subs)))
-}
-
-pub(super) fn copy(label: String, target: Access, value: Expr) -> Node {
-    Node::Stmt(Stmt::copy(label, target, value))
 }
 
 /// The program with every loop that privatization makes parallel (the
@@ -628,7 +608,7 @@ impl Rewrite<'_> {
                 c.notes.push(format!("loop {name}: left sequential: {why}"));
             }
         };
-        if !super::argmax::only(l) {
+        if !super::argmax::only(&l.reductions, !l.private.is_empty()) {
             let why = "a maximum kept with its index next to other reductions or private arrays";
             note(self.clauses.as_deref_mut(), why);
             return None;
@@ -1256,8 +1236,8 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
             // Maxima kept with their indices are combined in thread order,
             // the same values at any thread count: emitted in the `.loop`
             // form too, and checked like per-thread copies.
-            let (keyed, by_openmp): (Vec<Chosen>, Vec<Chosen>) =
-                all.into_iter().partition(super::argmax::only);
+            let (keyed, by_openmp): (Vec<Chosen>, Vec<Chosen>) = (all.into_iter())
+                .partition(|l| super::argmax::only(&l.reductions, !l.private.is_empty()));
             reductions = (by_openmp, notes);
             let mut chosen = choose_exact(&loops);
             chosen.extend(keyed);

@@ -24,6 +24,7 @@ pub mod emit;
 pub mod exact;
 mod footprint;
 pub mod guarded;
+mod nodes;
 pub mod omp;
 pub mod reduction;
 pub mod render;
