@@ -250,7 +250,7 @@ fn asked<T: Send + 'static>(
 fn an_edit_stops_a_long_question_inside_the_engines() {
     use arrayflow::Cancelled;
     let mut host = Host::new(Options::default());
-    let f = host.set_file("mm.loop", product(48));
+    let f = host.set_file("mm.loop", product(90));
     let a = host.analysis();
     let asker = asked(move || a.expansion_summary(f).map(|s| s.len()));
     let t = Instant::now();
@@ -268,7 +268,7 @@ fn an_edit_stops_a_long_question_inside_the_engines() {
 fn a_canceller_stops_a_long_question_inside_the_engines() {
     use arrayflow::Cancelled;
     let mut host = Host::new(Options::default());
-    let f = host.set_file("mm.loop", product(48));
+    let f = host.set_file("mm.loop", product(90));
     let a = host.analysis();
     let canceller = a.canceller();
     let asker = asked(move || {
