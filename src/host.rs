@@ -37,12 +37,32 @@ use std::sync::Arc;
 
 pub use crate::db::Level;
 
-/// A file of a [`Host`]: an index, stable while the host lives.
+/// A file of a [`Host`]: stable while the host lives, and known to that
+/// host only. A question about a file another host opened, or one this
+/// host removed, answers [`Cancelled::NoSuchFile`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FileId(pub u32);
+pub struct FileId {
+    host: u32,
+    index: u32,
+}
 
-/// The sizes and limits every analysis of a host runs with.
-#[derive(Clone)]
+impl FileId {
+    /// The file's number in its host, from 0 in the order opened.
+    pub fn index(self) -> u32 {
+        self.index
+    }
+}
+
+/// Tells hosts apart, so that a [`FileId`] is checked against its own.
+static HOSTS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// The sizes and limits every analysis of a host runs with. The defaults
+/// ([`Options::default`]) are the command line's: no parameter values
+/// (each takes its declared default), 4 `while` trips, 50,000,000 access
+/// instances per kernel and 4 GiB of memory; the language server starts
+/// from them with 5,000,000 instances, so that a keystroke never waits on
+/// a huge kernel.
+#[derive(Clone, Debug)]
 pub struct Options {
     /// Parameter values; parameters not listed take their declared default.
     pub params: Vec<(String, i64)>,
@@ -96,6 +116,9 @@ pub enum Cancelled {
     Request,
     /// What the question waited for failed on another thread.
     Failed,
+    /// The [`FileId`] is not one of the snapshot's files: the host removed
+    /// it, or another host opened it.
+    NoSuchFile,
 }
 
 impl std::fmt::Display for Cancelled {
@@ -104,19 +127,28 @@ impl std::fmt::Display for Cancelled {
             Cancelled::Edit => "cancelled by an edit",
             Cancelled::Request => "cancelled on request",
             Cancelled::Failed => "cancelled: what it waited for failed on another thread",
+            Cancelled::NoSuchFile => "no such file: removed, or opened by another host",
         })
     }
 }
 
 impl std::error::Error for Cancelled {}
 
-/// The answer to a question, or [`Cancelled`].
+/// The answer to a question, or why there is none ([`Cancelled`]).
 pub type Cancellable<T> = Result<T, Cancelled>;
 
 /// Stops the questions running on one [`Analysis`] (not on its clones):
 /// they return [`Cancelled::Request`]. Any thread may use it.
 #[derive(Clone)]
 pub struct Canceller(salsa::CancellationToken);
+
+impl std::fmt::Debug for Canceller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Canceller")
+            .field("cancelled", &self.is_cancelled())
+            .finish()
+    }
+}
 
 impl Canceller {
     /// Stops the question running now, if any.
@@ -148,11 +180,26 @@ pub fn calls(path: &std::path::Path, text: &str, file: crate::diagnostics::FileI
     db::calls(path, text, file)
 }
 
-/// The files, by id: their paths and database inputs.
+/// The files, by id: their paths and database inputs, and the open ones
+/// by path.
 #[derive(Clone, Default)]
 struct Files {
+    /// The host's tag in its [`FileId`]s.
+    host: u32,
     paths: Vec<String>,
     inputs: Vec<SourceFile>,
+    /// The open files by path; a removed file is not here.
+    by_path: std::collections::HashMap<String, u32>,
+}
+
+impl Files {
+    /// The input of `file`, when it is one of these files and open.
+    fn input(&self, file: FileId) -> Option<SourceFile> {
+        let open = file.host == self.host
+            && (self.paths.get(file.index as usize))
+                .is_some_and(|p| self.by_path.get(p) == Some(&file.index));
+        open.then(|| self.inputs[file.index as usize])
+    }
 }
 
 /// Owns the database: files, settings and rules go in here.
@@ -161,13 +208,44 @@ pub struct Host {
     files: Arc<Files>,
 }
 
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("files", &self.files.by_path)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Something to change in a [`Host`], applied with others by
+/// [`Host::apply`]: a language server's batch of notifications.
+#[derive(Clone, Debug)]
+pub enum Change {
+    /// Open a file, or replace its text ([`Host::set_file`]).
+    File {
+        /// The file's path: `.c` and `.h` are read as C.
+        path: String,
+        /// Its new text.
+        text: String,
+    },
+    /// Close a file ([`Host::remove_file`]).
+    Remove(String),
+    /// New sizes and limits ([`Host::set_options`]).
+    Options(Options),
+    /// New run-time rule files ([`Host::set_rules`]).
+    Rules(Vec<(String, String)>),
+}
+
 impl Host {
     /// An empty host with these options.
     pub fn new(options: Options) -> Host {
         let db = Database::with_kinds(options.config(), options.kinds.clone());
+        let host = HOSTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Host {
             db,
-            files: Arc::default(),
+            files: Arc::new(Files {
+                host,
+                ..Files::default()
+            }),
         }
     }
 
@@ -175,22 +253,70 @@ impl Host {
     /// `.c` and `.h` paths are read as C (with the default feature `c`;
     /// without it they get E0900), every other path as `.loop` text.
     pub fn set_file(&mut self, path: &str, text: String) -> FileId {
-        if let Some(i) = self.files.paths.iter().position(|p| p == path) {
-            let file = FileId(i as u32);
-            self.set_text(file, text);
+        if let Some(file) = self.file(path) {
+            self.db
+                .set_text(self.files.inputs[file.index as usize], text);
             return file;
         }
         let input = self.db.add_file(path, text);
         let files = Arc::make_mut(&mut self.files);
+        let index = files.paths.len() as u32;
         files.paths.push(path.to_string());
         files.inputs.push(input);
-        FileId(files.paths.len() as u32 - 1)
+        files.by_path.insert(path.to_string(), index);
+        FileId {
+            host: files.host,
+            index,
+        }
     }
 
-    /// Replaces the text of a file the host has.
-    pub fn set_text(&mut self, file: FileId, text: String) {
-        let input = self.files.inputs[file.0 as usize];
+    /// The open file with this path.
+    pub fn file(&self, path: &str) -> Option<FileId> {
+        (self.files.by_path.get(path)).map(|&index| FileId {
+            host: self.files.host,
+            index,
+        })
+    }
+
+    /// Replaces the text of a file the host has; [`Cancelled::NoSuchFile`]
+    /// for a file it removed or never had.
+    pub fn set_text(&mut self, file: FileId, text: String) -> Result<(), Cancelled> {
+        let input = self.files.input(file).ok_or(Cancelled::NoSuchFile)?;
         self.db.set_text(input, text);
+        Ok(())
+    }
+
+    /// Closes a file: its id answers [`Cancelled::NoSuchFile`] from now
+    /// on, and its path opens as a new file. Its text is dropped; whether
+    /// it was open is returned.
+    pub fn remove_file(&mut self, file: FileId) -> bool {
+        let Some(input) = self.files.input(file) else {
+            return false;
+        };
+        self.db.set_text(input, String::new());
+        let files = Arc::make_mut(&mut self.files);
+        files.by_path.remove(&files.paths[file.index as usize]);
+        true
+    }
+
+    /// Applies the changes in order, as one edit: questions running on an
+    /// older snapshot are cancelled once, and nothing is recomputed before
+    /// the next question. The files opened, in the order of their changes.
+    pub fn apply(&mut self, changes: Vec<Change>) -> Vec<FileId> {
+        let mut opened = Vec::new();
+        for c in changes {
+            match c {
+                Change::File { path, text } => opened.push(self.set_file(&path, text)),
+                Change::Remove(path) => {
+                    if let Some(file) = self.file(&path) {
+                        self.remove_file(file);
+                    }
+                }
+                Change::Options(o) => self.set_options(&o),
+                Change::Rules(r) => self.set_rules(&r),
+            }
+        }
+        opened
     }
 
     /// Sets the options' sizes and limits (the kinds stay those the host
@@ -259,6 +385,14 @@ pub struct Analysis {
     files: Arc<Files>,
 }
 
+impl std::fmt::Debug for Analysis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Analysis")
+            .field("files", &self.files.by_path)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Analysis {
     /// Runs a query, turning salsa's cancellation into ours. The answer
     /// may borrow from the snapshot.
@@ -277,58 +411,75 @@ impl Analysis {
         Canceller(salsa::Database::cancellation_token(&self.db))
     }
 
-    fn input(&self, file: FileId) -> SourceFile {
-        self.files.inputs[file.0 as usize]
+    /// [`Analysis::with`] on a file of the snapshot; [`Cancelled::NoSuchFile`]
+    /// for any other.
+    fn with_file<'a, T>(
+        &'a self,
+        file: FileId,
+        f: impl FnOnce(&'a Database) -> T,
+    ) -> Cancellable<T> {
+        self.files.input(file).ok_or(Cancelled::NoSuchFile)?;
+        self.with(f)
     }
 
-    /// The path a file was opened with.
-    pub fn path(&self, file: FileId) -> &str {
-        &self.files.paths[file.0 as usize]
+    /// A file [`Analysis::with_file`] checked.
+    fn input(&self, file: FileId) -> SourceFile {
+        self.files.inputs[file.index as usize]
+    }
+
+    /// The path a file was opened with, when it is one of the snapshot's.
+    pub fn path(&self, file: FileId) -> Option<&str> {
+        self.files.input(file)?;
+        Some(&self.files.paths[file.index as usize])
     }
 
     /// The file's text.
     pub fn text(&self, file: FileId) -> Cancellable<String> {
-        self.with(|db| self.input(file).text(db).clone())
+        self.with_file(file, |db| self.input(file).text(db).clone())
     }
 
     /// The file's program, when it has no errors.
     pub fn program(&self, file: FileId) -> Cancellable<Option<&Program>> {
-        self.with(|db| db::parse(db, self.input(file)).program.as_ref())
+        self.with_file(file, |db| db::parse(db, self.input(file)).program.as_ref())
     }
 
     /// The front end's errors and warnings alone.
     pub fn parse_diagnostics(&self, file: FileId) -> Cancellable<&[Diagnostic]> {
-        self.with(|db| db::parse(db, self.input(file)).diagnostics.as_slice())
+        self.with_file(file, |db| {
+            db::parse(db, self.input(file)).diagnostics.as_slice()
+        })
     }
 
     /// The extension kinds' checks on a valid file, or the error that kept
     /// σ from being found; nothing for a program without extension
     /// accesses.
     pub fn kind_diagnostics(&self, file: FileId) -> Cancellable<Vec<Diagnostic>> {
-        self.with(|db| db::kind_diagnostics(db, self.input(file)))
+        self.with_file(file, |db| db::kind_diagnostics(db, self.input(file)))
     }
 
     /// The analyses' errors: budgets and sizes σ was refused at.
     pub fn analysis_diagnostics(&self, file: FileId) -> Cancellable<&[Diagnostic]> {
-        self.with(|db| db::analysis_diagnostics(db, self.input(file)).as_slice())
+        self.with_file(file, |db| {
+            db::analysis_diagnostics(db, self.input(file)).as_slice()
+        })
     }
 
     /// E0304 for each kernel whose carried dependences (what the loop
     /// remarks and the rules read) go over the memory budget.
     pub fn dependence_diagnostics(&self, file: FileId) -> Cancellable<Vec<Diagnostic>> {
-        self.with(|db| db::deps_diagnostics(db, self.input(file)))
+        self.with_file(file, |db| db::deps_diagnostics(db, self.input(file)))
     }
 
     /// The run-time rules' findings on the file (rule files with errors
     /// give none).
     pub fn rule_diagnostics(&self, file: FileId) -> Cancellable<Vec<Diagnostic>> {
-        self.with(|db| db::rules::rule_diagnostics(db, self.input(file)))
+        self.with_file(file, |db| db::rules::rule_diagnostics(db, self.input(file)))
     }
 
     /// Per rule file of the host, in the order set, what it says about the
     /// file: its findings and its `.output` relations.
     pub fn rule_reports(&self, file: FileId) -> Cancellable<Vec<RuleReport>> {
-        self.with(|db| {
+        self.with_file(file, |db| {
             let input = self.input(file);
             (db::rules::rule_files(db).iter())
                 .map(|&r| {
@@ -351,13 +502,15 @@ impl Analysis {
     /// The relations the file exports to run-time rules (docs/rules.md
     /// §8); `None` when it has errors.
     pub fn exported(&self, file: FileId) -> Cancellable<Option<&Exported>> {
-        self.with(|db| db::rules::exported(db, self.input(file)).as_ref())
+        self.with_file(file, |db| {
+            db::rules::exported(db, self.input(file)).as_ref()
+        })
     }
 
     /// Computes σ of the file's small kernels side by side on the current
     /// rayon pool's threads, before questions that read them in order.
     pub fn prefetch_flows(&self, file: FileId) -> Cancellable<()> {
-        self.with(|db| db::parallel::kernel_flows(db, self.input(file)))
+        self.with_file(file, |db| db::parallel::kernel_flows(db, self.input(file)))
     }
 
     /// σ of the whole file grouped per read access, streamed: `start` makes
@@ -370,7 +523,9 @@ impl Analysis {
         start: impl FnOnce(&'a Program, (Vec<(String, i64)>, u32)) -> Result<S, E>,
         each: impl FnMut(&mut S, Vec<AccessGroups>) -> Result<(), E>,
     ) -> Cancellable<Result<Result<S, E>, FlowError>> {
-        self.with(|db| db::resolve::file_groups(db, self.input(file), start, each))
+        self.with_file(file, |db| {
+            db::resolve::file_groups(db, self.input(file), start, each)
+        })
     }
 
     /// σ of the whole file as one JSON record per read instance, written to
@@ -380,14 +535,16 @@ impl Analysis {
         file: FileId,
         out: &mut impl std::io::Write,
     ) -> Cancellable<Result<std::io::Result<()>, FlowError>> {
-        self.with(|db| db::resolve::file_instances(db, self.input(file), out))
+        self.with_file(file, |db| {
+            db::resolve::file_instances(db, self.input(file), out)
+        })
     }
 
     /// The file's errors and warnings: the front end's, the analyses'
     /// (budgets, sizes) and the run-time rules' findings. Their labels
     /// point into `file`'s id as [`Analysis::render`] numbers it.
     pub fn diagnostics(&self, file: FileId) -> Cancellable<Vec<Diagnostic>> {
-        self.with(|db| {
+        self.with_file(file, |db| {
             let input = self.input(file);
             let mut out = db::parse(db, input).diagnostics.clone();
             out.extend(db::analysis_diagnostics(db, input).iter().cloned());
@@ -399,30 +556,30 @@ impl Analysis {
     /// The remarks an editor shows beside the code: parallel loops, what
     /// expansion and privatization would change.
     pub fn remarks(&self, file: FileId) -> Cancellable<Vec<Remark>> {
-        self.with(|db| db::remarks(db, self.input(file)).to_vec())
+        self.with_file(file, |db| db::remarks(db, self.input(file)).to_vec())
     }
 
     /// What is known at a byte offset: for a read, its sources (σ); for a
     /// loop, whether it is parallel; for an array, its expansion.
     pub fn hover(&self, file: FileId, offset: u32) -> Cancellable<Option<(Span, String)>> {
-        self.with(|db| db::ide::hover(db, self.input(file), offset))
+        self.with_file(file, |db| db::ide::hover(db, self.input(file), offset))
     }
 
     /// The statements that may have written the value read at a byte
     /// offset.
     pub fn sources(&self, file: FileId, offset: u32) -> Cancellable<Vec<Span>> {
-        self.with(|db| db::ide::definition(db, self.input(file), offset))
+        self.with_file(file, |db| db::ide::definition(db, self.input(file), offset))
     }
 
     /// One lens per loop: its header, and what is known of it in a line.
     pub fn code_lenses(&self, file: FileId) -> Cancellable<Vec<(Span, String)>> {
-        self.with(|db| db::ide::lenses(db, self.input(file)))
+        self.with_file(file, |db| db::ide::lenses(db, self.input(file)))
     }
 
     /// Parameters, arrays, labelled statements and named conditions, in
     /// the order of the text; none when the file has errors.
     pub fn symbols(&self, file: FileId) -> Cancellable<Vec<Symbol>> {
-        self.with(|db| {
+        self.with_file(file, |db| {
             let Some(program) = &db::parse(db, self.input(file)).program else {
                 return Vec::new();
             };
@@ -433,17 +590,17 @@ impl Analysis {
     /// Each kernel's maximal static expansion at the host's sizes, as
     /// `arrayflow expand` summarizes it, kernel by kernel.
     pub fn expansion_summary(&self, file: FileId) -> Cancellable<String> {
-        self.with(|db| db::ide::expansion_summary(db, self.input(file)))
+        self.with_file(file, |db| db::ide::expansion_summary(db, self.input(file)))
     }
 
     /// A hint at each loop that private copies make parallel.
     pub fn privatization_remarks(&self, file: FileId) -> Cancellable<Vec<Remark>> {
-        self.with(|db| db::remark::private_remarks(db, self.input(file)))
+        self.with_file(file, |db| db::remark::private_remarks(db, self.input(file)))
     }
 
     /// Every loop, with its dependences and whether it is parallel.
     pub fn loops(&self, file: FileId) -> Cancellable<Vec<LoopReport>> {
-        self.with(|db| {
+        self.with_file(file, |db| {
             let input = self.input(file);
             let Some(program) = &db::parse(db, input).program else {
                 return Vec::new();
@@ -467,7 +624,7 @@ impl Analysis {
     /// The file rewritten by maximal static expansion, with its report as
     /// comments (`arrayflow expand --emit code`), or why not.
     pub fn expansion(&self, file: FileId) -> Cancellable<Result<String, String>> {
-        self.with(|db| match db::expanded_code(db, self.input(file)) {
+        self.with_file(file, |db| match db::expanded_code(db, self.input(file)) {
             Ok((_, text)) => Ok(text.clone()),
             Err(e) => Err(e.clone()),
         })
@@ -476,14 +633,16 @@ impl Analysis {
     /// The file with the loops privatization makes parallel marked
     /// (`arrayflow privatize --emit code`: C for C files), or why not.
     pub fn privatization(&self, file: FileId) -> Cancellable<Result<String, String>> {
-        self.with(|db| db::privatize::privatized_code(db, self.input(file)).clone())
+        self.with_file(file, |db| {
+            db::privatize::privatized_code(db, self.input(file)).clone()
+        })
     }
 
     /// Per loop and array, the regions read and written, as LMADs, in
     /// `arrayflow regions` text; `None` when the file has errors.
     pub fn regions(&self, file: FileId) -> Cancellable<Option<String>> {
         let text = self.text(file)?;
-        self.with(|db| {
+        self.with_file(file, |db| {
             let input = self.input(file);
             let program = db::parse(db, input).program.as_ref()?;
             // Parameters the options give are fixed; the others stay symbolic.
@@ -503,7 +662,7 @@ impl Analysis {
 
     fn source_files(&self, file: FileId, text: &str) -> SourceFiles {
         let mut files = SourceFiles::new();
-        files.add(self.path(file), text.to_string());
+        files.add(self.path(file).unwrap_or_default(), text.to_string());
         files
     }
 

@@ -30,8 +30,8 @@ pub use arrayflow_model::{budget, c_spelling, diagnostics, fit, hash, kind_synta
 pub use arrayflow_symbolic::symbolic;
 pub use arrayflow_transform::{codegen, datalog, expansion, interproc, privatize, storage, verify};
 pub use host::{
-    Analysis, Cancellable, Cancelled, Canceller, FileId, FlowError, Host, LoopReport, Options,
-    Remark, RuleReport, Symbol, SymbolKind,
+    Analysis, Cancellable, Cancelled, Canceller, Change, FileId, FlowError, Host, LoopReport,
+    Options, Remark, RuleReport, Symbol, SymbolKind,
 };
 
 #[cfg(feature = "cli")]

@@ -266,3 +266,47 @@ fn every_command_on_every_exit_fixture_takes_at_most_a_second() {
     eprintln!("slowest: {} in {:?}", worst.1, worst.0);
     assert!(slow.is_empty(), "{}", slow.join("\n"));
 }
+
+/// Emitted C stops a loop where its exit flag is set, as the original
+/// did, when the loop runs in order: `break;` right after `broke = 1;`
+/// (worked out from each fixture: search_break's loop i and inner_break's
+/// loop j each break once; inner_break's loop i, made parallel with
+/// `--allow-unproved`, keeps its inner `break`, which ends loop j only).
+/// A `goto` or `return` out of a nest breaks the inner loop where the flag
+/// is set, and the outer one after the inner loop (`if (flag != 0)
+/// break;`). The run check above compares what these print with the
+/// original's output.
+#[test]
+fn emitted_c_breaks_where_the_flag_is_set() {
+    let breaks = |out: &str| {
+        let lines: Vec<&str> = out.lines().map(str::trim).collect();
+        (lines.windows(2))
+            .filter(|w| w[0].ends_with("= 1;") && w[1] == "break;")
+            .count()
+    };
+    for (name, allow, want) in [
+        ("search_break", false, 1),
+        ("inner_break", false, 1),
+        ("inner_break", true, 1),
+        ("goto_out", false, 1),
+        ("find_in_matrix", false, 1),
+    ] {
+        let mut args = vec!["privatize", "--emit", "code"];
+        if allow {
+            args.push("--allow-unproved");
+        }
+        let out = arrayflow(&args, &dir().join(format!("{name}.c")), &[]).unwrap();
+        assert_eq!(breaks(&out), want, "{name}:\n{out}");
+        let outer = usize::from(["goto_out", "find_in_matrix"].contains(&name));
+        assert_eq!(
+            out.matches(" != 0) break;").count(),
+            outer,
+            "{name}:\n{out}"
+        );
+        assert_eq!(
+            out.matches("break;").count(),
+            want + outer,
+            "{name}:\n{out}"
+        );
+    }
+}

@@ -200,7 +200,8 @@ fn an_unexpanded_macro_that_assigns_is_a_barrier() {
 
 /// `log` may set `errno`: in a file that reads `errno` the calls are
 /// barriers (loop i@10 not parallel); the same loop in a file that never
-/// names `errno` is parallel, as `<math.h>` calls are pure there.
+/// names `errno` is parallel, as `<math.h>` calls are pure there, and
+/// every report of it says what that assumes.
 #[test]
 fn math_calls_are_barriers_where_the_file_reads_errno() {
     const ERRNO: &str = "fixtures/c/sound/errno.c";
@@ -219,5 +220,27 @@ fn math_calls_are_barriers_where_the_file_reads_errno() {
     let (code, out, err) = arrayflow(&["privatize", file.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("loop i@10: parallel"), "{out}");
+    // That verdict rests on `log` leaving `errno` alone: the report, its
+    // JSON and the emitted C's header say so; the file that reads `errno`
+    // assumes nothing.
+    const ASSUMES: &str = "assumes `log` set no `errno` that is read after this code";
+    assert!(out.contains(&format!("# {ASSUMES}")), "{out}");
+    let status = file.to_str().unwrap();
+    let (code, json, err) = arrayflow(&["privatize", "--format", "json", status]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let listed = json["assumes"].as_array().map(Vec::len);
+    assert_eq!(listed, Some(1), "{json}");
+    let (code, c, err) = arrayflow(&["privatize", "--emit", "code", status]);
+    assert_eq!(code, 0, "{err}");
+    assert!(c.contains(&format!("// {ASSUMES}")), "{c}");
+    for args in [
+        &["privatize", ERRNO][..],
+        &["privatize", "--emit", "code", ERRNO],
+    ] {
+        let (code, out, err) = arrayflow(args);
+        assert_eq!(code, 0, "{err}");
+        assert!(!out.contains("assumes"), "{out}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -46,6 +46,74 @@ fn loops_say_which_are_parallel() {
     assert!(copy_loops[0].dependences.is_empty());
 }
 
+/// A file id belongs to its host: another host's id, or one removed,
+/// answers `NoSuchFile` (never another file's answer, never a panic);
+/// paths are looked up; a removed path opens as a new file.
+#[test]
+fn file_ids_are_checked_against_their_host() {
+    use arrayflow::Cancelled;
+    let mut one = Host::new(Options::default());
+    let mut two = Host::new(Options::default());
+    let scan = one.set_file("scan.loop", SCAN.to_string());
+    let copy = two.set_file("copy.loop", COPY.to_string());
+    // Both are their host's first file, with the same index.
+    assert_eq!(scan.index(), copy.index());
+    let a = one.analysis();
+    assert_eq!(a.loops(copy), Err(Cancelled::NoSuchFile));
+    assert_eq!(a.path(copy), None);
+    assert_eq!(a.path(scan), Some("scan.loop"));
+    drop(a);
+    assert_eq!(
+        one.set_text(copy, COPY.to_string()),
+        Err(Cancelled::NoSuchFile)
+    );
+    assert_eq!(one.file("scan.loop"), Some(scan));
+    assert_eq!(one.file("copy.loop"), None);
+    assert!(one.remove_file(scan));
+    assert!(!one.remove_file(scan), "removed once");
+    assert_eq!(one.file("scan.loop"), None);
+    assert_eq!(one.analysis().text(scan), Err(Cancelled::NoSuchFile));
+    let again = one.set_file("scan.loop", COPY.to_string());
+    assert_ne!(again, scan);
+    assert!(one.analysis().loops(again).unwrap()[0].parallel);
+    assert!(format!("{one:?}").contains("scan.loop"));
+    assert!(format!("{:?}", Options::default()).contains("max_instances: 50000000"));
+}
+
+/// `Host::apply` makes a batch of changes at once: files opened and
+/// replaced, one removed, options set; answers reflect all of them.
+#[test]
+fn a_batch_of_changes_is_one_edit() {
+    use arrayflow::{Cancelled, Change};
+    let mut host = Host::new(Options::default());
+    let old = host.set_file("old.loop", SCAN.to_string());
+    let opened = host.apply(vec![
+        Change::File {
+            path: "scan.loop".into(),
+            text: SCAN.into(),
+        },
+        Change::File {
+            path: "copy.loop".into(),
+            text: SCAN.into(),
+        },
+        Change::File {
+            path: "copy.loop".into(),
+            text: COPY.into(),
+        },
+        Change::Remove("old.loop".into()),
+        Change::Options(Options {
+            max_trips: 7,
+            ..Options::default()
+        }),
+    ]);
+    assert_eq!(opened.len(), 3);
+    assert_eq!(opened[1], opened[2], "one path, one file");
+    let a = host.analysis();
+    assert!(!a.loops(opened[0]).unwrap()[0].parallel);
+    assert!(a.loops(opened[1]).unwrap()[0].parallel);
+    assert_eq!(a.loops(old), Err(Cancelled::NoSuchFile));
+}
+
 #[test]
 fn an_edit_replaces_the_text_and_keeps_the_id() {
     let mut host = Host::new(Options::default());
@@ -254,7 +322,7 @@ fn an_edit_stops_a_long_question_inside_the_engines() {
     let a = host.analysis();
     let asker = asked(move || a.expansion_summary(f).map(|s| s.len()));
     let t = Instant::now();
-    host.set_text(f, product(4));
+    host.set_text(f, product(4)).unwrap();
     let waited = t.elapsed();
     let (answer, ran) = asker.join().unwrap();
     eprintln!("the edit waited {waited:?}; the question ran {ran:?}");

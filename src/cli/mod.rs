@@ -346,6 +346,15 @@ impl Loaded {
         }
     }
 
+    /// What the verdicts on a C file assume beyond the model
+    /// (`cfront::premises`); none for `.loop`.
+    pub fn premises(&self) -> Vec<String> {
+        match &self.c_source {
+            Some(text) => crate::cfront::premises::premises(&self.program, text),
+            None => Vec::new(),
+        }
+    }
+
     /// A snapshot of the host to ask about the file.
     pub fn analysis(&self) -> Analysis {
         self.host.analysis()
@@ -436,6 +445,11 @@ impl Loaded {
     /// (printed as `void kernel`).
     pub fn write_c(&self, header: &str, c: &CText, out: Option<&Path>) -> ExitCode {
         use std::io::Write as _;
+        let mut header = header.to_string();
+        for p in self.premises() {
+            header.push_str(&format!("// assumes {p}\n"));
+        }
+        let header = header.as_str();
         let Some(path) = out else {
             let stdout = std::io::stdout();
             let mut o = std::io::BufWriter::new(stdout.lock());

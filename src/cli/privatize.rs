@@ -74,6 +74,7 @@ pub fn run(args: &Args) -> ExitCode {
     let names = crate::expansion::parallel::loop_names(&loaded.program, &lines);
     // Exact σ decides for every parameter value where it exists; bounded σ
     // at the given sizes elsewhere.
+    let premises = loaded.premises();
     let why = match privatize::exact::analyze(&loaded.program) {
         Ok(mut loops) => {
             match args.format {
@@ -82,8 +83,9 @@ pub fn run(args: &Args) -> ExitCode {
                         l.name = names[l.counter.index()].clone();
                     }
                     print!("{}", render::exact_text(&loops));
+                    premises.iter().for_each(|p| println!("# assumes {p}"));
                 }
-                Format::Json => println!("{}", render::exact_json(&loops)),
+                Format::Json => println!("{}", assuming(render::exact_json(&loops), &premises)),
             }
             return ExitCode::SUCCESS;
         }
@@ -107,11 +109,21 @@ pub fn run(args: &Args) -> ExitCode {
             let whiles = (loaded.program.counters.iter())
                 .any(|c| c.kind == crate::model::CounterKind::While);
             let cut = whiles.then_some(args.input.sizes.max_trips);
-            print!("{}", render::text(&params, &loops, cut))
+            print!("{}", render::text(&params, &loops, cut));
+            premises.iter().for_each(|p| println!("# assumes {p}"));
         }
-        Format::Json => println!("{}", render::json(&params, &loops)),
+        Format::Json => println!("{}", assuming(render::json(&params, &loops), &premises)),
     }
     ExitCode::SUCCESS
+}
+
+/// The JSON report with what its verdicts assume (`"assumes"`, a list of
+/// sentences), when they assume anything.
+fn assuming(mut report: serde_json::Value, premises: &[String]) -> serde_json::Value {
+    if let (false, Some(o)) = (premises.is_empty(), report.as_object_mut()) {
+        o.insert("assumes".into(), serde_json::json!(premises));
+    }
+    report
 }
 
 fn emit(args: &Args, loaded: &super::Loaded) -> ExitCode {

@@ -344,7 +344,8 @@ impl Doc {
                 let file = e.file;
                 let (analysed, pre) = Preprocessing::of(&self.uri, &text, &config.preprocess);
                 // Cancels what still runs on the old text, and waits for it.
-                e.host.set_text(file, analysed);
+                // The entry's file is its host's own and never removed.
+                let _ = e.host.set_text(file, analysed);
                 e.rev = rev;
                 e.pre = pre;
             }
@@ -933,6 +934,8 @@ fn cancelled(c: Cancelled) -> (ErrorCode, &'static str) {
             ErrorCode::ContentModified,
             "cancelled: cancelled because of propagated panic",
         ),
+        // Each document has its own host and keeps its file open.
+        Cancelled::NoSuchFile => (ErrorCode::InvalidParams, "no such document"),
     }
 }
 

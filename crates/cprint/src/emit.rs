@@ -533,6 +533,9 @@ struct Printer<'a> {
     result: Option<(String, String)>,
     /// Each `return` printed: the value, and the line assigning it.
     returns: Vec<(String, String)>,
+    /// Per loop around the printer, innermost last: the exit flag it
+    /// ends with `break` ([`crate::exits`]).
+    exits: Vec<Option<ArrayId>>,
 }
 
 /// The copy statements `body` starts with (alone or in loops of copies).
@@ -783,6 +786,7 @@ impl<'a> Printer<'a> {
             leading: HashSet::new(),
             result: None,
             returns: Vec::new(),
+            exits: Vec::new(),
         }
     }
 
@@ -1006,12 +1010,39 @@ impl<'a> Printer<'a> {
     }
 
     fn node(&mut self, n: &Node, depth: usize, out: &mut String) {
+        self.node_inner(n, depth, out);
+        // An inner loop that may have set the exit flag of the loop
+        // around it ends that loop too (`crate::exits`).
+        let body = match n {
+            Node::For(f) => &f.body,
+            Node::While(w) => &w.body,
+            _ => return,
+        };
+        if let Some(Some(flag)) = self.exits.last() {
+            if crate::exits::loop_sets(body, *flag) {
+                let flag = self.access(&Access {
+                    array: *flag,
+                    subscripts: Vec::new(),
+                    span: Span::NONE,
+                    ext: None,
+                });
+                let _ = writeln!(out, "{}if ({flag} != 0) break;", "  ".repeat(depth));
+            }
+        }
+    }
+
+    fn node_inner(&mut self, n: &Node, depth: usize, out: &mut String) {
         {
             let pad = "  ".repeat(depth);
             match n {
                 Node::Stmt(s) => {
                     out.push_str(&pad);
                     self.stmt(s, out);
+                    if let Some(Some(flag)) = self.exits.last() {
+                        if crate::exits::sets(s, *flag) {
+                            let _ = writeln!(out, "{pad}break;");
+                        }
+                    }
                 }
                 Node::For(f) => match self.omp.iter().find(|o| o.counter == f.counter).cloned() {
                     // A loop over threads indexes shared arrays by thread.
@@ -1037,7 +1068,9 @@ impl<'a> Printer<'a> {
                     let i = self.counters[w.counter.index()].clone();
                     let c = self.cond(&w.cond.cond);
                     let _ = writeln!(out, "for (int {i} = 0; {c}; {i}++) {{");
+                    self.exits.push(None);
                     self.nodes(&w.body, depth + 1, out);
+                    self.exits.pop();
                     let _ = writeln!(out, "{pad}}}");
                 }
                 Node::If(i) => self.if_node(i, depth, out),
@@ -1121,7 +1154,11 @@ impl<'a> Printer<'a> {
         let c = Linear::of(&Affine::var(Var::Counter(f.counter)));
         self.context.push(c.minus(&Linear::of(&f.lower.affine), 0));
         self.context.push(Linear::of(&f.upper.affine).minus(&c, 0));
+        // Only a loop that runs in order, on one thread, may stop early.
+        let in_order = !f.parallel && (!self.region || self.in_parallel);
+        (self.exits).push(in_order.then(|| crate::exits::exit_flag(body)).flatten());
         self.nodes(body, depth + 1, out);
+        self.exits.pop();
         self.context.truncate(known);
         let _ = writeln!(out, "{pad}}}");
         if outermost {

@@ -14,6 +14,7 @@ pub mod cost;
 pub mod cvalue;
 pub mod effects;
 pub mod emit;
+pub mod exits;
 pub mod extent;
 pub mod inplace;
 mod linear;

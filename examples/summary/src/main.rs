@@ -35,7 +35,7 @@ fn main() -> ExitCode {
                 failed |= errors;
             }
             Err(e) => {
-                eprintln!("error: {}: {e}", analysis.path(f));
+                eprintln!("error: {}: {e}", analysis.path(f).unwrap_or("?"));
                 return ExitCode::from(2);
             }
         }
@@ -49,10 +49,11 @@ fn main() -> ExitCode {
 
 /// One line for one file, and whether it has errors.
 fn summary(a: &Analysis, f: FileId) -> arrayflow::Cancellable<(String, bool)> {
+    let path = a.path(f).ok_or(arrayflow::Cancelled::NoSuchFile)?;
     let diags = a.diagnostics(f)?;
     let errors = diags.iter().filter(|d| d.is_error()).count();
     if errors > 0 {
-        return Ok((format!("{}: {errors} error(s)", a.path(f)), true));
+        return Ok((format!("{path}: {errors} error(s)"), true));
     }
     let loops = a.loops(f)?;
     let parallel = loops.iter().filter(|l| l.parallel).count();
@@ -61,8 +62,7 @@ fn summary(a: &Analysis, f: FileId) -> arrayflow::Cancellable<(String, bool)> {
         .count();
     Ok((
         format!(
-            "{}: {} loop(s), {parallel} parallel as written, {after} after expansion",
-            a.path(f),
+            "{path}: {} loop(s), {parallel} parallel as written, {after} after expansion",
             loops.len()
         ),
         false,

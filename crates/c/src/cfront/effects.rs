@@ -283,7 +283,7 @@ impl<'t> Ctx<'t> {
 
 /// Whether `src` names `errno`, or what the C library's `<errno.h>`
 /// expands it to in a preprocessed file (glibc's `__errno_location`).
-fn names_errno(src: &str) -> bool {
+pub(super) fn names_errno(src: &str) -> bool {
     let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     ["errno", "__errno_location"].iter().any(|name| {
         src.match_indices(name)

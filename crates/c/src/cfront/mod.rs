@@ -35,6 +35,7 @@ mod mini;
 pub mod opaque;
 pub mod origin;
 mod pointee;
+pub mod premises;
 pub mod preprocess;
 mod scan;
 mod spelling;

@@ -1,0 +1,38 @@
+//! What a verdict on a C file rests on beyond the model: choices the front
+//! end made that no analysis of the model can check. Reports and the
+//! emitted C's header print each as an "assumes" line, so that "parallel
+//! for every parameter value" never hides one.
+//!
+//! One today: a `<math.h>` function may set `errno`. In a file that never
+//! names `errno` it is read as a pure function (`effects`), which holds
+//! with `-fno-math-errno`, or when nothing reads `errno` after the code.
+
+use crate::model::nodes::each_expr;
+use crate::model::{ExprKind, Program};
+use std::collections::BTreeSet;
+
+/// The premises of `program`, lowered from the C text `src`, as sentences
+/// that follow "assumes".
+pub fn premises(program: &Program, src: &str) -> Vec<String> {
+    if super::effects::names_errno(src) {
+        // Every math call is then a barrier: nothing is assumed.
+        return Vec::new();
+    }
+    let mut math = BTreeSet::new();
+    each_expr(&program.body, &mut |e| {
+        if let ExprKind::Call(name, _) = &e.kind {
+            if super::cvalue::is_math(name) {
+                math.insert(name.as_str());
+            }
+        }
+    });
+    if math.is_empty() {
+        return Vec::new();
+    }
+    let names: Vec<String> = math.iter().map(|m| format!("`{m}`")).collect();
+    vec![format!(
+        "{} set no `errno` that is read after this code (read as pure: this file never \
+         names `errno`; -fno-math-errno makes it so)",
+        names.join(", ")
+    )]
+}
