@@ -26,6 +26,7 @@
 //! clone. A snapshot must not be held on the thread that edits, since an
 //! edit waits until every older snapshot has finished or been dropped.
 
+use crate::change::SourceChange;
 use crate::dataflow::grouped::AccessGroups;
 use crate::datalog::Exported;
 use crate::db::{self, Database, SourceFile};
@@ -636,6 +637,25 @@ impl Analysis {
         self.with_file(file, |db| {
             db::privatize::privatized_code(db, self.input(file)).clone()
         })
+    }
+
+    /// [`Analysis::expansion`] as edits to the file's text in the host.
+    pub fn expansion_change(&self, file: FileId) -> Cancellable<Result<SourceChange, String>> {
+        self.change(file, self.expansion(file)?)
+    }
+
+    /// [`Analysis::privatization`] as edits to the file's text in the host.
+    pub fn privatization_change(&self, file: FileId) -> Cancellable<Result<SourceChange, String>> {
+        self.change(file, self.privatization(file)?)
+    }
+
+    fn change(
+        &self,
+        file: FileId,
+        new: Result<String, String>,
+    ) -> Cancellable<Result<SourceChange, String>> {
+        let old = self.text(file)?;
+        Ok(new.map(|new| SourceChange::between(file, &old, &new)))
     }
 
     /// Per loop and array, the regions read and written, as LMADs, in

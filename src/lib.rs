@@ -29,11 +29,13 @@ pub use arrayflow_loop::{lower, syntax};
 pub use arrayflow_model::{budget, c_spelling, diagnostics, fit, hash, kind_syntax, model, print};
 pub use arrayflow_symbolic::symbolic;
 pub use arrayflow_transform::{codegen, datalog, expansion, interproc, privatize, storage, verify};
+pub use change::{SourceChange, TextEdit};
 pub use host::{
     Analysis, Cancellable, Cancelled, Canceller, Change, FileId, FlowError, Host, LoopReport,
     Options, Remark, RuleReport, Symbol, SymbolKind,
 };
 
+pub mod change;
 #[cfg(feature = "cli")]
 #[allow(missing_docs)]
 pub mod cli;

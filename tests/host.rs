@@ -161,6 +161,53 @@ fn expansion_is_the_code_expand_emits() {
     let f = host.set_file(path, std::fs::read_to_string(path).unwrap());
     let code = host.analysis().expansion(f).unwrap().expect("expanded");
     assert_eq!(code, cli(&["expand", path, "--emit", "code"]));
+    // As edits: made to the text, they give that code; lines that stay
+    // (the declarations of parameters) are in no edit.
+    let text = std::fs::read_to_string(path).unwrap();
+    let change = host
+        .analysis()
+        .expansion_change(f)
+        .unwrap()
+        .expect("expanded");
+    assert_eq!(change.file, f);
+    assert_eq!(change.apply(&text), code);
+    let kept = text.find("param ").unwrap() as u32;
+    assert!(
+        (change.edits.iter()).all(|e| !e.range.contains(&kept)),
+        "{change:?}"
+    );
+    let sorted = change
+        .edits
+        .windows(2)
+        .all(|w| w[0].range.end < w[1].range.start);
+    assert!(sorted, "{change:?}");
+}
+
+/// Line edits between two texts, worked out by hand: one changed line in
+/// the middle, one added at the end, and the texts without a last newline.
+#[test]
+fn a_source_change_edits_only_the_lines_that_differ() {
+    use arrayflow::{SourceChange, TextEdit};
+    let mut host = Host::new(Options::default());
+    let f = host.set_file("p.loop", SCAN.to_string());
+    let old = "a\nb\nc\n";
+    let change = SourceChange::between(f, old, "a\nB\nc\nd\n");
+    let want = vec![
+        TextEdit {
+            range: 2..4,
+            text: "B\n".into(),
+        },
+        TextEdit {
+            range: 6..6,
+            text: "d\n".into(),
+        },
+    ];
+    assert_eq!(change.edits, want);
+    assert_eq!(change.apply(old), "a\nB\nc\nd\n");
+    let change = SourceChange::between(f, "a\nb", "a\nc");
+    assert_eq!(change.edits.len(), 1);
+    assert_eq!(change.apply("a\nb"), "a\nc");
+    assert!(SourceChange::between(f, old, old).edits.is_empty());
 }
 
 #[test]

@@ -127,9 +127,8 @@ fn the_remark_and_its_action_on_a_c_file() {
         .unwrap_or_else(|| panic!("{a}"))
         .clone();
     let resolved = c.call("codeAction/resolve", apply);
-    let code = resolved["result"]["edit"]["documentChanges"][0]["edits"][0]["newText"]
-        .as_str()
-        .unwrap_or("");
+    let edits = &resolved["result"]["edit"]["documentChanges"][0]["edits"];
+    let code = lsp_client::apply_edits(&text, edits);
     assert!(
         code.lines().any(|l| l
             .trim()

@@ -339,17 +339,23 @@ fn answer(s: &Snapshot, kind: &Kind, uri: &Uri) -> Result<Reply, Stop> {
                 (a.expansion(file)?, "cannot expand")
             };
             let code = code.map_err(|e| (ErrorCode::RequestFailed, format!("{failed}: {e}")))?;
-            let whole = Range::new(
-                Position::new(0, 0),
-                s.index.position(&s.text, s.text.len() as u32, s.enc),
-            );
+            // Against the document's text, which the host's may not be (a C
+            // file is analysed preprocessed).
+            let change = crate::change::SourceChange::between(file, &s.text, &code);
+            let at = |offset: u32| s.index.position(&s.text, offset, s.enc);
+            let edits = (change.edits.into_iter())
+                .map(|e| {
+                    let range = Range::new(at(e.range.start), at(e.range.end));
+                    OneOf::Left(TextEdit::new(range, e.text))
+                })
+                .collect();
             // Versioned, so a client applies it only to the text it was made from.
             let edit = TextDocumentEdit {
                 text_document: OptionalVersionedTextDocumentIdentifier {
                     uri: uri.clone(),
                     version: Some(s.version),
                 },
-                edits: vec![OneOf::Left(TextEdit::new(whole, code))],
+                edits,
             };
             let mut action = (**action).clone();
             action.edit = Some(WorkspaceEdit {

@@ -216,3 +216,33 @@ impl Drop for Client {
         let _ = self.child.wait();
     }
 }
+
+/// `text` with the `TextEdit`s of a `documentChanges` entry made, as a
+/// client makes them: ranges in lines and characters of the old text
+/// (ASCII text here, so characters are bytes), applied last first.
+pub fn apply_edits(text: &str, edits: &Value) -> String {
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    let offset = |p: &Value| {
+        let line = p["line"].as_u64().expect("line") as usize;
+        let character = p["character"].as_u64().expect("character") as usize;
+        starts.get(line).map_or(text.len(), |s| s + character)
+    };
+    let mut edits: Vec<(usize, usize, &str)> = (edits.as_array().expect("edits").iter())
+        .map(|e| {
+            let new = e["newText"].as_str().expect("newText");
+            (
+                offset(&e["range"]["start"]),
+                offset(&e["range"]["end"]),
+                new,
+            )
+        })
+        .collect();
+    edits.sort_by_key(|e| std::cmp::Reverse(e.0));
+    let mut out = text.to_string();
+    for (start, end, new) in edits {
+        out.replace_range(start..end, new);
+    }
+    out
+}
