@@ -1,6 +1,7 @@
 //! Every command on programs of many statements: `n` statements
 //! `S<k>: A[1] = A[2];` (n = 1k, 4k, 16k, 100k), 100k loops
-//! `for i = 1 to N do S<k>: A[i] = A[i + 1]; end`, and 100k declarations,
+//! `for i = 1 to N do S<k>: A[i] = A[i + 1]; end`, 100k declarations, and
+//! 1k, 2k, 4k statements in one loop each writing its own array,
 //! each command run as the binary under `ulimit -v 4000000`. Prints the
 //! table of docs/scaling.md ("Many statements"): wall time, peak RSS and
 //! how each run ended (exit 0, or its diagnostic's code; never an
@@ -29,6 +30,37 @@ fn loops(n: usize) -> String {
     }
     s
 }
+
+/// `n` statements in one loop, each writing its own array from the one
+/// before: as many arrays, writes and reads as statements.
+fn one_loop(n: usize) -> String {
+    let mut s = String::from("param N = 100;\n");
+    for k in 0..n {
+        s.push_str(&format!("real A{k}[0..N];\n"));
+    }
+    s.push_str("for i = 0 to N do\n");
+    for k in 0..n {
+        let from = if k == 0 {
+            "f(i)".to_string()
+        } else {
+            format!("A{}[i]", k - 1)
+        };
+        s.push_str(&format!("  S{k}: A{k}[i] = {from};\n"));
+    }
+    s.push_str("end\n");
+    s
+}
+
+/// The commands timed on [`one_loop`] programs, whose cost should double
+/// with the statements (at most ×2.2 per doubling).
+const ONE_LOOP_COMMANDS: [&str; 6] = [
+    "flow",
+    "facts",
+    "privatize",
+    "privatize --emit code",
+    "expand",
+    "expand --emit code",
+];
 
 fn declarations(n: usize) -> String {
     (0..n).map(|k| format!("real A{k}[1..2];\n")).collect()
@@ -130,6 +162,27 @@ fn main() {
                 }
             }
         }
+    }
+    // Statements in one loop: each command at 1k, 2k and 4k, and the
+    // factor from 2k to 4k.
+    for command in ONE_LOOP_COMMANDS {
+        let mut walls = Vec::new();
+        for n in [1_000, 2_000, 4_000] {
+            let file = dir.join(format!("one-loop-{n}.loop"));
+            std::fs::write(&file, one_loop(n)).expect("writes the program");
+            let r = run(command, &file, &dir);
+            eprintln!(
+                "| {n} statements in one loop | {command} | {} | {:.2} s | {} MB |",
+                r.ended,
+                r.wall.as_secs_f64(),
+                r.rss_kb / 1024
+            );
+            walls.push(r.wall.as_secs_f64());
+        }
+        eprintln!(
+            "{command}: 2k → 4k statements in one loop ×{:.1}",
+            walls[2] / walls[1].max(1e-3)
+        );
     }
     // n log n from 16k to 100k statements is a factor of 7.4.
     let nlogn = (1e5 * 1e5f64.ln()) / (16e3 * 16e3f64.ln());

@@ -182,11 +182,17 @@ impl CellTable {
                 .get(cell - self.dense)
                 .map(|(a, index)| (*a, index.to_vec()));
         }
-        self.arrays.iter().enumerate().find_map(|(a, l)| {
-            let size: u64 = l.extent.iter().map(|&e| e.max(0) as u64).product();
-            let inside = l.dense && cell >= l.base && ((cell - l.base) as u64) < size;
-            inside.then(|| (ArrayId(a as u32), l.index((cell - l.base) as u64)))
-        })
+        // Bases never decrease in array order, and every array after the
+        // one holding the cell starts past it: the last base at or below
+        // the cell is the only candidate (a search, not a scan per cell).
+        let a = self
+            .arrays
+            .partition_point(|l| l.base <= cell)
+            .checked_sub(1)?;
+        let l = &self.arrays[a];
+        let size: u64 = l.extent.iter().map(|&e| e.max(0) as u64).product();
+        let inside = l.dense && cell >= l.base && ((cell - l.base) as u64) < size;
+        inside.then(|| (ArrayId(a as u32), l.index((cell - l.base) as u64)))
     }
 
     /// The index into `tops` of one cell.

@@ -10,7 +10,7 @@
 
 use crate::hash::WordHash;
 use crate::interp::{self, Cell, Interpreter, Options, Read, Run, RunError, SiteNames, Writer};
-use crate::model::{base_label, Program, Site, Span};
+use crate::model::{base_label, ArrayId, Program, Site, Span};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
@@ -401,16 +401,30 @@ fn match_sites(a: &Program, b: &Program) -> Result<(), EquivError> {
     Ok(())
 }
 
+/// A program's arrays by name: looked up once per array of the other
+/// side (a search per lookup made wide programs quadratic).
+fn array_ids(p: &Program) -> HashMap<&str, ArrayId> {
+    let ids = p.arrays.iter().enumerate();
+    ids.map(|(k, a)| (a.name.as_str(), ArrayId(k as u32)))
+        .collect()
+}
+
+/// Names as a set.
+fn names(list: &[String]) -> HashSet<&str> {
+    list.iter().map(String::as_str).collect()
+}
+
 /// Every array of A must exist in B with the same shape at these parameters.
 fn match_arrays(a: &Side, b: &Side, scratch: &[String]) -> Result<(), EquivError> {
-    for arr in &a.program.arrays {
+    let (b_ids, scratch) = (array_ids(b.program), names(scratch));
+    for (k, arr) in a.program.arrays.iter().enumerate() {
         // A temporary's final contents are not compared: B may drop it,
         // share its storage or lay it out in fewer cells.
-        if scratch.contains(&arr.name) {
+        if scratch.contains(arr.name.as_str()) {
             continue;
         }
         let shape = |side: &Side, id| shape_of(side.program, id, &side.options.params);
-        let Some(id_b) = b.program.array(&arr.name) else {
+        let Some(&id_b) = b_ids.get(arr.name.as_str()) else {
             return Err(EquivError {
                 message: format!(
                     "B does not declare `{}`, which A declares: if its final contents are not \
@@ -422,7 +436,7 @@ fn match_arrays(a: &Side, b: &Side, scratch: &[String]) -> Result<(), EquivError
                 in_b: true,
             });
         };
-        let id_a = a.program.array(&arr.name).expect("declared in A");
+        let id_a = ArrayId(k as u32);
         if shape(a, id_a) != shape(b, id_b) {
             return Err(EquivError {
                 message: format!(
@@ -580,13 +594,13 @@ fn compare_contents(
     seed: u64,
     scratch: &[String],
 ) -> Option<Mismatch> {
+    let (b_ids, scratch) = (array_ids(sb.program), names(scratch));
     for (arr, ca) in sa.program.arrays.iter().zip(&ra.arrays) {
-        if scratch.contains(&arr.name) {
+        if scratch.contains(arr.name.as_str()) {
             continue;
         }
-        let id_b = sb
-            .program
-            .array(&arr.name)
+        let id_b = *b_ids
+            .get(arr.name.as_str())
             .expect("checked by match_arrays");
         let cb = &rb.arrays[id_b.index()];
         // The cells either run holds; a cell one run did not touch holds

@@ -13,8 +13,8 @@
 use super::infer::{ArrayForm, GroupBox, Sites, Test, Tree};
 use super::Trees;
 use crate::model::*;
-use crate::symbolic::{Outcome, Quast, Symbolic};
-use std::collections::HashMap;
+use crate::symbolic::{Outcome, Quast, ReadFlow, Symbolic};
+use std::collections::{HashMap, HashSet};
 
 /// An array's labels from exact σ.
 pub struct Exact {
@@ -27,62 +27,119 @@ pub struct Exact {
     pub replay: bool,
 }
 
+/// What [`form`] reads of the whole program, gathered once for all its
+/// arrays: a program of n statements writing n arrays is then O(n) per
+/// array, not O(n²) (each array scanned every read and statement).
+pub struct Index<'p> {
+    stmts: Vec<&'p Stmt>,
+    places: Vec<crate::symbolic::domain::Place>,
+    counter_boxes: HashMap<CounterId, (Affine, Affine)>,
+    /// The analysed reads of each array.
+    reads: HashMap<ArrayId, Vec<&'p ReadFlow>>,
+    /// The statements writing each array, in program order.
+    writers: HashMap<ArrayId, Vec<StmtId>>,
+    /// The first condition read of each array it reads: (condition, read).
+    condition_reads: HashMap<ArrayId, &'p (String, usize)>,
+    /// The copy-out statements of the final values.
+    outs: HashSet<StmtId>,
+    /// Arrays a copy-out reads that exact σ did not analyse.
+    unanalysed_outs: HashSet<ArrayId>,
+}
+
+impl<'p> Index<'p> {
+    /// The index of `plus`, with `outs` its copy-outs of final values.
+    pub fn new(plus: &'p Program, sym: &'p Symbolic, outs: &[StmtId]) -> Index<'p> {
+        let stmts = plus.stmts();
+        let analysed: HashSet<StmtId> = sym.reads.iter().map(|r| r.stmt).collect();
+        let unanalysed_outs = (outs.iter())
+            .filter(|&s| !analysed.contains(s))
+            .filter_map(|&s| stmts[s.index()].reads().first().map(|r| r.array))
+            .collect();
+        let mut writers: HashMap<ArrayId, Vec<StmtId>> = HashMap::new();
+        for s in &stmts {
+            if let Some((t, _)) = s.write() {
+                writers.entry(t.array).or_default().push(s.id);
+            }
+        }
+        let mut reads: HashMap<ArrayId, Vec<&ReadFlow>> = HashMap::new();
+        for r in &sym.reads {
+            reads.entry(r.array).or_default().push(r);
+        }
+        let conditions = plus.conditions();
+        let mut condition_reads = HashMap::new();
+        for ck in &sym.condition_reads {
+            for c in conditions.iter().filter(|c| c.name == ck.0) {
+                for x in c.reads() {
+                    condition_reads.entry(x.array).or_insert(ck);
+                }
+            }
+        }
+        Index {
+            places: crate::symbolic::domain::places(plus),
+            // Every loop's box, in one walk (not one per writing statement).
+            counter_boxes: super::infer::counter_boxes(plus),
+            outs: outs.iter().copied().collect(),
+            unanalysed_outs,
+            stmts,
+            reads,
+            writers,
+            condition_reads,
+        }
+    }
+}
+
+impl Index<'_> {
+    /// The statements writing `a`, in program order.
+    pub fn writing(&self, a: ArrayId) -> Vec<&Stmt> {
+        let ids = self.writers.get(&a).map_or(&[][..], Vec::as_slice);
+        ids.iter().map(|w| self.stmts[w.index()]).collect()
+    }
+}
+
 /// The single-assignment form of one array from exact σ, or why there is
 /// none (in the words of the user's program).
 pub fn form(
     plus: &Program,
     sites: &Sites,
-    outs: &[StmtId],
-    sym: &Symbolic,
+    ix: &Index,
     a: ArrayId,
     base: &[i64],
 ) -> Result<Exact, String> {
-    let stmts = plus.stmts();
+    let stmts = &ix.stmts;
     // Every read of the array must have an exact quast.
-    if let Some((c, k)) = sym
-        .condition_reads
-        .iter()
-        .find(|(c, _)| condition_reads_array(plus, c, a))
-    {
+    if let Some((c, k)) = ix.condition_reads.get(&a) {
         return Err(format!(
             "read {k} of condition `{c}` reads memory, so the control is not static"
         ));
     }
+    let reads: &[&ReadFlow] = ix.reads.get(&a).map_or(&[], Vec::as_slice);
     // Every read of the program must have an exact quast; the final
     // values may lack one (a last writer that needs a division), or not be
     // analysed (a big array): then the copy-out replays the writes instead.
-    let analysed = |s: StmtId| sym.reads.iter().any(|r| r.stmt == s);
-    let mut replay = (outs.iter()).any(|&s| {
-        !analysed(s)
-            && stmts[s.index()]
-                .reads()
-                .first()
-                .is_some_and(|r| r.array == a)
-    });
-    for r in sym.reads.iter().filter(|r| r.array == a) {
+    let mut replay = ix.unanalysed_outs.contains(&a);
+    for r in reads {
         let why = match &r.outcome {
             Outcome::Exact(_) => continue,
             Outcome::Possible(p) => &p.why,
             Outcome::Fallback(why) => why,
         };
-        if outs.contains(&r.stmt) {
+        if ix.outs.contains(&r.stmt) {
             replay = true;
             continue;
         }
         let read = super::read_name::read_of(plus, Site::Stmt(r.stmt), r.read);
         return Err(format!("{read} has no exact source: {why}"));
     }
-    let places = crate::symbolic::domain::places(plus);
+    let (places, counter_boxes) = (&ix.places, &ix.counter_boxes);
     let mut trees = Trees::new();
     // One group per writing statement, its κ and κ's box.
     let mut group_of: HashMap<usize, usize> = HashMap::new();
     let mut kappa: Vec<Vec<CounterId>> = Vec::new();
     let mut boxes = Vec::new();
     let mut atom_group = HashMap::default();
-    // Every loop's box, in one walk (not one per writing statement).
-    let counter_boxes = super::infer::counter_boxes(plus);
-    for s in &stmts {
-        let Some((acc, _)) = s.write().filter(|(t, _)| t.array == a) else {
+    for &w in ix.writers.get(&a).map_or(&[][..], Vec::as_slice) {
+        let s = stmts[w.index()];
+        let Some((acc, _)) = s.write() else {
             continue;
         };
         let loops = &sites.stmt[s.id.index()];
@@ -127,16 +184,16 @@ pub fn form(
         atom_group.insert((s.id.index(), 0u32), g);
         kappa.push(k);
         boxes.push(GroupBox {
-            cells: cell_box(plus, a, &subs, base, &counter_boxes),
+            cells: cell_box(plus, a, &subs, base, counter_boxes),
             kappa: Some(kb),
         });
     }
     // Each read's label, leaf by leaf from its quast.
-    for r in sym.reads.iter().filter(|r| r.array == a) {
+    for r in reads {
         let Outcome::Exact(q) = &r.outcome else {
             continue; // a final value, copied out by replay
         };
-        if replay && outs.contains(&r.stmt) {
+        if replay && ix.outs.contains(&r.stmt) {
             continue;
         }
         let t = tree(q, &|w: StmtId| {
@@ -213,13 +270,6 @@ fn cell_box(
         out.push(pick);
     }
     tighter.then_some(out)
-}
-
-/// Whether condition `name` reads array `a`.
-fn condition_reads_array(p: &Program, name: &str, a: ArrayId) -> bool {
-    p.conditions()
-        .iter()
-        .any(|c| c.name == name && c.reads().iter().any(|x| x.array == a))
 }
 
 /// The read label tree of a quast: a split `e >= 0` becomes the tree's

@@ -199,10 +199,11 @@ pub fn try_emit(program: &Program, o: &Options) -> Result<Emitted, readback::Ref
     // writes (`facts::Frame`); small arrays keep a read of every cell, on
     // which the copy-out's labels are fitted.
     let values = plus.param_values(&o.params)?;
+    let stmts = plus.stmts();
     let frame = crate::facts::Frame {
         entry: Vec::new(),
         exit: (outs.iter())
-            .filter_map(|&s| Some((plus.stmts()[s.index()].reads().first()?.array, s)))
+            .filter_map(|&s| Some((stmts[s.index()].reads().first()?.array, s)))
             .filter(|&(a, _)| declared_cells(&plus, a, &values) > FRAME_CELLS)
             .collect(),
     };
@@ -440,6 +441,7 @@ fn candidates(
     o: &Options,
 ) -> Vec<Candidates> {
     let mut cands: Vec<Candidates> = Vec::new();
+    let index = (exact.sym).map(|sym| exact::Index::new(plus, sym, exact.outs));
     for a in written_arrays(program) {
         // An array the pairing leaves to contraction gets no form.
         let asked = o.only.as_ref().is_none_or(|only| only.contains(&a));
@@ -454,9 +456,11 @@ fn candidates(
             replay: false,
         };
         if asked {
-            let not_exact = match exact.sym.map(|sym| {
-                exact::form(plus, sites, exact.outs, sym, a, &exact.base)
-                    .and_then(|f| obstacle(plus, &f.form, &f.trees).map_or(Ok(f), Err))
+            let not_exact = match index.as_ref().map(|ix| {
+                exact::form(plus, sites, ix, a, &exact.base).and_then(|f| {
+                    let writes = ix.writing(a);
+                    obstacle(plus, &writes, &f.form, &f.trees).map_or(Ok(f), Err)
+                })
             }) {
                 Some(Ok(f)) => {
                     c.forms.push((f.form, f.trees));
@@ -538,7 +542,7 @@ impl Candidates {
             );
             match trees {
                 Err(why) => self.why = why,
-                Ok(t) => match obstacle(plus, &form, &t) {
+                Ok(t) => match obstacle(plus, &writing(plus, form.array), &form, &t) {
                     Some(why) => self.why = why,
                     None => {
                         self.forms.push((form, t));
@@ -760,7 +764,12 @@ pub(crate) fn written_arrays(p: &Program) -> Vec<ArrayId> {
 /// Why a form cannot be emitted: a condition whose read label needs a
 /// split, a compound assignment whose target has subscript reads, or a
 /// dead write with subscript reads sent to a scratch group.
-fn obstacle(p: &Program, form: &ArrayForm, trees: &HashMap<(Site, usize), Tree>) -> Option<String> {
+fn obstacle(
+    p: &Program,
+    writes: &[&Stmt],
+    form: &ArrayForm,
+    trees: &HashMap<(Site, usize), Tree>,
+) -> Option<String> {
     // The first such read (the map's order is not stable).
     let split = trees
         .iter()
@@ -773,8 +782,7 @@ fn obstacle(p: &Program, form: &ArrayForm, trees: &HashMap<(Site, usize), Tree>)
             read_name::read_of(p, site, k)
         ));
     }
-    let stmts = p.stmts();
-    for s in &stmts {
+    for s in writes {
         if let StmtKind::Assign {
             target,
             op: Some(_),
@@ -798,13 +806,13 @@ fn obstacle(p: &Program, form: &ArrayForm, trees: &HashMap<(Site, usize), Tree>)
         .filter(|(_, &g)| form.scratch.get(g).copied().unwrap_or(false))
         .map(|(&(k, _), _)| k)
         .collect();
-    for (ix, s) in stmts.iter().enumerate() {
+    for s in writes {
         let Some((target, _)) = s.write().filter(|(t, _)| t.array == form.array) else {
             continue;
         };
         let mut r = Vec::new();
         target.collect_subscript_reads(&mut r);
-        if scratch.contains(&ix) && !r.is_empty() {
+        if scratch.contains(&s.id.index()) && !r.is_empty() {
             return Some(format!(
                 "`{}` is a dead write with reads in its subscripts",
                 s.label
@@ -812,6 +820,14 @@ fn obstacle(p: &Program, form: &ArrayForm, trees: &HashMap<(Site, usize), Tree>)
         }
     }
     None
+}
+
+/// The statements writing `a`, in program order.
+fn writing(p: &Program, a: ArrayId) -> Vec<&Stmt> {
+    let stmts = p.stmts().into_iter();
+    stmts
+        .filter(|s| s.write().is_some_and(|(t, _)| t.array == a))
+        .collect()
 }
 
 /// [`infer::pool`] of a program, built on first use.

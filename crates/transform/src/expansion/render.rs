@@ -3,7 +3,7 @@
 use super::parallel::{Carried, LoopReport};
 use super::sa::{ReadKind, SaReport};
 use super::Expansion;
-use crate::model::Program;
+use crate::model::{ArrayId, Program};
 use std::io::{self, Write};
 
 fn quote(s: &str) -> String {
@@ -318,6 +318,14 @@ pub fn text(
         crate::dataflow::render::sizes(flow),
         flow.max_trips()
     )?;
+    // The writes of each array, in order, found once (not a scan of every
+    // write per array).
+    let mut writes_of: std::collections::HashMap<ArrayId, Vec<usize>> = Default::default();
+    for w in 0..c.write_ops.len() {
+        if let Some((array, _)) = c.write_cells(w).first().and_then(|&cell| exp.cell(cell)) {
+            writes_of.entry(array).or_default().push(w);
+        }
+    }
     for a in &exp.arrays {
         if a.cells_written == 0 {
             continue;
@@ -341,12 +349,9 @@ pub fn text(
         writeln!(out, "  labels (sample):")?;
         // Writes seen per site (a map: one entry per statement).
         let mut shown: std::collections::HashMap<usize, usize> = Default::default();
-        for (w, &op) in c.write_ops.iter().enumerate() {
+        for &w in writes_of.get(&a.array).map_or(&[][..], Vec::as_slice) {
+            let op = c.write_ops[w];
             let site = facts.site(op);
-            let array = c.write_cells(w).first().and_then(|&cell| exp.cell(cell));
-            if array.map(|x| x.0) != Some(a.array) {
-                continue;
-            }
             let n = shown.entry(facts.site_index(site)).or_insert(0);
             *n += 1;
             let n = *n;
