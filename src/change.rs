@@ -5,7 +5,6 @@
 //! these edits, so a client keeps its cursor, folds and marks wherever
 //! the text stays.
 
-use crate::host::FileId;
 use similar::{Algorithm, DiffOp, TextDiff};
 use std::time::{Duration, Instant};
 
@@ -18,20 +17,21 @@ pub struct TextEdit {
     pub text: String,
 }
 
-/// Edits to one file: sorted, none overlapping another.
+/// Edits to one file (a [`crate::host::FileId`] of the host that answered):
+/// sorted, none overlapping another.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SourceChange {
+pub struct SourceChange<F> {
     /// The file edited.
-    pub file: FileId,
+    pub file: F,
     /// The edits, first in the text first.
     pub edits: Vec<TextEdit>,
 }
 
-impl SourceChange {
+impl<F> SourceChange<F> {
     /// The edits that turn `old` into `new`, line by line. A diff that
     /// takes longer than a tenth of a second (a rewrite of a huge file)
     /// gives larger edits, never wrong ones.
-    pub fn between(file: FileId, old: &str, new: &str) -> SourceChange {
+    pub fn between(file: F, old: &str, new: &str) -> SourceChange<F> {
         let diff = TextDiff::configure()
             .algorithm(Algorithm::Myers)
             .deadline(Instant::now() + Duration::from_millis(100))

@@ -640,12 +640,18 @@ impl Analysis {
     }
 
     /// [`Analysis::expansion`] as edits to the file's text in the host.
-    pub fn expansion_change(&self, file: FileId) -> Cancellable<Result<SourceChange, String>> {
+    pub fn expansion_change(
+        &self,
+        file: FileId,
+    ) -> Cancellable<Result<SourceChange<FileId>, String>> {
         self.change(file, self.expansion(file)?)
     }
 
     /// [`Analysis::privatization`] as edits to the file's text in the host.
-    pub fn privatization_change(&self, file: FileId) -> Cancellable<Result<SourceChange, String>> {
+    pub fn privatization_change(
+        &self,
+        file: FileId,
+    ) -> Cancellable<Result<SourceChange<FileId>, String>> {
         self.change(file, self.privatization(file)?)
     }
 
@@ -653,7 +659,7 @@ impl Analysis {
         &self,
         file: FileId,
         new: Result<String, String>,
-    ) -> Cancellable<Result<SourceChange, String>> {
+    ) -> Cancellable<Result<SourceChange<FileId>, String>> {
         let old = self.text(file)?;
         Ok(new.map(|new| SourceChange::between(file, &old, &new)))
     }
