@@ -114,6 +114,18 @@ fn run(command: &str, file: &Path, scratch: &Path) -> Run {
     }
 }
 
+impl Run {
+    /// The run's row of the table.
+    fn print_row(&self, program: &str, command: &str) {
+        eprintln!(
+            "| {program} | {command} | {} | {:.2} s | {} MB |",
+            self.ended,
+            self.wall.as_secs_f64(),
+            self.rss_kb / 1024
+        );
+    }
+}
+
 const COMMANDS: [&str; 7] = [
     "check",
     "fmt",
@@ -143,12 +155,7 @@ fn main() {
         std::fs::write(&file, text).expect("writes the program");
         for command in COMMANDS {
             let r = run(command, &file, &dir);
-            eprintln!(
-                "| {name} | {command} | {} | {:.2} s | {} MB |",
-                r.ended,
-                r.wall.as_secs_f64(),
-                r.rss_kb / 1024
-            );
+            r.print_row(name, command);
             let t = r.wall.as_secs_f64();
             if ["check", "fmt", "flow"].contains(&command) {
                 match name.as_str() {
@@ -165,18 +172,19 @@ fn main() {
     }
     // Statements in one loop: each command at 1k, 2k and 4k, and the
     // factor from 2k to 4k.
-    for command in ONE_LOOP_COMMANDS {
-        let mut walls = Vec::new();
-        for n in [1_000, 2_000, 4_000] {
+    let one_loops: Vec<(usize, PathBuf)> = [1_000, 2_000, 4_000]
+        .into_iter()
+        .map(|n| {
             let file = dir.join(format!("one-loop-{n}.loop"));
             std::fs::write(&file, one_loop(n)).expect("writes the program");
-            let r = run(command, &file, &dir);
-            eprintln!(
-                "| {n} statements in one loop | {command} | {} | {:.2} s | {} MB |",
-                r.ended,
-                r.wall.as_secs_f64(),
-                r.rss_kb / 1024
-            );
+            (n, file)
+        })
+        .collect();
+    for command in ONE_LOOP_COMMANDS {
+        let mut walls = Vec::new();
+        for (n, file) in &one_loops {
+            let r = run(command, file, &dir);
+            r.print_row(&format!("{n} statements in one loop"), command);
             walls.push(r.wall.as_secs_f64());
         }
         eprintln!(
