@@ -3,7 +3,8 @@
 //! with fall-through and `break`s inside its cases, `goto` out of a nest
 //! and to the end of a loop body, a `break` that can never be taken, an
 //! exit inside an inner loop of a parallel outer loop, a `while` loop left
-//! by `break`. Each fixture's opening comment works out by hand whether
+//! by `break`, `do ... while` loops (alone, and one per row of a parallel
+//! outer loop). Each fixture's opening comment works out by hand whether
 //! its outermost loop is parallel as written, after privatization (the
 //! exit flags the front end adds are private to each trip), or not at all.
 //!
@@ -69,6 +70,8 @@ const CASES: &[(&str, Truth, &[&str])] = &[
     ("while_continue", Truth::Sequential, &[]),
     ("bounded_by_param", Truth::Parallel, &["n=64"]),
     ("search_index", Truth::Sequential, &[]),
+    ("do_while", Truth::Sequential, &[]),
+    ("do_rows", Truth::Private, &[]),
 ];
 
 /// The fixtures whose outermost loop's verdict is proved for every

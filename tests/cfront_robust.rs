@@ -239,9 +239,13 @@ fn check(src: String) -> Result<(), String> {
                 }
             }
             if let Some(mut p) = program {
-                // `.loop` has no locals: which C arrays are is not printed.
+                // `.loop` has no locals: which C arrays are is not printed;
+                // nor derived parameters: what one stands for is a comment.
                 for a in &mut p.arrays {
                     a.local = false;
+                }
+                for q in &mut p.params {
+                    q.derived = None;
                 }
                 let text = arrayflow::print::program(&p);
                 let (q, diags) = arrayflow::lower::compile(&text, FileId(0));

@@ -86,18 +86,15 @@ fn calls_order_their_loops_and_pure_ones_do_not() {
     assert_eq!(err.matches("[W0905]").count(), 2, "{err}");
 }
 
-/// `i < LEN/2` is `i <= 15999`: a `for` loop, and a[i + 5] written at i is
-/// read at i + 5: distance 5, not parallel.
+/// `i < LEN/2` is `i <= LEN_div_2 - 1`, a parameter that stands for
+/// `LEN / 2` (16000): a `for` loop, and a[i + 5] written at i is read at
+/// i + 5: distance 5, not parallel.
 #[test]
-fn a_bound_over_macros_folds_and_keeps_its_dependence() {
+fn a_bound_over_macros_is_a_derived_parameter_and_keeps_its_dependence() {
     let (code, out, err) = arrayflow(&["privatize", BOUND]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("loop i@8: not parallel"), "{out}");
-    assert!(!err.contains("W0903"), "{err}");
-    assert!(
-        err.contains("W0912") && err.contains("`LEN` = 32000"),
-        "{err}"
-    );
+    assert!(!err.contains("W0903") && !err.contains("W0912"), "{err}");
     let (code, out, err) = arrayflow(&["deps", BOUND]);
     assert_eq!(code, 0, "{err}");
     assert!(
@@ -105,23 +102,57 @@ fn a_bound_over_macros_folds_and_keeps_its_dependence() {
         "{out}"
     );
     let (_, out, _) = arrayflow(&["fmt", BOUND]);
-    assert!(out.contains("for i = 0 to 15999 do"), "{out}");
+    assert!(
+        out.contains("param LEN_div_2 = 16000; // LEN / 2\n"),
+        "{out}"
+    );
+    assert!(out.contains("for i = 0 to LEN_div_2 - 1 do"), "{out}");
+    // It follows `LEN`: at LEN = 12 the loop runs 6 times, i = 0..5, and
+    // writes a[5..10].
+    let (code, out, err) = arrayflow(&["run", "--param", "LEN=12", BOUND]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("LEN=12, LEN_div_2=6,"), "{out}");
+    assert!(
+        out.contains("a[10] = ") && out.contains("from _S1[5]"),
+        "{out}"
+    );
+    assert!(!out.contains("from _S1[6]"), "{out}");
+    // The C printed back says what the source said.
+    let (code, out, err) = arrayflow(&["privatize", "--emit", "code", BOUND]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("i <= (LEN / 2) - 1;"), "{out}");
 }
 
 /// N = 10: x has N*N = 100 cells, HALF = (10 + 1)/2 = 5 (truncated), so i
-/// runs to 4; x[i*N + (N >> 1)] is x[10i + 5]; 2*N stays affine in N.
+/// runs to 4; x[i*N + (N >> 1)] is x[10i + 5]. `N * N`, `HALF` and
+/// `N >> 1` are derived parameters; the factor `N` of `i` is folded at 10,
+/// the one part that keeps its value (W0912); 2*N stays affine in N.
 #[test]
 fn sizes_subscripts_and_bounds_fold_and_affine_ones_stay() {
     let (code, out, err) = arrayflow(&["fmt", EXTENTS]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("real x[0..99];"), "{out}");
-    assert!(out.contains("real y[0..2 * N - 1];"), "{out}");
-    assert!(out.contains("for i = 0 to 4 do"), "{out}");
-    assert!(out.contains("for j = 0 to 2 * N - 1 do"), "{out}");
+    for line in [
+        "param N_times_N = 100; // N * N\n",
+        "param HALF = 5;\n",
+        "param N_shr_1 = 5; // N >> 1\n",
+        "real x[0..N_times_N - 1];",
+        "real y[0..2 * N - 1];",
+        "for i = 0 to HALF - 1 do",
+        "x[i * 10 + N_shr_1] = 1;",
+        "for j = 0 to 2 * N - 1 do",
+    ] {
+        assert!(out.contains(line), "{line} in {out}");
+    }
     assert!(!err.contains("W0903") && !err.contains("W0904"), "{err}");
-    // Four parts folded: the size, the bound, and `N` and `N >> 1` in
-    // the subscript.
-    assert_eq!(err.matches("[W0912]").count(), 4, "{err}");
+    assert_eq!(err.matches("[W0912]").count(), 1, "{err}");
+    assert!(err.contains("`N` multiplies a variable"), "{err}");
+    // At N = 4: HALF = (4 + 1)/2 = 2 (C truncates), N * N = 16, N >> 1 = 2.
+    let (code, out, err) = arrayflow(&["run", "--param", "N=4", EXTENTS]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("N=4, HALF=2, N_times_N=16, N_shr_1=2,"),
+        "{out}"
+    );
 }
 
 /// `check`, defined in the file, may call `exit`: it is not inlined, and

@@ -205,6 +205,7 @@ fn program_added(
     let mut params: Vec<String> = p
         .params
         .iter()
+        .filter(|q| q.derived.is_none())
         .map(|q| format!("int {}", cx.param_names[&q.name]))
         .collect();
     for (k, a) in p.arrays.iter().enumerate().filter(|(_, a)| !a.local) {
@@ -962,8 +963,8 @@ impl<'a> Printer<'a> {
         let mut s = String::new();
         for &(v, c) in &a.terms {
             let name = match v {
-                Var::Param(q) => &self.param_names[&self.p.params[q.index()].name],
-                Var::Counter(k) => &self.counters[k.index()],
+                Var::Param(q) => self.param(q),
+                Var::Counter(k) => self.counters[k.index()].clone(),
             };
             let mag = c.unsigned_abs();
             if s.is_empty() {
@@ -974,7 +975,7 @@ impl<'a> Printer<'a> {
             if mag != 1 {
                 let _ = write!(s, "{mag} * ");
             }
-            s.push_str(name);
+            s.push_str(&name);
         }
         let k = a.constant;
         if s.is_empty() {
@@ -1679,6 +1680,23 @@ impl<'a> Printer<'a> {
         s
     }
 
+    /// A parameter as C spells it: its name, or what a derived one stands
+    /// for (`LEN / 2`, in parentheses unless it is a name).
+    fn param(&self, q: ParamId) -> String {
+        let q = &self.p.params[q.index()];
+        match &q.derived {
+            Some(d)
+                if d.text
+                    .bytes()
+                    .all(|b| b == b'_' || b.is_ascii_alphanumeric()) =>
+            {
+                d.text.clone()
+            }
+            Some(d) => format!("({})", d.text),
+            None => self.param_names[&q.name].clone(),
+        }
+    }
+
     /// Whether C gives the printed expression an integer type.
     fn is_int(&self, e: &Expr) -> bool {
         match &e.kind {
@@ -1726,7 +1744,7 @@ impl<'a> Printer<'a> {
     fn write_expr(&mut self, e: &Expr, out: &mut String) {
         match &e.kind {
             ExprKind::Int(n) => out.push_str(&int(*n)),
-            ExprKind::Param(q) => out.push_str(&self.param_names[&self.p.params[q.index()].name]),
+            ExprKind::Param(q) => out.push_str(&self.param(*q)),
             ExprKind::Counter(c) => out.push_str(&self.counters[c.index()]),
             ExprKind::Access(a) => {
                 let s = self.access(a);

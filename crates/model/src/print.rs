@@ -27,11 +27,14 @@ pub fn program(p: &Program) -> String {
 pub fn declarations(p: &Program) -> String {
     let mut out = String::new();
     for q in &p.params {
-        match q.default {
-            Some(v) => {
+        match (q.default, &q.derived) {
+            (Some(v), Some(d)) if d.text != q.name => {
+                let _ = writeln!(out, "param {} = {v}; // {}", q.name, d.text);
+            }
+            (Some(v), _) => {
                 let _ = writeln!(out, "param {} = {v};", q.name);
             }
-            None => {
+            (None, _) => {
                 let _ = writeln!(out, "param {};", q.name);
             }
         }

@@ -149,8 +149,11 @@ impl<'a> Rebuild<'a> {
     ) -> Result<Rebuild<'a>, Error> {
         let mut b = ProgramBuilder::new();
         for q in &p.params {
-            b.param_at(&q.name, q.default, q.span)
+            let id = (b.param_at(&q.name, q.default, q.span))
                 .map_err(|e| Error::Sizes(e.to_string()))?;
+            if let Some(d) = &q.derived {
+                b.derive(id, d.clone());
+            }
         }
         let mut shape = Vec::new();
         for a in &p.arrays {

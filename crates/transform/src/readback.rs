@@ -6,7 +6,8 @@
 //! bytes are polled after.
 
 use crate::budget::{self, Exceeded};
-use crate::model::Program;
+use crate::model::{Derived, Expr, ExprKind, ParamId, Program};
+use std::collections::HashMap;
 use std::fmt;
 
 /// Bytes compiling one byte of emitted text holds at its peak, rounded up
@@ -70,6 +71,53 @@ impl From<Exceeded> for Refusal {
 /// steps of a transformation, which allocate in bulk.
 pub fn poll(what: &str) -> Result<(), Refusal> {
     budget::check(budget::limit(), || what.to_string()).map_err(Refusal::Memory)
+}
+
+/// `text`, an emitted `.loop` program made from `from`, compiled; `what`
+/// names it in the errors. `.loop` text has no derived parameters, so
+/// those of `from` are given back by name.
+pub fn compile_from(text: &str, what: &str, from: &Program) -> Result<Program, Refusal> {
+    let mut p = compile(text, what)?;
+    keep_derived(&mut p, from);
+    Ok(p)
+}
+
+/// Gives the parameters of `p` that `from` derives (`Param::derived`) what
+/// they stand for, read over `p`'s parameters.
+pub fn keep_derived(p: &mut Program, from: &Program) {
+    let by_name: HashMap<String, ParamId> = (p.params.iter().enumerate())
+        .map(|(k, q)| (q.name.clone(), ParamId(k as u32)))
+        .collect();
+    let ids: HashMap<ParamId, ParamId> = (from.params.iter().enumerate())
+        .filter_map(|(k, q)| Some((ParamId(k as u32), *by_name.get(&q.name)?)))
+        .collect();
+    for q in &from.params {
+        let (Some(d), Some(&to)) = (&q.derived, by_name.get(&q.name)) else {
+            continue;
+        };
+        if let Some(expr) = over(&d.expr, &ids) {
+            let text = d.text.clone();
+            p.params[to.index()].derived = Some(Derived { expr, text });
+        }
+    }
+}
+
+/// A derived parameter's expression with its parameters renumbered;
+/// `None` when one is missing.
+fn over(e: &Expr, ids: &HashMap<ParamId, ParamId>) -> Option<Expr> {
+    let kind = match &e.kind {
+        ExprKind::Param(q) => ExprKind::Param(*ids.get(q)?),
+        ExprKind::Neg(x) => ExprKind::Neg(Box::new(over(x, ids)?)),
+        ExprKind::Binary(op, l, r) => {
+            ExprKind::Binary(*op, Box::new(over(l, ids)?), Box::new(over(r, ids)?))
+        }
+        ExprKind::Call(f, args) => {
+            let args = args.iter().map(|a| over(a, ids)).collect::<Option<_>>()?;
+            ExprKind::Call(f.clone(), args)
+        }
+        k => k.clone(),
+    };
+    Some(Expr::new(kind, e.span))
 }
 
 /// `text`, an emitted `.loop` program, compiled; `what` names it in the

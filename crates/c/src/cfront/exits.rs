@@ -774,6 +774,43 @@ impl<'t> Ctx<'t> {
         found
     }
 
+    /// The innermost loop, a `do ... while` loop, stops by its own `break`
+    /// flag, which its test at the end of each trip sets: tested by every
+    /// trip, cleared before the loop. Returns the flags its body may set.
+    pub(super) fn stops_by_flag(&mut self, n: Node<'t>) -> Result<Vec<Target<'t>>, Skip> {
+        let t = Target::Break(n.id());
+        let Some(e) = self.exits.loops.last_mut() else {
+            return Ok(Vec::new());
+        };
+        let set_in_body = e.tested.clone();
+        if !e.tested.contains(&t) {
+            e.tested.push(t);
+            self.set_flag(t, 0, span(n))?;
+        }
+        Ok(set_in_body)
+    }
+
+    /// The end of a trip of a `do ... while` loop: `if !(test) then` its
+    /// `break` flag is set, unless a jump in the body set one of `set`.
+    pub(super) fn test_at_trip_end(
+        &mut self,
+        n: Node<'t>,
+        set: &[Target<'t>],
+        test: Cond,
+        at: Span,
+    ) -> Result<(), Skip> {
+        let stop = Cond::Not(Box::new(test));
+        let cond = match self.clear(set, at)? {
+            Some(c) => Cond::And(Box::new(c), Box::new(stop)),
+            None => stop,
+        };
+        let r = self.b.begin_if_at(None, cond, at);
+        self.build(r, at)?;
+        self.set_flag(Target::Break(n.id()), 1, at)?;
+        let r = self.b.end();
+        self.build(r, at)
+    }
+
     /// The test of the innermost loop, a `while` loop: with its flags.
     pub(super) fn loop_test(&mut self, cond: Cond, at: Span) -> Result<Cond, Skip> {
         let tested = match self.exits.loops.last_mut() {

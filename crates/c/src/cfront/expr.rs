@@ -415,6 +415,7 @@ impl<'t> Ctx<'t> {
             return Ok(self.unknown_value(format!("the macro `{name}` expands to itself"), at));
         }
         self.expanding.push(name);
+        (self.macro_bodies).insert((body.span().start, body.span().end), name);
         let e = self.mini_value(&body);
         self.expanding.pop();
         e

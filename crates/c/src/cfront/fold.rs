@@ -8,49 +8,263 @@
 //! (the front end says so). Parts of a larger expression fold on their
 //! own: `i + LEN/2` is `i + 16000`.
 
-use super::{Ctx, W_FOLDED};
+use super::{Ctx, Undo, W_FOLDED};
+use crate::model::cint;
 use crate::model::*;
 use std::collections::HashMap;
 
 impl Ctx<'_> {
-    /// `e` folded; a warning when a folded part read a macro or `const`,
-    /// whose value it keeps whatever `--param` says.
+    /// `e` folded: a constant part that reads a macro or `const` is a
+    /// derived parameter, which follows `--param`; a factor folded so that a
+    /// product is affine keeps its value, and gets a warning.
     pub(super) fn folded(&mut self, e: Expr) -> Expr {
         if Affine::from_expr(&e).is_some() {
             return e;
         }
-        let mut values: HashMap<ParamId, (i64, String)> = HashMap::new();
+        let mut values = Constants::new();
         for ((name, default), &p) in &self.params_by_key {
             let Some(k) = *default else { continue };
             let is_macro = (self.defines.get(name.as_str()))
                 .is_some_and(|d| d.body.as_ref().and_then(|b| b.constant()) == Some(k));
             let is_const = (self.vars.iter()).any(|v| v.name == name && v.is_const);
             if is_macro || is_const {
-                values.insert(p, (k, name.clone()));
+                let (spelling, word) = (name.clone(), name.clone());
+                values.insert(
+                    p,
+                    Constant {
+                        value: k,
+                        spelling,
+                        word,
+                    },
+                );
             }
         }
-        let f = fold(&e, &|p| values.get(&p).map(|v| v.0));
+        values.extend(self.derived_params.iter().map(|(p, c)| (*p, c.clone())));
+        let mut derive = |part: &Expr, v: i64| self.derived(part, v, &values);
+        let f = fold(&e, &|p| values.get(&p).map(|c| c.value), &mut derive);
         if !f.used.is_empty() {
             let names: Vec<String> = (f.used.iter())
                 .filter_map(|p| values.get(p))
-                .map(|(k, n)| format!("`{n}` = {k}"))
+                .map(|c| format!("`{}` = {}", c.spelling, c.value))
                 .collect();
             for at in f.parts {
                 let text = self.src.get(at.start as usize..at.end as usize);
                 self.warn(
                     W_FOLDED,
                     format!(
-                        "`{}` is not affine in the parameters: it is folded at {}, and keeps that value whatever `--param` gives",
+                        "`{}` multiplies a variable: it is folded at {}, and keeps that value whatever `--param` gives",
                         balanced(text.unwrap_or("this expression").trim()),
                         names.join(", ")
                     ),
                     at,
                     "folded to a constant",
-                    "a loop bound, subscript or size folded so stays as it is when `--param` sets the macro (docs/c.md, Folding)",
+                    "a factor of a variable folded so stays as it is when `--param` sets the macro (docs/c.md, Folding)",
                 );
             }
         }
         f.expr
+    }
+
+    /// The derived parameter (`Param::derived`) that stands for `part`,
+    /// one per spelling and value: named after the macro whose whole body
+    /// it is (`HALF`), else after its operators (`LEN_div_2`).
+    fn derived(&mut self, part: &Expr, v: i64, names: &Constants) -> Expr {
+        let text = spelling(part, names);
+        let key = (text.clone(), Some(v));
+        let p = match self.params_by_key.get(&key) {
+            Some(&p) => p,
+            None => {
+                let (text, base) = match self.macro_bodies.get(&(part.span.start, part.span.end)) {
+                    Some(&m) => (m.to_string(), m.to_string()),
+                    None => (text, identifier(part, names)),
+                };
+                let model_name = self.global_name(&base);
+                let id = (self.b.param_at(&model_name, Some(v), part.span)).unwrap_or(ParamId(0));
+                let spelling = match text.bytes().all(|b| b == b'_' || b.is_ascii_alphanumeric()) {
+                    true => text.clone(),
+                    false => format!("({text})"),
+                };
+                let word = model_name.clone();
+                (self.derived_params).insert(
+                    id,
+                    Constant {
+                        value: v,
+                        spelling,
+                        word,
+                    },
+                );
+                self.b.derive(
+                    id,
+                    Derived {
+                        expr: part.clone(),
+                        text,
+                    },
+                );
+                self.params_by_key.insert(key.clone(), id);
+                self.undo.push(Undo::ParamKey(key.0, key.1));
+                self.undo.push(Undo::Derived(id));
+                id
+            }
+        };
+        Expr::new(ExprKind::Param(p), part.span)
+    }
+}
+
+/// A parameter with a value at folding: a macro, a `const` or a derived
+/// parameter.
+#[derive(Clone, Debug)]
+pub struct Constant {
+    pub value: i64,
+    /// How C spells it as an operand: `LEN`, `(LEN / 2)`.
+    pub spelling: String,
+    /// Its model name, for the name of a parameter derived from it.
+    pub word: String,
+}
+
+type Constants = HashMap<ParamId, Constant>;
+
+/// How C spells a constant expression: `LEN / 2`, `(N + 1) / 2`, `1 << K`.
+fn spelling(e: &Expr, names: &Constants) -> String {
+    let mut out = String::new();
+    spell(e, names, &mut out);
+    out
+}
+
+fn spell(e: &Expr, names: &Constants, out: &mut String) {
+    let operand = |x: &Expr, wrap: bool, out: &mut String| {
+        out.push_str(if wrap { "(" } else { "" });
+        spell(x, names, out);
+        out.push_str(if wrap { ")" } else { "" });
+    };
+    match &e.kind {
+        ExprKind::Int(v) => out.push_str(&v.to_string()),
+        ExprKind::Param(p) => out.push_str(names.get(p).map_or("?", |c| c.spelling.as_str())),
+        ExprKind::Neg(x) => {
+            out.push('-');
+            operand(x, c_precedence(x) <= UNARY, out);
+        }
+        _ => match c_operator(e).as_ref().map(|(op, xs)| (*op, xs.as_slice())) {
+            Some((op, [x])) => {
+                out.push_str(op);
+                operand(x, c_precedence(x) <= UNARY, out);
+            }
+            Some((op, [l, r])) => {
+                // Operands of shifts and bitwise operators that are
+                // operations themselves get parentheses, as gcc's
+                // -Wparentheses asks.
+                let me = c_precedence(e);
+                let wrap = |x: &Expr, tie| {
+                    let p = c_precedence(x);
+                    p < me || (tie && p == me) || (me <= SHIFT && p < UNARY)
+                };
+                operand(l, wrap(l, false), out);
+                out.push_str(&format!(" {op} "));
+                operand(r, wrap(r, true), out);
+            }
+            _ => out.push('?'),
+        },
+    }
+}
+
+/// A model name for a constant expression: its names, numbers and
+/// operators in words (`LEN_div_2`, `N_plus_1_div_2`).
+fn identifier(e: &Expr, names: &Constants) -> String {
+    let mut words = Vec::new();
+    word(e, names, &mut words);
+    words.join("_")
+}
+
+fn word(e: &Expr, names: &Constants, out: &mut Vec<String>) {
+    match &e.kind {
+        ExprKind::Int(v) if *v < 0 => out.push(format!("minus{}", v.unsigned_abs())),
+        ExprKind::Int(v) => out.push(v.to_string()),
+        ExprKind::Param(p) => out.push(names.get(p).map_or(String::new(), |c| c.word.clone())),
+        ExprKind::Neg(x) => {
+            out.push("minus".into());
+            word(x, names, out);
+        }
+        _ => match c_operator(e).as_ref().map(|(op, xs)| (*op, xs.as_slice())) {
+            Some((op, [x])) => {
+                out.push(operator_word(op).into());
+                word(x, names, out);
+            }
+            Some((op, [l, r])) => {
+                word(l, names, out);
+                out.push(operator_word(op).into());
+                word(r, names, out);
+            }
+            _ => {}
+        },
+    }
+}
+
+/// C's binding strength of a unary operator.
+const UNARY: u8 = 14;
+/// C's binding strength of `<<` and `>>`.
+const SHIFT: u8 = 11;
+
+/// C's binding strength of the operator at the top of `e` (higher binds
+/// tighter); atoms bind tightest.
+fn c_precedence(e: &Expr) -> u8 {
+    match (&e.kind, c_operator(e)) {
+        (ExprKind::Int(v), _) if *v < 0 => UNARY,
+        (ExprKind::Neg(_), _) => UNARY,
+        (_, Some((_, xs))) if xs.len() == 1 => UNARY,
+        (_, Some((op, _))) => match op {
+            "*" | "/" | "%" => 13,
+            "+" | "-" => 12,
+            "<<" | ">>" => SHIFT,
+            "&" => 8,
+            "^" => 7,
+            _ => 6,
+        },
+        _ => 15,
+    }
+}
+
+/// The C operator at the top of `e` and its operands.
+fn c_operator(e: &Expr) -> Option<(&'static str, Vec<&Expr>)> {
+    match &e.kind {
+        ExprKind::Binary(op, l, r) => {
+            let op = match op {
+                BinOp::Add => "+",
+                BinOp::Sub => "-",
+                BinOp::Mul => "*",
+                BinOp::Div => "/",
+                BinOp::Rem => "%",
+            };
+            Some((op, vec![&**l, &**r]))
+        }
+        ExprKind::Call(f, args) => {
+            let op = match f.as_str() {
+                "__shl" => "<<",
+                "__shr" => ">>",
+                "__bitand" => "&",
+                "__bitor" => "|",
+                "__bitxor" => "^",
+                "__bitnot" => "~",
+                _ => return None,
+            };
+            Some((op, args.iter().collect()))
+        }
+        _ => None,
+    }
+}
+
+/// An operator in words, for a name.
+fn operator_word(op: &str) -> &'static str {
+    match op {
+        "+" => "plus",
+        "-" => "minus",
+        "*" => "times",
+        "/" => "div",
+        "%" => "mod",
+        "<<" => "shl",
+        ">>" => "shr",
+        "&" => "and",
+        "|" => "or",
+        "^" => "xor",
+        _ => "not",
     }
 }
 
@@ -73,147 +287,85 @@ fn balanced(text: &str) -> String {
 }
 
 /// Folds `e`; `constant` gives the value of a parameter that stands for a
-/// macro or `const` (and `None` for any other parameter).
-pub fn fold(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>) -> Folded {
+/// macro or `const` (and `None` for any other parameter), and `derive`
+/// makes the parameter that stands for a constant part that reads one.
+pub fn fold(
+    e: &Expr,
+    constant: &dyn Fn(ParamId) -> Option<i64>,
+    derive: &mut dyn FnMut(&Expr, i64) -> Expr,
+) -> Folded {
     let mut f = Folded {
         expr: Expr::new(ExprKind::Unknown, e.span),
         used: Vec::new(),
         parts: Vec::new(),
     };
-    f.expr = go(e, constant, &mut f);
+    f.expr = Fold {
+        constant,
+        derive,
+        out: &mut f,
+    }
+    .go(e);
     f.used.sort_by_key(|p| p.0);
     f.used.dedup();
     f
 }
 
-fn go(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>, used: &mut Folded) -> Expr {
-    if Affine::from_expr(e).is_some() {
-        return e.clone();
-    }
-    if let Some(v) = value(e, constant) {
-        let before = used.used.len();
-        params(e, &mut used.used);
-        if used.used.len() > before {
-            used.parts.push(e.span);
+struct Fold<'a> {
+    constant: &'a dyn Fn(ParamId) -> Option<i64>,
+    derive: &'a mut dyn FnMut(&Expr, i64) -> Expr,
+    out: &'a mut Folded,
+}
+
+impl Fold<'_> {
+    fn go(&mut self, e: &Expr) -> Expr {
+        if Affine::from_expr(e).is_some() {
+            return e.clone();
         }
-        return Expr::new(ExprKind::Int(v), e.span);
-    }
-    // Constant, but C cannot compute it (overflow, a division by zero):
-    // no part of it folds either.
-    if leaves(e, constant, &mut false).is_some() {
-        return e.clone();
-    }
-    let kind = match &e.kind {
-        ExprKind::Neg(x) => ExprKind::Neg(Box::new(go(x, constant, used))),
-        // `i*N`: the constant factor at its value makes it affine.
-        ExprKind::Binary(BinOp::Mul, l, r) => {
-            let (mut l, mut r) = (go(l, constant, used), go(r, constant, used));
-            for side in [&mut l, &mut r] {
-                if let (None, Some(v)) = (side_constant(side), value(side, constant)) {
-                    params(side, &mut used.used);
-                    used.parts.push(side.span);
-                    *side = Expr::new(ExprKind::Int(v), side.span);
-                    break;
-                }
+        if let Some(v) = cint::value(e, self.constant) {
+            let mut read = Vec::new();
+            params(e, &mut read);
+            return match read.is_empty() {
+                true => Expr::new(ExprKind::Int(v), e.span),
+                false => (self.derive)(e, v),
+            };
+        }
+        // Constant, but C cannot compute it (overflow, a division by zero):
+        // no part of it folds either.
+        if cint::leaves(e, self.constant, &mut false).is_some() {
+            return e.clone();
+        }
+        let kind = match &e.kind {
+            ExprKind::Neg(x) => ExprKind::Neg(Box::new(self.go(x))),
+            // `i*N`: only the constant factor at its value makes it affine,
+            // a value that then stays fixed.
+            ExprKind::Binary(BinOp::Mul, l, r) => {
+                let value = |x: &Expr| match x.kind {
+                    ExprKind::Int(_) => None,
+                    _ => cint::value(x, self.constant),
+                };
+                let (l, r) = match (value(l), value(r)) {
+                    (Some(v), _) => (self.fixed(l, v), self.go(r)),
+                    (_, Some(v)) => (self.go(l), self.fixed(r, v)),
+                    _ => (self.go(l), self.go(r)),
+                };
+                ExprKind::Binary(BinOp::Mul, Box::new(l), Box::new(r))
             }
-            ExprKind::Binary(BinOp::Mul, Box::new(l), Box::new(r))
-        }
-        ExprKind::Binary(op, l, r) => ExprKind::Binary(
-            *op,
-            Box::new(go(l, constant, used)),
-            Box::new(go(r, constant, used)),
-        ),
-        ExprKind::Call(f, args) if shift_or_bits(f) => ExprKind::Call(
-            f.clone(),
-            args.iter().map(|a| go(a, constant, used)).collect(),
-        ),
-        _ => return e.clone(),
-    };
-    Expr::new(kind, e.span)
-}
-
-/// The value of a literal, the only constant `go` leaves unfolded.
-fn side_constant(e: &Expr) -> Option<i64> {
-    match e.kind {
-        ExprKind::Int(v) => Some(v),
-        _ => None,
-    }
-}
-
-/// The operator functions of C's integer operators that fold.
-fn shift_or_bits(f: &str) -> bool {
-    matches!(
-        f,
-        "__shl" | "__shr" | "__bitand" | "__bitor" | "__bitxor" | "__bitnot"
-    )
-}
-
-/// The value of `e` when every leaf is a literal or a constant parameter,
-/// as C computes it; `None` on overflow, division by zero, a shift C
-/// leaves undefined (negative, or by 64 or more), or any other leaf. C
-/// computes in `int` when every operand fits one (`#define LEN 32000`), so
-/// then every step must fit 32 bits; a wider operand (`40000000000L`)
-/// makes it `long`.
-pub fn value(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>) -> Option<i64> {
-    let mut wide = false;
-    leaves(e, constant, &mut wide)?;
-    eval(e, constant, wide)
-}
-
-/// Checks that every leaf has a value; `wide` when one does not fit `int`.
-fn leaves(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>, wide: &mut bool) -> Option<()> {
-    let mut leaf = |v: i64| *wide |= i32::try_from(v).is_err();
-    match &e.kind {
-        ExprKind::Int(k) => leaf(*k),
-        ExprKind::Param(p) => leaf(constant(*p)?),
-        ExprKind::Neg(x) => leaves(x, constant, wide)?,
-        ExprKind::Binary(_, l, r) => {
-            leaves(l, constant, wide)?;
-            leaves(r, constant, wide)?;
-        }
-        ExprKind::Call(_, args) => {
-            for a in args {
-                leaves(a, constant, wide)?;
+            ExprKind::Binary(op, l, r) => {
+                ExprKind::Binary(*op, Box::new(self.go(l)), Box::new(self.go(r)))
             }
-        }
-        ExprKind::Counter(_) | ExprKind::Access(_) | ExprKind::Unknown => return None,
-    }
-    Some(())
-}
-
-fn eval(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>, wide: bool) -> Option<i64> {
-    let got = eval_wide(e, constant, wide)?;
-    (wide || i32::try_from(got).is_ok()).then_some(got)
-}
-
-fn eval_wide(e: &Expr, constant: &dyn Fn(ParamId) -> Option<i64>, wide: bool) -> Option<i64> {
-    let v = |x: &Expr| eval(x, constant, wide);
-    let bits = if wide { 64 } else { 32 };
-    match &e.kind {
-        ExprKind::Int(k) => Some(*k),
-        ExprKind::Param(p) => constant(*p),
-        ExprKind::Neg(x) => v(x)?.checked_neg(),
-        ExprKind::Binary(op, l, r) => super::mini::checked(*op, v(l)?, v(r)?),
-        ExprKind::Call(f, args) => match (f.as_str(), args.as_slice()) {
-            ("__bitnot", [x]) => Some(!v(x)?),
-            (f, [l, r]) => {
-                let (l, r) = (v(l)?, v(r)?);
-                match f {
-                    "__shl" => {
-                        let shifted =
-                            l.checked_shl(u32::try_from(r).ok().filter(|&r| r < bits)?)?;
-                        (l >= 0 && shifted >> r == l).then_some(shifted)
-                    }
-                    "__shr" => (l >= 0 && (0..bits as i64).contains(&r)).then(|| l >> r),
-                    "__bitand" => Some(l & r),
-                    "__bitor" => Some(l | r),
-                    "__bitxor" => Some(l ^ r),
-                    _ => None,
-                }
+            ExprKind::Call(f, args) if cint::is_bit_operator(f) => {
+                ExprKind::Call(f.clone(), args.iter().map(|a| self.go(a)).collect())
             }
-            _ => None,
-        },
-        ExprKind::Counter(_) | ExprKind::Access(_) | ExprKind::Unknown => None,
+            _ => return e.clone(),
+        };
+        Expr::new(kind, e.span)
+    }
+
+    /// `e` at its value `v`, recorded as a part folded for good.
+    fn fixed(&mut self, e: &Expr, v: i64) -> Expr {
+        params(e, &mut self.out.used);
+        self.out.parts.push(e.span);
+        Expr::new(ExprKind::Int(v), e.span)
     }
 }
 
@@ -265,36 +417,48 @@ mod tests {
             args.into_iter().map(|a| *a).collect(),
         ))
     }
-    fn folded(x: Box<Expr>) -> (Expr, Vec<ParamId>) {
-        let f = fold(&x, &constant);
-        (f.expr, f.used)
+    /// The expression folded (a derived part is `ParamId(100 + k)` for the
+    /// k-th part derived), the macros folded for good, and the values of
+    /// the parts derived.
+    fn folded(x: Box<Expr>) -> (Expr, Vec<ParamId>, Vec<i64>) {
+        let mut derived = Vec::new();
+        let mut derive = |part: &Expr, v: i64| {
+            derived.push(v);
+            Expr::new(
+                ExprKind::Param(ParamId(99 + derived.len() as u32)),
+                part.span,
+            )
+        };
+        let f = fold(&x, &constant, &mut derive);
+        (f.expr, f.used, derived)
     }
 
+    const P: ExprKind = ExprKind::Param(ParamId(100));
+
     #[test]
-    fn macro_arithmetic_folds_to_its_value() {
+    fn macro_arithmetic_is_a_derived_parameter_at_its_value() {
         // LEN/2 = 16000; LEN*LEN = 1024000000; (N+1)/2 = 4; N%4 = 3.
-        let (x, used) = folded(bin(BinOp::Div, par(LEN), int(2)));
-        assert_eq!((x.kind, used), (ExprKind::Int(16000), vec![LEN]));
-        let (x, _) = folded(bin(BinOp::Mul, par(LEN), par(LEN)));
-        assert_eq!(x.kind, ExprKind::Int(1_024_000_000));
-        let (x, used) = folded(bin(BinOp::Div, bin(BinOp::Add, par(N), int(1)), int(2)));
-        assert_eq!((x.kind, used), (ExprKind::Int(4), vec![N]));
-        let (x, _) = folded(bin(BinOp::Rem, par(N), int(4)));
-        assert_eq!(x.kind, ExprKind::Int(3));
-        // 1 << N = 128, LEN >> 4 = 2000.
-        let (x, _) = folded(call("__shl", vec![int(1), par(N)]));
-        assert_eq!(x.kind, ExprKind::Int(128));
-        let (x, _) = folded(call("__shr", vec![par(LEN), int(4)]));
-        assert_eq!(x.kind, ExprKind::Int(2000));
+        for (x, v) in [
+            (bin(BinOp::Div, par(LEN), int(2)), 16000),
+            (bin(BinOp::Mul, par(LEN), par(LEN)), 1_024_000_000),
+            (bin(BinOp::Div, bin(BinOp::Add, par(N), int(1)), int(2)), 4),
+            (bin(BinOp::Rem, par(N), int(4)), 3),
+            // 1 << N = 128, LEN >> 4 = 2000.
+            (call("__shl", vec![int(1), par(N)]), 128),
+            (call("__shr", vec![par(LEN), int(4)]), 2000),
+        ] {
+            let (x, fixed, derived) = folded(x);
+            assert_eq!((x.kind, fixed, derived), (P, vec![], vec![v]));
+        }
     }
 
     #[test]
     fn c_division_truncates_toward_zero() {
         // C: -7/2 == -3 and -7%2 == -1 (the model's Euclidean ones: -4, 1).
-        let (x, _) = folded(bin(BinOp::Div, e(ExprKind::Neg(par(N))), int(2)));
-        assert_eq!(x.kind, ExprKind::Int(-3));
-        let (x, _) = folded(bin(BinOp::Rem, e(ExprKind::Neg(par(N))), int(2)));
-        assert_eq!(x.kind, ExprKind::Int(-1));
+        let (_, _, v) = folded(bin(BinOp::Div, e(ExprKind::Neg(par(N))), int(2)));
+        assert_eq!(v, vec![-3]);
+        let (_, _, v) = folded(bin(BinOp::Rem, e(ExprKind::Neg(par(N))), int(2)));
+        assert_eq!(v, vec![-1]);
     }
 
     #[test]
@@ -305,44 +469,47 @@ mod tests {
             bin(BinOp::Sub, par(LEN), int(1)),
         ] {
             let want = (*x).clone();
-            let (got, used) = folded(x);
-            assert_eq!(got, want);
-            assert!(used.is_empty());
+            assert_eq!(folded(x), (want, vec![], vec![]));
         }
     }
 
     #[test]
     fn literal_arithmetic_folds_without_a_parameter() {
-        let (x, used) = folded(bin(BinOp::Div, int(7), int(2)));
-        assert_eq!((x.kind, used), (ExprKind::Int(3), vec![]));
+        let (x, fixed, derived) = folded(bin(BinOp::Div, int(7), int(2)));
+        assert_eq!((x.kind, fixed, derived), (ExprKind::Int(3), vec![], vec![]));
     }
 
     #[test]
-    fn a_constant_factor_makes_a_product_affine() {
-        // i*N + (N >> 1) is 7i + 3.
+    fn a_constant_factor_of_a_counter_is_fixed_and_the_rest_derived() {
+        // i*N + (N >> 1) is 7i + P with P = 3.
         let i = e(ExprKind::Counter(CounterId(0)));
         let x = bin(
             BinOp::Add,
             bin(BinOp::Mul, i, par(N)),
             call("__shr", vec![par(N), int(1)]),
         );
-        let (x, used) = folded(x);
-        assert_eq!(used, vec![N]);
+        let (x, fixed, derived) = folded(x);
+        assert_eq!((fixed, derived), (vec![N], vec![3]));
         let a = Affine::from_expr(&x).expect("affine");
         assert_eq!(
             (a.terms, a.constant),
-            (vec![(Var::Counter(CounterId(0)), 7)], 3)
+            (
+                vec![
+                    (Var::Param(ParamId(100)), 1),
+                    (Var::Counter(CounterId(0)), 7)
+                ],
+                0
+            )
         );
     }
 
     #[test]
     fn parts_fold_inside_a_larger_expression() {
-        // i + LEN/2 is i + 16000, which is affine.
+        // i + LEN/2 is i + P with P = 16000, which is affine.
         let i = e(ExprKind::Counter(CounterId(0)));
-        let (x, used) = folded(bin(BinOp::Add, i, bin(BinOp::Div, par(LEN), int(2))));
-        assert_eq!(used, vec![LEN]);
-        let a = Affine::from_expr(&x).expect("affine");
-        assert_eq!(a.constant, 16000);
+        let (x, fixed, derived) = folded(bin(BinOp::Add, i, bin(BinOp::Div, par(LEN), int(2))));
+        assert_eq!((fixed, derived), (vec![], vec![16000]));
+        assert!(Affine::from_expr(&x).is_some());
     }
 
     #[test]
@@ -359,9 +526,58 @@ mod tests {
             bin(BinOp::Mul, par(LEN), int(i64::MAX)),
         ] {
             let want = (*x).clone();
-            let (got, used) = folded(x);
-            assert_eq!(got, want);
-            assert!(used.is_empty());
+            assert_eq!(folded(x), (want, vec![], vec![]));
+        }
+    }
+
+    fn names() -> Constants {
+        let c = |n: &str, value| Constant {
+            value,
+            spelling: n.into(),
+            word: n.into(),
+        };
+        HashMap::from([(LEN, c("LEN", 32000)), (N, c("N", 7))])
+    }
+
+    #[test]
+    fn c_spelling_puts_parentheses_where_c_needs_them() {
+        let n = names();
+        let cases = [
+            (bin(BinOp::Div, par(LEN), int(2)), "LEN / 2", "LEN_div_2"),
+            (
+                bin(BinOp::Div, bin(BinOp::Add, par(N), int(1)), int(2)),
+                "(N + 1) / 2",
+                "N_plus_1_div_2",
+            ),
+            (
+                bin(BinOp::Sub, par(N), bin(BinOp::Sub, par(LEN), int(1))),
+                "N - (LEN - 1)",
+                "N_minus_LEN_minus_1",
+            ),
+            (
+                call("__shl", vec![int(1), bin(BinOp::Add, par(N), int(1))]),
+                "1 << (N + 1)",
+                "1_shl_N_plus_1",
+            ),
+            (
+                bin(BinOp::Add, call("__shl", vec![int(1), par(N)]), int(1)),
+                "(1 << N) + 1",
+                "1_shl_N_plus_1",
+            ),
+            (
+                e(ExprKind::Neg(e(ExprKind::Neg(par(N))))),
+                "-(-N)",
+                "minus_minus_N",
+            ),
+            (
+                bin(BinOp::Mul, par(LEN), e(ExprKind::Neg(par(N)))),
+                "LEN * -N",
+                "LEN_times_minus_N",
+            ),
+        ];
+        for (x, c, word) in cases {
+            assert_eq!(spelling(&x, &n), c);
+            assert_eq!(identifier(&x, &n), word);
         }
     }
 }

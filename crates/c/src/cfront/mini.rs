@@ -32,17 +32,7 @@ impl Mini {
     }
 }
 
-/// C's integer arithmetic on constants (`/` and `%` truncate); `None` on
-/// overflow or division by zero.
-pub fn checked(op: BinOp, l: i64, r: i64) -> Option<i64> {
-    match op {
-        BinOp::Add => l.checked_add(r),
-        BinOp::Sub => l.checked_sub(r),
-        BinOp::Mul => l.checked_mul(r),
-        BinOp::Div => l.checked_div(r),
-        BinOp::Rem => l.checked_rem(r),
-    }
-}
+pub use crate::model::cint::checked;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Tok {

@@ -331,6 +331,7 @@ enum Undo {
     /// The suffix hint of a name before the region changed it.
     Suffix(String, u32),
     Site(String),
+    Derived(ParamId),
 }
 
 /// A statement a call adds because it may write through an argument.
@@ -406,6 +407,12 @@ pub struct Ctx<'t> {
     depth: usize,
     creating: Vec<VarId>,
     expanding: Vec<&'t str>,
+    /// The byte range of each non-constant macro body expanded, with the
+    /// macro's name: a derived parameter that is a whole body is spelled
+    /// by that name.
+    macro_bodies: HashMap<(u32, u32), &'t str>,
+    /// The derived parameters made so far (`fold`).
+    derived_params: HashMap<ParamId, fold::Constant>,
     escapes: Vec<Escape>,
     may_writes: Vec<MayWrite>,
     omp_next: bool,
@@ -475,6 +482,8 @@ impl<'t> Ctx<'t> {
             depth: 0,
             creating: Vec::new(),
             expanding: Vec::new(),
+            macro_bodies: HashMap::new(),
+            derived_params: HashMap::new(),
             escapes: Vec::new(),
             may_writes: Vec::new(),
             omp_next: false,
@@ -792,6 +801,9 @@ impl<'t> Ctx<'t> {
                 }
                 Undo::Site(n) => {
                     self.sites.remove(&n);
+                }
+                Undo::Derived(p) => {
+                    self.derived_params.remove(&p);
                 }
             }
         }

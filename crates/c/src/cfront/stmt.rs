@@ -232,7 +232,7 @@ impl<'t> Ctx<'t> {
                 self.jump(n, label)
             }
             "switch_statement" => self.switch_stmt(n, label),
-            "do_statement" => Err(self.unsupported_stmt("a `do ... while` loop".to_string(), at)),
+            "do_statement" => self.do_loop(n, label),
             "ERROR" => Err(Skip(None)),
             k if k.starts_with("preproc_") => {
                 Err(self
@@ -1179,22 +1179,69 @@ impl<'t> Ctx<'t> {
         self.loop_exits(n, body)?;
         let scalars = self.enter_loop(&parts, body, &[], None)?;
         let (name, cond, body, header) = self.test(n, F::Body, label, true, false)?;
-        let cond = self.loop_test(cond, header)?;
-        let r = self.b.begin_while_at(name.as_deref(), cond, header);
-        self.build(r, header)?;
-        let opened = self.trip_start(span(body))?;
-        if let Some(n) = &name {
+        let trips = Trips {
+            n,
+            name,
+            cond,
+            header,
+            body,
+        };
+        self.model_while(trips, &scalars, |_| Ok(()))
+    }
+
+    /// `do body while (test);` is `while` its `break` flag is clear, with
+    /// the flag set at the end of each trip where `test` fails: `while (1)
+    /// { body; if (!(test)) break; }`, the test read after the body.
+    fn do_loop(&mut self, n: Node<'t>, label: Label<'t>) -> Result<(), Skip> {
+        let (Some(body), Some(test)) = (n.field(F::Body), n.field(F::Condition)) else {
+            return Err(Skip(None));
+        };
+        self.loop_exits(n, body)?;
+        let set = self.stops_by_flag(n)?;
+        let scalars = self.enter_loop(&[test], body, &[], None)?;
+        let name = self.cond_label(label, true);
+        let header = span(n);
+        let one = Expr::new(ExprKind::Int(1), header);
+        let cond = Cond::Cmp(CmpOp::Ne, one, Expr::new(ExprKind::Int(0), header));
+        let trips = Trips {
+            n,
+            name,
+            cond,
+            header,
+            body,
+        };
+        self.model_while(trips, &scalars, |cx| {
+            let cond = cx.cond(test)?;
+            cx.no_writes_in("a test", span(test))?;
+            cx.test_at_trip_end(n, &set, cond, span(test))
+        })
+    }
+
+    /// The model's `while` loop of a C loop: each trip runs `body`, then
+    /// `end_of_trip`; the test has the loop's flags added.
+    fn model_while(
+        &mut self,
+        t: Trips<'t>,
+        scalars: &LoopScalars<'t>,
+        end_of_trip: impl FnOnce(&mut Self) -> Result<(), Skip>,
+    ) -> Result<(), Skip> {
+        let cond = self.loop_test(t.cond, t.header)?;
+        let r = self.b.begin_while_at(t.name.as_deref(), cond, t.header);
+        self.build(r, t.header)?;
+        let opened = self.trip_start(span(t.body))?;
+        if let Some(n) = &t.name {
             self.counter_names.insert(n.clone());
         }
-        self.loop_names.push(name.unwrap_or_default());
+        self.loop_names.push(t.name.unwrap_or_default());
         let mark = self.scope.len();
-        self.stmt(body, None)?;
-        self.trip_end(opened, span(body))?;
+        self.stmt(t.body, None)?;
         self.scope.truncate(mark);
+        end_of_trip(self)?;
+        self.trip_end(opened, span(t.body))?;
         self.loop_names.pop();
-        self.leave_loop(&scalars);
+        self.leave_loop(scalars);
         let r = self.b.end();
-        self.build(r, span(n))?;
+        self.build(r, span(t.n))?;
         self.loop_done();
         Ok(())
     }
@@ -1237,6 +1284,16 @@ impl<'t> Ctx<'t> {
         self.scope.truncate(mark);
         Ok(())
     }
+}
+
+/// A C loop lowered as the model's `while`: its node, name, test, header
+/// and body.
+struct Trips<'t> {
+    n: Node<'t>,
+    name: Option<String>,
+    cond: Cond,
+    header: Span,
+    body: Node<'t>,
 }
 
 /// From a `for`, `while` or `if` keyword to the `)` closing its header.

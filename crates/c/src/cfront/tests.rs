@@ -309,6 +309,17 @@ fn omp_pragma_between_a_header_and_its_statement() {
     );
 }
 
+/// `do ... while`: a `while` loop on its `break` flag, the test read after
+/// the body and failing sets the flag.
+#[test]
+fn do_while_runs_its_body_before_the_test() {
+    same_locals(
+        "double A[8];\nvoid f(int n) {\n  int i = 0;\n  do {\n    A[i] = 1;\n    i++;\n  } while (i < n);\n}\n",
+        "param n;\nint i;\nint broke;\nreal A[0..7];\ni = 0;\nbroke = 0;\nwhile 1 != 0 and broke == 0 do\n  A[i] = 1;\n  i += 1;\n  if not i < n then broke = 1; end\nend\n",
+        &["i", "broke"],
+    );
+}
+
 #[test]
 fn unsupported_statements_skip_their_region_only() {
     for (body, code) in [
@@ -319,7 +330,7 @@ fn unsupported_statements_skip_their_region_only() {
         ("switch (n) { case 1: n = 2; A[0] = 1; }", "W0915"),
         ("switch (n) { case A[0] > 0: A[0] = 1; }", "W0915"),
         ("switch (n) { A[1] = 2; case 1: A[0] = 1; }", "W0915"),
-        ("do { A[0] = 1; } while (n);", "W0901"),
+        ("do { A[0] = 1; } while (g(A));", "W0901"),
         ("A[n++] = 1;", "W0901"),
         // A chain `A[0] = (n = 2);` is supported; an assignment inside an
         // expression is not.

@@ -136,8 +136,15 @@ impl ProgramBuilder {
             name: name.to_string(),
             default,
             span,
+            derived: None,
         });
         Ok(ParamId(self.program.params.len() as u32 - 1))
+    }
+
+    /// Makes `p` a derived parameter (`Param::derived`): `d` reads only
+    /// parameters declared before `p`.
+    pub fn derive(&mut self, p: ParamId, d: Derived) {
+        self.program.params[p.index()].derived = Some(d);
     }
 
     pub fn assume(&mut self, cond: Cond) {

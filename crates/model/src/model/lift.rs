@@ -47,6 +47,7 @@ pub fn constant_bounds(p: &Program) -> Option<Lifted> {
                     name: name.clone(),
                     default: Some(hi),
                     span,
+                    derived: None,
                 });
                 added.push((name, hi));
                 added.len() - 1

@@ -12,6 +12,7 @@
 mod affine;
 pub mod builder;
 pub mod calls;
+pub mod cint;
 pub mod eval;
 pub mod lift;
 pub mod nodes;
@@ -70,6 +71,21 @@ pub struct Param {
     pub name: String,
     pub default: Option<i64>,
     pub span: Span,
+    /// Set when the parameter stands for an integer expression over earlier
+    /// parameters that is not affine in them (C's `LEN/2`): the analysis
+    /// treats it as a parameter of its own, so what it proves holds for
+    /// every value, and its value follows theirs (`param_values`).
+    pub derived: Option<Derived>,
+}
+
+/// What a derived parameter stands for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Derived {
+    /// Over earlier parameters, evaluated as C evaluates integer
+    /// expressions ([`cint`]).
+    pub expr: Expr,
+    /// As the source spells it, for printing back (`LEN / 2`, `HALF`).
+    pub text: String,
 }
 
 /// The keyword an array was declared with. It does not matter to the analysis;
@@ -698,7 +714,8 @@ impl Program {
     }
 
     /// Concrete parameter values, indexed by `ParamId`: the overrides given,
-    /// else the declared defaults. Errors name an unknown parameter, a
+    /// else the declared defaults (a derived parameter's computed from the
+    /// values before it). Errors name an unknown parameter, a
     /// parameter with no value, or an assumption the values break.
     pub fn param_values(&self, overrides: &[(String, i64)]) -> Result<Vec<i64>, String> {
         for (name, _) in overrides {
@@ -715,7 +732,19 @@ impl Program {
                 .rev()
                 .find(|(n, _)| *n == p.name)
                 .map(|&(_, v)| v);
-            match given.or(p.default) {
+            // A derived parameter not given follows the ones it reads.
+            let computed = match (&p.derived, given) {
+                (Some(d), None) => Some(
+                    cint::value(&d.expr, &|q| values.get(q.index()).copied()).ok_or_else(|| {
+                        format!(
+                            "parameter `{}` is `{}`, which C cannot compute at these values",
+                            p.name, d.text
+                        )
+                    })?,
+                ),
+                _ => None,
+            };
+            match computed.or(given).or(p.default) {
                 Some(v) => values.push(v),
                 None => {
                     return Err(format!(

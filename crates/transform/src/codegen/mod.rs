@@ -682,7 +682,7 @@ impl Ctx<'_> {
         let text = print::program(&g.q);
         // Freed before the text is compiled back, the largest step.
         drop(g);
-        let mut program = readback::compile(&text, "the expanded program")?;
+        let mut program = readback::compile_from(&text, "the expanded program", plus)?;
         let doall = if parallel {
             mark_parallel(&mut program)
         } else {
@@ -953,7 +953,7 @@ pub(crate) fn augment_arrays(
         }
         labels.push(label);
     }
-    let plus = readback::compile(&text, "the program with copy-out reads")?;
+    let plus = readback::compile_from(&text, "the program with copy-out reads", p)?;
     let outs = plus
         .stmts()
         .iter()

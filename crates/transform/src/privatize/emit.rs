@@ -138,7 +138,7 @@ pub fn emit(program: &Program, chosen: &[Chosen]) -> Result<Option<Emitted>, Ref
     // is compiled back, the largest step.
     drop(p);
     readback::poll("the privatized program")?;
-    let program = readback::compile(&text, "the privatized program")?;
+    let program = readback::compile_from(&text, "the privatized program", program)?;
     Ok(Some(Emitted {
         text,
         program,
@@ -546,6 +546,7 @@ impl Rewrite<'_> {
             name: self.names.fresh("threads"),
             default: Some(4),
             span: Span::NONE,
+            derived: None,
         });
         let q = ParamId(p.params.len() as u32 - 1);
         let at_least_one = Cond::Cmp(CmpOp::Ge, e(ExprKind::Param(q)), int(1));
