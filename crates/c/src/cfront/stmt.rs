@@ -771,7 +771,7 @@ impl<'t> Ctx<'t> {
                 format!("this `for` loop {what}"),
                 header,
                 "loop header",
-                "supported: `for (int i = lb; i < ub; i++)` with `<`, `<=`, `>`, `>=` tests and `i++`, `i--`, `i += k`, `i -= k` updates (k a constant)",
+                "supported: `for (int i = lb; i < ub; i++)` with `<`, `<=`, `>`, `>=` tests and `i++`, `i--`, `i += k`, `i -= k` updates (k a constant, or a parameter: then run as a `while` loop)",
             )
         };
         let Some(init) = n.field(F::Initializer) else {
@@ -794,11 +794,17 @@ impl<'t> Ctx<'t> {
         let Some((name, start_node)) = init_name(self.src, init) else {
             return Err(bad(self, "does not start with `int i = lb` or `i = lb`"));
         };
-        let Some(step) = self.update_step(update, name) else {
-            return Err(bad(
-                self,
-                "has an update other than a constant step of its counter",
-            ));
+        // A step that is a parameter (`i += inc`): run as a `while` loop,
+        // `step` its direction and `stride` its size.
+        let (step, stride) = match self.update_step(update, name) {
+            Some(k) => (k, None),
+            None => match self.parameter_step(update, name, body)? {
+                Some((sign, by)) => (sign, Some(by)),
+                None => return Err(bad(
+                    self,
+                    "has an update other than a step of its counter by a constant or a parameter",
+                )),
+            },
         };
         if mentions(self.src, start_node, name) {
             return Err(bad(self, "starts from a value that reads its own counter"));
@@ -818,11 +824,15 @@ impl<'t> Ctx<'t> {
         let mut scalars = self.enter_loop(&[init, update], body, &others_update, ivs)?;
         let form = test_form(self.src, unparen(test), name);
         let counting = match form {
+            _ if stride.is_some() => None,
             Some((op @ (CmpOp::Lt | CmpOp::Le), e)) if step > 0 => Some((op, e)),
             Some((op @ (CmpOp::Gt | CmpOp::Ge), e)) if step < 0 => Some((op, e)),
             _ => None,
         };
-        let mut reason = "its test is not `i < ub`, `i <= ub` (counting up) or `i > lb`, `i >= lb` (counting down)";
+        let mut reason = match stride {
+            Some(_) => "its step is a parameter, not a constant",
+            None => "its test is not `i < ub`, `i <= ub` (counting up) or `i > lb`, `i >= lb` (counting down)",
+        };
         if let Some((op, bound_node)) = counting {
             let bound = self.value(bound_node)?;
             let bound = self.folded(bound);
@@ -910,7 +920,12 @@ impl<'t> Ctx<'t> {
         let site = self.fresh_site(name);
         let w = CounterId(self.b.counts().2 as u32);
         let w_expr = Expr::new(ExprKind::Counter(w), span(init));
-        let stepped = if step == 1 {
+        let stepped = if let Some((by, _)) = &stride {
+            Expr::new(
+                ExprKind::Binary(BinOp::Mul, Box::new(by.clone()), Box::new(w_expr)),
+                span(update),
+            )
+        } else if step == 1 {
             w_expr
         } else {
             Expr::new(
@@ -952,11 +967,25 @@ impl<'t> Ctx<'t> {
             _ => start_text.to_string(),
         };
         let sign = if step > 0 { '+' } else { '-' };
-        let times = if step.abs() == 1 {
-            String::new()
-        } else {
-            format!("{}*", step.abs())
+        let times = match &stride {
+            Some((_, text)) => format!("{text}*"),
+            None if step.abs() == 1 => String::new(),
+            None => format!("{}*", step.abs()),
         };
+        if let Some((by, text)) = &stride {
+            // A step of 0 or one away from the bound never ends the loop in
+            // C: the analysis takes the step to be at least 1, and says so.
+            let at_least_one =
+                Cond::Cmp(CmpOp::Ge, by.clone(), Expr::new(ExprKind::Int(1), by.span));
+            self.b.assume(at_least_one);
+            self.warn(
+                W_AS_WHILE,
+                format!("this `for` loop steps by `{text}`: it is analysed for `{text} >= 1`, an assumption of the program"),
+                span(update),
+                "assumed at least 1",
+                "`--param` values that break it are refused; a loop whose step is 0 or counts away from its bound does not end",
+            );
+        }
         self.warn(
             W_AS_WHILE,
             format!(
@@ -1105,6 +1134,66 @@ impl<'t> Ctx<'t> {
 
     /// `i++`, `++i`, `i--`, `i += k`, `i -= k`, `i = i + k`, `i = i - k`
     /// with k a constant: the signed step.
+    /// The step of `i += e`, `i -= e`, `i = i + e`, `i = e + i` or
+    /// `i = i - e` where `e` is affine in the parameters, not a constant,
+    /// and nothing in `body` assigns what it reads: its sign and its value,
+    /// with the source's text.
+    fn parameter_step(
+        &mut self,
+        u: Node<'t>,
+        name: &str,
+        body: Node<'t>,
+    ) -> Result<Option<(i64, Stride)>, Skip> {
+        let u = unparen(u);
+        let is_counter = |x: Node<'_>| x.kind() == "identifier" && self.text(x) == name;
+        if u.kind() != "assignment_expression" || !u.field(F::Left).is_some_and(is_counter) {
+            return Ok(None);
+        }
+        let Some(right) = u.field(F::Right) else {
+            return Ok(None);
+        };
+        let term = match u.field(F::Operator).map(|o| self.text(o)) {
+            Some("+=") => Some((1, right)),
+            Some("-=") => Some((-1, right)),
+            Some("=") => {
+                let r = unparen(right);
+                match (
+                    r.field(F::Left),
+                    r.field(F::Operator).map(|o| self.text(o)),
+                    r.field(F::Right),
+                ) {
+                    (Some(l), Some("+"), Some(e)) if is_counter(l) => Some((1, e)),
+                    (Some(e), Some("+"), Some(l)) if is_counter(l) => Some((1, e)),
+                    (Some(l), Some("-"), Some(e)) if is_counter(l) => Some((-1, e)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let Some((sign, e)) = term else {
+            return Ok(None);
+        };
+        let changed = assigned_names(self.src, &[body]);
+        let mut reads_changed = mentions(self.src, e, name);
+        walk(&[e], |x| {
+            if x.kind() == "identifier" {
+                reads_changed |= self
+                    .src
+                    .get(x.byte_range())
+                    .is_some_and(|t| changed.contains(t));
+            }
+        });
+        if reads_changed {
+            return Ok(None);
+        }
+        let by = self.value(e)?;
+        let by = self.folded(by);
+        let in_params = Affine::from_expr(&by).is_some_and(|a| {
+            !a.is_constant() && a.terms.iter().all(|(v, _)| matches!(v, Var::Param(_)))
+        });
+        Ok(in_params.then(|| (sign, (by, self.text(e).to_string()))))
+    }
+
     fn update_step(&self, u: Node<'t>, name: &str) -> Option<i64> {
         let is_counter = |x: Node<'_>| x.kind() == "identifier" && self.text(x) == name;
         match u.kind() {
@@ -1285,6 +1374,9 @@ impl<'t> Ctx<'t> {
         Ok(())
     }
 }
+
+/// A step that is not a constant: its size in the model, and as written.
+type Stride = (Expr, String);
 
 /// A C loop lowered as the model's `while`: its node, name, test, header
 /// and body.

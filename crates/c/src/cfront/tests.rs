@@ -320,6 +320,19 @@ fn do_while_runs_its_body_before_the_test() {
     );
 }
 
+/// `i += inc`, `inc` a parameter: a `while` loop over the trips, C's `i`
+/// being `inc` times the trip, for `inc >= 1` (assumed, and said).
+#[test]
+fn a_parameter_step_runs_as_a_while_loop_for_a_positive_step() {
+    let src = "double A[8];\nvoid f(int n, int inc) {\n  for (int i = 1; i < n; i += inc)\n    A[i] = 1;\n}\n";
+    same(
+        src,
+        "param inc;\nparam n;\nassume inc >= 1;\nreal A[0..7];\nwhile [i] 1 + inc * i < n do\n  A[1 + inc * i] = 1;\nend\n",
+    );
+    let got = codes(src);
+    assert_eq!(got, vec!["W0903", "W0903"], "{got:?}");
+}
+
 #[test]
 fn unsupported_statements_skip_their_region_only() {
     for (body, code) in [
@@ -339,7 +352,8 @@ fn unsupported_statements_skip_their_region_only() {
         ("for (;;) A[0] = 1;", "W0902"),
         ("for (int i = 0; i < 4; i *= 2) A[i] = 1;", "W0902"),
         ("for (int i = 0, j = 0; j < 4; i++) A[i] = 1;", "W0902"),
-        ("for (int i = 0; i < 4; i += n) A[i] = 1;", "W0902"),
+        ("for (int i = 0; i < 4; i += A[0]) A[i] = 1;", "W0902"),
+        ("for (int i = 0; i < 4; i += n) n = 2;", "W0902"),
         ("for (int i = A[0]; i < 4; i++) A[0] = 1;", "W0902"),
         ("while (g(A)) A[0] = 1;", "W0901"),
     ] {
