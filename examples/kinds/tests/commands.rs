@@ -172,6 +172,48 @@ fn expand_counts_the_section_writes() {
 
 /// C that looks like a section but is not one the kind can model: W0910,
 /// and the call is read as any call (a may-write, W0905).
+/// Run-time rules read σ of a program with extension accesses: on
+/// sections.loop (header comment), A is read from S3 by S4 only (at i = 1,
+/// 2), and from S1 by S2 and by S4 (at i = 0, 3, 4).
+#[test]
+fn rules_run_over_a_program_with_extension_accesses() {
+    let dir = std::env::temp_dir().join(format!("arrayflow-kinds-rules-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rules = dir.join("sources.dl");
+    std::fs::write(
+        &rules,
+        ".decl from(to: site, from: site)\n\
+         from(T, F) :- read(R, O, _), source(R, W), op(O, T), op(W, F).\n\
+         .output from\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "check",
+        "--rules",
+        rules.to_str().unwrap(),
+        &fixture("sections.loop"),
+    ]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(!stderr.contains("E1102"), "{stderr}");
+    let mut got: Vec<&str> = stdout.lines().filter(|l| l.starts_with("from(")).collect();
+    got.sort_unstable();
+    assert_eq!(
+        got,
+        [
+            r#"from("S2", "S1")"#,
+            r#"from("S3", "S2")"#,
+            r#"from("S4", "S1")"#,
+            r#"from("S4", "S3")"#
+        ],
+        "{stdout}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn c_calls_the_sections_cannot_model_are_warnings() {
     let dir = std::env::temp_dir().join(format!("arrayflow-kinds-c-{}", std::process::id()));

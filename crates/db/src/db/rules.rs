@@ -62,7 +62,7 @@ pub fn need_deps(db: &dyn salsa::Database, rules: &[RuleFile]) -> bool {
 
 fn export(db: &dyn salsa::Database, file: SourceFile, deps: bool) -> Option<Exported> {
     let program = parse(db, file).program.as_ref()?;
-    let exp = crate::expansion::expand(program, &settings(db));
+    let exp = crate::expansion::expand_with(program, &settings(db), &super::kinds(db));
     let spans = super::ide::loop_spans(program);
     let loops: Vec<LoopInfo> = loop_status_with(db, file, deps, false)
         .into_iter()
