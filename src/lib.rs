@@ -27,8 +27,9 @@ pub use arrayflow_dependence::{dependence, regions};
 pub use arrayflow_interp::{equiv, gen, interp};
 pub use arrayflow_loop::{lower, syntax};
 pub use arrayflow_model::{budget, c_spelling, diagnostics, fit, hash, kind_syntax, model, print};
+pub use arrayflow_rules as datalog;
 pub use arrayflow_symbolic::symbolic;
-pub use arrayflow_transform::{codegen, datalog, expansion, interproc, privatize, storage, verify};
+pub use arrayflow_transform::{codegen, expansion, interproc, privatize, storage, verify};
 pub use change::{SourceChange, TextEdit};
 pub use host::{
     Analysis, Cancellable, Cancelled, Canceller, Change, FileId, FlowError, Host, LoopReport,

@@ -1,5 +1,5 @@
 //! `arrayflow facts FILE --format souffle DIR`: the relations the program
-//! exports to run-time rules (src/datalog/relations.rs), written as Soufflé
+//! exports to run-time rules (crates/rules/src/relations.rs), written as Soufflé
 //! input files: `DIR/NAME.facts` (tab-separated) per relation and
 //! `DIR/inputs.dl` declaring them with `.input`.
 

@@ -15,6 +15,6 @@ pub use arrayflow_dependence::{dependence, regions};
 pub use arrayflow_loop::lower;
 pub use arrayflow_model::{budget, diagnostics, hash, model, print};
 pub use arrayflow_symbolic::symbolic;
-pub use arrayflow_transform::{codegen, datalog, expansion, privatize};
+pub use arrayflow_transform::{codegen, expansion, privatize};
 
 pub mod db;

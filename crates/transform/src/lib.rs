@@ -2,8 +2,8 @@
 //! R* and the labels ν) and the program it emits ([`codegen`]), with
 //! privatization per loop ([`privatize`]), storage mappings under a
 //! schedule ([`storage`]), the check of a transformation by runs
-//! ([`verify`]), procedure summaries ([`interproc`]) and the run-time rules
-//! users write over the facts ([`datalog`]).
+//! ([`verify`]) and procedure summaries ([`interproc`]). The run-time rules
+//! users write over the facts are the crate above, `arrayflow-rules`.
 //!
 //! Architecture invariant: every transformation takes its sources from
 //! exact σ ([`symbolic`]) wherever it exists, and from bounded σ only where
@@ -18,7 +18,6 @@ pub use arrayflow_model::{budget, diagnostics, fit, hash, model, print};
 pub use arrayflow_symbolic::symbolic;
 
 pub mod codegen;
-pub mod datalog;
 pub mod expansion;
 pub mod interproc;
 pub mod privatize;

@@ -1,12 +1,12 @@
 //! Run-time Datalog rules in the database (docs/rules.md §8). A rule file is an
 //! input ([`RuleFile`]); [`exported`] (the relations a program exports,
-//! src/datalog/relations.rs) depends on the program only, and
+//! crates/rules/src/relations.rs) depends on the program only, and
 //! [`rule_results`] on one program and one rule file, so editing a rule file
 //! re-runs that file's check and evaluation and nothing of the analyses.
 
 use super::{loop_status_with, parse, settings, SourceFile};
-use crate::datalog::{self, relations::LoopInfo, Exported, Rules};
 use crate::diagnostics::{Diagnostic, FileId};
+use arrayflow_rules::{self as datalog, relations::LoopInfo, Exported, Rules};
 
 /// A rule file.
 #[salsa::input]

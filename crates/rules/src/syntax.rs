@@ -3,8 +3,8 @@
 //! reference). Errors are E1001 diagnostics; the parser skips to the next `.`
 //! that ends a clause and goes on, so one file reports all its syntax errors.
 
-use crate::diagnostics::{Diagnostic, FileId};
-use crate::model::Span;
+use arrayflow_model::diagnostics::{Diagnostic, FileId};
+use arrayflow_model::model::Span;
 
 /// A column type. `site`, `access` and `loop` are the exported relations'
 /// program entities: `site` is a symbol, `access` and `loop` numbers, and a
@@ -72,7 +72,7 @@ pub struct Atom {
 
 /// A comparison: the model's operators, with the model's meaning
 /// (`model::eval::compare`).
-pub use crate::model::CmpOp as Cmp;
+pub use arrayflow_model::model::CmpOp as Cmp;
 
 /// Whether a comparison orders its operands (numbers only).
 pub fn orders(op: Cmp) -> bool {

@@ -11,7 +11,7 @@
 use super::check::{CAtom, CRule, Rules, Term};
 use super::syntax::Cmp;
 use super::Symbols;
-use crate::model::eval::compare;
+use arrayflow_model::model::eval::compare;
 use datafrog::{Iteration, Relation, Variable};
 use smallvec::SmallVec;
 use std::collections::HashMap;

@@ -4,6 +4,11 @@
 //! program's analyses; check relations become diagnostics in the program's
 //! source (`report`); `souffle` writes the inputs for other Datalog tools.
 //! docs/rules.md §8 is the tutorial and the reference.
+//!
+//! Layer: above the transformations (it exports their results, the
+//! expansion's classes, as relations) and below the database that runs it
+//! per file. Invariant: a rule file sees only the exported relations, at
+//! the sizes the analysis ran at; it never changes what the analyses say.
 
 pub mod check;
 pub mod eval;
@@ -16,7 +21,7 @@ pub use check::Rules;
 pub use eval::{evaluate, Output, Row};
 pub use relations::{schema, Exported};
 
-use crate::diagnostics::{Diagnostic, FileId};
+use arrayflow_model::diagnostics::{Diagnostic, FileId};
 use std::collections::HashMap;
 
 /// Interned symbols: a symbol's value in a row is its id here.

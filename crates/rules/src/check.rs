@@ -5,8 +5,8 @@
 //! docs/language.md).
 
 use super::syntax::{self, Atom, Cmp, Item, Literal, Term as STerm, Type};
-use crate::diagnostics::{Diagnostic, FileId};
-use crate::model::Span;
+use arrayflow_model::diagnostics::{Diagnostic, FileId};
+use arrayflow_model::model::Span;
 use std::collections::HashMap;
 
 /// A relation of a rule set: exported (an input) or declared by the rules.

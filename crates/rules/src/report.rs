@@ -8,7 +8,7 @@
 use super::check::Rules;
 use super::syntax::Type;
 use super::{Exported, Output};
-use crate::diagnostics::{Diagnostic, FileId};
+use arrayflow_model::diagnostics::{Diagnostic, FileId};
 
 /// The diagnostics of every check relation, in the program file `file`.
 pub fn diagnostics(

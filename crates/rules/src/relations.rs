@@ -51,8 +51,8 @@
 
 use super::syntax::Type;
 use super::{Row, Symbols};
-use crate::expansion::Expansion;
-use crate::model::{Access, ArrayId, CounterId, Node, Program, Site, Span};
+use arrayflow_model::model::{Access, ArrayId, CounterId, Node, Program, Site, Span};
+use arrayflow_transform::expansion::Expansion;
 use std::collections::HashMap;
 
 /// The exported relations, in this order (`schema()` gives their columns).
@@ -376,7 +376,7 @@ fn instances(
         let Some(c) = cell else { continue };
         if facts.is_read(x) {
             let slot = facts.acc_slot[x as usize];
-            if slot != crate::facts::NONE {
+            if slot != arrayflow_dataflow::facts::NONE {
                 rels[7].push(vec![slot as i64, c as i64]);
             }
         }
