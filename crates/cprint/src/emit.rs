@@ -1670,8 +1670,12 @@ impl<'a> Printer<'a> {
                         let _ = write!(text, " - {}", int(c));
                     }
                     None => {
+                        let atom = self.prec(&lo.expr) >= 4;
                         let lo = self.expr(&lo.expr);
-                        let _ = write!(text, " - ({lo})");
+                        let _ = match atom {
+                            true => write!(text, " - {lo}"),
+                            false => write!(text, " - ({lo})"),
+                        };
                     }
                 }
             }
