@@ -25,6 +25,11 @@ fn a_loop_that_may_exit_is_not_parallel() {
     let (code, out, err) = arrayflow(&["privatize", "--param", "LEN=8", EXIT]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("loop i@8: not parallel"), "{out}");
+    // The cell the report names is explained, with the call behind it.
+    assert!(
+        out.contains("\n# `__effects` stands for the state that calls to `exit` may read and write"),
+        "{out}"
+    );
     assert!(
         err.contains("W0905") && err.contains("it ends the run"),
         "{err}"

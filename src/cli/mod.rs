@@ -355,6 +355,15 @@ impl Loaded {
         }
     }
 
+    /// What the reports explain about names the C front end made
+    /// (`cfront::premises::notes`); none for `.loop`.
+    pub fn notes(&self) -> Vec<String> {
+        match &self.c_source {
+            Some(_) => crate::cfront::premises::notes(&self.program),
+            None => Vec::new(),
+        }
+    }
+
     /// A snapshot of the host to ask about the file.
     pub fn analysis(&self) -> Analysis {
         self.host.analysis()

@@ -75,6 +75,7 @@ pub fn run(args: &Args) -> ExitCode {
     // Exact σ decides for every parameter value where it exists; bounded σ
     // at the given sizes elsewhere.
     let premises = loaded.premises();
+    let notes = loaded.notes();
     let why = match privatize::exact::analyze(&loaded.program) {
         Ok(mut loops) => {
             match args.format {
@@ -83,9 +84,14 @@ pub fn run(args: &Args) -> ExitCode {
                         l.name = names[l.counter.index()].clone();
                     }
                     print!("{}", render::exact_text(&loops));
-                    premises.iter().for_each(|p| println!("# assumes {p}"));
+                    footer(&premises, &notes);
                 }
-                Format::Json => println!("{}", assuming(render::exact_json(&loops), &premises)),
+                Format::Json => {
+                    println!(
+                        "{}",
+                        assuming(render::exact_json(&loops), &premises, &notes)
+                    )
+                }
             }
             return ExitCode::SUCCESS;
         }
@@ -110,18 +116,37 @@ pub fn run(args: &Args) -> ExitCode {
                 .any(|c| c.kind == crate::model::CounterKind::While);
             let cut = whiles.then_some(args.input.sizes.max_trips);
             print!("{}", render::text(&params, &loops, cut));
-            premises.iter().for_each(|p| println!("# assumes {p}"));
+            footer(&premises, &notes);
         }
-        Format::Json => println!("{}", assuming(render::json(&params, &loops), &premises)),
+        Format::Json => println!(
+            "{}",
+            assuming(render::json(&params, &loops), &premises, &notes)
+        ),
     }
     ExitCode::SUCCESS
 }
 
+/// The text report's last lines: what its verdicts assume, and what names
+/// the front end made stand for.
+fn footer(premises: &[String], notes: &[String]) {
+    premises.iter().for_each(|p| println!("# assumes {p}"));
+    notes.iter().for_each(|n| println!("# {n}"));
+}
+
 /// The JSON report with what its verdicts assume (`"assumes"`, a list of
-/// sentences), when they assume anything.
-fn assuming(mut report: serde_json::Value, premises: &[String]) -> serde_json::Value {
-    if let (false, Some(o)) = (premises.is_empty(), report.as_object_mut()) {
-        o.insert("assumes".into(), serde_json::json!(premises));
+/// sentences) and what names the front end made stand for (`"notes"`),
+/// when there are any.
+fn assuming(
+    mut report: serde_json::Value,
+    premises: &[String],
+    notes: &[String],
+) -> serde_json::Value {
+    if let Some(o) = report.as_object_mut() {
+        for (key, lines) in [("assumes", premises), ("notes", notes)] {
+            if !lines.is_empty() {
+                o.insert(key.into(), serde_json::json!(lines));
+            }
+        }
     }
     report
 }

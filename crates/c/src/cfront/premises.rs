@@ -6,6 +6,9 @@
 //! One today: a `<math.h>` function may set `errno`. In a file that never
 //! names `errno` it is read as a pure function (`effects`), which holds
 //! with `-fno-math-errno`, or when nothing reads `errno` after the code.
+//!
+//! Beside them, [`notes`] explains the names the front end made that
+//! reports show: the cell `__effects`.
 
 use crate::model::nodes::each_expr;
 use crate::model::{ExprKind, Program};
@@ -33,6 +36,30 @@ pub fn premises(program: &Program, src: &str) -> Vec<String> {
     vec![format!(
         "{} set no `errno` that is read after this code (read as pure: this file never \
          names `errno`; -fno-math-errno makes it so)",
+        names.join(", ")
+    )]
+}
+
+/// What a report of `program` should explain about names the front end
+/// made: the cell `__effects`, which stands for the state calls reach
+/// (`effects`), named with the calls that read and write it.
+pub fn notes(program: &Program) -> Vec<String> {
+    use super::cvalue::{EFFECT, EFFECTS};
+    if !program.arrays.iter().any(|a| a.name == EFFECTS) {
+        return Vec::new();
+    }
+    let mut calls = BTreeSet::new();
+    each_expr(&program.body, &mut |e| {
+        if let ExprKind::Call(name, _) = &e.kind {
+            if let Some(f) = name.strip_prefix(EFFECT).filter(|f| *f != "overlap") {
+                calls.insert(f);
+            }
+        }
+    });
+    let names: Vec<String> = calls.iter().map(|f| format!("`{f}`")).collect();
+    vec![format!(
+        "`{EFFECTS}` stands for the state that calls to {} may read and write: a loop around \
+         one carries a dependence through it (docs/c.md, Calls)",
         names.join(", ")
     )]
 }
