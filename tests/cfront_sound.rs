@@ -27,7 +27,9 @@ fn a_loop_that_may_exit_is_not_parallel() {
     assert!(out.contains("loop i@8: not parallel"), "{out}");
     // The cell the report names is explained, with the call behind it.
     assert!(
-        out.contains("\n# `__effects` stands for the state that calls to `exit` may read and write"),
+        out.contains(
+            "\n# `__effects` stands for the state that calls to `exit` may read and write"
+        ),
         "{out}"
     );
     assert!(
