@@ -1689,14 +1689,7 @@ impl<'a> Printer<'a> {
     fn param(&self, q: ParamId) -> String {
         let q = &self.p.params[q.index()];
         match &q.derived {
-            Some(d)
-                if d.text
-                    .bytes()
-                    .all(|b| b == b'_' || b.is_ascii_alphanumeric()) =>
-            {
-                d.text.clone()
-            }
-            Some(d) => format!("({})", d.text),
+            Some(d) => d.operand(),
             None => self.param_names[&q.name].clone(),
         }
     }

@@ -80,11 +80,12 @@ impl Ctx<'_> {
                 };
                 let model_name = self.global_name(&base);
                 let id = (self.b.param_at(&model_name, Some(v), part.span)).unwrap_or(ParamId(0));
-                let spelling = match text.bytes().all(|b| b == b'_' || b.is_ascii_alphanumeric()) {
-                    true => text.clone(),
-                    false => format!("({text})"),
-                };
                 let word = model_name.clone();
+                let derived = Derived {
+                    expr: part.clone(),
+                    text,
+                };
+                let spelling = derived.operand();
                 (self.derived_params).insert(
                     id,
                     Constant {
@@ -93,13 +94,7 @@ impl Ctx<'_> {
                         word,
                     },
                 );
-                self.b.derive(
-                    id,
-                    Derived {
-                        expr: part.clone(),
-                        text,
-                    },
-                );
+                self.b.derive(id, derived);
                 self.params_by_key.insert(key.clone(), id);
                 self.undo.push(Undo::ParamKey(key.0, key.1));
                 self.undo.push(Undo::Derived(id));

@@ -1132,8 +1132,6 @@ impl<'t> Ctx<'t> {
         Ok(())
     }
 
-    /// `i++`, `++i`, `i--`, `i += k`, `i -= k`, `i = i + k`, `i = i - k`
-    /// with k a constant: the signed step.
     /// The step of `i += e`, `i -= e`, `i = i + e`, `i = e + i` or
     /// `i = i - e` where `e` is affine in the parameters, not a constant,
     /// and nothing in `body` assigns what it reads: its sign and its value,
@@ -1144,43 +1142,15 @@ impl<'t> Ctx<'t> {
         name: &str,
         body: Node<'t>,
     ) -> Result<Option<(i64, Stride)>, Skip> {
-        let u = unparen(u);
-        let is_counter = |x: Node<'_>| x.kind() == "identifier" && self.text(x) == name;
-        if u.kind() != "assignment_expression" || !u.field(F::Left).is_some_and(is_counter) {
-            return Ok(None);
-        }
-        let Some(right) = u.field(F::Right) else {
-            return Ok(None);
-        };
-        let term = match u.field(F::Operator).map(|o| self.text(o)) {
-            Some("+=") => Some((1, right)),
-            Some("-=") => Some((-1, right)),
-            Some("=") => {
-                let r = unparen(right);
-                match (
-                    r.field(F::Left),
-                    r.field(F::Operator).map(|o| self.text(o)),
-                    r.field(F::Right),
-                ) {
-                    (Some(l), Some("+"), Some(e)) if is_counter(l) => Some((1, e)),
-                    (Some(e), Some("+"), Some(l)) if is_counter(l) => Some((1, e)),
-                    (Some(l), Some("-"), Some(e)) if is_counter(l) => Some((-1, e)),
-                    _ => None,
-                }
-            }
-            _ => None,
-        };
-        let Some((sign, e)) = term else {
+        let Some((sign, e)) = self.step_term(u, name) else {
             return Ok(None);
         };
         let changed = assigned_names(self.src, &[body]);
         let mut reads_changed = mentions(self.src, e, name);
         walk(&[e], |x| {
             if x.kind() == "identifier" {
-                reads_changed |= self
-                    .src
-                    .get(x.byte_range())
-                    .is_some_and(|t| changed.contains(t));
+                reads_changed |=
+                    (self.src.get(x.byte_range())).is_some_and(|t| changed.contains(t));
             }
         });
         if reads_changed {
@@ -1194,45 +1164,52 @@ impl<'t> Ctx<'t> {
         Ok(in_params.then(|| (sign, (by, self.text(e).to_string()))))
     }
 
+    /// `i++`, `++i`, `i--`, `i += k`, `i -= k`, `i = i + k`, `i = i - k`
+    /// with k a constant: the signed step.
     fn update_step(&self, u: Node<'t>, name: &str) -> Option<i64> {
+        let u = unparen(u);
+        if u.kind() == "update_expression" {
+            let arg = u.field(F::Argument)?;
+            if arg.kind() != "identifier" || self.text(arg) != name {
+                return None;
+            }
+            return match self.text(u.field(F::Operator)?) {
+                "++" => Some(1),
+                "--" => Some(-1),
+                _ => None,
+            };
+        }
+        let (sign, k) = self.step_term(u, name)?;
+        let step = self.const_value(k, 0)?.checked_mul(sign)?;
+        (step != 0).then_some(step)
+    }
+
+    /// The term an assignment adds to the counter `name`: `i += e`,
+    /// `i -= e`, `i = i + e`, `i = e + i`, `i = i - e` give `e` with the
+    /// sign it is added with.
+    fn step_term(&self, u: Node<'t>, name: &str) -> Option<(i64, Node<'t>)> {
+        let u = unparen(u);
         let is_counter = |x: Node<'_>| x.kind() == "identifier" && self.text(x) == name;
-        match u.kind() {
-            "update_expression" => {
-                if !is_counter(u.field(F::Argument)?) {
+        if u.kind() != "assignment_expression" || !is_counter(u.field(F::Left)?) {
+            return None;
+        }
+        let right = u.field(F::Right)?;
+        match self.text(u.field(F::Operator)?) {
+            "+=" => Some((1, right)),
+            "-=" => Some((-1, right)),
+            "=" => {
+                let r = unparen(right);
+                if r.kind() != "binary_expression" {
                     return None;
                 }
-                match self.text(u.field(F::Operator)?) {
-                    "++" => Some(1),
-                    "--" => Some(-1),
+                let (l, e) = (r.field(F::Left)?, r.field(F::Right)?);
+                match self.text(r.field(F::Operator)?) {
+                    "+" if is_counter(l) => Some((1, e)),
+                    "+" if is_counter(e) => Some((1, l)),
+                    "-" if is_counter(l) => Some((-1, e)),
                     _ => None,
                 }
             }
-            "assignment_expression" => {
-                if !is_counter(u.field(F::Left)?) {
-                    return None;
-                }
-                let right = u.field(F::Right)?;
-                let step = match self.text(u.field(F::Operator)?) {
-                    "+=" => self.const_value(right, 0)?,
-                    "-=" => self.const_value(right, 0)?.checked_neg()?,
-                    "=" => {
-                        let r = unparen(right);
-                        if r.kind() != "binary_expression" {
-                            return None;
-                        }
-                        let (l, rr) = (r.field(F::Left)?, r.field(F::Right)?);
-                        match self.text(r.field(F::Operator)?) {
-                            "+" if is_counter(l) => self.const_value(rr, 0)?,
-                            "+" if is_counter(rr) => self.const_value(l, 0)?,
-                            "-" if is_counter(l) => self.const_value(rr, 0)?.checked_neg()?,
-                            _ => return None,
-                        }
-                    }
-                    _ => return None,
-                };
-                (step != 0).then_some(step)
-            }
-            "parenthesized_expression" => self.update_step(unparen(u), name),
             _ => None,
         }
     }

@@ -88,6 +88,21 @@ pub struct Derived {
     pub text: String,
 }
 
+impl Derived {
+    /// The text as an operand of a larger expression: in parentheses
+    /// unless it is a name (`HALF`, `(LEN / 2)`).
+    pub fn operand(&self) -> String {
+        match self
+            .text
+            .bytes()
+            .all(|b| b == b'_' || b.is_ascii_alphanumeric())
+        {
+            true => self.text.clone(),
+            false => format!("({})", self.text),
+        }
+    }
+}
+
 /// The keyword an array was declared with. It does not matter to the analysis;
 /// it is kept so that printing gives back what was written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
