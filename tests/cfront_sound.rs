@@ -17,6 +17,7 @@ const EFFECTS: &str = "fixtures/c/sound/effects.c";
 const BOUND: &str = "fixtures/c/sound/macrobound.c";
 const EXTENTS: &str = "fixtures/c/sound/extents.c";
 const CHECK: &str = "fixtures/c/sound/checkexit.c";
+const STRIDE: &str = "fixtures/c/sound/stride.c";
 
 /// `if (d[i] < 0) exit(0);` in loop i (line 8): never parallel, with or
 /// without `--allow-opaque`, which only lets the C be printed.
@@ -281,4 +282,32 @@ fn math_calls_are_barriers_where_the_file_reads_errno() {
         assert!(!out.contains("assumes"), "{out}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `i += inc`: analysed for `inc >= 1`, an assumption the user did not
+/// write, so the report and the emitted C's header state it, and
+/// `--param inc=0` is refused.
+#[test]
+fn a_parameter_step_is_an_assumption_every_report_states() {
+    let said = "assumes `inc >= 1`: a `for` loop steps by it";
+    let (code, out, err) = arrayflow(&["privatize", "--param", "n=20", "--param", "inc=3", STRIDE]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("not proved for others"), "{out}");
+    assert!(out.contains(&format!("\n# {said}")), "{out}");
+    let args = [
+        "privatize",
+        "--param",
+        "n=20",
+        "--param",
+        "inc=3",
+        "--emit",
+        "code",
+        STRIDE,
+    ];
+    let (code, out, err) = arrayflow(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("\n// {said}")), "{out}");
+    let (code, _, err) = arrayflow(&["privatize", "--param", "n=20", "--param", "inc=0", STRIDE]);
+    assert_ne!(code, 0, "{err}");
+    assert!(err.contains("E0301"), "{err}");
 }

@@ -3,7 +3,8 @@
 //! emitted C's header print each as an "assumes" line, so that "parallel
 //! for every parameter value" never hides one.
 //!
-//! One today: a `<math.h>` function may set `errno`. In a file that never
+//! Two today: a `for` loop's step that is a parameter is taken to be at
+//! least 1 (`stmt`, W0903), and a `<math.h>` function may set `errno`. In a file that never
 //! names `errno` it is read as a pure function (`effects`), which holds
 //! with `-fno-math-errno`, or when nothing reads `errno` after the code.
 //!
@@ -17,6 +18,22 @@ use std::collections::BTreeSet;
 /// The premises of `program`, lowered from the C text `src`, as sentences
 /// that follow "assumes".
 pub fn premises(program: &Program, src: &str) -> Vec<String> {
+    // C has no `assume`: each one is the front end's, a `for` loop's step
+    // that is a parameter taken to be at least 1.
+    let mut out: Vec<String> = (program.assumptions.iter())
+        .map(|a| {
+            format!(
+                "`{}`: a `for` loop steps by it, and C's loop ends for such steps only",
+                crate::print::cond(program, a)
+            )
+        })
+        .collect();
+    out.extend(math_premises(program, src));
+    out
+}
+
+/// The `<math.h>` premise: its functions set no `errno` read later.
+fn math_premises(program: &Program, src: &str) -> Vec<String> {
     if super::effects::names_errno(src) {
         // Every math call is then a barrier: nothing is assumed.
         return Vec::new();
