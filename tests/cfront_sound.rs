@@ -1,7 +1,7 @@
 //! Verdicts on real-C shapes that used to be wrong, each worked out by
 //! hand (`fixtures/c/sound/`): a call the file does not define is a
 //! barrier (docs/c.md, *Calls*), and macro arithmetic in bounds, subscripts
-//! and sizes folds to its value (*Folding*).
+//! and sizes follows `--param`, or is assumed at its value (*Folding*).
 
 fn arrayflow(args: &[&str]) -> (i32, String, String) {
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_arrayflow"))
@@ -18,6 +18,7 @@ const BOUND: &str = "fixtures/c/sound/macrobound.c";
 const EXTENTS: &str = "fixtures/c/sound/extents.c";
 const CHECK: &str = "fixtures/c/sound/checkexit.c";
 const STRIDE: &str = "fixtures/c/sound/stride.c";
+const ROWS: &str = "fixtures/c/sound/rows.c";
 
 /// `if (d[i] < 0) exit(0);` in loop i (line 8): never parallel, with or
 /// without `--allow-opaque`, which only lets the C be printed.
@@ -132,9 +133,9 @@ fn a_bound_over_macros_is_a_derived_parameter_and_keeps_its_dependence() {
 }
 
 /// N = 10: x has N*N = 100 cells, HALF = (10 + 1)/2 = 5 (truncated), so i
-/// runs to 4; x[i*N + (N >> 1)] is x[10i + 5]. `N * N`, `HALF` and
-/// `N >> 1` are derived parameters; the factor `N` of `i` is folded at 10,
-/// the one part that keeps its value (W0912); 2*N stays affine in N.
+/// runs to 4; x[i + (N >> 1)] is x[i + 5]. `N * N`, `HALF` and `N >> 1`
+/// are derived parameters; 2*N stays affine in N; nothing is folded for
+/// good (no W0912), so every one follows `--param N=...`.
 #[test]
 fn sizes_subscripts_and_bounds_fold_and_affine_ones_stay() {
     let (code, out, err) = arrayflow(&["fmt", EXTENTS]);
@@ -146,14 +147,13 @@ fn sizes_subscripts_and_bounds_fold_and_affine_ones_stay() {
         "real x[0..N_times_N - 1];",
         "real y[0..2 * N - 1];",
         "for i = 0 to HALF - 1 do",
-        "x[i * 10 + N_shr_1] = 1;",
+        "x[i + N_shr_1] = 1;",
         "for j = 0 to 2 * N - 1 do",
     ] {
         assert!(out.contains(line), "{line} in {out}");
     }
     assert!(!err.contains("W0903") && !err.contains("W0904"), "{err}");
-    assert_eq!(err.matches("[W0912]").count(), 1, "{err}");
-    assert!(err.contains("`N` multiplies a variable"), "{err}");
+    assert!(!err.contains("W0912"), "{err}");
     // At N = 4: HALF = (4 + 1)/2 = 2 (C truncates), N * N = 16, N >> 1 = 2.
     let (code, out, err) = arrayflow(&["run", "--param", "N=4", EXTENTS]);
     assert_eq!(code, 0, "{err}");
@@ -161,6 +161,46 @@ fn sizes_subscripts_and_bounds_fold_and_affine_ones_stay() {
         out.contains("N=4, HALF=2, N_times_N=16, N_shr_1=2,"),
         "{out}"
     );
+}
+
+/// `x[i*N + j]` with `#define N 10`: the factor is folded at 10 and the
+/// program assumes `N == 10`. Then row i is x[10i .. 10i + 9], written by
+/// iteration i alone: loop i (line 9) is parallel as written, with nothing
+/// to privatize, and the report says what it assumes. `--param N=20`
+/// would pair bounds of 20 with rows of 10, which C never computes: it
+/// is refused.
+#[test]
+fn a_macro_factor_of_a_counter_is_assumed_and_its_rows_are_disjoint() {
+    let (code, out, err) = arrayflow(&["privatize", ROWS]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("loop i@9: parallel\n  x: shared\n"), "{out}");
+    assert!(
+        out.contains("\n# assumes `N == 10`: the macro multiplies a counter"),
+        "{out}"
+    );
+    assert_eq!(err.matches("[W0912]").count(), 2, "{err}");
+    assert!(err.contains("the analysis takes `N` = 10"), "{err}");
+    let (_, out, _) = arrayflow(&["fmt", ROWS]);
+    assert!(out.contains("assume N == 10;\n"), "{out}");
+    assert!(out.contains("x[i * 10 + j] = y[i * 10 + j] * "), "{out}");
+    for command in ["privatize", "flow"] {
+        let (code, _, err) = arrayflow(&[command, "--param", "N=20", ROWS]);
+        assert_eq!(code, 1, "{command}: {err}");
+        assert!(
+            err.contains(
+                "error[E0301]: the parameter values break the program's assumption `N == 10`"
+            ),
+            "{command}: {err}"
+        );
+    }
+    let (code, out, err) = arrayflow(&["privatize", "--emit", "code", ROWS]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("// assumes `N == 10`"), "{out}");
+    assert!(
+        out.contains("#pragma omp parallel for if((long)N * N >= ARRAYFLOW_PARALLEL_WORK)\n  for (int i = 0;"),
+        "{out}"
+    );
+    assert!(!out.contains("malloc"), "{out}");
 }
 
 /// `check`, defined in the file, may call `exit`: it is not inlined, and

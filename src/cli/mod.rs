@@ -364,6 +364,20 @@ impl Loaded {
         }
     }
 
+    /// `Err` (after printing E0301) when `params` name a parameter the
+    /// program lacks or break one of its assumptions (C's macro factors,
+    /// `assume` in `.loop`). Commands that answer for every parameter value
+    /// check this too, so that `--param` is never ignored in silence.
+    pub fn check_params(&self, params: &[(String, i64)]) -> Result<(), ExitCode> {
+        match self.program.check_overrides(params) {
+            Ok(_) => Ok(()),
+            Err(m) => {
+                eprint!("{}", self.files.render(&Diagnostic::error("E0301", m)));
+                Err(ExitCode::from(1))
+            }
+        }
+    }
+
     /// A snapshot of the host to ask about the file.
     pub fn analysis(&self) -> Analysis {
         self.host.analysis()

@@ -67,6 +67,9 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(l) => l,
         Err(code) => return code,
     };
+    if let Err(code) = loaded.check_params(&args.input.sizes.params) {
+        return code;
+    }
     if args.emit.is_some() {
         return emit(args, &loaded);
     }

@@ -47,18 +47,34 @@ impl Ctx<'_> {
                 .filter_map(|p| values.get(p))
                 .map(|c| format!("`{}` = {}", c.spelling, c.value))
                 .collect();
+            // The folded value is the macro's only value the model can
+            // hold: the program assumes it, so that a verdict "for every
+            // parameter value" covers just that one and `--param` cannot
+            // give the bounds another.
+            for p in f.used.iter().copied() {
+                let Some(c) = values.get(&p) else { continue };
+                let at = Span::NONE;
+                let pin = Cond::Cmp(
+                    CmpOp::Eq,
+                    Expr::new(ExprKind::Param(p), at),
+                    Expr::new(ExprKind::Int(c.value), at),
+                );
+                if !self.b.assumes(&pin) {
+                    self.b.assume(pin);
+                }
+            }
             for at in f.parts {
                 let text = self.src.get(at.start as usize..at.end as usize);
                 self.warn(
                     W_FOLDED,
                     format!(
-                        "`{}` multiplies a variable: it is folded at {}, and keeps that value whatever `--param` gives",
+                        "`{}` multiplies a variable: the analysis takes {}, an assumption of the program",
                         balanced(text.unwrap_or("this expression").trim()),
                         names.join(", ")
                     ),
                     at,
                     "folded to a constant",
-                    "a factor of a variable folded so stays as it is when `--param` sets the macro (docs/c.md, Folding)",
+                    "a factor of a variable is folded at the macro's value: `--param` may not give it another (docs/c.md, Folding)",
                 );
             }
         }

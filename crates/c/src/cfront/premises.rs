@@ -3,8 +3,9 @@
 //! emitted C's header print each as an "assumes" line, so that "parallel
 //! for every parameter value" never hides one.
 //!
-//! Two today: a `for` loop's step that is a parameter is taken to be at
-//! least 1 (`stmt`, W0903), and a `<math.h>` function may set `errno`. In a file that never
+//! Three today: a `for` loop's step that is a parameter is taken to be at
+//! least 1 (`stmt`, W0903), a macro that multiplies a counter has its
+//! value (`fold`, W0912), and a `<math.h>` function may set `errno`. In a file that never
 //! names `errno` it is read as a pure function (`effects`), which holds
 //! with `-fno-math-errno`, or when nothing reads `errno` after the code.
 //!
@@ -12,20 +13,25 @@
 //! reports show: the cell `__effects`.
 
 use crate::model::nodes::each_expr;
-use crate::model::{ExprKind, Program};
+use crate::model::{CmpOp, Cond, ExprKind, Program};
 use std::collections::BTreeSet;
 
 /// The premises of `program`, lowered from the C text `src`, as sentences
 /// that follow "assumes".
 pub fn premises(program: &Program, src: &str) -> Vec<String> {
-    // C has no `assume`: each one is the front end's, a `for` loop's step
-    // that is a parameter taken to be at least 1.
+    // C has no `assume`: each one is the front end's. `P == k` pins a
+    // macro folded where it multiplies a counter; any other is a `for`
+    // loop's step that is a parameter taken to be at least 1.
     let mut out: Vec<String> = (program.assumptions.iter())
         .map(|a| {
-            format!(
-                "`{}`: a `for` loop steps by it, and C's loop ends for such steps only",
-                crate::print::cond(program, a)
-            )
+            let why = match a {
+                Cond::Cmp(CmpOp::Eq, _, _) => {
+                    "the macro multiplies a counter in the code, which the affine forms \
+                     take only at its value"
+                }
+                _ => "a `for` loop steps by it, and C's loop ends for such steps only",
+            };
+            format!("`{}`: {why}", crate::print::cond(program, a))
         })
         .collect();
     out.extend(math_premises(program, src));

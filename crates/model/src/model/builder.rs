@@ -151,6 +151,11 @@ impl ProgramBuilder {
         self.program.assumptions.push(cond);
     }
 
+    /// Whether `cond` is already one of the program's assumptions.
+    pub fn assumes(&self, cond: &Cond) -> bool {
+        self.program.assumptions.contains(cond)
+    }
+
     pub fn scalar(&mut self, name: &str) -> Result<ArrayId, BuildError> {
         self.array_at(name, ElemType::Real, Vec::new(), Span::NONE)
     }

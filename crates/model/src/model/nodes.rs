@@ -48,38 +48,41 @@ pub fn each_mut(nodes: &mut [Node], f: &mut impl FnMut(&mut Node)) {
     }
 }
 
+/// Calls `f` on `e` and every expression inside it, outermost first.
+pub fn expr<'p>(e: &'p Expr, f: &mut impl FnMut(&'p Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Access(a) => a.subscripts.iter().for_each(|s| expr(&s.expr, f)),
+        ExprKind::Call(_, args) => args.iter().for_each(|x| expr(x, f)),
+        ExprKind::Neg(x) => expr(x, f),
+        ExprKind::Binary(_, l, r) => {
+            expr(l, f);
+            expr(r, f);
+        }
+        ExprKind::Int(_) | ExprKind::Param(_) | ExprKind::Counter(_) | ExprKind::Unknown => {}
+    }
+}
+/// Calls `f` on every expression of `c`, as [`expr`] does.
+pub fn cond<'p>(c: &'p Cond, f: &mut impl FnMut(&'p Expr)) {
+    match c {
+        Cond::Cmp(_, l, r) => {
+            expr(l, f);
+            expr(r, f);
+        }
+        Cond::And(a, b) | Cond::Or(a, b) => {
+            cond(a, f);
+            cond(b, f);
+        }
+        Cond::Not(a) => cond(a, f),
+        Cond::Unknown => {}
+    }
+}
+
 /// Calls `f` on every expression below `nodes`, each before the
 /// expressions inside it: loop bounds, conditions, subscripts of targets,
 /// values and call arguments. Read-only; a pass that looks for one form
 /// (a call, a parameter) matches on it instead of walking the tree again.
 pub fn each_expr<'p>(nodes: &'p [Node], f: &mut impl FnMut(&'p Expr)) {
-    fn expr<'p>(e: &'p Expr, f: &mut impl FnMut(&'p Expr)) {
-        f(e);
-        match &e.kind {
-            ExprKind::Access(a) => a.subscripts.iter().for_each(|s| expr(&s.expr, f)),
-            ExprKind::Call(_, args) => args.iter().for_each(|x| expr(x, f)),
-            ExprKind::Neg(x) => expr(x, f),
-            ExprKind::Binary(_, l, r) => {
-                expr(l, f);
-                expr(r, f);
-            }
-            ExprKind::Int(_) | ExprKind::Param(_) | ExprKind::Counter(_) | ExprKind::Unknown => {}
-        }
-    }
-    fn cond<'p>(c: &'p Cond, f: &mut impl FnMut(&'p Expr)) {
-        match c {
-            Cond::Cmp(_, l, r) => {
-                expr(l, f);
-                expr(r, f);
-            }
-            Cond::And(a, b) | Cond::Or(a, b) => {
-                cond(a, f);
-                cond(b, f);
-            }
-            Cond::Not(a) => cond(a, f),
-            Cond::Unknown => {}
-        }
-    }
     for n in nodes {
         match n {
             Node::Stmt(s) => match &s.kind {
