@@ -56,6 +56,7 @@ const CASES: &[(&str, &str, Truth)] = &[
     ("gather_scalar", "gather_scalar", Truth::Private),
     ("function_macro", "function_macro", Truth::Parallel),
     ("prefix_scan", "prefix_scan", Truth::Sequential),
+    ("linear_rows", "linear_rows", Truth::Parallel),
 ];
 
 /// (fixture, transformation, why): emitted C known not to be a drop-in
