@@ -400,3 +400,52 @@ fn a_canceller_stops_a_long_question_inside_the_engines() {
     assert_eq!(answer, Err(Cancelled::Request), "ran {ran:?}");
     assert!(next, "the stop is used up: the next question runs");
 }
+
+/// A C row reversal through a scratch row, with the matrix stored in one
+/// dimension: `N` multiplies `i`, so the program assumes `N == 8`. At that
+/// value rows are disjoint and `t` is written before it is read in each
+/// iteration of `i`, so privatizing `t` makes loop `i` parallel, worked out
+/// by hand. Every verdict the editor shows says what it assumes, as the
+/// command's report and header do.
+#[test]
+fn editor_verdicts_say_what_they_assume() {
+    const ROWS: &str = "#define N 8\n\
+        double x[N * N], t[N];\n\
+        void f(void) {\n\
+        \x20 for (int i = 0; i < N; i++) {\n\
+        \x20   for (int j = 0; j < N; j++) t[j] = x[i * N + j];\n\
+        \x20   for (int j = 0; j < N; j++) x[i * N + j] = t[N - 1 - j];\n\
+        \x20 }\n\
+        }\n";
+    let assumes = "assumes `N == 8`: the macro multiplies a counter";
+    let mut host = Host::new(Options::default());
+    let f = host.set_file("rows.c", ROWS.to_string());
+    let a = host.analysis();
+    let remarks = a.privatization_remarks(f).unwrap();
+    assert_eq!(remarks.len(), 1, "{remarks:?}");
+    assert!(
+        remarks[0]
+            .message
+            .starts_with("loop `i` is parallel once `t` is private")
+            && remarks[0].message.contains(assumes),
+        "{remarks:?}"
+    );
+    let lenses = a.code_lenses(f).unwrap();
+    assert_eq!(lenses.len(), 3, "{lenses:?}");
+    assert!(
+        lenses.iter().all(|(_, l)| l.contains(assumes)),
+        "{lenses:?}"
+    );
+    let code = a.privatization(f).unwrap().unwrap();
+    assert!(code.contains(&format!("\n// {assumes}")), "{code}");
+    assert!(code.contains("#pragma omp parallel for"), "{code}");
+    // The same file as `.loop` text assumes what the user wrote: nothing
+    // is added.
+    let g = host.set_file("scan.loop", SCAN.to_string());
+    let a = host.analysis();
+    assert!(a
+        .code_lenses(g)
+        .unwrap()
+        .iter()
+        .all(|(_, l)| !l.contains("assumes")));
+}

@@ -634,7 +634,15 @@ fn lens_for(
     super::loop_status(db, file)
         .iter()
         .find(|l| l.counter == counter)
-        .map(|l| lens_text(program, &Names::new(program), l, &sizes))
+        .map(|l| lens_text(program, &Names::new(program), l, &sizes) + &assumes(db, file))
+}
+
+/// What a loop's verdict rests on beyond the model, as the reports say it:
+/// `; assumes ...` per premise (`super::premises`), or nothing.
+fn assumes(db: &dyn salsa::Database, file: SourceFile) -> String {
+    (super::premises(db, file).iter())
+        .map(|p| format!("; assumes {p}"))
+        .collect()
 }
 
 /// One code lens per loop: its header and what the lens says.
@@ -645,13 +653,12 @@ pub fn lenses(db: &dyn salsa::Database, file: SourceFile) -> Vec<(Span, String)>
     let sizes = sizes(&settings(db), program);
     let names = Names::new(program);
     let spans = loop_spans(program);
+    let assumes = assumes(db, file);
     super::loop_status(db, file)
         .iter()
         .map(|l| {
-            (
-                spans[l.counter.index()],
-                lens_text(program, &names, l, &sizes),
-            )
+            let text = lens_text(program, &names, l, &sizes);
+            (spans[l.counter.index()], text + &assumes)
         })
         .collect()
 }

@@ -281,6 +281,21 @@ pub fn compile_kinds(
     crate::lower::compile_kinds(source, file, kinds)
 }
 
+/// What the verdicts on a file assume beyond its model, as sentences that
+/// follow "assumes" (`cfront::premises`): none for `.loop`, whose
+/// assumptions the user wrote.
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn premises(db: &dyn salsa::Database, file: SourceFile) -> Vec<String> {
+    let path = std::path::Path::new(file.path(db));
+    match &parse(db, file).program {
+        #[cfg(feature = "c")]
+        Some(program) if is_c_path(path) => {
+            crate::cfront::premises::premises(program, file.text(db))
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// Whether a path names a C file (`.c` or `.h`).
 pub use arrayflow_cprint::is_c_path;
 

@@ -54,8 +54,27 @@ pub fn privatized_code(db: &dyn salsa::Database, file: SourceFile) -> Result<Str
         let print = |p: &crate::model::Program, omp: &[crate::cfront::emit::OmpLoop]| {
             crate::cfront::inplace::program_into(p, origin.as_ref(), program, omp)
         };
-        return crate::privatize::document::document_with(program, &o, true, &print)
-            .map_err(String::from);
+        let text = crate::privatize::document::document_with(program, &o, true, &print)
+            .map_err(String::from)?;
+        return Ok(with_premises(&text, super::premises(db, file)));
     }
     crate::privatize::document::document(program, &o, is_c).map_err(String::from)
+}
+
+/// `text` (a header of `//` lines, then C) with an "assumes" line per
+/// premise at the header's end, as `arrayflow privatize --emit code`
+/// prints it.
+#[cfg(feature = "c")]
+fn with_premises(text: &str, premises: &[String]) -> String {
+    let body = (text.lines())
+        .take_while(|l| l.starts_with("//"))
+        .map(|l| l.len() + 1)
+        .sum::<usize>()
+        .min(text.len());
+    let mut out = text[..body].to_string();
+    for p in premises {
+        out.push_str(&format!("// assumes {p}\n"));
+    }
+    out.push_str(&text[body..]);
+    out
 }

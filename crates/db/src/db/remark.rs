@@ -114,8 +114,9 @@ pub fn remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark> {
     for (place, r) in &all {
         out.extend(r.loops.iter().map(|r| r.placed(place)));
     }
+    let assumes = super::premises(db, file);
     for (place, r) in &all {
-        out.extend(r.private.iter().map(|r| r.placed(place)));
+        out.extend(r.private.iter().map(|r| assuming(r.placed(place), assumes)));
     }
     for (_, r) in &all {
         out.extend(r.classes.iter().map(|(a, message)| Remark {
@@ -137,10 +138,20 @@ pub fn private_remarks(db: &dyn salsa::Database, file: SourceFile) -> Vec<Remark
             kernel_remarks(db, k)
                 .private
                 .iter()
-                .map(|r| r.placed(&place)),
+                .map(|r| assuming(r.placed(&place), super::premises(db, file))),
         );
     }
     out
+}
+
+/// A privatization remark with what its verdict assumes beyond the model
+/// (`super::premises`), so that "for every parameter value" never hides
+/// an assumption the user did not see.
+fn assuming(mut r: Remark, premises: &[String]) -> Remark {
+    for p in premises {
+        r.message.push_str(&format!("; assumes {p}"));
+    }
+    r
 }
 
 /// [`remarks`] from the whole program and [`loop_status`], with no

@@ -822,10 +822,12 @@ impl Program {
                         crate::print::cond(self, a)
                     ))
                 }
-                Err(_) => return Err(format!(
+                Err(_) => {
+                    return Err(format!(
                     "the program's assumption `{}` cannot be evaluated at these parameter values",
                     crate::print::cond(self, a)
-                )),
+                ))
+                }
             }
         }
         Ok(())
