@@ -57,6 +57,7 @@ const CASES: &[(&str, &str, Truth)] = &[
     ("function_macro", "function_macro", Truth::Parallel),
     ("prefix_scan", "prefix_scan", Truth::Sequential),
     ("linear_rows", "linear_rows", Truth::Parallel),
+    ("select_temp", "select_temp", Truth::Private),
 ];
 
 /// (fixture, transformation, why): emitted C known not to be a drop-in

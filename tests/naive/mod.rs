@@ -33,6 +33,10 @@ mod rules {
         // Read(O, A, C): access A of O may read cell C.
         @input
         pub struct Read(pub u32, pub u32, pub u32);
+        // CoverLit(O, I): O is a cover (`model::cover`): its `if`'s `else`
+        // writes its cell too, and its own literal is cond(I, true).
+        @input
+        pub struct CoverLit(pub u32, pub u32);
 
         // Condition 1: w may write c and w ≺ r.
         struct Cand(u32, u32, u32);
@@ -82,6 +86,20 @@ mod rules {
         UnforcedByR(w2, r) <- Before(w2, r, _), GuardRuns(w2, j, k), !RForcesRuns(r, j, k);
         struct InitKilled(u32, u32);
         InitKilled(r, c) <- Before(w2, r, c), !UnforcedByR(w2, r);
+
+        // Covers: one branch of a cover w2's `if` writes c, so for a read r
+        // not in its `else` whose G(r) forces w2's other literals, w2 kills
+        // every earlier write and the initial value.
+        struct CoverUnforced(u32, u32);
+        CoverUnforced(w2, r) <-
+            Before(w2, r, _), CoverLit(w2, i0), GuardCond(w2, i, b), (i != i0), !GuardCond(r, i, b);
+        CoverUnforced(w2, r) <-
+            Before(w2, r, _), CoverLit(w2, _), GuardRuns(w2, j, k), !RForcesRuns(r, j, k);
+        struct CoverKills(u32, u32, u32);
+        CoverKills(w2, r, c) <-
+            Before(w2, r, c), CoverLit(w2, i0), !GuardCond(r, i0, false), !CoverUnforced(w2, r);
+        Killed(w, r, c) <- Cand(w, r, c), CoverKills(w2, r, c), (w < w2);
+        InitKilled(r, c) <- CoverKills(_, r, c);
         @output
         pub struct Initial(pub u32, pub u32);
         Initial(r, a) <- Read(r, a, c), !InitKilled(r, c);
@@ -136,16 +154,22 @@ pub fn full(program: &Program, params: &[(String, i64)], max_trips: u32) -> Full
         let n = cells.len() as u32;
         *cells.entry(c.clone()).or_insert(n)
     };
+    let covers = arrayflow::model::cover::covers(program);
     let mut rt = rules::Crepe::new();
     for (id, o) in ops.iter().enumerate() {
         let id = id as u32;
         rt.extend([rules::Op(id)]);
-        for l in &o.guard {
+        let cover = matches!(o.op.site, arrayflow::model::Site::Stmt(s) if covers[s.index()]);
+        for (k, l) in o.guard.iter().enumerate() {
             let n = conds.len() as u32;
             match l {
                 Lit::Cond(c, v, b) => {
                     let i = *conds.entry((*c, v.clone())).or_insert(n);
                     rt.extend([rules::GuardCond(id, i, *b)]);
+                    // Its innermost literal: its `if`'s condition, true.
+                    if cover && *b && k + 1 == o.guard.len() {
+                        rt.extend([rules::CoverLit(id, i)]);
+                    }
                 }
                 Lit::Runs(c, v, k) => {
                     let j = *conds.entry((*c, v.clone())).or_insert(n);

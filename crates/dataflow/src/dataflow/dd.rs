@@ -7,7 +7,8 @@
 //! ```text
 //! visit(X, O, W)  <-- read(X, O), W = prev_write(X).            (iterate:
 //! step(X, O, W)   <-- visit(X, O, W), must(W), guard(op(W), L),   the walk)
-//!                     !closure(O, L).
+//!                     L not cover(W)'s own, !closure(O, L).
+//! step(X, O, W)   <-- visit(X, O, W), cover(W), closure(O, other(W)).
 //! step(X, O, W)   <-- visit(X, O, W), may(W).
 //! visit(X, O, H)  <-- step(X, O, W), H = link(W).
 //! conflict(X, W)  <-- visit(X, O, W), cond_lit(op(W), I, B), cond_lit(O, I, !B).
@@ -608,11 +609,19 @@ fn run_worker(
             let f = Arc::clone(share);
             // One tuple per literal of the write's guard; the reader's
             // closure removes the forced ones.
+            // A cover's own literal is left out (rules/must.rs): a reader
+            // after its `if` counts it as forced.
             let must = (owned.clone())
                 .flat_map(move |(x, s, o, w)| {
                     let lits: Keyed<(Op, LitKey), (Acc, Slot, Acc, Acc)> = if f.is_must(w) {
                         let h = f.link(w);
+                        let own = f
+                            .is_cover(w)
+                            .then(|| f.cover_lits(w))
+                            .flatten()
+                            .map(|(_, l)| l);
                         (f.guard(f.op(w)))
+                            .filter(|l| Some(*l) != own)
                             .map(|l| ((o, lit_key(l)), (x, s, w, h)))
                             .collect()
                     } else {
@@ -620,7 +629,20 @@ fn run_worker(
                     };
                     lits
                 })
-                .antijoin(closure)
+                .antijoin(closure.clone());
+            // ... and a reader in the `else` branch goes on past it.
+            let f = Arc::clone(share);
+            let in_else = (owned.clone())
+                .flat_map(move |(x, s, o, w)| {
+                    let other: Keyed<(Op, LitKey), (Acc, Slot, Acc, Acc)> =
+                        match f.is_cover(w).then(|| f.cover_lits(w)).flatten() {
+                            Some((other, _)) => vec![((o, lit_key(other)), (x, s, w, f.link(w)))],
+                            None => Vec::new(),
+                        };
+                    other
+                })
+                .semijoin(closure);
+            let must = (must.concat(in_else))
                 .map(|((o, _), (x, s, w, h))| (x, s, o, w, h))
                 .distinct()
                 .map(|(x, s, o, _, h)| (x, s, o, h));

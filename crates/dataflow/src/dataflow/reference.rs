@@ -262,7 +262,7 @@ pub fn sigma(
     meaning: &Meaning<'_>,
 ) -> Result<BTreeMap<(Operation, usize), Sources>, String> {
     let ops = operations(program, params, max_trips, meaning)?;
-    Ok(sigma_of(&ops))
+    Ok(sigma_of(&ops, &crate::model::cover::covers(program)))
 }
 
 /// The potential operations of `program` in execution order (ops without
@@ -291,8 +291,25 @@ pub fn operations(
     }
 }
 
+/// Whether the write of `w` covers its cell for a reader with guard `gr`
+/// (docs/rules.md §1, *Covers*): `w`'s statement is a cover
+/// (`model::cover`), so one branch of its `if` writes the cell; then its
+/// own literal, the `if`'s condition true, counts as forced for a reader
+/// that is not in the `else` branch.
+fn cover_forced(covers: &[bool], w: &RefOp, gr: &[&Lit], l: &Lit) -> bool {
+    let Site::Stmt(s) = w.op.site else {
+        return false;
+    };
+    match (w.guard.last(), l) {
+        (Some(own @ Lit::Cond(c, v, true)), _) if covers[s.index()] && own == l => {
+            !gr.contains(&&Lit::Cond(*c, v.clone(), false))
+        }
+        _ => false,
+    }
+}
+
 /// σ by the definition over the operations of [`operations`].
-fn sigma_of(ops: &[RefOp]) -> BTreeMap<(Operation, usize), Sources> {
+fn sigma_of(ops: &[RefOp], covers: &[bool]) -> BTreeMap<(Operation, usize), Sources> {
     // The writes of each cell, in execution order: (op index, must).
     let mut writes: HashMap<&Cell, Vec<(usize, bool)>> = HashMap::new();
     for (k, o) in ops.iter().enumerate() {
@@ -327,7 +344,9 @@ fn sigma_of(ops: &[RefOp]) -> BTreeMap<(Operation, usize), Sources> {
                         }
                     }
                     if must {
-                        if gw.iter().all(|l| forces(&fr, l)) {
+                        let forced =
+                            |l: &Lit| forces(&fr, l) || cover_forced(covers, &ops[w], &fr, l);
+                        if gw.iter().all(forced) {
                             init_killed = true;
                             break;
                         }

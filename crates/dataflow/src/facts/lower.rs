@@ -43,6 +43,9 @@ struct Lowerer<'p, 'a> {
     /// walk hands them to `op` while it mutates the rest).
     stmt_plans: &'a [Vec<Plan<'p>>],
     cond_plans: &'a [Vec<Plan<'p>>],
+    /// By statement: whether its must-writes cover their cell
+    /// (`model::cover`, role `COVER`).
+    covers: &'a [bool],
     reads: Vec<usize>,
     /// The read slot (counted from the operation's first) and array of each
     /// of `reads`.
@@ -341,6 +344,7 @@ fn walk<'p>(
     for p in stmt_plans.iter_mut().chain(&mut cond_plans).flatten() {
         p.count = p.lowering.count(p.access, &cells);
     }
+    let covers = crate::model::cover::covers(program);
     let mut l = Lowerer {
         program,
         config,
@@ -350,6 +354,7 @@ fn walk<'p>(
         scope: NONE,
         stmt_plans: &stmt_plans,
         cond_plans: &cond_plans,
+        covers: &covers,
         reads: Vec::new(),
         read_tags: Vec::new(),
         writes: Vec::new(),
@@ -762,7 +767,8 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         let inner_start =
             (f.scopes.get(self.scope.wrapping_sub(base.scope) as usize)).map_or(0, |s| s.start);
 
-        self.emit_all(op, slot_base, write_slot, inner_start);
+        let cover = matches!(site, Site::Stmt(s) if self.covers[s.index()]);
+        self.emit_all(op, slot_base, write_slot, inner_start, cover);
         Ok(())
     }
 
@@ -935,7 +941,14 @@ impl<'p, 'a> Lowerer<'p, 'a> {
 
     /// Emits the instances of one operation from `reads` and `writes`:
     /// reads first, in access order; then the write target.
-    fn emit_all(&mut self, op: u32, slot_base: u32, write_slot: Option<u32>, inner_start: u32) {
+    fn emit_all(
+        &mut self,
+        op: u32,
+        slot_base: u32,
+        write_slot: Option<u32>,
+        inner_start: u32,
+        cover: bool,
+    ) {
         let framed = self.frame.on;
         for (k, &cell) in self.reads.iter().enumerate() {
             let f = &mut self.facts;
@@ -960,7 +973,10 @@ impl<'p, 'a> Lowerer<'p, 'a> {
         }
         let write_slot = write_slot.map_or(NONE, |s| slot_base + s);
         for k in 0..self.writes.len() {
-            let (cell, flags) = self.writes[k];
+            let (cell, mut flags) = self.writes[k];
+            if cover && flags & role::MUST != 0 {
+                flags |= role::COVER;
+            }
             let x = self.next_acc() as u32;
             let top = self.cells.tops[cell];
             let link = if flags & role::MUST != 0 {

@@ -29,6 +29,10 @@
 //!                   (operation, access index) it is reported under.
 //! write(X)          X writes its cell.
 //! must(X)           X is a write of exactly its cell (affine subscripts).
+//! cover(X)          must(X), directly in the `then` body of an `if` on an
+//!                   unknown condition whose `else` body writes the same
+//!                   cell (`model::cover`): one of the two runs whenever
+//!                   the `if` does. G(X)'s innermost literal is cond(I, true).
 //! may(X)            X is a write of some cell of a range (a non-affine
 //!                   subscript makes it a write of every cell there).
 //! update(X)         X reads its cell and then writes it (compound `+=`).
@@ -65,6 +69,9 @@ pub mod role {
     pub const READ: u8 = 1;
     pub const WRITE: u8 = 2;
     pub const MUST: u8 = 4;
+    /// A must-write that, with the `else` branch's write of its cell,
+    /// covers the cell (`model::cover`).
+    pub const COVER: u8 = 8;
 }
 
 /// A guard literal.
@@ -360,6 +367,25 @@ impl Facts {
         self.has(x, role::WRITE | role::MUST)
     }
 
+    /// cover(X): a must-write in the `then` body of an `if` whose `else`
+    /// body writes the same cell (`model::cover`). Its innermost guard
+    /// literal is that `if`'s cond(I, true).
+    pub fn is_cover(&self, x: u32) -> bool {
+        self.has(x, role::WRITE | role::MUST | role::COVER)
+    }
+
+    /// For cover(W): the literal of the `if`'s other branch, cond(I,
+    /// false), and its own, cond(I, true).
+    pub fn cover_lits(&self, w: u32) -> Option<(Lit, Lit)> {
+        cover_lits_of(self.guard(self.op(w)))
+    }
+
+    /// Whether `l` is cover(W)'s own literal, cond(I, true), which a
+    /// reader after the `if` counts as forced (rules/must.rs).
+    pub fn is_cover_lit(&self, w: u32, l: &Lit) -> bool {
+        self.is_cover(w) && self.cover_lits(w).is_some_and(|(_, own)| own == *l)
+    }
+
     pub fn is_may(&self, x: u32) -> bool {
         self.is_write(x) && !self.has(x, role::MUST)
     }
@@ -421,6 +447,15 @@ fn closure_of(guard: Guard<'_>) -> impl Iterator<Item = Lit> + '_ {
 }
 
 /// The condition literals of a guard (`Facts::cond_lits`).
+/// A cover's literals (`Facts::cover_lits`) from its guard: the other
+/// branch's and its own, when the innermost literal is a condition's true.
+fn cover_lits_of(mut guard: Guard<'_>) -> Option<(Lit, Lit)> {
+    match guard.next()? {
+        l @ Lit::Cond { inst, value: true } => Some((Lit::Cond { inst, value: false }, l)),
+        _ => None,
+    }
+}
+
 fn cond_lits_of(guard: Guard<'_>) -> impl Iterator<Item = (u32, bool)> + '_ {
     guard.filter_map(|l| match l {
         Lit::Cond { inst, value } => Some((inst, value)),

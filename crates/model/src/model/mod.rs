@@ -13,6 +13,7 @@ mod affine;
 pub mod builder;
 pub mod calls;
 pub mod cint;
+pub mod cover;
 pub mod eval;
 pub mod lift;
 pub mod nodes;

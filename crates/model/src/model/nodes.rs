@@ -28,6 +28,27 @@ pub fn fors(nodes: &[Node]) -> Vec<&For> {
     out
 }
 
+/// Calls `f` on every node below `nodes`, each before the nodes inside it,
+/// in program order.
+pub fn each<'p>(nodes: &'p [Node], f: &mut impl FnMut(&'p Node)) {
+    for n in nodes {
+        f(n);
+        match n {
+            Node::For(x) => each(&x.body, f),
+            Node::While(w) => each(&w.body, f),
+            Node::If(i) => {
+                for (_, b) in &i.branches {
+                    each(b, f);
+                }
+                if let Some(b) = &i.otherwise {
+                    each(b, f);
+                }
+            }
+            Node::Stmt(_) => {}
+        }
+    }
+}
+
 /// Calls `f` on every node below `nodes`, each before the nodes inside it.
 pub fn each_mut(nodes: &mut [Node], f: &mut impl FnMut(&mut Node)) {
     for n in nodes {

@@ -189,6 +189,21 @@ fn same_prefix(a: &Inst, b: &Inst, n: usize) -> Result<Vec<Atom>, String> {
         .collect()
 }
 
+/// Some of the first `n` coordinates differ: `a` and `b` are in other
+/// instances of whatever those coordinates enclose.
+fn apart(a: &Inst, b: &Inst, n: usize) -> Result<Dnf, String> {
+    let mut out: Dnf = Vec::new();
+    for e in &same_prefix(a, b, n)? {
+        out.extend(
+            domain::negate(e)
+                .ok_or(TOO_BIG)?
+                .into_iter()
+                .map(|x| vec![x]),
+        );
+    }
+    Ok(out)
+}
+
 /// Condition (2): no unknown condition instance with both outcomes.
 fn consistent(a: &Inst, b: &Inst) -> Result<Dnf, String> {
     let mut out: Dnf = vec![Vec::new()];
@@ -208,17 +223,7 @@ fn consistent(a: &Inst, b: &Inst) -> Result<Dnf, String> {
             if id != id2 || truth == truth2 {
                 continue;
             }
-            let clash = same_prefix(a, b, *depth)?;
-            let mut apart: Dnf = Vec::new();
-            for e in &clash {
-                apart.extend(
-                    domain::negate(e)
-                        .ok_or(TOO_BIG)?
-                        .into_iter()
-                        .map(|x| vec![x]),
-                );
-            }
-            out = product(&out, &apart)?;
+            out = product(&out, &apart(a, b, *depth)?)?;
         }
     }
     Ok(out)
@@ -252,6 +257,50 @@ fn forced(k: &Inst, by: &[&Inst]) -> Result<Dnf, String> {
             }
         }
         out = product(&out, &alts)?;
+    }
+    Ok(out)
+}
+
+/// Where cover `k` (`model::cover`) kills for the read `rd`, within
+/// `cases` (k writes the cell between the source and the read): one branch
+/// of k's `if` writes the cell, so k's own literal, the `if`'s condition
+/// true, counts as forced unless the read is in the `else` branch of the
+/// same instance of the `if`; its other literals must be forced by the
+/// read's (docs/rules.md §1, *Covers*).
+fn cover_kills(k: &Inst, rd: &Inst, cases: &Dnf) -> Result<Dnf, String> {
+    let Some(at) = k.lits.iter().rposition(|l| matches!(l, Lit::Cond { .. })) else {
+        return Ok(Vec::new());
+    };
+    let Lit::Cond {
+        id,
+        truth: true,
+        depth,
+    } = k.lits[at]
+    else {
+        return Ok(Vec::new());
+    };
+    let mut enclosing = k.lits.clone();
+    enclosing.remove(at);
+    let outer = Inst {
+        place: k.place,
+        iter: k.iter.clone(),
+        vars: k.vars.clone(),
+        dom: Vec::new(),
+        lits: enclosing,
+    };
+    let mut out = product(cases, &forced(&outer, &[rd])?)?;
+    for l in &rd.lits {
+        if let Lit::Cond {
+            id: id2,
+            truth: false,
+            ..
+        } = l
+        {
+            if *id2 == id {
+                // The read's instance of the `if` is another one.
+                out = product(&out, &apart(k, rd, depth)?)?;
+            }
+        }
     }
     Ok(out)
 }
@@ -437,8 +486,10 @@ pub fn possible(
             (a.array == access.array).then_some((s.id, a))
         })
         .collect();
+    let covers = crate::model::cover::covers(program);
     // Kills of (3): must-writes of the cell after `after` (if any) and
-    // before the read, their literals forced by `by`'s.
+    // before the read, their literals forced by `by`'s; a cover's own
+    // literal forced for a read after its `if` (`cover_kills`).
     let kills = |after: Option<&Inst>, by: &[&Inst]| -> Result<Dnf, String> {
         let mut out = Vec::new();
         for &(k, a) in &writers {
@@ -472,8 +523,11 @@ pub fn possible(
                     &prove::precedes(&w.iter, w.place, &ki.iter, ki.place).ok_or(TOO_BIG)?,
                 )?;
             }
-            cases = product(&cases, &forced(&ki, by)?)?;
-            for c in cases {
+            let mut all = product(&cases, &forced(&ki, by)?)?;
+            if covers[k.index()] {
+                all.extend(cover_kills(&ki, &rd, &cases)?);
+            }
+            for c in all {
                 out.push(project::eliminate_all(&c, &ki.vars).map_err(String::from)?);
             }
         }

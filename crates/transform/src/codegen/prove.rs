@@ -199,7 +199,7 @@ pub fn prove(program: &Program, labels: &Labels) -> Proof {
     let array = labels.array;
     let writers = writers(program, array);
     let readers = readers(program, array);
-    let kills = kills(&places, &writers);
+    let kills = kills(program, &places, &writers);
     let original = vec![Piece {
         conds: Vec::new(),
         label: None,
@@ -317,14 +317,56 @@ fn readers(program: &Program, array: ArrayId) -> Vec<(Site, usize, &Access)> {
     out
 }
 
-/// The writers that can serve as kills: affine subscripts, exact places.
+/// A writer that can serve as a kill, with the place its instances are
+/// taken from.
+struct Kill<'a> {
+    stmt: StmtId,
+    access: &'a Access,
+    place: Place,
+    /// For a cover (`model::cover`): its `if`'s condition, left out of
+    /// `place`. One of the `if`'s branches writes the cell, so an instance
+    /// kills for a read outside that `if` whether or not the condition
+    /// held; a read inside it takes no kill from the cover (a superset).
+    cover: Option<Cond>,
+}
+
+/// The writers that can serve as kills: affine subscripts, exact places;
+/// covers whose place is exact but for their own `if`.
 fn kills<'a>(
+    program: &Program,
     places: &HashMap<Site, Place>,
     writers: &[(StmtId, &'a Access)],
-) -> Vec<(StmtId, &'a Access)> {
-    (writers.iter().copied())
-        .filter(|(s, a)| a.is_affine() && places.get(&Site::Stmt(*s)).is_some_and(Place::exact))
-        .collect()
+) -> Vec<Kill<'a>> {
+    let covers = crate::model::cover::covers(program);
+    let mut out = Vec::new();
+    for &(stmt, access) in writers {
+        let Some(place) = places.get(&Site::Stmt(stmt)).filter(|_| access.is_affine()) else {
+            continue;
+        };
+        if place.exact() {
+            let place = place.clone();
+            out.push(Kill {
+                stmt,
+                access,
+                place,
+                cover: None,
+            });
+        } else if covers[stmt.index()] {
+            let mut place = place.clone();
+            if let Some((cond, true)) = place.guards.pop() {
+                if place.exact() {
+                    let cover = Some(cond);
+                    out.push(Kill {
+                        stmt,
+                        access,
+                        place,
+                        cover,
+                    });
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The read labels of `trees` (fitted at the samples) made to exist at
@@ -340,7 +382,7 @@ pub fn guard_boxes(program: &Program, form: &ArrayForm, trees: &mut HashMap<(Sit
     let mut tester = Tester::new(Config::default());
     let mut search = Search::new(&mut tester);
     let writers = writers(program, form.array);
-    let kills = kills(&places, &writers);
+    let kills = kills(program, &places, &writers);
     let readers = readers(program, form.array);
     for (site, k, racc) in readers {
         let Some(t) = trees.get(&(site, k)) else {
@@ -747,7 +789,7 @@ struct Pair<'a> {
     places: &'a HashMap<Site, Place>,
     w: Option<(Site, &'a Access)>,
     r: (Site, &'a Access),
-    kills: &'a [(StmtId, &'a Access)],
+    kills: &'a [Kill<'a>],
     copy_in: &'a [bool],
     boxes: &'a [GroupBox],
 }
@@ -961,10 +1003,13 @@ impl Pair<'_> {
             sys.dnf(before((pw, &ew), (pr, &er)).ok_or_else(overflow)?);
         }
         let mut kills = Vec::new();
-        for &(k, kacc) in self.kills {
-            let Some(pk) = self.place(Site::Stmt(k)) else {
-                continue;
-            };
+        for kill in self.kills {
+            let (k, kacc, pk) = (kill.stmt, kill.access, &kill.place);
+            if let Some(c) = &kill.cover {
+                if pr.guards.iter().any(|(g, _)| g == c) {
+                    continue;
+                }
+            }
             let mut seen: Vec<Vec<(CounterId, Lin)>> = Vec::new();
             let levels = common(pk, pr);
             let variants = [Variant::Same, Variant::Last, Variant::First]

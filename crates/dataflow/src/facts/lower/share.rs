@@ -29,7 +29,9 @@
 use super::{walk, Lowerer, Mode};
 use crate::facts::count::Count;
 use crate::facts::kinds::AccessLowering;
-use crate::facts::{closure_of, cond_lits_of, role, Config, Facts, Frame, Guard, LowerError, NONE};
+use crate::facts::{
+    closure_of, cond_lits_of, cover_lits_of, role, Config, Facts, Frame, Guard, LowerError, NONE,
+};
 use crate::model::Program;
 use std::ops::Range;
 
@@ -571,6 +573,16 @@ impl Share {
 
     pub fn is_may(&self, x: u32) -> bool {
         self.has(x, role::WRITE) && !self.has(x, role::MUST)
+    }
+
+    /// `Facts::is_cover`.
+    pub fn is_cover(&self, x: u32) -> bool {
+        self.has(x, role::WRITE | role::MUST | role::COVER)
+    }
+
+    /// `Facts::cover_lits`, for a write of this process's stretch.
+    pub fn cover_lits(&self, w: u32) -> Option<(crate::facts::Lit, crate::facts::Lit)> {
+        cover_lits_of(self.guard(self.op(w)))
     }
 
     /// The ids of the first operation, read slot and iteration entry held.

@@ -385,6 +385,7 @@ impl<'p, 'a> Lowerer<'p, 'a> {
             scope: NONE,
             stmt_plans: self.stmt_plans,
             cond_plans: self.cond_plans,
+            covers: self.covers,
             reads: Vec::new(),
             read_tags: Vec::new(),
             writes: Vec::new(),
