@@ -29,6 +29,7 @@ fn bounded_sigma_is_the_hand_answer_on_every_engine() {
         "U[i] reads y (access 1) from T1[i] or R1[i]   for i = 0..3\n",
         "U[i] reads z (access 2) from W1[i] or the initial value   for i = 0\n",
         "U[i] reads z (access 2) from W1[i-3] or W1[i-2] or W1[i-1] or W1[i] or the initial value   for i = 3\n",
+        "V[i] reads w (access 0) from E1[i] or E2[i] or E3[i]   for i = 0..3\n",
     ] {
         assert!(out.contains(line), "{line} in\n{out}");
     }
@@ -44,6 +45,7 @@ fn symbolic_sets_are_the_hand_answer() {
         "U(i) reads y (access 1) from one of (possible sources: control is not static):\n  T1(i)\n  R1(i)\n",
         "R1(i) reads x (access 0) from one of (possible sources: control is not static):\n  X0() where i <= 0\n  S1(i - 1) where i >= 1\n  S2(i - 1) where i >= 1\n  S3(i - 1) where i >= 1\n",
         "U(i) reads z (access 2) from one of (possible sources: control is not static):\n  W1(i') where i' >= 0 and i >= i' + 1\n  W1(i)\n  initial\n",
+        "V(i) reads w (access 0) from one of (possible sources: control is not static):\n  E1(i)\n  E2(i)\n  E3(i)\n",
     ] {
         assert!(out.contains(block), "{block} in\n{out}");
     }

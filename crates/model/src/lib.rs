@@ -16,4 +16,5 @@ pub mod fit;
 pub mod hash;
 pub mod kind_syntax;
 pub mod model;
+mod params;
 pub mod print;
