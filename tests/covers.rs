@@ -80,3 +80,35 @@ fn a_temporary_set_on_both_branches_expands_to_one_cell_per_iteration() {
         "{report}"
     );
 }
+
+/// Privatization outside static control, proved from the possible sources
+/// (docs/expansion.md §9.1): `x` in select_temp.c becomes `private(x)`
+/// without `--allow-unproved`. Where a condition reads the private
+/// scalar (condition_private.c), conditions have no possible sources: the
+/// same verdict stays checked at the samples only, and no loop is marked.
+#[test]
+fn privatization_outside_static_control_is_proved_from_possible_sources() {
+    let out = flow(&["privatize", "--emit", "code", SELECT]);
+    assert!(
+        out.starts_with("// arrayflow privatize --emit code: loops parallel (as written or after privatization) for every parameter value (possible sources: control is not static),\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("#pragma omp parallel for private(x) if("),
+        "{out}"
+    );
+    let json = flow(&["privatize", "--format", "json", SELECT]);
+    assert!(json.contains("\"proved\":true"), "{json}");
+    let unproved = "fixtures/c/sound/condition_private.c";
+    let out = flow(&["privatize", "--emit", "code", unproved]);
+    assert!(
+        out.starts_with("// arrayflow privatize --emit code: no loop marked parallel: not proved for every parameter value.\n"),
+        "{out}"
+    );
+    assert!(!out.contains("#pragma omp"), "{out}");
+    let report = flow(&["privatize", unproved]);
+    assert!(
+        report.contains("(from σ at these sizes; not proved for others)\nloop i@12: parallel after privatizing t\n"),
+        "{report}"
+    );
+}

@@ -106,6 +106,7 @@ pub fn run(args: &Args) -> ExitCode {
     };
     eprintln!("note: privatization at the given sizes only: {why}");
     let mut loops = privatize::analyze(&loaded.program, &exp);
+    let proved = privatize::possible::proves_report(&loaded.program, &loops);
     let params = exp.inst.facts.params.clone();
     // Text names loops `i@LINE`; JSON keeps the counter (and its depth).
     if args.format == Format::Text {
@@ -118,12 +119,12 @@ pub fn run(args: &Args) -> ExitCode {
             let whiles = (loaded.program.counters.iter())
                 .any(|c| c.kind == crate::model::CounterKind::While);
             let cut = whiles.then_some(args.input.sizes.max_trips);
-            print!("{}", render::text(&params, &loops, cut));
+            print!("{}", render::text(&params, &loops, cut, proved));
             footer(&premises, &notes);
         }
         Format::Json => println!(
             "{}",
-            assuming(render::json(&params, &loops), &premises, &notes)
+            assuming(render::json(&params, &loops, proved), &premises, &notes)
         ),
     }
     ExitCode::SUCCESS

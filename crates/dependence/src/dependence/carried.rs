@@ -14,7 +14,7 @@ use super::direction::{carrying_levels, Dependence};
 use super::pairs::{self, Reference};
 use super::report::{self, Scope};
 use super::{Config, Tester};
-use crate::model::{Affine, CounterId, Program};
+use crate::model::{Affine, ArrayId, CounterId, Program};
 use std::collections::{HashMap, HashSet};
 
 /// What [`loops`] did: pairs visited, relaxed problems tested (one per
@@ -29,12 +29,21 @@ pub struct Work {
 /// Every loop that carries a dependence for some parameter value, by the
 /// exact tests on each pair of references.
 pub fn naive(p: &Program) -> HashSet<CounterId> {
+    carried_on(p, &|_| true)
+}
+
+/// [`naive`] on the references to the arrays `on` keeps: the loops that
+/// carry a dependence on one of them (a loop whose other arrays are
+/// private carries none on those).
+pub fn carried_on(p: &Program, on: &dyn Fn(ArrayId) -> bool) -> HashSet<CounterId> {
     let refs = pairs::references(p);
     let mut tester = Tester::new(Config::default());
     let mut out = HashSet::new();
     let _ = report::visit(p, &refs, Scope::CommonLoop, |i, j| {
-        let built = pairs::build(p, &refs[i], &refs[j]);
-        out.extend(carried_by(&tester.dependence(&built.pair), &built.common));
+        if on(refs[i].access.array) {
+            let built = pairs::build(p, &refs[i], &refs[j]);
+            out.extend(carried_by(&tester.dependence(&built.pair), &built.common));
+        }
         Ok::<(), ()>(())
     });
     out

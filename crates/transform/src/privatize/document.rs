@@ -35,6 +35,9 @@ pub fn document_with(
     let mark = if c { "//" } else { "#" };
     let basis = match &checked.basis {
         emit::Basis::Exact => "for every parameter value (exact σ)".to_string(),
+        emit::Basis::Possible { .. } => {
+            "for every parameter value (possible sources: control is not static)".to_string()
+        }
         emit::Basis::Sampled { sizes: at, why } => {
             format!("at every size analysed,\n{mark}   {} ({why})", sizes(at))
         }
@@ -86,7 +89,7 @@ pub fn document_with(
             sizes(&checked.validated)
         },
         match checked.basis {
-            emit::Basis::Exact => "",
+            emit::Basis::Exact | emit::Basis::Possible { .. } => "",
             emit::Basis::Sampled { .. } => "; checked, not proved",
         }
     );

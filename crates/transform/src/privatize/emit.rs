@@ -360,6 +360,12 @@ pub fn choose_inner(loops: &[super::exact::ExactLoop], taken: &[Chosen]) -> Vec<
 /// parallel as they are at some, each with the arrays private at any (a
 /// private copy of an array no dependence crosses is harmless).
 pub fn choose(analyses: &[Vec<LoopPrivatization>]) -> Vec<Chosen> {
+    choose_sampled(analyses, false)
+}
+
+/// [`choose`], and with `written` the outermost loops parallel as written
+/// at every sample too (for a proof of every choice, `super::possible`).
+fn choose_sampled(analyses: &[Vec<LoopPrivatization>], written: bool) -> Vec<Chosen> {
     let Some(first) = analyses.first() else {
         return Vec::new();
     };
@@ -372,7 +378,7 @@ pub fn choose(analyses: &[Vec<LoopPrivatization>]) -> Vec<Chosen> {
                 && at
                     .iter()
                     .all(|m| m.counter == l.counter && m.parallel_after())
-                && at.iter().any(|m| !m.parallel_before());
+                && (at.iter().any(|m| !m.parallel_before()) || (written && l.depth == 0));
             ok.then(|| {
                 let private: std::collections::BTreeSet<String> = (at.iter())
                     .flat_map(|m| m.private().map(str::to_string))
@@ -1206,6 +1212,10 @@ pub enum Basis {
         sizes: Vec<Vec<(String, i64)>>,
         why: String,
     },
+    /// Chosen by bounded σ at these sizes, and every chosen loop proved
+    /// for every parameter value from the possible sources
+    /// ([`super::possible`]).
+    Possible { sizes: Vec<Vec<(String, i64)>> },
 }
 
 /// Privatization for every parameter value: from exact σ where the
@@ -1263,7 +1273,16 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
                     sizes.push(named(&v));
                 }
             }
-            (choose(&analyses), Basis::Sampled { sizes, why })
+            // Each chosen loop (the outermost ones parallel as written
+            // too), proved for every parameter value where the possible
+            // sources say so; all of them, or the samples decide.
+            let all = choose_sampled(&analyses, true);
+            let proved = !all.is_empty()
+                && (all.iter()).all(|c| super::possible::proves(program, c).is_ok());
+            match proved {
+                true => (all, Basis::Possible { sizes }),
+                false => (choose(&analyses), Basis::Sampled { sizes, why }),
+            }
         }
     };
     readback::poll("the privatization of the loops")?;
@@ -1288,7 +1307,7 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
     let b = &emitted.program;
     let raw: Vec<Vec<i64>> = match &basis {
         Basis::Exact => Vec::new(),
-        Basis::Sampled { sizes, .. } => sizes
+        Basis::Sampled { sizes, .. } | Basis::Possible { sizes } => sizes
             .iter()
             .map(|v| v.iter().map(|&(_, x)| x).collect())
             .collect(),
@@ -1338,6 +1357,9 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
             Compared::Differ(m) => {
                 let why = match basis {
                     Basis::Exact => "internal error: exact σ said the loops are parallel",
+                    Basis::Possible { .. } => {
+                        "internal error: the possible sources said the loops are parallel"
+                    }
                     Basis::Sampled { .. } => "loops parallel at the samples are not at every size",
                 };
                 let failure = m.failure.map(|f| format!(": {f}")).unwrap_or_default();

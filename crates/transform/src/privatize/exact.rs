@@ -247,7 +247,7 @@ fn var(c: CounterId) -> Affine {
 }
 
 /// `a ≠ b` as a DNF.
-fn differ(a: &Affine, b: &Affine) -> Option<Dnf> {
+pub(super) fn differ(a: &Affine, b: &Affine) -> Option<Dnf> {
     let one = Affine::constant(1);
     Some(vec![
         vec![Atom::Le(a.checked_sub(b)?.checked_add(&one)?)],

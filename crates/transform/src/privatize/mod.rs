@@ -26,6 +26,7 @@ mod footprint;
 pub mod guarded;
 mod nodes;
 pub mod omp;
+pub mod possible;
 pub mod reduction;
 pub mod render;
 

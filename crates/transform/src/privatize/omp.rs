@@ -12,7 +12,8 @@
 //!
 //! - **covered**: an item of the loop's body writes every cell of the
 //!   array, unconditionally (`t = ..` for a scalar; `X[c1, .., cn] = ..`
-//!   under loops of step 1 over exactly the declared ranges);
+//!   under loops of step 1 over exactly the declared ranges; an `if` with
+//!   an `else` each of whose branches holds such an item);
 //! - **fresh** (no copy-in): covered, and no read of the array before or
 //!   in that item;
 //! - **invariant**: every write of the array is unconditional, in `for`
@@ -135,6 +136,11 @@ fn covers(
             around.pop();
             r
         }
+        // One branch runs whenever the `if` does: each must cover.
+        Node::If(i) => i.otherwise.as_ref().is_some_and(|otherwise| {
+            (i.branches.iter().map(|(_, b)| b).chain([otherwise]))
+                .all(|b| b.iter().any(|n| covers(p, n, x, around)))
+        }),
         _ => false,
     }
 }

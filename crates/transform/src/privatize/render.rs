@@ -44,20 +44,33 @@ fn instance(i: &Instance) -> String {
 /// One line per loop, then one per array it accesses. `cut`: the trips
 /// each `while` loop was analysed for, when the program has one (the
 /// verdicts then hold for those trips only, not at the sizes' full runs).
-pub fn text(params: &[(String, i64)], loops: &[LoopPrivatization], cut: Option<u32>) -> String {
+/// `proved`: every parallel verdict holds for every parameter value
+/// ([`super::possible::proves_report`]).
+pub fn text(
+    params: &[(String, i64)],
+    loops: &[LoopPrivatization],
+    cut: Option<u32>,
+    proved: bool,
+) -> String {
     let at: Vec<String> = params.iter().map(|(n, v)| format!("{n}={v}")).collect();
-    let mut out = format!(
-        "# privatization at {}{} (from σ at these sizes; not proved for others)\n",
-        if at.is_empty() {
-            "the program's sizes".to_string()
-        } else {
-            at.join(", ")
-        },
-        match cut {
-            Some(k) => format!(", each `while` loop cut at {k} trips"),
-            None => String::new(),
+    let at = if at.is_empty() {
+        "the program's sizes".to_string()
+    } else {
+        at.join(", ")
+    };
+    let cut = match cut {
+        Some(k) => format!(", each `while` loop cut at {k} trips"),
+        None => String::new(),
+    };
+    let mut out = match proved {
+        true => format!(
+            "# privatization at {at}{cut}; its parallel verdicts proved for every parameter \
+             value (possible sources: control is not static)\n"
+        ),
+        false => {
+            format!("# privatization at {at}{cut} (from σ at these sizes; not proved for others)\n")
         }
-    );
+    };
     for l in loops {
         let indent = "  ".repeat(l.depth);
         let what = state(l.parallel_before(), l.parallel_after(), l.private());
@@ -118,7 +131,7 @@ fn instance_json(i: &Instance) -> Value {
 
 /// `{"params":{..},"loops":[{"loop","depth","parallel":{"before","after"},
 /// "arrays":[{"array","verdict",..}]}]}`.
-pub fn json(params: &[(String, i64)], loops: &[LoopPrivatization]) -> Value {
+pub fn json(params: &[(String, i64)], loops: &[LoopPrivatization], proved: bool) -> Value {
     let params: serde_json::Map<String, Value> =
         params.iter().map(|(n, v)| (n.clone(), json!(v))).collect();
     let loops: Vec<Value> = loops
@@ -168,7 +181,7 @@ pub fn json(params: &[(String, i64)], loops: &[LoopPrivatization]) -> Value {
             })
         })
         .collect();
-    json!({"exact": false, "proved": false, "params": params, "loops": loops})
+    json!({"exact": false, "proved": proved, "params": params, "loops": loops})
 }
 
 /// The editor's remark on a loop that private copies make parallel:
