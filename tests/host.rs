@@ -449,3 +449,23 @@ fn editor_verdicts_say_what_they_assume() {
         .iter()
         .all(|(_, l)| !l.contains("assumes")));
 }
+
+/// Outside static control, the editor's privatization remark is proved
+/// for every parameter value where the possible sources back it, as the
+/// command's report is: `x`, set on both branches of an `if`/`else` and
+/// then read, is private to each trip of loop `i` (worked out by hand).
+#[test]
+fn a_remark_outside_static_control_can_be_proved() {
+    let path = "fixtures/c/real/select_temp.c";
+    let mut host = Host::new(Options::default());
+    let f = host.set_file(path, std::fs::read_to_string(path).unwrap());
+    let remarks = host.analysis().privatization_remarks(f).unwrap();
+    assert_eq!(remarks.len(), 1, "{remarks:?}");
+    assert!(
+        remarks[0]
+            .message
+            .starts_with("loop `i` is parallel once `x` is private")
+            && remarks[0].message.ends_with(" for every parameter value"),
+        "{remarks:?}"
+    );
+}

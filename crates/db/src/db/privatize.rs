@@ -9,7 +9,8 @@ use crate::model::CounterId;
 /// Per loop (local counter) that privatization makes parallel, the remark
 /// ([`crate::privatize::render::remark`]) and whether it holds for every
 /// parameter value: by exact σ of the kernel's local program where it is
-/// static control, else by σ at the settings' sizes. A kernel boundary
+/// static control, else by σ at the settings' sizes, proved for every
+/// value where the possible sources back it (`privatize::possible`). A kernel boundary
 /// acts as a copy-out point: reads in later kernels do not count towards
 /// the finalization the remark names (the code action's program finalizes
 /// every cell).
@@ -30,10 +31,15 @@ pub fn kernel_privatization<'db>(
     let config = settings(db);
     let exp =
         crate::expansion::expand_with(local, &config, &kinds(db)).map_err(|e| e.to_string())?;
-    let remarks = (crate::privatize::analyze(local, &exp).iter())
+    let loops = crate::privatize::analyze(local, &exp);
+    let remarks = (loops.iter())
         .filter_map(|l| crate::privatize::render::remark(l).map(|m| (l.counter, m)))
         .collect();
-    Ok((remarks, false))
+    // Outside static control, the possible sources may still prove them.
+    Ok((
+        remarks,
+        crate::privatize::possible::proves_report(local, &loops),
+    ))
 }
 
 /// The file rewritten by privatization (`arrayflow privatize --emit code`:
