@@ -1278,7 +1278,10 @@ pub fn checked(program: &Program, o: &crate::codegen::Options) -> Result<Checked
             // sources say so; all of them, or the samples decide.
             let all = choose_sampled(&analyses, true);
             let proved = !all.is_empty()
-                && (all.iter()).all(|c| super::possible::proves(program, c).is_ok());
+                && (all.iter()).all(|c| {
+                    c.reductions.is_empty()
+                        && super::possible::proves(program, c.counter, &c.private).is_ok()
+                });
             match proved {
                 true => (all, Basis::Possible { sizes }),
                 false => (choose(&analyses), Basis::Sampled { sizes, why }),

@@ -13,19 +13,18 @@
 //!
 //! A possible source is a superset of σ, so each "no" holds for σ too.
 
-use super::emit::Chosen;
 use crate::model::{Affine, ArrayId, CounterKind, Program, Var};
 use crate::symbolic::domain::{self, Dnf};
 use crate::symbolic::prove::Prover;
 use crate::symbolic::{fada, Outcome, Symbolic};
 
-/// Ok when `chosen`'s loop is parallel with its private arrays for every
-/// parameter value; else why not.
-pub fn proves(program: &Program, chosen: &Chosen) -> Result<(), String> {
-    if !chosen.reductions.is_empty() {
-        return Err("a reduction is not proved from possible sources".into());
-    }
-    let l = chosen.counter;
+/// Ok when loop `l` is parallel with the arrays named `private` private
+/// for every parameter value; else why not.
+pub fn proves(
+    program: &Program,
+    l: crate::model::CounterId,
+    private: &[String],
+) -> Result<(), String> {
     if program.counter_decl(l).kind != CounterKind::For {
         return Err("a `while` loop".into());
     }
@@ -34,11 +33,12 @@ pub fn proves(program: &Program, chosen: &Chosen) -> Result<(), String> {
     else {
         return Err("a loop outside the program".into());
     };
-    let private: Vec<ArrayId> = (chosen.private.iter())
+    let names = private;
+    let private: Vec<ArrayId> = (names.iter())
         .filter_map(|n| program.arrays.iter().position(|a| &a.name == n))
         .map(|k| ArrayId(k as u32))
         .collect();
-    if private.len() != chosen.private.len() {
+    if private.len() != names.len() {
         return Err("a private array the program does not declare".into());
     }
     let shared = |a: ArrayId| !private.contains(&a);
@@ -152,11 +152,7 @@ pub fn proves_report(program: &Program, loops: &[super::LoopPrivatization]) -> b
         if l.parallel_before() {
             return !carried.contains(&l.counter);
         }
-        let chosen = Chosen {
-            counter: l.counter,
-            private: l.private().map(str::to_string).collect(),
-            reductions: Vec::new(),
-        };
-        proves(program, &chosen).is_ok()
+        let private: Vec<String> = l.private().map(str::to_string).collect();
+        proves(program, l.counter, &private).is_ok()
     })
 }
